@@ -1,0 +1,65 @@
+#pragma once
+// Loading and saving ONNX models, with external data kept safely inside the model's folder.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+
+#include <onnx/onnx_pb.h>
+
+#include "onnxproof/core/error.h"
+
+namespace onnxproof {
+
+struct LoadOptions {
+  /// The .onnx file itself; protobuf cannot parse more than 2 GiB.
+  uint64_t max_model_bytes = (uint64_t{1} << 31) - 1;
+  /// All external data files together.
+  uint64_t max_external_bytes = uint64_t{1} << 40;
+  /// Read external tensor data into raw_data (needed to save the model elsewhere). When false,
+  /// the references are only validated.
+  bool load_external_data = false;
+};
+
+struct LoadedModel {
+  onnx::ModelProto proto;
+  std::filesystem::path path;    // as given
+  std::filesystem::path folder;  // canonical folder of the model: where external data must lie
+  uint64_t file_bytes = 0;
+  uint64_t external_bytes = 0;   // bytes of tensor data in external files
+  int external_tensors = 0;
+};
+
+/// Loads an ONNX model. Fails (with the path in the message) when the file is missing, over the
+/// size limit, not a protobuf ModelProto, has no graph, or has external data whose location is
+/// absolute, contains "..", leaves the model's folder through a symlink, is missing, or is shorter
+/// than offset + length. Never modifies the file.
+Expected<LoadedModel> load_model(const std::filesystem::path& path, const LoadOptions& options = {});
+
+/// Parses a model from bytes in memory (no external data allowed to be loaded).
+Expected<onnx::ModelProto> parse_model(std::string_view bytes, const std::string& what);
+
+struct SaveOptions {
+  /// Write tensors of at least `external_threshold_bytes` into "<file name>.data" beside the model.
+  /// Automatic (the default) when the model would not fit in one 2 GiB protobuf.
+  enum class External { automatic, always, never };
+  External external = External::automatic;
+  uint64_t external_threshold_bytes = 1024;
+};
+
+/// Saves atomically: the model (and its external data file) are written to temporary files in
+/// the destination folder, then renamed into place. The model's tensors must hold their bytes
+/// (load with load_external_data). With external data, each large tensor's bytes are moved out
+/// of the proto while writing and moved back before returning, so nothing is copied and the
+/// model is unchanged on return.
+Expected<void> save_model(onnx::ModelProto& model, const std::filesystem::path& path, const SaveOptions& options = {});
+
+/// Calls `visit` for every TensorProto held by the model: initializers, sparse initializer
+/// values/indices, Constant node attributes, in every subgraph and local function.
+void for_each_tensor(onnx::ModelProto& model, const std::function<void(onnx::TensorProto&)>& visit);
+void for_each_tensor(const onnx::ModelProto& model, const std::function<void(const onnx::TensorProto&)>& visit);
+
+/// Calls `visit` for every graph (the main graph and every subgraph, depth-first).
+void for_each_graph(const onnx::GraphProto& graph, const std::function<void(const onnx::GraphProto&)>& visit);
+
+}  // namespace onnxproof

@@ -1,0 +1,37 @@
+#pragma once
+// Elementwise comparison of an actual tensor against an expected one, in the manner of
+// numpy.testing.assert_allclose: |actual - expected| <= atol + rtol * |expected|, NaN equal to
+// NaN, infinities equal when they have the same sign; integers, bools and strings exactly.
+
+#include <cstdint>
+#include <string>
+
+#include "onnxproof/tensor/tensor.h"
+
+namespace onnxproof {
+
+struct Tolerance {
+  double rtol = 1e-3;
+  double atol = 1e-5;
+};
+
+struct Comparison {
+  bool dtype_match = true;
+  bool shape_match = true;
+  int64_t elements = 0;
+  int64_t mismatches = 0;      // elements outside tolerance (NaN/Inf differences included)
+  int64_t nan_mismatches = 0;  // positions where exactly one side is NaN or the infinities differ
+  double max_abs = 0.0;        // over finite pairs
+  double max_rel = 0.0;        // |diff| / |expected| over finite pairs with expected != 0
+  int64_t worst_index = -1;    // flat index of the largest |diff| - (atol + rtol*|expected|)
+  bool allclose = true;
+
+  /// One line: "ok" or what differed ("3 of 100 elements differ, max abs 0.02 at 17 ...").
+  std::string describe() const;
+};
+
+/// Compares `actual` with `expected`. Different dtypes or shapes give allclose = false with
+/// dtype_match / shape_match cleared and no elementwise figures.
+Comparison compare_tensors(const Tensor& expected, const Tensor& actual, const Tolerance& tolerance = {});
+
+}  // namespace onnxproof

@@ -1,0 +1,27 @@
+#pragma once
+// Writers for the check step's result: a terminal summary and JSON.
+
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "onnxproof/check/check_model.h"
+#include "onnxproof/core/finding.h"
+
+namespace onnxproof {
+
+/// A finding as JSON: code, severity, step, message, where, hint (the report's schema).
+nlohmann::json finding_to_json(const Finding& finding);
+
+/// The check result as JSON (schema "onnxproof.check/1"): verdict, checker and shape inference
+/// status, summary, findings and tool versions.
+nlohmann::json check_result_to_json(const LoadedModel& model, const CheckResult& result);
+
+/// The human summary printed by `onnxproof check`.
+void print_check_result(std::ostream& out, const LoadedModel& model, const CheckResult& result);
+
+/// "46.8 MB" style byte counts (powers of 1000, as file managers show).
+std::string format_bytes(uint64_t bytes);
+
+}  // namespace onnxproof

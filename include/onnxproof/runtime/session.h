@@ -1,0 +1,81 @@
+#pragma once
+// ONNX Runtime sessions. This folder is the only place that touches ONNX Runtime; its exceptions
+// are caught here and come back as Errors.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onnxproof/core/error.h"
+#include "onnxproof/tensor/tensor.h"
+
+namespace onnxproof {
+
+/// ONNX Runtime's graph optimization levels.
+enum class GraphOptimization { disabled, basic, extended, all };
+
+struct SessionOptions {
+  /// "cpu" or "cuda" (onnxproof's short provider names).
+  std::string provider = "cpu";
+  GraphOptimization optimization = GraphOptimization::all;
+  /// Intra-op threads; 0 lets ONNX Runtime choose.
+  int intra_op_threads = 0;
+};
+
+/// A model input or output as the session sees it.
+struct SessionValue {
+  std::string name;
+  bool is_tensor = true;                // false: sequence, map or optional
+  std::string type;                     // "float32", or "sequence"/"map"/"optional" when not a tensor
+  DType dtype = DType::undefined;       // for tensors
+  std::vector<int64_t> shape;           // -1 where the dimension is not fixed
+  std::vector<std::string> symbols;     // dim_param names, "" where none
+};
+
+/// "1x3xbatchx?" style rendering of a SessionValue's dimensions.
+std::string describe_dims(const SessionValue& value);
+
+/// A named input tensor; `tensor` must outlive the run call (it is not copied).
+struct Feed {
+  std::string name;
+  const Tensor* tensor = nullptr;
+};
+
+class Session {
+ public:
+  /// Creates a session for the model file. Fails with ErrorCode::not_found for a provider this
+  /// ONNX Runtime build lacks (the message lists the available ones), ErrorCode::runtime when ONNX
+  /// Runtime refuses the model (its message included).
+  static Expected<Session> open(const std::filesystem::path& model, const SessionOptions& options = {});
+
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  ~Session();
+
+  const std::vector<SessionValue>& inputs() const;
+  const std::vector<SessionValue>& outputs() const;
+  const SessionOptions& options() const;
+
+  /// Checks feeds against inputs(): every input fed once, no unknown names, dtype and rank as
+  /// declared, fixed dimensions equal. The error names the input and what was expected.
+  Expected<void> validate(const std::vector<Feed>& feeds) const;
+
+  /// Validates, runs, and returns every output in outputs() order. A non-tensor output is an
+  /// ErrorCode::unsupported error; a failure inside ONNX Runtime is ErrorCode::runtime.
+  Expected<std::vector<Tensor>> run(const std::vector<Feed>& feeds);
+
+ private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> m_impl;
+};
+
+/// Version of the loaded ONNX Runtime library ("1.30.0").
+std::string onnxruntime_version();
+
+/// onnxproof names ("cpu", "cuda", ...) of the providers compiled into the loaded ONNX Runtime.
+std::vector<std::string> available_providers();
+
+}  // namespace onnxproof

@@ -1,0 +1,267 @@
+#include "onnxproof/model/model_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <limits>
+#include <map>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include "onnxproof/core/atomic_file.h"
+#include "onnxproof/tensor/dtype.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t k_protobuf_limit = (uint64_t{1} << 31) - 1;
+
+struct ExternalRef {
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+};
+
+Expected<ExternalRef> parse_external_ref(const onnx::TensorProto& tensor) {
+  ExternalRef ref;
+  for (const auto& entry : tensor.external_data()) {
+    const auto parse_number = [&](uint64_t& out) -> bool {
+      if (entry.value().empty()) return false;
+      out = 0;
+      for (const char c : entry.value()) {
+        if (c < '0' || c > '9' || out > std::numeric_limits<uint64_t>::max() / 10 - 10) return false;
+        out = out * 10 + static_cast<uint64_t>(c - '0');
+      }
+      return true;
+    };
+    if (entry.key() == "location") {
+      ref.location = entry.value();
+    } else if (entry.key() == "offset") {
+      if (!parse_number(ref.offset)) return fail(ErrorCode::invalid_input, "bad external data offset '" + entry.value() + "'");
+    } else if (entry.key() == "length") {
+      uint64_t length = 0;
+      if (!parse_number(length)) return fail(ErrorCode::invalid_input, "bad external data length '" + entry.value() + "'");
+      ref.length = length;
+    }
+  }
+  if (ref.location.empty()) return fail(ErrorCode::invalid_input, "external data without a location");
+  return ref;
+}
+
+// Resolves an external data location inside `folder` (canonical), refusing anything that could
+// read outside it: absolute paths, ".." components, and symlinks that lead out.
+Expected<fs::path> resolve_inside(const fs::path& folder, const std::string& location) {
+  const fs::path relative(location);
+  if (relative.is_absolute() || relative.has_root_name() || relative.has_root_directory()) {
+    return fail(ErrorCode::invalid_input, "external data location '" + location + "' is an absolute path");
+  }
+  for (const auto& part : relative) {
+    if (part == "..") return fail(ErrorCode::invalid_input, "external data location '" + location + "' escapes the model's folder");
+  }
+  std::error_code ec;
+  const fs::path resolved = fs::weakly_canonical(folder / relative, ec);
+  if (ec) return fail(ErrorCode::invalid_input, "external data location '" + location + "': " + ec.message());
+  const auto [folder_end, resolved_it] = std::mismatch(folder.begin(), folder.end(), resolved.begin(), resolved.end());
+  if (folder_end != folder.end()) {
+    return fail(ErrorCode::invalid_input,
+                "external data location '" + location + "' leaves the model's folder (resolves to " + resolved.string() + ")");
+  }
+  return resolved;
+}
+
+// Checks one external tensor and, when asked, reads its bytes into raw_data.
+Expected<uint64_t> resolve_external(onnx::TensorProto& tensor, const fs::path& folder, bool load,
+                                    std::map<fs::path, uint64_t>& file_sizes) {
+  ONNXPROOF_TRY_ASSIGN(const ExternalRef ref, parse_external_ref(tensor));
+  ONNXPROOF_TRY_ASSIGN(const fs::path file, resolve_inside(folder, ref.location));
+  auto size_it = file_sizes.find(file);
+  if (size_it == file_sizes.end()) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) {
+      return fail(ErrorCode::not_found, "external data file '" + ref.location + "' is missing or not a regular file");
+    }
+    size_it = file_sizes.emplace(file, fs::file_size(file, ec)).first;
+  }
+  const uint64_t file_size = size_it->second;
+  if (ref.offset > file_size) return fail(ErrorCode::invalid_input, "external data offset is past the end of '" + ref.location + "'");
+  const uint64_t length = ref.length.value_or(file_size - ref.offset);
+  if (length > file_size - ref.offset) {
+    return fail(ErrorCode::invalid_input, "external data '" + ref.location + "' is shorter than offset + length (" +
+                                              std::to_string(ref.offset) + " + " + std::to_string(length) + " > " +
+                                              std::to_string(file_size) + ")");
+  }
+  const auto dtype = dtype_from_onnx(tensor.data_type());
+  if (dtype && dtype_size(*dtype) > 0) {
+    uint64_t count = 1;
+    for (const int64_t dim : tensor.dims()) count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
+    if (count * dtype_size(*dtype) != length) {
+      return fail(ErrorCode::invalid_input, "external data length " + std::to_string(length) + " does not match its dims (" +
+                                                std::to_string(count * dtype_size(*dtype)) + " bytes)");
+    }
+  }
+  if (load) {
+    std::ifstream in(file, std::ios::binary);
+    std::string bytes(static_cast<std::size_t>(length), '\0');
+    in.seekg(static_cast<std::streamoff>(ref.offset));
+    in.read(bytes.data(), static_cast<std::streamsize>(length));
+    if (!in) return fail(ErrorCode::io, "cannot read external data '" + ref.location + "'");
+    tensor.set_raw_data(std::move(bytes));
+    tensor.clear_external_data();
+    tensor.set_data_location(onnx::TensorProto::DEFAULT);
+  }
+  return length;
+}
+
+}  // namespace
+
+Expected<onnx::ModelProto> parse_model(std::string_view bytes, const std::string& what) {
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+    return fail(ErrorCode::invalid_input, what + ": not a valid ONNX model (protobuf parse failed; truncated or not a model file)");
+  }
+  if (!model.has_graph() || model.ir_version() <= 0) {
+    return fail(ErrorCode::invalid_input, what + ": not an ONNX model (no graph or IR version)");
+  }
+  return model;
+}
+
+Expected<LoadedModel> load_model(const fs::path& path, const LoadOptions& options) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return fail(ErrorCode::not_found, "no such file: " + path.string());
+  if (!fs::is_regular_file(path, ec)) return fail(ErrorCode::invalid_input, path.string() + " is not a regular file");
+  LoadedModel loaded;
+  loaded.path = path;
+  loaded.folder = fs::canonical(fs::absolute(path).parent_path(), ec);
+  if (ec) return fail(ErrorCode::io, "cannot resolve the folder of " + path.string() + ": " + ec.message());
+  loaded.file_bytes = fs::file_size(path, ec);
+  const uint64_t limit = std::min(options.max_model_bytes, k_protobuf_limit);
+  if (loaded.file_bytes > limit) {
+    return fail(ErrorCode::limit_exceeded, path.string() + " is " + std::to_string(loaded.file_bytes) +
+                                               " bytes, over the limit of " + std::to_string(limit) +
+                                               " (models over 2 GiB must keep their weights in external data)");
+  }
+
+  // Parse straight from the file descriptor: no second copy of the bytes in memory.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(ErrorCode::io, "cannot open " + path.string());
+  {
+    google::protobuf::io::FileInputStream file_stream(fd);
+    file_stream.SetCloseOnDelete(true);
+    google::protobuf::io::CodedInputStream stream(&file_stream);
+    stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
+    if (!loaded.proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+      return fail(ErrorCode::invalid_input, path.string() + ": not a valid ONNX model (protobuf parse failed; truncated or not a model file)");
+    }
+  }
+  if (!loaded.proto.has_graph() || loaded.proto.ir_version() <= 0) {
+    return fail(ErrorCode::invalid_input, path.string() + ": not an ONNX model (no graph or IR version)");
+  }
+
+  std::map<fs::path, uint64_t> file_sizes;
+  std::optional<Error> first_error;
+  for_each_tensor(loaded.proto, [&](onnx::TensorProto& tensor) {
+    if (first_error || tensor.data_location() != onnx::TensorProto::EXTERNAL) return;
+    auto length = resolve_external(tensor, loaded.folder, options.load_external_data, file_sizes);
+    if (!length) {
+      first_error = std::move(length.error());
+      first_error->add_context("tensor '" + tensor.name() + "'");
+      return;
+    }
+    loaded.external_bytes += *length;
+    ++loaded.external_tensors;
+    if (loaded.external_bytes > options.max_external_bytes) {
+      first_error = Error(ErrorCode::limit_exceeded, "external data exceeds the limit of " +
+                                                         std::to_string(options.max_external_bytes) + " bytes");
+    }
+  });
+  if (first_error) return std::unexpected(std::move(first_error->add_context(path.string())));
+  return loaded;
+}
+
+Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const SaveOptions& options) {
+  bool has_unloaded = false;
+  for_each_tensor(model, [&](onnx::TensorProto& tensor) {
+    has_unloaded |= tensor.data_location() == onnx::TensorProto::EXTERNAL;
+  });
+  if (has_unloaded) {
+    return fail(ErrorCode::usage, "cannot save " + path.string() + ": the model still refers to external data; load it with its external data first");
+  }
+  bool external = options.external == SaveOptions::External::always;
+  if (options.external == SaveOptions::External::automatic) {
+    external = model.ByteSizeLong() > k_protobuf_limit;
+  }
+  if (!external) {
+    if (model.ByteSizeLong() > k_protobuf_limit) {
+      return fail(ErrorCode::limit_exceeded, "cannot save " + path.string() + ": over 2 GiB without external data");
+    }
+    ONNXPROOF_TRY_ASSIGN(auto file, AtomicFile::create(path));
+    {
+      google::protobuf::io::FileOutputStream out(file.fd());
+      if (!model.SerializeToZeroCopyStream(&out) || !out.Flush()) {
+        return fail(ErrorCode::io, "cannot write " + path.string());
+      }
+    }
+    return file.commit();
+  }
+
+  // Move the bytes of each large tensor into the data file; remember them to move back.
+  const std::string data_name = path.filename().string() + ".data";
+  ONNXPROOF_TRY_ASSIGN(auto data_file, AtomicFile::create(path.parent_path() / data_name));
+  std::vector<std::pair<onnx::TensorProto*, std::string>> moved;
+  std::optional<Error> write_error;
+  uint64_t offset = 0;
+  for_each_tensor(model, [&](onnx::TensorProto& tensor) {
+    if (write_error || !tensor.has_raw_data() || tensor.raw_data().size() < options.external_threshold_bytes) return;
+    std::string bytes;
+    bytes.swap(*tensor.mutable_raw_data());
+    tensor.clear_raw_data();
+    if (auto ok = data_file.write(std::as_bytes(std::span(bytes.data(), bytes.size()))); !ok) {
+      write_error = std::move(ok.error());
+    }
+    auto add_entry = [&](const std::string& key, const std::string& value) {
+      auto* entry = tensor.add_external_data();
+      entry->set_key(key);
+      entry->set_value(value);
+    };
+    add_entry("location", data_name);
+    add_entry("offset", std::to_string(offset));
+    add_entry("length", std::to_string(bytes.size()));
+    tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+    offset += bytes.size();
+    moved.emplace_back(&tensor, std::move(bytes));
+  });
+
+  Expected<void> result;
+  if (write_error) {
+    result = std::unexpected(std::move(*write_error));
+  } else if (model.ByteSizeLong() > k_protobuf_limit) {
+    result = fail(ErrorCode::limit_exceeded, "cannot save " + path.string() + ": over 2 GiB even with external data");
+  } else {
+    auto model_file = AtomicFile::create(path);
+    if (!model_file) {
+      result = std::unexpected(std::move(model_file.error()));
+    } else {
+      {
+        google::protobuf::io::FileOutputStream out(model_file->fd());
+        if (!model.SerializeToZeroCopyStream(&out) || !out.Flush()) result = fail(ErrorCode::io, "cannot write " + path.string());
+      }
+      // The data file goes into place first: a model never points at a missing data file.
+      if (result) result = data_file.commit();
+      if (result) result = model_file->commit();
+    }
+  }
+  for (auto& [tensor, bytes] : moved) {
+    tensor->clear_external_data();
+    tensor->set_data_location(onnx::TensorProto::DEFAULT);
+    tensor->mutable_raw_data()->swap(bytes);
+  }
+  return result;
+}
+
+}  // namespace onnxproof

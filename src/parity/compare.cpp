@@ -1,0 +1,96 @@
+#include "onnxproof/parity/compare.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace onnxproof {
+
+Comparison compare_tensors(const Tensor& expected, const Tensor& actual, const Tolerance& tolerance) {
+  Comparison result;
+  result.elements = expected.size();
+  if (expected.dtype() != actual.dtype()) {
+    result.dtype_match = false;
+    result.allclose = false;
+    return result;
+  }
+  if (expected.shape() != actual.shape()) {
+    result.shape_match = false;
+    result.allclose = false;
+    return result;
+  }
+  if (expected.dtype() == DType::string) {
+    for (int64_t i = 0; i < expected.size(); ++i) {
+      if (expected.strings()[static_cast<std::size_t>(i)] != actual.strings()[static_cast<std::size_t>(i)]) {
+        if (result.worst_index < 0) result.worst_index = i;
+        ++result.mismatches;
+      }
+    }
+    result.allclose = result.mismatches == 0;
+    return result;
+  }
+
+  const bool exact = !is_floating(expected.dtype()) && expected.dtype() != DType::complex64 &&
+                     expected.dtype() != DType::complex128;
+  // Complex tensors compare their real and imaginary parts as separate elements.
+  const bool complex = expected.dtype() == DType::complex64 || expected.dtype() == DType::complex128;
+  const int64_t scalars = complex ? expected.size() * 2 : expected.size();
+  double worst_excess = -INFINITY;
+  for (int64_t i = 0; i < scalars; ++i) {
+    double e = 0.0;
+    double a = 0.0;
+    if (complex) {
+      const auto index = static_cast<std::size_t>(i);
+      e = expected.dtype() == DType::complex64 ? expected.values<float>()[index] : expected.values<double>()[index];
+      a = actual.dtype() == DType::complex64 ? actual.values<float>()[index] : actual.values<double>()[index];
+    } else if (exact && (expected.dtype() == DType::int64 || expected.dtype() == DType::uint64)) {
+      // Exact comparison of 64-bit integers must not go through double.
+      const auto index = static_cast<std::size_t>(i);
+      const bool same = expected.values<uint64_t>()[index] == actual.values<uint64_t>()[index];
+      if (!same) {
+        ++result.mismatches;
+        if (result.worst_index < 0) result.worst_index = i;
+      }
+      continue;
+    } else {
+      e = expected.value_as_double(i);
+      a = actual.value_as_double(i);
+    }
+    const bool e_nan = std::isnan(e);
+    const bool a_nan = std::isnan(a);
+    if (e_nan || a_nan || std::isinf(e) || std::isinf(a)) {
+      if (!(e_nan && a_nan) && e != a) {
+        ++result.mismatches;
+        ++result.nan_mismatches;
+        if (worst_excess < INFINITY) {  // the first NaN/Inf difference is the worst
+          worst_excess = INFINITY;
+          result.worst_index = complex ? i / 2 : i;
+        }
+      }
+      continue;
+    }
+    const double diff = std::fabs(a - e);
+    const double allowed = exact ? 0.0 : tolerance.atol + tolerance.rtol * std::fabs(e);
+    if (diff > result.max_abs) result.max_abs = diff;
+    if (e != 0.0 && diff / std::fabs(e) > result.max_rel) result.max_rel = diff / std::fabs(e);
+    if (diff > allowed) ++result.mismatches;
+    if (diff - allowed > worst_excess) {
+      worst_excess = diff - allowed;
+      result.worst_index = complex ? i / 2 : i;
+    }
+  }
+  result.allclose = result.mismatches == 0;
+  return result;
+}
+
+std::string Comparison::describe() const {
+  if (!dtype_match) return "dtypes differ";
+  if (!shape_match) return "shapes differ";
+  if (allclose) return "ok";
+  char line[256];
+  std::snprintf(line, sizeof line, "%lld of %lld elements differ (%lld NaN/Inf), max abs %.3g, max rel %.3g, worst at %lld",
+                static_cast<long long>(mismatches), static_cast<long long>(elements),
+                static_cast<long long>(nan_mismatches), max_abs, max_rel, static_cast<long long>(worst_index));
+  return line;
+}
+
+}  // namespace onnxproof

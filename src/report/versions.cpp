@@ -1,0 +1,22 @@
+#include "onnxproof/report/versions.h"
+
+#include "onnxproof/runtime/session.h"
+#include "versions_config.h"
+
+namespace onnxproof {
+
+std::string onnxproof_version() { return ONNXPROOF_VERSION; }
+
+std::vector<std::pair<std::string, std::string>> tool_versions() {
+  return {
+      {"onnxproof", ONNXPROOF_VERSION},
+      {"onnx", ONNXPROOF_ONNX_VERSION},
+      {"protobuf", ONNXPROOF_PROTOBUF_VERSION},
+      {"onnxruntime", onnxruntime_version()},
+      {"onnxruntime-build", ONNXPROOF_ORT_STAMP},
+      {"torch", ONNXPROOF_TORCH_VERSION},
+      {"python", ONNXPROOF_PYTHON_VERSION " (" ONNXPROOF_PYTHON ")"},
+  };
+}
+
+}  // namespace onnxproof

@@ -1,0 +1,284 @@
+#include "onnxproof/runtime/session.h"
+
+#include <onnxruntime_cxx_api.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace onnxproof {
+namespace {
+
+struct ProviderName {
+  std::string_view short_name;
+  std::string_view ort_name;
+};
+
+constexpr std::array k_providers = {
+    ProviderName{"cpu", "CPUExecutionProvider"},      ProviderName{"cuda", "CUDAExecutionProvider"},
+    ProviderName{"tensorrt", "TensorrtExecutionProvider"}, ProviderName{"openvino", "OpenVINOExecutionProvider"},
+    ProviderName{"dnnl", "DnnlExecutionProvider"},
+};
+
+std::string short_provider_name(const std::string& ort_name) {
+  for (const auto& p : k_providers) {
+    if (p.ort_name == ort_name) return std::string(p.short_name);
+  }
+  return ort_name;
+}
+
+// One environment per process, as ONNX Runtime requires; created on first use.
+Expected<Ort::Env*> shared_env() {
+  static std::unique_ptr<Ort::Env> env;
+  static std::string failure;
+  if (!env && failure.empty()) {
+    try {
+      env = std::make_unique<Ort::Env>(ORT_LOGGING_LEVEL_ERROR, "onnxproof");
+    } catch (const Ort::Exception& error) {
+      failure = error.what();
+    }
+  }
+  if (!env) return fail(ErrorCode::runtime, "cannot start ONNX Runtime: " + failure);
+  return env.get();
+}
+
+SessionValue describe_type(std::string name, const Ort::TypeInfo& info) {
+  SessionValue value;
+  value.name = std::move(name);
+  switch (info.GetONNXType()) {
+    case ONNX_TYPE_TENSOR: {
+      const auto tensor = info.GetTensorTypeAndShapeInfo();
+      const auto dtype = dtype_from_onnx(static_cast<int32_t>(tensor.GetElementType()));
+      value.dtype = dtype.value_or(DType::undefined);
+      value.type = dtype_name(value.dtype);
+      value.shape = tensor.GetShape();
+      std::vector<const char*> symbols(value.shape.size(), nullptr);
+      tensor.GetSymbolicDimensions(symbols.data(), symbols.size());
+      for (const char* symbol : symbols) value.symbols.emplace_back(symbol ? symbol : "");
+      break;
+    }
+    case ONNX_TYPE_SEQUENCE: value.is_tensor = false; value.type = "sequence"; break;
+    case ONNX_TYPE_MAP: value.is_tensor = false; value.type = "map"; break;
+    case ONNX_TYPE_OPTIONAL: value.is_tensor = false; value.type = "optional"; break;
+    default: value.is_tensor = false; value.type = "unknown"; break;
+  }
+  return value;
+}
+
+Expected<Ort::Value> to_ort_value(const Tensor& tensor) {
+  const auto element_type = static_cast<ONNXTensorElementDataType>(tensor.dtype());
+  const auto& shape = tensor.shape();
+  if (tensor.dtype() == DType::string) {
+    Ort::AllocatorWithDefaultOptions allocator;
+    auto value = Ort::Value::CreateTensor(allocator, shape.data(), shape.size(), element_type);
+    std::vector<const char*> pointers;
+    pointers.reserve(tensor.strings().size());
+    for (const auto& s : tensor.strings()) pointers.push_back(s.c_str());
+    value.FillStringTensor(pointers.data(), pointers.size());
+    return value;
+  }
+  static const Ort::MemoryInfo cpu = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+  // ONNX Runtime does not write to input buffers; the cast only satisfies the C API's signature.
+  auto* data = const_cast<std::byte*>(tensor.bytes().data());
+  return Ort::Value::CreateTensor(cpu, data, tensor.bytes().size(), shape.data(), shape.size(), element_type);
+}
+
+Expected<Tensor> from_ort_value(const std::string& name, const Ort::Value& value) {
+  if (!value.IsTensor()) {
+    return fail(ErrorCode::unsupported, "output '" + name + "' is not a tensor (sequence, map or optional)");
+  }
+  const auto info = value.GetTensorTypeAndShapeInfo();
+  const auto dtype = dtype_from_onnx(static_cast<int32_t>(info.GetElementType()));
+  if (!dtype) {
+    return fail(ErrorCode::unsupported, "output '" + name + "' has unsupported element type " +
+                                            std::to_string(static_cast<int>(info.GetElementType())));
+  }
+  std::vector<int64_t> shape = info.GetShape();
+  if (*dtype == DType::string) {
+    const std::size_t count = info.GetElementCount();
+    std::vector<std::string> strings(count);
+    for (std::size_t i = 0; i < count; ++i) strings[i] = value.GetStringTensorElement(i);
+    return Tensor::from_strings(std::move(shape), std::move(strings));
+  }
+  const std::size_t bytes = info.GetElementCount() * dtype_size(*dtype);
+  std::vector<std::byte> data(bytes);
+  if (bytes > 0) std::memcpy(data.data(), value.GetTensorRawData(), bytes);
+  return Tensor::from_bytes(*dtype, std::move(shape), std::move(data));
+}
+
+GraphOptimizationLevel ort_level(GraphOptimization level) {
+  switch (level) {
+    case GraphOptimization::disabled: return ORT_DISABLE_ALL;
+    case GraphOptimization::basic: return ORT_ENABLE_BASIC;
+    case GraphOptimization::extended: return ORT_ENABLE_EXTENDED;
+    case GraphOptimization::all: return ORT_ENABLE_ALL;
+  }
+  return ORT_ENABLE_ALL;
+}
+
+Expected<void> append_provider(Ort::SessionOptions& session_options, const std::string& provider) {
+  const auto available = available_providers();
+  if (std::find(available.begin(), available.end(), provider) == available.end()) {
+    std::string list;
+    for (const auto& p : available) list += (list.empty() ? "" : ", ") + p;
+    return fail(ErrorCode::not_found, "execution provider '" + provider + "' is not available in this ONNX Runtime " +
+                                          onnxruntime_version() + " build (available: " + list + ")");
+  }
+  if (provider == "cpu") return {};
+  if (provider == "cuda") {
+    OrtCUDAProviderOptionsV2* cuda_options = nullptr;
+    Ort::ThrowOnError(Ort::GetApi().CreateCUDAProviderOptions(&cuda_options));
+    std::unique_ptr<OrtCUDAProviderOptionsV2, void (*)(OrtCUDAProviderOptionsV2*)> owned(
+        cuda_options, Ort::GetApi().ReleaseCUDAProviderOptions);
+    session_options.AppendExecutionProvider_CUDA_V2(*cuda_options);
+    return {};
+  }
+  return fail(ErrorCode::unsupported, "onnxproof cannot configure execution provider '" + provider + "' yet");
+}
+
+}  // namespace
+
+struct Session::Impl {
+  Ort::Session session{nullptr};
+  SessionOptions options;
+  std::vector<SessionValue> inputs;
+  std::vector<SessionValue> outputs;
+  std::vector<std::string> output_names;
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+const std::vector<SessionValue>& Session::inputs() const { return m_impl->inputs; }
+const std::vector<SessionValue>& Session::outputs() const { return m_impl->outputs; }
+const SessionOptions& Session::options() const { return m_impl->options; }
+
+Expected<Session> Session::open(const std::filesystem::path& model, const SessionOptions& options) {
+  ONNXPROOF_TRY_ASSIGN(Ort::Env * env, shared_env());
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  try {
+    Ort::SessionOptions session_options;
+    session_options.SetGraphOptimizationLevel(ort_level(options.optimization));
+    session_options.SetIntraOpNumThreads(options.intra_op_threads);
+    session_options.SetInterOpNumThreads(1);
+    ONNXPROOF_TRY(append_provider(session_options, options.provider));
+    impl->session = Ort::Session(*env, model.c_str(), session_options);
+
+    Ort::AllocatorWithDefaultOptions allocator;
+    for (std::size_t i = 0; i < impl->session.GetInputCount(); ++i) {
+      auto name = impl->session.GetInputNameAllocated(i, allocator);
+      impl->inputs.push_back(describe_type(name.get(), impl->session.GetInputTypeInfo(i)));
+    }
+    for (std::size_t i = 0; i < impl->session.GetOutputCount(); ++i) {
+      auto name = impl->session.GetOutputNameAllocated(i, allocator);
+      impl->outputs.push_back(describe_type(name.get(), impl->session.GetOutputTypeInfo(i)));
+      impl->output_names.emplace_back(name.get());
+    }
+  } catch (const Ort::Exception& error) {
+    return fail(ErrorCode::runtime, "ONNX Runtime cannot load " + model.string() + ": " + error.what());
+  }
+  return Session(std::move(impl));
+}
+
+std::string describe_dims(const SessionValue& value) {
+  if (value.shape.empty()) return "scalar";
+  std::string text;
+  for (std::size_t i = 0; i < value.shape.size(); ++i) {
+    if (i > 0) text += 'x';
+    if (value.shape[i] >= 0) {
+      text += std::to_string(value.shape[i]);
+    } else {
+      text += i < value.symbols.size() && !value.symbols[i].empty() ? value.symbols[i] : "?";
+    }
+  }
+  return text;
+}
+
+Expected<void> Session::validate(const std::vector<Feed>& feeds) const {
+  std::map<std::string, const Tensor*> by_name;
+  for (const auto& feed : feeds) {
+    const bool known = std::any_of(m_impl->inputs.begin(), m_impl->inputs.end(),
+                                   [&](const SessionValue& v) { return v.name == feed.name; });
+    if (!known) {
+      std::string names;
+      for (const auto& v : m_impl->inputs) names += (names.empty() ? "" : ", ") + v.name;
+      return fail(ErrorCode::usage, "'" + feed.name + "' is not an input of the model (inputs: " + names + ")");
+    }
+    if (!by_name.emplace(feed.name, feed.tensor).second) {
+      return fail(ErrorCode::usage, "input '" + feed.name + "' is given twice");
+    }
+  }
+  for (const auto& input : m_impl->inputs) {
+    const std::string expected = input.type + " " + describe_dims(input);
+    const auto it = by_name.find(input.name);
+    if (it == by_name.end()) return fail(ErrorCode::usage, "input '" + input.name + "' (" + expected + ") is missing");
+    if (!input.is_tensor) {
+      return fail(ErrorCode::unsupported, "input '" + input.name + "' is a " + input.type + "; onnxproof feeds tensors only");
+    }
+    const Tensor& tensor = *it->second;
+    const std::string got = dtype_name(tensor.dtype()) + " " + format_shape(tensor.shape());
+    if (tensor.dtype() != input.dtype) {
+      return fail(ErrorCode::usage, "input '" + input.name + "': expected " + expected + ", got " + got + " (wrong dtype)");
+    }
+    if (tensor.rank() != input.shape.size()) {
+      return fail(ErrorCode::usage, "input '" + input.name + "': expected " + expected + ", got " + got + " (wrong rank)");
+    }
+    for (std::size_t axis = 0; axis < input.shape.size(); ++axis) {
+      if (input.shape[axis] >= 0 && input.shape[axis] != tensor.shape()[axis]) {
+        return fail(ErrorCode::usage, "input '" + input.name + "': expected " + expected + ", got " + got + " (axis " +
+                                          std::to_string(axis) + " is fixed at " + std::to_string(input.shape[axis]) + ")");
+      }
+    }
+  }
+  return {};
+}
+
+Expected<std::vector<Tensor>> Session::run(const std::vector<Feed>& feeds) {
+  ONNXPROOF_TRY(validate(feeds));
+  try {
+    std::vector<const char*> input_names;
+    std::vector<Ort::Value> input_values;
+    for (const auto& feed : feeds) {
+      input_names.push_back(feed.name.c_str());
+      ONNXPROOF_TRY_ASSIGN(auto value, to_ort_value(*feed.tensor));
+      input_values.push_back(std::move(value));
+    }
+    std::vector<const char*> output_names;
+    for (const auto& name : m_impl->output_names) output_names.push_back(name.c_str());
+    auto values = m_impl->session.Run(Ort::RunOptions{nullptr}, input_names.data(), input_values.data(),
+                                      input_values.size(), output_names.data(), output_names.size());
+    std::vector<Tensor> outputs;
+    outputs.reserve(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      ONNXPROOF_TRY_ASSIGN(auto tensor, from_ort_value(m_impl->output_names[i], values[i]));
+      outputs.push_back(std::move(tensor));
+    }
+    return outputs;
+  } catch (const Ort::Exception& error) {
+    return fail(ErrorCode::runtime, std::string("ONNX Runtime failed to run the model: ") + error.what());
+  }
+}
+
+std::string onnxruntime_version() {
+  try {
+    return Ort::GetVersionString();
+  } catch (const Ort::Exception&) {
+    return "unknown";
+  }
+}
+
+std::vector<std::string> available_providers() {
+  std::vector<std::string> names;
+  try {
+    for (const auto& name : Ort::GetAvailableProviders()) names.push_back(short_provider_name(name));
+  } catch (const Ort::Exception&) {
+  }
+  return names;
+}
+
+}  // namespace onnxproof

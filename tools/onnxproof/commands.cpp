@@ -1,0 +1,89 @@
+#include "commands.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "onnxproof/check/check_model.h"
+#include "onnxproof/core/atomic_file.h"
+#include "onnxproof/model/model_io.h"
+#include "onnxproof/report/check_report.h"
+#include "onnxproof/report/versions.h"
+#include "onnxproof/runtime/session.h"
+#include "onnxproof/tensor/tensor_io.h"
+
+namespace onnxproof::cli {
+namespace fs = std::filesystem;
+
+int report_error(std::ostream& err, const Error& error) {
+  err << "onnxproof: error: " << error.describe() << '\n';
+  return error.code() == ErrorCode::usage ? k_exit_usage : k_exit_error;
+}
+
+int run_version(std::ostream& out) {
+  for (const auto& [tool, version] : tool_versions()) out << fmt::format("{:<18} {}\n", tool, version);
+  return k_exit_pass;
+}
+
+int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err) {
+  auto model = load_model(command.model);
+  if (!model) return report_error(err, model.error());
+  auto result = check_model(*model, CheckOptions{.min_opset = command.min_opset});
+  if (!result) return report_error(err, result.error().add_context(command.model.string()));
+  print_check_result(out, *model, *result);
+  if (!command.json_path.empty()) {
+    const std::string json = check_result_to_json(*model, *result).dump(2) + "\n";
+    if (auto written = write_file_atomically(command.json_path, json); !written) return report_error(err, written.error());
+  }
+  return has_errors(result->findings) ? k_exit_fail : k_exit_pass;
+}
+
+int run_run(const RunCommand& command, std::ostream& out, std::ostream& err) {
+  if (command.format != "pb" && command.format != "npy") {
+    return report_error(err, Error(ErrorCode::usage, "--format must be pb or npy, not '" + command.format + "'"));
+  }
+  // Load through our loader first: it refuses unsafe external data before ONNX Runtime reads it.
+  if (auto model = load_model(command.model); !model) return report_error(err, model.error());
+
+  std::vector<std::string> names;
+  std::vector<Tensor> tensors;
+  for (const auto& spec : command.inputs) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      return report_error(err, Error(ErrorCode::usage, "--input takes NAME=FILE, got '" + spec + "'"));
+    }
+    auto tensor = read_tensor_file(spec.substr(eq + 1));
+    if (!tensor) return report_error(err, tensor.error().add_context("input '" + spec.substr(0, eq) + "'"));
+    names.push_back(spec.substr(0, eq));
+    tensors.push_back(std::move(tensor->tensor));
+  }
+  std::vector<Feed> feeds;
+  for (std::size_t i = 0; i < names.size(); ++i) feeds.push_back({names[i], &tensors[i]});
+
+  auto session = Session::open(command.model, SessionOptions{.provider = command.provider});
+  if (!session) return report_error(err, session.error());
+  auto outputs = session->run(feeds);
+  if (!outputs) return report_error(err, outputs.error().add_context(command.model.string()));
+
+  std::error_code ec;
+  fs::create_directories(command.output_dir, ec);
+  if (ec) return report_error(err, Error(ErrorCode::io, "cannot create " + command.output_dir.string() + ": " + ec.message()));
+  nlohmann::json manifest = nlohmann::json::array();
+  for (std::size_t i = 0; i < outputs->size(); ++i) {
+    const auto& name = session->outputs()[i].name;
+    const auto& tensor = (*outputs)[i];
+    const fs::path file = command.output_dir / fmt::format("output_{}.{}", i, command.format);
+    auto written = command.format == "pb" ? write_tensor_pb(file, tensor, name) : write_npy(file, tensor);
+    if (!written) return report_error(err, written.error().add_context("output '" + name + "'"));
+    out << fmt::format("{:<24} {:<8} {:<16} -> {}\n", name, dtype_name(tensor.dtype()), format_shape(tensor.shape()),
+                       file.string());
+    manifest.push_back({{"name", name}, {"dtype", dtype_name(tensor.dtype())}, {"shape", tensor.shape()},
+                        {"file", file.filename().string()}});
+  }
+  if (auto written = write_file_atomically(command.output_dir / "outputs.json", manifest.dump(2) + "\n"); !written) {
+    return report_error(err, written.error());
+  }
+  return k_exit_pass;
+}
+
+}  // namespace onnxproof::cli

@@ -1,0 +1,41 @@
+#pragma once
+// The CLI's commands: each takes its plain options struct, calls the library, prints to the given
+// streams and returns the process exit code (DESIGN.md: 0 pass, 1 the proof failed, 2 usage
+// error, 3 the tool could not run).
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "onnxproof/core/error.h"
+
+namespace onnxproof::cli {
+
+inline constexpr int k_exit_pass = 0;
+inline constexpr int k_exit_fail = 1;
+inline constexpr int k_exit_usage = 2;
+inline constexpr int k_exit_error = 3;
+
+struct CheckCommand {
+  std::filesystem::path model;
+  std::filesystem::path json_path;  // empty: no JSON
+  int64_t min_opset = 17;
+};
+
+struct RunCommand {
+  std::filesystem::path model;
+  std::vector<std::string> inputs;  // NAME=FILE
+  std::filesystem::path output_dir;
+  std::string provider = "cpu";
+  std::string format = "pb";        // pb | npy
+};
+
+/// Prints "onnxproof: error: ..." as one line and returns the exit code for the error.
+int report_error(std::ostream& err, const Error& error);
+
+int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err);
+int run_run(const RunCommand& command, std::ostream& out, std::ostream& err);
+int run_version(std::ostream& out);
+
+}  // namespace onnxproof::cli

@@ -1,0 +1,52 @@
+// onnxproof's command line: turns argv into command structs (CLI11) and hands them to commands.cpp.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace onnxproof::cli;
+  CLI::App app{"onnxproof: turn a PyTorch model into an ONNX file that can be trusted (conversion plus proof)"};
+  app.require_subcommand(0, 1);
+  bool show_version = false;
+  app.add_flag("--version", show_version, "Print the versions of onnxproof and the tools it uses");
+
+  CheckCommand check;
+  auto* check_app = app.add_subcommand("check", "Run the ONNX checker and strict shape inference, and summarize the model");
+  check_app->add_option("model", check.model, "The .onnx file")->required();
+  check_app->add_option("--json", check.json_path, "Also write the result as JSON to this file");
+  check_app->add_option("--min-opset", check.min_opset, "Report OPSET_TOO_OLD below this ai.onnx opset")
+      ->capture_default_str();
+
+  RunCommand run;
+  auto* run_app = app.add_subcommand("run", "Run the model with ONNX Runtime and write every output");
+  run_app->add_option("model", run.model, "The .onnx file")->required();
+  run_app->add_option("--input", run.inputs, "NAME=FILE with FILE a TensorProto .pb or a .npy (repeat per input)");
+  run_app->add_option("--output-dir", run.output_dir, "Folder for output_K.pb (or .npy) and outputs.json")->required();
+  run_app->add_option("--provider", run.provider, "Execution provider: cpu or cuda")->capture_default_str();
+  run_app->add_option("--format", run.format, "Output file format: pb or npy")->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    std::cerr << "onnxproof: error: " << error.what() << " (see onnxproof --help)\n";
+    return k_exit_usage;
+  }
+
+  try {
+    if (show_version) return run_version(std::cout);
+    if (*check_app) return run_check(check, std::cout, std::cerr);
+    if (*run_app) return run_run(run, std::cout, std::cerr);
+    std::cout << app.help();
+    return k_exit_usage;
+  } catch (const std::exception& error) {
+    // Library code returns errors as values; reaching here is a bug, still reported in one line.
+    std::cerr << "onnxproof: error: internal error: " << error.what() << '\n';
+    return k_exit_error;
+  }
+}
