@@ -19,7 +19,12 @@ readonly packages=(
   python3 python3-torch python3-onnx python3-numpy python3-torchvision python3-sklearn
   # test data: ONNX's backend test suite
   libonnx-testdata
+  # ONNX Runtime's StringNormalizer kernel needs the en_US.UTF-8 locale
+  locales
 )
+
+sudo_cmd=()
+[[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -35,10 +40,13 @@ fi
 
 if ((${#missing[@]} > 0)); then
   echo "onnxproof setup: installing Debian packages: ${missing[*]}" >&2
-  sudo_cmd=()
-  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$'; then
+  echo "onnxproof setup: generating the en_US.UTF-8 locale" >&2
+  "${sudo_cmd[@]}" localedef -i en_US -f UTF-8 en_US.UTF-8
 fi
 
 "$root/scripts/fetch-onnxruntime.sh"

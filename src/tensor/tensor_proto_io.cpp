@@ -1,4 +1,5 @@
 // TensorProto <-> Tensor, and .pb tensor files.
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
@@ -99,10 +100,18 @@ Expected<NamedTensor> read_tensor_pb(const std::filesystem::path& path, uint64_t
     return fail(ErrorCode::invalid_input, path.string() + ": not a TensorProto file (protobuf parse failed; truncated?)");
   }
   if (proto.data_type() == 0) {
-    return fail(ErrorCode::invalid_input, path.string() + ": not a TensorProto file (no data type)");
+    return fail(ErrorCode::invalid_input, path.string() + ": not a TensorProto file (no data type; an empty sequence or optional?)");
   }
   auto tensor = tensor_from_proto(proto);
-  if (!tensor) return std::unexpected(std::move(tensor.error().add_context(path.string())));
+  if (!tensor) {
+    // SequenceProto and OptionalProto share TensorProto's first field numbers, so they parse as
+    // nonsense tensors; say what the file really holds.
+    onnx::SequenceProto sequence;
+    if (sequence.ParseFromString(*data) && sequence.elem_type() >= 1 && sequence.elem_type() <= 5) {
+      return fail(ErrorCode::unsupported, path.string() + ": holds a sequence or optional value, not a tensor; onnxproof reads tensors only");
+    }
+    return std::unexpected(std::move(tensor.error().add_context(path.string())));
+  }
   return NamedTensor{proto.name(), std::move(*tensor)};
 }
 
