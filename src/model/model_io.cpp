@@ -111,7 +111,7 @@ Expected<uint64_t> resolve_external(onnx::TensorProto& tensor, const fs::path& f
     if (!in) return fail(ErrorCode::io, "cannot read external data '" + ref.location + "'");
     tensor.set_raw_data(std::move(bytes));
     tensor.clear_external_data();
-    tensor.set_data_location(onnx::TensorProto::DEFAULT);
+    tensor.clear_data_location();
   }
   return length;
 }
@@ -258,7 +258,7 @@ Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const S
   }
   for (auto& [tensor, bytes] : moved) {
     tensor->clear_external_data();
-    tensor->set_data_location(onnx::TensorProto::DEFAULT);
+    tensor->clear_data_location();
     tensor->mutable_raw_data()->swap(bytes);
   }
   return result;

@@ -19,7 +19,7 @@ struct ProviderName {
 constexpr std::array k_providers = {
     ProviderName{"cpu", "CPUExecutionProvider"},      ProviderName{"cuda", "CUDAExecutionProvider"},
     ProviderName{"tensorrt", "TensorrtExecutionProvider"}, ProviderName{"openvino", "OpenVINOExecutionProvider"},
-    ProviderName{"dnnl", "DnnlExecutionProvider"},
+    ProviderName{"dnnl", "DnnlExecutionProvider"},    ProviderName{"webgpu", "WebGpuExecutionProvider"},
 };
 
 std::string short_provider_name(const std::string& ort_name) {
@@ -29,13 +29,14 @@ std::string short_provider_name(const std::string& ort_name) {
   return ort_name;
 }
 
-// One environment per process, as ONNX Runtime requires; created on first use.
+// One environment per process, as ONNX Runtime requires; created on first use. Its own log is
+// kept to fatal messages: every failure reaches the user once, as an Error.
 Expected<Ort::Env*> shared_env() {
   static std::unique_ptr<Ort::Env> env;
   static std::string failure;
   if (!env && failure.empty()) {
     try {
-      env = std::make_unique<Ort::Env>(ORT_LOGGING_LEVEL_ERROR, "onnxproof");
+      env = std::make_unique<Ort::Env>(ORT_LOGGING_LEVEL_FATAL, "onnxproof");
     } catch (const Ort::Exception& error) {
       failure = error.what();
     }
@@ -127,15 +128,22 @@ Expected<void> append_provider(Ort::SessionOptions& session_options, const std::
                                           onnxruntime_version() + " build (available: " + list + ")");
   }
   if (provider == "cpu") return {};
-  if (provider == "cuda") {
+  if (provider != "cuda") {
+    return fail(ErrorCode::unsupported, "onnxproof cannot configure execution provider '" + provider + "' yet");
+  }
+  // A provider can be compiled in while its shared library or driver is missing (the npm build
+  // lists CUDA but ships no CUDA provider library); that shows up here.
+  try {
     OrtCUDAProviderOptionsV2* cuda_options = nullptr;
     Ort::ThrowOnError(Ort::GetApi().CreateCUDAProviderOptions(&cuda_options));
     std::unique_ptr<OrtCUDAProviderOptionsV2, void (*)(OrtCUDAProviderOptionsV2*)> owned(
         cuda_options, Ort::GetApi().ReleaseCUDAProviderOptions);
     session_options.AppendExecutionProvider_CUDA_V2(*cuda_options);
-    return {};
+  } catch (const Ort::Exception& error) {
+    return fail(ErrorCode::not_found, "execution provider 'cuda' is compiled into ONNX Runtime " + onnxruntime_version() +
+                                          " but cannot be loaded: " + error.what());
   }
-  return fail(ErrorCode::unsupported, "onnxproof cannot configure execution provider '" + provider + "' yet");
+  return {};
 }
 
 }  // namespace

@@ -1,0 +1,160 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "onnxproof/check/check_model.h"
+#include "test_support.h"
+
+using namespace onnxproof;
+using namespace onnxproof::testing;
+
+namespace {
+
+constexpr int32_t k_float = onnx::TensorProto::FLOAT;
+
+CheckResult check(const onnx::ModelProto& model) {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", model.SerializeAsString());
+  auto loaded = load_model(dir / "m.onnx");
+  EXPECT_TRUE(loaded) << loaded.error().describe();
+  auto result = check_model(*loaded);
+  EXPECT_TRUE(result) << result.error().describe();
+  return result.value_or(CheckResult{});
+}
+
+std::vector<std::string> codes(const CheckResult& result) {
+  std::vector<std::string> out;
+  for (const auto& finding : result.findings) out.push_back(finding.code);
+  return out;
+}
+
+onnx::ModelProto add_model(int64_t opset = 17) {
+  return single_node_model("Add", {tensor_value("a", k_float, {-1, 4}), tensor_value("b", k_float, {-1, 4})},
+                           tensor_value("c", k_float, {-1, 4}), opset);
+}
+
+TEST(CheckModel, CleanModelPassesWithASummary) {
+  const auto result = check(matmul_model(4, 2));
+  EXPECT_TRUE(result.checker_passed);
+  EXPECT_TRUE(result.shape_inference_passed);
+  EXPECT_TRUE(result.findings.empty());
+  const auto& summary = result.summary;
+  EXPECT_EQ(summary.ir_version, 8);
+  ASSERT_EQ(summary.inputs.size(), 1U);  // the initializer W is not an input
+  EXPECT_EQ(summary.inputs[0].type, "float32");
+  EXPECT_EQ(summary.inputs[0].dims[0].symbol, "N");
+  EXPECT_EQ(summary.inputs[0].dims[1].size, 4);
+  ASSERT_EQ(summary.operators.size(), 1U);
+  EXPECT_EQ(summary.operators[0].domain, "ai.onnx");
+  EXPECT_EQ(summary.operators[0].op_type, "MatMul");
+  EXPECT_EQ(summary.operators[0].opset, 17);
+  EXPECT_EQ(summary.initializer_bytes, 32U);
+}
+
+TEST(CheckModel, UnknownOperatorFailsTheChecker) {
+  auto model = add_model();
+  model.mutable_graph()->mutable_node(0)->set_op_type("NoSuchOp");
+  const auto result = check(model);
+  EXPECT_FALSE(result.checker_passed);
+  EXPECT_EQ(codes(result)[0], "CHECKER_FAILED");
+  EXPECT_NE(result.findings[0].message.find("NoSuchOp"), std::string::npos) << result.findings[0].message;
+}
+
+TEST(CheckModel, IncompatibleShapesFailStrictShapeInference) {
+  auto model = single_node_model("Add", {tensor_value("a", k_float, {3, 4}), tensor_value("b", k_float, {5, 6})},
+                                 tensor_value("c", k_float, {3, 4}));
+  const auto result = check(model);
+  EXPECT_TRUE(result.checker_passed);
+  EXPECT_FALSE(result.shape_inference_passed);
+  EXPECT_EQ(codes(result), std::vector<std::string>{"SHAPE_INFERENCE_FAILED"});
+}
+
+TEST(CheckModel, AtenFallbackIsAnErrorNamingTheAtenOperator) {
+  auto model = single_node_model("ATen", {tensor_value("a", k_float, {8})}, tensor_value("c", k_float, {8}), 17,
+                                 "org.pytorch.aten");
+  auto* attribute = model.mutable_graph()->mutable_node(0)->add_attribute();
+  attribute->set_name("operator");
+  attribute->set_type(onnx::AttributeProto::STRING);
+  attribute->set_s("fft_rfft");
+  const auto result = check(model);
+  const auto it = std::find_if(result.findings.begin(), result.findings.end(),
+                               [](const Finding& f) { return f.code == "CUSTOM_DOMAIN_OP"; });
+  ASSERT_NE(it, result.findings.end());
+  EXPECT_EQ(it->severity, Severity::error);
+  EXPECT_NE(it->message.find("aten::fft_rfft"), std::string::npos) << it->message;
+  EXPECT_NE(it->message.find("ATen fallback"), std::string::npos);
+}
+
+TEST(CheckModel, OtherCustomDomainsAreWarnings) {
+  auto model = single_node_model("Gelu", {tensor_value("a", k_float, {8})}, tensor_value("c", k_float, {8}), 17,
+                                 "com.microsoft");
+  const auto result = check(model);
+  const auto it = std::find_if(result.findings.begin(), result.findings.end(),
+                               [](const Finding& f) { return f.code == "CUSTOM_DOMAIN_OP"; });
+  ASSERT_NE(it, result.findings.end());
+  EXPECT_EQ(it->severity, Severity::warning);
+  EXPECT_NE(it->message.find("com.microsoft"), std::string::npos);
+}
+
+TEST(CheckModel, OldOpsetIsAWarning) {
+  const auto result = check(add_model(13));
+  EXPECT_EQ(codes(result), std::vector<std::string>{"OPSET_TOO_OLD"});
+  EXPECT_EQ(result.findings[0].severity, Severity::warning);
+}
+
+TEST(CheckModel, OpsetNewerThanTheOnnxLibraryIsAClearError) {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", add_model(99).SerializeAsString());
+  auto loaded = load_model(dir / "m.onnx");
+  ASSERT_TRUE(loaded);
+  auto result = check_model(*loaded);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), ErrorCode::unsupported);
+  EXPECT_NE(result.error().describe().find("opset 99 of ai.onnx, newer than the installed ONNX library"), std::string::npos)
+      << result.error().describe();
+}
+
+TEST(CheckModel, IrVersionNewerThanTheOnnxLibraryIsAClearError) {
+  TempDir dir;
+  auto model = add_model();
+  model.set_ir_version(42);
+  write_bytes(dir / "m.onnx", model.SerializeAsString());
+  auto loaded = load_model(dir / "m.onnx");
+  ASSERT_TRUE(loaded);
+  auto result = check_model(*loaded);
+  ASSERT_FALSE(result);
+  EXPECT_NE(result.error().describe().find("IR version 42"), std::string::npos);
+}
+
+TEST(CheckModel, OperatorsInsideSubgraphsAreCounted) {
+  auto model = single_node_model("If", {tensor_value("cond", onnx::TensorProto::BOOL, {})},
+                                 tensor_value("y", k_float, {1}));
+  auto* node = model.mutable_graph()->mutable_node(0);
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* attribute = node->add_attribute();
+    attribute->set_name(branch);
+    attribute->set_type(onnx::AttributeProto::GRAPH);
+    auto* graph = attribute->mutable_g();
+    graph->set_name(branch);
+    auto* constant = graph->add_node();
+    constant->set_op_type("Constant");
+    constant->add_output(std::string(branch) + "_out");
+    auto* value = constant->add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(k_float);
+    value->mutable_t()->add_dims(1);
+    value->mutable_t()->add_float_data(1.0F);
+    *graph->add_output() = tensor_value(std::string(branch) + "_out", k_float, {1});
+  }
+  const auto result = check(model);
+  EXPECT_TRUE(result.checker_passed);
+  EXPECT_EQ(result.summary.node_count, 3);
+  const auto constant = std::find_if(result.summary.operators.begin(), result.summary.operators.end(),
+                                     [](const OperatorUse& op) { return op.op_type == "Constant"; });
+  ASSERT_NE(constant, result.summary.operators.end());
+  EXPECT_EQ(constant->count, 2);
+  EXPECT_EQ(constant->in_subgraphs, 2);
+}
+
+}  // namespace

@@ -1,0 +1,169 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "onnxproof/model/model_io.h"
+#include "test_support.h"
+
+using namespace onnxproof;
+using namespace onnxproof::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A model whose weight lives in `location` (offset 0, 4x2 float32 = 32 bytes).
+onnx::ModelProto model_with_external_weight(const std::string& location) {
+  auto model = matmul_model(4, 2);
+  auto* weight = model.mutable_graph()->mutable_initializer(0);
+  weight->clear_raw_data();
+  weight->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* entry = weight->add_external_data();
+  entry->set_key("location");
+  entry->set_value(location);
+  auto* length = weight->add_external_data();
+  length->set_key("length");
+  length->set_value("32");
+  return model;
+}
+
+void write_model(const onnx::ModelProto& model, const fs::path& path) { write_bytes(path, model.SerializeAsString()); }
+
+TEST(LoadModel, LoadsAValidModel) {
+  TempDir dir;
+  write_model(matmul_model(4, 2), dir / "m.onnx");
+  auto loaded = load_model(dir / "m.onnx");
+  ASSERT_TRUE(loaded) << loaded.error().describe();
+  EXPECT_EQ(loaded->proto.graph().node(0).op_type(), "MatMul");
+  EXPECT_EQ(loaded->folder, fs::canonical(dir.path()));
+}
+
+TEST(LoadModel, MissingFileIsNotFound) {
+  auto loaded = load_model("/nonexistent/model.onnx");
+  ASSERT_FALSE(loaded);
+  EXPECT_EQ(loaded.error().code(), ErrorCode::not_found);
+}
+
+TEST(LoadModel, TextFileIsNotAModel) {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", "hello, this is a text file\n");
+  auto loaded = load_model(dir / "m.onnx");
+  ASSERT_FALSE(loaded);
+  EXPECT_EQ(loaded.error().code(), ErrorCode::invalid_input);
+}
+
+TEST(LoadModel, EmptyFileIsNotAModel) {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", "");
+  auto loaded = load_model(dir / "m.onnx");
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().describe().find("not an ONNX model"), std::string::npos);
+}
+
+TEST(LoadModel, TruncatedModelIsAnError) {
+  TempDir dir;
+  const std::string bytes = matmul_model(64, 64).SerializeAsString();
+  write_bytes(dir / "m.onnx", bytes.substr(0, bytes.size() / 2));
+  auto loaded = load_model(dir / "m.onnx");
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().describe().find("protobuf parse failed"), std::string::npos) << loaded.error().describe();
+}
+
+TEST(LoadModel, SizeLimitIsCheckedBeforeReading) {
+  TempDir dir;
+  write_model(matmul_model(64, 64), dir / "m.onnx");
+  auto loaded = load_model(dir / "m.onnx", LoadOptions{.max_model_bytes = 100});
+  ASSERT_FALSE(loaded);
+  EXPECT_EQ(loaded.error().code(), ErrorCode::limit_exceeded);
+}
+
+TEST(ExternalData, InsideTheFolderIsValidatedAndLoadedOnRequest) {
+  TempDir dir;
+  write_model(model_with_external_weight("weights.bin"), dir / "m.onnx");
+  write_bytes(dir / "weights.bin", std::string(32, '\x01'));
+  auto lazy = load_model(dir / "m.onnx");
+  ASSERT_TRUE(lazy) << lazy.error().describe();
+  EXPECT_EQ(lazy->external_bytes, 32U);
+  EXPECT_EQ(lazy->proto.graph().initializer(0).data_location(), onnx::TensorProto::EXTERNAL);
+
+  auto loaded = load_model(dir / "m.onnx", LoadOptions{.load_external_data = true});
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->proto.graph().initializer(0).raw_data(), std::string(32, '\x01'));
+}
+
+struct HostileLocation {
+  std::string location;
+  std::string expected_message;
+};
+
+class HostileExternalData : public ::testing::TestWithParam<HostileLocation> {};
+
+TEST_P(HostileExternalData, IsRefusedWithAClearMessage) {
+  TempDir dir;
+  fs::create_directories(dir / "model");
+  write_bytes(dir / "secret.bin", std::string(32, 's'));
+  fs::create_symlink(dir / "secret.bin", dir / "model" / "link.bin");
+  write_model(model_with_external_weight(GetParam().location), dir / "model" / "m.onnx");
+  auto loaded = load_model(dir / "model" / "m.onnx", LoadOptions{.load_external_data = true});
+  ASSERT_FALSE(loaded);
+  EXPECT_EQ(loaded.error().code(), ErrorCode::invalid_input);
+  EXPECT_NE(loaded.error().describe().find(GetParam().expected_message), std::string::npos) << loaded.error().describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LoadModel, HostileExternalData,
+    ::testing::Values(HostileLocation{"../secret.bin", "escapes the model's folder"},
+                      HostileLocation{"/etc/passwd", "is an absolute path"},
+                      HostileLocation{"link.bin", "leaves the model's folder"}),
+    [](const auto& param_info) { return std::to_string(param_info.index); });
+
+TEST(ExternalData, ShorterFileThanDeclaredIsAnError) {
+  TempDir dir;
+  write_model(model_with_external_weight("weights.bin"), dir / "m.onnx");
+  write_bytes(dir / "weights.bin", std::string(16, '\x01'));
+  auto loaded = load_model(dir / "m.onnx");
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().describe().find("shorter than offset + length"), std::string::npos) << loaded.error().describe();
+}
+
+TEST(ExternalData, MissingFileIsNotFound) {
+  TempDir dir;
+  write_model(model_with_external_weight("weights.bin"), dir / "m.onnx");
+  auto loaded = load_model(dir / "m.onnx");
+  ASSERT_FALSE(loaded);
+  EXPECT_EQ(loaded.error().code(), ErrorCode::not_found);
+}
+
+TEST(SaveModel, WritesAtomicallyAndLeavesNoTemporaryFiles) {
+  TempDir dir;
+  auto model = matmul_model(4, 2);
+  ASSERT_TRUE(save_model(model, dir / "m.onnx"));
+  auto loaded = load_model(dir / "m.onnx");
+  ASSERT_TRUE(loaded);
+  EXPECT_TRUE(loaded->proto.SerializeAsString() == model.SerializeAsString());
+  int files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path())) ++files;
+  EXPECT_EQ(files, 1);
+}
+
+TEST(SaveModel, ExternalDataRoundTripsAndLeavesTheModelUnchanged) {
+  TempDir dir;
+  auto model = matmul_model(64, 32);
+  const std::string before = model.SerializeAsString();
+  ASSERT_TRUE(save_model(model, dir / "m.onnx", SaveOptions{.external = SaveOptions::External::always}));
+  EXPECT_TRUE(model.SerializeAsString() == before) << "save_model changed the model";
+  EXPECT_EQ(fs::file_size(dir / "m.onnx.data"), 64U * 32U * 4U);
+  EXPECT_LT(fs::file_size(dir / "m.onnx"), 1000U);
+
+  auto loaded = load_model(dir / "m.onnx", LoadOptions{.load_external_data = true});
+  ASSERT_TRUE(loaded) << loaded.error().describe();
+  EXPECT_TRUE(loaded->proto.graph().initializer(0).raw_data() == model.graph().initializer(0).raw_data());
+}
+
+TEST(SaveModel, MissingFolderIsAnErrorNotACrash) {
+  auto model = matmul_model(4, 2);
+  auto saved = save_model(model, "/nonexistent/folder/m.onnx");
+  ASSERT_FALSE(saved);
+  EXPECT_EQ(saved.error().code(), ErrorCode::io);
+}
+
+}  // namespace

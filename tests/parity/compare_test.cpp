@@ -1,0 +1,64 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "onnxproof/parity/compare.h"
+
+using namespace onnxproof;
+
+namespace {
+
+Tensor floats(std::vector<float> values) {
+  std::vector<std::byte> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return *Tensor::from_bytes(DType::float32, {static_cast<int64_t>(values.size())}, std::move(bytes));
+}
+
+TEST(Compare, WithinToleranceIsAllclose) {
+  const auto result = compare_tensors(floats({1.0F, 100.0F}), floats({1.0005F, 100.09F}));
+  EXPECT_TRUE(result.allclose) << result.describe();
+  EXPECT_NEAR(result.max_abs, 0.09, 1e-4);
+}
+
+TEST(Compare, OutsideToleranceCountsMismatchesAndFindsTheWorst) {
+  const auto result = compare_tensors(floats({1.0F, 2.0F, 3.0F}), floats({1.0F, 2.5F, 3.01F}));
+  EXPECT_FALSE(result.allclose);
+  EXPECT_EQ(result.mismatches, 2);
+  EXPECT_EQ(result.worst_index, 1);
+  EXPECT_NEAR(result.max_rel, 0.25, 1e-6);
+}
+
+TEST(Compare, NanMatchesNanButNotANumber) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(compare_tensors(floats({nan, 1.0F}), floats({nan, 1.0F})).allclose);
+  const auto result = compare_tensors(floats({nan, 1.0F}), floats({0.0F, 1.0F}));
+  EXPECT_FALSE(result.allclose);
+  EXPECT_EQ(result.nan_mismatches, 1);
+}
+
+TEST(Compare, InfinitiesMustHaveTheSameSign) {
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(compare_tensors(floats({inf}), floats({inf})).allclose);
+  EXPECT_FALSE(compare_tensors(floats({inf}), floats({-inf})).allclose);
+}
+
+TEST(Compare, IntegersAreExact) {
+  auto a = *Tensor::zeros(DType::int64, {3});
+  auto b = *Tensor::zeros(DType::int64, {3});
+  b.mutable_values<int64_t>()[2] = 1;
+  EXPECT_FALSE(compare_tensors(a, b).allclose);
+  // 2^53 + 1 differs from 2^53 although both round to the same double.
+  a.mutable_values<int64_t>()[0] = (int64_t{1} << 53) + 1;
+  b.mutable_values<int64_t>()[0] = int64_t{1} << 53;
+  b.mutable_values<int64_t>()[2] = 0;
+  EXPECT_FALSE(compare_tensors(a, b).allclose);
+}
+
+TEST(Compare, ShapeAndDtypeDifferencesFail) {
+  EXPECT_FALSE(compare_tensors(floats({1, 2}), floats({1, 2, 3})).shape_match);
+  EXPECT_FALSE(compare_tensors(floats({1}), *Tensor::zeros(DType::float64, {1})).dtype_match);
+}
+
+}  // namespace

@@ -1,0 +1,80 @@
+#include "test_support.h"
+
+#include <fstream>
+#include <random>
+
+namespace onnxproof::testing {
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  std::random_device seed;
+  m_path = fs::temp_directory_path() / ("onnxproof-test-" + std::to_string(seed()) + std::to_string(seed()));
+  fs::create_directories(m_path);
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  fs::remove_all(m_path, ignored);
+}
+
+onnx::ValueInfoProto tensor_value(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims) {
+  onnx::ValueInfoProto value;
+  value.set_name(name);
+  auto* tensor = value.mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(elem_type);
+  auto* shape = tensor->mutable_shape();
+  for (const int64_t dim : dims) {
+    if (dim < 0) shape->add_dim()->set_dim_param("N");
+    else shape->add_dim()->set_dim_value(dim);
+  }
+  return value;
+}
+
+onnx::ModelProto single_node_model(const std::string& op_type, const std::vector<onnx::ValueInfoProto>& inputs,
+                                   const onnx::ValueInfoProto& output, int64_t opset, const std::string& domain) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name("onnxproof-tests");
+  auto* import = model.add_opset_import();
+  import->set_domain("");
+  import->set_version(opset);
+  if (!domain.empty()) {
+    auto* custom = model.add_opset_import();
+    custom->set_domain(domain);
+    custom->set_version(1);
+  }
+  auto* graph = model.mutable_graph();
+  graph->set_name("test");
+  auto* node = graph->add_node();
+  node->set_op_type(op_type);
+  node->set_domain(domain);
+  node->set_name(op_type + "_0");
+  for (const auto& input : inputs) {
+    *graph->add_input() = input;
+    node->add_input(input.name());
+  }
+  node->add_output(output.name());
+  *graph->add_output() = output;
+  return model;
+}
+
+onnx::ModelProto matmul_model(int64_t k, int64_t m) {
+  auto model = single_node_model("MatMul", {tensor_value("x", onnx::TensorProto::FLOAT, {-1, k})},
+                                 tensor_value("y", onnx::TensorProto::FLOAT, {-1, m}));
+  auto* graph = model.mutable_graph();
+  graph->mutable_node(0)->add_input("W");
+  auto* weight = graph->add_initializer();
+  weight->set_name("W");
+  weight->set_data_type(onnx::TensorProto::FLOAT);
+  weight->add_dims(k);
+  weight->add_dims(m);
+  std::vector<float> values(static_cast<std::size_t>(k * m), 0.5F);
+  weight->set_raw_data(values.data(), values.size() * sizeof(float));
+  return model;
+}
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+}  // namespace onnxproof::testing

@@ -1,0 +1,40 @@
+#pragma once
+// Helpers shared by the unit tests: temporary folders and small models built in code.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+namespace onnxproof::testing {
+
+/// A fresh folder under the system temp dir, removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return m_path; }
+  std::filesystem::path operator/(const std::string& name) const { return m_path / name; }
+
+ private:
+  std::filesystem::path m_path;
+};
+
+/// A value info for a float32 tensor; dims < 0 become symbolic ("N").
+onnx::ValueInfoProto tensor_value(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims);
+
+/// A model of one node: y = op(inputs...), opset `opset` of the default domain, IR version 8.
+onnx::ModelProto single_node_model(const std::string& op_type, const std::vector<onnx::ValueInfoProto>& inputs,
+                                   const onnx::ValueInfoProto& output, int64_t opset = 17,
+                                   const std::string& domain = "");
+
+/// y = x @ W + 0 with W (k x m, float32, values 0.5) as an initializer; x is N x k with N symbolic.
+onnx::ModelProto matmul_model(int64_t k, int64_t m);
+
+/// Writes bytes to a file (no atomicity needed in tests).
+void write_bytes(const std::filesystem::path& path, const std::string& bytes);
+
+}  // namespace onnxproof::testing

@@ -1,0 +1,165 @@
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "onnxproof/tensor/tensor_io.h"
+#include "test_support.h"
+
+using namespace onnxproof;
+using onnxproof::testing::TempDir;
+using onnxproof::testing::write_bytes;
+
+namespace {
+
+Tensor sample_tensor(DType dtype, std::vector<int64_t> shape) {
+  auto tensor = Tensor::zeros(dtype, std::move(shape));
+  EXPECT_TRUE(tensor.has_value());
+  auto bytes = tensor->mutable_bytes();
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>((i * 37 + 11) & 0x7F);
+  return std::move(*tensor);
+}
+
+const DType k_all_dtypes[] = {DType::float32, DType::float16, DType::bfloat16, DType::float64, DType::int8,
+                              DType::int16,   DType::int32,   DType::int64,    DType::uint8,   DType::uint16,
+                              DType::uint32,  DType::uint64,  DType::boolean};
+
+class EveryDType : public ::testing::TestWithParam<DType> {};
+
+TEST_P(EveryDType, PbRoundTripKeepsNameShapeAndBytes) {
+  TempDir dir;
+  const Tensor original = sample_tensor(GetParam(), {2, 3, 4});
+  ASSERT_TRUE(write_tensor_pb(dir / "t.pb", original, "x"));
+  auto read = read_tensor_pb(dir / "t.pb");
+  ASSERT_TRUE(read) << read.error().describe();
+  EXPECT_EQ(read->name, "x");
+  EXPECT_EQ(read->tensor.dtype(), GetParam());
+  EXPECT_EQ(read->tensor.shape(), original.shape());
+  EXPECT_TRUE(std::equal(read->tensor.bytes().begin(), read->tensor.bytes().end(), original.bytes().begin(),
+                         original.bytes().end()));
+}
+
+TEST_P(EveryDType, NpyRoundTripKeepsShapeAndBytes) {
+  TempDir dir;
+  const Tensor original = sample_tensor(GetParam(), {5, 3});
+  ASSERT_TRUE(write_npy(dir / "t.npy", original));
+  auto read = read_npy(dir / "t.npy");
+  ASSERT_TRUE(read) << read.error().describe();
+  EXPECT_EQ(read->dtype(), GetParam());
+  EXPECT_EQ(read->shape(), original.shape());
+  EXPECT_TRUE(std::equal(read->bytes().begin(), read->bytes().end(), original.bytes().begin(), original.bytes().end()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Tensor, EveryDType, ::testing::ValuesIn(k_all_dtypes),
+                         [](const auto& param_info) { return dtype_name(param_info.param); });
+
+TEST(TensorProto, ReadsTypedFieldsAsWellAsRawData) {
+  onnx::TensorProto proto;
+  proto.set_data_type(onnx::TensorProto::FLOAT16);
+  proto.add_dims(2);
+  proto.add_int32_data(float_to_half(1.5F));
+  proto.add_int32_data(float_to_half(-2.0F));
+  auto tensor = tensor_from_proto(proto);
+  ASSERT_TRUE(tensor) << tensor.error().describe();
+  EXPECT_EQ(tensor->value_as_double(0), 1.5);
+  EXPECT_EQ(tensor->value_as_double(1), -2.0);
+}
+
+TEST(TensorProto, RawDataThatDoesNotMatchTheShapeIsAnError) {
+  onnx::TensorProto proto;
+  proto.set_name("w");
+  proto.set_data_type(onnx::TensorProto::FLOAT);
+  proto.add_dims(4);
+  proto.set_raw_data(std::string(12, '\0'));  // 3 floats, not 4
+  auto tensor = tensor_from_proto(proto);
+  ASSERT_FALSE(tensor);
+  EXPECT_NE(tensor.error().describe().find("needs 16 bytes, got 12"), std::string::npos) << tensor.error().describe();
+}
+
+TEST(TensorProto, StringTensorsRoundTrip) {
+  TempDir dir;
+  auto tensor = Tensor::from_strings({2}, {"monday", "tuesday"});
+  ASSERT_TRUE(tensor);
+  ASSERT_TRUE(write_tensor_pb(dir / "s.pb", *tensor, "s"));
+  auto read = read_tensor_pb(dir / "s.pb");
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->tensor.strings(), (std::vector<std::string>{"monday", "tuesday"}));
+}
+
+TEST(TensorProto, TruncatedFileIsAnError) {
+  TempDir dir;
+  const Tensor original = sample_tensor(DType::float32, {64});
+  ASSERT_TRUE(write_tensor_pb(dir / "t.pb", original, "x"));
+  std::ifstream in(dir / "t.pb", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  write_bytes(dir / "cut.pb", bytes.substr(0, bytes.size() / 2));
+  auto read = read_tensor_pb(dir / "cut.pb");
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().code(), ErrorCode::invalid_input);
+}
+
+TEST(TensorProto, MissingFileIsNotFound) {
+  auto read = read_tensor_pb("/nonexistent/t.pb");
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().code(), ErrorCode::not_found);
+}
+
+TEST(Npy, WrongMagicIsAnError) {
+  TempDir dir;
+  write_bytes(dir / "x.npy", "this is not numpy");
+  auto read = read_npy(dir / "x.npy");
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().describe().find("wrong magic"), std::string::npos);
+}
+
+TEST(Npy, ShapeThatDoesNotMatchTheByteCountIsAnError) {
+  TempDir dir;
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000), }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::string file = std::string("\x93NUMPY\x01\x00", 8);
+  file += static_cast<char>(header.size() & 0xFF);
+  file += static_cast<char>(header.size() >> 8);
+  file += header + std::string(16, '\0');
+  write_bytes(dir / "x.npy", file);
+  auto read = read_npy(dir / "x.npy");
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().describe().find("needs 4000000000000 data bytes, file has 16"), std::string::npos)
+      << read.error().describe();
+}
+
+TEST(Npy, FortranOrderAndBigEndianAreConvertedToRowMajorLittleEndian) {
+  TempDir dir;
+  // A 2x3 int16 array [[1,2,3],[4,5,6]] stored column-major and big-endian.
+  std::string header = "{'descr': '>i2', 'fortran_order': True, 'shape': (2, 3), }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::string file = std::string("\x93NUMPY\x01\x00", 8);
+  file += static_cast<char>(header.size());
+  file += '\0';
+  file += header;
+  for (const int v : {1, 4, 2, 5, 3, 6}) {
+    file += '\0';
+    file += static_cast<char>(v);
+  }
+  write_bytes(dir / "f.npy", file);
+  auto read = read_npy(dir / "f.npy");
+  ASSERT_TRUE(read) << read.error().describe();
+  const auto values = read->values<int16_t>();
+  EXPECT_EQ(std::vector<int16_t>(values.begin(), values.end()), (std::vector<int16_t>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(DType, HalfAndBfloat16ConversionsRoundToNearestEven) {
+  EXPECT_EQ(half_to_float(float_to_half(0.1F)), 0.0999755859375F);
+  EXPECT_EQ(float_to_half(65520.0F), 0x7C00);  // rounds up to +inf
+  EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0F, -24));
+  EXPECT_EQ(bfloat16_to_float(float_to_bfloat16(1.00390625F)), 1.0F);  // tie goes to even
+  EXPECT_EQ(dtype_from_name("float32"), DType::float32);
+  EXPECT_EQ(dtype_from_name("bool"), DType::boolean);
+  EXPECT_FALSE(dtype_from_name("float128"));
+}
+
+}  // namespace
