@@ -114,11 +114,11 @@ void print_check_result(std::ostream& out, const LoadedModel& model, const Check
   print_values("outputs", summary.outputs);
 
   out << fmt::format("operators        {} nodes, {} operator types\n", summary.node_count, summary.operators.size());
-  std::size_t op_width = 7;
-  for (const auto& op : summary.operators) op_width = std::max(op_width, op.domain.size() + 1 + op.op_type.size());
+  std::size_t op_width = 8;
+  for (const auto& op : summary.operators) op_width = std::max(op_width, op.domain.size() + 2 + op.op_type.size());
   out << fmt::format("  {:<{}}  {:>5}  {:>5}\n", "operator", op_width, "opset", "count");
   for (const auto& op : summary.operators) {
-    out << fmt::format("  {:<{}}  {:>5}  {:>5}{}\n", op.domain + "::" + op.op_type, op_width + 1, op.opset, op.count,
+    out << fmt::format("  {:<{}}  {:>5}  {:>5}{}\n", op.domain + "::" + op.op_type, op_width, op.opset, op.count,
                        op.in_subgraphs ? fmt::format("  ({} in subgraphs)", op.in_subgraphs) : "");
   }
   out << fmt::format("initializers     {} tensors, {}{}\n", summary.initializer_count, format_bytes(summary.initializer_bytes),

@@ -136,38 +136,54 @@ std::string descr_for(DType dtype) {
 }  // namespace
 
 Expected<Tensor> read_npy(const std::filesystem::path& path, uint64_t max_bytes) {
-  auto data = read_file(path, max_bytes);
-  if (!data) return std::unexpected(std::move(data.error()));
-  const std::string_view file = *data;
   const auto bad = [&](const std::string& why) { return fail(ErrorCode::invalid_input, path.string() + ": " + why); };
-  if (file.size() < 10 || file.substr(0, k_magic.size()) != k_magic) return bad("not a .npy file (wrong magic)");
-  const auto major = static_cast<uint8_t>(file[6]);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return fail(ErrorCode::not_found, "no such file: " + path.string());
+  if (!std::filesystem::is_regular_file(path, ec)) return bad("not a regular file");
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) return fail(ErrorCode::io, "cannot read " + path.string() + ": " + ec.message());
+  if (file_size > max_bytes) {
+    return fail(ErrorCode::limit_exceeded, path.string() + " is " + std::to_string(file_size) +
+                                               " bytes, over the limit of " + std::to_string(max_bytes));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(ErrorCode::io, "cannot open " + path.string());
+
+  // The header is read first; the data goes straight into the tensor's buffer.
+  char prefix_bytes[12] = {};
+  in.read(prefix_bytes, 10);
+  const std::string_view prefix_view(prefix_bytes, static_cast<std::size_t>(in.gcount()));
+  if (prefix_view.size() < 10 || prefix_view.substr(0, k_magic.size()) != k_magic) return bad("not a .npy file (wrong magic)");
+  const auto major = static_cast<uint8_t>(prefix_bytes[6]);
   std::size_t header_len = 0;
-  std::size_t prefix = 0;
+  std::size_t prefix = 10;
   if (major == 1) {
-    header_len = static_cast<uint8_t>(file[8]) | (static_cast<std::size_t>(static_cast<uint8_t>(file[9])) << 8);
-    prefix = 10;
+    header_len = static_cast<uint8_t>(prefix_bytes[8]) | (static_cast<std::size_t>(static_cast<uint8_t>(prefix_bytes[9])) << 8);
   } else if (major == 2 || major == 3) {
-    if (file.size() < 12) return bad("truncated .npy header");
-    for (int i = 3; i >= 0; --i) header_len = (header_len << 8) | static_cast<uint8_t>(file[8 + i]);
+    in.read(prefix_bytes + 10, 2);
+    if (in.gcount() != 2) return bad("truncated .npy header");
+    for (int i = 3; i >= 0; --i) header_len = (header_len << 8) | static_cast<uint8_t>(prefix_bytes[8 + i]);
     prefix = 12;
   } else {
     return bad("unsupported .npy format version " + std::to_string(major));
   }
-  if (file.size() < prefix + header_len) return bad("truncated .npy header");
-  auto header = parse_header(file.substr(prefix, header_len));
+  if (file_size < prefix + header_len) return bad("truncated .npy header");
+  std::string header_text(header_len, '\0');
+  in.read(header_text.data(), static_cast<std::streamsize>(header_len));
+  auto header = parse_header(header_text);
   if (!header) return std::unexpected(std::move(header.error().add_context(path.string())));
 
   const std::size_t item = dtype_size(header->dtype);
   auto count = element_count(header->shape);
   if (!count) return std::unexpected(std::move(count.error()).add_context(path.string()));
-  const std::size_t available = file.size() - prefix - header_len;
+  const uint64_t available = file_size - prefix - header_len;
   if (static_cast<uint64_t>(*count) > available / item || static_cast<uint64_t>(*count) * item != available) {
     return bad("shape " + format_shape(header->shape) + " of " + dtype_name(header->dtype) + " needs " +
                std::to_string(static_cast<uint64_t>(*count) * item) + " data bytes, file has " + std::to_string(available));
   }
-  std::vector<std::byte> bytes(available);
-  std::memcpy(bytes.data(), file.data() + prefix + header_len, available);
+  std::vector<std::byte> bytes(static_cast<std::size_t>(available));
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(available));
+  if (static_cast<uint64_t>(in.gcount()) != available) return bad("file changed while reading");
   if (header->big_endian && item > 1) {
     // complex values swap each of their two halves
     const bool complex = header->dtype == DType::complex64 || header->dtype == DType::complex128;

@@ -11,21 +11,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A model whose weight lives in `location` (offset 0, 4x2 float32 = 32 bytes).
-onnx::ModelProto model_with_external_weight(const std::string& location) {
-  auto model = matmul_model(4, 2);
-  auto* weight = model.mutable_graph()->mutable_initializer(0);
-  weight->clear_raw_data();
-  weight->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* entry = weight->add_external_data();
-  entry->set_key("location");
-  entry->set_value(location);
-  auto* length = weight->add_external_data();
-  length->set_key("length");
-  length->set_value("32");
-  return model;
-}
-
 void write_model(const onnx::ModelProto& model, const fs::path& path) { write_bytes(path, model.SerializeAsString()); }
 
 TEST(LoadModel, LoadsAValidModel) {

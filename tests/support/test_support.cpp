@@ -73,6 +73,20 @@ onnx::ModelProto matmul_model(int64_t k, int64_t m) {
   return model;
 }
 
+onnx::ModelProto model_with_external_weight(const std::string& location) {
+  auto model = matmul_model(4, 2);
+  auto* weight = model.mutable_graph()->mutable_initializer(0);
+  weight->clear_raw_data();
+  weight->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* entry = weight->add_external_data();
+  entry->set_key("location");
+  entry->set_value(location);
+  auto* length = weight->add_external_data();
+  length->set_key("length");
+  length->set_value("32");
+  return model;
+}
+
 void write_bytes(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }

@@ -34,6 +34,9 @@ onnx::ModelProto single_node_model(const std::string& op_type, const std::vector
 /// y = x @ W + 0 with W (k x m, float32, values 0.5) as an initializer; x is N x k with N symbolic.
 onnx::ModelProto matmul_model(int64_t k, int64_t m);
 
+/// matmul_model(4, 2) with its weight in external data at `location` (offset 0, 32 bytes).
+onnx::ModelProto model_with_external_weight(const std::string& location);
+
 /// Writes bytes to a file (no atomicity needed in tests).
 void write_bytes(const std::filesystem::path& path, const std::string& bytes);
 
