@@ -83,7 +83,7 @@ Expected<void> write_file_atomically(const fs::path& path, std::string_view cont
   return file.commit();
 }
 
-Expected<std::string> read_file(const fs::path& path, uint64_t max_bytes) {
+Expected<uint64_t> readable_file_size(const fs::path& path, uint64_t max_bytes) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
   if (ec || !fs::exists(status)) return fail(ErrorCode::not_found, "no such file: " + path.string());
@@ -94,6 +94,11 @@ Expected<std::string> read_file(const fs::path& path, uint64_t max_bytes) {
     return fail(ErrorCode::limit_exceeded, path.string() + " is " + std::to_string(size) +
                                                " bytes, over the limit of " + std::to_string(max_bytes));
   }
+  return size;
+}
+
+Expected<std::string> read_file(const fs::path& path, uint64_t max_bytes) {
+  ONNXPROOF_TRY_ASSIGN(const uint64_t size, readable_file_size(path, max_bytes));
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(ErrorCode::io, "cannot open " + path.string());
   std::string data(static_cast<std::size_t>(size), '\0');

@@ -132,20 +132,20 @@ Expected<onnx::ModelProto> parse_model(std::string_view bytes, const std::string
 }
 
 Expected<LoadedModel> load_model(const fs::path& path, const LoadOptions& options) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return fail(ErrorCode::not_found, "no such file: " + path.string());
-  if (!fs::is_regular_file(path, ec)) return fail(ErrorCode::invalid_input, path.string() + " is not a regular file");
   LoadedModel loaded;
   loaded.path = path;
+  const uint64_t limit = std::min(options.max_model_bytes, k_protobuf_limit);
+  auto size = readable_file_size(path, limit);
+  if (!size) {
+    if (size.error().code() == ErrorCode::limit_exceeded && limit == k_protobuf_limit) {
+      size.error().add_context("models over 2 GiB must keep their weights in external data");
+    }
+    return std::unexpected(std::move(size.error()));
+  }
+  loaded.file_bytes = *size;
+  std::error_code ec;
   loaded.folder = fs::canonical(fs::absolute(path).parent_path(), ec);
   if (ec) return fail(ErrorCode::io, "cannot resolve the folder of " + path.string() + ": " + ec.message());
-  loaded.file_bytes = fs::file_size(path, ec);
-  const uint64_t limit = std::min(options.max_model_bytes, k_protobuf_limit);
-  if (loaded.file_bytes > limit) {
-    return fail(ErrorCode::limit_exceeded, path.string() + " is " + std::to_string(loaded.file_bytes) +
-                                               " bytes, over the limit of " + std::to_string(limit) +
-                                               " (models over 2 GiB must keep their weights in external data)");
-  }
 
   // Parse straight from the file descriptor: no second copy of the bytes in memory.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

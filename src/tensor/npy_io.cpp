@@ -137,15 +137,7 @@ std::string descr_for(DType dtype) {
 
 Expected<Tensor> read_npy(const std::filesystem::path& path, uint64_t max_bytes) {
   const auto bad = [&](const std::string& why) { return fail(ErrorCode::invalid_input, path.string() + ": " + why); };
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return fail(ErrorCode::not_found, "no such file: " + path.string());
-  if (!std::filesystem::is_regular_file(path, ec)) return bad("not a regular file");
-  const uint64_t file_size = std::filesystem::file_size(path, ec);
-  if (ec) return fail(ErrorCode::io, "cannot read " + path.string() + ": " + ec.message());
-  if (file_size > max_bytes) {
-    return fail(ErrorCode::limit_exceeded, path.string() + " is " + std::to_string(file_size) +
-                                               " bytes, over the limit of " + std::to_string(max_bytes));
-  }
+  ONNXPROOF_TRY_ASSIGN(const uint64_t file_size, readable_file_size(path, max_bytes));
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(ErrorCode::io, "cannot open " + path.string());
 

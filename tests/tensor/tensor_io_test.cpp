@@ -107,6 +107,16 @@ TEST(TensorProto, MissingFileIsNotFound) {
   EXPECT_EQ(read.error().code(), ErrorCode::not_found);
 }
 
+// A version 1.0 .npy file with the given header dict and data bytes.
+std::string npy_file(std::string header, const std::string& data) {
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::string file = std::string("\x93NUMPY\x01\x00", 8);
+  file += static_cast<char>(header.size() & 0xFF);
+  file += static_cast<char>(header.size() >> 8);
+  return file + header + data;
+}
+
 TEST(Npy, WrongMagicIsAnError) {
   TempDir dir;
   write_bytes(dir / "x.npy", "this is not numpy");
@@ -117,14 +127,8 @@ TEST(Npy, WrongMagicIsAnError) {
 
 TEST(Npy, ShapeThatDoesNotMatchTheByteCountIsAnError) {
   TempDir dir;
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000), }";
-  header.append(64 - (10 + header.size() + 1) % 64, ' ');
-  header += '\n';
-  std::string file = std::string("\x93NUMPY\x01\x00", 8);
-  file += static_cast<char>(header.size() & 0xFF);
-  file += static_cast<char>(header.size() >> 8);
-  file += header + std::string(16, '\0');
-  write_bytes(dir / "x.npy", file);
+  write_bytes(dir / "x.npy",
+              npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000), }", std::string(16, '\0')));
   auto read = read_npy(dir / "x.npy");
   ASSERT_FALSE(read);
   EXPECT_NE(read.error().describe().find("needs 4000000000000 data bytes, file has 16"), std::string::npos)
@@ -134,18 +138,12 @@ TEST(Npy, ShapeThatDoesNotMatchTheByteCountIsAnError) {
 TEST(Npy, FortranOrderAndBigEndianAreConvertedToRowMajorLittleEndian) {
   TempDir dir;
   // A 2x3 int16 array [[1,2,3],[4,5,6]] stored column-major and big-endian.
-  std::string header = "{'descr': '>i2', 'fortran_order': True, 'shape': (2, 3), }";
-  header.append(64 - (10 + header.size() + 1) % 64, ' ');
-  header += '\n';
-  std::string file = std::string("\x93NUMPY\x01\x00", 8);
-  file += static_cast<char>(header.size());
-  file += '\0';
-  file += header;
+  std::string data;
   for (const int v : {1, 4, 2, 5, 3, 6}) {
-    file += '\0';
-    file += static_cast<char>(v);
+    data += '\0';
+    data += static_cast<char>(v);
   }
-  write_bytes(dir / "f.npy", file);
+  write_bytes(dir / "f.npy", npy_file("{'descr': '>i2', 'fortran_order': True, 'shape': (2, 3), }", data));
   auto read = read_npy(dir / "f.npy");
   ASSERT_TRUE(read) << read.error().describe();
   const auto values = read->values<int16_t>();

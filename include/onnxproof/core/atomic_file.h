@@ -47,6 +47,10 @@ class AtomicFile {
 /// Writes `contents` to `path` atomically.
 Expected<void> write_file_atomically(const std::filesystem::path& path, std::string_view contents);
 
+/// The size of a regular file; fails (not_found, invalid_input, limit_exceeded) when it is missing,
+/// not a regular file, or larger than `max_bytes`, so callers check before they allocate.
+Expected<uint64_t> readable_file_size(const std::filesystem::path& path, uint64_t max_bytes);
+
 /// Reads a whole file, refusing files larger than `max_bytes` before allocating.
 Expected<std::string> read_file(const std::filesystem::path& path, uint64_t max_bytes);
 
