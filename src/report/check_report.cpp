@@ -45,6 +45,19 @@ std::string format_bytes(uint64_t bytes) {
   return fmt::format("{:.1f} {}", value, units[unit]);
 }
 
+void print_findings(std::ostream& out, const std::vector<Finding>& findings) {
+  if (findings.empty()) {
+    out << "findings         none\n";
+    return;
+  }
+  out << fmt::format("findings         {}\n", findings.size());
+  for (const auto& finding : findings) {
+    out << fmt::format("  {:<7} {}: {}\n", severity_name(finding.severity), finding.code, finding.message);
+    if (!finding.where.empty()) out << fmt::format("          where: {}\n", finding.where);
+    if (!finding.hint.empty()) out << fmt::format("          hint: {}\n", finding.hint);
+  }
+}
+
 nlohmann::json finding_to_json(const Finding& finding) {
   return {{"code", finding.code},       {"severity", std::string(severity_name(finding.severity))},
           {"step", finding.step},       {"message", finding.message},
@@ -125,16 +138,7 @@ void print_check_result(std::ostream& out, const LoadedModel& model, const Check
                      summary.external_bytes ? fmt::format(" ({} in external data)", format_bytes(summary.external_bytes)) : "");
   out << fmt::format("checker          {}\n", status_word(result.checker_passed));
   out << fmt::format("shape inference  {}\n", status_word(result.shape_inference_passed));
-  if (result.findings.empty()) {
-    out << "findings         none\n";
-  } else {
-    out << fmt::format("findings         {}\n", result.findings.size());
-    for (const auto& finding : result.findings) {
-      out << fmt::format("  {:<7} {}: {}\n", severity_name(finding.severity), finding.code, finding.message);
-      if (!finding.where.empty()) out << fmt::format("          where: {}\n", finding.where);
-      if (!finding.hint.empty()) out << fmt::format("          hint: {}\n", finding.hint);
-    }
-  }
+  print_findings(out, result.findings);
   out << fmt::format("verdict          {}\n", has_errors(result.findings) ? "fail" : "pass");
 }
 

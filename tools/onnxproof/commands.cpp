@@ -87,3 +87,59 @@ int run_run(const RunCommand& command, std::ostream& out, std::ostream& err) {
 }
 
 }  // namespace onnxproof::cli
+
+namespace onnxproof::cli {
+
+namespace {
+
+Expected<ExportOptions> export_options(const ModelArguments& arguments, const fs::path& out) {
+  ExportOptions options;
+  options.model = arguments.model;
+  for (const auto& text : arguments.inputs) {
+    ONNXPROOF_TRY_ASSIGN(auto spec, parse_input_spec(text));
+    options.inputs.push_back(std::move(spec));
+  }
+  for (const auto& text : arguments.dynamic) {
+    ONNXPROOF_TRY_ASSIGN(auto axis, parse_dynamic_axis(text));
+    options.dynamic.push_back(std::move(axis));
+  }
+  for (const auto& text : arguments.sweep) {
+    ONNXPROOF_TRY_ASSIGN(auto sweep, parse_sweep(text));
+    options.sweep[sweep.first] = std::move(sweep.second);
+  }
+  if (arguments.samples < 1) return fail(ErrorCode::usage, "--samples must be at least 1");
+  if (!arguments.data.empty() && !arguments.data_dir.empty()) {
+    return fail(ErrorCode::usage, "--data and --data-dir are alternatives; give one");
+  }
+  options.opset = arguments.opset;
+  options.exporter = arguments.exporter;
+  options.samples = arguments.samples;
+  options.data = arguments.data;
+  options.data_dir = arguments.data_dir;
+  options.python = arguments.python;
+  options.out = out;
+  return options;
+}
+
+}  // namespace
+
+int run_export_command(const ExportCommand& command, std::ostream& out, std::ostream& err) {
+  auto options = export_options(command.model, command.out);
+  if (!options) return report_error(err, options.error());
+  auto result = run_export(*options, err);
+  if (!result) return report_error(err, result.error());
+  if (result->model.empty()) {
+    out << "exported         nothing: the export failed\n";
+  } else {
+    out << fmt::format("exported         {} ({} exporter, sha256 {})\n", result->model.string(), result->exporter,
+                       result->sha256.substr(0, 16));
+    out << fmt::format("reference        {} data sets in {}\n", result->reference_sets,
+                       (command.out / "reference").string());
+  }
+  print_findings(out, result->findings);
+  const bool failed = result->model.empty() || has_errors(result->findings);
+  out << fmt::format("verdict          {}\n", failed ? "fail" : "pass");
+  return failed ? k_exit_fail : k_exit_pass;
+}
+
+}  // namespace onnxproof::cli

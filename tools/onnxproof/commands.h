@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "onnxproof/core/error.h"
+#include "onnxproof/export/export_step.h"
 
 namespace onnxproof::cli {
 
@@ -31,11 +32,31 @@ struct RunCommand {
   std::string format = "pb";        // pb | npy
 };
 
+/// The model options shared by export (and later pipeline), as given on the command line.
+struct ModelArguments {
+  std::string model;
+  std::vector<std::string> inputs;   // NAME=DIMS:DTYPE[:LO..HI]
+  std::vector<std::string> dynamic;  // NAME:AXIS=LABEL
+  int64_t opset = 17;
+  std::string exporter = "auto";
+  std::vector<std::string> sweep;    // LABEL=SIZES
+  int samples = 3;
+  std::string data;
+  std::filesystem::path data_dir;
+  std::string python;
+};
+
+struct ExportCommand {
+  ModelArguments model;
+  std::filesystem::path out;
+};
+
 /// Prints "onnxproof: error: ..." as one line and returns the exit code for the error.
 int report_error(std::ostream& err, const Error& error);
 
 int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err);
 int run_run(const RunCommand& command, std::ostream& out, std::ostream& err);
 int run_version(std::ostream& out);
+int run_export_command(const ExportCommand& command, std::ostream& out, std::ostream& err);
 
 }  // namespace onnxproof::cli

@@ -5,6 +5,26 @@
 
 #include "commands.h"
 
+namespace {
+
+// The model option group, spelled the same by every command that exports (DESIGN.md).
+void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model) {
+  app->add_option("--model", model.model, "SPEC: file.py:callable, package.module:callable, model.pt or torchvision:NAME")
+      ->required();
+  app->add_option("--input", model.inputs, "NAME=DIMS:DTYPE[:LO..HI], e.g. x=1x3x224x224:float32 (repeat per input)")
+      ->required();
+  app->add_option("--dynamic", model.dynamic, "NAME:AXIS=LABEL names a variable axis, e.g. x:0=batch (repeat)");
+  app->add_option("--opset", model.opset, "ONNX opset to export at")->capture_default_str();
+  app->add_option("--exporter", model.exporter, "auto, torchscript or dynamo")->capture_default_str();
+  app->add_option("--sweep", model.sweep, "LABEL=SIZES, the sizes a dynamic axis is proved at, e.g. batch=1,3,8");
+  app->add_option("--samples", model.samples, "Generated inputs per shape case")->capture_default_str();
+  app->add_option("--data", model.data, "file.py:callable yielding real input samples (dicts or tuples)");
+  app->add_option("--data-dir", model.data_dir, "Folder of real input samples (.npy / .pb)");
+  app->add_option("--python", model.python, "Python interpreter with torch (default: $ONNXPROOF_PYTHON or /usr/bin/python3)");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace onnxproof::cli;
   CLI::App app{"onnxproof: turn a PyTorch model into an ONNX file that can be trusted (conversion plus proof)"};
@@ -27,6 +47,11 @@ int main(int argc, char** argv) {
   run_app->add_option("--provider", run.provider, "Execution provider: cpu or cuda")->capture_default_str();
   run_app->add_option("--format", run.format, "Output file format: pb or npy")->capture_default_str();
 
+  ExportCommand export_command;
+  auto* export_app = app.add_subcommand("export", "Export a PyTorch model to OUT/model.onnx with PyTorch's reference outputs");
+  add_model_options(export_app, export_command.model);
+  export_app->add_option("--out", export_command.out, "The run folder")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
@@ -42,6 +67,7 @@ int main(int argc, char** argv) {
     if (show_version) return run_version(std::cout);
     if (*check_app) return run_check(check, std::cout, std::cerr);
     if (*run_app) return run_run(run, std::cout, std::cerr);
+    if (*export_app) return run_export_command(export_command, std::cout, std::cerr);
     std::cout << app.help();
     return k_exit_usage;
   } catch (const std::exception& error) {

@@ -21,6 +21,10 @@ nlohmann::json check_result_to_json(const LoadedModel& model, const CheckResult&
 /// The human summary printed by `onnxproof check`.
 void print_check_result(std::ostream& out, const LoadedModel& model, const CheckResult& result);
 
+/// The findings block of the terminal output: "findings N" then severity, code, message, where,
+/// hint per finding ("findings none" when empty).
+void print_findings(std::ostream& out, const std::vector<Finding>& findings);
+
 /// "46.8 MB" style byte counts (powers of 1000, as file managers show).
 std::string format_bytes(uint64_t bytes);
 

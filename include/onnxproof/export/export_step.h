@@ -1,0 +1,68 @@
+#pragma once
+// The export step: runs the Python front end (python/onnxproof) as a child process to turn a
+// PyTorch model into OUT/model.onnx, OUT/reference/ and OUT/export.json, and reads the result.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "onnxproof/core/error.h"
+#include "onnxproof/core/finding.h"
+
+namespace onnxproof {
+
+/// --input NAME=DIMS:DTYPE[:LO..HI], e.g. "ids=2x16:int64:0..30522".
+struct InputSpec {
+  std::string name;
+  std::vector<int64_t> dims;
+  std::string dtype;
+  std::optional<std::pair<int64_t, int64_t>> range;  // [low, high) for generated integers
+};
+
+/// --dynamic NAME:AXIS=LABEL, e.g. "x:0=batch".
+struct DynamicAxis {
+  std::string input;
+  int64_t axis = 0;
+  std::string label;
+};
+
+/// Parsers for the command-line specs; errors are ErrorCode::usage with the spec quoted.
+Expected<InputSpec> parse_input_spec(const std::string& text);
+Expected<DynamicAxis> parse_dynamic_axis(const std::string& text);
+/// --sweep LABEL=SIZES, e.g. "batch=1,3,8".
+Expected<std::pair<std::string, std::vector<int64_t>>> parse_sweep(const std::string& text);
+
+struct ExportOptions {
+  std::string model;  // SPEC: file.py:callable, package.module:callable, model.pt, torchvision:NAME
+  std::vector<InputSpec> inputs;
+  std::vector<DynamicAxis> dynamic;
+  int64_t opset = 17;
+  std::string exporter = "auto";  // auto | torchscript | dynamo
+  std::map<std::string, std::vector<int64_t>> sweep;
+  int samples = 3;
+  std::string data;                // file.py:callable yielding samples
+  std::filesystem::path data_dir;  // folder of .npy / .pb samples
+  std::filesystem::path out;
+  std::string python;  // interpreter; empty: $ONNXPROOF_PYTHON, then the configured default
+  uint64_t seed = 0;
+};
+
+struct ExportResult {
+  std::filesystem::path model;  // OUT/model.onnx; empty when the export failed
+  std::string sha256;
+  std::string exporter;
+  int reference_sets = 0;
+  std::vector<Finding> findings;
+};
+
+/// Runs the front end, forwarding its progress lines to `progress`. Returns the findings (the
+/// export may have failed because of the model: then `model` is empty and findings say why).
+/// Fails with ErrorCode::usage for bad options (as the front end reports them), ErrorCode::not_found
+/// when the interpreter cannot be started, ErrorCode::internal when the front end crashes.
+Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& progress);
+
+}  // namespace onnxproof

@@ -1,0 +1,387 @@
+"""The export step: a PyTorch model becomes OUT/model.onnx, OUT/reference/ (PyTorch's inputs and
+outputs for every shape case) and OUT/export.json (versions, options, timings, findings, sha256).
+
+    /usr/bin/python3 -m onnxproof.export --config-json '{"model": "torchvision:resnet18", ...}'
+
+`onnxproof export` (C++) builds the configuration from its options and runs this module. Progress
+goes to stderr; a user error ends with one line `onnxproof: error: ...` and exit code 2 or 3; a
+model problem is a finding in export.json and exit code 1.
+"""
+import argparse
+import hashlib
+import inspect
+import io
+import json
+import os
+import platform
+import sys
+import time
+import warnings
+
+from . import __version__
+from .cases import example_sizes, generate, shape_cases, shape_for
+from .errors import EXIT_FAIL, FrontEndError, UsageError
+from .findings import finding
+from . import spec as specs
+from . import traps
+
+DEFAULT_OPSET = 17
+
+
+def progress(message):
+    print(f"onnxproof export: {message}", file=sys.stderr, flush=True)
+
+
+def write_atomically(path, data):
+    mode = "wb" if isinstance(data, bytes) else "w"
+    with open(path + ".tmp", mode) as handle:
+        handle.write(data)
+    os.replace(path + ".tmp", path)
+
+
+def resolve_exporter(requested):
+    """'torchscript' or 'dynamo': auto follows the installed torch's default (dynamo from 2.9)."""
+    import torch
+    if requested not in ("auto", "torchscript", "dynamo"):
+        raise UsageError(f"--exporter must be auto, torchscript or dynamo, not '{requested}'")
+    major, minor = (int(part) for part in torch.__version__.split(".")[:2])
+    has_dynamo = "dynamo" in inspect.signature(torch.onnx.export).parameters
+    if requested == "dynamo" and not has_dynamo:
+        raise FrontEndError(f"the dynamo exporter needs torch 2.5 or newer; this is torch {torch.__version__}")
+    if requested == "auto":
+        return "dynamo" if has_dynamo and (major, minor) >= (2, 9) else "torchscript"
+    return requested
+
+
+class Exporter:
+    """One export run; collects findings and timings as it goes."""
+
+    def __init__(self, config):
+        self.config = config
+        self.out = config["out"]
+        self.inputs = config["inputs"]
+        self.dynamic = config.get("dynamic", [])
+        self.opset = int(config.get("opset") or DEFAULT_OPSET)
+        self.findings = []
+        self.timings = {}
+        self.notes = []
+        self.output_names = []
+        self.output_axes = {}
+
+    def timed(self, stage, function, *args):
+        start = time.perf_counter()
+        try:
+            return function(*args)
+        finally:
+            self.timings[stage] = round(self.timings.get(stage, 0.0) + time.perf_counter() - start, 4)
+
+    def run(self):
+        import numpy as np
+        import torch
+        if not self.inputs:
+            raise UsageError("declare the model's inputs with --input NAME=DIMS:DTYPE")
+        self.examples = example_sizes(self.inputs, self.dynamic)
+        self.exporter = resolve_exporter(self.config.get("exporter", "auto"))
+        progress(f"loading {self.config['model']}")
+        model, self.description = self.timed("load", specs.load_model, self.config["model"])
+        model = self.prepare(model)
+
+        rng = np.random.default_rng(int(self.config.get("seed", 0)))
+        example = {spec["name"]: generate(spec, spec["dims"], rng) for spec in self.inputs}
+        progress("running the forward pass on the example input")
+        outputs = self.timed("forward", self.check_forward, model, example)
+        if outputs is None:
+            return self.finish(exported=False)
+
+        if self.opset < 17:
+            self.findings.append(finding("OPSET_TOO_OLD", "warning", f"exporting at opset {self.opset}, older than 17", "",
+                                         "use --opset 17 or newer unless a target runtime needs the old one"))
+        self.output_axes = self.timed("output_axes", self.label_output_axes, model, example, outputs)
+        progress(f"exporting with the {self.exporter} exporter at opset {self.opset}")
+        path = os.path.join(self.out, "model.onnx")
+        exported = self.timed("export", self.export_to_file, model, example, path)
+        if not exported:
+            return self.finish(exported=False)
+        progress("tracing again with other values and sizes")
+        self.timed("differential_trace", self.differential_trace, model, example, path)
+        progress("capturing PyTorch's reference outputs")
+        self.timed("reference", self.write_reference, model)
+        return self.finish(exported=True)
+
+    def prepare(self, model):
+        import torch
+        if model.training:
+            self.findings.append(finding(
+                "TRAINING_MODE", "warning",
+                "the model came in training mode (dropout active, batch norm on batch statistics); exported in eval mode",
+                "", "call model.eval() before exporting; onnxproof did it for you"))
+            model.eval()
+        devices = {parameter.device.type for parameter in model.parameters()}
+        if devices - {"cpu"}:
+            self.findings.append(finding("MOVED_TO_CPU", "info", f"the model was on {', '.join(sorted(devices))}; "
+                                         "moved to the CPU for export and reference outputs", "", ""))
+            model.cpu()
+        return model
+
+    def args_for(self, arrays):
+        import torch
+        return tuple(torch.from_numpy(arrays[spec["name"]]) for spec in self.inputs)
+
+    def forward(self, model, arrays):
+        import torch
+        with torch.no_grad():
+            return model(*self.args_for(arrays))
+
+    def check_forward(self, model, example):
+        try:
+            result = self.forward(model, example)
+        except Exception as error:
+            self.findings.append(finding("EXPORT_FAILED", "error",
+                                         f"the model's forward fails on the example input: {type(error).__name__}: {error}",
+                                         "", "check the --input names, shapes and dtypes against forward()'s arguments"))
+            return None
+        outputs, problems = traps.flatten_outputs(result)
+        if problems:
+            self.findings += problems
+            return None
+        self.output_names = [name for name, _ in outputs]
+        again, _ = traps.flatten_outputs(self.forward(model, example))
+        differing = traps.compare_forwards(outputs, again)
+        if differing:
+            self.findings.append(finding(
+                "NONDETERMINISTIC_FORWARD", "error",
+                f"two forward passes on the same input differ (output {', '.join(differing)}): the forward draws random numbers",
+                ", ".join(differing),
+                "remove random ops from inference (torch.rand*, bernoulli, F.dropout(training=True)) or seed them "
+                "outside the model; no parity proof can hold otherwise"))
+        return outputs
+
+    def label_output_axes(self, model, example, outputs):
+        """{output name: {axis: label}}: resize one label at a time and see which output axes follow."""
+        import numpy as np
+        axes = {name: {} for name in self.output_names}
+        rng = np.random.default_rng(7)
+        for label, size in self.examples.items():
+            other = size + 1
+            sizes = dict(self.examples, **{label: other})
+            arrays = {spec["name"]: generate(spec, shape_for(spec, self.dynamic, sizes), rng) for spec in self.inputs}
+            try:
+                resized, _ = traps.flatten_outputs(self.forward(model, arrays))
+            except Exception as error:
+                self.findings.append(finding(
+                    "FROZEN_DIMENSION", "error",
+                    f"PyTorch's own forward fails when '{label}' is {other} (example: {size}): {type(error).__name__}: {error}",
+                    label, "the model itself only accepts the example's size on this axis; drop the --dynamic axis or fix the model"))
+                continue
+            for (name, before), (_, after) in zip(outputs, resized):
+                for axis, (a, b) in enumerate(zip(before.shape, after.shape)):
+                    if a != b:
+                        axes[name].setdefault(axis, label)
+        return axes
+
+    def dynamic_axes(self):
+        axes = {}
+        for axis in self.dynamic:
+            axes.setdefault(axis["input"], {})[axis["axis"]] = axis["label"]
+        for name, labels in self.output_axes.items():
+            if labels:
+                axes[name] = dict(labels)
+        return axes
+
+    def call_exporter(self, model, example, target, exporter=None):
+        import torch
+        kwargs = dict(opset_version=self.opset, input_names=[spec["name"] for spec in self.inputs],
+                      output_names=self.output_names, do_constant_folding=True, export_params=True)
+        exporter = exporter or self.exporter
+        if exporter == "dynamo":
+            shared = {label: torch.export.Dim(label) for label in self.examples}
+            shapes = {spec["name"]: {axis["axis"]: shared[axis["label"]] for axis in self.dynamic
+                                     if axis["input"] == spec["name"]} or None for spec in self.inputs}
+            return torch.onnx.export(model, self.args_for(example), target, dynamo=True, dynamic_shapes=shapes,
+                                     opset_version=self.opset, input_names=kwargs["input_names"],
+                                     output_names=self.output_names)
+        if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+            kwargs["dynamo"] = False
+        return torch.onnx.export(model, self.args_for(example), target, dynamic_axes=self.dynamic_axes(), **kwargs)
+
+    def export_to_file(self, model, example, path):
+        import torch
+        attempts = [("no_grad", torch.no_grad)]
+        while attempts:
+            mode, context = attempts.pop(0)
+            with warnings.catch_warnings(record=True) as records:
+                warnings.simplefilter("always")
+                try:
+                    with context():
+                        self.call_exporter(model, example, path + ".tmp")
+                    os.replace(path + ".tmp", path)
+                    self.findings += traps.classify_tracer_warnings(records)
+                    return True
+                except Exception as error:
+                    aten = traps.unsupported_aten_op(error)
+                    if aten in traps.ATEN_FAST_PATHS and mode == "no_grad":
+                        self.findings.append(finding(
+                            "UNSUPPORTED_ATEN_OP", "info",
+                            f"{aten} is PyTorch's fused inference fast path, which ONNX cannot express; "
+                            "exported again with the fast path off (autograd enabled during the export)", aten,
+                            "nothing to do; on torch 2.x torch.backends.mha.set_fastpath_enabled(False) does the same"))
+                        attempts.append(("enable_grad", torch.enable_grad))
+                        continue
+                    self.report_export_error(model, example, error, aten)
+                    return False
+                finally:
+                    if os.path.exists(path + ".tmp"):
+                        os.remove(path + ".tmp")
+        return False
+
+    def report_export_error(self, model, example, error, aten):
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if aten:
+            message = message.split(". Please feel free")[0]
+            where = traps.aten_source_line(model, self.args_for(example), aten) or aten
+            self.findings.append(finding(
+                "UNSUPPORTED_ATEN_OP", "error",
+                f"the exporter cannot translate {aten} at opset {self.opset}: {message}", where,
+                f"try a newer --opset, the dynamo exporter (--exporter dynamo, torch 2.5+), or rewrite {aten} "
+                "with supported ops (a decomposition); a custom op needs a plugin in every target runtime"))
+        else:
+            self.findings.append(finding("EXPORT_FAILED", "error", f"{type(error).__name__}: {message}", "",
+                                         "see the exporter's message; --exporter dynamo may get further"))
+
+    def differential_trace(self, model, example, path):
+        """Export again with other values and every dynamic axis resized; compare the graphs."""
+        import numpy as np
+        import onnx
+        other = {label: size + 1 for label, size in self.examples.items()}
+        rng = np.random.default_rng(11)
+        arrays = {}
+        for spec in self.inputs:
+            values = generate(spec, shape_for(spec, self.dynamic, other), rng)
+            if values.dtype.kind == "f":  # move the mean to the other side of zero: value branches flip
+                values = (values - values.mean() - 2 * example[spec["name"]].mean()).astype(values.dtype)
+            arrays[spec["name"]] = values
+        buffer = io.BytesIO()
+        import torch
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with torch.no_grad() if not self.fast_path_retried() else torch.enable_grad():
+                    self.call_exporter(model, arrays, buffer, exporter="torchscript")
+        except Exception as error:
+            self.findings.append(finding("TRACER_WARNING", "warning",
+                                         f"the second trace (at {other}) failed, so it proves nothing: {type(error).__name__}: {error}",
+                                         "", "make the model accept every size production sends"))
+            return
+        first = onnx.load(path)
+        second = onnx.load_from_string(buffer.getvalue())
+        self.findings += traps.diff_graphs(first, second, self.examples, other)
+
+    def fast_path_retried(self):
+        return any(f["code"] == "UNSUPPORTED_ATEN_OP" and f["severity"] == "info" for f in self.findings)
+
+    def reference_samples(self, model):
+        """(sizes, sample index, source, arrays) for every reference data set."""
+        import numpy as np
+        input_names = [spec["name"] for spec in self.inputs]
+        if self.config.get("data") or self.config.get("data_dir"):
+            if self.config.get("data"):
+                samples, source = specs.load_data(self.config["data"], input_names), self.config["data"]
+            else:
+                samples, source = specs.load_data_dir(self.config["data_dir"], input_names), self.config["data_dir"]
+            for index, arrays in enumerate(samples):
+                sizes = {axis["label"]: int(arrays[axis["input"]].shape[axis["axis"]]) for axis in self.dynamic
+                         if axis["axis"] < arrays[axis["input"]].ndim}
+                yield sizes, index, source, arrays
+            return
+        sweep = {label: [int(size) for size in sizes] for label, sizes in (self.config.get("sweep") or {}).items()}
+        samples = int(self.config.get("samples", 3))
+        rng = np.random.default_rng(int(self.config.get("seed", 0)) + 1)
+        for sizes in shape_cases(self.examples, sweep):
+            for index in range(samples):
+                arrays = {spec["name"]: generate(spec, shape_for(spec, self.dynamic, sizes), rng) for spec in self.inputs}
+                yield sizes, index, "generated", arrays
+
+    def write_reference(self, model):
+        from onnx import numpy_helper
+        reference = os.path.join(self.out, "reference")
+        os.makedirs(reference, exist_ok=True)
+        cases = []
+        for sizes, sample, source, arrays in self.reference_samples(model):
+            data_set = f"test_data_set_{len(cases)}"
+            try:
+                outputs, problems = traps.flatten_outputs(self.forward(model, arrays))
+            except Exception as error:
+                self.findings.append(finding(
+                    "REFERENCE_FAILED", "error", f"PyTorch's forward fails at {sizes}: {type(error).__name__}: {error}",
+                    json.dumps(sizes), "the model does not accept this shape in PyTorch either"))
+                continue
+            folder = os.path.join(reference, data_set)
+            os.makedirs(folder, exist_ok=True)
+            for index, spec in enumerate(self.inputs):
+                tensor = numpy_helper.from_array(arrays[spec["name"]], spec["name"])
+                write_atomically(os.path.join(folder, f"input_{index}.pb"), tensor.SerializeToString())
+            for index, (name, value) in enumerate(outputs):
+                tensor = numpy_helper.from_array(value.detach().cpu().numpy(), name)
+                write_atomically(os.path.join(folder, f"output_{index}.pb"), tensor.SerializeToString())
+            cases.append({"data_set": data_set, "sizes": sizes, "sample": sample, "source": source})
+        manifest = {
+            "inputs": [spec["name"] for spec in self.inputs],
+            "outputs": self.output_names,
+            "dynamic_axes": {label: size for label, size in self.examples.items()},
+            "cases": cases,
+        }
+        write_atomically(os.path.join(reference, "cases.json"), json.dumps(manifest, indent=2) + "\n")
+        self.notes.append(f"{len(cases)} reference data sets")
+
+    def finish(self, exported):
+        import torch
+        import onnx
+        path = os.path.join(self.out, "model.onnx")
+        model_info = None
+        if exported and os.path.exists(path):
+            with open(path, "rb") as handle:
+                data = handle.read()
+            model_info = {"path": "model.onnx", "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        manifest = {
+            "schema": "onnxproof.export/1",
+            "status": "exported" if model_info else "failed",
+            "model": self.config["model"],
+            "description": getattr(self, "description", ""),
+            "exporter": getattr(self, "exporter", self.config.get("exporter", "auto")),
+            "options": {key: value for key, value in self.config.items() if key != "out"},
+            "versions": {"onnxproof": __version__, "python": platform.python_version(), "torch": torch.__version__,
+                         "onnx": onnx.__version__},
+            "inputs": self.inputs,
+            "outputs": [{"name": name, "dynamic_axes": {str(axis): label for axis, label in
+                                                         self.output_axes.get(name, {}).items()}}
+                        for name in self.output_names],
+            "timings_s": self.timings,
+            "findings": self.findings,
+            "onnx_model": model_info,
+        }
+        write_atomically(os.path.join(self.out, "export.json"), json.dumps(manifest, indent=2) + "\n")
+        errors = [f for f in self.findings if f["severity"] == "error"]
+        return EXIT_FAIL if errors or not model_info else 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="onnxproof.export", description=__doc__.splitlines()[0])
+    parser.add_argument("--config-json", required=True, help="the export options as JSON")
+    args = parser.parse_args(argv)
+    try:
+        config = json.loads(args.config_json)
+        os.makedirs(config["out"], exist_ok=True)
+        return Exporter(config).run()
+    except FrontEndError as error:
+        print(f"onnxproof: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except (json.JSONDecodeError, KeyError) as error:
+        print(f"onnxproof: error: malformed export configuration: {error}", file=sys.stderr)
+        return 2
+    except ImportError as error:
+        print(f"onnxproof: error: a dependency is missing: {error}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""Model and data specs: where the model and the user's real inputs come from.
+
+Model specs (DESIGN.md): `path/to/file.py:callable` or `package.module:callable` (the callable
+returns an nn.Module), `path/to/model.pt` (a TorchScript archive), `torchvision:NAME` (random
+weights).
+"""
+import importlib
+import importlib.util
+import os
+import sys
+
+from .errors import FrontEndError, UsageError
+
+
+def _split_callable(spec):
+    target, sep, name = spec.rpartition(":")
+    if not sep or not target or not name or not name.isidentifier():
+        raise UsageError(f"model spec '{spec}' must be FILE.py:CALLABLE, MODULE:CALLABLE, FILE.pt or torchvision:NAME")
+    return target, name
+
+
+def _import_file(path):
+    if not os.path.isfile(path):
+        raise FrontEndError(f"no such file: {path}")
+    module_name = "onnxproof_user_" + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    # The user's folder goes on the path so the file can import its neighbours.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # the user's code: any exception is theirs to see, in one line
+        raise FrontEndError(f"importing {path} failed: {type(error).__name__}: {error}") from error
+    return module
+
+
+def resolve_callable(spec, what):
+    """The callable named by FILE.py:NAME or MODULE:NAME."""
+    target, name = _split_callable(spec)
+    if target.endswith(".py"):
+        module = _import_file(target)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as error:
+            raise FrontEndError(f"cannot import module '{target}' for the {what}: {error}") from error
+    if not hasattr(module, name):
+        raise UsageError(f"{target} has no '{name}' (the {what} spec names a missing callable)")
+    return getattr(module, name)
+
+
+def load_model(spec):
+    """(nn.Module, description) for a model spec; never returns None."""
+    import torch
+    if spec.startswith("torchvision:"):
+        import torchvision
+        name = spec.split(":", 1)[1]
+        if not hasattr(torchvision.models, name) or not callable(getattr(torchvision.models, name)):
+            raise UsageError(f"torchvision has no model '{name}'")
+        torch.manual_seed(0)
+        try:
+            model = getattr(torchvision.models, name)(weights=None)
+        except TypeError:  # older torchvision without the weights argument
+            model = getattr(torchvision.models, name)(pretrained=False)
+        # Built here, so put in eval mode here: a torchvision constructor returns training mode.
+        return model.eval(), f"torchvision.models.{name} (random weights, seed 0, eval mode)"
+    if spec.endswith(".pt") or spec.endswith(".pth"):
+        if not os.path.isfile(spec):
+            raise FrontEndError(f"no such file: {spec}")
+        try:
+            return torch.jit.load(spec, map_location="cpu"), f"TorchScript archive {spec}"
+        except Exception as error:
+            raise FrontEndError(f"{spec} is not a TorchScript archive: {error}") from error
+    factory = resolve_callable(spec, "model")
+    try:
+        model = factory()
+    except Exception as error:
+        raise FrontEndError(f"calling {spec} failed: {type(error).__name__}: {error}") from error
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError(f"{spec} returned {type(model).__name__}, not a torch.nn.Module")
+    return model, spec
+
+
+def load_data(spec, input_names):
+    """Samples from a data spec: a list of {input name: numpy array}.
+
+    The callable returns (or yields) dicts keyed by input name, or tuples/lists in input order,
+    of tensors or arrays.
+    """
+    import numpy as np
+    import torch
+    source = resolve_callable(spec, "data")
+    try:
+        items = source()
+        samples = []
+        for item in items:
+            if isinstance(item, dict):
+                sample = dict(item)
+            else:
+                values = list(item) if isinstance(item, (tuple, list)) else [item]
+                if len(values) != len(input_names):
+                    raise UsageError(f"{spec} yielded {len(values)} values, the model has {len(input_names)} inputs")
+                sample = dict(zip(input_names, values))
+            missing = [name for name in input_names if name not in sample]
+            if missing:
+                raise UsageError(f"{spec} yielded a sample without input(s) {', '.join(missing)}")
+            samples.append({name: (value.detach().cpu().numpy() if isinstance(value, torch.Tensor)
+                                   else np.asarray(value)) for name, value in sample.items() if name in input_names})
+    except FrontEndError:
+        raise
+    except Exception as error:
+        raise FrontEndError(f"reading data from {spec} failed: {type(error).__name__}: {error}") from error
+    if not samples:
+        raise UsageError(f"{spec} yielded no samples")
+    return samples
+
+
+def load_data_dir(folder, input_names):
+    """Samples from a folder: one sample of NAME.npy / NAME.pb files, or one subfolder per sample
+    (test_data_set_N/input_K.pb as ONNX's tests lay them out, or NAME.npy / NAME.pb)."""
+    import numpy as np
+    from onnx import numpy_helper, TensorProto
+
+    if not os.path.isdir(folder):
+        raise FrontEndError(f"no such folder: {folder}")
+
+    def read(path):
+        if path.endswith(".npy"):
+            return np.load(path, allow_pickle=False)
+        proto = TensorProto()
+        with open(path, "rb") as handle:
+            proto.ParseFromString(handle.read())
+        return numpy_helper.to_array(proto)
+
+    def sample_from(directory):
+        sample = {}
+        for index, name in enumerate(input_names):
+            for candidate in (f"{name}.npy", f"{name}.pb", f"input_{index}.pb"):
+                path = os.path.join(directory, candidate)
+                if os.path.isfile(path):
+                    try:
+                        sample[name] = read(path)
+                    except Exception as error:
+                        raise FrontEndError(f"cannot read {path}: {error}") from error
+                    break
+        return sample
+
+    samples = []
+    top = sample_from(folder)
+    if top:
+        samples.append(top)
+    for entry in sorted(os.listdir(folder)):
+        path = os.path.join(folder, entry)
+        if os.path.isdir(path):
+            sample = sample_from(path)
+            if sample:
+                samples.append(sample)
+    for sample in samples:
+        missing = [name for name in input_names if name not in sample]
+        if missing:
+            raise UsageError(f"{folder}: a sample lacks input(s) {', '.join(missing)}")
+    if not samples:
+        raise UsageError(f"{folder} holds no input files (expected NAME.npy, NAME.pb or input_K.pb)")
+    return samples

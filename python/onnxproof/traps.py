@@ -1,0 +1,196 @@
+"""The trace traps: tracer warnings, outputs that are not tensors, nondeterministic forwards,
+operators the exporter cannot translate, and graphs that change when the inputs change."""
+import os
+import re
+
+import numpy as np
+
+from .findings import finding
+
+_TORCH_DIR = None
+
+
+def _inside_torch(filename):
+    """True for PyTorch's own source files (their warnings are not the user's to fix)."""
+    global _TORCH_DIR
+    if _TORCH_DIR is None:
+        import torch
+        _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+    return os.path.abspath(filename).startswith(_TORCH_DIR + os.sep)
+
+
+def _source_line(filename, lineno):
+    try:
+        with open(filename, encoding="utf-8", errors="replace") as source:
+            for number, line in enumerate(source, start=1):
+                if number == lineno:
+                    return line.strip()
+    except OSError:
+        pass
+    return ""
+
+
+def classify_tracer_warnings(records):
+    """Findings for recorded warnings; one per (file, line, kind)."""
+    results = []
+    seen = set()
+    inside_torch = []
+    for record in records:
+        if record.category.__name__ != "TracerWarning":
+            continue
+        text = str(record.message)
+        key = (record.filename, record.lineno, text[:60])
+        if key in seen:
+            continue
+        seen.add(key)
+        where = f"{record.filename}:{record.lineno}"
+        line = _source_line(record.filename, record.lineno)
+        if line:
+            where += f": {line}"
+        first_sentence = text.split(". ")[0]
+        if _inside_torch(record.filename):
+            inside_torch.append(f"{os.path.basename(record.filename)}:{record.lineno}")
+        elif "Python boolean" in text:
+            results.append(finding(
+                "DATA_DEPENDENT_CONTROL_FLOW", "error",
+                "a branch depends on a tensor's value; the trace recorded only the path the example took", where,
+                "compute both sides and select with torch.where (or mask), instead of `if tensor:`"))
+        elif re.search(r"Python (integer|float|number|index)", text):
+            results.append(finding(
+                "FROZEN_DIMENSION", "warning",
+                "a tensor value or size became a Python number; the trace froze it as a constant", where,
+                "keep sizes as tensors: x.reshape(x.shape[0], -1) or -1 instead of int(x.shape[0]); torch ops instead of .item()"))
+        else:
+            results.append(finding("TRACER_WARNING", "warning", first_sentence, where,
+                                   "the trace may not generalize to other inputs; check the line named"))
+    if inside_torch:
+        results.append(finding("TRACER_WARNING", "info",
+                               f"{len(inside_torch)} tracer warning(s) inside PyTorch's own code",
+                               ", ".join(inside_torch[:6]) + (" ..." if len(inside_torch) > 6 else ""),
+                               "not the model's code; the differential trace checks whether they matter"))
+    return results
+
+
+def flatten_outputs(value, path="output"):
+    """(list of (name, tensor), list of findings) for a forward's result: tensors, and tuples,
+    lists and dicts of them (named output_0.. or by key); anything else is NON_TENSOR_OUTPUT."""
+    import torch
+    if isinstance(value, torch.Tensor):
+        return [(path, value)], []
+    if isinstance(value, dict):
+        items = [(f"{key}", item) for key, item in value.items()]
+        if path != "output":
+            items = [(f"{path}_{key}", item) for key, item in value.items()]
+    elif isinstance(value, (tuple, list)):
+        items = [(f"{path}_{index}", item) for index, item in enumerate(value)]
+    else:
+        return [], [finding("NON_TENSOR_OUTPUT", "error",
+                            f"the model returns a {type(value).__name__} at {path}; ONNX outputs must be tensors",
+                            path, "return tensors (or tuples/dicts of tensors); turn numbers into torch.tensor(...)"
+                            " and drop None and Python objects from forward's result")]
+    tensors, problems = [], []
+    for name, item in items:
+        sub_tensors, sub_problems = flatten_outputs(item, name)
+        tensors += sub_tensors
+        problems += sub_problems
+    return tensors, problems
+
+
+def compare_forwards(first, second):
+    """Names of outputs that differ between two runs on the same input (exactly, NaNs equal)."""
+    differing = []
+    for (name, a), (_, b) in zip(first, second):
+        a, b = a.detach().cpu().numpy(), b.detach().cpu().numpy()
+        if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+            differing.append(name)
+    return differing
+
+
+ATEN_FAST_PATHS = ("aten::_native_multi_head_attention", "aten::_transformer_encoder_layer_fwd")
+
+
+def unsupported_aten_op(error):
+    """The 'aten::name' an exporter error is about, or None."""
+    text = str(error)
+    if type(error).__name__ != "UnsupportedOperatorError" and "is not supported" not in text:
+        return None
+    match = re.search(r"aten::\w+", text)
+    return match.group(0) if match else None
+
+
+def aten_source_line(model, example_args, aten_name):
+    """'file:line' where the op is called, from a TorchScript trace's source ranges; '' if unknown."""
+    import torch
+    try:
+        graph = torch.jit.trace(model, example_args, check_trace=False, strict=False).inlined_graph
+    except Exception:
+        return ""
+    for node in graph.nodes():
+        if node.kind() == aten_name:
+            # TorchScript writes the call stack as "file(line): function" lines, innermost last.
+            frames = re.findall(r"^(.+?)\((\d+)\): \w+$", node.sourceRange(), flags=re.MULTILINE)
+            user_frames = [(path, int(line)) for path, line in frames
+                           if not path.startswith("<") and os.path.isfile(path) and not _inside_torch(path)]
+            if user_frames:
+                path, line = user_frames[0]
+                source = _source_line(path, line)
+                return f"{path}:{line}" + (f": {source}" if source else "")
+    return ""
+
+
+def diff_graphs(first, second, example_sizes, other_sizes):
+    """Findings from two exports of the same model traced with different values and sizes:
+    a different node sequence means the trace followed another path (data-dependent control
+    flow); equal structure with different small integer constants means a size was frozen."""
+    nodes_a, nodes_b = list(first.graph.node), list(second.graph.node)
+    ops_a = [node.op_type for node in nodes_a]
+    ops_b = [node.op_type for node in nodes_b]
+    if ops_a != ops_b:
+        index = next((i for i, (a, b) in enumerate(zip(ops_a, ops_b)) if a != b), min(len(ops_a), len(ops_b)))
+        name_a = nodes_a[index].name if index < len(nodes_a) else "(end)"
+        op_b = ops_b[index] if index < len(ops_b) else "(end)"
+        op_a = ops_a[index] if index < len(ops_a) else "(end)"
+        return [finding(
+            "DATA_DEPENDENT_CONTROL_FLOW", "error",
+            f"tracing with other values and sizes gives another graph ({len(ops_a)} vs {len(ops_b)} nodes; "
+            f"node {index} is {op_a} in one and {op_b} in the other)", name_a,
+            "the forward branches on tensor values or sizes in Python; use torch.where / masking, "
+            "or script the branch (torch.jit.script) so ONNX gets an If node")]
+
+    constants_a, constants_b = _small_int_constants(first), _small_int_constants(second)
+    results = []
+    for node_a, node_b in zip(nodes_a, nodes_b):
+        for slot, (input_a, input_b) in enumerate(zip(node_a.input, node_b.input)):
+            value_a, value_b = constants_a.get(input_a), constants_b.get(input_b)
+            if value_a is None or value_b is None or value_a == value_b:
+                continue
+            frozen = [label for label, size in example_sizes.items()
+                      if size in value_a and other_sizes.get(label) in value_b and size != other_sizes.get(label)]
+            axis_text = f"dynamic axis '{frozen[0]}' frozen at {example_sizes[frozen[0]]}" if frozen else "a size was frozen"
+            results.append(finding(
+                "FROZEN_DIMENSION", "error",
+                f"{node_a.op_type} input {slot} is the constant {value_a} when traced at {example_sizes} and "
+                f"{value_b} at {other_sizes}: {axis_text}",
+                node_a.name or node_a.op_type,
+                "compute the size from the tensor (x.shape[0] without int(), or -1 in reshape) instead of a Python number"))
+    return results
+
+
+def _small_int_constants(model):
+    """{value name: list of ints} for int64/int32 initializers and Constant outputs of <= 16 elements."""
+    from onnx import numpy_helper
+    values = {}
+
+    def keep(name, tensor):
+        array = numpy_helper.to_array(tensor)
+        if array.dtype.kind in "iu" and array.size <= 16:
+            values[name] = [int(v) for v in array.reshape(-1)]
+
+    for tensor in model.graph.initializer:
+        keep(tensor.name, tensor)
+    for node in model.graph.node:
+        if node.op_type == "Constant":
+            for attribute in node.attribute:
+                if attribute.name == "value":
+                    keep(node.output[0], attribute.t)
+    return values

@@ -1,0 +1,243 @@
+#include "onnxproof/export/export_step.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "onnxproof/core/atomic_file.h"
+#include "onnxproof/tensor/dtype.h"
+#include "versions_config.h"
+
+extern char** environ;
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view k_error_prefix = "onnxproof: error: ";
+
+std::optional<int64_t> parse_int(std::string_view text) {
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto at = text.find(separator, start);
+    parts.emplace_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return parts;
+    start = at + 1;
+  }
+}
+
+std::string python_interpreter(const ExportOptions& options) {
+  if (!options.python.empty()) return options.python;
+  if (const char* env = std::getenv("ONNXPROOF_PYTHON"); env && *env) return env;
+  return ONNXPROOF_PYTHON;
+}
+
+std::string python_path() {
+  if (const char* env = std::getenv("ONNXPROOF_PYTHONPATH"); env && *env) return env;
+  return ONNXPROOF_PYTHON_SOURCE_DIR;
+}
+
+nlohmann::json config_json(const ExportOptions& options) {
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const auto& input : options.inputs) {
+    nlohmann::json spec = {{"name", input.name}, {"dims", input.dims}, {"dtype", input.dtype}};
+    if (input.range) spec["range"] = {input.range->first, input.range->second};
+    inputs.push_back(spec);
+  }
+  nlohmann::json dynamic = nlohmann::json::array();
+  for (const auto& axis : options.dynamic) {
+    dynamic.push_back({{"input", axis.input}, {"axis", axis.axis}, {"label", axis.label}});
+  }
+  nlohmann::json config = {{"model", options.model},     {"inputs", inputs},
+                           {"dynamic", dynamic},         {"opset", options.opset},
+                           {"exporter", options.exporter}, {"sweep", options.sweep},
+                           {"samples", options.samples}, {"seed", options.seed},
+                           {"out", options.out.string()}};
+  if (!options.data.empty()) config["data"] = options.data;
+  if (!options.data_dir.empty()) config["data_dir"] = options.data_dir.string();
+  return config;
+}
+
+Severity severity_from(const std::string& name) {
+  if (name == "warning") return Severity::warning;
+  if (name == "info") return Severity::info;
+  return Severity::error;
+}
+
+Expected<ExportResult> read_manifest(const fs::path& out) {
+  const fs::path path = out / "export.json";
+  ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(path, uint64_t{64} << 20));
+  try {
+    const auto manifest = nlohmann::json::parse(text);
+    ExportResult result;
+    result.exporter = manifest.value("exporter", "");
+    for (const auto& f : manifest.at("findings")) {
+      result.findings.push_back({f.at("code"), severity_from(f.at("severity")), f.value("step", "export"),
+                                 f.value("message", ""), f.value("where", ""), f.value("hint", "")});
+    }
+    if (manifest.at("onnx_model").is_object()) {
+      result.model = out / manifest["onnx_model"].at("path").get<std::string>();
+      result.sha256 = manifest["onnx_model"].at("sha256");
+    }
+    const fs::path cases = out / "reference" / "cases.json";
+    if (fs::exists(cases)) {
+      ONNXPROOF_TRY_ASSIGN(const std::string cases_text, read_file(cases, uint64_t{64} << 20));
+      result.reference_sets = static_cast<int>(nlohmann::json::parse(cases_text).at("cases").size());
+    }
+    return result;
+  } catch (const nlohmann::json::exception& error) {
+    return fail(ErrorCode::internal, path.string() + " is malformed: " + error.what());
+  }
+}
+
+}  // namespace
+
+Expected<InputSpec> parse_input_spec(const std::string& text) {
+  const auto bad = [&](const std::string& why) {
+    return fail(ErrorCode::usage, "--input '" + text + "': " + why + " (expected NAME=DIMS:DTYPE[:LO..HI], e.g. x=1x3x224x224:float32)");
+  };
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) return bad("no NAME=");
+  InputSpec spec;
+  spec.name = text.substr(0, eq);
+  const auto fields = split(std::string_view(text).substr(eq + 1), ':');
+  if (fields.size() < 2 || fields.size() > 3) return bad("DIMS and DTYPE are required");
+  if (fields[0] != "scalar") {
+    for (const auto& dim : split(fields[0], 'x')) {
+      const auto value = parse_int(dim);
+      if (!value || *value < 0) return bad("dimension '" + dim + "' is not a non-negative integer");
+      spec.dims.push_back(*value);
+    }
+  }
+  if (!dtype_from_name(fields[1])) return bad("unknown dtype '" + fields[1] + "'");
+  spec.dtype = dtype_name(*dtype_from_name(fields[1]));
+  if (fields.size() == 3) {
+    const auto dots = fields[2].find("..");
+    const auto low = dots == std::string::npos ? std::nullopt : parse_int(fields[2].substr(0, dots));
+    const auto high = dots == std::string::npos ? std::nullopt : parse_int(fields[2].substr(dots + 2));
+    if (!low || !high || *low >= *high) return bad("range '" + fields[2] + "' must be LO..HI with LO < HI");
+    spec.range = {{*low, *high}};
+  }
+  return spec;
+}
+
+Expected<DynamicAxis> parse_dynamic_axis(const std::string& text) {
+  const auto colon = text.rfind(':');
+  const auto eq = text.find('=', colon == std::string::npos ? 0 : colon);
+  if (colon == std::string::npos || eq == std::string::npos || colon == 0 || eq + 1 == text.size()) {
+    return fail(ErrorCode::usage, "--dynamic '" + text + "': expected NAME:AXIS=LABEL, e.g. x:0=batch");
+  }
+  const auto axis = parse_int(std::string_view(text).substr(colon + 1, eq - colon - 1));
+  if (!axis || *axis < 0) return fail(ErrorCode::usage, "--dynamic '" + text + "': AXIS must be a non-negative integer");
+  return DynamicAxis{text.substr(0, colon), *axis, text.substr(eq + 1)};
+}
+
+Expected<std::pair<std::string, std::vector<int64_t>>> parse_sweep(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    return fail(ErrorCode::usage, "--sweep '" + text + "': expected LABEL=SIZES, e.g. batch=1,3,8");
+  }
+  std::vector<int64_t> sizes;
+  for (const auto& item : split(std::string_view(text).substr(eq + 1), ',')) {
+    const auto size = parse_int(item);
+    if (!size || *size < 1) return fail(ErrorCode::usage, "--sweep '" + text + "': '" + item + "' is not a positive size");
+    sizes.push_back(*size);
+  }
+  return std::pair{text.substr(0, eq), sizes};
+}
+
+Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& progress) {
+  if (options.model.empty()) return fail(ErrorCode::usage, "--model is required");
+  if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
+  std::error_code ec;
+  fs::create_directories(options.out, ec);
+  if (ec) return fail(ErrorCode::io, "cannot create " + options.out.string() + ": " + ec.message());
+  // A stale manifest must never pass for this run's result.
+  fs::remove(options.out / "export.json", ec);
+
+  const std::string python = python_interpreter(options);
+  const std::string config = config_json(options).dump();
+  std::vector<std::string> args = {python, "-m", "onnxproof.export", "--config-json", config};
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry; ++entry) {
+    if (!std::string_view(*entry).starts_with("PYTHONPATH=")) environment.emplace_back(*entry);
+  }
+  std::string path_entry = python_path();
+  if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing) path_entry += std::string(":") + existing;
+  environment.push_back("PYTHONPATH=" + path_entry);
+  std::vector<char*> envp;
+  for (auto& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+
+  // The front end's stderr comes through a pipe: progress is forwarded line by line, and its
+  // final "onnxproof: error:" line becomes this function's Error (printed once, by the caller).
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return fail(ErrorCode::io, "cannot create a pipe: " + std::string(std::strerror(errno)));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  pid_t pid = 0;
+  const int spawned = ::posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  if (spawned != 0) {
+    ::close(pipe_fds[0]);
+    return fail(ErrorCode::not_found, "cannot run the Python interpreter '" + python + "': " + std::strerror(spawned) +
+                                          " (set --python or ONNXPROOF_PYTHON)");
+  }
+
+  std::string pending;
+  std::string error_line;
+  char buffer[4096];
+  const auto handle_line = [&](const std::string& line) {
+    if (line.starts_with(k_error_prefix)) {
+      error_line = line.substr(k_error_prefix.size());
+    } else {
+      progress << line << '\n' << std::flush;
+    }
+  };
+  while (true) {
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buffer, static_cast<std::size_t>(n));
+    for (auto newline = pending.find('\n'); newline != std::string::npos; newline = pending.find('\n')) {
+      handle_line(pending.substr(0, newline));
+      pending.erase(0, newline + 1);
+    }
+  }
+  if (!pending.empty()) handle_line(pending);
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+  if (code == 0 || code == 1) return read_manifest(options.out);
+  if (!error_line.empty()) return fail(code == 2 ? ErrorCode::usage : ErrorCode::invalid_input, error_line);
+  return fail(ErrorCode::internal, "the export front end (" + python + " -m onnxproof.export) failed with exit code " +
+                                       std::to_string(code) + "; its output is above");
+}
+
+}  // namespace onnxproof
