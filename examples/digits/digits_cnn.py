@@ -5,15 +5,13 @@
 thread) and takes a few seconds, and the weights are cached in ONNXPROOF_CACHE (default
 .cache/ in the repository) keyed by a hash of this file, so a change to the model retrains.
 
-Run as a script to export the model and PyTorch's reference outputs for the held-out images:
-    /usr/bin/python3 examples/digits/digits_cnn.py OUT_DIR
-writes OUT_DIR/model.onnx (opset 17, dynamic batch), OUT_DIR/reference/test_data_set_0/
-{input_0,output_0}.pb (the 450 held-out images and PyTorch's logits) and OUT_DIR/labels.npy.
+`held_out_batches()` yields the real inputs for `onnxproof export --data`: the 450 held-out
+images as one batch first, then a single image and a batch of seven (other batch sizes).
+    onnxproof export --model examples/digits/digits_cnn.py:build --input image=1x1x8x8:float32 \
+        --dynamic image:0=batch --data examples/digits/digits_cnn.py:held_out_batches --out OUT
 """
-import argparse
 import hashlib
 import os
-import sys
 
 import numpy as np
 import torch
@@ -87,37 +85,20 @@ def build():
     return model.eval()
 
 
-def _save_tensor_pb(path, array, name):
-    from onnx import numpy_helper
-    proto = numpy_helper.from_array(np.ascontiguousarray(array), name)
-    with open(path + ".tmp", "wb") as out:
-        out.write(proto.SerializeToString())
-    os.replace(path + ".tmp", path)
+def held_out_batches():
+    """Real inputs for --data: (images,) tuples of the held-out digits."""
+    images, _ = load_digits()
+    held_out = images[-HELD_OUT:]
+    yield (held_out,)
+    yield (held_out[:1],)
+    yield (held_out[1:8],)
 
 
-def main():
-    parser = argparse.ArgumentParser(description="Export the digits example and its reference data.")
-    parser.add_argument("out_dir")
-    args = parser.parse_args()
-    model = build()
-    images, labels = load_digits()
-    held_out, held_out_labels = images[-HELD_OUT:], labels[-HELD_OUT:]
-    data_dir = os.path.join(args.out_dir, "reference", "test_data_set_0")
-    os.makedirs(data_dir, exist_ok=True)
-    onnx_path = os.path.join(args.out_dir, "model.onnx")
-    with torch.no_grad():
-        torch.onnx.export(model, torch.from_numpy(held_out[:1]), onnx_path + ".tmp", opset_version=17,
-                          input_names=["image"], output_names=["logits"],
-                          dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})
-        os.replace(onnx_path + ".tmp", onnx_path)
-        logits = model(torch.from_numpy(held_out)).numpy()
-    _save_tensor_pb(os.path.join(data_dir, "input_0.pb"), held_out, "image")
-    _save_tensor_pb(os.path.join(data_dir, "output_0.pb"), logits, "logits")
-    np.save(os.path.join(args.out_dir, "labels.npy"), held_out_labels)
-    accuracy = float((logits.argmax(axis=1) == held_out_labels).mean())
-    print(f"exported {onnx_path}; PyTorch accuracy on {HELD_OUT} held-out digits: {accuracy:.1%}")
-    return 0
+def held_out_labels():
+    """The labels of the held-out images, in held_out_batches()'s first batch order."""
+    _, labels = load_digits()
+    return labels[-HELD_OUT:]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    print(__doc__)

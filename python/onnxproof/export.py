@@ -80,6 +80,7 @@ class Exporter:
         import torch
         if not self.inputs:
             raise UsageError("declare the model's inputs with --input NAME=DIMS:DTYPE")
+        specs.check_model_spec(self.config["model"])
         self.examples = example_sizes(self.inputs, self.dynamic)
         self.exporter = resolve_exporter(self.config.get("exporter", "auto"))
         progress(f"loading {self.config['model']}")
@@ -142,16 +143,21 @@ class Exporter:
             return None
         outputs, problems = traps.flatten_outputs(result)
         if problems:
+            location = traps.forward_location(model)
+            for problem in problems:
+                if location:
+                    problem["where"] += f" (returned by forward, {location})"
             self.findings += problems
             return None
         self.output_names = [name for name, _ in outputs]
         again, _ = traps.flatten_outputs(self.forward(model, example))
         differing = traps.compare_forwards(outputs, again)
         if differing:
+            where = traps.op_source_line(model, self.args_for(example), traps.RANDOM_OPS) or ", ".join(differing)
             self.findings.append(finding(
                 "NONDETERMINISTIC_FORWARD", "error",
                 f"two forward passes on the same input differ (output {', '.join(differing)}): the forward draws random numbers",
-                ", ".join(differing),
+                where,
                 "remove random ops from inference (torch.rand*, bernoulli, F.dropout(training=True)) or seed them "
                 "outside the model; no parity proof can hold otherwise"))
         return outputs
@@ -238,7 +244,7 @@ class Exporter:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         if aten:
             message = message.split(". Please feel free")[0]
-            where = traps.aten_source_line(model, self.args_for(example), aten) or aten
+            where = traps.op_source_line(model, self.args_for(example), (aten,)) or aten
             self.findings.append(finding(
                 "UNSUPPORTED_ATEN_OP", "error",
                 f"the exporter cannot translate {aten} at opset {self.opset}: {message}", where,

@@ -49,9 +49,17 @@ def resolve_callable(spec, what):
     return getattr(module, name)
 
 
+def check_model_spec(spec):
+    """Raises UsageError unless the spec has one of the accepted forms (nothing is loaded)."""
+    if spec.startswith("torchvision:") or spec.endswith(".pt") or spec.endswith(".pth"):
+        return
+    _split_callable(spec)
+
+
 def load_model(spec):
     """(nn.Module, description) for a model spec; never returns None."""
     import torch
+    check_model_spec(spec)
     if spec.startswith("torchvision:"):
         import torchvision
         name = spec.split(":", 1)[1]

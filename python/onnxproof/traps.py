@@ -118,16 +118,24 @@ def unsupported_aten_op(error):
     return match.group(0) if match else None
 
 
-def aten_source_line(model, example_args, aten_name):
-    """'file:line' where the op is called, from a TorchScript trace's source ranges; '' if unknown."""
+RANDOM_OPS = ("aten::rand", "aten::rand_like", "aten::randn", "aten::randn_like", "aten::randint",
+              "aten::randint_like", "aten::randperm", "aten::bernoulli", "aten::bernoulli_", "aten::normal",
+              "aten::normal_", "aten::uniform_", "aten::multinomial", "aten::exponential_", "aten::dropout",
+              "aten::feature_dropout", "aten::alpha_dropout", "aten::rrelu")
+
+
+def op_source_line(model, example_args, op_names):
+    """'file:line: source' of the first call to one of `op_names` in the model's own code, found
+    through a TorchScript trace's source ranges; '' when unknown."""
     import torch
     try:
-        graph = torch.jit.trace(model, example_args, check_trace=False, strict=False).inlined_graph
+        with warnings_silenced():
+            graph = torch.jit.trace(model, example_args, check_trace=False, strict=False).inlined_graph
     except Exception:
         return ""
     for node in graph.nodes():
-        if node.kind() == aten_name:
-            # TorchScript writes the call stack as "file(line): function" lines, innermost last.
+        if node.kind() in op_names:
+            # TorchScript writes the call stack as "file(line): function" lines, innermost first.
             frames = re.findall(r"^(.+?)\((\d+)\): \w+$", node.sourceRange(), flags=re.MULTILINE)
             user_frames = [(path, int(line)) for path, line in frames
                            if not path.startswith("<") and os.path.isfile(path) and not _inside_torch(path)]
@@ -136,6 +144,31 @@ def aten_source_line(model, example_args, aten_name):
                 source = _source_line(path, line)
                 return f"{path}:{line}" + (f": {source}" if source else "")
     return ""
+
+
+def warnings_silenced():
+    import warnings
+    context = warnings.catch_warnings()
+
+    class Silenced:
+        def __enter__(self):
+            context.__enter__()
+            warnings.simplefilter("ignore")
+
+        def __exit__(self, *exc):
+            return context.__exit__(*exc)
+
+    return Silenced()
+
+
+def forward_location(model):
+    """'file:line' of the model's forward definition; '' when it has no Python source."""
+    import inspect
+    try:
+        forward = type(model).forward
+        return f"{inspect.getsourcefile(forward)}:{inspect.getsourcelines(forward)[1]}"
+    except (TypeError, OSError):
+        return ""
 
 
 def diff_graphs(first, second, example_sizes, other_sizes):

@@ -1,14 +1,11 @@
 // End-to-end tests of the onnxproof binary: exit codes, stdout and the one-line errors.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "onnxproof/parity/compare.h"
 #include "onnxproof/tensor/tensor_io.h"
+#include "cli_runner.h"
 #include "test_support.h"
 
 using namespace onnxproof;
@@ -17,48 +14,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string quote(const std::string& arg) {
-  std::string quoted = "'";
-  for (const char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-CliResult run_cli(const std::vector<std::string>& args) {
-  TempDir capture;
-  std::string command = quote(ONNXPROOF_CLI);
-  for (const auto& arg : args) command += " " + quote(arg);
-  command += " >" + quote((capture / "out").string()) + " 2>" + quote((capture / "err").string()) + " </dev/null";
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(capture / "out"), read_text(capture / "err")};
-}
+CliResult onnxproof_cli(const std::vector<std::string>& args) { return run_cli(ONNXPROOF_CLI, args); }
 
 fs::path fixture(const std::string& name) { return fs::path(ONNXPROOF_FIXTURES) / name; }
 
-int count_lines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
-
-// Every failure is one line on stderr that starts with "onnxproof: error:".
-void expect_one_line_error(const CliResult& result, int exit_code, const std::string& fragment) {
-  EXPECT_EQ(result.exit_code, exit_code) << result.err;
-  EXPECT_EQ(count_lines(result.err), 1) << result.err;
-  EXPECT_TRUE(result.err.starts_with("onnxproof: error: ")) << result.err;
-  EXPECT_NE(result.err.find(fragment), std::string::npos) << result.err;
-}
-
 TEST(CliCheck, ResNet18PrintsTheSummaryAndPasses) {
-  const auto result = run_cli({"check", fixture("resnet18.onnx").string()});
+  const auto result = onnxproof_cli({"check", fixture("resnet18.onnx").string()});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.err, "");
   for (const char* expected : {"IR version 8", "producer pytorch", "opset imports    ai.onnx 17",
@@ -71,7 +32,7 @@ TEST(CliCheck, ResNet18PrintsTheSummaryAndPasses) {
 
 TEST(CliCheck, JsonCarriesTheSummaryFindingsAndVersions) {
   TempDir dir;
-  const auto result = run_cli({"check", fixture("resnet18.onnx").string(), "--json", (dir / "check.json").string()});
+  const auto result = onnxproof_cli({"check", fixture("resnet18.onnx").string(), "--json", (dir / "check.json").string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto json = nlohmann::json::parse(read_text(dir / "check.json"));
   EXPECT_EQ(json["schema"], "onnxproof.check/1");
@@ -86,13 +47,13 @@ TEST(CliCheck, TruncatedModelIsOneClearLine) {
   TempDir dir;
   const std::string bytes = read_text(fixture("resnet18.onnx"));
   write_bytes(dir / "cut.onnx", bytes.substr(0, bytes.size() / 2));
-  expect_one_line_error(run_cli({"check", (dir / "cut.onnx").string()}), 3, "not a valid ONNX model");
+  expect_one_line_error(onnxproof_cli({"check", (dir / "cut.onnx").string()}), 3, "not a valid ONNX model");
 }
 
 TEST(CliCheck, TextFileIsOneClearLine) {
   TempDir dir;
   write_bytes(dir / "notes.onnx", "these are my notes, not a model\n");
-  expect_one_line_error(run_cli({"check", (dir / "notes.onnx").string()}), 3, "notes.onnx");
+  expect_one_line_error(onnxproof_cli({"check", (dir / "notes.onnx").string()}), 3, "notes.onnx");
 }
 
 TEST(CliCheck, EscapingExternalDataIsOneClearLine) {
@@ -100,14 +61,14 @@ TEST(CliCheck, EscapingExternalDataIsOneClearLine) {
   fs::create_directories(dir / "model");
   write_bytes(dir / "secret.bin", std::string(32, 's'));
   write_bytes(dir / "model" / "m.onnx", model_with_external_weight("../secret.bin").SerializeAsString());
-  expect_one_line_error(run_cli({"check", (dir / "model" / "m.onnx").string()}), 3,
+  expect_one_line_error(onnxproof_cli({"check", (dir / "model" / "m.onnx").string()}), 3,
                         "external data location '../secret.bin' escapes the model's folder");
 }
 
 TEST(CliCheck, MissingFileAndMissingArgument) {
-  expect_one_line_error(run_cli({"check", "/nonexistent/model.onnx"}), 3, "no such file: /nonexistent/model.onnx");
-  expect_one_line_error(run_cli({"check"}), 2, "model is required");
-  expect_one_line_error(run_cli({"frobnicate"}), 2, "frobnicate");
+  expect_one_line_error(onnxproof_cli({"check", "/nonexistent/model.onnx"}), 3, "no such file: /nonexistent/model.onnx");
+  expect_one_line_error(onnxproof_cli({"check"}), 2, "model is required");
+  expect_one_line_error(onnxproof_cli({"frobnicate"}), 2, "frobnicate");
 }
 
 TEST(CliCheck, OpsetNewerThanTheOnnxLibraryIsOneClearLine) {
@@ -115,7 +76,7 @@ TEST(CliCheck, OpsetNewerThanTheOnnxLibraryIsOneClearLine) {
   auto model = matmul_model(4, 2);
   model.mutable_opset_import(0)->set_version(30);
   write_bytes(dir / "m.onnx", model.SerializeAsString());
-  expect_one_line_error(run_cli({"check", (dir / "m.onnx").string()}), 3,
+  expect_one_line_error(onnxproof_cli({"check", (dir / "m.onnx").string()}), 3,
                         "opset 30 of ai.onnx, newer than the installed ONNX library");
 }
 
@@ -124,7 +85,7 @@ TEST(CliCheck, AtenFallbackFailsTheCheckWithExitCode1) {
   auto model = single_node_model("ATen", {tensor_value("a", onnx::TensorProto::FLOAT, {8})},
                                  tensor_value("c", onnx::TensorProto::FLOAT, {8}), 17, "org.pytorch.aten");
   write_bytes(dir / "m.onnx", model.SerializeAsString());
-  const auto result = run_cli({"check", (dir / "m.onnx").string()});
+  const auto result = onnxproof_cli({"check", (dir / "m.onnx").string()});
   EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
   EXPECT_NE(result.out.find("error   CUSTOM_DOMAIN_OP"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("verdict          fail"), std::string::npos);
@@ -132,7 +93,7 @@ TEST(CliCheck, AtenFallbackFailsTheCheckWithExitCode1) {
 
 TEST(CliRun, ResNet18OutputsMatchPyTorch) {
   TempDir dir;
-  const auto result = run_cli({"run", fixture("resnet18.onnx").string(), "--input",
+  const auto result = onnxproof_cli({"run", fixture("resnet18.onnx").string(), "--input",
                                "input=" + fixture("resnet18_input.npy").string(), "--output-dir", dir.path().string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   auto onnx_output = read_tensor_pb(dir / "output_0.pb");
@@ -149,7 +110,7 @@ TEST(CliRun, ResNet18OutputsMatchPyTorch) {
 
 TEST(CliRun, NpyFormatWritesNpyOutputs) {
   TempDir dir;
-  const auto result = run_cli({"run", fixture("resnet18.onnx").string(), "--input",
+  const auto result = onnxproof_cli({"run", fixture("resnet18.onnx").string(), "--input",
                                "input=" + fixture("resnet18_input.npy").string(), "--output-dir",
                                dir.path().string(), "--format", "npy"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -162,28 +123,28 @@ TEST(CliRun, MismatchedInputsNameTheInputAndWhatWasExpected) {
   TempDir dir;
   const std::string model = fixture("resnet18.onnx").string();
   const std::string out_dir = dir.path().string();
-  expect_one_line_error(run_cli({"run", model, "--input", "image=" + fixture("resnet18_input.npy").string(),
+  expect_one_line_error(onnxproof_cli({"run", model, "--input", "image=" + fixture("resnet18_input.npy").string(),
                                  "--output-dir", out_dir}),
                         2, "'image' is not an input of the model (inputs: input)");
 
   auto wrong_dtype = *Tensor::zeros(DType::int64, {1, 3, 224, 224});
   ASSERT_TRUE(write_npy(dir / "int.npy", wrong_dtype));
-  expect_one_line_error(run_cli({"run", model, "--input", "input=" + (dir / "int.npy").string(), "--output-dir", out_dir}),
+  expect_one_line_error(onnxproof_cli({"run", model, "--input", "input=" + (dir / "int.npy").string(), "--output-dir", out_dir}),
                         2, "input 'input': expected float32 batchx3x224x224, got int64 1x3x224x224 (wrong dtype)");
 
   auto wrong_rank = *Tensor::zeros(DType::float32, {3, 224, 224});
   ASSERT_TRUE(write_npy(dir / "rank3.npy", wrong_rank));
-  expect_one_line_error(run_cli({"run", model, "--input", "input=" + (dir / "rank3.npy").string(), "--output-dir", out_dir}),
+  expect_one_line_error(onnxproof_cli({"run", model, "--input", "input=" + (dir / "rank3.npy").string(), "--output-dir", out_dir}),
                         2, "(wrong rank)");
 
-  expect_one_line_error(run_cli({"run", model, "--input", "input", "--output-dir", out_dir}), 2, "--input takes NAME=FILE");
-  expect_one_line_error(run_cli({"run", model, "--input", "input=/nonexistent.npy", "--output-dir", out_dir}), 3,
+  expect_one_line_error(onnxproof_cli({"run", model, "--input", "input", "--output-dir", out_dir}), 2, "--input takes NAME=FILE");
+  expect_one_line_error(onnxproof_cli({"run", model, "--input", "input=/nonexistent.npy", "--output-dir", out_dir}), 3,
                         "no such file: /nonexistent.npy");
-  expect_one_line_error(run_cli({"run", model, "--output-dir", out_dir}), 2, "input 'input' (float32 batchx3x224x224) is missing");
+  expect_one_line_error(onnxproof_cli({"run", model, "--output-dir", out_dir}), 2, "input 'input' (float32 batchx3x224x224) is missing");
 }
 
 TEST(CliVersion, ListsEveryTool) {
-  const auto result = run_cli({"--version"});
+  const auto result = onnxproof_cli({"--version"});
   EXPECT_EQ(result.exit_code, 0);
   for (const char* tool : {"onnxproof", "onnx ", "protobuf", "onnxruntime        1.30.0", "torch", "python"}) {
     EXPECT_NE(result.out.find(tool), std::string::npos) << result.out;

@@ -1,0 +1,238 @@
+// End-to-end tests of `onnxproof export`: real PyTorch exports of clean models and of planted
+// trace traps (tests/fixtures/trap_models.py), checked through export.json, the exit code, the
+// ONNX checker and ONNX Runtime against PyTorch's reference outputs.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "test_data_sets.h"
+#include "test_support.h"
+
+using namespace onnxproof::testing;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::string k_traps = std::string(ONNXPROOF_TEST_SOURCE_DIR) + "/fixtures/trap_models.py";
+
+CliResult onnxproof_cli(const std::vector<std::string>& args) { return run_cli(ONNXPROOF_CLI, args); }
+
+struct Export {
+  CliResult cli;
+  json manifest;
+};
+
+Export export_model(const fs::path& out, std::vector<std::string> args) {
+  args.insert(args.begin(), "export");
+  args.insert(args.end(), {"--out", out.string()});
+  Export result{onnxproof_cli(args), json()};
+  const std::string text = read_text(out / "export.json");
+  if (!text.empty()) result.manifest = json::parse(text);
+  return result;
+}
+
+std::vector<json> findings_with(const json& manifest, const std::string& code) {
+  std::vector<json> found;
+  for (const auto& f : manifest["findings"]) {
+    if (f["code"] == code) found.push_back(f);
+  }
+  return found;
+}
+
+bool has_finding(const json& manifest, const std::string& code, const std::string& severity) {
+  for (const auto& f : findings_with(manifest, code)) {
+    if (f["severity"] == severity) return true;
+  }
+  return false;
+}
+
+void expect_no_warnings_or_errors(const json& manifest) {
+  for (const auto& f : manifest["findings"]) EXPECT_EQ(f["severity"], "info") << f.dump();
+}
+
+std::vector<json> case_sizes(const fs::path& out) {
+  const json manifest = json::parse(read_text(out / "reference" / "cases.json"));
+  std::vector<json> sizes;
+  for (const auto& c : manifest["cases"]) sizes.push_back(c["sizes"]);
+  return sizes;
+}
+
+TEST(Export, ResNet18ExportsCleanAndOnnxRuntimeMatchesPyTorchAtEveryBatchSize) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", "torchvision:resnet18", "--input", "input=1x3x224x224:float32",
+                                                "--dynamic", "input:0=batch", "--samples", "1"});
+  ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
+  EXPECT_NE(result.cli.out.find("verdict          pass"), std::string::npos) << result.cli.out;
+  EXPECT_NE(result.cli.err.find("onnxproof export: exporting with the torchscript exporter at opset 17"), std::string::npos);
+  const auto& manifest = result.manifest;
+  EXPECT_EQ(manifest["schema"], "onnxproof.export/1");
+  EXPECT_EQ(manifest["status"], "exported");
+  EXPECT_EQ(manifest["onnx_model"]["sha256"].get<std::string>().size(), 64U);
+  EXPECT_EQ(manifest["versions"]["torch"].get<std::string>().substr(0, 2), "1.");
+  EXPECT_TRUE(manifest["timings_s"].contains("export"));
+  expect_no_warnings_or_errors(manifest);
+  EXPECT_EQ(manifest["outputs"][0]["dynamic_axes"]["0"], "batch");
+  // batch at 1 (the example's size), and 2 and 3: one of them odd.
+  EXPECT_EQ(case_sizes(out.path()), (std::vector<json>{{{"batch", 1}}, {{"batch", 2}}, {{"batch", 3}}}));
+
+  EXPECT_EQ(onnxproof_cli({"check", (out / "model.onnx").string()}).exit_code, 0);
+  EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
+}
+
+TEST(Export, LstmWithDynamicBatchAndSequenceExportsClean) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":lstm", "--input", "x=2x5x8:float32", "--dynamic",
+                                                "x:0=batch", "--dynamic", "x:1=seq", "--samples", "2"});
+  ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
+  expect_no_warnings_or_errors(result.manifest);
+  EXPECT_EQ(result.manifest["outputs"][0]["dynamic_axes"], json::parse(R"({"0": "batch", "1": "seq"})"));
+  const auto sizes = case_sizes(out.path());
+  EXPECT_EQ(sizes.size(), 2U * 8U);  // (example + 3 batch + 4 seq sizes) x 2 samples
+  EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
+}
+
+struct Trap {
+  std::string factory;
+  std::string input;
+  std::string code;
+  std::string severity;
+  bool exported;
+};
+
+class PlantedTrap : public ::testing::TestWithParam<Trap> {};
+
+TEST_P(PlantedTrap, IsFoundWithItsSourceLineAndAHint) {
+  const Trap& trap = GetParam();
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":" + trap.factory, "--input", trap.input,
+                                                "--dynamic", "x:0=batch", "--samples", "1"});
+  EXPECT_EQ(result.cli.exit_code, 1) << result.cli.out << result.cli.err;
+  EXPECT_NE(result.cli.out.find("verdict          fail"), std::string::npos) << result.cli.out;
+  EXPECT_EQ(result.manifest["status"], trap.exported ? "exported" : "failed");
+  const auto found = findings_with(result.manifest, trap.code);
+  ASSERT_FALSE(found.empty()) << result.manifest["findings"].dump(2);
+  bool located = false;
+  for (const auto& f : found) {
+    EXPECT_FALSE(f["hint"].get<std::string>().empty()) << f.dump();
+    located |= f["severity"] == trap.severity && f["where"].get<std::string>().find("trap_models.py:") != std::string::npos;
+  }
+  EXPECT_TRUE(located) << "no " << trap.severity << " finding names the trap's source line: " << json(found).dump(2);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Export, PlantedTrap,
+    ::testing::Values(Trap{"branch_on_value", "x=2x3x4:float32", "DATA_DEPENDENT_CONTROL_FLOW", "error", true},
+                      Trap{"frozen_reshape", "x=2x3x4:float32", "FROZEN_DIMENSION", "warning", true},
+                      Trap{"random_forward", "x=2x3x4:float32", "NONDETERMINISTIC_FORWARD", "error", true},
+                      Trap{"non_tensor_output", "x=2x3x4:float32", "NON_TENSOR_OUTPUT", "error", false},
+                      Trap{"real_fft", "x=2x16:float32", "UNSUPPORTED_ATEN_OP", "error", false}),
+    [](const auto& param_info) { return param_info.param.factory; });
+
+TEST(Export, DifferentialTracingConfirmsTheFrozenBatchInTheReshape) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":frozen_reshape", "--input", "x=2x3x4:float32",
+                                                "--dynamic", "x:0=batch", "--samples", "1"});
+  ASSERT_TRUE(has_finding(result.manifest, "FROZEN_DIMENSION", "error")) << result.manifest["findings"].dump(2);
+  for (const auto& f : findings_with(result.manifest, "FROZEN_DIMENSION")) {
+    if (f["severity"] != "error") continue;
+    EXPECT_NE(f["message"].get<std::string>().find("dynamic axis 'batch' frozen at 2"), std::string::npos) << f.dump();
+    EXPECT_NE(f["where"].get<std::string>().find("Reshape"), std::string::npos) << f.dump();
+  }
+}
+
+TEST(Export, TransformerEncoderFastPathIsRetriedAndExportsClean) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":transformer_encoder", "--input", "x=2x5x16:float32",
+                                                "--dynamic", "x:0=batch", "--dynamic", "x:1=seq", "--samples", "1"});
+  ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
+  const auto retried = findings_with(result.manifest, "UNSUPPORTED_ATEN_OP");
+  ASSERT_EQ(retried.size(), 1U);
+  EXPECT_EQ(retried[0]["severity"], "info");
+  EXPECT_NE(retried[0]["message"].get<std::string>().find("aten::_transformer_encoder_layer_fwd"), std::string::npos);
+  EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
+}
+
+TEST(Export, ModelInTrainingModeIsSwitchedToEvalAndReported) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":training_mode_dropout", "--input",
+                                                "x=2x8:float32", "--samples", "1"});
+  EXPECT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
+  EXPECT_TRUE(has_finding(result.manifest, "TRAINING_MODE", "warning"));
+  // In eval mode the dropout is inactive, so ONNX Runtime reproduces PyTorch exactly.
+  EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
+}
+
+TEST(Export, DictOutputsAreFlattenedWithTheirKeysAsNames) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
+                                                "--dynamic", "x:0=batch", "--samples", "1"});
+  ASSERT_EQ(result.cli.exit_code, 0) << result.cli.err;
+  EXPECT_EQ(result.manifest["outputs"][0]["name"], "logits");
+  EXPECT_EQ(result.manifest["outputs"][1]["name"], "features");
+  EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
+}
+
+TEST(Export, SweepSetsTheSizesAndOldOpsetIsReported) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
+                                                "--dynamic", "x:0=batch", "--sweep", "batch=1,7", "--samples", "1",
+                                                "--opset", "13"});
+  EXPECT_EQ(result.cli.exit_code, 0) << result.cli.err;
+  EXPECT_TRUE(has_finding(result.manifest, "OPSET_TOO_OLD", "warning"));
+  EXPECT_EQ(case_sizes(out.path()), (std::vector<json>{{{"batch", 2}}, {{"batch", 1}}, {{"batch", 7}}}));
+}
+
+TEST(Export, RealDataReplacesGeneratedInputs) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
+                                                "--dynamic", "x:0=batch", "--data", k_traps + ":digits_samples"});
+  ASSERT_EQ(result.cli.exit_code, 0) << result.cli.err;
+  const auto cases = json::parse(read_text(out / "reference" / "cases.json"))["cases"];
+  ASSERT_EQ(cases.size(), 4U);
+  EXPECT_EQ(cases[2]["sizes"]["batch"], 3);
+  EXPECT_EQ(cases[2]["source"], k_traps + ":digits_samples");
+  EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
+}
+
+TEST(Export, BadSpecsAreOneClearLine) {
+  TempDir out;
+  const std::string dir = out.path().string();
+  expect_one_line_error(onnxproof_cli({"export", "--model", "resnet", "--input", "x=1x8:float32", "--out", dir}), 2,
+                        "model spec 'resnet' must be FILE.py:CALLABLE");
+  expect_error_after_progress(
+      onnxproof_cli({"export", "--model", "/nonexistent/model.py:build", "--input", "x=1x8:float32", "--out", dir}), 3,
+      "no such file: /nonexistent/model.py");
+  expect_error_after_progress(
+      onnxproof_cli({"export", "--model", k_traps + ":not_a_module", "--input", "x=1x8:float32", "--out", dir}), 2,
+      "returned int, not a torch.nn.Module");
+  expect_error_after_progress(
+      onnxproof_cli({"export", "--model", "torchvision:no_such_net", "--input", "x=1x8:float32", "--out", dir}), 2,
+      "torchvision has no model 'no_such_net'");
+  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1xAx8:float32", "--out", dir}),
+                        2, "dimension 'A' is not a non-negative integer");
+  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float128", "--out", dir}),
+                        2, "unknown dtype 'float128'");
+  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
+                                       "--dynamic", "x0batch", "--out", dir}),
+                        2, "expected NAME:AXIS=LABEL");
+  expect_error_after_progress(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
+                                             "--dynamic", "y:0=batch", "--out", dir}),
+                              2, "--dynamic names input 'y', which no --input declares");
+  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--out", dir}), 2, "--input is required");
+  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32", "--python",
+                                       "/nonexistent/python3", "--out", dir}),
+                        2 + 1, "cannot run the Python interpreter '/nonexistent/python3'");
+}
+
+TEST(Export, WrongInputShapeForTheModelFailsWithAHint) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":lstm", "--input", "x=2x5x3:float32", "--samples", "1"});
+  EXPECT_EQ(result.cli.exit_code, 1);
+  const auto failed = findings_with(result.manifest, "EXPORT_FAILED");
+  ASSERT_EQ(failed.size(), 1U);
+  EXPECT_NE(failed[0]["message"].get<std::string>().find("forward fails on the example input"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,71 @@
+"""Unit tests of the export front end's pure parts (run by CTest with Debian's python3)."""
+import unittest
+
+import torch
+
+from onnxproof import cases, spec, traps
+from onnxproof.errors import UsageError
+
+
+class DefaultSizes(unittest.TestCase):
+    def test_one_the_example_and_two_others_one_of_them_odd(self):
+        for example in (1, 2, 3, 4, 5, 8, 16, 224):
+            sizes = cases.default_sizes(example)
+            self.assertIn(1, sizes)
+            self.assertIn(example, sizes)
+            others = [s for s in sizes if s not in (1, example)]
+            self.assertGreaterEqual(len(others), 2, sizes)
+            self.assertTrue(any(s % 2 for s in others), sizes)
+            self.assertEqual(len(sizes), len(set(sizes)), sizes)
+
+    def test_shape_cases_vary_one_label_at_a_time(self):
+        result = cases.shape_cases({"batch": 2, "seq": 5}, {"seq": [1, 9]})
+        self.assertEqual(result[0], {"batch": 2, "seq": 5})
+        self.assertIn({"batch": 2, "seq": 9}, result)
+        self.assertIn({"batch": 3, "seq": 5}, result)
+        self.assertNotIn({"batch": 3, "seq": 9}, result)
+
+    def test_sweep_of_an_unknown_label_is_a_usage_error(self):
+        with self.assertRaises(UsageError):
+            cases.shape_cases({"batch": 2}, {"seq": [1, 2]})
+
+    def test_a_shared_label_must_have_one_example_size(self):
+        inputs = [{"name": "a", "dims": [2, 3], "dtype": "float32"}, {"name": "b", "dims": [4, 3], "dtype": "float32"}]
+        dynamic = [{"input": "a", "axis": 0, "label": "batch"}, {"input": "b", "axis": 0, "label": "batch"}]
+        with self.assertRaises(UsageError):
+            cases.example_sizes(inputs, dynamic)
+
+    def test_generated_integers_stay_inside_the_declared_range(self):
+        import numpy as np
+        values = cases.generate({"name": "ids", "dtype": "int64", "range": [5, 9]}, [1000], np.random.default_rng(0))
+        self.assertEqual(values.dtype, np.int64)
+        self.assertGreaterEqual(values.min(), 5)
+        self.assertLess(values.max(), 9)
+
+
+class FlattenOutputs(unittest.TestCase):
+    def test_tuples_and_dicts_of_tensors_get_names(self):
+        tensor = torch.zeros(2)
+        named, problems = traps.flatten_outputs((tensor, {"a": tensor, "b": (tensor, tensor)}))
+        self.assertEqual(problems, [])
+        self.assertEqual([name for name, _ in named], ["output_0", "output_1_a", "output_1_b_0", "output_1_b_1"])
+
+    def test_a_none_in_the_outputs_is_a_non_tensor_output(self):
+        _, problems = traps.flatten_outputs((torch.zeros(1), None))
+        self.assertEqual([p["code"] for p in problems], ["NON_TENSOR_OUTPUT"])
+        self.assertIn("NoneType", problems[0]["message"])
+
+
+class ModelSpecs(unittest.TestCase):
+    def test_malformed_specs_are_usage_errors(self):
+        for bad in ("resnet", "file.py:", ":build", "file.py:not-an-identifier"):
+            with self.assertRaises(UsageError, msg=bad):
+                spec.check_model_spec(bad)
+
+    def test_accepted_forms(self):
+        for good in ("torchvision:resnet18", "model.pt", "pkg.module:build", "path/to/file.py:build"):
+            spec.check_model_spec(good)
+
+
+if __name__ == "__main__":
+    unittest.main()
