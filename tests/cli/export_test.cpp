@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "onnxproof/tensor/tensor_io.h"
 #include "test_data_sets.h"
 #include "test_support.h"
 
@@ -193,6 +194,31 @@ TEST(Export, RealDataReplacesGeneratedInputs) {
   ASSERT_EQ(cases.size(), 4U);
   EXPECT_EQ(cases[2]["sizes"]["batch"], 3);
   EXPECT_EQ(cases[2]["source"], k_traps + ":digits_samples");
+  EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
+}
+
+TEST(Export, DataDirSamplesAreTheReferenceInputs) {
+  TempDir out;
+  TempDir data;
+  for (const int batch : {1, 5}) {
+    fs::create_directories(data / ("sample_" + std::to_string(batch)));
+    auto x = *onnxproof::Tensor::zeros(onnxproof::DType::float32, {batch, 8});
+    for (float& v : x.mutable_values<float>()) v = 0.25F * static_cast<float>(batch);
+    ASSERT_TRUE(onnxproof::write_npy(data / ("sample_" + std::to_string(batch)) / "x.npy", x));
+  }
+  const auto result = export_model(out.path(), {"--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
+                                                "--dynamic", "x:0=batch", "--data-dir", data.path().string()});
+  ASSERT_EQ(result.cli.exit_code, 0) << result.cli.err;
+  EXPECT_EQ(case_sizes(out.path()), (std::vector<json>{{{"batch", 1}}, {{"batch", 5}}}));
+  EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
+}
+
+TEST(Export, TorchScriptArchiveIsAModelSpec) {
+  TempDir out;
+  const std::string archive = std::string(ONNXPROOF_FIXTURES) + "/linear_traced.pt";
+  const auto result = export_model(out.path(), {"--model", archive, "--input", "x=2x8:float32", "--samples", "1"});
+  ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
+  EXPECT_NE(result.manifest["description"].get<std::string>().find("TorchScript archive"), std::string::npos);
   EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
 }
 
