@@ -174,6 +174,7 @@ Expected<Session> Session::open(const std::filesystem::path& model, const Sessio
     session_options.SetGraphOptimizationLevel(ort_level(options.optimization));
     session_options.SetIntraOpNumThreads(options.intra_op_threads);
     session_options.SetInterOpNumThreads(1);
+    if (options.forbid_cpu_fallback) session_options.AddConfigEntry("session.disable_cpu_ep_fallback", "1");
     ONNXPROOF_TRY(append_provider(session_options, options.provider));
     impl->session = Ort::Session(*env, model.c_str(), session_options);
 

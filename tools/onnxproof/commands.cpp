@@ -2,12 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "onnxproof/check/check_model.h"
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/model/model_io.h"
+#include "onnxproof/parity/parity.h"
 #include "onnxproof/report/check_report.h"
+#include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/versions.h"
 #include "onnxproof/runtime/session.h"
 #include "onnxproof/tensor/tensor_io.h"
@@ -122,6 +127,72 @@ Expected<ExportOptions> export_options(const ModelArguments& arguments, const fs
 }
 
 }  // namespace
+
+Expected<ParityOptions> parity_options(const ProofArguments& arguments) {
+  ParityOptions options;
+  options.providers.clear();
+  std::string list = arguments.providers;
+  for (std::size_t start = 0; start <= list.size();) {
+    const auto comma = list.find(',', start);
+    const std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name.empty()) return fail(ErrorCode::usage, "--provider takes a comma-separated list, e.g. cpu,cuda");
+    options.providers.push_back(name);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  for (const auto value : {arguments.rtol, arguments.atol}) {
+    if (value && *value < 0) return fail(ErrorCode::usage, "--rtol and --atol must not be negative");
+  }
+  options.tolerance.rtol = arguments.rtol;
+  options.tolerance.atol = arguments.atol;
+  for (const auto& text : arguments.output_tolerances) {
+    const auto eq = text.find('=');
+    const auto comma = text.find(',', eq == std::string::npos ? 0 : eq);
+    double rtol = -1;
+    double atol = -1;
+    if (eq == std::string::npos || comma == std::string::npos ||
+        std::sscanf(text.c_str() + eq + 1, "%lf", &rtol) != 1 || std::sscanf(text.c_str() + comma + 1, "%lf", &atol) != 1 ||
+        rtol < 0 || atol < 0) {
+      return fail(ErrorCode::usage, "--output-tolerance '" + text + "': expected NAME=RTOL,ATOL, e.g. logits=1e-2,1e-4");
+    }
+    options.tolerance.per_output[text.substr(0, eq)] = Tolerance{rtol, atol};
+  }
+  options.compare_optimization_off = !arguments.skip_optimization_check;
+  return options;
+}
+
+int run_parity_command(const ParityCommand& command, std::ostream& out, std::ostream& err) {
+  auto options = parity_options(command.proof);
+  if (!options) return report_error(err, options.error());
+  if (auto model = load_model(command.model); !model) return report_error(err, model.error());
+  auto reference = read_reference(command.reference);
+  if (!reference) return report_error(err, reference.error());
+  auto result = run_parity(command.model, *reference, *options);
+  if (!result) return report_error(err, result.error());
+  print_parity_result(out, *result);
+  print_findings(out, result->findings);
+  const bool all_ran = std::all_of(result->providers.begin(), result->providers.end(), [](const auto& p) { return p.ran; });
+  const char* verdict = !all_ran ? "error" : result->passed() ? "pass" : "fail";
+  out << fmt::format("verdict          {}\n", verdict);
+  if (!command.json_path.empty()) {
+    nlohmann::json json = {{"schema", "onnxproof.parity/1"},
+                           {"model", command.model.string()},
+                           {"verdict", verdict},
+                           {"summary", parity_summary_to_json(*result)},
+                           {"findings", nlohmann::json::array()},
+                           {"parity", parity_rows_to_json(*result)}};
+    for (const auto& finding : result->findings) json["findings"].push_back(finding_to_json(finding));
+    if (auto written = write_file_atomically(command.json_path, json.dump(2) + "\n"); !written) {
+      return report_error(err, written.error());
+    }
+  }
+  if (!all_ran) {
+    for (const auto& p : result->providers) {
+      if (!p.ran) return report_error(err, Error(ErrorCode::not_found, "provider " + p.provider + " could not run: " + p.reason));
+    }
+  }
+  return result->passed() ? k_exit_pass : k_exit_fail;
+}
 
 int run_export_command(const ExportCommand& command, std::ostream& out, std::ostream& err) {
   auto options = export_options(command.model, command.out);

@@ -4,6 +4,7 @@
 // error, 3 the tool could not run).
 
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -46,6 +47,22 @@ struct ModelArguments {
   std::string python;
 };
 
+/// The proof options shared by parity, golden and pipeline, as given on the command line.
+struct ProofArguments {
+  std::string providers = "cpu";             // comma-separated
+  std::optional<double> rtol;
+  std::optional<double> atol;
+  std::vector<std::string> output_tolerances;  // NAME=RTOL,ATOL
+  bool skip_optimization_check = false;
+};
+
+struct ParityCommand {
+  std::filesystem::path model;
+  std::filesystem::path reference;
+  ProofArguments proof;
+  std::filesystem::path json_path;
+};
+
 struct ExportCommand {
   ModelArguments model;
   std::filesystem::path out;
@@ -57,6 +74,7 @@ int report_error(std::ostream& err, const Error& error);
 int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err);
 int run_run(const RunCommand& command, std::ostream& out, std::ostream& err);
 int run_version(std::ostream& out);
+int run_parity_command(const ParityCommand& command, std::ostream& out, std::ostream& err);
 int run_export_command(const ExportCommand& command, std::ostream& out, std::ostream& err);
 
 }  // namespace onnxproof::cli

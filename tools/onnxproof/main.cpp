@@ -23,6 +23,17 @@ void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model) {
   app->add_option("--python", model.python, "Python interpreter with torch (default: $ONNXPROOF_PYTHON or /usr/bin/python3)");
 }
 
+// The proof option group: providers and tolerances, spelled the same by parity, golden and pipeline.
+void add_proof_options(CLI::App* app, onnxproof::cli::ProofArguments& proof) {
+  app->add_option("--provider", proof.providers, "Execution providers to prove on, comma-separated: cpu,cuda")
+      ->capture_default_str();
+  app->add_option("--rtol", proof.rtol, "Relative tolerance for every float output (default per dtype: float32 1e-3)");
+  app->add_option("--atol", proof.atol, "Absolute tolerance for every float output (default per dtype: float32 1e-5)");
+  app->add_option("--output-tolerance", proof.output_tolerances, "NAME=RTOL,ATOL for one output (repeat)");
+  app->add_flag("--no-optimization-check", proof.skip_optimization_check,
+                "Do not also run with ONNX Runtime's graph optimizations disabled");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,6 +58,13 @@ int main(int argc, char** argv) {
   run_app->add_option("--provider", run.provider, "Execution provider: cpu or cuda")->capture_default_str();
   run_app->add_option("--format", run.format, "Output file format: pb or npy")->capture_default_str();
 
+  ParityCommand parity;
+  auto* parity_app = app.add_subcommand("parity", "Prove that ONNX Runtime matches PyTorch's reference outputs");
+  parity_app->add_option("model", parity.model, "The .onnx file")->required();
+  parity_app->add_option("--reference", parity.reference, "Folder of test_data_set_N/ (OUT/reference)")->required();
+  add_proof_options(parity_app, parity.proof);
+  parity_app->add_option("--json", parity.json_path, "Also write the result as JSON to this file");
+
   ExportCommand export_command;
   auto* export_app = app.add_subcommand("export", "Export a PyTorch model to OUT/model.onnx with PyTorch's reference outputs");
   add_model_options(export_app, export_command.model);
@@ -67,6 +85,7 @@ int main(int argc, char** argv) {
     if (show_version) return run_version(std::cout);
     if (*check_app) return run_check(check, std::cout, std::cerr);
     if (*run_app) return run_run(run, std::cout, std::cerr);
+    if (*parity_app) return run_parity_command(parity, std::cout, std::cerr);
     if (*export_app) return run_export_command(export_command, std::cout, std::cerr);
     std::cout << app.help();
     return k_exit_usage;

@@ -22,6 +22,9 @@ struct SessionOptions {
   GraphOptimization optimization = GraphOptimization::all;
   /// Intra-op threads; 0 lets ONNX Runtime choose.
   int intra_op_threads = 0;
+  /// Refuse to create the session when some nodes would fall back to the CPU provider (a GPU
+  /// provider's silent fallback shows up as a session error).
+  bool forbid_cpu_fallback = false;
 };
 
 /// A model input or output as the session sees it.

@@ -1,0 +1,99 @@
+#pragma once
+// The parity proof: every reference case (PyTorch's inputs and outputs) through ONNX Runtime on
+// every requested provider, with graph optimizations on and off, compared output by output.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onnxproof/core/error.h"
+#include "onnxproof/core/finding.h"
+#include "onnxproof/parity/argmax.h"
+#include "onnxproof/parity/compare.h"
+#include "onnxproof/parity/tolerance.h"
+#include "onnxproof/tensor/tensor_io.h"
+
+namespace onnxproof {
+
+/// One reference data set: reference/test_data_set_N with its entry in cases.json.
+struct ReferenceCase {
+  std::string data_set;                   // "test_data_set_3"
+  std::map<std::string, int64_t> sizes;   // dynamic axis label -> size in this case
+  int sample = 0;
+  std::string source;                     // "generated", or the --data spec
+  std::vector<NamedTensor> inputs;
+  std::vector<NamedTensor> outputs;       // PyTorch's
+  std::optional<Tensor> labels;           // task labels, when the data carried them (labels.pb)
+};
+
+struct Reference {
+  std::vector<ReferenceCase> cases;
+  std::map<std::string, int64_t> example_sizes;  // label -> the export example's size
+};
+
+/// Reads DIR/test_data_set_*/{input,output}_K.pb (and labels.pb), with DIR/cases.json when
+/// present (written by `onnxproof export`; ONNX's own test folders have none). Fails when DIR has
+/// no data set, a data set has no input or output, or a file is unreadable.
+Expected<Reference> read_reference(const std::filesystem::path& dir);
+
+struct ParityOptions {
+  std::vector<std::string> providers = {"cpu"};
+  ToleranceOptions tolerance;
+  /// Also run with ONNX Runtime's graph optimizations disabled (on the first provider), so a
+  /// fusion that shifts numbers shows up.
+  bool compare_optimization_off = true;
+  int intra_op_threads = 0;
+};
+
+/// One case x provider x optimization level x output.
+struct ParityRow {
+  std::string data_set;
+  std::map<std::string, int64_t> sizes;
+  std::string provider;
+  std::string optimization;  // "all" or "disabled"
+  std::string output;
+  std::string status;        // pass | fail | rejected | error
+  Tolerance tolerance;
+  Comparison comparison;
+  std::optional<ArgmaxCheck> argmax;
+  std::string expected_shape;
+  std::string actual_shape;
+  std::string note;          // why rejected / errored
+};
+
+struct ProviderStatus {
+  std::string provider;
+  bool ran = false;
+  std::string reason;  // why it was skipped
+};
+
+/// Accuracy against the data's labels, per provider (PyTorch under "pytorch").
+struct TaskAccuracy {
+  std::string output;
+  int64_t samples = 0;
+  std::map<std::string, double> accuracy;  // "pytorch", "cpu", ...
+  int64_t flipped = 0;                     // ONNX Runtime (first provider) predictions that differ from PyTorch's
+};
+
+struct ParityResult {
+  std::vector<ParityRow> rows;
+  std::vector<ProviderStatus> providers;
+  std::vector<TaskAccuracy> accuracy;
+  std::vector<Finding> findings;
+  /// Every provider ran and no finding is an error.
+  bool passed() const;
+};
+
+/// Runs the proof. Fails only when the tool cannot do it at all (the model file is unreadable);
+/// an unavailable provider is a ProviderStatus with ran = false, and problems of the model
+/// (tolerance misses, refused shapes, flipped argmax, NaN differences) are findings.
+Expected<ParityResult> run_parity(const std::filesystem::path& model, const Reference& reference,
+                                  const ParityOptions& options);
+
+/// "[1, 5]" for a flat index into a shape.
+std::string format_index(int64_t flat, const std::vector<int64_t>& shape);
+
+}  // namespace onnxproof

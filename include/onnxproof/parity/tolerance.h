@@ -1,0 +1,28 @@
+#pragma once
+// Which tolerance an output is compared with: per-dtype defaults, a global override, and
+// per-output overrides (most specific wins).
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "onnxproof/parity/compare.h"
+#include "onnxproof/tensor/dtype.h"
+
+namespace onnxproof {
+
+/// Defaults: float32 rtol 1e-3 / atol 1e-5 (numpy.testing.assert_allclose style), float64
+/// 1e-7 / 1e-9, float16 1e-2 / 1e-3, bfloat16 3e-2 / 1e-2 (8 mantissa bits, ~4e-3 per rounding);
+/// integers, bools and strings compare exactly whatever the tolerance says.
+Tolerance default_tolerance(DType dtype);
+
+struct ToleranceOptions {
+  std::optional<double> rtol;  // global overrides of the defaults
+  std::optional<double> atol;
+  std::map<std::string, Tolerance> per_output;  // output name -> tolerance
+
+  /// The tolerance for one output of the given dtype.
+  Tolerance resolve(const std::string& output, DType dtype) const;
+};
+
+}  // namespace onnxproof

@@ -1,0 +1,322 @@
+#include "onnxproof/parity/parity.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "onnxproof/runtime/session.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string describe_sizes(const std::map<std::string, int64_t>& sizes) {
+  std::string text;
+  for (const auto& [label, size] : sizes) text += fmt::format("{}{}={}", text.empty() ? "" : ", ", label, size);
+  return text.empty() ? "example shape" : text;
+}
+
+// The labels whose size differs from the export example's: what a refused case says about the model.
+std::string changed_sizes(const ReferenceCase& c, const Reference& reference) {
+  std::map<std::string, int64_t> changed;
+  for (const auto& [label, size] : c.sizes) {
+    const auto example = reference.example_sizes.find(label);
+    if (example == reference.example_sizes.end() || example->second != size) changed[label] = size;
+  }
+  return changed.empty() ? describe_sizes(c.sizes) : describe_sizes(changed);
+}
+
+// A fixed dimension the case's input does not have: ONNX Runtime would refuse the run.
+std::optional<std::string> fixed_dimension_conflict(const Session& session, const ReferenceCase& c) {
+  for (const auto& input : session.inputs()) {
+    for (const auto& fed : c.inputs) {
+      if (fed.name != input.name || fed.tensor.rank() != input.shape.size()) continue;
+      for (std::size_t axis = 0; axis < input.shape.size(); ++axis) {
+        if (input.shape[axis] >= 0 && input.shape[axis] != fed.tensor.shape()[axis]) {
+          return fmt::format("input '{}' axis {} is fixed at {} in the model, the case has {}", input.name, axis,
+                             input.shape[axis], fed.tensor.shape()[axis]);
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<Feed> feeds_for(const Session& session, const ReferenceCase& c) {
+  std::vector<Feed> feeds;
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    std::string name = c.inputs[i].name;
+    if (name.empty() && i < session.inputs().size()) name = session.inputs()[i].name;
+    feeds.push_back({name, &c.inputs[i].tensor});
+  }
+  return feeds;
+}
+
+// Expected output k: by name when the reference names its outputs, else by position.
+const NamedTensor* expected_output(const ReferenceCase& c, const std::string& name, std::size_t index) {
+  for (const auto& output : c.outputs) {
+    if (output.name == name) return &output;
+  }
+  return index < c.outputs.size() && c.outputs[index].name.empty() ? &c.outputs[index] : nullptr;
+}
+
+// Per (provider, output, data set): PyTorch's and ONNX Runtime's argmax rows, for accuracy.
+struct PredictionKey {
+  std::string provider;
+  std::string output;
+  std::string data_set;
+  auto operator<=>(const PredictionKey&) const = default;
+};
+struct Predictions {
+  std::vector<int64_t> pytorch;
+  std::vector<int64_t> onnxruntime;
+};
+using PredictionMap = std::map<PredictionKey, Predictions>;
+
+struct Variant {
+  std::string provider;
+  GraphOptimization level;
+  std::string name;
+};
+
+void run_variant(Session& session, const Variant& variant, const Reference& reference, const ParityOptions& options,
+                 ParityResult& result, PredictionMap& predictions) {
+  for (const auto& c : reference.cases) {
+    ParityRow base;
+    base.data_set = c.data_set;
+    base.sizes = c.sizes;
+    base.provider = variant.provider;
+    base.optimization = variant.name;
+    if (const auto conflict = fixed_dimension_conflict(session, c)) {
+      ParityRow row = base;
+      row.status = "rejected";
+      row.note = *conflict;
+      result.rows.push_back(row);
+      continue;
+    }
+    auto outputs = session.run(feeds_for(session, c));
+    if (!outputs) {
+      ParityRow row = base;
+      row.status = outputs.error().code() == ErrorCode::runtime ? "rejected" : "error";
+      row.note = outputs.error().describe();
+      result.rows.push_back(row);
+      continue;
+    }
+    for (std::size_t k = 0; k < outputs->size(); ++k) {
+      const auto& name = session.outputs()[k].name;
+      const Tensor& actual = (*outputs)[k];
+      ParityRow row = base;
+      row.output = name;
+      row.actual_shape = format_shape(actual.shape());
+      const NamedTensor* expected = expected_output(c, name, k);
+      if (!expected) {
+        row.status = "error";
+        row.note = "the reference has no output named '" + name + "'";
+        result.rows.push_back(row);
+        continue;
+      }
+      row.expected_shape = format_shape(expected->tensor.shape());
+      row.tolerance = options.tolerance.resolve(name, expected->tensor.dtype());
+      row.comparison = compare_tensors(expected->tensor, actual, row.tolerance);
+      row.argmax = check_argmax(expected->tensor, actual);
+      row.status = row.comparison.allclose && (!row.argmax || row.argmax->flips == 0) ? "pass" : "fail";
+      if (c.labels && variant.name == "all") {
+        predictions[{variant.provider, name, c.data_set}] = {argmax_rows(expected->tensor), argmax_rows(actual)};
+      }
+      result.rows.push_back(std::move(row));
+    }
+  }
+}
+
+// One finding per (provider, optimization, output) that failed, naming the worst case.
+void add_findings(const Reference& reference, ParityResult& result) {
+  std::map<std::string, std::vector<const ParityRow*>> failed;
+  std::map<std::string, std::vector<const ParityRow*>> flipped;
+  std::map<std::string, std::vector<const ParityRow*>> nan_rows;
+  std::map<std::string, const ParityRow*> rejected;  // by sizes: the model's, whatever the provider
+  std::set<std::string> disabled_passes;
+  for (const auto& row : result.rows) {
+    const std::string key = row.provider + "|" + row.optimization + "|" + row.output;
+    if (row.status == "rejected" || row.status == "error") {
+      rejected.emplace(describe_sizes(row.sizes) + "|" + row.status, &row);
+      continue;
+    }
+    if (!row.comparison.allclose) failed[key].push_back(&row);
+    if (row.argmax && row.argmax->flips > 0) flipped[key].push_back(&row);
+    if (row.comparison.nan_mismatches > 0) nan_rows[key].push_back(&row);
+  }
+  for (const auto& row : result.rows) {
+    if (row.optimization == "disabled" && row.status == "pass") disabled_passes.insert(row.data_set + "|" + row.output);
+  }
+
+  for (const auto& [key, rows] : failed) {
+    // A miss that shows with optimizations on and off is one problem: report it once, on "all".
+    const ParityRow* first = rows.front();
+    const std::string all_key = first->provider + "|all|" + first->output;
+    if (first->optimization == "disabled" && failed.contains(all_key)) continue;
+    const bool also_disabled = first->optimization == "all" && failed.contains(first->provider + "|disabled|" + first->output);
+    const ParityRow* worst = rows.front();
+    for (const auto* row : rows) {
+      if (row->comparison.max_abs > worst->comparison.max_abs || !row->comparison.shape_match) worst = row;
+    }
+    const auto& cmp = worst->comparison;
+    std::string message;
+    if (!cmp.shape_match || !cmp.dtype_match) {
+      message = fmt::format("output '{}' on {} ({} optimizations): PyTorch gives {} but ONNX Runtime {} in {} ({})",
+                            worst->output, worst->provider, worst->optimization, worst->expected_shape, worst->actual_shape,
+                            worst->data_set, describe_sizes(worst->sizes));
+    } else {
+      message = fmt::format(
+          "output '{}' on {} ({} optimizations) misses rtol {:g} / atol {:g} in {} of {} cases; worst {} ({}): "
+          "{} of {} elements ({:.3g}%), max abs {:.3g}, max rel {:.3g}, worst at flat index {}",
+          worst->output, worst->provider, worst->optimization, worst->tolerance.rtol, worst->tolerance.atol, rows.size(),
+          reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches, cmp.elements,
+          cmp.elements ? 100.0 * static_cast<double>(cmp.mismatches) / static_cast<double>(cmp.elements) : 0.0,
+          cmp.max_abs, cmp.max_rel, worst->comparison.worst_index >= 0 ? std::to_string(cmp.worst_index) : "-");
+    }
+    if (also_disabled) message += " (the same with graph optimizations disabled)";
+    std::string hint = "find the first diverging node (compare intermediate outputs), then check its opset translation";
+    if (worst->optimization == "all" && disabled_passes.contains(worst->data_set + "|" + worst->output)) {
+      hint = "with graph optimizations disabled this case matches: an ONNX Runtime fusion shifts the numbers; "
+             "deploy with the optimization level that passes or loosen the tolerance knowingly";
+    }
+    result.findings.push_back({"PARITY_MISMATCH", Severity::error, "parity", message, worst->output, hint});
+  }
+  for (const auto& [key, rows] : flipped) {
+    int64_t flips = 0;
+    int64_t total = 0;
+    double margin = rows.front()->argmax->min_margin;
+    for (const auto* row : rows) {
+      flips += row->argmax->flips;
+      total += row->argmax->rows;
+      margin = std::min(margin, row->argmax->min_margin);
+    }
+    const auto* first = rows.front();
+    result.findings.push_back(
+        {"ARGMAX_FLIP", Severity::error, "parity",
+         fmt::format("output '{}' on {} ({} optimizations): {} of {} rows predict another class than PyTorch "
+                     "(smallest PyTorch margin among them {:.3g}); first in {} row {}",
+                     first->output, first->provider, first->optimization, flips, total, margin, first->data_set,
+                     first->argmax->first_flip_row),
+         first->output, "close logits near a tie flip; check the numeric drift above, or accept it with a documented tolerance"});
+  }
+  for (const auto& [key, rows] : nan_rows) {
+    int64_t positions = 0;
+    for (const auto* row : rows) positions += row->comparison.nan_mismatches;
+    result.findings.push_back({"NAN_OR_INF", Severity::error, "parity",
+                               fmt::format("output '{}' on {}: {} NaN/Inf positions differ from PyTorch's across {} cases",
+                                           rows.front()->output, rows.front()->provider, positions, rows.size()),
+                               rows.front()->output, "look for log/div/sqrt of zero or overflow in float16 in one runtime only"});
+  }
+  for (const auto& [key, row] : rejected) {
+    const bool refused = row->status == "rejected";
+    result.findings.push_back(
+        {refused ? "SHAPE_REJECTED" : "RUN_FAILED", Severity::error, "parity",
+         refused ? fmt::format("ONNX Runtime refuses {} ({}): {}", changed_sizes(*std::find_if(reference.cases.begin(), reference.cases.end(),
+                                                                                        [&](const ReferenceCase& c) { return c.data_set == row->data_set; }),
+                                                                  reference),
+                               row->data_set, row->note)
+                 : fmt::format("{} on {}: {}", row->data_set, row->provider, row->note),
+         row->data_set,
+         refused ? "the model does not accept a shape production sends: export with that axis dynamic (--dynamic) and "
+                   "without Python ints taken from shapes"
+                 : ""});
+  }
+}
+
+void add_accuracy(const Reference& reference, const ParityOptions& options, ParityResult& result,
+                  const PredictionMap& predictions) {
+  std::map<std::string, TaskAccuracy> by_output;
+  std::map<std::string, std::map<std::string, int64_t>> correct;  // output -> who -> count
+  for (const auto& c : reference.cases) {
+    if (!c.labels) continue;
+    std::vector<int64_t> labels;
+    for (int64_t i = 0; i < c.labels->size(); ++i) labels.push_back(static_cast<int64_t>(c.labels->value_as_double(i)));
+    for (const auto& [key, rows] : predictions) {
+      if (key.data_set != c.data_set || rows.pytorch.size() != labels.size()) continue;
+      auto& accuracy = by_output[key.output];
+      accuracy.output = key.output;
+      const bool first_provider = key.provider == options.providers.front();
+      if (first_provider) accuracy.samples += static_cast<int64_t>(labels.size());
+      for (std::size_t i = 0; i < labels.size(); ++i) {
+        correct[key.output][key.provider] += rows.onnxruntime[i] == labels[i];
+        if (first_provider) {
+          correct[key.output]["pytorch"] += rows.pytorch[i] == labels[i];
+          accuracy.flipped += rows.pytorch[i] != rows.onnxruntime[i];
+        }
+      }
+    }
+  }
+  for (auto& [output, accuracy] : by_output) {
+    if (accuracy.samples == 0) continue;
+    for (const auto& [who, count] : correct[output]) {
+      accuracy.accuracy[who] = static_cast<double>(count) / static_cast<double>(accuracy.samples);
+    }
+    result.accuracy.push_back(accuracy);
+  }
+}
+
+}  // namespace
+
+bool ParityResult::passed() const {
+  const bool all_ran = std::all_of(providers.begin(), providers.end(), [](const ProviderStatus& p) { return p.ran; });
+  return all_ran && !providers.empty() && !has_errors(findings);
+}
+
+std::string format_index(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size(), 0);
+  for (std::size_t axis = shape.size(); axis-- > 0;) {
+    if (shape[axis] > 0) {
+      index[axis] = flat % shape[axis];
+      flat /= shape[axis];
+    }
+  }
+  return fmt::format("[{}]", fmt::join(index, ", "));
+}
+
+Expected<ParityResult> run_parity(const fs::path& model, const Reference& reference, const ParityOptions& options) {
+  if (!fs::exists(model)) return fail(ErrorCode::not_found, "no such file: " + model.string());
+  ParityResult result;
+  PredictionMap predictions;
+  for (const auto& provider : options.providers) {
+    std::vector<Variant> variants = {{provider, GraphOptimization::all, "all"}};
+    if (options.compare_optimization_off && provider == options.providers.front()) {
+      variants.push_back({provider, GraphOptimization::disabled, "disabled"});
+    }
+    ProviderStatus status{provider, false, ""};
+    for (const auto& variant : variants) {
+      auto session = Session::open(model, SessionOptions{.provider = provider, .optimization = variant.level,
+                                                         .intra_op_threads = options.intra_op_threads});
+      if (!session) {
+        if (session.error().code() == ErrorCode::not_found || session.error().code() == ErrorCode::unsupported) {
+          status.reason = session.error().describe();  // the provider, not the model
+        } else {
+          result.findings.push_back({"RUN_FAILED", Severity::error, "parity", session.error().describe(), model.string(),
+                                     "ONNX Runtime cannot load the model; run `onnxproof check` and `onnxproof ops` on it"});
+          status.ran = true;
+        }
+        break;
+      }
+      if (provider != "cpu" && variant.name == "all") {
+        auto strict = Session::open(model, SessionOptions{.provider = provider, .optimization = variant.level,
+                                                          .intra_op_threads = options.intra_op_threads,
+                                                          .forbid_cpu_fallback = true});
+        if (!strict) {
+          result.findings.push_back({"PROVIDER_FALLBACK", Severity::warning, "parity",
+                                     fmt::format("some nodes fall back from {} to the CPU: {}", provider, strict.error().describe()),
+                                     provider, "the numbers are proved, but the speed is not what the provider promises"});
+        }
+      }
+      status.ran = true;
+      run_variant(*session, variant, reference, options, result, predictions);
+    }
+    result.providers.push_back(status);
+  }
+  add_findings(reference, result);
+  add_accuracy(reference, options, result, predictions);
+  return result;
+}
+
+}  // namespace onnxproof

@@ -1,0 +1,23 @@
+#include "onnxproof/parity/tolerance.h"
+
+namespace onnxproof {
+
+Tolerance default_tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::float64:
+    case DType::complex128: return {1e-7, 1e-9};
+    case DType::float16: return {1e-2, 1e-3};
+    case DType::bfloat16: return {3e-2, 1e-2};
+    default: return {1e-3, 1e-5};
+  }
+}
+
+Tolerance ToleranceOptions::resolve(const std::string& output, DType dtype) const {
+  if (const auto it = per_output.find(output); it != per_output.end()) return it->second;
+  Tolerance tolerance = default_tolerance(dtype);
+  if (rtol) tolerance.rtol = *rtol;
+  if (atol) tolerance.atol = *atol;
+  return tolerance;
+}
+
+}  // namespace onnxproof

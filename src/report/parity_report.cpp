@@ -1,0 +1,91 @@
+#include "onnxproof/report/parity_report.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace onnxproof {
+
+nlohmann::json parity_rows_to_json(const ParityResult& result) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : result.rows) {
+    const auto& cmp = row.comparison;
+    nlohmann::json entry = {{"case", row.data_set},
+                            {"sizes", row.sizes},
+                            {"provider", row.provider},
+                            {"optimization", row.optimization},
+                            {"output", row.output},
+                            {"status", row.status}};
+    if (row.status == "pass" || row.status == "fail") {
+      entry.update({{"rtol", row.tolerance.rtol},
+                    {"atol", row.tolerance.atol},
+                    {"max_abs", cmp.max_abs},
+                    {"max_rel", cmp.max_rel},
+                    {"mismatches", cmp.mismatches},
+                    {"elements", cmp.elements},
+                    {"mismatch_fraction", cmp.elements ? static_cast<double>(cmp.mismatches) / static_cast<double>(cmp.elements) : 0.0},
+                    {"worst_index", cmp.worst_index},
+                    {"allclose", cmp.allclose},
+                    {"nan_mismatch", cmp.nan_mismatches},
+                    {"shape_match", cmp.shape_match},
+                    {"dtype_match", cmp.dtype_match},
+                    {"expected_shape", row.expected_shape},
+                    {"actual_shape", row.actual_shape},
+                    {"argmax_flips", row.argmax ? nlohmann::json(row.argmax->flips) : nlohmann::json(nullptr)},
+                    {"rows", row.argmax ? nlohmann::json(row.argmax->rows) : nlohmann::json(nullptr)}});
+    } else {
+      entry["note"] = row.note;
+    }
+    rows.push_back(std::move(entry));
+  }
+  return rows;
+}
+
+nlohmann::json parity_summary_to_json(const ParityResult& result) {
+  nlohmann::json providers = nlohmann::json::array();
+  for (const auto& p : result.providers) providers.push_back({{"provider", p.provider}, {"ran", p.ran}, {"reason", p.reason}});
+  nlohmann::json accuracy = nlohmann::json::array();
+  for (const auto& a : result.accuracy) {
+    accuracy.push_back({{"output", a.output}, {"samples", a.samples}, {"accuracy", a.accuracy}, {"flipped", a.flipped}});
+  }
+  return {{"providers", providers}, {"accuracy", accuracy}};
+}
+
+void print_parity_result(std::ostream& out, const ParityResult& result) {
+  for (const auto& p : result.providers) {
+    if (!p.ran) out << fmt::format("provider {:<8} skipped: {}\n", p.provider, p.reason);
+  }
+  struct Group {
+    int cases = 0;
+    int passed = 0;
+    int rejected = 0;
+    double max_abs = 0.0;
+    double max_rel = 0.0;
+    int64_t flips = 0;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
+  for (const auto& row : result.rows) {
+    auto& group = groups[{row.provider, row.optimization, row.output.empty() ? "(all)" : row.output}];
+    ++group.cases;
+    group.passed += row.status == "pass";
+    group.rejected += row.status == "rejected" || row.status == "error";
+    group.max_abs = std::max(group.max_abs, row.comparison.max_abs);
+    group.max_rel = std::max(group.max_rel, row.comparison.max_rel);
+    if (row.argmax) group.flips += row.argmax->flips;
+  }
+  out << fmt::format("{:<9} {:<9} {:<16} {:>11} {:>9} {:>10} {:>10} {:>6}\n", "provider", "graph opt", "output",
+                     "cases pass", "refused", "max abs", "max rel", "flips");
+  for (const auto& [key, g] : groups) {
+    const auto& [provider, optimization, output] = key;
+    out << fmt::format("{:<9} {:<9} {:<16} {:>5} / {:<3} {:>9} {:>10.3g} {:>10.3g} {:>6}\n", provider, optimization, output,
+                       g.passed, g.cases, g.rejected, g.max_abs, g.max_rel, g.flips);
+  }
+  for (const auto& a : result.accuracy) {
+    std::string figures;
+    for (const auto& [who, value] : a.accuracy) figures += fmt::format("{}{} {:.1f}%", figures.empty() ? "" : ", ", who, 100.0 * value);
+    out << fmt::format("accuracy of '{}' on {} labelled samples: {}; flipped predictions: {}\n", a.output, a.samples, figures,
+                       a.flipped);
+  }
+}
+
+}  // namespace onnxproof
