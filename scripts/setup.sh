@@ -12,7 +12,7 @@ readonly packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # the engine's libraries
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libcli11-dev nlohmann-json3-dev libfmt-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev
   # ONNX Runtime is fetched with npm
   nodejs npm
   # the Python front end (Debian's /usr/bin/python3)

@@ -10,6 +10,7 @@
 #include "onnxproof/check/check_model.h"
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/model/model_io.h"
+#include "onnxproof/golden/golden.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/report/check_report.h"
 #include "onnxproof/report/parity_report.h"
@@ -191,6 +192,36 @@ int run_parity_command(const ParityCommand& command, std::ostream& out, std::ost
       if (!p.ran) return report_error(err, Error(ErrorCode::not_found, "provider " + p.provider + " could not run: " + p.reason));
     }
   }
+  return result->passed() ? k_exit_pass : k_exit_fail;
+}
+
+int run_golden_freeze(const GoldenFreezeCommand& command, std::ostream& out, std::ostream& err) {
+  auto parity = parity_options(command.proof);
+  if (!parity) return report_error(err, parity.error());
+  if (auto model = load_model(command.model); !model) return report_error(err, model.error());
+  auto result = freeze_golden(command.model, command.reference, command.out, {*parity, tool_versions()});
+  if (!result) return report_error(err, result.error());
+  print_parity_result(out, result->parity);
+  print_findings(out, result->parity.findings);
+  if (result->frozen) {
+    out << fmt::format("golden           {} data sets frozen in {}\n", result->data_sets, command.out.string());
+  } else {
+    out << "golden           nothing frozen: the parity proof failed\n";
+  }
+  out << fmt::format("verdict          {}\n", result->frozen ? "pass" : "fail");
+  return result->frozen ? k_exit_pass : k_exit_fail;
+}
+
+int run_golden_verify(const GoldenVerifyCommand& command, std::ostream& out, std::ostream& err) {
+  auto parity = parity_options(command.proof);
+  if (!parity) return report_error(err, parity.error());
+  parity->compare_optimization_off = false;  // the golden outputs came from all optimizations
+  if (auto model = load_model(command.model); !model) return report_error(err, model.error());
+  auto result = verify_golden(command.model, command.golden, {*parity, tool_versions()});
+  if (!result) return report_error(err, result.error());
+  print_parity_result(out, result->parity);
+  print_findings(out, result->findings);
+  out << fmt::format("verdict          {}\n", result->passed() ? "pass" : "fail");
   return result->passed() ? k_exit_pass : k_exit_fail;
 }
 

@@ -63,6 +63,19 @@ struct ParityCommand {
   std::filesystem::path json_path;
 };
 
+struct GoldenFreezeCommand {
+  std::filesystem::path model;
+  std::filesystem::path reference;
+  std::filesystem::path out;
+  ProofArguments proof;
+};
+
+struct GoldenVerifyCommand {
+  std::filesystem::path model;
+  std::filesystem::path golden;
+  ProofArguments proof;
+};
+
 struct ExportCommand {
   ModelArguments model;
   std::filesystem::path out;
@@ -75,6 +88,8 @@ int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err)
 int run_run(const RunCommand& command, std::ostream& out, std::ostream& err);
 int run_version(std::ostream& out);
 int run_parity_command(const ParityCommand& command, std::ostream& out, std::ostream& err);
+int run_golden_freeze(const GoldenFreezeCommand& command, std::ostream& out, std::ostream& err);
+int run_golden_verify(const GoldenVerifyCommand& command, std::ostream& out, std::ostream& err);
 int run_export_command(const ExportCommand& command, std::ostream& out, std::ostream& err);
 
 }  // namespace onnxproof::cli

@@ -65,6 +65,20 @@ int main(int argc, char** argv) {
   add_proof_options(parity_app, parity.proof);
   parity_app->add_option("--json", parity.json_path, "Also write the result as JSON to this file");
 
+  auto* golden_app = app.add_subcommand("golden", "Freeze proved inputs and outputs, or verify a model against them");
+  golden_app->require_subcommand(1);
+  GoldenFreezeCommand freeze;
+  auto* freeze_app = golden_app->add_subcommand("freeze", "Prove parity, then freeze inputs and ONNX Runtime outputs");
+  freeze_app->add_option("model", freeze.model, "The .onnx file")->required();
+  freeze_app->add_option("--reference", freeze.reference, "PyTorch's reference data (OUT/reference)")->required();
+  freeze_app->add_option("--out", freeze.out, "The golden folder to write")->required();
+  add_proof_options(freeze_app, freeze.proof);
+  GoldenVerifyCommand verify;
+  auto* verify_app = golden_app->add_subcommand("verify", "Re-run the golden inputs and compare with the frozen outputs");
+  verify_app->add_option("model", verify.model, "The .onnx file")->required();
+  verify_app->add_option("--golden", verify.golden, "The golden folder")->required();
+  add_proof_options(verify_app, verify.proof);
+
   ExportCommand export_command;
   auto* export_app = app.add_subcommand("export", "Export a PyTorch model to OUT/model.onnx with PyTorch's reference outputs");
   add_model_options(export_app, export_command.model);
@@ -85,6 +99,8 @@ int main(int argc, char** argv) {
     if (show_version) return run_version(std::cout);
     if (*check_app) return run_check(check, std::cout, std::cerr);
     if (*run_app) return run_run(run, std::cout, std::cerr);
+    if (*freeze_app) return run_golden_freeze(freeze, std::cout, std::cerr);
+    if (*verify_app) return run_golden_verify(verify, std::cout, std::cerr);
     if (*parity_app) return run_parity_command(parity, std::cout, std::cerr);
     if (*export_app) return run_export_command(export_command, std::cout, std::cerr);
     std::cout << app.help();

@@ -1,0 +1,52 @@
+#pragma once
+// Golden data: inputs and the ONNX Runtime outputs of a model that passed the parity proof,
+// frozen beside it with a manifest, so that a later re-export (or an opset, framework or runtime
+// bump) that shifts a kernel fails the build instead of drifting silently.
+//
+// Layout: GOLDEN/test_data_set_N/{input,output}_K.pb, GOLDEN/cases.json, GOLDEN/manifest.json
+// (schema onnxproof.golden/1: model sha256, opsets, tolerances per output, tool versions, shape
+// cases, and the sha256 of every data file).
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnxproof/core/error.h"
+#include "onnxproof/core/finding.h"
+#include "onnxproof/parity/parity.h"
+
+namespace onnxproof {
+
+struct GoldenOptions {
+  ParityOptions parity;  // the proof run before freezing, and the tolerances recorded
+  /// (tool, version) pairs to record; the caller knows them (report/versions.h).
+  std::vector<std::pair<std::string, std::string>> versions;
+};
+
+struct FreezeResult {
+  bool frozen = false;        // false: the parity proof failed, nothing was written
+  ParityResult parity;        // the proof the freeze stands on
+  int data_sets = 0;
+};
+
+/// Proves `model` against `reference` (PyTorch's data); when the proof passes, writes GOLDEN
+/// atomically (built in a temporary folder beside it, then renamed into place). Fails when the
+/// model or reference cannot be read or GOLDEN cannot be written.
+Expected<FreezeResult> freeze_golden(const std::filesystem::path& model, const std::filesystem::path& reference_dir,
+                                     const std::filesystem::path& golden_dir, const GoldenOptions& options);
+
+struct VerifyResult {
+  ParityResult parity;          // ONNX Runtime now against the frozen outputs
+  std::vector<Finding> findings;  // GOLDEN_DRIFT, and an info finding when the model changed since the freeze
+  bool model_changed = false;
+  bool passed() const;
+};
+
+/// Re-runs the golden inputs through `model` and compares with the frozen outputs at the
+/// recorded tolerances. Fails (ErrorCode::invalid_input) when GOLDEN has no manifest, a listed
+/// file is missing, or a file's sha256 differs from the manifest's.
+Expected<VerifyResult> verify_golden(const std::filesystem::path& model, const std::filesystem::path& golden_dir,
+                                     const GoldenOptions& options);
+
+}  // namespace onnxproof

@@ -1,0 +1,180 @@
+#include "onnxproof/golden/golden.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/sha256.h"
+#include "onnxproof/model/model_io.h"
+#include "onnxproof/runtime/session.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view k_schema = "onnxproof.golden/1";
+
+// Swaps a finished folder into place: the old one (if any) moves aside first, then goes.
+Expected<void> replace_folder(const fs::path& staging, const fs::path& destination) {
+  std::error_code ec;
+  const fs::path old = destination.parent_path() / ("." + destination.filename().string() + ".old-" + std::to_string(::getpid()));
+  if (fs::exists(destination)) {
+    fs::rename(destination, old, ec);
+    if (ec) return fail(ErrorCode::io, "cannot replace " + destination.string() + ": " + ec.message());
+  }
+  fs::rename(staging, destination, ec);
+  if (ec) return fail(ErrorCode::io, "cannot move the golden set into " + destination.string() + ": " + ec.message());
+  fs::remove_all(old, ec);
+  return {};
+}
+
+nlohmann::json opset_imports(const fs::path& model_path) {
+  nlohmann::json opsets = nlohmann::json::object();
+  if (auto model = load_model(model_path)) {
+    for (const auto& opset : model->proto.opset_import()) {
+      opsets[opset.domain().empty() ? "ai.onnx" : opset.domain()] = opset.version();
+    }
+  }
+  return opsets;
+}
+
+Expected<void> write_data_sets(const fs::path& model, const Reference& reference, const fs::path& folder,
+                               nlohmann::json& files, nlohmann::json& tolerances, const ToleranceOptions& tolerance) {
+  auto session = Session::open(model, SessionOptions{.provider = "cpu"});
+  if (!session) return std::unexpected(std::move(session.error()));
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto& c : reference.cases) {
+    const fs::path set = folder / c.data_set;
+    fs::create_directories(set);
+    std::vector<Feed> feeds;
+    for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+      const std::string name = c.inputs[i].name.empty() ? session->inputs()[i].name : c.inputs[i].name;
+      feeds.push_back({name, &c.inputs[i].tensor});
+      ONNXPROOF_TRY(write_tensor_pb(set / fmt::format("input_{}.pb", i), c.inputs[i].tensor, name));
+    }
+    ONNXPROOF_TRY_ASSIGN(auto outputs, session->run(feeds));
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const auto& name = session->outputs()[k].name;
+      ONNXPROOF_TRY(write_tensor_pb(set / fmt::format("output_{}.pb", k), outputs[k], name));
+      const Tolerance t = tolerance.resolve(name, outputs[k].dtype());
+      tolerances[name] = {{"rtol", t.rtol}, {"atol", t.atol}};
+    }
+    cases.push_back({{"data_set", c.data_set}, {"sizes", c.sizes}, {"sample", c.sample}, {"source", c.source}});
+  }
+  nlohmann::json examples(reference.example_sizes);
+  ONNXPROOF_TRY(write_file_atomically(folder / "cases.json",
+                                      nlohmann::json{{"dynamic_axes", examples}, {"cases", cases}}.dump(2) + "\n"));
+  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+    if (!entry.is_regular_file()) continue;
+    ONNXPROOF_TRY_ASSIGN(const std::string digest, sha256_file(entry.path()));
+    files[fs::relative(entry.path(), folder).string()] = digest;
+  }
+  return {};
+}
+
+}  // namespace
+
+bool VerifyResult::passed() const { return parity.passed() && !has_errors(findings); }
+
+Expected<FreezeResult> freeze_golden(const fs::path& model, const fs::path& reference_dir, const fs::path& golden_dir,
+                                     const GoldenOptions& options) {
+  ONNXPROOF_TRY_ASSIGN(const Reference reference, read_reference(reference_dir));
+  FreezeResult result;
+  ONNXPROOF_TRY_ASSIGN(result.parity, run_parity(model, reference, options.parity));
+  if (!result.parity.passed()) return result;  // never freeze outputs that are not proved
+
+  std::error_code ec;
+  const fs::path parent = golden_dir.has_parent_path() ? golden_dir.parent_path() : fs::path(".");
+  fs::create_directories(parent, ec);
+  const fs::path staging = parent / ("." + golden_dir.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging, ec);
+  if (ec) return fail(ErrorCode::io, "cannot create " + staging.string() + ": " + ec.message());
+
+  nlohmann::json files = nlohmann::json::object();
+  nlohmann::json tolerances = nlohmann::json::object();
+  auto written = write_data_sets(model, reference, staging, files, tolerances, options.parity.tolerance);
+  if (!written) {
+    fs::remove_all(staging, ec);
+    return std::unexpected(std::move(written.error()));
+  }
+  ONNXPROOF_TRY_ASSIGN(const std::string model_digest, sha256_file(model));
+  nlohmann::json versions = nlohmann::json::object();
+  for (const auto& [tool, version] : options.versions) versions[tool] = version;
+  const nlohmann::json manifest = {{"schema", k_schema},
+                                   {"model_sha256", model_digest},
+                                   {"opset_imports", opset_imports(model)},
+                                   {"outputs_from", "onnxruntime cpu, all graph optimizations"},
+                                   {"tolerances", tolerances},
+                                   {"versions", versions},
+                                   {"data_sets", static_cast<int>(reference.cases.size())},
+                                   {"files", files}};
+  ONNXPROOF_TRY(write_file_atomically(staging / "manifest.json", manifest.dump(2) + "\n"));
+  ONNXPROOF_TRY(replace_folder(staging, golden_dir));
+  result.frozen = true;
+  result.data_sets = static_cast<int>(reference.cases.size());
+  return result;
+}
+
+Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& golden_dir, const GoldenOptions& options) {
+  const fs::path manifest_path = golden_dir / "manifest.json";
+  if (!fs::exists(manifest_path)) {
+    return fail(ErrorCode::invalid_input, golden_dir.string() + " is not a golden folder: manifest.json is missing");
+  }
+  ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(manifest_path, uint64_t{64} << 20));
+  nlohmann::json manifest;
+  ToleranceOptions tolerance = options.parity.tolerance;
+  try {
+    manifest = nlohmann::json::parse(text);
+    if (manifest.value("schema", "") != k_schema) {
+      return fail(ErrorCode::invalid_input, manifest_path.string() + " is not an " + std::string(k_schema) + " manifest");
+    }
+    for (const auto& [relative, digest] : manifest.at("files").items()) {
+      const fs::path file = golden_dir / relative;
+      if (!fs::exists(file)) return fail(ErrorCode::invalid_input, "golden file " + file.string() + " is missing");
+      ONNXPROOF_TRY_ASSIGN(const std::string actual, sha256_file(file));
+      if (actual != digest.get<std::string>()) {
+        return fail(ErrorCode::invalid_input, "golden file " + file.string() + " was modified after the freeze (sha256 " +
+                                                  actual.substr(0, 12) + ", manifest " + digest.get<std::string>().substr(0, 12) + ")");
+      }
+    }
+    // The recorded tolerances hold unless the caller overrides them explicitly.
+    for (const auto& [output, t] : manifest.at("tolerances").items()) {
+      if (!tolerance.per_output.contains(output)) tolerance.per_output[output] = Tolerance{t.at("rtol"), t.at("atol")};
+    }
+  } catch (const nlohmann::json::exception& error) {
+    return fail(ErrorCode::invalid_input, manifest_path.string() + " is malformed: " + error.what());
+  }
+
+  ONNXPROOF_TRY_ASSIGN(const Reference golden, read_reference(golden_dir));
+  ParityOptions parity = options.parity;
+  parity.tolerance = tolerance;
+  VerifyResult result;
+  ONNXPROOF_TRY_ASSIGN(result.parity, run_parity(model, golden, parity));
+  ONNXPROOF_TRY_ASSIGN(const std::string model_digest, sha256_file(model));
+  result.model_changed = model_digest != manifest.value("model_sha256", "");
+  if (result.model_changed) {
+    result.findings.push_back({"GOLDEN_DRIFT", Severity::info, "golden",
+                               "the model file changed since the freeze (sha256 " + model_digest.substr(0, 12) + ", frozen " +
+                                   manifest.value("model_sha256", "").substr(0, 12) + "); its outputs are what counts",
+                               model.string(), ""});
+  }
+  // The proof's findings against frozen outputs are drift: rename them so the report says so.
+  for (auto finding : result.parity.findings) {
+    if (finding.code == "PARITY_MISMATCH" || finding.code == "ARGMAX_FLIP" || finding.code == "NAN_OR_INF") {
+      finding.message = "against the golden outputs: " + finding.message;
+      finding.code = "GOLDEN_DRIFT";
+      finding.hint = "an export, opset, framework or runtime change shifted the outputs; if the change is intended, "
+                     "prove parity again and re-freeze";
+    }
+    finding.step = "golden";
+    result.findings.push_back(std::move(finding));
+  }
+  result.parity.findings.clear();
+  return result;
+}
+
+}  // namespace onnxproof
