@@ -17,7 +17,7 @@ build: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	examples/demo.sh $(BUILD)
+	$(BUILD)/bin/onnxproof demo
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

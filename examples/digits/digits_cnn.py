@@ -86,12 +86,13 @@ def build():
 
 
 def held_out_batches():
-    """Real inputs for --data: (images,) tuples of the held-out digits."""
-    images, _ = load_digits()
+    """Real inputs for --data: the 450 held-out digits as one batch, with their labels (for the
+    accuracy), then one image and a batch of seven (other batch sizes, no labels: not counted twice)."""
+    images, labels = load_digits()
     held_out = images[-HELD_OUT:]
-    yield (held_out,)
-    yield (held_out[:1],)
-    yield (held_out[1:8],)
+    yield {"image": held_out, "labels": labels[-HELD_OUT:]}
+    yield {"image": held_out[:1]}
+    yield {"image": held_out[1:8]}
 
 
 def held_out_labels():

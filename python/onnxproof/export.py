@@ -64,7 +64,6 @@ class Exporter:
         self.opset = int(config.get("opset") or DEFAULT_OPSET)
         self.findings = []
         self.timings = {}
-        self.notes = []
         self.output_names = []
         self.output_axes = {}
 
@@ -308,9 +307,14 @@ class Exporter:
                 yield sizes, index, "generated", arrays
 
     def write_reference(self, model):
+        """Writes reference/ into a fresh folder, then swaps it in: no data set of an earlier run
+        survives, and an interrupted run leaves the old reference whole."""
+        import shutil
         from onnx import numpy_helper
-        reference = os.path.join(self.out, "reference")
-        os.makedirs(reference, exist_ok=True)
+        final = os.path.join(self.out, "reference")
+        reference = final + ".partial"
+        shutil.rmtree(reference, ignore_errors=True)
+        os.makedirs(reference)
         cases = []
         for sizes, sample, source, arrays in self.reference_samples(model):
             data_set = f"test_data_set_{len(cases)}"
@@ -329,6 +333,9 @@ class Exporter:
             for index, (name, value) in enumerate(outputs):
                 tensor = numpy_helper.from_array(value.detach().cpu().numpy(), name)
                 write_atomically(os.path.join(folder, f"output_{index}.pb"), tensor.SerializeToString())
+            if specs.LABELS in arrays and specs.LABELS not in [spec["name"] for spec in self.inputs]:
+                labels = numpy_helper.from_array(arrays[specs.LABELS].astype("int64"), specs.LABELS)
+                write_atomically(os.path.join(folder, "labels.pb"), labels.SerializeToString())
             cases.append({"data_set": data_set, "sizes": sizes, "sample": sample, "source": source})
         manifest = {
             "inputs": [spec["name"] for spec in self.inputs],
@@ -337,7 +344,11 @@ class Exporter:
             "cases": cases,
         }
         write_atomically(os.path.join(reference, "cases.json"), json.dumps(manifest, indent=2) + "\n")
-        self.notes.append(f"{len(cases)} reference data sets")
+        if os.path.exists(final):
+            shutil.rmtree(final + ".old", ignore_errors=True)
+            os.replace(final, final + ".old")
+        os.replace(reference, final)
+        shutil.rmtree(final + ".old", ignore_errors=True)
 
     def finish(self, exported):
         import torch

@@ -11,6 +11,8 @@ import sys
 
 from .errors import FrontEndError, UsageError
 
+LABELS = "labels"  # the optional key of a data sample that holds task labels
+
 
 def _split_callable(spec):
     target, sep, name = spec.rpartition(":")
@@ -93,7 +95,8 @@ def load_data(spec, input_names):
     """Samples from a data spec: a list of {input name: numpy array}.
 
     The callable returns (or yields) dicts keyed by input name, or tuples/lists in input order,
-    of tensors or arrays.
+    of tensors or arrays. A dict may also carry "labels" (class indices for the first output's
+    rows): they are kept for the task metric (accuracy) and never fed to the model.
     """
     import numpy as np
     import torch
@@ -112,8 +115,9 @@ def load_data(spec, input_names):
             missing = [name for name in input_names if name not in sample]
             if missing:
                 raise UsageError(f"{spec} yielded a sample without input(s) {', '.join(missing)}")
+            keep = set(input_names) | ({LABELS} if LABELS not in input_names else set())
             samples.append({name: (value.detach().cpu().numpy() if isinstance(value, torch.Tensor)
-                                   else np.asarray(value)) for name, value in sample.items() if name in input_names})
+                                   else np.asarray(value)) for name, value in sample.items() if name in keep})
     except FrontEndError:
         raise
     except Exception as error:

@@ -80,10 +80,14 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
 bool VerifyResult::passed() const { return parity.passed() && !has_errors(findings); }
 
 Expected<FreezeResult> freeze_golden(const fs::path& model, const fs::path& reference_dir, const fs::path& golden_dir,
-                                     const GoldenOptions& options) {
+                                     const GoldenOptions& options, const ParityResult* proof) {
   ONNXPROOF_TRY_ASSIGN(const Reference reference, read_reference(reference_dir));
   FreezeResult result;
-  ONNXPROOF_TRY_ASSIGN(result.parity, run_parity(model, reference, options.parity));
+  if (proof) {
+    result.parity = *proof;
+  } else {
+    ONNXPROOF_TRY_ASSIGN(result.parity, run_parity(model, reference, options.parity));
+  }
   if (!result.parity.passed()) return result;  // never freeze outputs that are not proved
 
   std::error_code ec;

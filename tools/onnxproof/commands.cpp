@@ -12,6 +12,7 @@
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/parity/parity.h"
+#include "onnxproof/pipeline/pipeline.h"
 #include "onnxproof/report/check_report.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/versions.h"
@@ -98,7 +99,9 @@ namespace onnxproof::cli {
 
 namespace {
 
-Expected<ExportOptions> export_options(const ModelArguments& arguments, const fs::path& out) {
+}  // namespace
+
+Expected<ExportOptions> cli_export_options(const ModelArguments& arguments, const fs::path& out) {
   ExportOptions options;
   options.model = arguments.model;
   for (const auto& text : arguments.inputs) {
@@ -126,8 +129,6 @@ Expected<ExportOptions> export_options(const ModelArguments& arguments, const fs
   options.out = out;
   return options;
 }
-
-}  // namespace
 
 Expected<ParityOptions> parity_options(const ProofArguments& arguments) {
   ParityOptions options;
@@ -226,7 +227,7 @@ int run_golden_verify(const GoldenVerifyCommand& command, std::ostream& out, std
 }
 
 int run_export_command(const ExportCommand& command, std::ostream& out, std::ostream& err) {
-  auto options = export_options(command.model, command.out);
+  auto options = cli_export_options(command.model, command.out);
   if (!options) return report_error(err, options.error());
   auto result = run_export(*options, err);
   if (!result) return report_error(err, result.error());
@@ -242,6 +243,74 @@ int run_export_command(const ExportCommand& command, std::ostream& out, std::ost
   const bool failed = result->model.empty() || has_errors(result->findings);
   out << fmt::format("verdict          {}\n", failed ? "fail" : "pass");
   return failed ? k_exit_fail : k_exit_pass;
+}
+
+}  // namespace onnxproof::cli
+
+namespace onnxproof::cli {
+
+namespace {
+
+// "resnet18" for torchvision:resnet18, "model" for path/model.py:build or model.pt, "build" for
+// package.module:build.
+std::string model_name(const std::string& spec) {
+  if (spec.starts_with("torchvision:")) return spec.substr(spec.find(':') + 1);
+  const auto colon = spec.rfind(':');
+  const std::string target = colon == std::string::npos ? spec : spec.substr(0, colon);
+  if (target.ends_with(".py") || target.ends_with(".pt") || target.ends_with(".pth")) return fs::path(target).stem().string();
+  return colon == std::string::npos ? fs::path(spec).stem().string() : spec.substr(colon + 1);
+}
+
+int print_pipeline_report(const Report& report, const fs::path& out_dir, std::ostream& out) {
+  for (const auto& step : report.steps) {
+    out << fmt::format("step {:<11} {:<5} {:>7.2f} s  {}\n", step.name, step.status, step.seconds, step.reason);
+  }
+  for (const auto& answer : report.headline) {
+    out << fmt::format("{:<12} {}\n             {}\n", answer.answer, answer.question, answer.evidence);
+  }
+  std::vector<Finding> shown;
+  for (const auto& f : report.findings) {
+    if (f.severity != Severity::info) shown.push_back(f);
+  }
+  print_findings(out, shown);
+  out << fmt::format("report           {}\n", (out_dir / "report.md").string());
+  const std::string verdict = report.verdict();
+  out << fmt::format("verdict          {}\n", verdict);
+  return verdict == "pass" ? k_exit_pass : verdict == "fail" ? k_exit_fail : k_exit_error;
+}
+
+}  // namespace
+
+int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std::ostream& err) {
+  const fs::path out_dir = command.out.empty() ? fs::path("onnxproof-out") / model_name(command.model.model) : command.out;
+  auto export_options = cli_export_options(command.model, out_dir);
+  if (!export_options) return report_error(err, export_options.error());
+  auto parity = parity_options(command.proof);
+  if (!parity) return report_error(err, parity.error());
+  auto report = run_pipeline(PipelineOptions{*export_options, *parity, CheckOptions{.min_opset = 17}}, err);
+  if (!report) return report_error(err, report.error());
+  return print_pipeline_report(*report, out_dir, out);
+}
+
+int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err) {
+  const std::string example = std::string(ONNXPROOF_EXAMPLES_DIR) + "/digits/digits_cnn.py";
+  ModelArguments model;
+  model.model = example + ":build";
+  model.inputs = {"image=1x1x8x8:float32"};
+  model.dynamic = {"image:0=batch"};
+  model.data = example + ":held_out_batches";
+  model.python = command.python;
+  auto export_options = cli_export_options(model, command.out);
+  if (!export_options) return report_error(err, export_options.error());
+  out << "onnxproof demo: a small CNN trained on scikit-learn's digits, proved on the 450 held-out images\n";
+  auto report = run_pipeline(PipelineOptions{*export_options, ParityOptions{}, CheckOptions{}}, err);
+  if (!report) return report_error(err, report.error());
+  for (const auto& accuracy : report->summary.value("accuracy", nlohmann::json::array())) {
+    out << fmt::format("accuracy         PyTorch {:.1f}%, ONNX Runtime {:.1f}% on {} held-out digits; {} predictions flipped\n",
+                       100.0 * accuracy["accuracy"].value("pytorch", 0.0), 100.0 * accuracy["accuracy"].value("cpu", 0.0),
+                       accuracy["samples"].get<int64_t>(), accuracy["flipped"].get<int64_t>());
+  }
+  return print_pipeline_report(*report, command.out, out);
 }
 
 }  // namespace onnxproof::cli

@@ -76,10 +76,24 @@ struct GoldenVerifyCommand {
   ProofArguments proof;
 };
 
+struct PipelineCommand {
+  ModelArguments model;
+  ProofArguments proof;
+  std::filesystem::path out;  // empty: ./onnxproof-out/<model name>
+};
+
+struct DemoCommand {
+  std::filesystem::path out = "onnxproof-out/digits";
+  std::string python;
+};
+
 struct ExportCommand {
   ModelArguments model;
   std::filesystem::path out;
 };
+
+/// Parses the model options into the export step's options (usage errors for malformed specs).
+Expected<ExportOptions> cli_export_options(const ModelArguments& arguments, const std::filesystem::path& out);
 
 /// Prints "onnxproof: error: ..." as one line and returns the exit code for the error.
 int report_error(std::ostream& err, const Error& error);
@@ -90,6 +104,8 @@ int run_version(std::ostream& out);
 int run_parity_command(const ParityCommand& command, std::ostream& out, std::ostream& err);
 int run_golden_freeze(const GoldenFreezeCommand& command, std::ostream& out, std::ostream& err);
 int run_golden_verify(const GoldenVerifyCommand& command, std::ostream& out, std::ostream& err);
+int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std::ostream& err);
+int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err);
 int run_export_command(const ExportCommand& command, std::ostream& out, std::ostream& err);
 
 }  // namespace onnxproof::cli

@@ -79,6 +79,17 @@ int main(int argc, char** argv) {
   verify_app->add_option("--golden", verify.golden, "The golden folder")->required();
   add_proof_options(verify_app, verify.proof);
 
+  PipelineCommand pipeline;
+  auto* pipeline_app = app.add_subcommand("pipeline", "Export, check, prove parity and freeze golden data; write the report");
+  add_model_options(pipeline_app, pipeline.model);
+  add_proof_options(pipeline_app, pipeline.proof);
+  pipeline_app->add_option("--out", pipeline.out, "The run folder (default ./onnxproof-out/<model>)");
+
+  DemoCommand demo;
+  auto* demo_app = app.add_subcommand("demo", "The pipeline on the built-in example (a CNN trained on the digits data set)");
+  demo_app->add_option("--out", demo.out, "The run folder")->capture_default_str();
+  demo_app->add_option("--python", demo.python, "Python interpreter with torch");
+
   ExportCommand export_command;
   auto* export_app = app.add_subcommand("export", "Export a PyTorch model to OUT/model.onnx with PyTorch's reference outputs");
   add_model_options(export_app, export_command.model);
@@ -99,6 +110,8 @@ int main(int argc, char** argv) {
     if (show_version) return run_version(std::cout);
     if (*check_app) return run_check(check, std::cout, std::cerr);
     if (*run_app) return run_run(run, std::cout, std::cerr);
+    if (*pipeline_app) return run_pipeline_command(pipeline, std::cout, std::cerr);
+    if (*demo_app) return run_demo(demo, std::cout, std::cerr);
     if (*freeze_app) return run_golden_freeze(freeze, std::cout, std::cerr);
     if (*verify_app) return run_golden_verify(verify, std::cout, std::cerr);
     if (*parity_app) return run_parity_command(parity, std::cout, std::cerr);

@@ -30,11 +30,13 @@ struct FreezeResult {
   int data_sets = 0;
 };
 
-/// Proves `model` against `reference` (PyTorch's data); when the proof passes, writes GOLDEN
-/// atomically (built in a temporary folder beside it, then renamed into place). Fails when the
-/// model or reference cannot be read or GOLDEN cannot be written.
+/// Proves `model` against `reference` (PyTorch's data) unless `proof` is the result of that
+/// proof already; when it passes, writes GOLDEN atomically (built in a temporary folder beside it,
+/// then renamed into place). Fails when the model or reference cannot be read or GOLDEN cannot be
+/// written.
 Expected<FreezeResult> freeze_golden(const std::filesystem::path& model, const std::filesystem::path& reference_dir,
-                                     const std::filesystem::path& golden_dir, const GoldenOptions& options);
+                                     const std::filesystem::path& golden_dir, const GoldenOptions& options,
+                                     const ParityResult* proof = nullptr);
 
 struct VerifyResult {
   ParityResult parity;          // ONNX Runtime now against the frozen outputs

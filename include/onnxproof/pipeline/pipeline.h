@@ -1,0 +1,28 @@
+#pragma once
+// The pipeline: export -> check -> parity -> golden into one run folder, with one Report written
+// at the end (and when a step fails). Steps are declared in one list (pipeline.cpp); each reads
+// the run folder and adds its results and findings to the report; no step calls another.
+
+#include <filesystem>
+#include <ostream>
+
+#include "onnxproof/check/check_model.h"
+#include "onnxproof/core/error.h"
+#include "onnxproof/export/export_step.h"
+#include "onnxproof/parity/parity.h"
+#include "onnxproof/report/report.h"
+
+namespace onnxproof {
+
+struct PipelineOptions {
+  ExportOptions export_options;  // its `out` is the run folder
+  ParityOptions parity;
+  CheckOptions check;
+};
+
+/// Runs every step, writes OUT/report.json and OUT/report.md, and returns the report. Fails
+/// only for usage errors found before any step ran (bad options, a malformed spec) and when the
+/// report cannot be written; everything else is in the report's steps and findings.
+Expected<Report> run_pipeline(const PipelineOptions& options, std::ostream& progress);
+
+}  // namespace onnxproof

@@ -1,0 +1,254 @@
+#include "onnxproof/pipeline/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <chrono>
+#include <set>
+
+#include "onnxproof/golden/golden.h"
+#include "onnxproof/model/model_io.h"
+#include "onnxproof/report/parity_report.h"
+#include "onnxproof/report/versions.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct PipelineContext {
+  const PipelineOptions& options;
+  fs::path out;
+  std::ostream& progress;
+  Report& report;
+  fs::path model;                      // set by the export step
+  std::optional<ParityResult> parity;  // set by the parity step
+  std::optional<Error> usage_error;    // a bad option: the run stops, the CLI exits 2
+};
+
+void add_findings(PipelineContext& context, const std::vector<Finding>& findings) {
+  context.report.findings.insert(context.report.findings.end(), findings.begin(), findings.end());
+}
+
+StepReport export_step(PipelineContext& context) {
+  StepReport step;
+  step.name = "export";
+  auto result = run_export(context.options.export_options, context.progress);
+  if (!result) {
+    if (result.error().code() == ErrorCode::usage) context.usage_error = result.error();
+    step.status = "error";
+    step.reason = result.error().describe();
+    return step;
+  }
+  add_findings(context, result->findings);
+  step.details = {{"exporter", result->exporter}, {"sha256", result->sha256}, {"reference_sets", result->reference_sets}};
+  if (result->model.empty()) {
+    step.status = "fail";
+    step.reason = "the export failed; see the findings";
+    return step;
+  }
+  context.model = result->model;
+  step.status = has_errors(result->findings) ? "fail" : "pass";
+  return step;
+}
+
+StepReport check_step(PipelineContext& context) {
+  StepReport step;
+  step.name = "check";
+  auto model = load_model(context.model);
+  if (!model) {
+    step.status = "error";
+    step.reason = model.error().describe();
+    return step;
+  }
+  auto result = check_model(*model, context.options.check);
+  if (!result) {
+    step.status = "error";
+    step.reason = result.error().describe();
+    return step;
+  }
+  add_findings(context, result->findings);
+  step.details = {{"checker", result->checker_passed ? "pass" : "fail"},
+                  {"shape_inference", result->shape_inference_passed ? "pass" : "fail"},
+                  {"nodes", result->summary.node_count},
+                  {"operator_types", result->summary.operators.size()}};
+  const bool passed = result->checker_passed && result->shape_inference_passed && !has_errors(result->findings);
+  step.status = passed ? "pass" : "fail";
+  return step;
+}
+
+StepReport parity_step(PipelineContext& context) {
+  StepReport step;
+  step.name = "parity";
+  auto reference = read_reference(context.out / "reference");
+  if (!reference) {
+    step.status = "error";
+    step.reason = reference.error().describe();
+    return step;
+  }
+  auto result = run_parity(context.model, *reference, context.options.parity);
+  if (!result) {
+    step.status = "error";
+    step.reason = result.error().describe();
+    return step;
+  }
+  add_findings(context, result->findings);
+  context.report.parity = parity_rows_to_json(*result);
+  context.report.summary = parity_summary_to_json(*result);
+  step.details = {{"cases", reference->cases.size()}, {"rows", result->rows.size()}};
+  for (const auto& provider : result->providers) {
+    if (!provider.ran) {
+      step.status = "error";
+      step.reason = fmt::format("provider {} could not run: {}", provider.provider, provider.reason);
+    }
+  }
+  if (step.status != "error") step.status = result->passed() ? "pass" : "fail";
+  context.parity = std::move(*result);
+  return step;
+}
+
+// With a golden set from an earlier run: verify the new export against it (drift fails the
+// run). Without one: freeze the proved outputs.
+StepReport golden_step(PipelineContext& context) {
+  StepReport step;
+  step.name = "golden";
+  const fs::path golden = context.out / "golden";
+  const GoldenOptions options{context.options.parity, tool_versions()};
+  if (fs::exists(golden / "manifest.json")) {
+    GoldenOptions verify_options = options;
+    verify_options.parity.compare_optimization_off = false;
+    verify_options.parity.providers = {"cpu"};
+    auto result = verify_golden(context.model, golden, verify_options);
+    if (!result) {
+      step.status = "error";
+      step.reason = result.error().describe();
+      return step;
+    }
+    add_findings(context, result->findings);
+    step.details = {{"action", "verify"}, {"model_changed", result->model_changed}};
+    step.status = result->passed() ? "pass" : "fail";
+    return step;
+  }
+  if (!context.parity || !context.parity->passed()) {
+    step.reason = "the parity proof did not pass: nothing to freeze";
+    return step;
+  }
+  auto result = freeze_golden(context.model, context.out / "reference", golden, options, &*context.parity);
+  if (!result) {
+    step.status = "error";
+    step.reason = result.error().describe();
+    return step;
+  }
+  step.details = {{"action", "freeze"}, {"data_sets", result->data_sets}};
+  step.status = result->frozen ? "pass" : "fail";
+  return step;
+}
+
+struct StepDefinition {
+  std::string_view name;
+  StepReport (*run)(PipelineContext&);
+  bool needs_model;
+};
+
+// The pipeline, in order. Adding a step is adding a line here.
+constexpr std::array k_steps = {
+    StepDefinition{"export", export_step, false},
+    StepDefinition{"check", check_step, true},
+    StepDefinition{"parity", parity_step, true},
+    StepDefinition{"golden", golden_step, true},
+};
+
+bool any_code(const Report& report, std::initializer_list<std::string_view> codes, Severity severity) {
+  for (const auto& f : report.findings) {
+    for (const auto code : codes) {
+      if (f.code == code && f.severity == severity) return true;
+    }
+  }
+  return false;
+}
+
+const StepReport* find_step(const Report& report, std::string_view name) {
+  for (const auto& step : report.steps) {
+    if (step.name == name) return &step;
+  }
+  return nullptr;
+}
+
+void answer_headline(Report& report) {
+  const auto* check = find_step(report, "check");
+  const auto* parity = find_step(report, "parity");
+  const auto* golden = find_step(report, "golden");
+  const auto ran = [](const StepReport* step) { return step && (step->status == "pass" || step->status == "fail"); };
+
+  std::set<std::string> sizes;
+  for (const auto& row : report.parity) {
+    for (const auto& [label, size] : row["sizes"].items()) sizes.insert(fmt::format("{}={}", label, size.get<int64_t>()));
+  }
+  std::string tested;
+  for (const auto& s : sizes) tested += (tested.empty() ? "" : ", ") + s;
+  const bool shapes_ok = !any_code(report, {"SHAPE_REJECTED", "FROZEN_DIMENSION", "RUN_FAILED"}, Severity::error);
+  report.headline.push_back({"Does the exported model accept every batch, sequence length and image size production sends?",
+                             !ran(parity) ? "not checked" : shapes_ok ? "yes" : "no",
+                             tested.empty() ? "no shape cases ran" : "ran " + tested});
+
+  const bool aten = any_code(report, {"CUSTOM_DOMAIN_OP"}, Severity::error);
+  report.headline.push_back(
+      {"Did the checker and shape inference pass, with no aten operators left?",
+       !ran(check) ? "not checked" : check->status == "pass" && !aten ? "yes" : "no",
+       check && check->details.contains("checker")
+           ? fmt::format("checker {}, shape inference {}{}", check->details["checker"].get<std::string>(),
+                         check->details["shape_inference"].get<std::string>(), aten ? ", ATen fallback nodes left" : "")
+           : (check ? check->reason : "")});
+
+  report.headline.push_back({"Is every operator supported by each target runtime at this opset?", "not checked",
+                             "the operator audit is not part of this version yet (`onnxproof check` lists the operators)"});
+
+  std::string providers;
+  for (const auto& p : report.summary.value("providers", nlohmann::json::array())) {
+    providers += fmt::format("{}{} {}", providers.empty() ? "" : ", ", p["provider"].get<std::string>(),
+                             p["ran"].get<bool>() ? "ran" : "skipped");
+  }
+  const bool parity_ok = parity && parity->status == "pass";
+  report.headline.push_back({"Does ONNX Runtime match PyTorch within tolerance, on every provider tested, with no argmax flips?",
+                             !ran(parity) ? "not checked" : parity_ok ? "yes" : "no",
+                             fmt::format("{} comparisons; providers: {}", report.parity.size(), providers.empty() ? "none" : providers)});
+
+  std::string golden_evidence = golden ? golden->reason : "";
+  if (golden && golden->details.contains("action")) {
+    golden_evidence = golden->details["action"] == "freeze"
+                          ? fmt::format("frozen now: {} data sets in golden/", golden->details["data_sets"].get<int>())
+                          : "verified the new export against the golden set of an earlier run";
+  }
+  report.headline.push_back({"Do the saved golden outputs still hold for the latest export?",
+                             !ran(golden) ? "not checked" : golden->status == "pass" ? "yes" : "no", golden_evidence});
+}
+
+}  // namespace
+
+Expected<Report> run_pipeline(const PipelineOptions& options, std::ostream& progress) {
+  Report report;
+  report.model = options.export_options.model;
+  report.versions = tool_versions();
+  PipelineContext context{options, options.export_options.out, progress, report, {}, std::nullopt, std::nullopt};
+  for (const auto& definition : k_steps) {
+    if (definition.needs_model && context.model.empty()) {
+      StepReport skipped;
+      skipped.name = definition.name;
+      skipped.reason = "no model: the export did not produce one";
+      report.steps.push_back(std::move(skipped));
+      continue;
+    }
+    progress << "onnxproof pipeline: " << definition.name << '\n' << std::flush;
+    const auto start = std::chrono::steady_clock::now();
+    StepReport step = definition.run(context);
+    step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    report.steps.push_back(std::move(step));
+    if (context.usage_error) return std::unexpected(std::move(*context.usage_error));
+  }
+  report.onnx_model = context.model;
+  answer_headline(report);
+  ONNXPROOF_TRY(write_report(report, options.export_options.out));
+  return report;
+}
+
+}  // namespace onnxproof
