@@ -1,0 +1,204 @@
+// End-to-end tests of the proof: `onnxproof pipeline`, `parity`, `golden` and `demo` on models
+// exported by real PyTorch, clean and broken on purpose.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "onnxproof/model/model_io.h"
+#include "test_support.h"
+
+using namespace onnxproof::testing;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::string k_traps = std::string(ONNXPROOF_TEST_SOURCE_DIR) + "/fixtures/trap_models.py";
+
+CliResult onnxproof_cli(const std::vector<std::string>& args) { return run_cli(ONNXPROOF_CLI, args); }
+
+json read_json(const fs::path& path) {
+  const std::string text = read_text(path);
+  return text.empty() ? json() : json::parse(text);
+}
+
+std::vector<std::string> codes(const json& findings, const std::string& severity = "error") {
+  std::vector<std::string> result;
+  for (const auto& f : findings) {
+    if (f["severity"] == severity) result.push_back(f["code"]);
+  }
+  return result;
+}
+
+bool contains(const std::vector<std::string>& values, const std::string& value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+CliResult pipeline(const fs::path& out, const std::string& factory, const std::string& input,
+                   std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"pipeline", "--model", k_traps + ":" + factory, "--input", input,
+                                   "--dynamic", "x:0=batch", "--out", out.string()};
+  if (std::find(extra.begin(), extra.end(), "--samples") == extra.end()) extra.insert(extra.end(), {"--samples", "1"});
+  args.insert(args.end(), extra.begin(), extra.end());
+  return onnxproof_cli(args);
+}
+
+// Adds 0.5 to the first element of the first float initializer with more than 16 elements.
+void tamper_one_weight(const fs::path& model_path) {
+  auto model = onnxproof::load_model(model_path, {.load_external_data = true});
+  ASSERT_TRUE(model) << model.error().describe();
+  for (auto& initializer : *model->proto.mutable_graph()->mutable_initializer()) {
+    if (initializer.data_type() != onnx::TensorProto::FLOAT || initializer.raw_data().size() <= 64) continue;
+    float value = 0;
+    std::memcpy(&value, initializer.raw_data().data(), sizeof value);
+    value += 0.5F;
+    std::memcpy(initializer.mutable_raw_data()->data(), &value, sizeof value);
+    ASSERT_TRUE(onnxproof::save_model(model->proto, model_path));
+    return;
+  }
+  FAIL() << "no float initializer to tamper with";
+}
+
+TEST(Pipeline, CleanModelPassesWithEveryStepAndAReport) {
+  TempDir out;
+  const auto result = pipeline(out.path(), "dict_output", "x=2x8:float32");
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  const json report = read_json(out / "report.json");
+  EXPECT_EQ(report["schema"], "onnxproof.report/1");
+  EXPECT_EQ(report["verdict"], "pass");
+  std::vector<std::string> steps;
+  for (const auto& step : report["steps"]) {
+    steps.push_back(step["name"]);
+    EXPECT_EQ(step["status"], "pass") << step.dump();
+  }
+  EXPECT_EQ(steps, (std::vector<std::string>{"export", "check", "parity", "golden"}));
+  // Every case x output, with optimizations on and off, is in parity[] with its figures.
+  EXPECT_EQ(report["parity"].size(), 4U * 2U * 2U);
+  for (const auto& row : report["parity"]) {
+    for (const char* key : {"max_abs", "max_rel", "mismatches", "elements", "allclose", "nan_mismatch", "argmax_flips", "rows"}) {
+      EXPECT_TRUE(row.contains(key)) << key << " missing in " << row.dump();
+    }
+  }
+  ASSERT_EQ(report["headline"].size(), 5U);
+  EXPECT_EQ(report["headline"][0]["answer"], "yes");
+  EXPECT_EQ(report["headline"][2]["answer"], "not checked");  // no operator audit yet: never a silent yes
+  EXPECT_TRUE(fs::exists(out / "golden" / "manifest.json"));
+  const std::string markdown = read_text(out / "report.md");
+  EXPECT_NE(markdown.find("**Verdict: pass**"), std::string::npos);
+  EXPECT_NE(markdown.find("## Can I ship?"), std::string::npos);
+  EXPECT_NE(markdown.find("## Parity"), std::string::npos);
+}
+
+TEST(Pipeline, TamperedWeightFailsParityAndGolden) {
+  TempDir out;
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  tamper_one_weight(out / "model.onnx");
+
+  const auto parity = onnxproof_cli({"parity", (out / "model.onnx").string(), "--reference", (out / "reference").string()});
+  EXPECT_EQ(parity.exit_code, 1) << parity.out;
+  EXPECT_NE(parity.out.find("error   PARITY_MISMATCH"), std::string::npos) << parity.out;
+
+  const auto golden = onnxproof_cli({"golden", "verify", (out / "model.onnx").string(), "--golden", (out / "golden").string()});
+  EXPECT_EQ(golden.exit_code, 1) << golden.out;
+  EXPECT_NE(golden.out.find("error   GOLDEN_DRIFT"), std::string::npos) << golden.out;
+  EXPECT_NE(golden.out.find("the model file changed since the freeze"), std::string::npos) << golden.out;
+}
+
+TEST(Pipeline, ReExportIsVerifiedAgainstTheGoldenSetOfTheLastRun) {
+  TempDir out;
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  const std::string frozen = read_text(out / "golden" / "manifest.json");
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  const json report = read_json(out / "report.json");
+  EXPECT_EQ(report["steps"][3]["action"], "verify");
+  EXPECT_EQ(read_text(out / "golden" / "manifest.json"), frozen);  // a verify never rewrites the golden set
+}
+
+TEST(Pipeline, FrozenBatchDimensionFailsAtTheOtherBatchSizes) {
+  TempDir out;
+  const auto result = pipeline(out.path(), "frozen_reshape", "x=2x3x4:float32");
+  EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+  const json report = read_json(out / "report.json");
+  EXPECT_EQ(report["verdict"], "fail");
+  const auto errors = codes(report["findings"]);
+  EXPECT_TRUE(contains(errors, "FROZEN_DIMENSION"));
+  EXPECT_TRUE(contains(errors, "PARITY_MISMATCH") || contains(errors, "SHAPE_REJECTED")) << report["findings"].dump(2);
+  EXPECT_EQ(report["headline"][0]["answer"], "no");
+}
+
+TEST(Pipeline, FixedBatchModelRejectsTheShapesProductionSends) {
+  TempDir dynamic;
+  TempDir fixed;
+  ASSERT_EQ(pipeline(dynamic.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  // The same model exported without the dynamic batch axis: its input is fixed at 2x8.
+  const auto export_fixed = onnxproof_cli({"export", "--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
+                                           "--samples", "1", "--out", fixed.path().string()});
+  ASSERT_EQ(export_fixed.exit_code, 0) << export_fixed.err;
+  const auto parity = onnxproof_cli({"parity", (fixed / "model.onnx").string(), "--reference",
+                                     (dynamic / "reference").string(), "--json", (fixed / "parity.json").string()});
+  EXPECT_EQ(parity.exit_code, 1) << parity.out;
+  const json result = read_json(fixed / "parity.json");
+  EXPECT_TRUE(contains(codes(result["findings"]), "SHAPE_REJECTED")) << result["findings"].dump(2);
+  bool names_axis = false;
+  for (const auto& f : result["findings"]) {
+    names_axis |= f["code"] == "SHAPE_REJECTED" &&
+                  f["message"].get<std::string>().find("input 'x' axis 0 is fixed at 2") != std::string::npos;
+  }
+  EXPECT_TRUE(names_axis) << result["findings"].dump(2);
+}
+
+TEST(Pipeline, DataDependentBranchFailsOnInputsThatTakeTheOtherBranch) {
+  TempDir out;
+  const auto result = pipeline(out.path(), "branch_on_value", "x=2x3x4:float32", {"--samples", "3"});
+  EXPECT_EQ(result.exit_code, 1);
+  const auto errors = codes(read_json(out / "report.json")["findings"]);
+  EXPECT_TRUE(contains(errors, "DATA_DEPENDENT_CONTROL_FLOW"));
+  EXPECT_TRUE(contains(errors, "PARITY_MISMATCH"));
+}
+
+TEST(Pipeline, UnavailableProviderIsAnErrorNeverAPass) {
+  TempDir out;
+  const auto result = pipeline(out.path(), "dict_output", "x=2x8:float32", {"--provider", "cpu,openvino"});
+  EXPECT_EQ(result.exit_code, 3) << result.out;
+  const json report = read_json(out / "report.json");
+  EXPECT_EQ(report["verdict"], "error");
+  EXPECT_EQ(report["steps"][2]["status"], "error");
+  EXPECT_NE(report["steps"][2]["reason"].get<std::string>().find("openvino"), std::string::npos);
+}
+
+TEST(Pipeline, ExportFailureSkipsTheLaterStepsAndFails) {
+  TempDir out;
+  const auto result = pipeline(out.path(), "real_fft", "x=2x16:float32");
+  EXPECT_EQ(result.exit_code, 1);
+  const json report = read_json(out / "report.json");
+  EXPECT_EQ(report["steps"][0]["status"], "fail");
+  for (int i = 1; i < 4; ++i) EXPECT_EQ(report["steps"][i]["status"], "skip") << report["steps"][i].dump();
+  EXPECT_EQ(report["headline"][3]["answer"], "not checked");
+}
+
+TEST(Golden, MissingOrModifiedFilesAreClearErrors) {
+  TempDir out;
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  const std::string model = (out / "model.onnx").string();
+  write_bytes(out / "golden" / "test_data_set_0" / "output_0.pb", "changed");
+  expect_one_line_error(onnxproof_cli({"golden", "verify", model, "--golden", (out / "golden").string()}), 3,
+                        "was modified after the freeze");
+  fs::remove(out / "golden" / "test_data_set_0" / "output_0.pb");
+  expect_one_line_error(onnxproof_cli({"golden", "verify", model, "--golden", (out / "golden").string()}), 3,
+                        "output_0.pb is missing");
+  expect_one_line_error(onnxproof_cli({"golden", "verify", model, "--golden", (out / "reference").string()}), 3,
+                        "is not a golden folder: manifest.json is missing");
+}
+
+TEST(Demo, PrintsTheVerdictTheAccuracyOfBothAndTheReport) {
+  TempDir out;
+  const auto result = onnxproof_cli({"demo", "--out", out.path().string()});
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("accuracy         PyTorch "), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("on 450 held-out digits; 0 predictions flipped"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("report           " + (out / "report.md").string()), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("verdict          pass"), std::string::npos);
+}
+
+}  // namespace
