@@ -261,7 +261,7 @@ std::string model_name(const std::string& spec) {
   return colon == std::string::npos ? fs::path(spec).stem().string() : spec.substr(colon + 1);
 }
 
-int print_pipeline_report(const Report& report, const fs::path& out_dir, std::ostream& out) {
+int print_pipeline_report(const Report& report, const fs::path& out_dir, std::ostream& out, std::ostream& err) {
   for (const auto& step : report.steps) {
     out << fmt::format("step {:<11} {:<5} {:>7.2f} s  {}\n", step.name, step.status, step.seconds, step.reason);
   }
@@ -276,6 +276,11 @@ int print_pipeline_report(const Report& report, const fs::path& out_dir, std::os
   out << fmt::format("report           {}\n", (out_dir / "report.md").string());
   const std::string verdict = report.verdict();
   out << fmt::format("verdict          {}\n", verdict);
+  if (verdict == "error") {
+    for (const auto& step : report.steps) {
+      if (step.status == "error") return report_error(err, Error(ErrorCode::runtime, step.name + " step: " + step.reason));
+    }
+  }
   return verdict == "pass" ? k_exit_pass : verdict == "fail" ? k_exit_fail : k_exit_error;
 }
 
@@ -289,7 +294,7 @@ int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std:
   if (!parity) return report_error(err, parity.error());
   auto report = run_pipeline(PipelineOptions{*export_options, *parity, CheckOptions{.min_opset = 17}}, err);
   if (!report) return report_error(err, report.error());
-  return print_pipeline_report(*report, out_dir, out);
+  return print_pipeline_report(*report, out_dir, out, err);
 }
 
 int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err) {
@@ -310,7 +315,7 @@ int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err) {
                        100.0 * accuracy["accuracy"].value("pytorch", 0.0), 100.0 * accuracy["accuracy"].value("cpu", 0.0),
                        accuracy["samples"].get<int64_t>(), accuracy["flipped"].get<int64_t>());
   }
-  return print_pipeline_report(*report, command.out, out);
+  return print_pipeline_report(*report, command.out, out, err);
 }
 
 }  // namespace onnxproof::cli
