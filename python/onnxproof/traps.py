@@ -1,7 +1,9 @@
 """The trace traps: tracer warnings, outputs that are not tensors, nondeterministic forwards,
 operators the exporter cannot translate, and graphs that change when the inputs change."""
+import contextlib
 import os
 import re
+import warnings
 
 import numpy as np
 
@@ -146,19 +148,12 @@ def op_source_line(model, example_args, op_names):
     return ""
 
 
+@contextlib.contextmanager
 def warnings_silenced():
-    import warnings
-    context = warnings.catch_warnings()
-
-    class Silenced:
-        def __enter__(self):
-            context.__enter__()
-            warnings.simplefilter("ignore")
-
-        def __exit__(self, *exc):
-            return context.__exit__(*exc)
-
-    return Silenced()
+    """No warnings while the source-line trace runs: they were recorded by the export already."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def forward_location(model):

@@ -19,13 +19,13 @@ std::string describe_sizes(const std::map<std::string, int64_t>& sizes) {
 }
 
 // The labels whose size differs from the export example's: what a refused case says about the model.
-std::string changed_sizes(const ReferenceCase& c, const Reference& reference) {
+std::string changed_sizes(const std::map<std::string, int64_t>& sizes, const Reference& reference) {
   std::map<std::string, int64_t> changed;
-  for (const auto& [label, size] : c.sizes) {
+  for (const auto& [label, size] : sizes) {
     const auto example = reference.example_sizes.find(label);
     if (example == reference.example_sizes.end() || example->second != size) changed[label] = size;
   }
-  return changed.empty() ? describe_sizes(c.sizes) : describe_sizes(changed);
+  return changed.empty() ? describe_sizes(sizes) : describe_sizes(changed);
 }
 
 // A fixed dimension the case's input does not have: ONNX Runtime would refuse the run.
@@ -214,10 +214,8 @@ void add_findings(const Reference& reference, ParityResult& result) {
     const bool refused = row->status == "rejected";
     result.findings.push_back(
         {refused ? "SHAPE_REJECTED" : "RUN_FAILED", Severity::error, "parity",
-         refused ? fmt::format("ONNX Runtime refuses {} ({}): {}", changed_sizes(*std::find_if(reference.cases.begin(), reference.cases.end(),
-                                                                                        [&](const ReferenceCase& c) { return c.data_set == row->data_set; }),
-                                                                  reference),
-                               row->data_set, row->note)
+         refused ? fmt::format("ONNX Runtime refuses {} ({}): {}", changed_sizes(row->sizes, reference), row->data_set,
+                               row->note)
                  : fmt::format("{} on {}: {}", row->data_set, row->provider, row->note),
          row->data_set,
          refused ? "the model does not accept a shape production sends: export with that axis dynamic (--dynamic) and "

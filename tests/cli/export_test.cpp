@@ -102,6 +102,9 @@ struct Trap {
   bool exported;
 };
 
+// Names the parameter in test output instead of dumping its bytes.
+void PrintTo(const Trap& trap, std::ostream* out) { *out << trap.factory; }
+
 class PlantedTrap : public ::testing::TestWithParam<Trap> {};
 
 TEST_P(PlantedTrap, IsFoundWithItsSourceLineAndAHint) {

@@ -4,7 +4,10 @@
 #include <cstring>
 #include <limits>
 
+#include "onnxproof/parity/argmax.h"
 #include "onnxproof/parity/compare.h"
+#include "onnxproof/parity/parity.h"
+#include "onnxproof/parity/tolerance.h"
 
 using namespace onnxproof;
 
@@ -59,6 +62,50 @@ TEST(Compare, IntegersAreExact) {
 TEST(Compare, ShapeAndDtypeDifferencesFail) {
   EXPECT_FALSE(compare_tensors(floats({1, 2}), floats({1, 2, 3})).shape_match);
   EXPECT_FALSE(compare_tensors(floats({1}), *Tensor::zeros(DType::float64, {1})).dtype_match);
+}
+
+}  // namespace
+
+namespace {
+
+Tensor logits(std::vector<int64_t> shape, std::vector<float> values) {
+  std::vector<std::byte> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return *Tensor::from_bytes(DType::float32, std::move(shape), std::move(bytes));
+}
+
+TEST(Argmax, FlipIsCountedEvenWhenAllcloseWouldPass) {
+  // Row 1 is a near tie: 0.50001 vs 0.50000 swaps places, well inside rtol 1e-3.
+  const auto torch = logits({2, 2}, {0.1F, 0.9F, 0.50001F, 0.5F});
+  const auto onnx = logits({2, 2}, {0.1F, 0.9F, 0.5F, 0.50001F});
+  EXPECT_TRUE(compare_tensors(torch, onnx).allclose);
+  const auto check = check_argmax(torch, onnx);
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->rows, 2);
+  EXPECT_EQ(check->flips, 1);
+  EXPECT_EQ(check->first_flip_row, 1);
+  EXPECT_NEAR(check->min_margin, 1e-5, 1e-6);
+}
+
+TEST(Argmax, DoesNotApplyToIntegersOrSingleClassOutputs) {
+  EXPECT_FALSE(check_argmax(*Tensor::zeros(DType::int64, {2, 3}), *Tensor::zeros(DType::int64, {2, 3})));
+  EXPECT_FALSE(check_argmax(logits({3, 1}, {1, 2, 3}), logits({3, 1}, {1, 2, 3})));
+}
+
+TEST(Tolerance, PerOutputBeatsGlobalBeatsPerDtypeDefault) {
+  ToleranceOptions options;
+  EXPECT_EQ(options.resolve("y", DType::float16).rtol, 1e-2);
+  EXPECT_EQ(options.resolve("y", DType::float32).atol, 1e-5);
+  options.rtol = 5e-3;
+  EXPECT_EQ(options.resolve("y", DType::float32).rtol, 5e-3);
+  EXPECT_EQ(options.resolve("y", DType::float32).atol, 1e-5);
+  options.per_output["logits"] = Tolerance{0.1, 0.2};
+  EXPECT_EQ(options.resolve("logits", DType::float32).atol, 0.2);
+}
+
+TEST(FormatIndex, TurnsAFlatIndexIntoCoordinates) {
+  EXPECT_EQ(format_index(7, {2, 3, 4}), "[0, 1, 3]");
+  EXPECT_EQ(format_index(23, {2, 3, 4}), "[1, 2, 3]");
 }
 
 }  // namespace

@@ -93,14 +93,6 @@ int run_run(const RunCommand& command, std::ostream& out, std::ostream& err) {
   return k_exit_pass;
 }
 
-}  // namespace onnxproof::cli
-
-namespace onnxproof::cli {
-
-namespace {
-
-}  // namespace
-
 Expected<ExportOptions> cli_export_options(const ModelArguments& arguments, const fs::path& out) {
   ExportOptions options;
   options.model = arguments.model;
@@ -129,6 +121,8 @@ Expected<ExportOptions> cli_export_options(const ModelArguments& arguments, cons
   options.out = out;
   return options;
 }
+
+namespace {
 
 Expected<ParityOptions> parity_options(const ProofArguments& arguments) {
   ParityOptions options;
@@ -162,6 +156,8 @@ Expected<ParityOptions> parity_options(const ProofArguments& arguments) {
   options.compare_optimization_off = !arguments.skip_optimization_check;
   return options;
 }
+
+}  // namespace
 
 int run_parity_command(const ParityCommand& command, std::ostream& out, std::ostream& err) {
   auto options = parity_options(command.proof);
@@ -244,10 +240,6 @@ int run_export_command(const ExportCommand& command, std::ostream& out, std::ost
   out << fmt::format("verdict          {}\n", failed ? "fail" : "pass");
   return failed ? k_exit_fail : k_exit_pass;
 }
-
-}  // namespace onnxproof::cli
-
-namespace onnxproof::cli {
 
 namespace {
 

@@ -1,0 +1,48 @@
+#include <gtest/gtest.h>
+
+#include "onnxproof/export/export_step.h"
+
+using namespace onnxproof;
+
+namespace {
+
+TEST(InputSpec, ParsesNameDimsDtypeAndRange) {
+  auto spec = parse_input_spec("ids=2x16:int64:0..30522");
+  ASSERT_TRUE(spec) << spec.error().describe();
+  EXPECT_EQ(spec->name, "ids");
+  EXPECT_EQ(spec->dims, (std::vector<int64_t>{2, 16}));
+  EXPECT_EQ(spec->dtype, "int64");
+  ASSERT_TRUE(spec->range);
+  EXPECT_EQ(spec->range->second, 30522);
+  EXPECT_EQ(parse_input_spec("x=1x3:float")->dtype, "float32");  // aliases are normalized
+  EXPECT_TRUE(parse_input_spec("s=scalar:float32")->dims.empty());
+}
+
+TEST(InputSpec, MalformedSpecsAreUsageErrors) {
+  for (const char* bad : {"x", "=1x3:float32", "x=1x3", "x=1xAx3:float32", "x=1x-3:float32", "x=1x3:float128",
+                          "x=1x3:int64:9..2", "x=1x3:int64:0-9"}) {
+    auto spec = parse_input_spec(bad);
+    ASSERT_FALSE(spec) << bad;
+    EXPECT_EQ(spec.error().code(), ErrorCode::usage) << bad;
+    EXPECT_NE(spec.error().describe().find(bad), std::string::npos) << spec.error().describe();
+  }
+}
+
+TEST(DynamicAxis, ParsesAndRejects) {
+  auto axis = parse_dynamic_axis("input_ids:1=sequence");
+  ASSERT_TRUE(axis);
+  EXPECT_EQ(axis->input, "input_ids");
+  EXPECT_EQ(axis->axis, 1);
+  EXPECT_EQ(axis->label, "sequence");
+  for (const char* bad : {"x0=batch", "x:a=batch", "x:0=", ":0=batch", "x:-1=batch"}) EXPECT_FALSE(parse_dynamic_axis(bad)) << bad;
+}
+
+TEST(Sweep, ParsesSizesAndRejectsZero) {
+  auto sweep = parse_sweep("batch=1,3,8");
+  ASSERT_TRUE(sweep);
+  EXPECT_EQ(sweep->second, (std::vector<int64_t>{1, 3, 8}));
+  EXPECT_FALSE(parse_sweep("batch=0,2"));
+  EXPECT_FALSE(parse_sweep("batch="));
+}
+
+}  // namespace
