@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -11,9 +12,12 @@
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/golden/golden.h"
+#include "onnxproof/ops/audit.h"
+#include "onnxproof/ops/probe.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/pipeline/pipeline.h"
 #include "onnxproof/report/check_report.h"
+#include "onnxproof/report/ops_report.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/versions.h"
 #include "onnxproof/runtime/session.h"
@@ -124,18 +128,31 @@ Expected<ExportOptions> cli_export_options(const ModelArguments& arguments, cons
 
 namespace {
 
-Expected<ParityOptions> parity_options(const ProofArguments& arguments) {
-  ParityOptions options;
-  options.providers.clear();
-  std::string list = arguments.providers;
+Expected<std::vector<std::string>> split_list(const std::string& list, const std::string& option) {
+  std::vector<std::string> items;
   for (std::size_t start = 0; start <= list.size();) {
     const auto comma = list.find(',', start);
-    const std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (name.empty()) return fail(ErrorCode::usage, "--provider takes a comma-separated list, e.g. cpu,cuda");
-    options.providers.push_back(name);
+    const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) return fail(ErrorCode::usage, option + " takes a comma-separated list, e.g. cpu,cuda");
+    items.push_back(item);
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
+  return items;
+}
+
+Expected<std::vector<SupportTable>> load_tables(const std::vector<std::string>& targets) {
+  std::vector<SupportTable> tables;
+  for (const auto& target : targets) {
+    ONNXPROOF_TRY_ASSIGN(auto table, load_target_table(target));
+    tables.push_back(std::move(table));
+  }
+  return tables;
+}
+
+Expected<ParityOptions> parity_options(const ProofArguments& arguments) {
+  ParityOptions options;
+  ONNXPROOF_TRY_ASSIGN(options.providers, split_list(arguments.providers, "--provider"));
   for (const auto value : {arguments.rtol, arguments.atol}) {
     if (value && *value < 0) return fail(ErrorCode::usage, "--rtol and --atol must not be negative");
   }
@@ -158,6 +175,68 @@ Expected<ParityOptions> parity_options(const ProofArguments& arguments) {
 }
 
 }  // namespace
+
+int run_ops(const OpsCommand& command, std::ostream& out, std::ostream& err) {
+  auto targets = split_list(command.targets, "--target");
+  if (!targets) return report_error(err, targets.error());
+  auto tables = load_tables(*targets);
+  if (!tables) return report_error(err, tables.error());
+  auto model = load_model(command.model);
+  if (!model) return report_error(err, model.error());
+  const OpsAudit audit = audit_operators(model->proto, std::move(*tables));
+  print_ops_audit(out, audit);
+  print_findings(out, audit.findings);
+  const bool failed = has_errors(audit.findings);
+  out << fmt::format("verdict          {}\n", failed ? "fail" : "pass");
+  if (!command.json_path.empty()) {
+    if (auto written = write_file_atomically(command.json_path, ops_audit_to_json(audit).dump(2) + "\n"); !written) {
+      return report_error(err, written.error());
+    }
+  }
+  return failed ? k_exit_fail : k_exit_pass;
+}
+
+int run_probe(const ProbeCommand& command, std::ostream& out, std::ostream& err) {
+  ProbeOptions options{command.provider, command.opset, command.all_versions, command.ops};
+  auto rows = probe_operators(options);
+  if (!rows) return report_error(err, rows.error());
+  std::map<std::string, int> counts;
+  for (const auto& row : *rows) {
+    ++counts[row.status];
+    if (row.status != "supported") {
+      out << fmt::format("{:<16} {}::{}-{}: {}\n", row.status, row.domain, row.op_type, row.since_version, row.message);
+    }
+  }
+  auto documented = load_support_table(support_table_dir() / "ort-cpu-documented.csv");
+  if (!documented) return report_error(err, documented.error());
+  // The documented table against what the installed runtime does, for conclusive probes.
+  int differences = 0;
+  for (const auto& row : *rows) {
+    if (row.status == "error") continue;
+    bool documented_supported = false;
+    for (const auto& entry : documented->entries) {
+      if (entry.domain == row.domain && entry.op_type == row.op_type && entry.since_version <= row.since_version &&
+          (entry.until_version == 0 || row.since_version <= entry.until_version)) {
+        documented_supported = true;
+      }
+    }
+    if (documented_supported != (row.status == "supported")) {
+      ++differences;
+      out << fmt::format("differs          {}::{}-{}: documented {}, probed {}\n", row.domain, row.op_type, row.since_version,
+                         documented_supported ? "supported" : "absent", row.status);
+    }
+  }
+  out << fmt::format("probed {} schemas on {} (ONNX Runtime {}): {} supported, {} not implemented, {} errors; "
+                     "{} differences from the documented table\n",
+                     rows->size(), command.provider, onnxruntime_version(), counts["supported"], counts["not-implemented"],
+                     counts["error"], differences);
+  if (!command.write_table.empty()) {
+    const auto table = probed_table(*rows, *documented, "ONNX Runtime " + onnxruntime_version() + " CPUExecutionProvider (probed)");
+    if (auto written = write_support_table(table, command.write_table); !written) return report_error(err, written.error());
+    out << fmt::format("table            {} ({} rows)\n", command.write_table.string(), table.entries.size());
+  }
+  return k_exit_pass;
+}
 
 int run_parity_command(const ParityCommand& command, std::ostream& out, std::ostream& err) {
   auto options = parity_options(command.proof);

@@ -87,6 +87,20 @@ struct DemoCommand {
   std::string python;
 };
 
+struct OpsCommand {
+  std::filesystem::path model;
+  std::string targets = "ort-cpu";  // comma-separated
+  std::filesystem::path json_path;
+};
+
+struct ProbeCommand {
+  std::string provider = "cpu";
+  int opset = 17;
+  bool all_versions = false;
+  std::vector<std::string> ops;
+  std::filesystem::path write_table;
+};
+
 struct ExportCommand {
   ModelArguments model;
   std::filesystem::path out;
@@ -106,6 +120,8 @@ int run_golden_freeze(const GoldenFreezeCommand& command, std::ostream& out, std
 int run_golden_verify(const GoldenVerifyCommand& command, std::ostream& out, std::ostream& err);
 int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std::ostream& err);
 int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err);
+int run_ops(const OpsCommand& command, std::ostream& out, std::ostream& err);
+int run_probe(const ProbeCommand& command, std::ostream& out, std::ostream& err);
 int run_export_command(const ExportCommand& command, std::ostream& out, std::ostream& err);
 
 }  // namespace onnxproof::cli

@@ -90,6 +90,20 @@ int main(int argc, char** argv) {
   demo_app->add_option("--out", demo.out, "The run folder")->capture_default_str();
   demo_app->add_option("--python", demo.python, "Python interpreter with torch");
 
+  OpsCommand ops;
+  auto* ops_app = app.add_subcommand("ops", "Audit every operator against the target runtimes' support tables");
+  ops_app->add_option("model", ops.model, "The .onnx file");
+  ops_app->add_option("--target", ops.targets, "Targets, comma-separated: ort-cpu,ort-cuda,tensorrt,openvino")
+      ->capture_default_str();
+  ops_app->add_option("--json", ops.json_path, "Also write the audit as JSON to this file");
+  ProbeCommand probe;
+  auto* probe_app = ops_app->add_subcommand("probe", "Ask the installed ONNX Runtime which operators it implements");
+  probe_app->add_option("--provider", probe.provider, "Execution provider to probe")->capture_default_str();
+  probe_app->add_option("--opset", probe.opset, "Probe the schemas at this opset")->capture_default_str();
+  probe_app->add_flag("--all-versions", probe.all_versions, "Probe every schema version up to --opset");
+  probe_app->add_option("--op", probe.ops, "Probe only this operator (repeat)");
+  probe_app->add_option("--write-table", probe.write_table, "Write the probed support table (data/op-support format)");
+
   ExportCommand export_command;
   auto* export_app = app.add_subcommand("export", "Export a PyTorch model to OUT/model.onnx with PyTorch's reference outputs");
   add_model_options(export_app, export_command.model);
@@ -110,6 +124,14 @@ int main(int argc, char** argv) {
     if (show_version) return run_version(std::cout);
     if (*check_app) return run_check(check, std::cout, std::cerr);
     if (*run_app) return run_run(run, std::cout, std::cerr);
+    if (*probe_app) return run_probe(probe, std::cout, std::cerr);
+    if (*ops_app) {
+      if (ops.model.empty()) {
+        std::cerr << "onnxproof: error: ops needs a MODEL.onnx (or the probe subcommand)\n";
+        return k_exit_usage;
+      }
+      return run_ops(ops, std::cout, std::cerr);
+    }
     if (*pipeline_app) return run_pipeline_command(pipeline, std::cout, std::cerr);
     if (*demo_app) return run_demo(demo, std::cout, std::cerr);
     if (*freeze_app) return run_golden_freeze(freeze, std::cout, std::cerr);
