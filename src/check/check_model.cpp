@@ -221,6 +221,7 @@ Expected<CheckResult> check_model(const LoadedModel& model, const CheckOptions& 
   }
 
   add_domain_findings(proto, result.findings);
+  for (auto& finding : find_frozen_dimensions(proto, options.frozen)) result.findings.push_back(std::move(finding));
 
   for (const auto& [domain, version] : result.summary.opset_imports) {
     if (domain == "ai.onnx" && version < options.min_opset) {

@@ -31,27 +31,28 @@ TargetVerdict judge(const SupportTable& table, const AuditedOperator& op) {
   const int version = op.schema_version > 0 ? op.schema_version : static_cast<int>(op.opset);
   int next_since = 0;
   int last_until = 0;
+  const SupportEntry* covering = nullptr;
   for (const auto* row : rows) {
     const bool covers = (row->since_version == 0 || row->since_version <= version) &&
                         (row->until_version == 0 || version <= row->until_version);
-    if (covers) {
-      verdict.status = row->status == SupportStatus::supported    ? "supported"
-                       : row->status == SupportStatus::restricted ? "restricted"
-                                                                  : "unsupported";
-      verdict.detail = row->status == SupportStatus::supported ? "" : row->restrictions;
-      if (row->status == SupportStatus::unsupported && verdict.detail.empty()) verdict.detail = "marked unsupported";
-      return verdict;
-    }
+    if (covers) covering = row;
     if (row->status != SupportStatus::unsupported && row->since_version > version &&
         (next_since == 0 || row->since_version < next_since)) {
       next_since = row->since_version;
     }
     last_until = std::max(last_until, row->until_version);
   }
-  if (next_since > 0) {
+  if (covering && covering->status != SupportStatus::unsupported) {
+    verdict.status = covering->status == SupportStatus::supported ? "supported" : "restricted";
+    verdict.detail = covering->status == SupportStatus::supported ? "" : covering->restrictions;
+    return verdict;
+  }
+  if (next_since > 0) {  // a later version of the operator is supported: a newer opset is the way out
     verdict.status = "needs-opset";
     verdict.needs_opset = next_since;
     verdict.detail = fmt::format("supported only from version {} of the operator (opset {} or newer)", next_since, next_since);
+  } else if (covering) {
+    verdict.detail = covering->restrictions.empty() ? "marked unsupported" : covering->restrictions;
   } else {
     verdict.detail = fmt::format("supported only up to version {}", last_until);
   }

@@ -129,6 +129,13 @@ Expected<onnx::ModelProto> one_node_model(const onnx::OpSchema& schema, int opse
     auto* output = graph->add_output();
     output->set_name(name);
   }
+  if (schema.Name() == "Constant") {  // needs exactly one of its optional value attributes
+    auto* value = node->add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    value->mutable_t()->add_float_data(1.0F);
+  }
   for (const auto& [name, attribute] : schema.attributes()) {
     if (!attribute.required) continue;
     auto* proto = node->add_attribute();

@@ -4,10 +4,13 @@
 
 #include <array>
 #include <chrono>
+#include <map>
 #include <set>
 
 #include "onnxproof/golden/golden.h"
+#include "onnxproof/core/atomic_file.h"
 #include "onnxproof/model/model_io.h"
+#include "onnxproof/ops/audit.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/versions.h"
 
@@ -61,7 +64,11 @@ StepReport check_step(PipelineContext& context) {
     step.reason = model.error().describe();
     return step;
   }
-  auto result = check_model(*model, context.options.check);
+  CheckOptions options = context.options.check;
+  if (auto manifest = read_file(context.out / "export.json", uint64_t{64} << 20)) {
+    options.frozen = frozen_shape_options_from_export(*manifest);
+  }
+  auto result = check_model(*model, options);
   if (!result) {
     step.status = "error";
     step.reason = result.error().describe();
@@ -74,6 +81,24 @@ StepReport check_step(PipelineContext& context) {
                   {"operator_types", result->summary.operators.size()}};
   const bool passed = result->checker_passed && result->shape_inference_passed && !has_errors(result->findings);
   step.status = passed ? "pass" : "fail";
+  return step;
+}
+
+StepReport ops_step(PipelineContext& context) {
+  StepReport step;
+  step.name = "ops";
+  auto model = load_model(context.model);
+  if (!model) {
+    step.status = "error";
+    step.reason = model.error().describe();
+    return step;
+  }
+  const OpsAudit audit = audit_operators(model->proto, context.options.targets);
+  add_findings(context, audit.findings);
+  nlohmann::json targets = nlohmann::json::array();
+  for (const auto& table : audit.tables) targets.push_back(table.target + ": " + table.runtime);
+  step.details = {{"targets", targets}, {"operators", audit.operators.size()}};
+  step.status = has_errors(audit.findings) ? "fail" : "pass";
   return step;
 }
 
@@ -154,6 +179,7 @@ struct StepDefinition {
 constexpr std::array k_steps = {
     StepDefinition{"export", export_step, false},
     StepDefinition{"check", check_step, true},
+    StepDefinition{"ops", ops_step, true},
     StepDefinition{"parity", parity_step, true},
     StepDefinition{"golden", golden_step, true},
 };
@@ -172,6 +198,45 @@ const StepReport* find_step(const Report& report, std::string_view name) {
     if (step.name == name) return &step;
   }
   return nullptr;
+}
+
+// One finding per frozen axis: the static analysis (check), the differential trace (export) and
+// the sweep (parity) may each see it; findings naming the same node merge, and a sweep failure at
+// another size of the same axis confirms the static prediction.
+void merge_frozen_dimension_evidence(Report& report) {
+  std::vector<Finding> merged;
+  std::map<std::string, std::size_t> by_where;
+  for (auto& finding : report.findings) {
+    if (finding.code != "FROZEN_DIMENSION" || finding.where.empty()) {
+      merged.push_back(std::move(finding));
+      continue;
+    }
+    const auto known = by_where.find(finding.where);
+    if (known == by_where.end()) {
+      by_where[finding.where] = merged.size();
+      merged.push_back(std::move(finding));
+      continue;
+    }
+    Finding& first = merged[known->second];
+    first.message += " | " + finding.step + ": " + finding.message;
+    if (finding.severity == Severity::error) first.severity = Severity::error;
+  }
+  for (auto& finding : merged) {
+    if (finding.code != "FROZEN_DIMENSION") continue;
+    const auto quote = finding.message.find("dynamic axis '");
+    if (quote == std::string::npos) continue;
+    const std::string label = finding.message.substr(quote + 14, finding.message.find('\'', quote + 14) - quote - 14);
+    for (auto& other : merged) {
+      if ((other.code == "SHAPE_REJECTED" || other.code == "PARITY_MISMATCH") && other.message.find(label + "=") != std::string::npos) {
+        finding.severity = Severity::error;
+        finding.message += " | confirmed by the sweep: " + other.message;
+        other.code.clear();  // folded into the frozen-dimension finding
+        break;
+      }
+    }
+  }
+  std::erase_if(merged, [](const Finding& f) { return f.code.empty(); });
+  report.findings = std::move(merged);
 }
 
 void answer_headline(Report& report) {
@@ -200,8 +265,16 @@ void answer_headline(Report& report) {
                          check->details["shape_inference"].get<std::string>(), aten ? ", ATen fallback nodes left" : "")
            : (check ? check->reason : "")});
 
-  report.headline.push_back({"Is every operator supported by each target runtime at this opset?", "not checked",
-                             "the operator audit is not part of this version yet (`onnxproof check` lists the operators)"});
+  const auto* ops = find_step(report, "ops");
+  std::string targets;
+  if (ops && ops->details.contains("targets")) {
+    for (const auto& t : ops->details["targets"]) targets += (targets.empty() ? "" : "; ") + t.get<std::string>();
+  }
+  const bool restricted = any_code(report, {"OP_RESTRICTED_BY_TARGET"}, Severity::warning);
+  report.headline.push_back({"Is every operator supported by each target runtime at this opset?",
+                             !ran(ops) ? "not checked" : ops->status == "pass" ? "yes" : "no",
+                             targets.empty() ? (ops ? ops->reason : "")
+                                             : targets + (restricted ? " (some with restrictions: see the warnings)" : "")});
 
   std::string providers;
   for (const auto& p : report.summary.value("providers", nlohmann::json::array())) {
@@ -246,6 +319,7 @@ Expected<Report> run_pipeline(const PipelineOptions& options, std::ostream& prog
     if (context.usage_error) return std::unexpected(std::move(*context.usage_error));
   }
   report.onnx_model = context.model;
+  merge_frozen_dimension_evidence(report);
   answer_headline(report);
   ONNXPROOF_TRY(write_report(report, options.export_options.out));
   return report;

@@ -143,6 +143,35 @@ TEST(CliRun, MismatchedInputsNameTheInputAndWhatWasExpected) {
   expect_one_line_error(onnxproof_cli({"run", model, "--output-dir", out_dir}), 2, "input 'input' (float32 batchx3x224x224) is missing");
 }
 
+TEST(CliOps, CleanResNet18IsSupportedOnEveryTarget) {
+  TempDir dir;
+  const auto result = onnxproof_cli({"ops", fixture("resnet18.onnx").string(), "--target", "ort-cpu,ort-cuda,tensorrt,openvino",
+                                     "--json", (dir / "ops.json").string()});
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_EQ(result.out.find("OP_UNSUPPORTED_BY_TARGET"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("ai.onnx::Conv"), std::string::npos);
+  const auto json = nlohmann::json::parse(read_text(dir / "ops.json"));
+  EXPECT_EQ(json["targets"].size(), 4U);
+  for (const auto& op : json["operators"]) {
+    for (const auto& [target, verdict] : op["targets"].items()) {
+      EXPECT_NE(verdict["status"], "unsupported") << op["op_type"] << " on " << target;
+    }
+  }
+  expect_one_line_error(onnxproof_cli({"ops", fixture("resnet18.onnx").string(), "--target", "coreml"}), 2, "unknown target");
+  expect_one_line_error(onnxproof_cli({"ops"}), 2, "ops needs a MODEL.onnx");
+}
+
+TEST(CliOps, ProbeCountsAndDiffsAgainstTheDocumentedTable) {
+  const auto result = onnxproof_cli({"ops", "probe", "--op", "Add", "--op", "HardSwish", "--all-versions"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("not-implemented  ai.onnx::Add-6"), std::string::npos) << result.out;
+  // HardSwish is an ONNX function: ONNX Runtime expands it although it documents no kernel.
+  EXPECT_NE(result.out.find("differs          ai.onnx::HardSwish-14: documented absent, probed supported"), std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("probed 6 schemas on cpu (ONNX Runtime 1.30.0): 4 supported, 2 not implemented, 0 errors; 1 differences"),
+            std::string::npos) << result.out;
+}
+
 TEST(CliVersion, ListsEveryTool) {
   const auto result = onnxproof_cli({"--version"});
   EXPECT_EQ(result.exit_code, 0);

@@ -72,7 +72,7 @@ TEST(Pipeline, CleanModelPassesWithEveryStepAndAReport) {
     steps.push_back(step["name"]);
     EXPECT_EQ(step["status"], "pass") << step.dump();
   }
-  EXPECT_EQ(steps, (std::vector<std::string>{"export", "check", "parity", "golden"}));
+  EXPECT_EQ(steps, (std::vector<std::string>{"export", "check", "ops", "parity", "golden"}));
   // Every case x output, with optimizations on and off, is in parity[] with its figures.
   EXPECT_EQ(report["parity"].size(), 4U * 2U * 2U);
   for (const auto& row : report["parity"]) {
@@ -82,7 +82,8 @@ TEST(Pipeline, CleanModelPassesWithEveryStepAndAReport) {
   }
   ASSERT_EQ(report["headline"].size(), 5U);
   EXPECT_EQ(report["headline"][0]["answer"], "yes");
-  EXPECT_EQ(report["headline"][2]["answer"], "not checked");  // no operator audit yet: never a silent yes
+  EXPECT_EQ(report["headline"][2]["answer"], "yes");
+  EXPECT_NE(report["headline"][2]["evidence"].get<std::string>().find("ort-cpu"), std::string::npos);
   EXPECT_TRUE(fs::exists(out / "golden" / "manifest.json"));
   const std::string markdown = read_text(out / "report.md");
   EXPECT_NE(markdown.find("**Verdict: pass**"), std::string::npos);
@@ -111,7 +112,7 @@ TEST(Pipeline, ReExportIsVerifiedAgainstTheGoldenSetOfTheLastRun) {
   const std::string frozen = read_text(out / "golden" / "manifest.json");
   ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
   const json report = read_json(out / "report.json");
-  EXPECT_EQ(report["steps"][3]["action"], "verify");
+  EXPECT_EQ(report["steps"][4]["action"], "verify");
   EXPECT_EQ(read_text(out / "golden" / "manifest.json"), frozen);  // a verify never rewrites the golden set
 }
 
@@ -121,9 +122,18 @@ TEST(Pipeline, FrozenBatchDimensionFailsAtTheOtherBatchSizes) {
   EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
   const json report = read_json(out / "report.json");
   EXPECT_EQ(report["verdict"], "fail");
-  const auto errors = codes(report["findings"]);
-  EXPECT_TRUE(contains(errors, "FROZEN_DIMENSION"));
-  EXPECT_TRUE(contains(errors, "PARITY_MISMATCH") || contains(errors, "SHAPE_REJECTED")) << report["findings"].dump(2);
+  // Predicted statically, seen by the differential trace, confirmed by the sweep: one finding.
+  int frozen = 0;
+  for (const auto& f : report["findings"]) {
+    if (f["code"] != "FROZEN_DIMENSION" || f["severity"] != "error") continue;
+    ++frozen;
+    const std::string message = f["message"];
+    EXPECT_NE(message.find("check: Reshape input 1 (shape) is the constant [2, -1]"), std::string::npos) << message;
+    EXPECT_NE(message.find("confirmed by the sweep: output 'output'"), std::string::npos) << message;
+    EXPECT_EQ(f["where"], "/Reshape");
+  }
+  EXPECT_EQ(frozen, 1) << report["findings"].dump(2);
+  EXPECT_FALSE(contains(codes(report["findings"]), "PARITY_MISMATCH"));  // folded into the finding above
   EXPECT_EQ(report["headline"][0]["answer"], "no");
 }
 
@@ -163,8 +173,8 @@ TEST(Pipeline, UnavailableProviderIsAnErrorNeverAPass) {
   EXPECT_EQ(result.exit_code, 3) << result.out;
   const json report = read_json(out / "report.json");
   EXPECT_EQ(report["verdict"], "error");
-  EXPECT_EQ(report["steps"][2]["status"], "error");
-  EXPECT_NE(report["steps"][2]["reason"].get<std::string>().find("openvino"), std::string::npos);
+  EXPECT_EQ(report["steps"][3]["status"], "error");
+  EXPECT_NE(report["steps"][3]["reason"].get<std::string>().find("openvino"), std::string::npos);
 }
 
 TEST(Pipeline, ExportFailureSkipsTheLaterStepsAndFails) {
@@ -173,8 +183,19 @@ TEST(Pipeline, ExportFailureSkipsTheLaterStepsAndFails) {
   EXPECT_EQ(result.exit_code, 1);
   const json report = read_json(out / "report.json");
   EXPECT_EQ(report["steps"][0]["status"], "fail");
-  for (int i = 1; i < 4; ++i) EXPECT_EQ(report["steps"][i]["status"], "skip") << report["steps"][i].dump();
+  for (int i = 1; i < 5; ++i) EXPECT_EQ(report["steps"][i]["status"], "skip") << report["steps"][i].dump();
   EXPECT_EQ(report["headline"][3]["answer"], "not checked");
+}
+
+TEST(Pipeline, TargetsAreAuditedAndAnUnknownTargetIsAUsageError) {
+  TempDir out;
+  const auto result = pipeline(out.path(), "dict_output", "x=2x8:float32", {"--target", "ort-cpu,tensorrt,openvino,ort-cuda"});
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  const json report = read_json(out / "report.json");
+  EXPECT_EQ(report["steps"][2]["name"], "ops");
+  EXPECT_EQ(report["steps"][2]["targets"].size(), 4U);
+  expect_one_line_error(pipeline(out.path(), "dict_output", "x=2x8:float32", {"--target", "coreml"}), 2,
+                        "unknown target 'coreml'");
 }
 
 TEST(Golden, MissingOrModifiedFilesAreClearErrors) {

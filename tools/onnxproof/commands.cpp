@@ -39,7 +39,17 @@ int run_version(std::ostream& out) {
 int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err) {
   auto model = load_model(command.model);
   if (!model) return report_error(err, model.error());
-  auto result = check_model(*model, CheckOptions{.min_opset = command.min_opset});
+  CheckOptions options{.min_opset = command.min_opset, .frozen = {}};
+  // A run folder's export.json says which axes were declared dynamic and their traced sizes.
+  if (auto manifest = read_file(model->folder / "export.json", uint64_t{64} << 20)) {
+    options.frozen = frozen_shape_options_from_export(*manifest);
+  }
+  for (const auto& text : command.dynamic) {
+    auto axis = parse_dynamic_axis(text);
+    if (!axis) return report_error(err, axis.error());
+    options.frozen.dynamic.push_back({axis->input, axis->axis, axis->label, 0});
+  }
+  auto result = check_model(*model, options);
   if (!result) return report_error(err, result.error().add_context(command.model.string()));
   print_check_result(out, *model, *result);
   if (!command.json_path.empty()) {
@@ -363,7 +373,11 @@ int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std:
   if (!export_options) return report_error(err, export_options.error());
   auto parity = parity_options(command.proof);
   if (!parity) return report_error(err, parity.error());
-  auto report = run_pipeline(PipelineOptions{*export_options, *parity, CheckOptions{.min_opset = 17}}, err);
+  auto targets = split_list(command.targets, "--target");
+  if (!targets) return report_error(err, targets.error());
+  auto tables = load_tables(*targets);
+  if (!tables) return report_error(err, tables.error());
+  auto report = run_pipeline(PipelineOptions{*export_options, *parity, CheckOptions{}, std::move(*tables)}, err);
   if (!report) return report_error(err, report.error());
   return print_pipeline_report(*report, out_dir, out, err);
 }
@@ -379,7 +393,9 @@ int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err) {
   auto export_options = cli_export_options(model, command.out);
   if (!export_options) return report_error(err, export_options.error());
   out << "onnxproof demo: a small CNN trained on scikit-learn's digits, proved on the 450 held-out images\n";
-  auto report = run_pipeline(PipelineOptions{*export_options, ParityOptions{}, CheckOptions{}}, err);
+  auto tables = load_tables({"ort-cpu"});
+  if (!tables) return report_error(err, tables.error());
+  auto report = run_pipeline(PipelineOptions{*export_options, ParityOptions{}, CheckOptions{}, std::move(*tables)}, err);
   if (!report) return report_error(err, report.error());
   for (const auto& accuracy : report->summary.value("accuracy", nlohmann::json::array())) {
     out << fmt::format("accuracy         PyTorch {:.1f}%, ONNX Runtime {:.1f}% on {} held-out digits; {} predictions flipped\n",

@@ -23,6 +23,7 @@ struct CheckCommand {
   std::filesystem::path model;
   std::filesystem::path json_path;  // empty: no JSON
   int64_t min_opset = 17;
+  std::vector<std::string> dynamic;  // NAME:AXIS=LABEL, added to export.json's when present
 };
 
 struct RunCommand {
@@ -79,6 +80,7 @@ struct GoldenVerifyCommand {
 struct PipelineCommand {
   ModelArguments model;
   ProofArguments proof;
+  std::string targets = "ort-cpu";  // comma-separated
   std::filesystem::path out;  // empty: ./onnxproof-out/<model name>
 };
 

@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   check_app->add_option("--json", check.json_path, "Also write the result as JSON to this file");
   check_app->add_option("--min-opset", check.min_opset, "Report OPSET_TOO_OLD below this ai.onnx opset")
       ->capture_default_str();
+  check_app->add_option("--dynamic", check.dynamic,
+                        "NAME:AXIS=LABEL, an axis that must stay dynamic (export.json beside the model is read too)");
 
   RunCommand run;
   auto* run_app = app.add_subcommand("run", "Run the model with ONNX Runtime and write every output");
@@ -83,6 +85,8 @@ int main(int argc, char** argv) {
   auto* pipeline_app = app.add_subcommand("pipeline", "Export, check, prove parity and freeze golden data; write the report");
   add_model_options(pipeline_app, pipeline.model);
   add_proof_options(pipeline_app, pipeline.proof);
+  pipeline_app->add_option("--target", pipeline.targets, "Runtimes to audit the operators against: ort-cpu,ort-cuda,tensorrt,openvino")
+      ->capture_default_str();
   pipeline_app->add_option("--out", pipeline.out, "The run folder (default ./onnxproof-out/<model>)");
 
   DemoCommand demo;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "onnxproof/check/frozen_shapes.h"
 #include "onnxproof/core/error.h"
 #include "onnxproof/core/finding.h"
 #include "onnxproof/model/model_io.h"
@@ -50,6 +51,8 @@ struct ModelSummary {
 struct CheckOptions {
   /// Default-domain opsets below this get OPSET_TOO_OLD.
   int64_t min_opset = 17;
+  /// The declared dynamic axes (from export.json or --dynamic) for the frozen-shape analysis.
+  FrozenShapeOptions frozen;
 };
 
 struct CheckResult {

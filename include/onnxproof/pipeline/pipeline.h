@@ -1,5 +1,5 @@
 #pragma once
-// The pipeline: export -> check -> parity -> golden into one run folder, with one Report written
+// The pipeline: export -> check -> ops -> parity -> golden into one run folder, with one Report written
 // at the end (and when a step fails). Steps are declared in one list (pipeline.cpp); each reads
 // the run folder and adds its results and findings to the report; no step calls another.
 
@@ -9,6 +9,7 @@
 #include "onnxproof/check/check_model.h"
 #include "onnxproof/core/error.h"
 #include "onnxproof/export/export_step.h"
+#include "onnxproof/ops/support_table.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/report/report.h"
 
@@ -18,6 +19,7 @@ struct PipelineOptions {
   ExportOptions export_options;  // its `out` is the run folder
   ParityOptions parity;
   CheckOptions check;
+  std::vector<SupportTable> targets;  // the operator audit's tables (--target)
 };
 
 /// Runs every step, writes OUT/report.json and OUT/report.md, and returns the report. Fails
