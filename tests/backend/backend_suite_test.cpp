@@ -12,11 +12,16 @@
 #include <map>
 #include <sstream>
 
+#include "onnxproof/check/check_model.h"
+#include "onnxproof/model/model_io.h"
+#include "onnxproof/simplify/simplify.h"
 #include "test_data_sets.h"
+#include "test_support.h"
 
 namespace fs = std::filesystem;
 using namespace onnxproof;
 using onnxproof::testing::run_test_data_sets;
+using onnxproof::testing::TempDir;
 
 namespace {
 
@@ -98,6 +103,28 @@ TEST_P(BackendCase, MatchesExpectedOutputs) {
     ++tally().failed;
     FAIL() << problem;
   }
+}
+
+// The simplifier on the same suite: every case that passes must still pass after simplification
+// (the passes run, the checker and strict shape inference accept the result, ONNX Runtime's
+// outputs still match ONNX's expected ones).
+TEST_P(BackendCase, StillMatchesAfterSimplification) {
+  const std::string& name = GetParam();
+  if (skip_list().contains(name)) GTEST_SKIP() << "on the skip list";
+  auto model = load_model(data_root() / name / "model.onnx", LoadOptions{.load_external_data = true});
+  ASSERT_TRUE(model) << model.error().describe();
+  auto result = simplify_model(model->proto);
+  if (!result && result.error().describe().find("the simplified model is invalid") != std::string::npos) {
+    // Models the checker rejects before simplifying are not the simplifier's to fix.
+    auto original = load_model(data_root() / name / "model.onnx");
+    ASSERT_TRUE(original);
+    auto check = check_model(*original);
+    if (check && (!check->checker_passed || !check->shape_inference_passed)) GTEST_SKIP() << "invalid before simplification";
+  }
+  ASSERT_TRUE(result) << result.error().describe();
+  TempDir dir;
+  ASSERT_TRUE(save_model(model->proto, dir / "model.onnx"));
+  EXPECT_EQ(run_test_data_sets(dir / "model.onnx", data_root() / name), "");
 }
 
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {

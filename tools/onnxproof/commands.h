@@ -103,6 +103,14 @@ struct ProbeCommand {
   std::filesystem::path write_table;
 };
 
+struct SimplifyCommand {
+  std::filesystem::path model;
+  std::filesystem::path output;
+  uint64_t max_fold_bytes = uint64_t{64} << 20;
+  std::filesystem::path reference;  // optional: prove on these inputs
+  ProofArguments proof;
+};
+
 struct ExportCommand {
   ModelArguments model;
   std::filesystem::path out;
@@ -124,6 +132,7 @@ int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std:
 int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err);
 int run_ops(const OpsCommand& command, std::ostream& out, std::ostream& err);
 int run_probe(const ProbeCommand& command, std::ostream& out, std::ostream& err);
+int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream& err);
 int run_export_command(const ExportCommand& command, std::ostream& out, std::ostream& err);
 
 }  // namespace onnxproof::cli

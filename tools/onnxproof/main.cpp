@@ -108,6 +108,15 @@ int main(int argc, char** argv) {
   probe_app->add_option("--op", probe.ops, "Probe only this operator (repeat)");
   probe_app->add_option("--write-table", probe.write_table, "Write the probed support table (data/op-support format)");
 
+  SimplifyCommand simplify;
+  auto* simplify_app = app.add_subcommand("simplify", "Fold constants, drop dead code and no-ops; prove the outputs unchanged");
+  simplify_app->add_option("model", simplify.model, "The .onnx file (never modified)")->required();
+  simplify_app->add_option("-o,--output", simplify.output, "Where to write the simplified model")->required();
+  simplify_app->add_option("--max-fold-bytes", simplify.max_fold_bytes, "Largest tensor constant folding may create")
+      ->capture_default_str();
+  simplify_app->add_option("--reference", simplify.reference, "Prove on these inputs (test_data_set_N/) instead of generated ones");
+  add_proof_options(simplify_app, simplify.proof);
+
   ExportCommand export_command;
   auto* export_app = app.add_subcommand("export", "Export a PyTorch model to OUT/model.onnx with PyTorch's reference outputs");
   add_model_options(export_app, export_command.model);
@@ -136,6 +145,7 @@ int main(int argc, char** argv) {
       }
       return run_ops(ops, std::cout, std::cerr);
     }
+    if (*simplify_app) return run_simplify(simplify, std::cout, std::cerr);
     if (*pipeline_app) return run_pipeline_command(pipeline, std::cout, std::cerr);
     if (*demo_app) return run_demo(demo, std::cout, std::cerr);
     if (*freeze_app) return run_golden_freeze(freeze, std::cout, std::cerr);

@@ -1,0 +1,59 @@
+#pragma once
+// Graph simplification: passes declared one per unit, run by a small manager until nothing
+// changes (with a step limit), then proved: the original and the simplified model run on the same
+// inputs and must agree, or the simplified model is not the result.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "onnxproof/core/error.h"
+#include "onnxproof/core/finding.h"
+#include "onnxproof/parity/parity.h"
+
+namespace onnxproof {
+
+struct SimplifyOptions {
+  /// Folded tensors larger than this stay computed (Tile/Expand/ConstantOfShape can blow up a file).
+  uint64_t max_fold_bytes = uint64_t{64} << 20;
+  /// Passes run in rounds until a round changes nothing, at most this many rounds.
+  int max_rounds = 10;
+};
+
+/// What one pass did over the whole run.
+struct PassReport {
+  std::string name;
+  int changes = 0;
+};
+
+struct SimplifyResult {
+  std::vector<PassReport> passes;
+  int rounds = 0;
+  std::map<std::string, int> ops_before;  // op type -> count, subgraphs included
+  std::map<std::string, int> ops_after;
+  uint64_t bytes_before = 0;  // serialized size of the model
+  uint64_t bytes_after = 0;
+  double seconds = 0.0;
+  bool changed() const;
+};
+
+/// Simplifies `model` in place (it must hold its tensor bytes). The result passes the ONNX
+/// checker and strict shape inference, or an Error says which pass broke it.
+Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyOptions& options = {});
+
+/// The proof: runs both models on the reference cases (or, without them, on generated inputs for
+/// the declared shapes, symbolic dimensions at 1 and 3) with ONNX Runtime and compares every
+/// output. Differences beyond tolerance are SIMPLIFY_CHANGED_OUTPUTS findings.
+struct SimplifyProof {
+  int cases = 0;
+  double max_abs = 0.0;
+  std::vector<Finding> findings;
+};
+Expected<SimplifyProof> prove_simplification(const std::filesystem::path& original, const std::filesystem::path& simplified,
+                                             const Reference* reference, const ToleranceOptions& tolerance);
+
+}  // namespace onnxproof

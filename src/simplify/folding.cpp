@@ -1,0 +1,235 @@
+// Shape folding and constant folding. Constant subgraphs are evaluated by ONNX Runtime on the CPU
+// in one run, so folding computes exactly what the runtime would.
+#include <unistd.h>
+
+#include <set>
+
+#include "graph_index.h"
+#include "onnxproof/core/atomic_file.h"
+#include "onnxproof/runtime/session.h"
+#include "onnxproof/tensor/tensor_io.h"
+#include "passes.h"
+
+namespace onnxproof::simplify {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Ops whose output changes from run to run: never folded.
+const std::set<std::string> k_random_ops = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                                            "Multinomial", "Bernoulli"};
+
+bool has_subgraph(const onnx::NodeProto& node) {
+  for (const auto& a : node.attribute()) {
+    if (a.has_g() || a.graphs_size() > 0) return true;
+  }
+  return false;
+}
+
+void replace_by_initializer(onnx::GraphProto& graph, int node_index, onnx::TensorProto tensor) {
+  *graph.add_initializer() = std::move(tensor);
+  graph.mutable_node()->DeleteSubrange(node_index, 1);
+}
+
+}  // namespace
+
+int fold_shapes(onnx::ModelProto& model) {
+  auto& graph = *model.mutable_graph();
+  int changes = 0;
+  for (int i = 0; i < graph.node_size();) {
+    const auto& node = graph.node(i);
+    if (!node.domain().empty() || (node.op_type() != "Shape" && node.op_type() != "Size") || node.input_size() != 1) {
+      ++i;
+      continue;
+    }
+    const auto* type = find_tensor_type(graph, node.input(0));
+    std::vector<int64_t> dims;
+    bool fixed = type && type->has_shape();
+    if (fixed) {
+      for (const auto& dim : type->shape().dim()) {
+        fixed &= dim.has_dim_value();
+        dims.push_back(dim.dim_value());
+      }
+    }
+    if (!fixed) {
+      ++i;
+      continue;
+    }
+    std::vector<int64_t> values;
+    if (node.op_type() == "Size") {
+      int64_t count = 1;
+      for (const int64_t d : dims) count *= d;
+      values = {count};
+    } else {
+      int64_t start = 0;
+      int64_t end = static_cast<int64_t>(dims.size());
+      for (const auto& a : node.attribute()) {
+        const auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + static_cast<int64_t>(dims.size()) : v, 0, static_cast<int64_t>(dims.size())); };
+        if (a.name() == "start") start = clamp(a.i());
+        if (a.name() == "end") end = clamp(a.i());
+      }
+      values.assign(dims.begin() + start, dims.begin() + std::max(start, end));
+    }
+    auto tensor = *Tensor::zeros(DType::int64, node.op_type() == "Size" ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(values.size())});
+    std::copy(values.begin(), values.end(), tensor.mutable_values<int64_t>().begin());
+    replace_by_initializer(graph, i, tensor_to_proto(tensor, node.output(0)));
+    ++changes;
+  }
+  return changes;
+}
+
+Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& options) {
+  auto& graph = *model.mutable_graph();
+  int changes = 0;
+  // Constant nodes holding a tensor become initializers outright.
+  for (int i = 0; i < graph.node_size();) {
+    const auto& node = graph.node(i);
+    if (node.op_type() == "Constant" && node.domain().empty() && node.attribute_size() == 1 &&
+        node.attribute(0).name() == "value" && node.output_size() == 1) {
+      onnx::TensorProto tensor = node.attribute(0).t();
+      tensor.set_name(node.output(0));
+      replace_by_initializer(graph, i, std::move(tensor));
+      ++changes;
+      continue;
+    }
+    ++i;
+  }
+
+  const GraphIndex index(graph);
+  std::set<std::string> constant;
+  for (const auto& [name, tensor] : index.initializers) {
+    if (!index.graph_inputs.contains(name)) constant.insert(name);
+  }
+  std::vector<int> foldable;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    if (!node.domain().empty() || k_random_ops.contains(node.op_type()) || has_subgraph(node)) continue;
+    const bool all_constant = std::all_of(node.input().begin(), node.input().end(),
+                                          [&](const std::string& in) { return in.empty() || constant.contains(in); });
+    if (!all_constant || node.input_size() == 0) continue;
+    foldable.push_back(i);
+    for (const auto& out : node.output()) constant.insert(out);
+  }
+  if (foldable.empty()) return changes;
+
+  // The frontier: folded values that something outside the constant subgraph reads.
+  std::set<int> folding(foldable.begin(), foldable.end());
+  std::vector<std::string> frontier;
+  for (const int i : foldable) {
+    for (const auto& out : graph.node(i).output()) {
+      if (out.empty()) continue;
+      bool outside = index.graph_outputs.contains(out);
+      if (const auto readers = index.consumers.find(out); readers != index.consumers.end()) {
+        for (const int reader : readers->second) outside |= !folding.contains(reader);
+      }
+      if (outside) frontier.push_back(out);
+    }
+  }
+  if (frontier.empty()) return changes;
+
+  // One model holding the constant subgraph; ONNX Runtime evaluates it without optimizations.
+  onnx::ModelProto sub;
+  sub.set_ir_version(model.ir_version());
+  *sub.mutable_opset_import() = model.opset_import();
+  auto* sub_graph = sub.mutable_graph();
+  sub_graph->set_name("constant_subgraph");
+  std::set<std::string> needed;
+  for (const int i : foldable) {
+    *sub_graph->add_node() = graph.node(i);
+    needed.insert(graph.node(i).input().begin(), graph.node(i).input().end());
+  }
+  for (const auto& initializer : graph.initializer()) {
+    if (needed.contains(initializer.name())) *sub_graph->add_initializer() = initializer;
+  }
+  for (const auto& name : frontier) sub_graph->add_output()->set_name(name);
+
+  const fs::path path = fs::temp_directory_path() / ("onnxproof-fold-" + std::to_string(::getpid()) + ".onnx");
+  ONNXPROOF_TRY(write_file_atomically(path, sub.SerializeAsString()));
+  auto session = Session::open(path, SessionOptions{.optimization = GraphOptimization::disabled, .intra_op_threads = 1});
+  std::error_code ignored;
+  if (!session) {
+    fs::remove(path, ignored);
+    return changes;  // ONNX Runtime cannot evaluate it: leave the subgraph as it is
+  }
+  auto values = session->run({});
+  fs::remove(path, ignored);
+  if (!values) return changes;
+
+  // Values over the cap stay computed, and so do the nodes they need.
+  std::set<std::string> kept_values;
+  std::set<std::string> folded;
+  for (std::size_t k = 0; k < frontier.size(); ++k) {
+    const auto& value = (*values)[k];
+    const uint64_t bytes = value.dtype() == DType::string ? 0 : value.bytes().size();
+    if (bytes > options.max_fold_bytes || value.dtype() == DType::string) kept_values.insert(frontier[k]);
+    else folded.insert(frontier[k]);
+  }
+  std::set<int> keep;
+  std::vector<std::string> pending(kept_values.begin(), kept_values.end());
+  while (!pending.empty()) {
+    const std::string name = pending.back();
+    pending.pop_back();
+    const auto producer = index.producer.find(name);
+    if (producer == index.producer.end() || !folding.contains(producer->second) || !keep.insert(producer->second).second) continue;
+    for (const auto& in : graph.node(producer->second).input()) pending.push_back(in);
+  }
+  for (const int i : keep) {
+    for (const auto& out : graph.node(i).output()) folded.erase(out);  // a kept node still defines it
+  }
+  for (std::size_t k = 0; k < frontier.size(); ++k) {
+    if (folded.contains(frontier[k])) *graph.add_initializer() = tensor_to_proto((*values)[k], frontier[k]);
+  }
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> remaining;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (folding.contains(i) && !keep.contains(i)) {
+      ++changes;
+      continue;
+    }
+    remaining.Add()->Swap(graph.mutable_node(i));
+  }
+  graph.mutable_node()->Swap(&remaining);
+  return changes;
+}
+
+int sort_topologically(onnx::ModelProto& model) {
+  auto& graph = *model.mutable_graph();
+  std::set<std::string> available;
+  for (const auto& input : graph.input()) available.insert(input.name());
+  for (const auto& initializer : graph.initializer()) available.insert(initializer.name());
+  const auto outer = outer_names_used(graph);  // names a subgraph would get from outside
+  available.insert(outer.begin(), outer.end());
+  std::vector<bool> placed(static_cast<std::size_t>(graph.node_size()), false);
+  std::vector<int> order;
+  bool progress = true;
+  while (progress && order.size() < placed.size()) {
+    progress = false;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      if (placed[static_cast<std::size_t>(i)]) continue;
+      const auto& node = graph.node(i);
+      std::set<std::string> reads(node.input().begin(), node.input().end());
+      for (const auto& a : node.attribute()) {
+        if (a.has_g()) {
+          const auto inner = outer_names_used(a.g());
+          reads.insert(inner.begin(), inner.end());
+        }
+      }
+      if (!std::all_of(reads.begin(), reads.end(), [&](const std::string& r) { return r.empty() || available.contains(r); })) continue;
+      placed[static_cast<std::size_t>(i)] = true;
+      order.push_back(i);
+      available.insert(node.output().begin(), node.output().end());
+      progress = true;
+    }
+  }
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (!placed[static_cast<std::size_t>(i)]) order.push_back(i);  // a cycle: keep what remains as it was
+  }
+  bool changed = false;
+  for (std::size_t k = 0; k < order.size(); ++k) changed |= order[k] != static_cast<int>(k);
+  if (!changed) return 0;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+  for (const int i : order) sorted.Add()->Swap(graph.mutable_node(i));
+  graph.mutable_node()->Swap(&sorted);
+  return 1;
+}
+
+}  // namespace onnxproof::simplify

@@ -1,0 +1,97 @@
+#include "graph_index.h"
+
+#include <optional>
+
+#include "onnxproof/tensor/tensor_io.h"
+
+namespace onnxproof::simplify {
+
+namespace {
+
+void collect_subgraph_uses(const onnx::NodeProto& node, std::set<std::string>& uses) {
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.has_g()) {
+      const auto inner = outer_names_used(attribute.g());
+      uses.insert(inner.begin(), inner.end());
+    }
+    for (const auto& g : attribute.graphs()) {
+      const auto inner = outer_names_used(g);
+      uses.insert(inner.begin(), inner.end());
+    }
+  }
+}
+
+}  // namespace
+
+GraphIndex::GraphIndex(const onnx::GraphProto& graph) {
+  for (const auto& input : graph.input()) graph_inputs.insert(input.name());
+  for (const auto& output : graph.output()) graph_outputs.insert(output.name());
+  for (const auto& initializer : graph.initializer()) initializers[initializer.name()] = &initializer;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    for (const auto& output : node.output()) {
+      if (!output.empty()) producer[output] = i;
+    }
+    std::set<std::string> uses(node.input().begin(), node.input().end());
+    collect_subgraph_uses(node, uses);
+    for (const auto& use : uses) {
+      if (!use.empty()) consumers[use].push_back(i);
+    }
+  }
+}
+
+std::set<std::string> outer_names_used(const onnx::GraphProto& graph) {
+  // Produced anywhere in the graph, whatever the node order (a graph being sorted is not yet).
+  std::set<std::string> produced;
+  for (const auto& input : graph.input()) produced.insert(input.name());
+  for (const auto& initializer : graph.initializer()) produced.insert(initializer.name());
+  for (const auto& node : graph.node()) produced.insert(node.output().begin(), node.output().end());
+  std::set<std::string> used;
+  for (const auto& node : graph.node()) {
+    for (const auto& input : node.input()) {
+      if (!input.empty() && !produced.contains(input)) used.insert(input);
+    }
+    std::set<std::string> inner;
+    collect_subgraph_uses(node, inner);
+    for (const auto& name : inner) {
+      if (!produced.contains(name)) used.insert(name);
+    }
+  }
+  for (const auto& output : graph.output()) {
+    if (!produced.contains(output.name())) used.insert(output.name());
+  }
+  return used;
+}
+
+const onnx::TypeProto_Tensor* find_tensor_type(const onnx::GraphProto& graph, const std::string& value) {
+  for (const auto* list : {&graph.input(), &graph.output(), &graph.value_info()}) {
+    for (const auto& info : *list) {
+      if (info.name() == value && info.type().has_tensor_type()) return &info.type().tensor_type();
+    }
+  }
+  return nullptr;
+}
+
+void rename_uses(onnx::GraphProto& graph, const std::string& from, const std::string& to) {
+  for (auto& node : *graph.mutable_node()) {
+    for (auto& input : *node.mutable_input()) {
+      if (input == from) input = to;
+    }
+    for (auto& attribute : *node.mutable_attribute()) {
+      if (attribute.has_g()) rename_uses(*attribute.mutable_g(), from, to);
+      for (auto& g : *attribute.mutable_graphs()) rename_uses(g, from, to);
+    }
+  }
+}
+
+std::optional<std::vector<int64_t>> int64_constant(const GraphIndex& index, const std::string& value) {
+  const auto it = index.initializers.find(value);
+  if (it == index.initializers.end() || index.graph_inputs.contains(value)) return std::nullopt;
+  if (it->second->data_type() != onnx::TensorProto::INT64) return std::nullopt;
+  auto tensor = tensor_from_proto(*it->second);
+  if (!tensor || tensor->size() > 64) return std::nullopt;
+  const auto values = tensor->values<int64_t>();
+  return std::vector<int64_t>(values.begin(), values.end());
+}
+
+}  // namespace onnxproof::simplify

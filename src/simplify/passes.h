@@ -1,0 +1,32 @@
+#pragma once
+// The graph passes. Each takes the model, changes it in place, and returns how many changes it
+// made (0: nothing to do), so the manager can run them until a round changes nothing.
+
+#include <onnx/onnx_pb.h>
+
+#include "onnxproof/core/error.h"
+#include "onnxproof/simplify/simplify.h"
+
+namespace onnxproof::simplify {
+
+/// Removes nodes whose outputs reach no graph output (in subgraphs too), unused initializers and
+/// value_info of values that no longer exist.
+int eliminate_dead_code(onnx::ModelProto& model);
+
+/// Bypasses nodes that leave their input unchanged: Identity, Dropout (inference), Cast to the
+/// same type, Reshape/Expand/Slice whose output shape equals the input's, Transpose with the
+/// identity permutation, Pad with zero pads, Concat of one input. Needs shape information.
+int remove_no_ops(onnx::ModelProto& model);
+
+/// Replaces Shape and Size of tensors whose shape is fully static by constants.
+int fold_shapes(onnx::ModelProto& model);
+
+/// Evaluates every node whose inputs are all constant with ONNX Runtime (the constant subgraph in
+/// one run) and replaces it by initializers; never folds random ops, subgraph ops or tensors over
+/// the size cap.
+Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& options);
+
+/// Restores topological order (Kahn's algorithm, stable); returns 1 when the order changed.
+int sort_topologically(onnx::ModelProto& model);
+
+}  // namespace onnxproof::simplify

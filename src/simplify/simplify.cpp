@@ -1,0 +1,147 @@
+#include "onnxproof/simplify/simplify.h"
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <random>
+
+#include "onnxproof/model/model_io.h"
+#include "onnxproof/runtime/session.h"
+#include "passes.h"
+
+namespace onnxproof {
+
+namespace {
+
+using simplify::eliminate_dead_code;
+
+std::map<std::string, int> count_ops(const onnx::ModelProto& model) {
+  std::map<std::string, int> counts;
+  for_each_graph(model.graph(), [&](const onnx::GraphProto& graph) {
+    for (const auto& node : graph.node()) ++counts[node.op_type()];
+  });
+  return counts;
+}
+
+// Shape information for the passes that need it; a model shape inference cannot fully handle is
+// still simplified with what it could infer.
+void infer_shapes(onnx::ModelProto& model) {
+  try {
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(false, 0, true));
+  } catch (const std::exception&) {
+  }
+}
+
+// The passes, in the order one round runs them. Adding a pass is adding a line here.
+struct PassDefinition {
+  std::string_view name;
+  Expected<int> (*run)(onnx::ModelProto&, const SimplifyOptions&);
+};
+constexpr PassDefinition k_passes[] = {
+    {"dead-code", [](onnx::ModelProto& m, const SimplifyOptions&) -> Expected<int> { return simplify::eliminate_dead_code(m); }},
+    {"no-ops", [](onnx::ModelProto& m, const SimplifyOptions&) -> Expected<int> { return simplify::remove_no_ops(m); }},
+    {"shape-folding", [](onnx::ModelProto& m, const SimplifyOptions&) -> Expected<int> { return simplify::fold_shapes(m); }},
+    {"constant-folding", [](onnx::ModelProto& m, const SimplifyOptions& o) { return simplify::fold_constants(m, o); }},
+};
+
+}  // namespace
+
+bool SimplifyResult::changed() const {
+  return std::any_of(passes.begin(), passes.end(), [](const PassReport& p) { return p.changes > 0; });
+}
+
+Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  SimplifyResult result;
+  result.ops_before = count_ops(model);
+  result.bytes_before = model.ByteSizeLong();
+  for (const auto& pass : k_passes) result.passes.push_back({std::string(pass.name), 0});
+
+  simplify::sort_topologically(model);
+  for (int round = 0; round < options.max_rounds; ++round) {
+    ++result.rounds;
+    int changes = 0;
+    for (std::size_t p = 0; p < std::size(k_passes); ++p) {
+      infer_shapes(model);
+      auto changed = k_passes[p].run(model, options);
+      if (!changed) return std::unexpected(std::move(changed.error().add_context("pass " + std::string(k_passes[p].name))));
+      result.passes[p].changes += *changed;
+      changes += *changed;
+    }
+    if (changes == 0) break;
+  }
+  simplify::sort_topologically(model);
+
+  // The result must be a valid model with shapes that propagate, or no result at all.
+  try {
+    onnx::checker::check_model(model);
+    onnx::ModelProto copy = model;
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(true, 1, true));
+  } catch (const std::exception& error) {
+    return fail(ErrorCode::internal, std::string("the simplified model is invalid: ") + error.what());
+  }
+  result.ops_after = count_ops(model);
+  result.bytes_after = model.ByteSizeLong();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+Expected<SimplifyProof> prove_simplification(const std::filesystem::path& original, const std::filesystem::path& simplified,
+                                             const Reference* reference, const ToleranceOptions& tolerance) {
+  Reference generated;
+  if (!reference) {
+    // Inputs for every declared shape: symbolic dimensions at 1 and at 3.
+    ONNXPROOF_TRY_ASSIGN(auto session, Session::open(original));
+    std::mt19937 random(0);
+    std::normal_distribution<float> normal;
+    for (const int64_t symbolic : {1, 3}) {
+      ReferenceCase c;
+      c.data_set = fmt::format("generated_{}", symbolic);
+      for (const auto& input : session.inputs()) {
+        if (!input.is_tensor) return fail(ErrorCode::unsupported, "input '" + input.name + "' is not a tensor");
+        std::vector<int64_t> shape;
+        for (const int64_t dim : input.shape) shape.push_back(dim >= 0 ? dim : symbolic);
+        ONNXPROOF_TRY_ASSIGN(auto tensor, Tensor::zeros(input.dtype, shape));
+        if (input.dtype == DType::float32) {
+          for (float& v : tensor.mutable_values<float>()) v = normal(random);
+        }
+        c.inputs.push_back({input.name, std::move(tensor)});
+      }
+      generated.cases.push_back(std::move(c));
+    }
+  }
+  const Reference& cases = reference ? *reference : generated;
+  ONNXPROOF_TRY_ASSIGN(auto before, Session::open(original));
+  ONNXPROOF_TRY_ASSIGN(auto after, Session::open(simplified));
+  SimplifyProof proof;
+  for (const auto& c : cases.cases) {
+    std::vector<Feed> feeds;
+    for (const auto& input : c.inputs) feeds.push_back({input.name, &input.tensor});
+    auto expected = before.run(feeds);
+    if (!expected) continue;  // the original does not run at this case either: nothing to compare
+    auto actual = after.run(feeds);
+    ++proof.cases;
+    if (!actual) {
+      proof.findings.push_back({"SIMPLIFY_CHANGED_OUTPUTS", Severity::error, "simplify",
+                                "the simplified model fails where the original runs (" + c.data_set + "): " + actual.error().describe(),
+                                c.data_set, "report it: a pass broke the model"});
+      continue;
+    }
+    for (std::size_t k = 0; k < expected->size() && k < actual->size(); ++k) {
+      const auto& name = before.outputs()[k].name;
+      const auto comparison = compare_tensors((*expected)[k], (*actual)[k], tolerance.resolve(name, (*expected)[k].dtype()));
+      proof.max_abs = std::max(proof.max_abs, comparison.max_abs);
+      if (!comparison.allclose) {
+        proof.findings.push_back({"SIMPLIFY_CHANGED_OUTPUTS", Severity::error, "simplify",
+                                  fmt::format("output '{}' changed in {}: {}", name, c.data_set, comparison.describe()), name,
+                                  "the simplified model is not used; report the model so the pass can be fixed"});
+      }
+    }
+  }
+  return proof;
+}
+
+}  // namespace onnxproof

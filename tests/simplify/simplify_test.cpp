@@ -1,0 +1,207 @@
+// Each pass on graphs built in code: op counts before and after, outputs compared before and after
+// with ONNX Runtime, and the cases where a pass must not fire.
+#include <gtest/gtest.h>
+
+#include "onnxproof/model/model_io.h"
+#include "onnxproof/runtime/session.h"
+#include "onnxproof/simplify/simplify.h"
+#include "test_support.h"
+
+using namespace onnxproof;
+using namespace onnxproof::testing;
+
+namespace {
+
+constexpr int32_t k_float = onnx::TensorProto::FLOAT;
+
+int count(const onnx::ModelProto& model, const std::string& op) {
+  int n = 0;
+  for (const auto& node : model.graph().node()) n += node.op_type() == op;
+  return n;
+}
+
+onnx::NodeProto* add_node(onnx::ModelProto& model, const std::string& op, std::vector<std::string> inputs,
+                          std::vector<std::string> outputs) {
+  auto* node = model.mutable_graph()->add_node();
+  node->set_op_type(op);
+  node->set_name(op + "_" + std::to_string(model.graph().node_size()));
+  for (auto& in : inputs) node->add_input(in);
+  for (auto& out : outputs) node->add_output(out);
+  return node;
+}
+
+void add_initializer(onnx::ModelProto& model, const std::string& name, int32_t type, std::vector<int64_t> dims,
+                     const std::vector<float>& floats, const std::vector<int64_t>& ints = {}) {
+  auto* t = model.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (auto d : dims) t->add_dims(d);
+  for (auto f : floats) t->add_float_data(f);
+  for (auto i : ints) t->add_int64_data(i);
+}
+
+// y = Relu(x) with x 2x3 float.
+onnx::ModelProto relu_model() {
+  return single_node_model("Relu", {tensor_value("x", k_float, {2, 3})}, tensor_value("y", k_float, {2, 3}));
+}
+
+// Simplifies a copy and proves it with generated inputs through ONNX Runtime.
+onnx::ModelProto simplify_and_prove(const onnx::ModelProto& model, SimplifyOptions options = {}) {
+  TempDir dir;
+  write_bytes(dir / "before.onnx", model.SerializeAsString());
+  onnx::ModelProto simplified = model;
+  auto result = simplify_model(simplified, options);
+  EXPECT_TRUE(result) << result.error().describe();
+  write_bytes(dir / "after.onnx", simplified.SerializeAsString());
+  auto proof = prove_simplification(dir / "before.onnx", dir / "after.onnx", nullptr, {});
+  EXPECT_TRUE(proof) << proof.error().describe();
+  if (proof) {
+    EXPECT_GT(proof->cases, 0);
+    EXPECT_TRUE(proof->findings.empty()) << proof->findings[0].message;
+  }
+  return simplified;
+}
+
+TEST(DeadCode, RemovesNodesAndInitializersNothingReads) {
+  auto model = relu_model();
+  add_initializer(model, "unused", k_float, {2}, {1, 2});
+  add_node(model, "Neg", {"x"}, {"dead"});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Neg"), 0);
+  EXPECT_EQ(count(simplified, "Relu"), 1);
+  EXPECT_EQ(simplified.graph().initializer_size(), 0);
+}
+
+TEST(NoOps, IdentityAndSameTypeCastAreBypassed) {
+  auto model = single_node_model("Identity", {tensor_value("x", k_float, {2, 3})}, tensor_value("y", k_float, {2, 3}));
+  model.mutable_graph()->mutable_node(0)->set_output(0, "i");
+  auto* cast = add_node(model, "Cast", {"i"}, {"c"});
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  add_node(model, "Relu", {"c"}, {"y"});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Identity"), 0);
+  EXPECT_EQ(count(simplified, "Cast"), 0);
+  EXPECT_EQ(count(simplified, "Relu"), 1);
+}
+
+TEST(NoOps, MustNotFireWhenTheNodeChangesSomething) {
+  // A Cast that changes the type, a Reshape that changes the shape, and an Identity that joins a
+  // graph input to a graph output all stay.
+  auto model = single_node_model("Reshape", {tensor_value("x", k_float, {2, 3})}, tensor_value("r", k_float, {3, 2}));
+  model.mutable_graph()->mutable_node(0)->add_input("shape");
+  add_initializer(model, "shape", onnx::TensorProto::INT64, {2}, {}, {3, 2});
+  auto* cast = add_node(model, "Cast", {"r"}, {"c"});
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::DOUBLE);
+  *model.mutable_graph()->add_output() = tensor_value("c", onnx::TensorProto::DOUBLE, {3, 2});
+  model.mutable_graph()->mutable_output()->DeleteSubrange(0, 1);
+  add_node(model, "Identity", {"x"}, {"passthrough"});
+  *model.mutable_graph()->add_output() = tensor_value("passthrough", k_float, {2, 3});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Reshape"), 1);
+  EXPECT_EQ(count(simplified, "Cast"), 1);
+  EXPECT_EQ(count(simplified, "Identity"), 1);
+}
+
+TEST(ConstantFolding, FoldsConstantSubgraphsIntoInitializers) {
+  auto model = relu_model();
+  model.mutable_graph()->mutable_node(0)->set_input(0, "sum");
+  add_initializer(model, "a", k_float, {2, 3}, {1, 2, 3, 4, 5, 6});
+  add_initializer(model, "b", k_float, {2, 3}, {1, 1, 1, 1, 1, 1});
+  add_node(model, "Add", {"a", "b"}, {"ab"});
+  add_node(model, "Add", {"ab", "x"}, {"sum"});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Add"), 1);  // a + b folded, + x stays
+}
+
+TEST(ConstantFolding, NeverFoldsRandomOpsOrTensorsOverTheCap) {
+  auto model = relu_model();
+  model.mutable_graph()->mutable_node(0)->set_input(0, "sum");
+  auto* random = add_node(model, "RandomNormal", {}, {"noise"});
+  auto* shape = random->add_attribute();
+  shape->set_name("shape");
+  shape->set_type(onnx::AttributeProto::INTS);
+  shape->add_ints(2);
+  shape->add_ints(3);
+  add_node(model, "Mul", {"noise", "x"}, {"scaled"});
+  add_initializer(model, "one", k_float, {1}, {1.0F});
+  add_initializer(model, "big_shape", onnx::TensorProto::INT64, {2}, {}, {2, 3});
+  add_node(model, "Expand", {"one", "big_shape"}, {"ones"});
+  add_node(model, "Add", {"scaled", "ones"}, {"sum"});
+  onnx::ModelProto simplified = model;
+  auto result = simplify_model(simplified, SimplifyOptions{.max_fold_bytes = 16});  // 2x3 floats = 24 bytes
+  ASSERT_TRUE(result) << result.error().describe();
+  EXPECT_EQ(count(simplified, "RandomNormal"), 1);
+  EXPECT_EQ(count(simplified, "Expand"), 1);
+}
+
+TEST(ConstantFolding, FoldsAnExpandUnderTheCap) {
+  auto model = relu_model();
+  model.mutable_graph()->mutable_node(0)->set_input(0, "sum");
+  add_initializer(model, "one", k_float, {1}, {1.0F});
+  add_initializer(model, "big_shape", onnx::TensorProto::INT64, {2}, {}, {2, 3});
+  add_node(model, "Expand", {"one", "big_shape"}, {"ones"});
+  add_node(model, "Add", {"x", "ones"}, {"sum"});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Expand"), 0);
+}
+
+TEST(ShapeFolding, ShapeOfAStaticTensorBecomesAConstantAndTheReshapeGoes) {
+  // y = Relu(Reshape(x, Shape(x))): the shape folds, then the Reshape is a no-op.
+  auto model = relu_model();
+  model.mutable_graph()->mutable_node(0)->set_input(0, "r");
+  add_node(model, "Shape", {"x"}, {"s"});
+  add_node(model, "Reshape", {"x", "s"}, {"r"});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Shape"), 0);
+  EXPECT_EQ(count(simplified, "Reshape"), 0);
+}
+
+TEST(ShapeFolding, MustNotFireOnSymbolicDimensions) {
+  auto model = single_node_model("Shape", {tensor_value("x", k_float, {-1, 3})}, tensor_value("y", onnx::TensorProto::INT64, {2}));
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Shape"), 1);
+}
+
+TEST(Simplify, RestoresTopologicalOrderAndPassesTheChecker) {
+  auto model = relu_model();
+  model.mutable_graph()->mutable_node(0)->set_input(0, "n");  // Relu reads a value produced after it
+  add_node(model, "Neg", {"x"}, {"n"});
+  onnx::ModelProto simplified = model;
+  ASSERT_TRUE(simplify_model(simplified));
+  EXPECT_EQ(simplified.graph().node(0).op_type(), "Neg");
+  EXPECT_EQ(simplified.graph().node(1).op_type(), "Relu");
+}
+
+TEST(Simplify, DeadNodesInsideSubgraphsAreRemovedToo) {
+  auto model = single_node_model("If", {tensor_value("cond", onnx::TensorProto::BOOL, {})}, tensor_value("y", k_float, {1}));
+  auto* node = model.mutable_graph()->mutable_node(0);
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* attribute = node->add_attribute();
+    attribute->set_name(branch);
+    attribute->set_type(onnx::AttributeProto::GRAPH);
+    auto* graph = attribute->mutable_g();
+    graph->set_name(branch);
+    for (const std::string& out : {std::string(branch) + "_out", std::string(branch) + "_dead"}) {
+      auto* constant = graph->add_node();
+      constant->set_op_type("Constant");
+      constant->add_output(out);
+      auto* value = constant->add_attribute();
+      value->set_name("value");
+      value->set_type(onnx::AttributeProto::TENSOR);
+      value->mutable_t()->set_data_type(k_float);
+      value->mutable_t()->add_dims(1);
+      value->mutable_t()->add_float_data(1.0F);
+    }
+    *graph->add_output() = tensor_value(std::string(branch) + "_out", k_float, {1});
+  }
+  const auto simplified = simplify_and_prove(model);
+  for (const auto& attribute : simplified.graph().node(0).attribute()) EXPECT_EQ(attribute.g().node_size(), 1);
+}
+
+}  // namespace
