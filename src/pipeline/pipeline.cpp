@@ -11,6 +11,7 @@
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
+#include "onnxproof/simplify/simplify.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/versions.h"
 
@@ -81,6 +82,73 @@ StepReport check_step(PipelineContext& context) {
                   {"operator_types", result->summary.operators.size()}};
   const bool passed = result->checker_passed && result->shape_inference_passed && !has_errors(result->findings);
   step.status = passed ? "pass" : "fail";
+  return step;
+}
+
+// Simplifies the export into OUT/model.sim.onnx when that changes anything and the proof holds;
+// the later steps then prove and audit the simplified model, the one meant to ship.
+StepReport simplify_step(PipelineContext& context) {
+  StepReport step;
+  step.name = "simplify";
+  auto model = load_model(context.model, LoadOptions{.load_external_data = true});
+  if (!model) {
+    step.status = "error";
+    step.reason = model.error().describe();
+    return step;
+  }
+  auto result = simplify_model(model->proto);
+  if (!result) {
+    step.status = "error";
+    step.reason = result.error().describe();
+    return step;
+  }
+  int before = 0;
+  int after = 0;
+  for (const auto& [op, n] : result->ops_before) before += n;
+  for (const auto& [op, n] : result->ops_after) after += n;
+  nlohmann::json passes = nlohmann::json::object();
+  for (const auto& pass : result->passes) passes[pass.name] = pass.changes;
+  step.details = {{"nodes_before", before},       {"nodes_after", after},   {"ops_before", result->ops_before},
+                  {"ops_after", result->ops_after}, {"bytes_before", result->bytes_before},
+                  {"bytes_after", result->bytes_after}, {"passes", passes}, {"rounds", result->rounds}};
+  if (!result->changed()) {
+    step.status = "pass";
+    step.reason = "nothing to simplify";
+    return step;
+  }
+  const fs::path simplified = context.out / "model.sim.onnx";
+  const fs::path candidate = context.out / ".model.sim.onnx.candidate";
+  std::error_code ignored;
+  if (auto saved = save_model(model->proto, candidate); !saved) {
+    step.status = "error";
+    step.reason = saved.error().describe();
+    return step;
+  }
+  auto reference = read_reference(context.out / "reference");
+  auto proof = prove_simplification(context.model, candidate, reference ? &*reference : nullptr,
+                                    context.options.parity.tolerance);
+  if (!proof) {
+    fs::remove(candidate, ignored);
+    step.status = "error";
+    step.reason = proof.error().describe();
+    return step;
+  }
+  add_findings(context, proof->findings);
+  step.details["proof"] = {{"cases", proof->cases}, {"max_abs", proof->max_abs}};
+  if (has_errors(proof->findings)) {
+    fs::remove(candidate, ignored);
+    step.status = "fail";
+    step.reason = "the simplified model changed the outputs; the export is kept";
+    return step;
+  }
+  fs::rename(candidate, simplified, ignored);
+  if (ignored) {
+    step.status = "error";
+    step.reason = "cannot write " + simplified.string() + ": " + ignored.message();
+    return step;
+  }
+  context.model = simplified;
+  step.status = "pass";
   return step;
 }
 
@@ -179,6 +247,7 @@ struct StepDefinition {
 constexpr std::array k_steps = {
     StepDefinition{"export", export_step, false},
     StepDefinition{"check", check_step, true},
+    StepDefinition{"simplify", simplify_step, true},
     StepDefinition{"ops", ops_step, true},
     StepDefinition{"parity", parity_step, true},
     StepDefinition{"golden", golden_step, true},

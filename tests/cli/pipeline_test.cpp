@@ -72,7 +72,7 @@ TEST(Pipeline, CleanModelPassesWithEveryStepAndAReport) {
     steps.push_back(step["name"]);
     EXPECT_EQ(step["status"], "pass") << step.dump();
   }
-  EXPECT_EQ(steps, (std::vector<std::string>{"export", "check", "ops", "parity", "golden"}));
+  EXPECT_EQ(steps, (std::vector<std::string>{"export", "check", "simplify", "ops", "parity", "golden"}));
   // Every case x output, with optimizations on and off, is in parity[] with its figures.
   EXPECT_EQ(report["parity"].size(), 4U * 2U * 2U);
   for (const auto& row : report["parity"]) {
@@ -89,6 +89,18 @@ TEST(Pipeline, CleanModelPassesWithEveryStepAndAReport) {
   EXPECT_NE(markdown.find("**Verdict: pass**"), std::string::npos);
   EXPECT_NE(markdown.find("## Can I ship?"), std::string::npos);
   EXPECT_NE(markdown.find("## Parity"), std::string::npos);
+}
+
+TEST(Pipeline, SimplifiedModelIsWhatGetsProvedAndShipped) {
+  TempDir out;
+  ASSERT_EQ(pipeline(out.path(), "lstm", "x=2x5x8:float32").exit_code, 0);
+  const json report = read_json(out / "report.json");
+  const auto& simplify = report["steps"][2];
+  EXPECT_EQ(simplify["name"], "simplify");
+  EXPECT_LT(simplify["nodes_after"].get<int>(), simplify["nodes_before"].get<int>()) << simplify.dump();
+  EXPECT_GT(simplify["proof"]["cases"].get<int>(), 0);
+  EXPECT_EQ(report["onnx_model"], (out / "model.sim.onnx").string());
+  EXPECT_TRUE(fs::exists(out / "model.sim.onnx"));
 }
 
 TEST(Pipeline, TamperedWeightFailsParityAndGolden) {
@@ -112,7 +124,7 @@ TEST(Pipeline, ReExportIsVerifiedAgainstTheGoldenSetOfTheLastRun) {
   const std::string frozen = read_text(out / "golden" / "manifest.json");
   ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
   const json report = read_json(out / "report.json");
-  EXPECT_EQ(report["steps"][4]["action"], "verify");
+  EXPECT_EQ(report["steps"][5]["action"], "verify");
   EXPECT_EQ(read_text(out / "golden" / "manifest.json"), frozen);  // a verify never rewrites the golden set
 }
 
@@ -173,8 +185,8 @@ TEST(Pipeline, UnavailableProviderIsAnErrorNeverAPass) {
   EXPECT_EQ(result.exit_code, 3) << result.out;
   const json report = read_json(out / "report.json");
   EXPECT_EQ(report["verdict"], "error");
-  EXPECT_EQ(report["steps"][3]["status"], "error");
-  EXPECT_NE(report["steps"][3]["reason"].get<std::string>().find("openvino"), std::string::npos);
+  EXPECT_EQ(report["steps"][4]["status"], "error");
+  EXPECT_NE(report["steps"][4]["reason"].get<std::string>().find("openvino"), std::string::npos);
 }
 
 TEST(Pipeline, ExportFailureSkipsTheLaterStepsAndFails) {
@@ -183,7 +195,7 @@ TEST(Pipeline, ExportFailureSkipsTheLaterStepsAndFails) {
   EXPECT_EQ(result.exit_code, 1);
   const json report = read_json(out / "report.json");
   EXPECT_EQ(report["steps"][0]["status"], "fail");
-  for (int i = 1; i < 5; ++i) EXPECT_EQ(report["steps"][i]["status"], "skip") << report["steps"][i].dump();
+  for (int i = 1; i < 6; ++i) EXPECT_EQ(report["steps"][i]["status"], "skip") << report["steps"][i].dump();
   EXPECT_EQ(report["headline"][3]["answer"], "not checked");
 }
 
@@ -192,8 +204,8 @@ TEST(Pipeline, TargetsAreAuditedAndAnUnknownTargetIsAUsageError) {
   const auto result = pipeline(out.path(), "dict_output", "x=2x8:float32", {"--target", "ort-cpu,tensorrt,openvino,ort-cuda"});
   EXPECT_EQ(result.exit_code, 0) << result.out;
   const json report = read_json(out / "report.json");
-  EXPECT_EQ(report["steps"][2]["name"], "ops");
-  EXPECT_EQ(report["steps"][2]["targets"].size(), 4U);
+  EXPECT_EQ(report["steps"][3]["name"], "ops");
+  EXPECT_EQ(report["steps"][3]["targets"].size(), 4U);
   expect_one_line_error(pipeline(out.path(), "dict_output", "x=2x8:float32", {"--target", "coreml"}), 2,
                         "unknown target 'coreml'");
 }

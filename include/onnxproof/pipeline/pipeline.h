@@ -1,5 +1,5 @@
 #pragma once
-// The pipeline: export -> check -> ops -> parity -> golden into one run folder, with one Report written
+// The pipeline: export -> check -> simplify -> ops -> parity -> golden into one run folder, with one Report written
 // at the end (and when a step fails). Steps are declared in one list (pipeline.cpp); each reads
 // the run folder and adds its results and findings to the report; no step calls another.
 
