@@ -75,10 +75,25 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
   }
   simplify::sort_topologically(model);
 
-  // The result must be a valid model with shapes that propagate, or no result at all.
+  // The result must be a valid model with shapes that propagate, or no result at all. Strict
+  // shape inference writes into the model, so it runs on a copy made while the large tensors'
+  // bytes are moved out (shape inference reads their dims, not their values): weights are never
+  // held twice.
   try {
     onnx::checker::check_model(model);
-    onnx::ModelProto copy = model;
+  } catch (const std::exception& error) {
+    return fail(ErrorCode::internal, std::string("the simplified model is invalid: ") + error.what());
+  }
+  std::vector<std::pair<onnx::TensorProto*, std::string>> moved;
+  for (auto& initializer : *model.mutable_graph()->mutable_initializer()) {
+    if (initializer.raw_data().size() > 4096) {
+      moved.emplace_back(&initializer, std::string());
+      moved.back().second.swap(*initializer.mutable_raw_data());
+    }
+  }
+  onnx::ModelProto copy = model;
+  for (auto& [tensor, bytes] : moved) tensor->mutable_raw_data()->swap(bytes);
+  try {
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(true, 1, true));
   } catch (const std::exception& error) {
     return fail(ErrorCode::internal, std::string("the simplified model is invalid: ") + error.what());
