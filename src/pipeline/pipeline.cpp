@@ -90,65 +90,37 @@ StepReport check_step(PipelineContext& context) {
 StepReport simplify_step(PipelineContext& context) {
   StepReport step;
   step.name = "simplify";
-  auto model = load_model(context.model, LoadOptions{.load_external_data = true});
-  if (!model) {
+  auto reference = read_reference(context.out / "reference");
+  const fs::path simplified = context.out / "model.sim.onnx";
+  auto outcome = simplify_file(context.model, simplified, SimplifyOptions{}, reference ? &*reference : nullptr,
+                               context.options.parity.tolerance);
+  if (!outcome) {
     step.status = "error";
-    step.reason = model.error().describe();
+    step.reason = outcome.error().describe();
     return step;
   }
-  auto result = simplify_model(model->proto);
-  if (!result) {
-    step.status = "error";
-    step.reason = result.error().describe();
-    return step;
-  }
+  const auto& result = outcome->result;
   int before = 0;
   int after = 0;
-  for (const auto& [op, n] : result->ops_before) before += n;
-  for (const auto& [op, n] : result->ops_after) after += n;
+  for (const auto& [op, n] : result.ops_before) before += n;
+  for (const auto& [op, n] : result.ops_after) after += n;
   nlohmann::json passes = nlohmann::json::object();
-  for (const auto& pass : result->passes) passes[pass.name] = pass.changes;
-  step.details = {{"nodes_before", before},       {"nodes_after", after},   {"ops_before", result->ops_before},
-                  {"ops_after", result->ops_after}, {"bytes_before", result->bytes_before},
-                  {"bytes_after", result->bytes_after}, {"passes", passes}, {"rounds", result->rounds}};
-  if (!result->changed()) {
+  for (const auto& pass : result.passes) passes[pass.name] = pass.changes;
+  step.details = {{"nodes_before", before},        {"nodes_after", after},   {"ops_before", result.ops_before},
+                  {"ops_after", result.ops_after}, {"bytes_before", result.bytes_before},
+                  {"bytes_after", result.bytes_after}, {"passes", passes}, {"rounds", result.rounds},
+                  {"proof", {{"cases", outcome->proof.cases}, {"max_abs", outcome->proof.max_abs}}}};
+  add_findings(context, outcome->proof.findings);
+  if (!result.changed()) {
     step.status = "pass";
     step.reason = "nothing to simplify";
-    return step;
-  }
-  const fs::path simplified = context.out / "model.sim.onnx";
-  const fs::path candidate = context.out / ".model.sim.onnx.candidate";
-  std::error_code ignored;
-  if (auto saved = save_model(model->proto, candidate); !saved) {
-    step.status = "error";
-    step.reason = saved.error().describe();
-    return step;
-  }
-  auto reference = read_reference(context.out / "reference");
-  auto proof = prove_simplification(context.model, candidate, reference ? &*reference : nullptr,
-                                    context.options.parity.tolerance);
-  if (!proof) {
-    fs::remove(candidate, ignored);
-    step.status = "error";
-    step.reason = proof.error().describe();
-    return step;
-  }
-  add_findings(context, proof->findings);
-  step.details["proof"] = {{"cases", proof->cases}, {"max_abs", proof->max_abs}};
-  if (has_errors(proof->findings)) {
-    fs::remove(candidate, ignored);
+  } else if (!outcome->written) {
     step.status = "fail";
     step.reason = "the simplified model changed the outputs; the export is kept";
-    return step;
+  } else {
+    step.status = "pass";
+    context.model = simplified;
   }
-  fs::rename(candidate, simplified, ignored);
-  if (ignored) {
-    step.status = "error";
-    step.reason = "cannot write " + simplified.string() + ": " + ignored.message();
-    return step;
-  }
-  context.model = simplified;
-  step.status = "pass";
   return step;
 }
 

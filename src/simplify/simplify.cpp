@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <optional>
 #include <random>
 
 #include "onnxproof/model/model_io.h"
@@ -129,14 +132,27 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
     }
   }
   const Reference& cases = reference ? *reference : generated;
-  ONNXPROOF_TRY_ASSIGN(auto before, Session::open(original));
+  // One session at a time: a large model is never held twice by ONNX Runtime.
+  std::vector<std::optional<std::vector<Tensor>>> expected_outputs;
+  std::vector<std::string> output_names;
+  {
+    ONNXPROOF_TRY_ASSIGN(auto before, Session::open(original));
+    for (const auto& value : before.outputs()) output_names.push_back(value.name);
+    for (const auto& c : cases.cases) {
+      std::vector<Feed> feeds;
+      for (const auto& input : c.inputs) feeds.push_back({input.name, &input.tensor});
+      auto outputs = before.run(feeds);  // a case the original cannot run either proves nothing
+      expected_outputs.push_back(outputs ? std::optional(std::move(*outputs)) : std::nullopt);
+    }
+  }
   ONNXPROOF_TRY_ASSIGN(auto after, Session::open(simplified));
   SimplifyProof proof;
-  for (const auto& c : cases.cases) {
+  for (std::size_t index = 0; index < cases.cases.size(); ++index) {
+    const auto& c = cases.cases[index];
+    if (!expected_outputs[index]) continue;
+    const auto& expected = *expected_outputs[index];
     std::vector<Feed> feeds;
     for (const auto& input : c.inputs) feeds.push_back({input.name, &input.tensor});
-    auto expected = before.run(feeds);
-    if (!expected) continue;  // the original does not run at this case either: nothing to compare
     auto actual = after.run(feeds);
     ++proof.cases;
     if (!actual) {
@@ -145,9 +161,9 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
                                 c.data_set, "report it: a pass broke the model"});
       continue;
     }
-    for (std::size_t k = 0; k < expected->size() && k < actual->size(); ++k) {
-      const auto& name = before.outputs()[k].name;
-      const auto comparison = compare_tensors((*expected)[k], (*actual)[k], tolerance.resolve(name, (*expected)[k].dtype()));
+    for (std::size_t k = 0; k < expected.size() && k < actual->size(); ++k) {
+      const auto& name = output_names[k];
+      const auto comparison = compare_tensors(expected[k], (*actual)[k], tolerance.resolve(name, expected[k].dtype()));
       proof.max_abs = std::max(proof.max_abs, comparison.max_abs);
       if (!comparison.allclose) {
         proof.findings.push_back({"SIMPLIFY_CHANGED_OUTPUTS", Severity::error, "simplify",
@@ -157,6 +173,50 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
     }
   }
   return proof;
+}
+
+Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, const std::filesystem::path& output,
+                                        const SimplifyOptions& options, const Reference* reference,
+                                        const ToleranceOptions& tolerance) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(output, ec) && fs::equivalent(output, input, ec)) {
+    return fail(ErrorCode::usage, "the output must not be the input model: onnxproof never modifies its input");
+  }
+  const fs::path folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
+  const fs::path staging = folder / ("." + output.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging, ec);
+  if (ec) return fail(ErrorCode::io, "cannot create " + staging.string() + ": " + ec.message());
+  // Whatever happens, the private folder goes: on success its files have been moved out first.
+  struct RemoveOnExit {
+    fs::path folder;
+    ~RemoveOnExit() {
+      std::error_code ignored;
+      fs::remove_all(folder, ignored);
+    }
+  } cleanup{staging};
+  const fs::path candidate = staging / output.filename();
+
+  SimplifyOutcome outcome;
+  {  // the model lives only in this scope: it is gone before ONNX Runtime loads anything
+    auto model = load_model(input, LoadOptions{.load_external_data = true});
+    if (!model) return std::unexpected(std::move(model.error()));
+    auto result = simplify_model(model->proto, options);
+    if (!result) return std::unexpected(std::move(result.error()));
+    outcome.result = std::move(*result);
+    if (!outcome.result.changed()) return outcome;
+    ONNXPROOF_TRY(save_model(model->proto, candidate));
+  }
+  ONNXPROOF_TRY_ASSIGN(outcome.proof, prove_simplification(input, candidate, reference, tolerance));
+  if (has_errors(outcome.proof.findings) || outcome.proof.cases == 0) return outcome;
+
+  const fs::path data = candidate.string() + ".data";
+  if (fs::exists(data)) fs::rename(data, output.string() + ".data", ec);
+  if (!ec) fs::rename(candidate, output, ec);
+  if (ec) return fail(ErrorCode::io, "cannot write " + output.string() + ": " + ec.message());
+  outcome.written = true;
+  return outcome;
 }
 
 }  // namespace onnxproof

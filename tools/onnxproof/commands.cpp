@@ -252,59 +252,37 @@ int run_probe(const ProbeCommand& command, std::ostream& out, std::ostream& err)
 int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream& err) {
   auto parity = parity_options(command.proof);
   if (!parity) return report_error(err, parity.error());
-  if (fs::exists(command.output) && fs::equivalent(command.output, command.model)) {
-    return report_error(err, Error(ErrorCode::usage, "-o must not be the input model: onnxproof never modifies its input"));
-  }
-  auto model = load_model(command.model, LoadOptions{.load_external_data = true});
-  if (!model) return report_error(err, model.error());
   std::optional<Reference> reference;
   if (!command.reference.empty()) {
     auto read = read_reference(command.reference);
     if (!read) return report_error(err, read.error());
     reference = std::move(*read);
   }
-  auto result = simplify_model(model->proto, SimplifyOptions{.max_fold_bytes = command.max_fold_bytes});
-  if (!result) return report_error(err, result.error());
-
-  // The candidate is proved before it may become the result.
-  const fs::path folder = command.output.has_parent_path() ? command.output.parent_path() : fs::path(".");
-  const fs::path candidate = folder / ("." + command.output.filename().string() + ".candidate.onnx");
-  if (auto saved = save_model(model->proto, candidate); !saved) return report_error(err, saved.error());
-  auto proof = prove_simplification(command.model, candidate, reference ? &*reference : nullptr, parity->tolerance);
-  const auto discard = [&] {
-    std::error_code ignored;
-    fs::remove(candidate, ignored);
-    fs::remove(candidate.string() + ".data", ignored);
-  };
-  if (!proof) {
-    discard();
-    return report_error(err, proof.error());
-  }
-
-  for (const auto& pass : result->passes) out << fmt::format("pass {:<17} {:>5} changes\n", pass.name, pass.changes);
+  auto outcome = simplify_file(command.model, command.output, SimplifyOptions{.max_fold_bytes = command.max_fold_bytes},
+                               reference ? &*reference : nullptr, parity->tolerance);
+  if (!outcome) return report_error(err, outcome.error());
+  const auto& result = outcome->result;
+  for (const auto& pass : result.passes) out << fmt::format("pass {:<17} {:>5} changes\n", pass.name, pass.changes);
   int before = 0;
   int after = 0;
   std::map<std::string, std::pair<int, int>> ops;
-  for (const auto& [op, n] : result->ops_before) ops[op].first = n, before += n;
-  for (const auto& [op, n] : result->ops_after) ops[op].second = n, after += n;
-  out << fmt::format("nodes            {} -> {} in {} rounds, {:.2f} s\n", before, after, result->rounds, result->seconds);
+  for (const auto& [op, n] : result.ops_before) ops[op].first = n, before += n;
+  for (const auto& [op, n] : result.ops_after) ops[op].second = n, after += n;
+  out << fmt::format("nodes            {} -> {} in {} rounds, {:.2f} s\n", before, after, result.rounds, result.seconds);
   for (const auto& [op, counts] : ops) {
     if (counts.first != counts.second) out << fmt::format("  {:<24} {:>5} -> {}\n", op, counts.first, counts.second);
   }
-  out << fmt::format("bytes            {} -> {}\n", format_bytes(result->bytes_before), format_bytes(result->bytes_after));
-  out << fmt::format("proof            {} cases, max abs difference {:.3g}\n", proof->cases, proof->max_abs);
-  print_findings(out, proof->findings);
-  if (has_errors(proof->findings) || proof->cases == 0) {
-    discard();
+  out << fmt::format("bytes            {} -> {}\n", format_bytes(result.bytes_before), format_bytes(result.bytes_after));
+  if (!result.changed()) {
+    out << "simplified       nothing to simplify; no file written\nverdict          pass\n";
+    return k_exit_pass;
+  }
+  out << fmt::format("proof            {} cases, max abs difference {:.3g}\n", outcome->proof.cases, outcome->proof.max_abs);
+  print_findings(out, outcome->proof.findings);
+  if (!outcome->written) {
     out << "verdict          fail (the simplified model was not written)\n";
     return k_exit_fail;
   }
-  std::error_code ec;
-  if (fs::exists(candidate.string() + ".data")) {
-    return report_error(err, Error(ErrorCode::unsupported, "models over 2 GiB cannot be simplified to a new name yet"));
-  }
-  fs::rename(candidate, command.output, ec);
-  if (ec) return report_error(err, Error(ErrorCode::io, "cannot write " + command.output.string() + ": " + ec.message()));
   out << fmt::format("simplified       {}\n", command.output.string());
   out << "verdict          pass\n";
   return k_exit_pass;

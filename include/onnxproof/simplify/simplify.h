@@ -56,4 +56,19 @@ struct SimplifyProof {
 Expected<SimplifyProof> prove_simplification(const std::filesystem::path& original, const std::filesystem::path& simplified,
                                              const Reference* reference, const ToleranceOptions& tolerance);
 
+struct SimplifyOutcome {
+  SimplifyResult result;
+  SimplifyProof proof;
+  bool written = false;  // false: nothing changed, or the proof failed (see proof.findings)
+};
+
+/// The whole job on files: loads `input` with its external data, simplifies, saves into a private
+/// folder beside `output` (external data as "<output name>.data" when over 2 GiB), frees the
+/// model, proves the saved file against `input`, and only then moves it (data file first) to
+/// `output`. Nothing is written when nothing changed or the proof fails. Never modifies `input`;
+/// `output` must not be `input`.
+Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, const std::filesystem::path& output,
+                                        const SimplifyOptions& options, const Reference* reference,
+                                        const ToleranceOptions& tolerance);
+
 }  // namespace onnxproof
