@@ -93,7 +93,7 @@ StepReport simplify_step(PipelineContext& context) {
   auto reference = read_reference(context.out / "reference");
   const fs::path simplified = context.out / "model.sim.onnx";
   auto outcome = simplify_file(context.model, simplified, SimplifyOptions{}, reference ? &*reference : nullptr,
-                               context.options.parity.tolerance);
+                               context.options.parity.tolerance, /*copy_when_unchanged=*/false);
   if (!outcome) {
     step.status = "error";
     step.reason = outcome.error().describe();

@@ -177,7 +177,7 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
 
 Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, const std::filesystem::path& output,
                                         const SimplifyOptions& options, const Reference* reference,
-                                        const ToleranceOptions& tolerance) {
+                                        const ToleranceOptions& tolerance, bool copy_when_unchanged) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(output, ec) && fs::equivalent(output, input, ec)) {
@@ -205,11 +205,13 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
     auto result = simplify_model(model->proto, options);
     if (!result) return std::unexpected(std::move(result.error()));
     outcome.result = std::move(*result);
-    if (!outcome.result.changed()) return outcome;
+    if (!outcome.result.changed() && !copy_when_unchanged) return outcome;
     ONNXPROOF_TRY(save_model(model->proto, candidate));
   }
-  ONNXPROOF_TRY_ASSIGN(outcome.proof, prove_simplification(input, candidate, reference, tolerance));
-  if (has_errors(outcome.proof.findings) || outcome.proof.cases == 0) return outcome;
+  if (outcome.result.changed()) {  // an unchanged model needs no proof
+    ONNXPROOF_TRY_ASSIGN(outcome.proof, prove_simplification(input, candidate, reference, tolerance));
+    if (has_errors(outcome.proof.findings) || outcome.proof.cases == 0) return outcome;
+  }
 
   const fs::path data = candidate.string() + ".data";
   if (fs::exists(data)) fs::rename(data, output.string() + ".data", ec);

@@ -172,6 +172,36 @@ TEST(CliOps, ProbeCountsAndDiffsAgainstTheDocumentedTable) {
             std::string::npos) << result.out;
 }
 
+TEST(CliSimplify, ResNet18LosesItsIdentityNodesAndStaysEqual) {
+  TempDir dir;
+  const auto result = onnxproof_cli({"simplify", fixture("resnet18.onnx").string(), "-o", (dir / "sim.onnx").string()});
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("Identity                    16 -> 0"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("proof            2 cases, max abs difference"), std::string::npos) << result.out;
+  EXPECT_EQ(onnxproof_cli({"check", (dir / "sim.onnx").string()}).exit_code, 0);
+  // The simplified model still matches PyTorch.
+  const auto run = onnxproof_cli({"run", (dir / "sim.onnx").string(), "--input", "input=" + fixture("resnet18_input.npy").string(),
+                                  "--output-dir", (dir / "out").string(), "--format", "npy"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(compare_tensors(*read_npy(fixture("resnet18_torch_output.npy")), *read_npy(dir / "out" / "output_0.npy")).allclose);
+  int leftovers = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path())) ++leftovers;
+  EXPECT_EQ(leftovers, 2);  // sim.onnx and out/: no temporary files left behind
+}
+
+TEST(CliSimplify, ExternalDataModelAndBadArguments) {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", model_with_external_weight("weights.bin").SerializeAsString());
+  write_bytes(dir / "weights.bin", std::string(32, '\0'));
+  const auto nothing = onnxproof_cli({"simplify", (dir / "m.onnx").string(), "-o", (dir / "s.onnx").string()});
+  EXPECT_EQ(nothing.exit_code, 0) << nothing.err;
+  EXPECT_NE(nothing.out.find("nothing to simplify"), std::string::npos) << nothing.out;
+  EXPECT_EQ(onnxproof_cli({"check", (dir / "s.onnx").string()}).exit_code, 0);  // a copy, weights inline
+  expect_one_line_error(onnxproof_cli({"simplify", (dir / "m.onnx").string(), "-o", (dir / "m.onnx").string()}), 2,
+                        "must not be the input model");
+  expect_one_line_error(onnxproof_cli({"simplify", "/nonexistent.onnx", "-o", (dir / "x.onnx").string()}), 3, "no such file");
+}
+
 TEST(CliVersion, ListsEveryTool) {
   const auto result = onnxproof_cli({"--version"});
   EXPECT_EQ(result.exit_code, 0);

@@ -259,7 +259,7 @@ int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream
     reference = std::move(*read);
   }
   auto outcome = simplify_file(command.model, command.output, SimplifyOptions{.max_fold_bytes = command.max_fold_bytes},
-                               reference ? &*reference : nullptr, parity->tolerance);
+                               reference ? &*reference : nullptr, parity->tolerance, /*copy_when_unchanged=*/true);
   if (!outcome) return report_error(err, outcome.error());
   const auto& result = outcome->result;
   for (const auto& pass : result.passes) out << fmt::format("pass {:<17} {:>5} changes\n", pass.name, pass.changes);
@@ -274,7 +274,7 @@ int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream
   }
   out << fmt::format("bytes            {} -> {}\n", format_bytes(result.bytes_before), format_bytes(result.bytes_after));
   if (!result.changed()) {
-    out << "simplified       nothing to simplify; no file written\nverdict          pass\n";
+    out << fmt::format("simplified       nothing to simplify; {} is a copy\nverdict          pass\n", command.output.string());
     return k_exit_pass;
   }
   out << fmt::format("proof            {} cases, max abs difference {:.3g}\n", outcome->proof.cases, outcome->proof.max_abs);

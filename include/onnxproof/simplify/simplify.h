@@ -59,16 +59,17 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
 struct SimplifyOutcome {
   SimplifyResult result;
   SimplifyProof proof;
-  bool written = false;  // false: nothing changed, or the proof failed (see proof.findings)
+  bool written = false;  // false: the proof failed (see proof.findings), or nothing changed and no copy was asked for
 };
 
 /// The whole job on files: loads `input` with its external data, simplifies, saves into a private
 /// folder beside `output` (external data as "<output name>.data" when over 2 GiB), frees the
 /// model, proves the saved file against `input`, and only then moves it (data file first) to
-/// `output`. Nothing is written when nothing changed or the proof fails. Never modifies `input`;
-/// `output` must not be `input`.
+/// `output`. Nothing is written when the proof fails; when nothing changed, `output` is a copy of
+/// the model if `copy_when_unchanged`, else not written. Never modifies `input`; `output` must
+/// not be `input`.
 Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, const std::filesystem::path& output,
                                         const SimplifyOptions& options, const Reference* reference,
-                                        const ToleranceOptions& tolerance);
+                                        const ToleranceOptions& tolerance, bool copy_when_unchanged);
 
 }  // namespace onnxproof
