@@ -30,6 +30,13 @@ struct PipelineContext {
   std::optional<Error> usage_error;    // a bad option: the run stops, the CLI exits 2
 };
 
+// A step that could not do its job: status error, the reason in one line.
+StepReport step_error(StepReport step, const Error& error) {
+  step.status = "error";
+  step.reason = error.describe();
+  return step;
+}
+
 void add_findings(PipelineContext& context, const std::vector<Finding>& findings) {
   context.report.findings.insert(context.report.findings.end(), findings.begin(), findings.end());
 }
@@ -60,21 +67,13 @@ StepReport check_step(PipelineContext& context) {
   StepReport step;
   step.name = "check";
   auto model = load_model(context.model);
-  if (!model) {
-    step.status = "error";
-    step.reason = model.error().describe();
-    return step;
-  }
+  if (!model) return step_error(step, model.error());
   CheckOptions options = context.options.check;
   if (auto manifest = read_file(context.out / "export.json", uint64_t{64} << 20)) {
     options.frozen = frozen_shape_options_from_export(*manifest);
   }
   auto result = check_model(*model, options);
-  if (!result) {
-    step.status = "error";
-    step.reason = result.error().describe();
-    return step;
-  }
+  if (!result) return step_error(step, result.error());
   add_findings(context, result->findings);
   step.details = {{"checker", result->checker_passed ? "pass" : "fail"},
                   {"shape_inference", result->shape_inference_passed ? "pass" : "fail"},
@@ -94,11 +93,7 @@ StepReport simplify_step(PipelineContext& context) {
   const fs::path simplified = context.out / "model.sim.onnx";
   auto outcome = simplify_file(context.model, simplified, SimplifyOptions{}, reference ? &*reference : nullptr,
                                context.options.parity.tolerance, /*copy_when_unchanged=*/false);
-  if (!outcome) {
-    step.status = "error";
-    step.reason = outcome.error().describe();
-    return step;
-  }
+  if (!outcome) return step_error(step, outcome.error());
   const auto& result = outcome->result;
   int before = 0;
   int after = 0;
@@ -128,11 +123,7 @@ StepReport ops_step(PipelineContext& context) {
   StepReport step;
   step.name = "ops";
   auto model = load_model(context.model);
-  if (!model) {
-    step.status = "error";
-    step.reason = model.error().describe();
-    return step;
-  }
+  if (!model) return step_error(step, model.error());
   const OpsAudit audit = audit_operators(model->proto, context.options.targets);
   add_findings(context, audit.findings);
   nlohmann::json targets = nlohmann::json::array();
@@ -146,17 +137,9 @@ StepReport parity_step(PipelineContext& context) {
   StepReport step;
   step.name = "parity";
   auto reference = read_reference(context.out / "reference");
-  if (!reference) {
-    step.status = "error";
-    step.reason = reference.error().describe();
-    return step;
-  }
+  if (!reference) return step_error(step, reference.error());
   auto result = run_parity(context.model, *reference, context.options.parity);
-  if (!result) {
-    step.status = "error";
-    step.reason = result.error().describe();
-    return step;
-  }
+  if (!result) return step_error(step, result.error());
   add_findings(context, result->findings);
   context.report.parity = parity_rows_to_json(*result);
   context.report.summary = parity_summary_to_json(*result);
@@ -199,11 +182,7 @@ StepReport golden_step(PipelineContext& context) {
     return step;
   }
   auto result = freeze_golden(context.model, context.out / "reference", golden, options, &*context.parity);
-  if (!result) {
-    step.status = "error";
-    step.reason = result.error().describe();
-    return step;
-  }
+  if (!result) return step_error(step, result.error());
   step.details = {{"action", "freeze"}, {"data_sets", result->data_sets}};
   step.status = result->frozen ? "pass" : "fail";
   return step;

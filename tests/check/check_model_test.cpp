@@ -127,26 +127,7 @@ TEST(CheckModel, IrVersionNewerThanTheOnnxLibraryIsAClearError) {
 }
 
 TEST(CheckModel, OperatorsInsideSubgraphsAreCounted) {
-  auto model = single_node_model("If", {tensor_value("cond", onnx::TensorProto::BOOL, {})},
-                                 tensor_value("y", k_float, {1}));
-  auto* node = model.mutable_graph()->mutable_node(0);
-  for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* attribute = node->add_attribute();
-    attribute->set_name(branch);
-    attribute->set_type(onnx::AttributeProto::GRAPH);
-    auto* graph = attribute->mutable_g();
-    graph->set_name(branch);
-    auto* constant = graph->add_node();
-    constant->set_op_type("Constant");
-    constant->add_output(std::string(branch) + "_out");
-    auto* value = constant->add_attribute();
-    value->set_name("value");
-    value->set_type(onnx::AttributeProto::TENSOR);
-    value->mutable_t()->set_data_type(k_float);
-    value->mutable_t()->add_dims(1);
-    value->mutable_t()->add_float_data(1.0F);
-    *graph->add_output() = tensor_value(std::string(branch) + "_out", k_float, {1});
-  }
+  const auto model = if_model_with_constant_branches(false);
   const auto result = check(model);
   EXPECT_TRUE(result.checker_passed);
   EXPECT_EQ(result.summary.node_count, 3);

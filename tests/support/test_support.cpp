@@ -87,6 +87,34 @@ onnx::ModelProto model_with_external_weight(const std::string& location) {
   return model;
 }
 
+onnx::ModelProto if_model_with_constant_branches(bool dead_constant_per_branch) {
+  auto model = single_node_model("If", {tensor_value("cond", onnx::TensorProto::BOOL, {})},
+                                 tensor_value("y", onnx::TensorProto::FLOAT, {1}));
+  auto* node = model.mutable_graph()->mutable_node(0);
+  for (const std::string branch : {"then_branch", "else_branch"}) {
+    auto* attribute = node->add_attribute();
+    attribute->set_name(branch);
+    attribute->set_type(onnx::AttributeProto::GRAPH);
+    auto* graph = attribute->mutable_g();
+    graph->set_name(branch);
+    std::vector<std::string> outputs = {branch + "_out"};
+    if (dead_constant_per_branch) outputs.push_back(branch + "_dead");
+    for (const auto& out : outputs) {
+      auto* constant = graph->add_node();
+      constant->set_op_type("Constant");
+      constant->add_output(out);
+      auto* value = constant->add_attribute();
+      value->set_name("value");
+      value->set_type(onnx::AttributeProto::TENSOR);
+      value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+      value->mutable_t()->add_dims(1);
+      value->mutable_t()->add_float_data(1.0F);
+    }
+    *graph->add_output() = tensor_value(branch + "_out", onnx::TensorProto::FLOAT, {1});
+  }
+  return model;
+}
+
 void write_bytes(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }

@@ -37,6 +37,10 @@ onnx::ModelProto matmul_model(int64_t k, int64_t m);
 /// matmul_model(4, 2) with its weight in external data at `location` (offset 0, 32 bytes).
 onnx::ModelProto model_with_external_weight(const std::string& location);
 
+/// cond -> If with then/else branches that each output a Constant [1.0] (and, with
+/// `dead_constant_per_branch`, a second Constant nothing reads).
+onnx::ModelProto if_model_with_constant_branches(bool dead_constant_per_branch);
+
 /// Writes bytes to a file (no atomicity needed in tests).
 void write_bytes(const std::filesystem::path& path, const std::string& bytes);
 
