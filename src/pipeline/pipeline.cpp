@@ -114,6 +114,7 @@ StepReport simplify_step(PipelineContext& context) {
     step.reason = "the simplified model changed the outputs; the export is kept";
   } else {
     step.status = "pass";
+    step.reason = fmt::format("{} -> {} nodes, proved on {} cases: model.sim.onnx", before, after, outcome->proof.cases);
     context.model = simplified;
   }
   return step;
