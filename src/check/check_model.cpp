@@ -208,9 +208,10 @@ Expected<CheckResult> check_model(const LoadedModel& model, const CheckOptions& 
                                "the exporter wrote an invalid graph; re-export with a supported opset or report it"});
   }
 
-  // Strict shape inference works on a copy: it writes value_info into the graph.
+  // Strict shape inference works on a copy (it writes value_info into the graph), made without
+  // the weights' bytes: shape inference reads their dims.
   try {
-    onnx::ModelProto copy = proto;
+    onnx::ModelProto copy = copy_without_large_tensors(proto);
     onnx::ShapeInferenceOptions strict(/*check_type=*/true, /*error_mode=*/1, /*data_prop=*/true);
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), strict);
     result.shape_inference_passed = true;

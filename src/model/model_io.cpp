@@ -184,6 +184,21 @@ Expected<LoadedModel> load_model(const fs::path& path, const LoadOptions& option
   return loaded;
 }
 
+onnx::ModelProto copy_without_large_tensors(const onnx::ModelProto& model, uint64_t threshold) {
+  // The model is logically const: every byte moved out below is moved back before returning.
+  auto& mutable_model = const_cast<onnx::ModelProto&>(model);
+  std::vector<std::pair<onnx::TensorProto*, std::string>> moved;
+  for (auto& initializer : *mutable_model.mutable_graph()->mutable_initializer()) {
+    if (initializer.raw_data().size() > threshold) {
+      moved.emplace_back(&initializer, std::string());
+      moved.back().second.swap(*initializer.mutable_raw_data());
+    }
+  }
+  onnx::ModelProto copy = model;
+  for (auto& [tensor, bytes] : moved) tensor->mutable_raw_data()->swap(bytes);
+  return copy;
+}
+
 Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const SaveOptions& options) {
   bool has_unloaded = false;
   for_each_tensor(model, [&](onnx::TensorProto& tensor) {

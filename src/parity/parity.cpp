@@ -120,6 +120,7 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
       row.expected_shape = format_shape(expected->tensor.shape());
       row.tolerance = options.tolerance.resolve(name, expected->tensor.dtype());
       row.comparison = compare_tensors(expected->tensor, actual, row.tolerance);
+      if (row.comparison.worst_index >= 0) row.worst_at = format_index(row.comparison.worst_index, actual.shape());
       row.argmax = check_argmax(expected->tensor, actual);
       row.status = row.comparison.allclose && (!row.argmax || row.argmax->flips == 0) ? "pass" : "fail";
       if (c.labels && variant.name == "all") {
@@ -170,11 +171,11 @@ void add_findings(const Reference& reference, ParityResult& result) {
     } else {
       message = fmt::format(
           "output '{}' on {} ({} optimizations) misses rtol {:g} / atol {:g} in {} of {} cases; worst {} ({}): "
-          "{} of {} elements ({:.3g}%), max abs {:.3g}, max rel {:.3g}, worst at flat index {}",
+          "{} of {} elements ({:.3g}%), max abs {:.3g}, max rel {:.3g}, worst at {}",
           worst->output, worst->provider, worst->optimization, worst->tolerance.rtol, worst->tolerance.atol, rows.size(),
           reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches, cmp.elements,
           cmp.elements ? 100.0 * static_cast<double>(cmp.mismatches) / static_cast<double>(cmp.elements) : 0.0,
-          cmp.max_abs, cmp.max_rel, worst->comparison.worst_index >= 0 ? std::to_string(cmp.worst_index) : "-");
+          cmp.max_abs, cmp.max_rel, worst->worst_at.empty() ? "-" : worst->worst_at);
     }
     if (also_disabled) message += " (the same with graph optimizations disabled)";
     std::string hint = "find the first diverging node (compare intermediate outputs), then check its opset translation";

@@ -25,6 +25,7 @@ nlohmann::json parity_rows_to_json(const ParityResult& result) {
                     {"elements", cmp.elements},
                     {"mismatch_fraction", cmp.elements ? static_cast<double>(cmp.mismatches) / static_cast<double>(cmp.elements) : 0.0},
                     {"worst_index", cmp.worst_index},
+                    {"worst_at", row.worst_at},
                     {"allclose", cmp.allclose},
                     {"nan_mismatch", cmp.nan_mismatches},
                     {"shape_match", cmp.shape_match},

@@ -87,15 +87,7 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
   } catch (const std::exception& error) {
     return fail(ErrorCode::internal, std::string("the simplified model is invalid: ") + error.what());
   }
-  std::vector<std::pair<onnx::TensorProto*, std::string>> moved;
-  for (auto& initializer : *model.mutable_graph()->mutable_initializer()) {
-    if (initializer.raw_data().size() > 4096) {
-      moved.emplace_back(&initializer, std::string());
-      moved.back().second.swap(*initializer.mutable_raw_data());
-    }
-  }
-  onnx::ModelProto copy = model;
-  for (auto& [tensor, bytes] : moved) tensor->mutable_raw_data()->swap(bytes);
+  onnx::ModelProto copy = copy_without_large_tensors(model);
   try {
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(true, 1, true));
   } catch (const std::exception& error) {

@@ -54,6 +54,12 @@ struct SaveOptions {
 /// model is unchanged on return.
 Expected<void> save_model(onnx::ModelProto& model, const std::filesystem::path& path, const SaveOptions& options = {});
 
+/// A copy of the model in which initializers over `threshold` bytes keep their name, type and dims
+/// but no bytes: enough for shape inference, and the weights are never held twice. The bytes are
+/// moved aside while copying and moved back, so `model` is unchanged on return (do not read it
+/// from another thread meanwhile).
+onnx::ModelProto copy_without_large_tensors(const onnx::ModelProto& model, uint64_t threshold = 4096);
+
 /// Calls `visit` for every TensorProto held by the model: initializers, sparse initializer
 /// values/indices, Constant node attributes, in every subgraph and local function.
 void for_each_tensor(onnx::ModelProto& model, const std::function<void(onnx::TensorProto&)>& visit);
