@@ -7,6 +7,7 @@
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/report/check_report.h"
+#include "onnxproof/report/parity_plot.h"
 
 namespace onnxproof {
 
@@ -71,7 +72,7 @@ std::string report_to_markdown(const Report& report) {
   }
 
   if (!report.parity.empty()) {
-    md += "\n## Parity (ONNX Runtime against PyTorch)\n\n"
+    md += "\n## Parity (ONNX Runtime against PyTorch)\n\n![largest error per case](report-parity.svg)\n\n"
           "| case | sizes | provider | graph opt | output | status | max abs | max rel | mismatches | argmax flips |\n"
           "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: |\n";
     for (const auto& row : report.parity) {
@@ -97,6 +98,9 @@ std::string report_to_markdown(const Report& report) {
 
 Expected<void> write_report(const Report& report, const std::filesystem::path& out) {
   ONNXPROOF_TRY(write_file_atomically(out / "report.json", report_to_json(report).dump(2) + "\n"));
+  if (const std::string svg = parity_plot_svg(report.parity); !svg.empty()) {
+    ONNXPROOF_TRY(write_file_atomically(out / "report-parity.svg", svg));
+  }
   return write_file_atomically(out / "report.md", report_to_markdown(report));
 }
 

@@ -89,6 +89,10 @@ TEST(Pipeline, CleanModelPassesWithEveryStepAndAReport) {
   EXPECT_NE(markdown.find("**Verdict: pass**"), std::string::npos);
   EXPECT_NE(markdown.find("## Can I ship?"), std::string::npos);
   EXPECT_NE(markdown.find("## Parity"), std::string::npos);
+  EXPECT_NE(markdown.find("![largest error per case](report-parity.svg)"), std::string::npos);
+  const std::string svg = read_text(out / "report-parity.svg");
+  EXPECT_TRUE(svg.starts_with("<svg")) << svg.substr(0, 80);
+  EXPECT_EQ(svg.find("#d62728"), std::string::npos);  // no red bar: every case passed
 }
 
 TEST(Pipeline, SimplifiedModelIsWhatGetsProvedAndShipped) {
@@ -177,6 +181,7 @@ TEST(Pipeline, DataDependentBranchFailsOnInputsThatTakeTheOtherBranch) {
   const auto errors = codes(read_json(out / "report.json")["findings"]);
   EXPECT_TRUE(contains(errors, "DATA_DEPENDENT_CONTROL_FLOW"));
   EXPECT_TRUE(contains(errors, "PARITY_MISMATCH"));
+  EXPECT_NE(read_text(out / "report-parity.svg").find("#d62728"), std::string::npos);  // the failing cases are red
 }
 
 TEST(Pipeline, UnavailableProviderIsAnErrorNeverAPass) {

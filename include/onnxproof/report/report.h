@@ -50,7 +50,7 @@ nlohmann::json report_to_json(const Report& report);
 /// report.md's content: the headline questions, findings by severity, steps, the parity table.
 std::string report_to_markdown(const Report& report);
 
-/// Writes OUT/report.json and OUT/report.md atomically.
+/// Writes OUT/report.json, OUT/report.md and, when parity ran, OUT/report-parity.svg atomically.
 Expected<void> write_report(const Report& report, const std::filesystem::path& out);
 
 }  // namespace onnxproof
