@@ -83,7 +83,16 @@ struct Variant {
 
 void run_variant(Session& session, const Variant& variant, const Reference& reference, const ParityOptions& options,
                  ParityResult& result, PredictionMap& predictions) {
+  const std::size_t total = reference.cases.size();
+  const std::size_t step = std::max<std::size_t>(1, total / 10);  // at most about ten lines per variant
+  std::size_t done = 0;
   for (const auto& c : reference.cases) {
+    if (options.progress && (done % step == 0 || done + 1 == total)) {
+      *options.progress << fmt::format("onnxproof parity: {}, optimizations {}: case {}/{}\n", variant.provider, variant.name,
+                                       done + 1, total)
+                        << std::flush;
+    }
+    ++done;
     ParityRow base;
     base.data_set = c.data_set;
     base.sizes = c.sizes;

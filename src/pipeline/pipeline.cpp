@@ -139,7 +139,9 @@ StepReport parity_step(PipelineContext& context) {
   step.name = "parity";
   auto reference = read_reference(context.out / "reference");
   if (!reference) return step_error(step, reference.error());
-  auto result = run_parity(context.model, *reference, context.options.parity);
+  ParityOptions options = context.options.parity;
+  options.progress = &context.progress;
+  auto result = run_parity(context.model, *reference, options);
   if (!result) return step_error(step, result.error());
   add_findings(context, result->findings);
   context.report.parity = parity_rows_to_json(*result);

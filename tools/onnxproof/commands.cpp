@@ -294,6 +294,7 @@ int run_parity_command(const ParityCommand& command, std::ostream& out, std::ost
   if (auto model = load_model(command.model); !model) return report_error(err, model.error());
   auto reference = read_reference(command.reference);
   if (!reference) return report_error(err, reference.error());
+  options->progress = &err;
   auto result = run_parity(command.model, *reference, *options);
   if (!result) return report_error(err, result.error());
   print_parity_result(out, *result);

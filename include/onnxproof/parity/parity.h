@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,8 @@ struct ParityOptions {
   /// fusion that shifts numbers shows up.
   bool compare_optimization_off = true;
   int intra_op_threads = 0;
+  /// Where progress lines go ("onnxproof parity: cpu, optimizations all: 8/16 cases"); none if null.
+  std::ostream* progress = nullptr;
 };
 
 /// One case x provider x optimization level x output.
