@@ -106,11 +106,14 @@ bool bypass(onnx::GraphProto& graph, const GraphIndex& index, int i) {
   return true;
 }
 
-}  // namespace
-
-int remove_no_ops(onnx::ModelProto& model) {
-  auto& graph = *model.mutable_graph();
+int remove_no_ops_in_graph(onnx::GraphProto& graph) {
   int changes = 0;
+  for (auto& node : *graph.mutable_node()) {  // bodies first: their outputs are their interface
+    for (auto& attribute : *node.mutable_attribute()) {
+      if (attribute.has_g()) changes += remove_no_ops_in_graph(*attribute.mutable_g());
+      for (auto& g : *attribute.mutable_graphs()) changes += remove_no_ops_in_graph(g);
+    }
+  }
   GraphIndex index(graph);
   for (int i = 0; i < graph.node_size();) {
     if (is_no_op(graph, index, graph.node(i)) && bypass(graph, index, i)) {
@@ -122,5 +125,9 @@ int remove_no_ops(onnx::ModelProto& model) {
   }
   return changes;
 }
+
+}  // namespace
+
+int remove_no_ops(onnx::ModelProto& model) { return remove_no_ops_in_graph(*model.mutable_graph()); }
 
 }  // namespace onnxproof::simplify

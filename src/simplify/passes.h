@@ -15,7 +15,8 @@ int eliminate_dead_code(onnx::ModelProto& model);
 
 /// Bypasses nodes that leave their input unchanged: Identity, Dropout (inference), Cast to the
 /// same type, Reshape/Expand/Slice whose output shape equals the input's, Transpose with the
-/// identity permutation, Pad with zero pads, Concat of one input. Needs shape information.
+/// identity permutation, Pad with zero pads, Concat of one input; in subgraphs too. Needs shape
+/// information.
 int remove_no_ops(onnx::ModelProto& model);
 
 /// Replaces Shape and Size of tensors whose shape is fully static by constants.

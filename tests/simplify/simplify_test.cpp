@@ -178,6 +178,25 @@ TEST(Simplify, RestoresTopologicalOrderAndPassesTheChecker) {
   EXPECT_EQ(simplified.graph().node(1).op_type(), "Relu");
 }
 
+TEST(Simplify, NoOpsInsideSubgraphsAreRemovedToo) {
+  auto model = if_model_with_constant_branches(false);
+  for (auto& attribute : *model.mutable_graph()->mutable_node(0)->mutable_attribute()) {
+    auto* graph = attribute.mutable_g();
+    const std::string out = graph->output(0).name();
+    graph->mutable_node(0)->set_output(0, out + "_raw");
+    auto* identity = graph->add_node();
+    identity->set_op_type("Identity");
+    identity->add_input(out + "_raw");
+    identity->add_output(out);
+  }
+  const auto simplified = simplify_and_prove(model);
+  for (const auto& attribute : simplified.graph().node(0).attribute()) {
+    ASSERT_EQ(attribute.g().node_size(), 1);
+    EXPECT_EQ(attribute.g().node(0).op_type(), "Constant");
+    EXPECT_EQ(attribute.g().node(0).output(0), attribute.g().output(0).name());  // the producer took the output name
+  }
+}
+
 TEST(Simplify, DeadNodesInsideSubgraphsAreRemovedToo) {
   const auto model = if_model_with_constant_branches(true);
   const auto simplified = simplify_and_prove(model);
