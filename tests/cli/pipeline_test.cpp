@@ -93,6 +93,10 @@ TEST(Pipeline, CleanModelPassesWithEveryStepAndAReport) {
   const std::string svg = read_text(out / "report-parity.svg");
   EXPECT_TRUE(svg.starts_with("<svg")) << svg.substr(0, 80);
   EXPECT_EQ(svg.find("#d62728"), std::string::npos);  // no red bar: every case passed
+  const std::string html = read_text(out / "report.html");
+  EXPECT_TRUE(html.starts_with("<!DOCTYPE html>"));
+  EXPECT_NE(html.find("Verdict: <span class=\"pass\">pass</span>"), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);  // the plot is inline: one self-contained page
 }
 
 TEST(Pipeline, SimplifiedModelIsWhatGetsProvedAndShipped) {

@@ -50,7 +50,11 @@ nlohmann::json report_to_json(const Report& report);
 /// report.md's content: the headline questions, findings by severity, steps, the parity table.
 std::string report_to_markdown(const Report& report);
 
-/// Writes OUT/report.json, OUT/report.md and, when parity ran, OUT/report-parity.svg atomically.
+/// report.html's content: the same as report.md in one self-contained page, the plot inline.
+std::string report_to_html(const Report& report);
+
+/// Writes OUT/report.json, OUT/report.md, OUT/report.html and, when parity ran,
+/// OUT/report-parity.svg, each atomically.
 Expected<void> write_report(const Report& report, const std::filesystem::path& out);
 
 }  // namespace onnxproof
