@@ -1,6 +1,15 @@
-"""`python3 -m onnxproof` runs the export step (see onnxproof.export)."""
+"""`python3 -m onnxproof --config-json ...` runs the export step (see onnxproof.export).
+
+The import is guarded here, before numpy, torch or onnx are touched, so an interpreter without
+them gets one line saying what is missing instead of a traceback."""
 import sys
 
-from .export import main
+try:
+    from .export import main
+except ImportError as error:
+    print(f"onnxproof: error: {sys.executable} cannot import {error.name or error}: the export front end needs "
+          "torch, onnx and numpy (Debian: /usr/bin/python3 with python3-torch, python3-onnx, python3-numpy)",
+          file=sys.stderr)
+    sys.exit(3)
 
 sys.exit(main())

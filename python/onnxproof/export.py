@@ -1,7 +1,7 @@
 """The export step: a PyTorch model becomes OUT/model.onnx, OUT/reference/ (PyTorch's inputs and
 outputs for every shape case) and OUT/export.json (versions, options, timings, findings, sha256).
 
-    /usr/bin/python3 -m onnxproof.export --config-json '{"model": "torchvision:resnet18", ...}'
+    /usr/bin/python3 -m onnxproof --config-json '{"model": "torchvision:resnet18", ...}'
 
 `onnxproof export` (C++) builds the configuration from its options and runs this module. Progress
 goes to stderr; a user error ends with one line `onnxproof: error: ...` and exit code 2 or 3; a

@@ -173,7 +173,7 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
 
   const std::string python = python_interpreter(options);
   const std::string config = config_json(options).dump();
-  std::vector<std::string> args = {python, "-m", "onnxproof.export", "--config-json", config};
+  std::vector<std::string> args = {python, "-m", "onnxproof", "--config-json", config};
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -234,9 +234,15 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
   }
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
-  if (code == 0 || code == 1) return read_manifest(options.out);
+  if (code == 0 || code == 1) {
+    if (!fs::exists(options.out / "export.json")) {
+      return fail(ErrorCode::internal, "the export front end (" + python + ") ended without writing " +
+                                           (options.out / "export.json").string());
+    }
+    return read_manifest(options.out);
+  }
   if (!error_line.empty()) return fail(code == 2 ? ErrorCode::usage : ErrorCode::invalid_input, error_line);
-  return fail(ErrorCode::internal, "the export front end (" + python + " -m onnxproof.export) failed with exit code " +
+  return fail(ErrorCode::internal, "the export front end (" + python + " -m onnxproof) failed with exit code " +
                                        std::to_string(code) + "; its output is above");
 }
 

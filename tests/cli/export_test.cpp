@@ -255,6 +255,18 @@ TEST(Export, BadSpecsAreOneClearLine) {
                         2 + 1, "cannot run the Python interpreter '/nonexistent/python3'");
 }
 
+TEST(Export, InterpreterWithoutTorchIsOneClearLine) {
+  TempDir out;
+  TempDir fake;
+  // A Python with the standard library but none of torch, onnx, numpy: -S keeps Debian's
+  // dist-packages off the path.
+  write_bytes(fake / "python", "#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n");
+  fs::permissions(fake / "python", fs::perms::owner_all);
+  const auto result = onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x3x8x8:float32", "--python",
+                                     (fake / "python").string(), "--out", out.path().string()});
+  expect_error_after_progress(result, 3, "the export front end needs torch, onnx and numpy");
+}
+
 TEST(Export, WrongInputShapeForTheModelFailsWithAHint) {
   TempDir out;
   const auto result = export_model(out.path(), {"--model", k_traps + ":lstm", "--input", "x=2x5x3:float32", "--samples", "1"});
