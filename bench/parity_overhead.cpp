@@ -41,8 +41,9 @@ double bare_run_seconds(const char* model, const Reference& reference) {
   double total = 0.0;
   for (const auto& c : reference.cases) {
     auto& tensor = const_cast<Tensor&>(c.inputs[0].tensor);
-    auto value = Ort::Value::CreateTensor(cpu, tensor.mutable_bytes().data(), tensor.bytes().size(), tensor.shape().data(),
-                                          tensor.shape().size(), static_cast<ONNXTensorElementDataType>(tensor.dtype()));
+    auto value =
+        Ort::Value::CreateTensor(cpu, tensor.mutable_bytes().data(), tensor.bytes().size(), tensor.shape().data(),
+                                 tensor.shape().size(), static_cast<ONNXTensorElementDataType>(tensor.dtype()));
     const auto start = Clock::now();
     auto outputs = session.Run(Ort::RunOptions{nullptr}, input_names, &value, 1, output_names, 1);
     total += seconds_since(start);

@@ -64,8 +64,8 @@ void BM_BareOrtRun(benchmark::State& state) {
   const std::string output_name = session.GetOutputNameAllocated(0, allocator).get();
   const char* output_names[] = {output_name.c_str()};
   for (auto _ : state) {
-    benchmark::DoNotOptimize(session.Run(Ort::RunOptions{nullptr}, input_names.data(), values.data(), values.size(),
-                                         output_names, 1));
+    benchmark::DoNotOptimize(
+        session.Run(Ort::RunOptions{nullptr}, input_names.data(), values.data(), values.size(), output_names, 1));
   }
   state.SetLabel(k_models[index]);
 }

@@ -28,11 +28,16 @@ std::string type_name(const onnx::TypeProto& type) {
       const auto dtype = dtype_from_onnx(type.tensor_type().elem_type());
       return dtype ? dtype_name(*dtype) : "unknown";
     }
-    case onnx::TypeProto::kSequenceType: return "sequence(" + type_name(type.sequence_type().elem_type()) + ")";
-    case onnx::TypeProto::kOptionalType: return "optional(" + type_name(type.optional_type().elem_type()) + ")";
-    case onnx::TypeProto::kMapType: return "map";
-    case onnx::TypeProto::kSparseTensorType: return "sparse_tensor";
-    default: return "unknown";
+    case onnx::TypeProto::kSequenceType:
+      return "sequence(" + type_name(type.sequence_type().elem_type()) + ")";
+    case onnx::TypeProto::kOptionalType:
+      return "optional(" + type_name(type.optional_type().elem_type()) + ")";
+    case onnx::TypeProto::kMapType:
+      return "map";
+    case onnx::TypeProto::kSparseTensorType:
+      return "sparse_tensor";
+    default:
+      return "unknown";
   }
 }
 
@@ -69,20 +74,20 @@ uint64_t tensor_bytes(const onnx::TensorProto& tensor) {
 // age, which says nothing about the model.
 Expected<void> require_known_versions(const onnx::ModelProto& model) {
   if (model.ir_version() > onnx::Version::IR_VERSION) {
-    return fail(ErrorCode::unsupported,
-                "the model uses IR version " + std::to_string(model.ir_version()) + ", newer than the installed ONNX library " +
-                    ONNXPROOF_ONNX_VERSION + " knows (up to " + std::to_string(onnx::Version::IR_VERSION) + ")");
+    return fail(ErrorCode::unsupported, "the model uses IR version " + std::to_string(model.ir_version()) +
+                                            ", newer than the installed ONNX library " + ONNXPROOF_ONNX_VERSION +
+                                            " knows (up to " + std::to_string(onnx::Version::IR_VERSION) + ")");
   }
   const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   for (const auto& opset : model.opset_import()) {
     const std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
     const auto range = ranges.find(domain);
     if (range != ranges.end() && opset.version() > range->second.second) {
-      return fail(ErrorCode::unsupported,
-                  "the model uses opset " + std::to_string(opset.version()) + " of " + display_domain(domain) +
-                      ", newer than the installed ONNX library " + ONNXPROOF_ONNX_VERSION + " knows (up to " +
-                      std::to_string(range->second.second) + "); re-export with --opset " +
-                      std::to_string(range->second.second) + " or use a newer ONNX");
+      return fail(ErrorCode::unsupported, "the model uses opset " + std::to_string(opset.version()) + " of " +
+                                              display_domain(domain) + ", newer than the installed ONNX library " +
+                                              ONNXPROOF_ONNX_VERSION + " knows (up to " +
+                                              std::to_string(range->second.second) + "); re-export with --opset " +
+                                              std::to_string(range->second.second) + " or use a newer ONNX");
     }
   }
   return {};
@@ -128,14 +133,16 @@ void add_domain_findings(const onnx::ModelProto& model, std::vector<Finding>& fi
       finding.severity = Severity::error;
       finding.message = std::to_string(use.nodes.size()) + " ATen fallback node(s) in domain " + domain + ": " + ops +
                         "; no deployment runtime implements them";
-      finding.hint = "the exporter had no ONNX translation for this operator: try a newer --opset, the dynamo exporter, "
-                     "or rewrite the op with supported ones (a decomposition)";
+      finding.hint =
+          "the exporter had no ONNX translation for this operator: try a newer --opset, the dynamo exporter, "
+          "or rewrite the op with supported ones (a decomposition)";
     } else {
       finding.severity = Severity::warning;
       finding.message = std::to_string(use.nodes.size()) + " node(s) in custom domain " + domain + ": " + ops +
                         "; only runtimes that register this domain can run them";
-      finding.hint = domain == "com.microsoft" ? "com.microsoft contrib ops run on ONNX Runtime only; check each target runtime"
-                                               : "ship a custom-op library for every target runtime, or replace these ops";
+      finding.hint = domain == "com.microsoft"
+                         ? "com.microsoft contrib ops run on ONNX Runtime only; check each target runtime"
+                         : "ship a custom-op library for every target runtime, or replace these ops";
     }
     findings.push_back(std::move(finding));
   }

@@ -16,8 +16,8 @@ struct ShapeInput {
   std::string_view role;
 };
 constexpr ShapeInput k_shape_inputs[] = {
-    {"Reshape", 1, "shape"},  {"Expand", 1, "shape"}, {"Tile", 1, "repeats"}, {"ConstantOfShape", 0, "shape"},
-    {"Slice", 1, "starts"},   {"Slice", 2, "ends"},   {"Resize", 3, "sizes"}, {"Range", 1, "limit"},
+    {"Reshape", 1, "shape"}, {"Expand", 1, "shape"}, {"Tile", 1, "repeats"}, {"ConstantOfShape", 0, "shape"},
+    {"Slice", 1, "starts"},  {"Slice", 2, "ends"},   {"Resize", 3, "sizes"}, {"Range", 1, "limit"},
 };
 
 // Small integer constants of the main graph: initializers and Constant outputs.
@@ -51,8 +51,9 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
   std::vector<Finding> findings;
   const auto& graph = model.graph();
   const auto constants = small_int_constants(graph);
-  const std::string fix = "compute sizes with shape ops (x.shape[0] without int(), x.size(0) kept as a tensor) or -1 in "
-                          "reshape, instead of Python ints";
+  const std::string fix =
+      "compute sizes with shape ops (x.shape[0] without int(), x.size(0) kept as a tensor) or -1 in "
+      "reshape, instead of Python ints";
 
   // Declared dynamic axes that the exported graph fixed on its own inputs.
   for (const auto& axis : options.dynamic) {
@@ -61,9 +62,11 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
       const auto& shape = input.type().tensor_type().shape();
       if (axis.axis < shape.dim_size() && shape.dim(static_cast<int>(axis.axis)).has_dim_value()) {
         findings.push_back({"FROZEN_DIMENSION", Severity::error, "check",
-                            fmt::format("input '{}' axis {} ('{}') is fixed at {} in the graph", axis.input, axis.axis, axis.label,
-                                        shape.dim(static_cast<int>(axis.axis)).dim_value()),
-                            axis.input, "export with the axis named: --dynamic " + axis.input + ":" + std::to_string(axis.axis) + "=" + axis.label});
+                            fmt::format("input '{}' axis {} ('{}') is fixed at {} in the graph", axis.input, axis.axis,
+                                        axis.label, shape.dim(static_cast<int>(axis.axis)).dim_value()),
+                            axis.input,
+                            "export with the axis named: --dynamic " + axis.input + ":" + std::to_string(axis.axis) +
+                                "=" + axis.label});
       }
     }
   }
@@ -76,11 +79,12 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
       for (const auto& axis : options.dynamic) {
         if (axis.example_size <= 1) continue;
         if (std::find(value->second.begin(), value->second.end(), axis.example_size) == value->second.end()) continue;
-        findings.push_back({"FROZEN_DIMENSION", Severity::warning, "check",
-                            fmt::format("{} input {} ({}) is the constant {}, which holds {}, the traced size of dynamic axis '{}'",
-                                        node.op_type(), shape_input.input, shape_input.role, join(value->second),
-                                        axis.example_size, axis.label),
-                            node_name(node), fix});
+        findings.push_back(
+            {"FROZEN_DIMENSION", Severity::warning, "check",
+             fmt::format("{} input {} ({}) is the constant {}, which holds {}, the traced size of dynamic axis '{}'",
+                         node.op_type(), shape_input.input, shape_input.role, join(value->second), axis.example_size,
+                         axis.label),
+             node_name(node), fix});
         break;
       }
     }
@@ -97,7 +101,8 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
           findings.push_back({"FROZEN_DIMENSION", Severity::warning, "check",
                               fmt::format("Loop trip count is the constant {}, the traced size of dynamic axis '{}'",
                                           trips->second[0], axis.label),
-                              node_name(node), "take the trip count from the tensor's shape (a Shape/Gather), not a Python int"});
+                              node_name(node),
+                              "take the trip count from the tensor's shape (a Shape/Gather), not a Python int"});
           break;
         }
       }
@@ -112,8 +117,8 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
     for (const auto& [axis, label] : expected->second) {
       if (axis < shape.dim_size() && shape.dim(static_cast<int>(axis)).has_dim_value()) {
         findings.push_back({"FROZEN_DIMENSION", Severity::error, "check",
-                            fmt::format("output '{}' axis {} should follow dynamic axis '{}' but is fixed at {}", output.name(),
-                                        axis, label, shape.dim(static_cast<int>(axis)).dim_value()),
+                            fmt::format("output '{}' axis {} should follow dynamic axis '{}' but is fixed at {}",
+                                        output.name(), axis, label, shape.dim(static_cast<int>(axis)).dim_value()),
                             output.name(), fix});
       }
     }

@@ -31,7 +31,9 @@ Expected<AtomicFile> AtomicFile::create(const fs::path& destination) {
 }
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
-    : m_fd(other.m_fd), m_temp(std::move(other.m_temp)), m_destination(std::move(other.m_destination)),
+    : m_fd(other.m_fd),
+      m_temp(std::move(other.m_temp)),
+      m_destination(std::move(other.m_destination)),
       m_committed(other.m_committed) {
   other.m_fd = -1;
   other.m_committed = true;  // the moved-from object owns nothing to clean up

@@ -6,9 +6,12 @@ namespace onnxproof {
 
 std::string_view severity_name(Severity severity) {
   switch (severity) {
-    case Severity::error: return "error";
-    case Severity::warning: return "warning";
-    case Severity::info: return "info";
+    case Severity::error:
+      return "error";
+    case Severity::warning:
+      return "warning";
+    case Severity::info:
+      return "info";
   }
   return "error";
 }

@@ -64,11 +64,10 @@ nlohmann::json config_json(const ExportOptions& options) {
   for (const auto& axis : options.dynamic) {
     dynamic.push_back({{"input", axis.input}, {"axis", axis.axis}, {"label", axis.label}});
   }
-  nlohmann::json config = {{"model", options.model},     {"inputs", inputs},
-                           {"dynamic", dynamic},         {"opset", options.opset},
-                           {"exporter", options.exporter}, {"sweep", options.sweep},
-                           {"samples", options.samples}, {"seed", options.seed},
-                           {"out", options.out.string()}};
+  nlohmann::json config = {
+      {"model", options.model},       {"inputs", inputs},       {"dynamic", dynamic},         {"opset", options.opset},
+      {"exporter", options.exporter}, {"sweep", options.sweep}, {"samples", options.samples}, {"seed", options.seed},
+      {"out", options.out.string()}};
   if (!options.data.empty()) config["data"] = options.data;
   if (!options.data_dir.empty()) config["data_dir"] = options.data_dir.string();
   return config;
@@ -110,7 +109,8 @@ Expected<ExportResult> read_manifest(const fs::path& out) {
 
 Expected<InputSpec> parse_input_spec(const std::string& text) {
   const auto bad = [&](const std::string& why) {
-    return fail(ErrorCode::usage, "--input '" + text + "': " + why + " (expected NAME=DIMS:DTYPE[:LO..HI], e.g. x=1x3x224x224:float32)");
+    return fail(ErrorCode::usage,
+                "--input '" + text + "': " + why + " (expected NAME=DIMS:DTYPE[:LO..HI], e.g. x=1x3x224x224:float32)");
   };
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) return bad("no NAME=");
@@ -144,7 +144,8 @@ Expected<DynamicAxis> parse_dynamic_axis(const std::string& text) {
     return fail(ErrorCode::usage, "--dynamic '" + text + "': expected NAME:AXIS=LABEL, e.g. x:0=batch");
   }
   const auto axis = parse_int(std::string_view(text).substr(colon + 1, eq - colon - 1));
-  if (!axis || *axis < 0) return fail(ErrorCode::usage, "--dynamic '" + text + "': AXIS must be a non-negative integer");
+  if (!axis || *axis < 0)
+    return fail(ErrorCode::usage, "--dynamic '" + text + "': AXIS must be a non-negative integer");
   return DynamicAxis{text.substr(0, colon), *axis, text.substr(eq + 1)};
 }
 
@@ -156,7 +157,8 @@ Expected<std::pair<std::string, std::vector<int64_t>>> parse_sweep(const std::st
   std::vector<int64_t> sizes;
   for (const auto& item : split(std::string_view(text).substr(eq + 1), ',')) {
     const auto size = parse_int(item);
-    if (!size || *size < 1) return fail(ErrorCode::usage, "--sweep '" + text + "': '" + item + "' is not a positive size");
+    if (!size || *size < 1)
+      return fail(ErrorCode::usage, "--sweep '" + text + "': '" + item + "' is not a positive size");
     sizes.push_back(*size);
   }
   return std::pair{text.substr(0, eq), sizes};
@@ -183,7 +185,8 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
     if (!std::string_view(*entry).starts_with("PYTHONPATH=")) environment.emplace_back(*entry);
   }
   std::string path_entry = python_path();
-  if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing) path_entry += std::string(":") + existing;
+  if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
+    path_entry += std::string(":") + existing;
   environment.push_back("PYTHONPATH=" + path_entry);
   std::vector<char*> envp;
   for (auto& entry : environment) envp.push_back(entry.data());
@@ -192,7 +195,8 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
   // The front end's stderr comes through a pipe: progress is forwarded line by line, and its
   // final "onnxproof: error:" line becomes this function's Error (printed once, by the caller).
   int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return fail(ErrorCode::io, "cannot create a pipe: " + std::string(std::strerror(errno)));
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+    return fail(ErrorCode::io, "cannot create a pipe: " + std::string(std::strerror(errno)));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);

@@ -20,7 +20,8 @@ constexpr std::string_view k_schema = "onnxproof.golden/1";
 // Swaps a finished folder into place: the old one (if any) moves aside first, then goes.
 Expected<void> replace_folder(const fs::path& staging, const fs::path& destination) {
   std::error_code ec;
-  const fs::path old = destination.parent_path() / ("." + destination.filename().string() + ".old-" + std::to_string(::getpid()));
+  const fs::path old =
+      destination.parent_path() / ("." + destination.filename().string() + ".old-" + std::to_string(::getpid()));
   if (fs::exists(destination)) {
     fs::rename(destination, old, ec);
     if (ec) return fail(ErrorCode::io, "cannot replace " + destination.string() + ": " + ec.message());
@@ -134,15 +135,17 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
   try {
     manifest = nlohmann::json::parse(text);
     if (manifest.value("schema", "") != k_schema) {
-      return fail(ErrorCode::invalid_input, manifest_path.string() + " is not an " + std::string(k_schema) + " manifest");
+      return fail(ErrorCode::invalid_input,
+                  manifest_path.string() + " is not an " + std::string(k_schema) + " manifest");
     }
     for (const auto& [relative, digest] : manifest.at("files").items()) {
       const fs::path file = golden_dir / relative;
       if (!fs::exists(file)) return fail(ErrorCode::invalid_input, "golden file " + file.string() + " is missing");
       ONNXPROOF_TRY_ASSIGN(const std::string actual, sha256_file(file));
       if (actual != digest.get<std::string>()) {
-        return fail(ErrorCode::invalid_input, "golden file " + file.string() + " was modified after the freeze (sha256 " +
-                                                  actual.substr(0, 12) + ", manifest " + digest.get<std::string>().substr(0, 12) + ")");
+        return fail(ErrorCode::invalid_input, "golden file " + file.string() +
+                                                  " was modified after the freeze (sha256 " + actual.substr(0, 12) +
+                                                  ", manifest " + digest.get<std::string>().substr(0, 12) + ")");
       }
     }
     // The recorded tolerances hold unless the caller overrides them explicitly.
@@ -162,8 +165,9 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
   result.model_changed = model_digest != manifest.value("model_sha256", "");
   if (result.model_changed) {
     result.findings.push_back({"GOLDEN_DRIFT", Severity::info, "golden",
-                               "the model file changed since the freeze (sha256 " + model_digest.substr(0, 12) + ", frozen " +
-                                   manifest.value("model_sha256", "").substr(0, 12) + "); its outputs are what counts",
+                               "the model file changed since the freeze (sha256 " + model_digest.substr(0, 12) +
+                                   ", frozen " + manifest.value("model_sha256", "").substr(0, 12) +
+                                   "); its outputs are what counts",
                                model.string(), ""});
   }
   // The proof's findings against frozen outputs are drift: rename them so the report says so.
@@ -171,8 +175,9 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
     if (finding.code == "PARITY_MISMATCH" || finding.code == "ARGMAX_FLIP" || finding.code == "NAN_OR_INF") {
       finding.message = "against the golden outputs: " + finding.message;
       finding.code = "GOLDEN_DRIFT";
-      finding.hint = "an export, opset, framework or runtime change shifted the outputs; if the change is intended, "
-                     "prove parity again and re-freeze";
+      finding.hint =
+          "an export, opset, framework or runtime change shifted the outputs; if the change is intended, "
+          "prove parity again and re-freeze";
     }
     finding.step = "golden";
     result.findings.push_back(std::move(finding));

@@ -41,10 +41,12 @@ Expected<ExternalRef> parse_external_ref(const onnx::TensorProto& tensor) {
     if (entry.key() == "location") {
       ref.location = entry.value();
     } else if (entry.key() == "offset") {
-      if (!parse_number(ref.offset)) return fail(ErrorCode::invalid_input, "bad external data offset '" + entry.value() + "'");
+      if (!parse_number(ref.offset))
+        return fail(ErrorCode::invalid_input, "bad external data offset '" + entry.value() + "'");
     } else if (entry.key() == "length") {
       uint64_t length = 0;
-      if (!parse_number(length)) return fail(ErrorCode::invalid_input, "bad external data length '" + entry.value() + "'");
+      if (!parse_number(length))
+        return fail(ErrorCode::invalid_input, "bad external data length '" + entry.value() + "'");
       ref.length = length;
     }
   }
@@ -60,15 +62,16 @@ Expected<fs::path> resolve_inside(const fs::path& folder, const std::string& loc
     return fail(ErrorCode::invalid_input, "external data location '" + location + "' is an absolute path");
   }
   for (const auto& part : relative) {
-    if (part == "..") return fail(ErrorCode::invalid_input, "external data location '" + location + "' escapes the model's folder");
+    if (part == "..")
+      return fail(ErrorCode::invalid_input, "external data location '" + location + "' escapes the model's folder");
   }
   std::error_code ec;
   const fs::path resolved = fs::weakly_canonical(folder / relative, ec);
   if (ec) return fail(ErrorCode::invalid_input, "external data location '" + location + "': " + ec.message());
   const auto [folder_end, resolved_it] = std::mismatch(folder.begin(), folder.end(), resolved.begin(), resolved.end());
   if (folder_end != folder.end()) {
-    return fail(ErrorCode::invalid_input,
-                "external data location '" + location + "' leaves the model's folder (resolves to " + resolved.string() + ")");
+    return fail(ErrorCode::invalid_input, "external data location '" + location +
+                                              "' leaves the model's folder (resolves to " + resolved.string() + ")");
   }
   return resolved;
 }
@@ -87,7 +90,8 @@ Expected<uint64_t> resolve_external(onnx::TensorProto& tensor, const fs::path& f
     size_it = file_sizes.emplace(file, fs::file_size(file, ec)).first;
   }
   const uint64_t file_size = size_it->second;
-  if (ref.offset > file_size) return fail(ErrorCode::invalid_input, "external data offset is past the end of '" + ref.location + "'");
+  if (ref.offset > file_size)
+    return fail(ErrorCode::invalid_input, "external data offset is past the end of '" + ref.location + "'");
   const uint64_t length = ref.length.value_or(file_size - ref.offset);
   if (length > file_size - ref.offset) {
     return fail(ErrorCode::invalid_input, "external data '" + ref.location + "' is shorter than offset + length (" +
@@ -99,7 +103,8 @@ Expected<uint64_t> resolve_external(onnx::TensorProto& tensor, const fs::path& f
     uint64_t count = 1;
     for (const int64_t dim : tensor.dims()) count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
     if (count * dtype_size(*dtype) != length) {
-      return fail(ErrorCode::invalid_input, "external data length " + std::to_string(length) + " does not match its dims (" +
+      return fail(ErrorCode::invalid_input, "external data length " + std::to_string(length) +
+                                                " does not match its dims (" +
                                                 std::to_string(count * dtype_size(*dtype)) + " bytes)");
     }
   }
@@ -120,10 +125,12 @@ Expected<uint64_t> resolve_external(onnx::TensorProto& tensor, const fs::path& f
 
 Expected<onnx::ModelProto> parse_model(std::string_view bytes, const std::string& what) {
   onnx::ModelProto model;
-  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                static_cast<int>(bytes.size()));
   stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
   if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
-    return fail(ErrorCode::invalid_input, what + ": not a valid ONNX model (protobuf parse failed; truncated or not a model file)");
+    return fail(ErrorCode::invalid_input,
+                what + ": not a valid ONNX model (protobuf parse failed; truncated or not a model file)");
   }
   if (!model.has_graph() || model.ir_version() <= 0) {
     return fail(ErrorCode::invalid_input, what + ": not an ONNX model (no graph or IR version)");
@@ -156,7 +163,8 @@ Expected<LoadedModel> load_model(const fs::path& path, const LoadOptions& option
     google::protobuf::io::CodedInputStream stream(&file_stream);
     stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
     if (!loaded.proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
-      return fail(ErrorCode::invalid_input, path.string() + ": not a valid ONNX model (protobuf parse failed; truncated or not a model file)");
+      return fail(ErrorCode::invalid_input,
+                  path.string() + ": not a valid ONNX model (protobuf parse failed; truncated or not a model file)");
     }
   }
   if (!loaded.proto.has_graph() || loaded.proto.ir_version() <= 0) {
@@ -201,11 +209,12 @@ onnx::ModelProto copy_without_large_tensors(const onnx::ModelProto& model, uint6
 
 Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const SaveOptions& options) {
   bool has_unloaded = false;
-  for_each_tensor(model, [&](onnx::TensorProto& tensor) {
-    has_unloaded |= tensor.data_location() == onnx::TensorProto::EXTERNAL;
-  });
+  for_each_tensor(
+      model, [&](onnx::TensorProto& tensor) { has_unloaded |= tensor.data_location() == onnx::TensorProto::EXTERNAL; });
   if (has_unloaded) {
-    return fail(ErrorCode::usage, "cannot save " + path.string() + ": the model still refers to external data; load it with its external data first");
+    return fail(ErrorCode::usage,
+                "cannot save " + path.string() +
+                    ": the model still refers to external data; load it with its external data first");
   }
   bool external = options.external == SaveOptions::External::always;
   if (options.external == SaveOptions::External::automatic) {
@@ -264,7 +273,8 @@ Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const S
     } else {
       {
         google::protobuf::io::FileOutputStream out(model_file->fd());
-        if (!model.SerializeToZeroCopyStream(&out) || !out.Flush()) result = fail(ErrorCode::io, "cannot write " + path.string());
+        if (!model.SerializeToZeroCopyStream(&out) || !out.Flush())
+          result = fail(ErrorCode::io, "cannot write " + path.string());
       }
       // The data file goes into place first: a model never points at a missing data file.
       if (result) result = data_file.commit();

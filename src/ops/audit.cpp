@@ -14,7 +14,8 @@ namespace {
 std::string display(const std::string& domain) { return domain.empty() ? "ai.onnx" : domain; }
 
 int resolve_schema_version(const std::string& op_type, int64_t opset, const std::string& domain) {
-  const auto* schema = onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), domain == "ai.onnx" ? "" : domain);
+  const auto* schema =
+      onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), domain == "ai.onnx" ? "" : domain);
   return schema ? schema->SinceVersion() : 0;
 }
 
@@ -50,7 +51,8 @@ TargetVerdict judge(const SupportTable& table, const AuditedOperator& op) {
   if (next_since > 0) {  // a later version of the operator is supported: a newer opset is the way out
     verdict.status = "needs-opset";
     verdict.needs_opset = next_since;
-    verdict.detail = fmt::format("supported only from version {} of the operator (opset {} or newer)", next_since, next_since);
+    verdict.detail =
+        fmt::format("supported only from version {} of the operator (opset {} or newer)", next_since, next_since);
   } else if (covering) {
     verdict.detail = covering->restrictions.empty() ? "marked unsupported" : covering->restrictions;
   } else {
@@ -95,8 +97,8 @@ OpsAudit audit_operators(const onnx::ModelProto& model, std::vector<SupportTable
   for (const auto& table : audit.tables) {
     if (table.min_opset > 0 && (default_opset < table.min_opset || default_opset > table.max_opset)) {
       audit.findings.push_back({"OP_UNSUPPORTED_BY_TARGET", Severity::error, "ops",
-                                fmt::format("{}: the model's opset {} is outside the documented range {}-{}", table.runtime,
-                                            default_opset, table.min_opset, table.max_opset),
+                                fmt::format("{}: the model's opset {} is outside the documented range {}-{}",
+                                            table.runtime, default_opset, table.min_opset, table.max_opset),
                                 "opset_import", fmt::format("re-export with --opset {}", table.max_opset)});
     }
   }
@@ -105,13 +107,14 @@ OpsAudit audit_operators(const onnx::ModelProto& model, std::vector<SupportTable
       TargetVerdict verdict = judge(table, op);
       const std::string name = op.domain + "::" + op.op_type;
       if (verdict.status == "restricted") {
-        audit.findings.push_back({"OP_RESTRICTED_BY_TARGET", Severity::warning, "ops",
-                                  fmt::format("{} supports {} with restrictions: {}", table.runtime, name, verdict.detail),
-                                  node_list(op.nodes), "check that these nodes meet the restrictions before you ship"});
+        audit.findings.push_back(
+            {"OP_RESTRICTED_BY_TARGET", Severity::warning, "ops",
+             fmt::format("{} supports {} with restrictions: {}", table.runtime, name, verdict.detail),
+             node_list(op.nodes), "check that these nodes meet the restrictions before you ship"});
       } else if (verdict.status == "needs-opset") {
         audit.findings.push_back({"OP_UNSUPPORTED_BY_TARGET", Severity::error, "ops",
-                                  fmt::format("{} does not support {}-{} (the model's opset {}): {}", table.runtime, name,
-                                              op.schema_version, op.opset, verdict.detail),
+                                  fmt::format("{} does not support {}-{} (the model's opset {}): {}", table.runtime,
+                                              name, op.schema_version, op.opset, verdict.detail),
                                   node_list(op.nodes), fmt::format("re-export with --opset {}", verdict.needs_opset)});
       } else if (verdict.status == "unsupported") {
         audit.findings.push_back(

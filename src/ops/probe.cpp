@@ -63,7 +63,8 @@ std::vector<TypeChoice> type_choices(const onnx::OpSchema& schema) {
   }
   for (auto& choice : choices) {
     for (const auto& [param, type] : choice.by_param) {
-      choice.describe += fmt::format("{}{}={}", choice.describe.empty() ? "" : ", ", param, dtype_name(static_cast<DType>(type)));
+      choice.describe +=
+          fmt::format("{}{}={}", choice.describe.empty() ? "" : ", ", param, dtype_name(static_cast<DType>(type)));
     }
   }
   return choices;
@@ -142,17 +143,31 @@ Expected<onnx::ModelProto> one_node_model(const onnx::OpSchema& schema, int opse
     proto->set_name(name);
     proto->set_type(attribute.type);
     switch (attribute.type) {
-      case onnx::AttributeProto::INT: proto->set_i(1); break;
-      case onnx::AttributeProto::FLOAT: proto->set_f(1.0F); break;
-      case onnx::AttributeProto::STRING: proto->set_s("a"); break;
-      case onnx::AttributeProto::INTS: proto->add_ints(1); break;
-      case onnx::AttributeProto::FLOATS: proto->add_floats(1.0F); break;
-      case onnx::AttributeProto::STRINGS: proto->add_strings("a"); break;
+      case onnx::AttributeProto::INT:
+        proto->set_i(1);
+        break;
+      case onnx::AttributeProto::FLOAT:
+        proto->set_f(1.0F);
+        break;
+      case onnx::AttributeProto::STRING:
+        proto->set_s("a");
+        break;
+      case onnx::AttributeProto::INTS:
+        proto->add_ints(1);
+        break;
+      case onnx::AttributeProto::FLOATS:
+        proto->add_floats(1.0F);
+        break;
+      case onnx::AttributeProto::STRINGS:
+        proto->add_strings("a");
+        break;
       case onnx::AttributeProto::TENSOR:
         proto->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
         proto->mutable_t()->add_float_data(1.0F);
         break;
-      default: return fail(ErrorCode::unsupported, "needs a '" + name + "' attribute of a kind the probe cannot make (a subgraph)");
+      default:
+        return fail(ErrorCode::unsupported,
+                    "needs a '" + name + "' attribute of a kind the probe cannot make (a subgraph)");
     }
   }
   return model;
@@ -180,7 +195,9 @@ Expected<std::vector<ProbeRow>> probe_operators(const ProbeOptions& options) {
   for (const auto& schema : k_history) {
     if (schema.domain() != "" && schema.domain() != "ai.onnx.ml") continue;
     if (schema.Deprecated() || schema.SinceVersion() > options.opset) continue;
-    if (!options.only.empty() && std::find(options.only.begin(), options.only.end(), schema.Name()) == options.only.end()) continue;
+    if (!options.only.empty() &&
+        std::find(options.only.begin(), options.only.end(), schema.Name()) == options.only.end())
+      continue;
     if (options.all_versions) {
       schemas.push_back(&schema);
     } else {
@@ -197,7 +214,8 @@ Expected<std::vector<ProbeRow>> probe_operators(const ProbeOptions& options) {
 
   std::vector<ProbeRow> rows;
   for (const auto* schema : schemas) {
-    ProbeRow row{schema->domain().empty() ? "ai.onnx" : schema->domain(), schema->Name(), schema->SinceVersion(), "error", ""};
+    ProbeRow row{schema->domain().empty() ? "ai.onnx" : schema->domain(), schema->Name(), schema->SinceVersion(),
+                 "error", ""};
     // ai.onnx.ml has its own, smaller version numbers: its schemas are probed at their own version.
     const int opset = options.all_versions || !schema->domain().empty() ? schema->SinceVersion() : options.opset;
     for (const auto& choice : type_choices(*schema)) {
@@ -207,15 +225,18 @@ Expected<std::vector<ProbeRow>> probe_operators(const ProbeOptions& options) {
         break;
       }
       const fs::path path = folder / "probe.onnx";
-      if (auto saved = write_file_atomically(path, model->SerializeAsString()); !saved) return std::unexpected(saved.error());
-      auto session = Session::open(path, SessionOptions{.provider = options.provider, .optimization = GraphOptimization::disabled,
-                                                        .intra_op_threads = 1});
+      if (auto saved = write_file_atomically(path, model->SerializeAsString()); !saved)
+        return std::unexpected(saved.error());
+      auto session = Session::open(
+          path, SessionOptions{
+                    .provider = options.provider, .optimization = GraphOptimization::disabled, .intra_op_threads = 1});
       if (session) {
         row.status = "supported";
         row.message = choice.describe.empty() ? "" : "probed with " + choice.describe;
         break;
       }
-      if (session.error().code() == ErrorCode::not_found) return std::unexpected(session.error());  // the provider itself
+      if (session.error().code() == ErrorCode::not_found)
+        return std::unexpected(session.error());  // the provider itself
       const std::string message = session.error().message();
       if (kernel_found(message)) {
         row.status = "supported";
@@ -241,12 +262,15 @@ Expected<std::vector<ProbeRow>> probe_operators(const ProbeOptions& options) {
   return rows;
 }
 
-SupportTable probed_table(const std::vector<ProbeRow>& rows, const SupportTable& documented, const std::string& runtime) {
+SupportTable probed_table(const std::vector<ProbeRow>& rows, const SupportTable& documented,
+                          const std::string& runtime) {
   SupportTable table;
   table.target = "ort-cpu";
   table.runtime = runtime;
-  table.source = "probed from the installed library by `onnxproof ops probe --all-versions` (one-node sessions); "
-                 "operators the probe cannot build are taken from " + documented.source;
+  table.source =
+      "probed from the installed library by `onnxproof ops probe --all-versions` (one-node sessions); "
+      "operators the probe cannot build are taken from " +
+      documented.source;
   // Versions per op, to close each probed row's range where the next schema version starts.
   std::map<std::pair<std::string, std::string>, std::vector<const ProbeRow*>> by_op;
   for (const auto& row : rows) by_op[{row.domain, row.op_type}].push_back(&row);
@@ -283,18 +307,21 @@ Expected<void> write_support_table(const SupportTable& table, const fs::path& pa
     for (const char c : field) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     return quoted + "\"";
   };
-  std::string text = fmt::format("# target: {}\n# runtime: {}\n# source: {}\n# opset_range: {}\n", table.target, table.runtime,
-                                 table.source,
-                                 table.min_opset > 0 ? fmt::format("{}-{}", table.min_opset, table.max_opset) : "any");
+  std::string text =
+      fmt::format("# target: {}\n# runtime: {}\n# source: {}\n# opset_range: {}\n", table.target, table.runtime,
+                  table.source, table.min_opset > 0 ? fmt::format("{}-{}", table.min_opset, table.max_opset) : "any");
   text += "domain,op_type,since_version,until_version,status,restrictions\n";
   auto entries = table.entries;
   std::sort(entries.begin(), entries.end(), [](const SupportEntry& a, const SupportEntry& b) {
     return std::tie(a.domain, a.op_type, a.since_version) < std::tie(b.domain, b.op_type, b.since_version);
   });
   for (const auto& e : entries) {
-    const char* status = e.status == SupportStatus::supported ? "supported" : e.status == SupportStatus::restricted ? "restricted" : "unsupported";
-    text += fmt::format("{},{},{},{},{},{}\n", e.domain, e.op_type, e.since_version ? std::to_string(e.since_version) : "",
-                        e.until_version ? std::to_string(e.until_version) : "", status, quote(e.restrictions));
+    const char* status = e.status == SupportStatus::supported    ? "supported"
+                         : e.status == SupportStatus::restricted ? "restricted"
+                                                                 : "unsupported";
+    text +=
+        fmt::format("{},{},{},{},{},{}\n", e.domain, e.op_type, e.since_version ? std::to_string(e.since_version) : "",
+                    e.until_version ? std::to_string(e.until_version) : "", status, quote(e.restrictions));
   }
   return write_file_atomically(path, text);
 }

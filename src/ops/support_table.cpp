@@ -75,7 +75,8 @@ Expected<SupportTable> load_support_table(const fs::path& path) {
       continue;
     }
     if (!header_seen) {
-      if (line != k_header) return fail(ErrorCode::invalid_input, path.string() + ": expected the header '" + k_header + "'");
+      if (line != k_header)
+        return fail(ErrorCode::invalid_input, path.string() + ": expected the header '" + k_header + "'");
       header_seen = true;
       continue;
     }
@@ -90,10 +91,14 @@ Expected<SupportTable> load_support_table(const fs::path& path) {
     if (!parse_version(fields[2], entry.since_version) || !parse_version(fields[3], entry.until_version)) {
       return bad("malformed opset version");
     }
-    if (fields[4] == "supported") entry.status = SupportStatus::supported;
-    else if (fields[4] == "restricted") entry.status = SupportStatus::restricted;
-    else if (fields[4] == "unsupported") entry.status = SupportStatus::unsupported;
-    else return bad("unknown status '" + fields[4] + "'");
+    if (fields[4] == "supported")
+      entry.status = SupportStatus::supported;
+    else if (fields[4] == "restricted")
+      entry.status = SupportStatus::restricted;
+    else if (fields[4] == "unsupported")
+      entry.status = SupportStatus::unsupported;
+    else
+      return bad("unknown status '" + fields[4] + "'");
     entry.restrictions = fields[5];
     table.entries.push_back(std::move(entry));
   }

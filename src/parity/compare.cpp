@@ -29,8 +29,8 @@ Comparison compare_tensors(const Tensor& expected, const Tensor& actual, const T
     return result;
   }
 
-  const bool exact = !is_floating(expected.dtype()) && expected.dtype() != DType::complex64 &&
-                     expected.dtype() != DType::complex128;
+  const bool exact =
+      !is_floating(expected.dtype()) && expected.dtype() != DType::complex64 && expected.dtype() != DType::complex128;
   // Complex tensors compare their real and imaginary parts as separate elements.
   const bool complex = expected.dtype() == DType::complex64 || expected.dtype() == DType::complex128;
   const int64_t scalars = complex ? expected.size() * 2 : expected.size();
@@ -87,7 +87,8 @@ std::string Comparison::describe() const {
   if (!shape_match) return "shapes differ";
   if (allclose) return "ok";
   char line[256];
-  std::snprintf(line, sizeof line, "%lld of %lld elements differ (%lld NaN/Inf), max abs %.3g, max rel %.3g, worst at %lld",
+  std::snprintf(line, sizeof line,
+                "%lld of %lld elements differ (%lld NaN/Inf), max abs %.3g, max rel %.3g, worst at %lld",
                 static_cast<long long>(mismatches), static_cast<long long>(elements),
                 static_cast<long long>(nan_mismatches), max_abs, max_rel, static_cast<long long>(worst_index));
   return line;

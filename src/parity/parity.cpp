@@ -88,8 +88,8 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
   std::size_t done = 0;
   for (const auto& c : reference.cases) {
     if (options.progress && (done % step == 0 || done + 1 == total)) {
-      *options.progress << fmt::format("onnxproof parity: {}, optimizations {}: case {}/{}\n", variant.provider, variant.name,
-                                       done + 1, total)
+      *options.progress << fmt::format("onnxproof parity: {}, optimizations {}: case {}/{}\n", variant.provider,
+                                       variant.name, done + 1, total)
                         << std::flush;
     }
     ++done;
@@ -166,7 +166,8 @@ void add_findings(const Reference& reference, ParityResult& result) {
     const ParityRow* first = rows.front();
     const std::string all_key = first->provider + "|all|" + first->output;
     if (first->optimization == "disabled" && failed.contains(all_key)) continue;
-    const bool also_disabled = first->optimization == "all" && failed.contains(first->provider + "|disabled|" + first->output);
+    const bool also_disabled =
+        first->optimization == "all" && failed.contains(first->provider + "|disabled|" + first->output);
     const ParityRow* worst = rows.front();
     for (const auto* row : rows) {
       if (row->comparison.max_abs > worst->comparison.max_abs || !row->comparison.shape_match) worst = row;
@@ -175,22 +176,24 @@ void add_findings(const Reference& reference, ParityResult& result) {
     std::string message;
     if (!cmp.shape_match || !cmp.dtype_match) {
       message = fmt::format("output '{}' on {} ({} optimizations): PyTorch gives {} but ONNX Runtime {} in {} ({})",
-                            worst->output, worst->provider, worst->optimization, worst->expected_shape, worst->actual_shape,
-                            worst->data_set, describe_sizes(worst->sizes));
+                            worst->output, worst->provider, worst->optimization, worst->expected_shape,
+                            worst->actual_shape, worst->data_set, describe_sizes(worst->sizes));
     } else {
       message = fmt::format(
           "output '{}' on {} ({} optimizations) misses rtol {:g} / atol {:g} in {} of {} cases; worst {} ({}): "
           "{} of {} elements ({:.3g}%), max abs {:.3g}, max rel {:.3g}, worst at {}",
-          worst->output, worst->provider, worst->optimization, worst->tolerance.rtol, worst->tolerance.atol, rows.size(),
-          reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches, cmp.elements,
+          worst->output, worst->provider, worst->optimization, worst->tolerance.rtol, worst->tolerance.atol,
+          rows.size(), reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches,
+          cmp.elements,
           cmp.elements ? 100.0 * static_cast<double>(cmp.mismatches) / static_cast<double>(cmp.elements) : 0.0,
           cmp.max_abs, cmp.max_rel, worst->worst_at.empty() ? "-" : worst->worst_at);
     }
     if (also_disabled) message += " (the same with graph optimizations disabled)";
     std::string hint = "find the first diverging node (compare intermediate outputs), then check its opset translation";
     if (worst->optimization == "all" && disabled_passes.contains(worst->data_set + "|" + worst->output)) {
-      hint = "with graph optimizations disabled this case matches: an ONNX Runtime fusion shifts the numbers; "
-             "deploy with the optimization level that passes or loosen the tolerance knowingly";
+      hint =
+          "with graph optimizations disabled this case matches: an ONNX Runtime fusion shifts the numbers; "
+          "deploy with the optimization level that passes or loosen the tolerance knowingly";
     }
     result.findings.push_back({"PARITY_MISMATCH", Severity::error, "parity", message, worst->output, hint});
   }
@@ -210,15 +213,17 @@ void add_findings(const Reference& reference, ParityResult& result) {
                      "(smallest PyTorch margin among them {:.3g}); first in {} row {}",
                      first->output, first->provider, first->optimization, flips, total, margin, first->data_set,
                      first->argmax->first_flip_row),
-         first->output, "close logits near a tie flip; check the numeric drift above, or accept it with a documented tolerance"});
+         first->output,
+         "close logits near a tie flip; check the numeric drift above, or accept it with a documented tolerance"});
   }
   for (const auto& [key, rows] : nan_rows) {
     int64_t positions = 0;
     for (const auto* row : rows) positions += row->comparison.nan_mismatches;
-    result.findings.push_back({"NAN_OR_INF", Severity::error, "parity",
-                               fmt::format("output '{}' on {}: {} NaN/Inf positions differ from PyTorch's across {} cases",
-                                           rows.front()->output, rows.front()->provider, positions, rows.size()),
-                               rows.front()->output, "look for log/div/sqrt of zero or overflow in float16 in one runtime only"});
+    result.findings.push_back(
+        {"NAN_OR_INF", Severity::error, "parity",
+         fmt::format("output '{}' on {}: {} NaN/Inf positions differ from PyTorch's across {} cases",
+                     rows.front()->output, rows.front()->provider, positions, rows.size()),
+         rows.front()->output, "look for log/div/sqrt of zero or overflow in float16 in one runtime only"});
   }
   for (const auto& [key, row] : rejected) {
     const bool refused = row->status == "rejected";
@@ -295,26 +300,30 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
     }
     ProviderStatus status{provider, false, ""};
     for (const auto& variant : variants) {
-      auto session = Session::open(model, SessionOptions{.provider = provider, .optimization = variant.level,
+      auto session = Session::open(model, SessionOptions{.provider = provider,
+                                                         .optimization = variant.level,
                                                          .intra_op_threads = options.intra_op_threads});
       if (!session) {
         if (session.error().code() == ErrorCode::not_found || session.error().code() == ErrorCode::unsupported) {
           status.reason = session.error().describe();  // the provider, not the model
         } else {
-          result.findings.push_back({"RUN_FAILED", Severity::error, "parity", session.error().describe(), model.string(),
-                                     "ONNX Runtime cannot load the model; run `onnxproof check` and `onnxproof ops` on it"});
+          result.findings.push_back(
+              {"RUN_FAILED", Severity::error, "parity", session.error().describe(), model.string(),
+               "ONNX Runtime cannot load the model; run `onnxproof check` and `onnxproof ops` on it"});
           status.ran = true;
         }
         break;
       }
       if (provider != "cpu" && variant.name == "all") {
-        auto strict = Session::open(model, SessionOptions{.provider = provider, .optimization = variant.level,
+        auto strict = Session::open(model, SessionOptions{.provider = provider,
+                                                          .optimization = variant.level,
                                                           .intra_op_threads = options.intra_op_threads,
                                                           .forbid_cpu_fallback = true});
         if (!strict) {
-          result.findings.push_back({"PROVIDER_FALLBACK", Severity::warning, "parity",
-                                     fmt::format("some nodes fall back from {} to the CPU: {}", provider, strict.error().describe()),
-                                     provider, "the numbers are proved, but the speed is not what the provider promises"});
+          result.findings.push_back(
+              {"PROVIDER_FALLBACK", Severity::warning, "parity",
+               fmt::format("some nodes fall back from {} to the CPU: {}", provider, strict.error().describe()),
+               provider, "the numbers are proved, but the speed is not what the provider promises"});
         }
       }
       status.ran = true;

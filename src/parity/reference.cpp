@@ -35,7 +35,8 @@ Expected<Reference> read_reference(const fs::path& dir) {
   if (!fs::is_directory(dir, ec)) return fail(ErrorCode::not_found, "no such reference folder: " + dir.string());
   std::vector<fs::path> folders;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_directory() && entry.path().filename().string().starts_with("test_data_set_")) folders.push_back(entry.path());
+    if (entry.is_directory() && entry.path().filename().string().starts_with("test_data_set_"))
+      folders.push_back(entry.path());
   }
   std::sort(folders.begin(), folders.end(),
             [](const fs::path& a, const fs::path& b) { return data_set_number(a) < data_set_number(b); });

@@ -5,10 +5,14 @@ namespace onnxproof {
 Tolerance default_tolerance(DType dtype) {
   switch (dtype) {
     case DType::float64:
-    case DType::complex128: return {1e-7, 1e-9};
-    case DType::float16: return {1e-2, 1e-3};
-    case DType::bfloat16: return {3e-2, 1e-2};
-    default: return {1e-3, 1e-5};
+    case DType::complex128:
+      return {1e-7, 1e-9};
+    case DType::float16:
+      return {1e-2, 1e-3};
+    case DType::bfloat16:
+      return {3e-2, 1e-2};
+    default:
+      return {1e-3, 1e-5};
   }
 }
 

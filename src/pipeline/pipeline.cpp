@@ -7,13 +7,13 @@
 #include <map>
 #include <set>
 
-#include "onnxproof/golden/golden.h"
 #include "onnxproof/core/atomic_file.h"
+#include "onnxproof/golden/golden.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
-#include "onnxproof/simplify/simplify.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/versions.h"
+#include "onnxproof/simplify/simplify.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -52,7 +52,8 @@ StepReport export_step(PipelineContext& context) {
     return step;
   }
   add_findings(context, result->findings);
-  step.details = {{"exporter", result->exporter}, {"sha256", result->sha256}, {"reference_sets", result->reference_sets}};
+  step.details = {
+      {"exporter", result->exporter}, {"sha256", result->sha256}, {"reference_sets", result->reference_sets}};
   if (result->model.empty()) {
     step.status = "fail";
     step.reason = "the export failed; see the findings";
@@ -101,9 +102,14 @@ StepReport simplify_step(PipelineContext& context) {
   for (const auto& [op, n] : result.ops_after) after += n;
   nlohmann::json passes = nlohmann::json::object();
   for (const auto& pass : result.passes) passes[pass.name] = pass.changes;
-  step.details = {{"nodes_before", before},        {"nodes_after", after},   {"ops_before", result.ops_before},
-                  {"ops_after", result.ops_after}, {"bytes_before", result.bytes_before},
-                  {"bytes_after", result.bytes_after}, {"passes", passes}, {"rounds", result.rounds},
+  step.details = {{"nodes_before", before},
+                  {"nodes_after", after},
+                  {"ops_before", result.ops_before},
+                  {"ops_after", result.ops_after},
+                  {"bytes_before", result.bytes_before},
+                  {"bytes_after", result.bytes_after},
+                  {"passes", passes},
+                  {"rounds", result.rounds},
                   {"proof", {{"cases", outcome->proof.cases}, {"max_abs", outcome->proof.max_abs}}}};
   add_findings(context, outcome->proof.findings);
   if (!result.changed()) {
@@ -114,7 +120,8 @@ StepReport simplify_step(PipelineContext& context) {
     step.reason = "the simplified model changed the outputs; the export is kept";
   } else {
     step.status = "pass";
-    step.reason = fmt::format("{} -> {} nodes, proved on {} cases: model.sim.onnx", before, after, outcome->proof.cases);
+    step.reason =
+        fmt::format("{} -> {} nodes, proved on {} cases: model.sim.onnx", before, after, outcome->proof.cases);
     context.model = simplified;
   }
   return step;
@@ -199,12 +206,9 @@ struct StepDefinition {
 
 // The pipeline, in order. Adding a step is adding a line here.
 constexpr std::array k_steps = {
-    StepDefinition{"export", export_step, false},
-    StepDefinition{"check", check_step, true},
-    StepDefinition{"simplify", simplify_step, true},
-    StepDefinition{"ops", ops_step, true},
-    StepDefinition{"parity", parity_step, true},
-    StepDefinition{"golden", golden_step, true},
+    StepDefinition{"export", export_step, false},    StepDefinition{"check", check_step, true},
+    StepDefinition{"simplify", simplify_step, true}, StepDefinition{"ops", ops_step, true},
+    StepDefinition{"parity", parity_step, true},     StepDefinition{"golden", golden_step, true},
 };
 
 bool any_code(const Report& report, std::initializer_list<std::string_view> codes, Severity severity) {
@@ -250,7 +254,8 @@ void merge_frozen_dimension_evidence(Report& report) {
     if (quote == std::string::npos) continue;
     const std::string label = finding.message.substr(quote + 14, finding.message.find('\'', quote + 14) - quote - 14);
     for (auto& other : merged) {
-      if ((other.code == "SHAPE_REJECTED" || other.code == "PARITY_MISMATCH") && other.message.find(label + "=") != std::string::npos) {
+      if ((other.code == "SHAPE_REJECTED" || other.code == "PARITY_MISMATCH") &&
+          other.message.find(label + "=") != std::string::npos) {
         finding.severity = Severity::error;
         finding.message += " | confirmed by the sweep: " + other.message;
         other.code.clear();  // folded into the frozen-dimension finding
@@ -270,19 +275,25 @@ void answer_headline(Report& report) {
 
   std::set<std::string> sizes;
   for (const auto& row : report.parity) {
-    for (const auto& [label, size] : row["sizes"].items()) sizes.insert(fmt::format("{}={}", label, size.get<int64_t>()));
+    for (const auto& [label, size] : row["sizes"].items())
+      sizes.insert(fmt::format("{}={}", label, size.get<int64_t>()));
   }
   std::string tested;
   for (const auto& s : sizes) tested += (tested.empty() ? "" : ", ") + s;
   const bool shapes_ok = !any_code(report, {"SHAPE_REJECTED", "FROZEN_DIMENSION", "RUN_FAILED"}, Severity::error);
-  report.headline.push_back({"Does the exported model accept every batch, sequence length and image size production sends?",
-                             !ran(parity) ? "not checked" : shapes_ok ? "yes" : "no",
-                             tested.empty() ? "no shape cases ran" : "ran " + tested});
+  report.headline.push_back(
+      {"Does the exported model accept every batch, sequence length and image size production sends?",
+       !ran(parity) ? "not checked"
+       : shapes_ok  ? "yes"
+                    : "no",
+       tested.empty() ? "no shape cases ran" : "ran " + tested});
 
   const bool aten = any_code(report, {"CUSTOM_DOMAIN_OP"}, Severity::error);
   report.headline.push_back(
       {"Did the checker and shape inference pass, with no aten operators left?",
-       !ran(check) ? "not checked" : check->status == "pass" && !aten ? "yes" : "no",
+       !ran(check)                        ? "not checked"
+       : check->status == "pass" && !aten ? "yes"
+                                          : "no",
        check && check->details.contains("checker")
            ? fmt::format("checker {}, shape inference {}{}", check->details["checker"].get<std::string>(),
                          check->details["shape_inference"].get<std::string>(), aten ? ", ATen fallback nodes left" : "")
@@ -295,9 +306,12 @@ void answer_headline(Report& report) {
   }
   const bool restricted = any_code(report, {"OP_RESTRICTED_BY_TARGET"}, Severity::warning);
   report.headline.push_back({"Is every operator supported by each target runtime at this opset?",
-                             !ran(ops) ? "not checked" : ops->status == "pass" ? "yes" : "no",
-                             targets.empty() ? (ops ? ops->reason : "")
-                                             : targets + (restricted ? " (some with restrictions: see the warnings)" : "")});
+                             !ran(ops)               ? "not checked"
+                             : ops->status == "pass" ? "yes"
+                                                     : "no",
+                             targets.empty()
+                                 ? (ops ? ops->reason : "")
+                                 : targets + (restricted ? " (some with restrictions: see the warnings)" : "")});
 
   std::string providers;
   for (const auto& p : report.summary.value("providers", nlohmann::json::array())) {
@@ -305,9 +319,12 @@ void answer_headline(Report& report) {
                              p["ran"].get<bool>() ? "ran" : "skipped");
   }
   const bool parity_ok = parity && parity->status == "pass";
-  report.headline.push_back({"Does ONNX Runtime match PyTorch within tolerance, on every provider tested, with no argmax flips?",
-                             !ran(parity) ? "not checked" : parity_ok ? "yes" : "no",
-                             fmt::format("{} comparisons; providers: {}", report.parity.size(), providers.empty() ? "none" : providers)});
+  report.headline.push_back(
+      {"Does ONNX Runtime match PyTorch within tolerance, on every provider tested, with no argmax flips?",
+       !ran(parity) ? "not checked"
+       : parity_ok  ? "yes"
+                    : "no",
+       fmt::format("{} comparisons; providers: {}", report.parity.size(), providers.empty() ? "none" : providers)});
 
   std::string golden_evidence = golden ? golden->reason : "";
   if (golden && golden->details.contains("action")) {
@@ -316,7 +333,10 @@ void answer_headline(Report& report) {
                           : "verified the new export against the golden set of an earlier run";
   }
   report.headline.push_back({"Do the saved golden outputs still hold for the latest export?",
-                             !ran(golden) ? "not checked" : golden->status == "pass" ? "yes" : "no", golden_evidence});
+                             !ran(golden)               ? "not checked"
+                             : golden->status == "pass" ? "yes"
+                                                        : "no",
+                             golden_evidence});
 }
 
 }  // namespace

@@ -22,9 +22,12 @@ std::string format_dims(const ValueSummary& value) {
 nlohmann::json value_to_json(const ValueSummary& value) {
   nlohmann::json dims = nlohmann::json::array();
   for (const auto& dim : value.dims) {
-    if (dim.size) dims.push_back(*dim.size);
-    else if (!dim.symbol.empty()) dims.push_back(dim.symbol);
-    else dims.push_back(nullptr);
+    if (dim.size)
+      dims.push_back(*dim.size);
+    else if (!dim.symbol.empty())
+      dims.push_back(dim.symbol);
+    else
+      dims.push_back(nullptr);
   }
   return {{"name", value.name}, {"type", value.type}, {"shape", value.has_shape ? dims : nlohmann::json(nullptr)}};
 }
@@ -59,9 +62,9 @@ void print_findings(std::ostream& out, const std::vector<Finding>& findings) {
 }
 
 nlohmann::json finding_to_json(const Finding& finding) {
-  return {{"code", finding.code},       {"severity", std::string(severity_name(finding.severity))},
-          {"step", finding.step},       {"message", finding.message},
-          {"where", finding.where},     {"hint", finding.hint}};
+  return {{"code", finding.code},   {"severity", std::string(severity_name(finding.severity))},
+          {"step", finding.step},   {"message", finding.message},
+          {"where", finding.where}, {"hint", finding.hint}};
 }
 
 nlohmann::json check_result_to_json(const LoadedModel& model, const CheckResult& result) {
@@ -74,7 +77,10 @@ nlohmann::json check_result_to_json(const LoadedModel& model, const CheckResult&
   for (const auto& value : summary.outputs) outputs.push_back(value_to_json(value));
   nlohmann::json operators = nlohmann::json::array();
   for (const auto& op : summary.operators) {
-    operators.push_back({{"domain", op.domain}, {"op_type", op.op_type}, {"opset", op.opset}, {"count", op.count},
+    operators.push_back({{"domain", op.domain},
+                         {"op_type", op.op_type},
+                         {"opset", op.opset},
+                         {"count", op.count},
                          {"in_subgraphs", op.in_subgraphs}});
   }
   nlohmann::json findings = nlohmann::json::array();
@@ -134,8 +140,9 @@ void print_check_result(std::ostream& out, const LoadedModel& model, const Check
     out << fmt::format("  {:<{}}  {:>5}  {:>5}{}\n", op.domain + "::" + op.op_type, op_width, op.opset, op.count,
                        op.in_subgraphs ? fmt::format("  ({} in subgraphs)", op.in_subgraphs) : "");
   }
-  out << fmt::format("initializers     {} tensors, {}{}\n", summary.initializer_count, format_bytes(summary.initializer_bytes),
-                     summary.external_bytes ? fmt::format(" ({} in external data)", format_bytes(summary.external_bytes)) : "");
+  out << fmt::format(
+      "initializers     {} tensors, {}{}\n", summary.initializer_count, format_bytes(summary.initializer_bytes),
+      summary.external_bytes ? fmt::format(" ({} in external data)", format_bytes(summary.external_bytes)) : "");
   out << fmt::format("checker          {}\n", status_word(result.checker_passed));
   out << fmt::format("shape inference  {}\n", status_word(result.shape_inference_passed));
   print_findings(out, result.findings);

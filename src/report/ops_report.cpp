@@ -16,9 +16,14 @@ nlohmann::json ops_audit_to_json(const OpsAudit& audit) {
       verdicts[v.target] = {{"status", v.status}, {"detail", v.detail}};
       if (v.needs_opset) verdicts[v.target]["needs_opset"] = v.needs_opset;
     }
-    operators.push_back({{"domain", op.domain}, {"op_type", op.op_type}, {"opset", op.opset},
-                         {"schema_version", op.schema_version}, {"count", op.count}, {"in_subgraphs", op.in_subgraphs},
-                         {"nodes", op.nodes}, {"targets", verdicts}});
+    operators.push_back({{"domain", op.domain},
+                         {"op_type", op.op_type},
+                         {"opset", op.opset},
+                         {"schema_version", op.schema_version},
+                         {"count", op.count},
+                         {"in_subgraphs", op.in_subgraphs},
+                         {"nodes", op.nodes},
+                         {"targets", verdicts}});
   }
   return {{"targets", targets}, {"operators", operators}};
 }
@@ -31,7 +36,8 @@ void print_ops_audit(std::ostream& out, const OpsAudit& audit) {
   for (const auto& table : audit.tables) out << fmt::format("  {:<12}", table.target);
   out << '\n';
   for (const auto& op : audit.operators) {
-    out << fmt::format("{:<{}} {:>5} {:>7} {:>5}", op.domain + "::" + op.op_type, width, op.opset, op.schema_version, op.count);
+    out << fmt::format("{:<{}} {:>5} {:>7} {:>5}", op.domain + "::" + op.op_type, width, op.opset, op.schema_version,
+                       op.count);
     for (const auto& v : op.verdicts) out << fmt::format("  {:<12}", v.status);
     out << '\n';
   }

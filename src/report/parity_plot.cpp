@@ -19,10 +19,14 @@ struct Bar {
 std::string escape(const std::string& text) {
   std::string out;
   for (const char c : text) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else
+      out += c;
   }
   return out;
 }
@@ -70,9 +74,11 @@ std::string parity_plot_svg(const nlohmann::json& parity_rows) {
   };
 
   std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"11\">\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
+      "font-size=\"11\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"{}\" y=\"16\" font-size=\"13\">Largest |ONNX Runtime - PyTorch| per case (log scale; red: outside tolerance)</text>\n",
+      "<text x=\"{}\" y=\"16\" font-size=\"13\">Largest |ONNX Runtime - PyTorch| per case (log scale; red: outside "
+      "tolerance)</text>\n",
       width, height, k_left);
   for (int e = k_bottom_exponent; e <= top_exponent; e += 3) {
     const int y = y_of(std::pow(10.0, e));
@@ -86,9 +92,9 @@ std::string parity_plot_svg(const nlohmann::json& parity_rows) {
       const int x = x0 + static_cast<int>(i) * (k_bar + k_gap);
       // An exact match has no height on a log scale: a 2-pixel stub still shows the case ran.
       const int y = std::min(y_of(bars[i].max_abs), k_top + k_height - 2);
-      svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {:.3g}</title></rect>\n", x, y,
-                         k_bar, k_top + k_height - y, bars[i].failed ? "#d62728" : "#1f77b4", escape(bars[i].label),
-                         bars[i].max_abs);
+      svg += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {:.3g}</title></rect>\n", x, y,
+          k_bar, k_top + k_height - y, bars[i].failed ? "#d62728" : "#1f77b4", escape(bars[i].label), bars[i].max_abs);
       const int label_y = k_top + k_height + 8;
       svg += fmt::format("<text transform=\"translate({},{}) rotate(60)\" font-size=\"9\">{}</text>\n", x + 4, label_y,
                          escape(bars[i].label));

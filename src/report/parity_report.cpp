@@ -10,12 +10,9 @@ nlohmann::json parity_rows_to_json(const ParityResult& result) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : result.rows) {
     const auto& cmp = row.comparison;
-    nlohmann::json entry = {{"case", row.data_set},
-                            {"sizes", row.sizes},
-                            {"provider", row.provider},
-                            {"optimization", row.optimization},
-                            {"output", row.output},
-                            {"status", row.status}};
+    nlohmann::json entry = {{"case", row.data_set},     {"sizes", row.sizes},
+                            {"provider", row.provider}, {"optimization", row.optimization},
+                            {"output", row.output},     {"status", row.status}};
     if (row.status == "pass" || row.status == "fail") {
       entry.update({{"rtol", row.tolerance.rtol},
                     {"atol", row.tolerance.atol},
@@ -23,7 +20,8 @@ nlohmann::json parity_rows_to_json(const ParityResult& result) {
                     {"max_rel", cmp.max_rel},
                     {"mismatches", cmp.mismatches},
                     {"elements", cmp.elements},
-                    {"mismatch_fraction", cmp.elements ? static_cast<double>(cmp.mismatches) / static_cast<double>(cmp.elements) : 0.0},
+                    {"mismatch_fraction",
+                     cmp.elements ? static_cast<double>(cmp.mismatches) / static_cast<double>(cmp.elements) : 0.0},
                     {"worst_index", cmp.worst_index},
                     {"worst_at", row.worst_at},
                     {"allclose", cmp.allclose},
@@ -44,10 +42,12 @@ nlohmann::json parity_rows_to_json(const ParityResult& result) {
 
 nlohmann::json parity_summary_to_json(const ParityResult& result) {
   nlohmann::json providers = nlohmann::json::array();
-  for (const auto& p : result.providers) providers.push_back({{"provider", p.provider}, {"ran", p.ran}, {"reason", p.reason}});
+  for (const auto& p : result.providers)
+    providers.push_back({{"provider", p.provider}, {"ran", p.ran}, {"reason", p.reason}});
   nlohmann::json accuracy = nlohmann::json::array();
   for (const auto& a : result.accuracy) {
-    accuracy.push_back({{"output", a.output}, {"samples", a.samples}, {"accuracy", a.accuracy}, {"flipped", a.flipped}});
+    accuracy.push_back(
+        {{"output", a.output}, {"samples", a.samples}, {"accuracy", a.accuracy}, {"flipped", a.flipped}});
   }
   return {{"providers", providers}, {"accuracy", accuracy}};
 }
@@ -78,14 +78,15 @@ void print_parity_result(std::ostream& out, const ParityResult& result) {
                      "cases pass", "refused", "max abs", "max rel", "flips");
   for (const auto& [key, g] : groups) {
     const auto& [provider, optimization, output] = key;
-    out << fmt::format("{:<9} {:<9} {:<16} {:>5} / {:<3} {:>9} {:>10.3g} {:>10.3g} {:>6}\n", provider, optimization, output,
-                       g.passed, g.cases, g.rejected, g.max_abs, g.max_rel, g.flips);
+    out << fmt::format("{:<9} {:<9} {:<16} {:>5} / {:<3} {:>9} {:>10.3g} {:>10.3g} {:>6}\n", provider, optimization,
+                       output, g.passed, g.cases, g.rejected, g.max_abs, g.max_rel, g.flips);
   }
   for (const auto& a : result.accuracy) {
     std::string figures;
-    for (const auto& [who, value] : a.accuracy) figures += fmt::format("{}{} {:.1f}%", figures.empty() ? "" : ", ", who, 100.0 * value);
-    out << fmt::format("accuracy of '{}' on {} labelled samples: {}; flipped predictions: {}\n", a.output, a.samples, figures,
-                       a.flipped);
+    for (const auto& [who, value] : a.accuracy)
+      figures += fmt::format("{}{} {:.1f}%", figures.empty() ? "" : ", ", who, 100.0 * value);
+    out << fmt::format("accuracy of '{}' on {} labelled samples: {}; flipped predictions: {}\n", a.output, a.samples,
+                       figures, a.flipped);
   }
 }
 

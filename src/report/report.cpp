@@ -72,17 +72,20 @@ std::string report_to_markdown(const Report& report) {
   }
 
   if (!report.parity.empty()) {
-    md += "\n## Parity (ONNX Runtime against PyTorch)\n\n![largest error per case](report-parity.svg)\n\n"
-          "| case | sizes | provider | graph opt | output | status | max abs | max rel | mismatches | argmax flips |\n"
-          "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: |\n";
+    md +=
+        "\n## Parity (ONNX Runtime against PyTorch)\n\n![largest error per case](report-parity.svg)\n\n"
+        "| case | sizes | provider | graph opt | output | status | max abs | max rel | mismatches | argmax flips |\n"
+        "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: |\n";
     for (const auto& row : report.parity) {
       std::string sizes;
-      for (const auto& [label, size] : row["sizes"].items()) sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", label, size.get<int64_t>());
+      for (const auto& [label, size] : row["sizes"].items())
+        sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", label, size.get<int64_t>());
       if (row.contains("max_abs")) {
-        md += fmt::format("| {} | {} | {} | {} | {} | {} | {:.3g} | {:.3g} | {} / {} | {} |\n", row["case"].get<std::string>(), sizes,
-                          row["provider"].get<std::string>(), row["optimization"].get<std::string>(),
-                          row["output"].get<std::string>(), row["status"].get<std::string>(), row["max_abs"].get<double>(),
-                          row["max_rel"].get<double>(), row["mismatches"].get<int64_t>(), row["elements"].get<int64_t>(),
+        md += fmt::format("| {} | {} | {} | {} | {} | {} | {:.3g} | {:.3g} | {} / {} | {} |\n",
+                          row["case"].get<std::string>(), sizes, row["provider"].get<std::string>(),
+                          row["optimization"].get<std::string>(), row["output"].get<std::string>(),
+                          row["status"].get<std::string>(), row["max_abs"].get<double>(), row["max_rel"].get<double>(),
+                          row["mismatches"].get<int64_t>(), row["elements"].get<int64_t>(),
                           row["argmax_flips"].is_null() ? "-" : std::to_string(row["argmax_flips"].get<int64_t>()));
       } else {
         md += fmt::format("| {} | {} | {} | {} | {} | {} | | | | {} |\n", row["case"].get<std::string>(), sizes,
@@ -102,11 +105,20 @@ std::string html_escape(const std::string& text) {
   std::string out;
   for (const char c : text) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -124,7 +136,8 @@ std::string report_to_html(const Report& report) {
       ".warning{{color:#9a6700;font-weight:bold}}.info,.skip{{color:#57606a}}code{{background:#f4f4f4;padding:1px 3px}}"
       "</style></head><body>\n<h1>onnxproof report: {0}</h1>\n<p>Verdict: <span class=\"{1}\">{1}</span></p>\n",
       html_escape(report.model), verdict);
-  if (!report.onnx_model.empty()) html += fmt::format("<p>Model: <code>{}</code></p>\n", html_escape(report.onnx_model.string()));
+  if (!report.onnx_model.empty())
+    html += fmt::format("<p>Model: <code>{}</code></p>\n", html_escape(report.onnx_model.string()));
   html += "<h2>Can I ship?</h2>\n<table><tr><th>question</th><th>answer</th><th>evidence</th></tr>\n";
   for (const auto& a : report.headline) {
     const std::string css = a.answer == "yes" ? "yes" : a.answer == "no" ? "no" : "skip";
@@ -132,49 +145,59 @@ std::string report_to_html(const Report& report) {
                         html_escape(a.answer), html_escape(a.evidence));
   }
   html += "</table>\n<h2>Findings</h2>\n";
-  if (report.findings.empty()) html += "<p>None.</p>\n";
-  else html += "<table><tr><th>severity</th><th>code</th><th>step</th><th>message</th><th>where</th><th>hint</th></tr>\n";
+  if (report.findings.empty())
+    html += "<p>None.</p>\n";
+  else
+    html += "<table><tr><th>severity</th><th>code</th><th>step</th><th>message</th><th>where</th><th>hint</th></tr>\n";
   for (const Severity severity : {Severity::error, Severity::warning, Severity::info}) {
     for (const auto& f : report.findings) {
       if (f.severity != severity) continue;
-      html += fmt::format("<tr><td class=\"{0}\">{0}</td><td><code>{1}</code></td><td>{2}</td><td>{3}</td><td><code>{4}</code></td><td>{5}</td></tr>\n",
-                          severity_name(f.severity), html_escape(f.code), html_escape(f.step), html_escape(f.message),
-                          html_escape(f.where), html_escape(f.hint));
+      html += fmt::format(
+          "<tr><td "
+          "class=\"{0}\">{0}</td><td><code>{1}</code></td><td>{2}</td><td>{3}</td><td><code>{4}</code></td><td>{5}</"
+          "td></tr>\n",
+          severity_name(f.severity), html_escape(f.code), html_escape(f.step), html_escape(f.message),
+          html_escape(f.where), html_escape(f.hint));
     }
   }
   if (!report.findings.empty()) html += "</table>\n";
   html += "<h2>Steps</h2>\n<table><tr><th>step</th><th>status</th><th>seconds</th><th>note</th></tr>\n";
   for (const auto& step : report.steps) {
-    html += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{:.2f}</td><td>{}</td></tr>\n", html_escape(step.name),
-                        step.status, step.status, step.seconds, html_escape(step.reason));
+    html += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{:.2f}</td><td>{}</td></tr>\n",
+                        html_escape(step.name), step.status, step.status, step.seconds, html_escape(step.reason));
   }
   html += "</table>\n";
   if (const std::string svg = parity_plot_svg(report.parity); !svg.empty()) {
     html += "<h2>Parity (ONNX Runtime against PyTorch)</h2>\n" + svg;
-    html += "<table><tr><th>case</th><th>sizes</th><th>provider</th><th>graph opt</th><th>output</th><th>status</th>"
-            "<th>max abs</th><th>max rel</th><th>mismatches</th><th>argmax flips</th></tr>\n";
+    html +=
+        "<table><tr><th>case</th><th>sizes</th><th>provider</th><th>graph opt</th><th>output</th><th>status</th>"
+        "<th>max abs</th><th>max rel</th><th>mismatches</th><th>argmax flips</th></tr>\n";
     for (const auto& row : report.parity) {
       std::string sizes;
-      for (const auto& [label, size] : row["sizes"].items()) sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", label, size.get<int64_t>());
+      for (const auto& [label, size] : row["sizes"].items())
+        sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", label, size.get<int64_t>());
       const std::string status = row.value("status", "");
       if (row.contains("max_abs")) {
-        html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{:.3g}</td>"
-                            "<td>{:.3g}</td><td>{} / {}</td><td>{}</td></tr>\n",
-                            row.value("case", ""), sizes, row.value("provider", ""), row.value("optimization", ""),
-                            html_escape(row.value("output", "")), status, status, row["max_abs"].get<double>(),
-                            row["max_rel"].get<double>(), row["mismatches"].get<int64_t>(), row["elements"].get<int64_t>(),
-                            row["argmax_flips"].is_null() ? "-" : std::to_string(row["argmax_flips"].get<int64_t>()));
+        html += fmt::format(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{:.3g}</td>"
+            "<td>{:.3g}</td><td>{} / {}</td><td>{}</td></tr>\n",
+            row.value("case", ""), sizes, row.value("provider", ""), row.value("optimization", ""),
+            html_escape(row.value("output", "")), status, status, row["max_abs"].get<double>(),
+            row["max_rel"].get<double>(), row["mismatches"].get<int64_t>(), row["elements"].get<int64_t>(),
+            row["argmax_flips"].is_null() ? "-" : std::to_string(row["argmax_flips"].get<int64_t>()));
       } else {
-        html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td></td><td class=\"fail\">{}</td>"
-                            "<td colspan=\"4\">{}</td></tr>\n",
-                            row.value("case", ""), sizes, row.value("provider", ""), row.value("optimization", ""), status,
-                            html_escape(row.value("note", "")));
+        html += fmt::format(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td></td><td class=\"fail\">{}</td>"
+            "<td colspan=\"4\">{}</td></tr>\n",
+            row.value("case", ""), sizes, row.value("provider", ""), row.value("optimization", ""), status,
+            html_escape(row.value("note", "")));
       }
     }
     html += "</table>\n";
   }
   html += "<h2>Versions</h2>\n<ul>\n";
-  for (const auto& [tool, version] : report.versions) html += fmt::format("<li>{}: {}</li>\n", tool, html_escape(version));
+  for (const auto& [tool, version] : report.versions)
+    html += fmt::format("<li>{}: {}</li>\n", tool, html_escape(version));
   html += "</ul>\n</body></html>\n";
   return html;
 }

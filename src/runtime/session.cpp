@@ -17,9 +17,9 @@ struct ProviderName {
 };
 
 constexpr std::array k_providers = {
-    ProviderName{"cpu", "CPUExecutionProvider"},      ProviderName{"cuda", "CUDAExecutionProvider"},
+    ProviderName{"cpu", "CPUExecutionProvider"},           ProviderName{"cuda", "CUDAExecutionProvider"},
     ProviderName{"tensorrt", "TensorrtExecutionProvider"}, ProviderName{"openvino", "OpenVINOExecutionProvider"},
-    ProviderName{"dnnl", "DnnlExecutionProvider"},    ProviderName{"webgpu", "WebGpuExecutionProvider"},
+    ProviderName{"dnnl", "DnnlExecutionProvider"},         ProviderName{"webgpu", "WebGpuExecutionProvider"},
 };
 
 std::string short_provider_name(const std::string& ort_name) {
@@ -60,10 +60,22 @@ SessionValue describe_type(std::string name, const Ort::TypeInfo& info) {
       for (const char* symbol : symbols) value.symbols.emplace_back(symbol ? symbol : "");
       break;
     }
-    case ONNX_TYPE_SEQUENCE: value.is_tensor = false; value.type = "sequence"; break;
-    case ONNX_TYPE_MAP: value.is_tensor = false; value.type = "map"; break;
-    case ONNX_TYPE_OPTIONAL: value.is_tensor = false; value.type = "optional"; break;
-    default: value.is_tensor = false; value.type = "unknown"; break;
+    case ONNX_TYPE_SEQUENCE:
+      value.is_tensor = false;
+      value.type = "sequence";
+      break;
+    case ONNX_TYPE_MAP:
+      value.is_tensor = false;
+      value.type = "map";
+      break;
+    case ONNX_TYPE_OPTIONAL:
+      value.is_tensor = false;
+      value.type = "optional";
+      break;
+    default:
+      value.is_tensor = false;
+      value.type = "unknown";
+      break;
   }
   return value;
 }
@@ -111,10 +123,14 @@ Expected<Tensor> from_ort_value(const std::string& name, const Ort::Value& value
 
 GraphOptimizationLevel ort_level(GraphOptimization level) {
   switch (level) {
-    case GraphOptimization::disabled: return ORT_DISABLE_ALL;
-    case GraphOptimization::basic: return ORT_ENABLE_BASIC;
-    case GraphOptimization::extended: return ORT_ENABLE_EXTENDED;
-    case GraphOptimization::all: return ORT_ENABLE_ALL;
+    case GraphOptimization::disabled:
+      return ORT_DISABLE_ALL;
+    case GraphOptimization::basic:
+      return ORT_ENABLE_BASIC;
+    case GraphOptimization::extended:
+      return ORT_ENABLE_EXTENDED;
+    case GraphOptimization::all:
+      return ORT_ENABLE_ALL;
   }
   return ORT_ENABLE_ALL;
 }
@@ -140,8 +156,8 @@ Expected<void> append_provider(Ort::SessionOptions& session_options, const std::
         cuda_options, Ort::GetApi().ReleaseCUDAProviderOptions);
     session_options.AppendExecutionProvider_CUDA_V2(*cuda_options);
   } catch (const Ort::Exception& error) {
-    return fail(ErrorCode::not_found, "execution provider 'cuda' is compiled into ONNX Runtime " + onnxruntime_version() +
-                                          " but cannot be loaded: " + error.what());
+    return fail(ErrorCode::not_found, "execution provider 'cuda' is compiled into ONNX Runtime " +
+                                          onnxruntime_version() + " but cannot be loaded: " + error.what());
   }
   return {};
 }
@@ -227,20 +243,24 @@ Expected<void> Session::validate(const std::vector<Feed>& feeds) const {
     const auto it = by_name.find(input.name);
     if (it == by_name.end()) return fail(ErrorCode::usage, "input '" + input.name + "' (" + expected + ") is missing");
     if (!input.is_tensor) {
-      return fail(ErrorCode::unsupported, "input '" + input.name + "' is a " + input.type + "; onnxproof feeds tensors only");
+      return fail(ErrorCode::unsupported,
+                  "input '" + input.name + "' is a " + input.type + "; onnxproof feeds tensors only");
     }
     const Tensor& tensor = *it->second;
     const std::string got = dtype_name(tensor.dtype()) + " " + format_shape(tensor.shape());
     if (tensor.dtype() != input.dtype) {
-      return fail(ErrorCode::usage, "input '" + input.name + "': expected " + expected + ", got " + got + " (wrong dtype)");
+      return fail(ErrorCode::usage,
+                  "input '" + input.name + "': expected " + expected + ", got " + got + " (wrong dtype)");
     }
     if (tensor.rank() != input.shape.size()) {
-      return fail(ErrorCode::usage, "input '" + input.name + "': expected " + expected + ", got " + got + " (wrong rank)");
+      return fail(ErrorCode::usage,
+                  "input '" + input.name + "': expected " + expected + ", got " + got + " (wrong rank)");
     }
     for (std::size_t axis = 0; axis < input.shape.size(); ++axis) {
       if (input.shape[axis] >= 0 && input.shape[axis] != tensor.shape()[axis]) {
         return fail(ErrorCode::usage, "input '" + input.name + "': expected " + expected + ", got " + got + " (axis " +
-                                          std::to_string(axis) + " is fixed at " + std::to_string(input.shape[axis]) + ")");
+                                          std::to_string(axis) + " is fixed at " + std::to_string(input.shape[axis]) +
+                                          ")");
       }
     }
   }

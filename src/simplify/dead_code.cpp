@@ -31,8 +31,10 @@ int eliminate_in_graph(onnx::GraphProto& graph) {
   int changes = 0;
   google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
   for (int i = 0; i < graph.node_size(); ++i) {
-    if (live[static_cast<std::size_t>(i)]) kept.Add()->Swap(graph.mutable_node(i));
-    else ++changes;
+    if (live[static_cast<std::size_t>(i)])
+      kept.Add()->Swap(graph.mutable_node(i));
+    else
+      ++changes;
   }
   graph.mutable_node()->Swap(&kept);
   for (auto& node : *graph.mutable_node()) {

@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // Ops whose output changes from run to run: never folded.
-const std::set<std::string> k_random_ops = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                                            "Multinomial", "Bernoulli"};
+const std::set<std::string> k_random_ops = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                            "RandomUniformLike", "Multinomial",   "Bernoulli"};
 
 bool has_subgraph(const onnx::NodeProto& node) {
   for (const auto& a : node.attribute()) {
@@ -64,13 +64,18 @@ int fold_shapes(onnx::ModelProto& model) {
       int64_t start = 0;
       int64_t end = static_cast<int64_t>(dims.size());
       for (const auto& a : node.attribute()) {
-        const auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + static_cast<int64_t>(dims.size()) : v, 0, static_cast<int64_t>(dims.size())); };
+        const auto clamp = [&](int64_t v) {
+          return std::clamp<int64_t>(v < 0 ? v + static_cast<int64_t>(dims.size()) : v, 0,
+                                     static_cast<int64_t>(dims.size()));
+        };
         if (a.name() == "start") start = clamp(a.i());
         if (a.name() == "end") end = clamp(a.i());
       }
       values.assign(dims.begin() + start, dims.begin() + std::max(start, end));
     }
-    auto tensor = *Tensor::zeros(DType::int64, node.op_type() == "Size" ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(values.size())});
+    auto tensor = *Tensor::zeros(DType::int64, node.op_type() == "Size"
+                                                   ? std::vector<int64_t>{}
+                                                   : std::vector<int64_t>{static_cast<int64_t>(values.size())});
     std::copy(values.begin(), values.end(), tensor.mutable_values<int64_t>().begin());
     replace_by_initializer(graph, i, tensor_to_proto(tensor, node.output(0)));
     ++changes;
@@ -145,7 +150,8 @@ Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& opt
 
   const fs::path path = fs::temp_directory_path() / ("onnxproof-fold-" + std::to_string(::getpid()) + ".onnx");
   ONNXPROOF_TRY(write_file_atomically(path, sub.SerializeAsString()));
-  auto session = Session::open(path, SessionOptions{.optimization = GraphOptimization::disabled, .intra_op_threads = 1});
+  auto session =
+      Session::open(path, SessionOptions{.optimization = GraphOptimization::disabled, .intra_op_threads = 1});
   std::error_code ignored;
   if (!session) {
     fs::remove(path, ignored);
@@ -161,8 +167,10 @@ Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& opt
   for (std::size_t k = 0; k < frontier.size(); ++k) {
     const auto& value = (*values)[k];
     const uint64_t bytes = value.dtype() == DType::string ? 0 : value.bytes().size();
-    if (bytes > options.max_fold_bytes || value.dtype() == DType::string) kept_values.insert(frontier[k]);
-    else folded.insert(frontier[k]);
+    if (bytes > options.max_fold_bytes || value.dtype() == DType::string)
+      kept_values.insert(frontier[k]);
+    else
+      folded.insert(frontier[k]);
   }
   std::set<int> keep;
   std::vector<std::string> pending(kept_values.begin(), kept_values.end());
@@ -170,7 +178,9 @@ Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& opt
     const std::string name = pending.back();
     pending.pop_back();
     const auto producer = index.producer.find(name);
-    if (producer == index.producer.end() || !folding.contains(producer->second) || !keep.insert(producer->second).second) continue;
+    if (producer == index.producer.end() || !folding.contains(producer->second) ||
+        !keep.insert(producer->second).second)
+      continue;
     for (const auto& in : graph.node(producer->second).input()) pending.push_back(in);
   }
   for (const int i : keep) {
@@ -213,7 +223,9 @@ int sort_topologically(onnx::ModelProto& model) {
           reads.insert(inner.begin(), inner.end());
         }
       }
-      if (!std::all_of(reads.begin(), reads.end(), [&](const std::string& r) { return r.empty() || available.contains(r); })) continue;
+      if (!std::all_of(reads.begin(), reads.end(),
+                       [&](const std::string& r) { return r.empty() || available.contains(r); }))
+        continue;
       placed[static_cast<std::size_t>(i)] = true;
       order.push_back(i);
       available.insert(node.output().begin(), node.output().end());

@@ -14,7 +14,8 @@ const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::st
 }
 
 // The fully static shape of a value, or nothing.
-std::optional<std::vector<int64_t>> static_shape(const onnx::GraphProto& graph, const GraphIndex& index, const std::string& value) {
+std::optional<std::vector<int64_t>> static_shape(const onnx::GraphProto& graph, const GraphIndex& index,
+                                                 const std::string& value) {
   if (const auto it = index.initializers.find(value); it != index.initializers.end()) {
     return std::vector<int64_t>(it->second->dims().begin(), it->second->dims().end());
   }
@@ -43,7 +44,8 @@ bool same_static_shape(const onnx::GraphProto& graph, const GraphIndex& index, c
 
 // True when the node hands its first input through unchanged.
 bool is_no_op(const onnx::GraphProto& graph, const GraphIndex& index, const onnx::NodeProto& node) {
-  if (!node.domain().empty() || node.input_size() == 0 || node.output_size() == 0 || node.input(0).empty()) return false;
+  if (!node.domain().empty() || node.input_size() == 0 || node.output_size() == 0 || node.input(0).empty())
+    return false;
   const std::string& op = node.op_type();
   if (op == "Identity") return true;
   if (op == "Dropout") {

@@ -33,7 +33,8 @@ std::map<std::string, int> count_ops(const onnx::ModelProto& model) {
 // still simplified with what it could infer.
 void infer_shapes(onnx::ModelProto& model) {
   try {
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(false, 0, true));
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(false, 0, true));
   } catch (const std::exception&) {
   }
 }
@@ -44,9 +45,11 @@ struct PassDefinition {
   Expected<int> (*run)(onnx::ModelProto&, const SimplifyOptions&);
 };
 constexpr PassDefinition k_passes[] = {
-    {"dead-code", [](onnx::ModelProto& m, const SimplifyOptions&) -> Expected<int> { return simplify::eliminate_dead_code(m); }},
+    {"dead-code",
+     [](onnx::ModelProto& m, const SimplifyOptions&) -> Expected<int> { return simplify::eliminate_dead_code(m); }},
     {"no-ops", [](onnx::ModelProto& m, const SimplifyOptions&) -> Expected<int> { return simplify::remove_no_ops(m); }},
-    {"shape-folding", [](onnx::ModelProto& m, const SimplifyOptions&) -> Expected<int> { return simplify::fold_shapes(m); }},
+    {"shape-folding",
+     [](onnx::ModelProto& m, const SimplifyOptions&) -> Expected<int> { return simplify::fold_shapes(m); }},
     {"constant-folding", [](onnx::ModelProto& m, const SimplifyOptions& o) { return simplify::fold_constants(m, o); }},
 };
 
@@ -70,7 +73,8 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
     for (std::size_t p = 0; p < std::size(k_passes); ++p) {
       infer_shapes(model);
       auto changed = k_passes[p].run(model, options);
-      if (!changed) return std::unexpected(std::move(changed.error().add_context("pass " + std::string(k_passes[p].name))));
+      if (!changed)
+        return std::unexpected(std::move(changed.error().add_context("pass " + std::string(k_passes[p].name))));
       result.passes[p].changes += *changed;
       changes += *changed;
     }
@@ -89,7 +93,8 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
   }
   onnx::ModelProto copy = copy_without_large_tensors(model);
   try {
-    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(true, 1, true));
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(true, 1, true));
   } catch (const std::exception& error) {
     return fail(ErrorCode::internal, std::string("the simplified model is invalid: ") + error.what());
   }
@@ -99,8 +104,9 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
   return result;
 }
 
-Expected<SimplifyProof> prove_simplification(const std::filesystem::path& original, const std::filesystem::path& simplified,
-                                             const Reference* reference, const ToleranceOptions& tolerance) {
+Expected<SimplifyProof> prove_simplification(const std::filesystem::path& original,
+                                             const std::filesystem::path& simplified, const Reference* reference,
+                                             const ToleranceOptions& tolerance) {
   Reference generated;
   if (!reference) {
     // Inputs for every declared shape: symbolic dimensions at 1 and at 3.
@@ -148,9 +154,10 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
     auto actual = after.run(feeds);
     ++proof.cases;
     if (!actual) {
-      proof.findings.push_back({"SIMPLIFY_CHANGED_OUTPUTS", Severity::error, "simplify",
-                                "the simplified model fails where the original runs (" + c.data_set + "): " + actual.error().describe(),
-                                c.data_set, "report it: a pass broke the model"});
+      proof.findings.push_back(
+          {"SIMPLIFY_CHANGED_OUTPUTS", Severity::error, "simplify",
+           "the simplified model fails where the original runs (" + c.data_set + "): " + actual.error().describe(),
+           c.data_set, "report it: a pass broke the model"});
       continue;
     }
     for (std::size_t k = 0; k < expected.size() && k < actual->size(); ++k) {
@@ -159,8 +166,8 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
       proof.max_abs = std::max(proof.max_abs, comparison.max_abs);
       if (!comparison.allclose) {
         proof.findings.push_back({"SIMPLIFY_CHANGED_OUTPUTS", Severity::error, "simplify",
-                                  fmt::format("output '{}' changed in {}: {}", name, c.data_set, comparison.describe()), name,
-                                  "the simplified model is not used; report the model so the pass can be fixed"});
+                                  fmt::format("output '{}' changed in {}: {}", name, c.data_set, comparison.describe()),
+                                  name, "the simplified model is not used; report the model so the pass can be fixed"});
       }
     }
   }

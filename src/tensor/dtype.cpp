@@ -16,14 +16,22 @@ struct DTypeInfo {
 };
 
 constexpr std::array k_dtypes = {
-    DTypeInfo{DType::float32, "float32", 4},   DTypeInfo{DType::uint8, "uint8", 1},
-    DTypeInfo{DType::int8, "int8", 1},         DTypeInfo{DType::uint16, "uint16", 2},
-    DTypeInfo{DType::int16, "int16", 2},       DTypeInfo{DType::int32, "int32", 4},
-    DTypeInfo{DType::int64, "int64", 8},       DTypeInfo{DType::string, "string", 0},
-    DTypeInfo{DType::boolean, "bool", 1},      DTypeInfo{DType::float16, "float16", 2},
-    DTypeInfo{DType::float64, "float64", 8},   DTypeInfo{DType::uint32, "uint32", 4},
-    DTypeInfo{DType::uint64, "uint64", 8},     DTypeInfo{DType::complex64, "complex64", 8},
-    DTypeInfo{DType::complex128, "complex128", 16}, DTypeInfo{DType::bfloat16, "bfloat16", 2},
+    DTypeInfo{DType::float32, "float32", 4},
+    DTypeInfo{DType::uint8, "uint8", 1},
+    DTypeInfo{DType::int8, "int8", 1},
+    DTypeInfo{DType::uint16, "uint16", 2},
+    DTypeInfo{DType::int16, "int16", 2},
+    DTypeInfo{DType::int32, "int32", 4},
+    DTypeInfo{DType::int64, "int64", 8},
+    DTypeInfo{DType::string, "string", 0},
+    DTypeInfo{DType::boolean, "bool", 1},
+    DTypeInfo{DType::float16, "float16", 2},
+    DTypeInfo{DType::float64, "float64", 8},
+    DTypeInfo{DType::uint32, "uint32", 4},
+    DTypeInfo{DType::uint64, "uint64", 8},
+    DTypeInfo{DType::complex64, "complex64", 8},
+    DTypeInfo{DType::complex128, "complex128", 16},
+    DTypeInfo{DType::bfloat16, "bfloat16", 2},
 };
 
 constexpr std::array<std::pair<std::string_view, DType>, 5> k_aliases = {{
@@ -69,8 +77,7 @@ std::size_t dtype_size(DType dtype) {
 }
 
 bool is_floating(DType dtype) {
-  return dtype == DType::float32 || dtype == DType::float64 || dtype == DType::float16 ||
-         dtype == DType::bfloat16;
+  return dtype == DType::float32 || dtype == DType::float64 || dtype == DType::float16 || dtype == DType::bfloat16;
 }
 
 float half_to_float(uint16_t bits) {
@@ -113,9 +120,7 @@ uint16_t float_to_half(float value) {
   return static_cast<uint16_t>(sign | half);
 }
 
-float bfloat16_to_float(uint16_t bits) {
-  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-}
+float bfloat16_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
 
 uint16_t float_to_bfloat16(float value) {
   uint32_t bits = std::bit_cast<uint32_t>(value);

@@ -20,11 +20,20 @@ struct NpyDescr {
 };
 
 constexpr std::array k_descrs = {
-    NpyDescr{"f4", DType::float32}, NpyDescr{"f8", DType::float64},  NpyDescr{"f2", DType::float16},
-    NpyDescr{"i1", DType::int8},    NpyDescr{"i2", DType::int16},    NpyDescr{"i4", DType::int32},
-    NpyDescr{"i8", DType::int64},   NpyDescr{"u1", DType::uint8},    NpyDescr{"u2", DType::uint16},
-    NpyDescr{"u4", DType::uint32},  NpyDescr{"u8", DType::uint64},   NpyDescr{"b1", DType::boolean},
-    NpyDescr{"c8", DType::complex64}, NpyDescr{"c16", DType::complex128},
+    NpyDescr{"f4", DType::float32},
+    NpyDescr{"f8", DType::float64},
+    NpyDescr{"f2", DType::float16},
+    NpyDescr{"i1", DType::int8},
+    NpyDescr{"i2", DType::int16},
+    NpyDescr{"i4", DType::int32},
+    NpyDescr{"i8", DType::int64},
+    NpyDescr{"u1", DType::uint8},
+    NpyDescr{"u2", DType::uint16},
+    NpyDescr{"u4", DType::uint32},
+    NpyDescr{"u8", DType::uint64},
+    NpyDescr{"b1", DType::boolean},
+    NpyDescr{"c8", DType::complex64},
+    NpyDescr{"c16", DType::complex128},
     // numpy has no bfloat16; an ml_dtypes bfloat16 array saves as 2-byte voids.
     NpyDescr{"V2", DType::bfloat16},
 };
@@ -102,7 +111,8 @@ void swap_bytes(std::span<std::byte> data, std::size_t item) {
 }
 
 // Reorders column-major element bytes into row-major.
-std::vector<std::byte> fortran_to_c(std::span<const std::byte> data, const std::vector<int64_t>& shape, std::size_t item) {
+std::vector<std::byte> fortran_to_c(std::span<const std::byte> data, const std::vector<int64_t>& shape,
+                                    std::size_t item) {
   std::vector<std::byte> out(data.size());
   const std::size_t rank = shape.size();
   std::vector<int64_t> index(rank, 0);
@@ -145,12 +155,14 @@ Expected<Tensor> read_npy(const std::filesystem::path& path, uint64_t max_bytes)
   char prefix_bytes[12] = {};
   in.read(prefix_bytes, 10);
   const std::string_view prefix_view(prefix_bytes, static_cast<std::size_t>(in.gcount()));
-  if (prefix_view.size() < 10 || prefix_view.substr(0, k_magic.size()) != k_magic) return bad("not a .npy file (wrong magic)");
+  if (prefix_view.size() < 10 || prefix_view.substr(0, k_magic.size()) != k_magic)
+    return bad("not a .npy file (wrong magic)");
   const auto major = static_cast<uint8_t>(prefix_bytes[6]);
   std::size_t header_len = 0;
   std::size_t prefix = 10;
   if (major == 1) {
-    header_len = static_cast<uint8_t>(prefix_bytes[8]) | (static_cast<std::size_t>(static_cast<uint8_t>(prefix_bytes[9])) << 8);
+    header_len =
+        static_cast<uint8_t>(prefix_bytes[8]) | (static_cast<std::size_t>(static_cast<uint8_t>(prefix_bytes[9])) << 8);
   } else if (major == 2 || major == 3) {
     in.read(prefix_bytes + 10, 2);
     if (in.gcount() != 2) return bad("truncated .npy header");
@@ -171,7 +183,8 @@ Expected<Tensor> read_npy(const std::filesystem::path& path, uint64_t max_bytes)
   const uint64_t available = file_size - prefix - header_len;
   if (static_cast<uint64_t>(*count) > available / item || static_cast<uint64_t>(*count) * item != available) {
     return bad("shape " + format_shape(header->shape) + " of " + dtype_name(header->dtype) + " needs " +
-               std::to_string(static_cast<uint64_t>(*count) * item) + " data bytes, file has " + std::to_string(available));
+               std::to_string(static_cast<uint64_t>(*count) * item) + " data bytes, file has " +
+               std::to_string(available));
   }
   std::vector<std::byte> bytes(static_cast<std::size_t>(available));
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(available));
@@ -188,7 +201,8 @@ Expected<Tensor> read_npy(const std::filesystem::path& path, uint64_t max_bytes)
 Expected<void> write_npy(const std::filesystem::path& path, const Tensor& tensor) {
   const std::string descr = descr_for(tensor.dtype());
   if (descr.empty()) {
-    return fail(ErrorCode::unsupported, path.string() + ": " + dtype_name(tensor.dtype()) + " tensors cannot be written as .npy");
+    return fail(ErrorCode::unsupported,
+                path.string() + ": " + dtype_name(tensor.dtype()) + " tensors cannot be written as .npy");
   }
   // Python tuple syntax: "()", "(5,)", "(2, 3)".
   std::string shape = "(";

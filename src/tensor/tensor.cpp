@@ -45,10 +45,9 @@ Expected<Tensor> Tensor::from_bytes(DType dtype, std::vector<int64_t> shape, std
   if (item == 0) return fail(ErrorCode::unsupported, "unsupported element type " + dtype_name(dtype));
   ONNXPROOF_TRY_ASSIGN(const int64_t count, element_count(shape));
   if (bytes.size() / item != static_cast<uint64_t>(count) || bytes.size() % item != 0) {
-    return fail(ErrorCode::invalid_input,
-                "shape " + format_shape(shape) + " of " + dtype_name(dtype) + " needs " +
-                    std::to_string(static_cast<uint64_t>(count) * item) + " bytes, got " +
-                    std::to_string(bytes.size()));
+    return fail(ErrorCode::invalid_input, "shape " + format_shape(shape) + " of " + dtype_name(dtype) + " needs " +
+                                              std::to_string(static_cast<uint64_t>(count) * item) + " bytes, got " +
+                                              std::to_string(bytes.size()));
   }
   Tensor tensor;
   tensor.m_dtype = dtype;
@@ -75,23 +74,39 @@ Expected<Tensor> Tensor::from_strings(std::vector<int64_t> shape, std::vector<st
 double Tensor::value_as_double(int64_t index) const {
   const auto i = static_cast<std::size_t>(index);
   switch (m_dtype) {
-    case DType::float32: return values<float>()[i];
-    case DType::float64: return values<double>()[i];
-    case DType::float16: return half_to_float(values<uint16_t>()[i]);
-    case DType::bfloat16: return bfloat16_to_float(values<uint16_t>()[i]);
-    case DType::int8: return values<int8_t>()[i];
-    case DType::uint8: return values<uint8_t>()[i];
-    case DType::int16: return values<int16_t>()[i];
-    case DType::uint16: return values<uint16_t>()[i];
-    case DType::int32: return values<int32_t>()[i];
-    case DType::uint32: return values<uint32_t>()[i];
-    case DType::int64: return static_cast<double>(values<int64_t>()[i]);
-    case DType::uint64: return static_cast<double>(values<uint64_t>()[i]);
-    case DType::boolean: return values<uint8_t>()[i] != 0 ? 1.0 : 0.0;
-    case DType::complex64: return values<float>()[2 * i];
-    case DType::complex128: return values<double>()[2 * i];
+    case DType::float32:
+      return values<float>()[i];
+    case DType::float64:
+      return values<double>()[i];
+    case DType::float16:
+      return half_to_float(values<uint16_t>()[i]);
+    case DType::bfloat16:
+      return bfloat16_to_float(values<uint16_t>()[i]);
+    case DType::int8:
+      return values<int8_t>()[i];
+    case DType::uint8:
+      return values<uint8_t>()[i];
+    case DType::int16:
+      return values<int16_t>()[i];
+    case DType::uint16:
+      return values<uint16_t>()[i];
+    case DType::int32:
+      return values<int32_t>()[i];
+    case DType::uint32:
+      return values<uint32_t>()[i];
+    case DType::int64:
+      return static_cast<double>(values<int64_t>()[i]);
+    case DType::uint64:
+      return static_cast<double>(values<uint64_t>()[i]);
+    case DType::boolean:
+      return values<uint8_t>()[i] != 0 ? 1.0 : 0.0;
+    case DType::complex64:
+      return values<float>()[2 * i];
+    case DType::complex128:
+      return values<double>()[2 * i];
     case DType::string:
-    case DType::undefined: break;
+    case DType::undefined:
+      break;
   }
   return 0.0;
 }

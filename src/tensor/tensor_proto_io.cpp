@@ -30,23 +30,36 @@ std::vector<std::byte> pack_field(const Field& field) {
 
 Expected<std::vector<std::byte>> typed_field_bytes(const onnx::TensorProto& proto, DType dtype) {
   switch (dtype) {
-    case DType::float32: return pack_field<float>(proto.float_data());
-    case DType::complex64: return pack_field<float>(proto.float_data());
-    case DType::float64: return pack_field<double>(proto.double_data());
-    case DType::complex128: return pack_field<double>(proto.double_data());
-    case DType::int64: return pack_field<int64_t>(proto.int64_data());
-    case DType::int32: return pack_field<int32_t>(proto.int32_data());
-    case DType::int16: return pack_field<int16_t>(proto.int32_data());
-    case DType::int8: return pack_field<int8_t>(proto.int32_data());
+    case DType::float32:
+      return pack_field<float>(proto.float_data());
+    case DType::complex64:
+      return pack_field<float>(proto.float_data());
+    case DType::float64:
+      return pack_field<double>(proto.double_data());
+    case DType::complex128:
+      return pack_field<double>(proto.double_data());
+    case DType::int64:
+      return pack_field<int64_t>(proto.int64_data());
+    case DType::int32:
+      return pack_field<int32_t>(proto.int32_data());
+    case DType::int16:
+      return pack_field<int16_t>(proto.int32_data());
+    case DType::int8:
+      return pack_field<int8_t>(proto.int32_data());
     case DType::uint16:
     case DType::float16:
-    case DType::bfloat16: return pack_field<uint16_t>(proto.int32_data());
+    case DType::bfloat16:
+      return pack_field<uint16_t>(proto.int32_data());
     case DType::uint8:
-    case DType::boolean: return pack_field<uint8_t>(proto.int32_data());
-    case DType::uint32: return pack_field<uint32_t>(proto.uint64_data());
-    case DType::uint64: return pack_field<uint64_t>(proto.uint64_data());
+    case DType::boolean:
+      return pack_field<uint8_t>(proto.int32_data());
+    case DType::uint32:
+      return pack_field<uint32_t>(proto.uint64_data());
+    case DType::uint64:
+      return pack_field<uint64_t>(proto.uint64_data());
     case DType::string:
-    case DType::undefined: break;
+    case DType::undefined:
+      break;
   }
   return fail(ErrorCode::unsupported, "unsupported element type " + dtype_name(dtype));
 }
@@ -56,8 +69,8 @@ Expected<std::vector<std::byte>> typed_field_bytes(const onnx::TensorProto& prot
 Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto) {
   const auto dtype = dtype_from_onnx(proto.data_type());
   if (!dtype || *dtype == DType::undefined) {
-    return fail(ErrorCode::unsupported, "tensor '" + proto.name() + "' has unsupported data type " +
-                                            std::to_string(proto.data_type()));
+    return fail(ErrorCode::unsupported,
+                "tensor '" + proto.name() + "' has unsupported data type " + std::to_string(proto.data_type()));
   }
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     return fail(ErrorCode::unsupported, "tensor '" + proto.name() + "' keeps its data in an external file");
@@ -97,10 +110,12 @@ Expected<NamedTensor> read_tensor_pb(const std::filesystem::path& path, uint64_t
   if (!data) return std::unexpected(std::move(data.error()));
   onnx::TensorProto proto;
   if (!proto.ParseFromString(*data)) {
-    return fail(ErrorCode::invalid_input, path.string() + ": not a TensorProto file (protobuf parse failed; truncated?)");
+    return fail(ErrorCode::invalid_input,
+                path.string() + ": not a TensorProto file (protobuf parse failed; truncated?)");
   }
   if (proto.data_type() == 0) {
-    return fail(ErrorCode::invalid_input, path.string() + ": not a TensorProto file (no data type; an empty sequence or optional?)");
+    return fail(ErrorCode::invalid_input,
+                path.string() + ": not a TensorProto file (no data type; an empty sequence or optional?)");
   }
   auto tensor = tensor_from_proto(proto);
   if (!tensor) {
@@ -108,7 +123,8 @@ Expected<NamedTensor> read_tensor_pb(const std::filesystem::path& path, uint64_t
     // nonsense tensors; say what the file really holds.
     onnx::SequenceProto sequence;
     if (sequence.ParseFromString(*data) && sequence.elem_type() >= 1 && sequence.elem_type() <= 5) {
-      return fail(ErrorCode::unsupported, path.string() + ": holds a sequence or optional value, not a tensor; onnxproof reads tensors only");
+      return fail(ErrorCode::unsupported,
+                  path.string() + ": holds a sequence or optional value, not a tensor; onnxproof reads tensors only");
     }
     return std::unexpected(std::move(tensor.error().add_context(path.string())));
   }

@@ -65,7 +65,8 @@ std::vector<std::string> list_cases() {
     const fs::path folder = data_root() / suite;
     if (!fs::is_directory(folder)) continue;
     for (const auto& entry : fs::directory_iterator(folder)) {
-      if (fs::exists(entry.path() / "model.onnx")) cases.push_back(std::string(suite) + "/" + entry.path().filename().string());
+      if (fs::exists(entry.path() / "model.onnx"))
+        cases.push_back(std::string(suite) + "/" + entry.path().filename().string());
     }
   }
   std::sort(cases.begin(), cases.end());
@@ -119,7 +120,8 @@ TEST_P(BackendCase, StillMatchesAfterSimplification) {
     auto original = load_model(data_root() / name / "model.onnx");
     ASSERT_TRUE(original);
     auto check = check_model(*original);
-    if (check && (!check->checker_passed || !check->shape_inference_passed)) GTEST_SKIP() << "invalid before simplification";
+    if (check && (!check->checker_passed || !check->shape_inference_passed))
+      GTEST_SKIP() << "invalid before simplification";
   }
   ASSERT_TRUE(result) << result.error().describe();
   TempDir dir;

@@ -110,7 +110,8 @@ TEST(CheckModel, OpsetNewerThanTheOnnxLibraryIsAClearError) {
   auto result = check_model(*loaded);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code(), ErrorCode::unsupported);
-  EXPECT_NE(result.error().describe().find("opset 99 of ai.onnx, newer than the installed ONNX library"), std::string::npos)
+  EXPECT_NE(result.error().describe().find("opset 99 of ai.onnx, newer than the installed ONNX library"),
+            std::string::npos)
       << result.error().describe();
 }
 

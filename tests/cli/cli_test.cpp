@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
 #include "onnxproof/parity/compare.h"
 #include "onnxproof/tensor/tensor_io.h"
-#include "cli_runner.h"
 #include "test_support.h"
 
 using namespace onnxproof;
@@ -22,17 +22,18 @@ TEST(CliCheck, ResNet18PrintsTheSummaryAndPasses) {
   const auto result = onnxproof_cli({"check", fixture("resnet18.onnx").string()});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.err, "");
-  for (const char* expected : {"IR version 8", "producer pytorch", "opset imports    ai.onnx 17",
-                               "input   float32   batch x 3 x 224 x 224", "logits  float32   batch x 1000",
-                               "ai.onnx::Conv", "initializers     ", "checker          pass",
-                               "shape inference  pass", "findings         none", "verdict          pass"}) {
+  for (const char* expected :
+       {"IR version 8", "producer pytorch", "opset imports    ai.onnx 17", "input   float32   batch x 3 x 224 x 224",
+        "logits  float32   batch x 1000", "ai.onnx::Conv", "initializers     ", "checker          pass",
+        "shape inference  pass", "findings         none", "verdict          pass"}) {
     EXPECT_NE(result.out.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << result.out;
   }
 }
 
 TEST(CliCheck, JsonCarriesTheSummaryFindingsAndVersions) {
   TempDir dir;
-  const auto result = onnxproof_cli({"check", fixture("resnet18.onnx").string(), "--json", (dir / "check.json").string()});
+  const auto result =
+      onnxproof_cli({"check", fixture("resnet18.onnx").string(), "--json", (dir / "check.json").string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto json = nlohmann::json::parse(read_text(dir / "check.json"));
   EXPECT_EQ(json["schema"], "onnxproof.check/1");
@@ -66,7 +67,8 @@ TEST(CliCheck, EscapingExternalDataIsOneClearLine) {
 }
 
 TEST(CliCheck, MissingFileAndMissingArgument) {
-  expect_one_line_error(onnxproof_cli({"check", "/nonexistent/model.onnx"}), 3, "no such file: /nonexistent/model.onnx");
+  expect_one_line_error(onnxproof_cli({"check", "/nonexistent/model.onnx"}), 3,
+                        "no such file: /nonexistent/model.onnx");
   expect_one_line_error(onnxproof_cli({"check"}), 2, "model is required");
   expect_one_line_error(onnxproof_cli({"frobnicate"}), 2, "frobnicate");
 }
@@ -93,8 +95,9 @@ TEST(CliCheck, AtenFallbackFailsTheCheckWithExitCode1) {
 
 TEST(CliRun, ResNet18OutputsMatchPyTorch) {
   TempDir dir;
-  const auto result = onnxproof_cli({"run", fixture("resnet18.onnx").string(), "--input",
-                               "input=" + fixture("resnet18_input.npy").string(), "--output-dir", dir.path().string()});
+  const auto result =
+      onnxproof_cli({"run", fixture("resnet18.onnx").string(), "--input",
+                     "input=" + fixture("resnet18_input.npy").string(), "--output-dir", dir.path().string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   auto onnx_output = read_tensor_pb(dir / "output_0.pb");
   ASSERT_TRUE(onnx_output) << onnx_output.error().describe();
@@ -111,8 +114,8 @@ TEST(CliRun, ResNet18OutputsMatchPyTorch) {
 TEST(CliRun, NpyFormatWritesNpyOutputs) {
   TempDir dir;
   const auto result = onnxproof_cli({"run", fixture("resnet18.onnx").string(), "--input",
-                               "input=" + fixture("resnet18_input.npy").string(), "--output-dir",
-                               dir.path().string(), "--format", "npy"});
+                                     "input=" + fixture("resnet18_input.npy").string(), "--output-dir",
+                                     dir.path().string(), "--format", "npy"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   auto output = read_npy(dir / "output_0.npy");
   ASSERT_TRUE(output) << output.error().describe();
@@ -124,29 +127,33 @@ TEST(CliRun, MismatchedInputsNameTheInputAndWhatWasExpected) {
   const std::string model = fixture("resnet18.onnx").string();
   const std::string out_dir = dir.path().string();
   expect_one_line_error(onnxproof_cli({"run", model, "--input", "image=" + fixture("resnet18_input.npy").string(),
-                                 "--output-dir", out_dir}),
+                                       "--output-dir", out_dir}),
                         2, "'image' is not an input of the model (inputs: input)");
 
   auto wrong_dtype = *Tensor::zeros(DType::int64, {1, 3, 224, 224});
   ASSERT_TRUE(write_npy(dir / "int.npy", wrong_dtype));
-  expect_one_line_error(onnxproof_cli({"run", model, "--input", "input=" + (dir / "int.npy").string(), "--output-dir", out_dir}),
-                        2, "input 'input': expected float32 batchx3x224x224, got int64 1x3x224x224 (wrong dtype)");
+  expect_one_line_error(
+      onnxproof_cli({"run", model, "--input", "input=" + (dir / "int.npy").string(), "--output-dir", out_dir}), 2,
+      "input 'input': expected float32 batchx3x224x224, got int64 1x3x224x224 (wrong dtype)");
 
   auto wrong_rank = *Tensor::zeros(DType::float32, {3, 224, 224});
   ASSERT_TRUE(write_npy(dir / "rank3.npy", wrong_rank));
-  expect_one_line_error(onnxproof_cli({"run", model, "--input", "input=" + (dir / "rank3.npy").string(), "--output-dir", out_dir}),
-                        2, "(wrong rank)");
+  expect_one_line_error(
+      onnxproof_cli({"run", model, "--input", "input=" + (dir / "rank3.npy").string(), "--output-dir", out_dir}), 2,
+      "(wrong rank)");
 
-  expect_one_line_error(onnxproof_cli({"run", model, "--input", "input", "--output-dir", out_dir}), 2, "--input takes NAME=FILE");
+  expect_one_line_error(onnxproof_cli({"run", model, "--input", "input", "--output-dir", out_dir}), 2,
+                        "--input takes NAME=FILE");
   expect_one_line_error(onnxproof_cli({"run", model, "--input", "input=/nonexistent.npy", "--output-dir", out_dir}), 3,
                         "no such file: /nonexistent.npy");
-  expect_one_line_error(onnxproof_cli({"run", model, "--output-dir", out_dir}), 2, "input 'input' (float32 batchx3x224x224) is missing");
+  expect_one_line_error(onnxproof_cli({"run", model, "--output-dir", out_dir}), 2,
+                        "input 'input' (float32 batchx3x224x224) is missing");
 }
 
 TEST(CliOps, CleanResNet18IsSupportedOnEveryTarget) {
   TempDir dir;
-  const auto result = onnxproof_cli({"ops", fixture("resnet18.onnx").string(), "--target", "ort-cpu,ort-cuda,tensorrt,openvino",
-                                     "--json", (dir / "ops.json").string()});
+  const auto result = onnxproof_cli({"ops", fixture("resnet18.onnx").string(), "--target",
+                                     "ort-cpu,ort-cuda,tensorrt,openvino", "--json", (dir / "ops.json").string()});
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_EQ(result.out.find("OP_UNSUPPORTED_BY_TARGET"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("ai.onnx::Conv"), std::string::npos);
@@ -157,7 +164,8 @@ TEST(CliOps, CleanResNet18IsSupportedOnEveryTarget) {
       EXPECT_NE(verdict["status"], "unsupported") << op["op_type"] << " on " << target;
     }
   }
-  expect_one_line_error(onnxproof_cli({"ops", fixture("resnet18.onnx").string(), "--target", "coreml"}), 2, "unknown target");
+  expect_one_line_error(onnxproof_cli({"ops", fixture("resnet18.onnx").string(), "--target", "coreml"}), 2,
+                        "unknown target");
   expect_one_line_error(onnxproof_cli({"ops"}), 2, "ops needs a MODEL.onnx");
 }
 
@@ -166,10 +174,14 @@ TEST(CliOps, ProbeCountsAndDiffsAgainstTheDocumentedTable) {
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("not-implemented  ai.onnx::Add-6"), std::string::npos) << result.out;
   // HardSwish is an ONNX function: ONNX Runtime expands it although it documents no kernel.
-  EXPECT_NE(result.out.find("differs          ai.onnx::HardSwish-14: documented absent, probed supported"), std::string::npos)
+  EXPECT_NE(result.out.find("differs          ai.onnx::HardSwish-14: documented absent, probed supported"),
+            std::string::npos)
       << result.out;
-  EXPECT_NE(result.out.find("probed 6 schemas on cpu (ONNX Runtime 1.30.0): 4 supported, 2 not implemented, 0 errors; 1 differences"),
-            std::string::npos) << result.out;
+  EXPECT_NE(
+      result.out.find(
+          "probed 6 schemas on cpu (ONNX Runtime 1.30.0): 4 supported, 2 not implemented, 0 errors; 1 differences"),
+      std::string::npos)
+      << result.out;
 }
 
 TEST(CliSimplify, ResNet18LosesItsIdentityNodesAndStaysEqual) {
@@ -180,10 +192,12 @@ TEST(CliSimplify, ResNet18LosesItsIdentityNodesAndStaysEqual) {
   EXPECT_NE(result.out.find("proof            2 cases, max abs difference"), std::string::npos) << result.out;
   EXPECT_EQ(onnxproof_cli({"check", (dir / "sim.onnx").string()}).exit_code, 0);
   // The simplified model still matches PyTorch.
-  const auto run = onnxproof_cli({"run", (dir / "sim.onnx").string(), "--input", "input=" + fixture("resnet18_input.npy").string(),
-                                  "--output-dir", (dir / "out").string(), "--format", "npy"});
+  const auto run =
+      onnxproof_cli({"run", (dir / "sim.onnx").string(), "--input", "input=" + fixture("resnet18_input.npy").string(),
+                     "--output-dir", (dir / "out").string(), "--format", "npy"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_TRUE(compare_tensors(*read_npy(fixture("resnet18_torch_output.npy")), *read_npy(dir / "out" / "output_0.npy")).allclose);
+  EXPECT_TRUE(compare_tensors(*read_npy(fixture("resnet18_torch_output.npy")), *read_npy(dir / "out" / "output_0.npy"))
+                  .allclose);
   int leftovers = 0;
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path())) ++leftovers;
   EXPECT_EQ(leftovers, 2);  // sim.onnx and out/: no temporary files left behind
@@ -199,7 +213,8 @@ TEST(CliSimplify, ExternalDataModelAndBadArguments) {
   EXPECT_EQ(onnxproof_cli({"check", (dir / "s.onnx").string()}).exit_code, 0);  // a copy, weights inline
   expect_one_line_error(onnxproof_cli({"simplify", (dir / "m.onnx").string(), "-o", (dir / "m.onnx").string()}), 2,
                         "must not be the input model");
-  expect_one_line_error(onnxproof_cli({"simplify", "/nonexistent.onnx", "-o", (dir / "x.onnx").string()}), 3, "no such file");
+  expect_one_line_error(onnxproof_cli({"simplify", "/nonexistent.onnx", "-o", (dir / "x.onnx").string()}), 3,
+                        "no such file");
 }
 
 TEST(CliVersion, ListsEveryTool) {

@@ -62,11 +62,13 @@ std::vector<json> case_sizes(const fs::path& out) {
 
 TEST(Export, ResNet18ExportsCleanAndOnnxRuntimeMatchesPyTorchAtEveryBatchSize) {
   TempDir out;
-  const auto result = export_model(out.path(), {"--model", "torchvision:resnet18", "--input", "input=1x3x224x224:float32",
-                                                "--dynamic", "input:0=batch", "--samples", "1"});
+  const auto result =
+      export_model(out.path(), {"--model", "torchvision:resnet18", "--input", "input=1x3x224x224:float32", "--dynamic",
+                                "input:0=batch", "--samples", "1"});
   ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
   EXPECT_NE(result.cli.out.find("verdict          pass"), std::string::npos) << result.cli.out;
-  EXPECT_NE(result.cli.err.find("onnxproof export: exporting with the torchscript exporter at opset 17"), std::string::npos);
+  EXPECT_NE(result.cli.err.find("onnxproof export: exporting with the torchscript exporter at opset 17"),
+            std::string::npos);
   const auto& manifest = result.manifest;
   EXPECT_EQ(manifest["schema"], "onnxproof.export/1");
   EXPECT_EQ(manifest["status"], "exported");
@@ -120,7 +122,8 @@ TEST_P(PlantedTrap, IsFoundWithItsSourceLineAndAHint) {
   bool located = false;
   for (const auto& f : found) {
     EXPECT_FALSE(f["hint"].get<std::string>().empty()) << f.dump();
-    located |= f["severity"] == trap.severity && f["where"].get<std::string>().find("trap_models.py:") != std::string::npos;
+    located |=
+        f["severity"] == trap.severity && f["where"].get<std::string>().find("trap_models.py:") != std::string::npos;
   }
   EXPECT_TRUE(located) << "no " << trap.severity << " finding names the trap's source line: " << json(found).dump(2);
 }
@@ -148,8 +151,9 @@ TEST(Export, DifferentialTracingConfirmsTheFrozenBatchInTheReshape) {
 
 TEST(Export, TransformerEncoderFastPathIsRetriedAndExportsClean) {
   TempDir out;
-  const auto result = export_model(out.path(), {"--model", k_traps + ":transformer_encoder", "--input", "x=2x5x16:float32",
-                                                "--dynamic", "x:0=batch", "--dynamic", "x:1=seq", "--samples", "1"});
+  const auto result =
+      export_model(out.path(), {"--model", k_traps + ":transformer_encoder", "--input", "x=2x5x16:float32", "--dynamic",
+                                "x:0=batch", "--dynamic", "x:1=seq", "--samples", "1"});
   ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
   const auto retried = findings_with(result.manifest, "UNSUPPORTED_ATEN_OP");
   ASSERT_EQ(retried.size(), 1U);
@@ -160,8 +164,8 @@ TEST(Export, TransformerEncoderFastPathIsRetriedAndExportsClean) {
 
 TEST(Export, ModelInTrainingModeIsSwitchedToEvalAndReported) {
   TempDir out;
-  const auto result = export_model(out.path(), {"--model", k_traps + ":training_mode_dropout", "--input",
-                                                "x=2x8:float32", "--samples", "1"});
+  const auto result = export_model(
+      out.path(), {"--model", k_traps + ":training_mode_dropout", "--input", "x=2x8:float32", "--samples", "1"});
   EXPECT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
   EXPECT_TRUE(has_finding(result.manifest, "TRAINING_MODE", "warning"));
   // In eval mode the dropout is inactive, so ONNX Runtime reproduces PyTorch exactly.
@@ -180,9 +184,9 @@ TEST(Export, DictOutputsAreFlattenedWithTheirKeysAsNames) {
 
 TEST(Export, SweepSetsTheSizesAndOldOpsetIsReported) {
   TempDir out;
-  const auto result = export_model(out.path(), {"--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
-                                                "--dynamic", "x:0=batch", "--sweep", "batch=1,7", "--samples", "1",
-                                                "--opset", "13"});
+  const auto result =
+      export_model(out.path(), {"--model", k_traps + ":dict_output", "--input", "x=2x8:float32", "--dynamic",
+                                "x:0=batch", "--sweep", "batch=1,7", "--samples", "1", "--opset", "13"});
   EXPECT_EQ(result.cli.exit_code, 0) << result.cli.err;
   EXPECT_TRUE(has_finding(result.manifest, "OPSET_TOO_OLD", "warning"));
   EXPECT_EQ(case_sizes(out.path()), (std::vector<json>{{{"batch", 2}}, {{"batch", 1}}, {{"batch", 7}}}));
@@ -239,19 +243,22 @@ TEST(Export, BadSpecsAreOneClearLine) {
   expect_error_after_progress(
       onnxproof_cli({"export", "--model", "torchvision:no_such_net", "--input", "x=1x8:float32", "--out", dir}), 2,
       "torchvision has no model 'no_such_net'");
-  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1xAx8:float32", "--out", dir}),
-                        2, "dimension 'A' is not a non-negative integer");
-  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float128", "--out", dir}),
-                        2, "unknown dtype 'float128'");
+  expect_one_line_error(
+      onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1xAx8:float32", "--out", dir}), 2,
+      "dimension 'A' is not a non-negative integer");
+  expect_one_line_error(
+      onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float128", "--out", dir}), 2,
+      "unknown dtype 'float128'");
   expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
                                        "--dynamic", "x0batch", "--out", dir}),
                         2, "expected NAME:AXIS=LABEL");
   expect_error_after_progress(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
                                              "--dynamic", "y:0=batch", "--out", dir}),
                               2, "--dynamic names input 'y', which no --input declares");
-  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--out", dir}), 2, "--input is required");
-  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32", "--python",
-                                       "/nonexistent/python3", "--out", dir}),
+  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--out", dir}), 2,
+                        "--input is required");
+  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
+                                       "--python", "/nonexistent/python3", "--out", dir}),
                         2 + 1, "cannot run the Python interpreter '/nonexistent/python3'");
 }
 
@@ -262,14 +269,15 @@ TEST(Export, InterpreterWithoutTorchIsOneClearLine) {
   // dist-packages off the path.
   write_bytes(fake / "python", "#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n");
   fs::permissions(fake / "python", fs::perms::owner_all);
-  const auto result = onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x3x8x8:float32", "--python",
-                                     (fake / "python").string(), "--out", out.path().string()});
+  const auto result = onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x3x8x8:float32",
+                                     "--python", (fake / "python").string(), "--out", out.path().string()});
   expect_error_after_progress(result, 3, "the export front end needs torch, onnx and numpy");
 }
 
 TEST(Export, WrongInputShapeForTheModelFailsWithAHint) {
   TempDir out;
-  const auto result = export_model(out.path(), {"--model", k_traps + ":lstm", "--input", "x=2x5x3:float32", "--samples", "1"});
+  const auto result =
+      export_model(out.path(), {"--model", k_traps + ":lstm", "--input", "x=2x5x3:float32", "--samples", "1"});
   EXPECT_EQ(result.cli.exit_code, 1);
   const auto failed = findings_with(result.manifest, "EXPORT_FAILED");
   ASSERT_EQ(failed.size(), 1U);

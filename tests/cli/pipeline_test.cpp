@@ -37,8 +37,9 @@ bool contains(const std::vector<std::string>& values, const std::string& value) 
 
 CliResult pipeline(const fs::path& out, const std::string& factory, const std::string& input,
                    std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"pipeline", "--model", k_traps + ":" + factory, "--input", input,
-                                   "--dynamic", "x:0=batch", "--out", out.string()};
+  std::vector<std::string> args = {"pipeline",  "--model", k_traps + ":" + factory,
+                                   "--input",   input,     "--dynamic",
+                                   "x:0=batch", "--out",   out.string()};
   if (std::find(extra.begin(), extra.end(), "--samples") == extra.end()) extra.insert(extra.end(), {"--samples", "1"});
   args.insert(args.end(), extra.begin(), extra.end());
   return onnxproof_cli(args);
@@ -76,7 +77,8 @@ TEST(Pipeline, CleanModelPassesWithEveryStepAndAReport) {
   // Every case x output, with optimizations on and off, is in parity[] with its figures.
   EXPECT_EQ(report["parity"].size(), 4U * 2U * 2U);
   for (const auto& row : report["parity"]) {
-    for (const char* key : {"max_abs", "max_rel", "mismatches", "elements", "allclose", "nan_mismatch", "argmax_flips", "rows"}) {
+    for (const char* key :
+         {"max_abs", "max_rel", "mismatches", "elements", "allclose", "nan_mismatch", "argmax_flips", "rows"}) {
       EXPECT_TRUE(row.contains(key)) << key << " missing in " << row.dump();
     }
   }
@@ -116,11 +118,13 @@ TEST(Pipeline, TamperedWeightFailsParityAndGolden) {
   ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
   tamper_one_weight(out / "model.onnx");
 
-  const auto parity = onnxproof_cli({"parity", (out / "model.onnx").string(), "--reference", (out / "reference").string()});
+  const auto parity =
+      onnxproof_cli({"parity", (out / "model.onnx").string(), "--reference", (out / "reference").string()});
   EXPECT_EQ(parity.exit_code, 1) << parity.out;
   EXPECT_NE(parity.out.find("error   PARITY_MISMATCH"), std::string::npos) << parity.out;
 
-  const auto golden = onnxproof_cli({"golden", "verify", (out / "model.onnx").string(), "--golden", (out / "golden").string()});
+  const auto golden =
+      onnxproof_cli({"golden", "verify", (out / "model.onnx").string(), "--golden", (out / "golden").string()});
   EXPECT_EQ(golden.exit_code, 1) << golden.out;
   EXPECT_NE(golden.out.find("error   GOLDEN_DRIFT"), std::string::npos) << golden.out;
   EXPECT_NE(golden.out.find("the model file changed since the freeze"), std::string::npos) << golden.out;
@@ -210,7 +214,8 @@ TEST(Pipeline, ExportFailureSkipsTheLaterStepsAndFails) {
 
 TEST(Pipeline, TargetsAreAuditedAndAnUnknownTargetIsAUsageError) {
   TempDir out;
-  const auto result = pipeline(out.path(), "dict_output", "x=2x8:float32", {"--target", "ort-cpu,tensorrt,openvino,ort-cuda"});
+  const auto result =
+      pipeline(out.path(), "dict_output", "x=2x8:float32", {"--target", "ort-cpu,tensorrt,openvino,ort-cuda"});
   EXPECT_EQ(result.exit_code, 0) << result.out;
   const json report = read_json(out / "report.json");
   EXPECT_EQ(report["steps"][3]["name"], "ops");

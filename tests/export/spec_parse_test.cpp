@@ -34,7 +34,8 @@ TEST(DynamicAxis, ParsesAndRejects) {
   EXPECT_EQ(axis->input, "input_ids");
   EXPECT_EQ(axis->axis, 1);
   EXPECT_EQ(axis->label, "sequence");
-  for (const char* bad : {"x0=batch", "x:a=batch", "x:0=", ":0=batch", "x:-1=batch"}) EXPECT_FALSE(parse_dynamic_axis(bad)) << bad;
+  for (const char* bad : {"x0=batch", "x:a=batch", "x:0=", ":0=batch", "x:-1=batch"})
+    EXPECT_FALSE(parse_dynamic_axis(bad)) << bad;
 }
 
 TEST(Sweep, ParsesSizesAndRejectsZero) {

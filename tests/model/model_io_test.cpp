@@ -91,15 +91,15 @@ TEST_P(HostileExternalData, IsRefusedWithAClearMessage) {
   auto loaded = load_model(dir / "model" / "m.onnx", LoadOptions{.load_external_data = true});
   ASSERT_FALSE(loaded);
   EXPECT_EQ(loaded.error().code(), ErrorCode::invalid_input);
-  EXPECT_NE(loaded.error().describe().find(GetParam().expected_message), std::string::npos) << loaded.error().describe();
+  EXPECT_NE(loaded.error().describe().find(GetParam().expected_message), std::string::npos)
+      << loaded.error().describe();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    LoadModel, HostileExternalData,
-    ::testing::Values(HostileLocation{"../secret.bin", "escapes the model's folder"},
-                      HostileLocation{"/etc/passwd", "is an absolute path"},
-                      HostileLocation{"link.bin", "leaves the model's folder"}),
-    [](const auto& param_info) { return std::to_string(param_info.index); });
+INSTANTIATE_TEST_SUITE_P(LoadModel, HostileExternalData,
+                         ::testing::Values(HostileLocation{"../secret.bin", "escapes the model's folder"},
+                                           HostileLocation{"/etc/passwd", "is an absolute path"},
+                                           HostileLocation{"link.bin", "leaves the model's folder"}),
+                         [](const auto& param_info) { return std::to_string(param_info.index); });
 
 TEST(ExternalData, ShorterFileThanDeclaredIsAnError) {
   TempDir dir;
@@ -107,7 +107,8 @@ TEST(ExternalData, ShorterFileThanDeclaredIsAnError) {
   write_bytes(dir / "weights.bin", std::string(16, '\x01'));
   auto loaded = load_model(dir / "m.onnx");
   ASSERT_FALSE(loaded);
-  EXPECT_NE(loaded.error().describe().find("shorter than offset + length"), std::string::npos) << loaded.error().describe();
+  EXPECT_NE(loaded.error().describe().find("shorter than offset + length"), std::string::npos)
+      << loaded.error().describe();
 }
 
 TEST(ExternalData, MissingFileIsNotFound) {

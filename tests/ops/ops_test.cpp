@@ -29,7 +29,8 @@ const TargetVerdict& verdict(const OpsAudit& audit, const std::string& op_type, 
   const auto op = std::find_if(audit.operators.begin(), audit.operators.end(),
                                [&](const AuditedOperator& o) { return o.op_type == op_type; });
   EXPECT_NE(op, audit.operators.end()) << op_type;
-  const auto v = std::find_if(op->verdicts.begin(), op->verdicts.end(), [&](const TargetVerdict& t) { return t.target == target; });
+  const auto v = std::find_if(op->verdicts.begin(), op->verdicts.end(),
+                              [&](const TargetVerdict& t) { return t.target == target; });
   EXPECT_NE(v, op->verdicts.end()) << target;
   return *v;
 }
@@ -57,10 +58,12 @@ TEST(SupportTables, UnknownTargetAndMalformedFilesAreClearErrors) {
   EXPECT_EQ(unknown.error().code(), ErrorCode::usage);
   EXPECT_NE(unknown.error().describe().find("known: openvino, ort-cpu, ort-cuda, tensorrt"), std::string::npos);
   TempDir dir;
-  write_bytes(dir / "bad.csv", "domain,op_type,since_version,until_version,status,restrictions\nai.onnx,Add,x,,supported,\n");
+  write_bytes(dir / "bad.csv",
+              "domain,op_type,since_version,until_version,status,restrictions\nai.onnx,Add,x,,supported,\n");
   auto bad = load_support_table(dir / "bad.csv");
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().describe().find("bad.csv:2: malformed opset version"), std::string::npos) << bad.error().describe();
+  EXPECT_NE(bad.error().describe().find("bad.csv:2: malformed opset version"), std::string::npos)
+      << bad.error().describe();
 }
 
 TEST(Audit, AtenFallbackIsUnsupportedOnOnnxRuntimeAndTensorRT) {
@@ -73,8 +76,8 @@ TEST(Audit, AtenFallbackIsUnsupportedOnOnnxRuntimeAndTensorRT) {
 }
 
 TEST(Audit, CustomDomainOpIsUnsupportedWhereNoTableListsIt) {
-  const auto model = single_node_model("MyOp", {tensor_value("a", k_float, {8})}, tensor_value("c", k_float, {8}), 17,
-                                       "com.example");
+  const auto model =
+      single_node_model("MyOp", {tensor_value("a", k_float, {8})}, tensor_value("c", k_float, {8}), 17, "com.example");
   const auto audit = audit_operators(model, tables({"ort-cpu", "openvino"}));
   EXPECT_EQ(verdict(audit, "MyOp", "ort-cpu").status, "unsupported");
   EXPECT_EQ(verdict(audit, "MyOp", "openvino").status, "unsupported");
@@ -100,7 +103,8 @@ TEST(Audit, OpNeedingANewerOpsetSaysWhichOpset) {
 }
 
 TEST(Audit, RestrictionsAreWarningsWithTheTableText) {
-  const auto model = single_node_model("MaxPool", {tensor_value("x", k_float, {1, 1, 4, 4})}, tensor_value("y", k_float, {1, 1, 2, 2}));
+  const auto model = single_node_model("MaxPool", {tensor_value("x", k_float, {1, 1, 4, 4})},
+                                       tensor_value("y", k_float, {1, 1, 2, 2}));
   const auto audit = audit_operators(model, tables({"tensorrt"}));
   EXPECT_EQ(verdict(audit, "MaxPool", "tensorrt").status, "restricted");
   EXPECT_TRUE(has(audit, "OP_RESTRICTED_BY_TARGET", "2D or 3D pooling only"));
@@ -132,7 +136,8 @@ TEST(Probe, SmallSubsetAgainstTheInstalledRuntime) {
 
 // y = Reshape(x, [2, -1]) with x's batch declared dynamic and traced at 2.
 onnx::ModelProto frozen_reshape_model() {
-  auto model = single_node_model("Reshape", {tensor_value("x", k_float, {-1, 3, 4})}, tensor_value("y", k_float, {2, 12}));
+  auto model =
+      single_node_model("Reshape", {tensor_value("x", k_float, {-1, 3, 4})}, tensor_value("y", k_float, {2, 12}));
   auto* graph = model.mutable_graph();
   graph->mutable_node(0)->add_input("shape");
   auto* shape = graph->add_initializer();
@@ -151,8 +156,10 @@ TEST(FrozenShapes, ReshapeConstantHoldingTheTracedBatchIsFound) {
   const auto findings = find_frozen_dimensions(frozen_reshape_model(), options);
   ASSERT_EQ(findings.size(), 2U);
   EXPECT_EQ(findings[0].where, "Reshape_0");
-  EXPECT_NE(findings[0].message.find("[2, -1], which holds 2, the traced size of dynamic axis 'batch'"), std::string::npos);
-  EXPECT_NE(findings[1].message.find("output 'y' axis 0 should follow dynamic axis 'batch' but is fixed at 2"), std::string::npos);
+  EXPECT_NE(findings[0].message.find("[2, -1], which holds 2, the traced size of dynamic axis 'batch'"),
+            std::string::npos);
+  EXPECT_NE(findings[1].message.find("output 'y' axis 0 should follow dynamic axis 'batch' but is fixed at 2"),
+            std::string::npos);
 }
 
 TEST(FrozenShapes, DoesNotFireWithoutDynamicAxesOrOnOtherSizes) {
@@ -181,8 +188,11 @@ TEST(FrozenShapes, FixedInputAxisConstantIfAndTripCount) {
   node->set_op_type("If");
   node->add_input("trips");
   const auto found = find_frozen_dimensions(loop, FrozenShapeOptions{{{"x", 0, "batch", 2}}, {}});
-  EXPECT_TRUE(std::any_of(found.begin(), found.end(), [](const Finding& f) { return f.message.find("Loop trip count") != std::string::npos; }));
-  EXPECT_TRUE(std::any_of(found.begin(), found.end(), [](const Finding& f) { return f.message.find("If condition is a constant") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(found.begin(), found.end(),
+                          [](const Finding& f) { return f.message.find("Loop trip count") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(found.begin(), found.end(), [](const Finding& f) {
+    return f.message.find("If condition is a constant") != std::string::npos;
+  }));
 }
 
 TEST(FrozenShapes, ReadsTheDeclaredAxesFromExportJson) {

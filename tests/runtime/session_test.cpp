@@ -69,7 +69,8 @@ TEST(Session, UnavailableProviderIsAClearError) {
   auto session = Session::open(dir / "m.onnx", SessionOptions{.provider = "openvino"});
   ASSERT_FALSE(session);
   EXPECT_EQ(session.error().code(), ErrorCode::not_found);
-  EXPECT_NE(session.error().describe().find("'openvino' is not available"), std::string::npos) << session.error().describe();
+  EXPECT_NE(session.error().describe().find("'openvino' is not available"), std::string::npos)
+      << session.error().describe();
 }
 
 TEST(Session, CudaEitherRunsOrSaysWhyNot) {

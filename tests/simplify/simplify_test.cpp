@@ -163,7 +163,8 @@ TEST(ShapeFolding, ShapeOfAStaticTensorBecomesAConstantAndTheReshapeGoes) {
 }
 
 TEST(ShapeFolding, MustNotFireOnSymbolicDimensions) {
-  auto model = single_node_model("Shape", {tensor_value("x", k_float, {-1, 3})}, tensor_value("y", onnx::TensorProto::INT64, {2}));
+  auto model = single_node_model("Shape", {tensor_value("x", k_float, {-1, 3})},
+                                 tensor_value("y", onnx::TensorProto::INT64, {2}));
   const auto simplified = simplify_and_prove(model);
   EXPECT_EQ(count(simplified, "Shape"), 1);
 }

@@ -40,7 +40,8 @@ std::string run_test_data_sets(const fs::path& model_path, const fs::path& folde
 
   std::vector<fs::path> data_sets;
   for (const auto& entry : fs::directory_iterator(folder)) {
-    if (entry.is_directory() && entry.path().filename().string().starts_with("test_data_set_")) data_sets.push_back(entry.path());
+    if (entry.is_directory() && entry.path().filename().string().starts_with("test_data_set_"))
+      data_sets.push_back(entry.path());
   }
   std::sort(data_sets.begin(), data_sets.end());
   if (data_sets.empty()) return "no test_data_set_* folder";
@@ -60,7 +61,8 @@ std::string run_test_data_sets(const fs::path& model_path, const fs::path& folde
       std::string name = inputs[i].name;
       if (name.empty() && i < declared.size()) name = declared[i].name;
       for (const auto& value : declared) {
-        if (value.name == name) inputs[i].tensor = as_bfloat16_if_stored_as_uint16(std::move(inputs[i].tensor), value.dtype);
+        if (value.name == name)
+          inputs[i].tensor = as_bfloat16_if_stored_as_uint16(std::move(inputs[i].tensor), value.dtype);
       }
       feeds.push_back({name, &inputs[i].tensor});
     }
@@ -80,9 +82,11 @@ std::string run_test_data_sets(const fs::path& model_path, const fs::path& folde
       if (!comparison.allclose) {
         std::string detail = comparison.describe();
         if (!comparison.shape_match) {
-          detail += " (expected " + format_shape(expected->tensor.shape()) + ", got " + format_shape((*outputs)[k].shape()) + ")";
+          detail += " (expected " + format_shape(expected->tensor.shape()) + ", got " +
+                    format_shape((*outputs)[k].shape()) + ")";
         } else if (!comparison.dtype_match) {
-          detail += " (expected " + dtype_name(expected->tensor.dtype()) + ", got " + dtype_name((*outputs)[k].dtype()) + ")";
+          detail +=
+              " (expected " + dtype_name(expected->tensor.dtype()) + ", got " + dtype_name((*outputs)[k].dtype()) + ")";
         }
         return set_name + ": output " + std::to_string(k) + " '" + session->outputs()[k].name + "': " + detail;
       }

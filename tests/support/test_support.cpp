@@ -24,8 +24,10 @@ onnx::ValueInfoProto tensor_value(const std::string& name, int32_t elem_type, co
   tensor->set_elem_type(elem_type);
   auto* shape = tensor->mutable_shape();
   for (const int64_t dim : dims) {
-    if (dim < 0) shape->add_dim()->set_dim_param("N");
-    else shape->add_dim()->set_dim_value(dim);
+    if (dim < 0)
+      shape->add_dim()->set_dim_param("N");
+    else
+      shape->add_dim()->set_dim_value(dim);
   }
   return value;
 }
@@ -115,8 +117,6 @@ onnx::ModelProto if_model_with_constant_branches(bool dead_constant_per_branch) 
   return model;
 }
 
-void write_bytes(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void write_bytes(const fs::path& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 }  // namespace onnxproof::testing

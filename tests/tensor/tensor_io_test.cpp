@@ -127,8 +127,8 @@ TEST(Npy, WrongMagicIsAnError) {
 
 TEST(Npy, ShapeThatDoesNotMatchTheByteCountIsAnError) {
   TempDir dir;
-  write_bytes(dir / "x.npy",
-              npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000), }", std::string(16, '\0')));
+  write_bytes(dir / "x.npy", npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000), }",
+                                      std::string(16, '\0')));
   auto read = read_npy(dir / "x.npy");
   ASSERT_FALSE(read);
   EXPECT_NE(read.error().describe().find("needs 4000000000000 data bytes, file has 16"), std::string::npos)

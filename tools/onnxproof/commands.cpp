@@ -10,18 +10,18 @@
 
 #include "onnxproof/check/check_model.h"
 #include "onnxproof/core/atomic_file.h"
-#include "onnxproof/model/model_io.h"
 #include "onnxproof/golden/golden.h"
+#include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
 #include "onnxproof/ops/probe.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/pipeline/pipeline.h"
-#include "onnxproof/simplify/simplify.h"
 #include "onnxproof/report/check_report.h"
 #include "onnxproof/report/ops_report.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/versions.h"
 #include "onnxproof/runtime/session.h"
+#include "onnxproof/simplify/simplify.h"
 #include "onnxproof/tensor/tensor_io.h"
 
 namespace onnxproof::cli {
@@ -55,7 +55,8 @@ int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err)
   print_check_result(out, *model, *result);
   if (!command.json_path.empty()) {
     const std::string json = check_result_to_json(*model, *result).dump(2) + "\n";
-    if (auto written = write_file_atomically(command.json_path, json); !written) return report_error(err, written.error());
+    if (auto written = write_file_atomically(command.json_path, json); !written)
+      return report_error(err, written.error());
   }
   return has_errors(result->findings) ? k_exit_fail : k_exit_pass;
 }
@@ -89,7 +90,9 @@ int run_run(const RunCommand& command, std::ostream& out, std::ostream& err) {
 
   std::error_code ec;
   fs::create_directories(command.output_dir, ec);
-  if (ec) return report_error(err, Error(ErrorCode::io, "cannot create " + command.output_dir.string() + ": " + ec.message()));
+  if (ec)
+    return report_error(err,
+                        Error(ErrorCode::io, "cannot create " + command.output_dir.string() + ": " + ec.message()));
   nlohmann::json manifest = nlohmann::json::array();
   for (std::size_t i = 0; i < outputs->size(); ++i) {
     const auto& name = session->outputs()[i].name;
@@ -99,7 +102,9 @@ int run_run(const RunCommand& command, std::ostream& out, std::ostream& err) {
     if (!written) return report_error(err, written.error().add_context("output '" + name + "'"));
     out << fmt::format("{:<24} {:<8} {:<16} -> {}\n", name, dtype_name(tensor.dtype()), format_shape(tensor.shape()),
                        file.string());
-    manifest.push_back({{"name", name}, {"dtype", dtype_name(tensor.dtype())}, {"shape", tensor.shape()},
+    manifest.push_back({{"name", name},
+                        {"dtype", dtype_name(tensor.dtype())},
+                        {"shape", tensor.shape()},
                         {"file", file.filename().string()}});
   }
   if (auto written = write_file_atomically(command.output_dir / "outputs.json", manifest.dump(2) + "\n"); !written) {
@@ -175,9 +180,10 @@ Expected<ParityOptions> parity_options(const ProofArguments& arguments) {
     double rtol = -1;
     double atol = -1;
     if (eq == std::string::npos || comma == std::string::npos ||
-        std::sscanf(text.c_str() + eq + 1, "%lf", &rtol) != 1 || std::sscanf(text.c_str() + comma + 1, "%lf", &atol) != 1 ||
-        rtol < 0 || atol < 0) {
-      return fail(ErrorCode::usage, "--output-tolerance '" + text + "': expected NAME=RTOL,ATOL, e.g. logits=1e-2,1e-4");
+        std::sscanf(text.c_str() + eq + 1, "%lf", &rtol) != 1 ||
+        std::sscanf(text.c_str() + comma + 1, "%lf", &atol) != 1 || rtol < 0 || atol < 0) {
+      return fail(ErrorCode::usage,
+                  "--output-tolerance '" + text + "': expected NAME=RTOL,ATOL, e.g. logits=1e-2,1e-4");
     }
     options.tolerance.per_output[text.substr(0, eq)] = Tolerance{rtol, atol};
   }
@@ -233,17 +239,20 @@ int run_probe(const ProbeCommand& command, std::ostream& out, std::ostream& err)
     }
     if (documented_supported != (row.status == "supported")) {
       ++differences;
-      out << fmt::format("differs          {}::{}-{}: documented {}, probed {}\n", row.domain, row.op_type, row.since_version,
-                         documented_supported ? "supported" : "absent", row.status);
+      out << fmt::format("differs          {}::{}-{}: documented {}, probed {}\n", row.domain, row.op_type,
+                         row.since_version, documented_supported ? "supported" : "absent", row.status);
     }
   }
-  out << fmt::format("probed {} schemas on {} (ONNX Runtime {}): {} supported, {} not implemented, {} errors; "
-                     "{} differences from the documented table\n",
-                     rows->size(), command.provider, onnxruntime_version(), counts["supported"], counts["not-implemented"],
-                     counts["error"], differences);
+  out << fmt::format(
+      "probed {} schemas on {} (ONNX Runtime {}): {} supported, {} not implemented, {} errors; "
+      "{} differences from the documented table\n",
+      rows->size(), command.provider, onnxruntime_version(), counts["supported"], counts["not-implemented"],
+      counts["error"], differences);
   if (!command.write_table.empty()) {
-    const auto table = probed_table(*rows, *documented, "ONNX Runtime " + onnxruntime_version() + " CPUExecutionProvider (probed)");
-    if (auto written = write_support_table(table, command.write_table); !written) return report_error(err, written.error());
+    const auto table =
+        probed_table(*rows, *documented, "ONNX Runtime " + onnxruntime_version() + " CPUExecutionProvider (probed)");
+    if (auto written = write_support_table(table, command.write_table); !written)
+      return report_error(err, written.error());
     out << fmt::format("table            {} ({} rows)\n", command.write_table.string(), table.entries.size());
   }
   return k_exit_pass;
@@ -268,16 +277,20 @@ int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream
   std::map<std::string, std::pair<int, int>> ops;
   for (const auto& [op, n] : result.ops_before) ops[op].first = n, before += n;
   for (const auto& [op, n] : result.ops_after) ops[op].second = n, after += n;
-  out << fmt::format("nodes            {} -> {} in {} rounds, {:.2f} s\n", before, after, result.rounds, result.seconds);
+  out << fmt::format("nodes            {} -> {} in {} rounds, {:.2f} s\n", before, after, result.rounds,
+                     result.seconds);
   for (const auto& [op, counts] : ops) {
     if (counts.first != counts.second) out << fmt::format("  {:<24} {:>5} -> {}\n", op, counts.first, counts.second);
   }
-  out << fmt::format("bytes            {} -> {}\n", format_bytes(result.bytes_before), format_bytes(result.bytes_after));
+  out << fmt::format("bytes            {} -> {}\n", format_bytes(result.bytes_before),
+                     format_bytes(result.bytes_after));
   if (!result.changed()) {
-    out << fmt::format("simplified       nothing to simplify; {} is a copy\nverdict          pass\n", command.output.string());
+    out << fmt::format("simplified       nothing to simplify; {} is a copy\nverdict          pass\n",
+                       command.output.string());
     return k_exit_pass;
   }
-  out << fmt::format("proof            {} cases, max abs difference {:.3g}\n", outcome->proof.cases, outcome->proof.max_abs);
+  out << fmt::format("proof            {} cases, max abs difference {:.3g}\n", outcome->proof.cases,
+                     outcome->proof.max_abs);
   print_findings(out, outcome->proof.findings);
   if (!outcome->written) {
     out << "verdict          fail (the simplified model was not written)\n";
@@ -299,7 +312,8 @@ int run_parity_command(const ParityCommand& command, std::ostream& out, std::ost
   if (!result) return report_error(err, result.error());
   print_parity_result(out, *result);
   print_findings(out, result->findings);
-  const bool all_ran = std::all_of(result->providers.begin(), result->providers.end(), [](const auto& p) { return p.ran; });
+  const bool all_ran =
+      std::all_of(result->providers.begin(), result->providers.end(), [](const auto& p) { return p.ran; });
   const char* verdict = !all_ran ? "error" : result->passed() ? "pass" : "fail";
   out << fmt::format("verdict          {}\n", verdict);
   if (!command.json_path.empty()) {
@@ -316,7 +330,8 @@ int run_parity_command(const ParityCommand& command, std::ostream& out, std::ost
   }
   if (!all_ran) {
     for (const auto& p : result->providers) {
-      if (!p.ran) return report_error(err, Error(ErrorCode::not_found, "provider " + p.provider + " could not run: " + p.reason));
+      if (!p.ran)
+        return report_error(err, Error(ErrorCode::not_found, "provider " + p.provider + " could not run: " + p.reason));
     }
   }
   return result->passed() ? k_exit_pass : k_exit_fail;
@@ -379,7 +394,8 @@ std::string model_name(const std::string& spec) {
   if (spec.starts_with("torchvision:")) return spec.substr(spec.find(':') + 1);
   const auto colon = spec.rfind(':');
   const std::string target = colon == std::string::npos ? spec : spec.substr(0, colon);
-  if (target.ends_with(".py") || target.ends_with(".pt") || target.ends_with(".pth")) return fs::path(target).stem().string();
+  if (target.ends_with(".py") || target.ends_with(".pt") || target.ends_with(".pth"))
+    return fs::path(target).stem().string();
   return colon == std::string::npos ? fs::path(spec).stem().string() : spec.substr(colon + 1);
 }
 
@@ -400,7 +416,8 @@ int print_pipeline_report(const Report& report, const fs::path& out_dir, std::os
   out << fmt::format("verdict          {}\n", verdict);
   if (verdict == "error") {
     for (const auto& step : report.steps) {
-      if (step.status == "error") return report_error(err, Error(ErrorCode::runtime, step.name + " step: " + step.reason));
+      if (step.status == "error")
+        return report_error(err, Error(ErrorCode::runtime, step.name + " step: " + step.reason));
     }
   }
   return verdict == "pass" ? k_exit_pass : verdict == "fail" ? k_exit_fail : k_exit_error;
@@ -409,7 +426,8 @@ int print_pipeline_report(const Report& report, const fs::path& out_dir, std::os
 }  // namespace
 
 int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std::ostream& err) {
-  const fs::path out_dir = command.out.empty() ? fs::path("onnxproof-out") / model_name(command.model.model) : command.out;
+  const fs::path out_dir =
+      command.out.empty() ? fs::path("onnxproof-out") / model_name(command.model.model) : command.out;
   auto export_options = cli_export_options(command.model, out_dir);
   if (!export_options) return report_error(err, export_options.error());
   auto parity = parity_options(command.proof);
@@ -436,12 +454,14 @@ int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err) {
   out << "onnxproof demo: a small CNN trained on scikit-learn's digits, proved on the 450 held-out images\n";
   auto tables = load_tables({"ort-cpu"});
   if (!tables) return report_error(err, tables.error());
-  auto report = run_pipeline(PipelineOptions{*export_options, ParityOptions{}, CheckOptions{}, std::move(*tables)}, err);
+  auto report =
+      run_pipeline(PipelineOptions{*export_options, ParityOptions{}, CheckOptions{}, std::move(*tables)}, err);
   if (!report) return report_error(err, report.error());
   for (const auto& accuracy : report->summary.value("accuracy", nlohmann::json::array())) {
-    out << fmt::format("accuracy         PyTorch {:.1f}%, ONNX Runtime {:.1f}% on {} held-out digits; {} predictions flipped\n",
-                       100.0 * accuracy["accuracy"].value("pytorch", 0.0), 100.0 * accuracy["accuracy"].value("cpu", 0.0),
-                       accuracy["samples"].get<int64_t>(), accuracy["flipped"].get<int64_t>());
+    out << fmt::format(
+        "accuracy         PyTorch {:.1f}%, ONNX Runtime {:.1f}% on {} held-out digits; {} predictions flipped\n",
+        100.0 * accuracy["accuracy"].value("pytorch", 0.0), 100.0 * accuracy["accuracy"].value("cpu", 0.0),
+        accuracy["samples"].get<int64_t>(), accuracy["flipped"].get<int64_t>());
   }
   return print_pipeline_report(*report, command.out, out, err);
 }

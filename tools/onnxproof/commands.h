@@ -31,7 +31,7 @@ struct RunCommand {
   std::vector<std::string> inputs;  // NAME=FILE
   std::filesystem::path output_dir;
   std::string provider = "cpu";
-  std::string format = "pb";        // pb | npy
+  std::string format = "pb";  // pb | npy
 };
 
 /// The model options shared by export (and later pipeline), as given on the command line.
@@ -41,7 +41,7 @@ struct ModelArguments {
   std::vector<std::string> dynamic;  // NAME:AXIS=LABEL
   int64_t opset = 17;
   std::string exporter = "auto";
-  std::vector<std::string> sweep;    // LABEL=SIZES
+  std::vector<std::string> sweep;  // LABEL=SIZES
   int samples = 3;
   std::string data;
   std::filesystem::path data_dir;
@@ -50,7 +50,7 @@ struct ModelArguments {
 
 /// The proof options shared by parity, golden and pipeline, as given on the command line.
 struct ProofArguments {
-  std::string providers = "cpu";             // comma-separated
+  std::string providers = "cpu";  // comma-separated
   std::optional<double> rtol;
   std::optional<double> atol;
   std::vector<std::string> output_tolerances;  // NAME=RTOL,ATOL
@@ -81,7 +81,7 @@ struct PipelineCommand {
   ModelArguments model;
   ProofArguments proof;
   std::string targets = "ort-cpu";  // comma-separated
-  std::filesystem::path out;  // empty: ./onnxproof-out/<model name>
+  std::filesystem::path out;        // empty: ./onnxproof-out/<model name>
 };
 
 struct DemoCommand {

@@ -9,7 +9,8 @@ namespace {
 
 // The model option group, spelled the same by every command that exports (DESIGN.md).
 void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model) {
-  app->add_option("--model", model.model, "SPEC: file.py:callable, package.module:callable, model.pt or torchvision:NAME")
+  app->add_option("--model", model.model,
+                  "SPEC: file.py:callable, package.module:callable, model.pt or torchvision:NAME")
       ->required();
   app->add_option("--input", model.inputs, "NAME=DIMS:DTYPE[:LO..HI], e.g. x=1x3x224x224:float32 (repeat per input)")
       ->required();
@@ -20,7 +21,8 @@ void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model) {
   app->add_option("--samples", model.samples, "Generated inputs per shape case")->capture_default_str();
   app->add_option("--data", model.data, "file.py:callable yielding real input samples (dicts or tuples)");
   app->add_option("--data-dir", model.data_dir, "Folder of real input samples (.npy / .pb)");
-  app->add_option("--python", model.python, "Python interpreter with torch (default: $ONNXPROOF_PYTHON or /usr/bin/python3)");
+  app->add_option("--python", model.python,
+                  "Python interpreter with torch (default: $ONNXPROOF_PYTHON or /usr/bin/python3)");
 }
 
 // The proof option group: providers and tolerances, spelled the same by parity, golden and pipeline.
@@ -44,7 +46,8 @@ int main(int argc, char** argv) {
   app.add_flag("--version", show_version, "Print the versions of onnxproof and the tools it uses");
 
   CheckCommand check;
-  auto* check_app = app.add_subcommand("check", "Run the ONNX checker and strict shape inference, and summarize the model");
+  auto* check_app =
+      app.add_subcommand("check", "Run the ONNX checker and strict shape inference, and summarize the model");
   check_app->add_option("model", check.model, "The .onnx file")->required();
   check_app->add_option("--json", check.json_path, "Also write the result as JSON to this file");
   check_app->add_option("--min-opset", check.min_opset, "Report OPSET_TOO_OLD below this ai.onnx opset")
@@ -76,21 +79,26 @@ int main(int argc, char** argv) {
   freeze_app->add_option("--out", freeze.out, "The golden folder to write")->required();
   add_proof_options(freeze_app, freeze.proof);
   GoldenVerifyCommand verify;
-  auto* verify_app = golden_app->add_subcommand("verify", "Re-run the golden inputs and compare with the frozen outputs");
+  auto* verify_app =
+      golden_app->add_subcommand("verify", "Re-run the golden inputs and compare with the frozen outputs");
   verify_app->add_option("model", verify.model, "The .onnx file")->required();
   verify_app->add_option("--golden", verify.golden, "The golden folder")->required();
   add_proof_options(verify_app, verify.proof);
 
   PipelineCommand pipeline;
-  auto* pipeline_app = app.add_subcommand("pipeline", "Export, check, prove parity and freeze golden data; write the report");
+  auto* pipeline_app =
+      app.add_subcommand("pipeline", "Export, check, prove parity and freeze golden data; write the report");
   add_model_options(pipeline_app, pipeline.model);
   add_proof_options(pipeline_app, pipeline.proof);
-  pipeline_app->add_option("--target", pipeline.targets, "Runtimes to audit the operators against: ort-cpu,ort-cuda,tensorrt,openvino")
+  pipeline_app
+      ->add_option("--target", pipeline.targets,
+                   "Runtimes to audit the operators against: ort-cpu,ort-cuda,tensorrt,openvino")
       ->capture_default_str();
   pipeline_app->add_option("--out", pipeline.out, "The run folder (default ./onnxproof-out/<model>)");
 
   DemoCommand demo;
-  auto* demo_app = app.add_subcommand("demo", "The pipeline on the built-in example (a CNN trained on the digits data set)");
+  auto* demo_app =
+      app.add_subcommand("demo", "The pipeline on the built-in example (a CNN trained on the digits data set)");
   demo_app->add_option("--out", demo.out, "The run folder")->capture_default_str();
   demo_app->add_option("--python", demo.python, "Python interpreter with torch");
 
@@ -109,16 +117,19 @@ int main(int argc, char** argv) {
   probe_app->add_option("--write-table", probe.write_table, "Write the probed support table (data/op-support format)");
 
   SimplifyCommand simplify;
-  auto* simplify_app = app.add_subcommand("simplify", "Fold constants, drop dead code and no-ops; prove the outputs unchanged");
+  auto* simplify_app =
+      app.add_subcommand("simplify", "Fold constants, drop dead code and no-ops; prove the outputs unchanged");
   simplify_app->add_option("model", simplify.model, "The .onnx file (never modified)")->required();
   simplify_app->add_option("-o,--output", simplify.output, "Where to write the simplified model")->required();
   simplify_app->add_option("--max-fold-bytes", simplify.max_fold_bytes, "Largest tensor constant folding may create")
       ->capture_default_str();
-  simplify_app->add_option("--reference", simplify.reference, "Prove on these inputs (test_data_set_N/) instead of generated ones");
+  simplify_app->add_option("--reference", simplify.reference,
+                           "Prove on these inputs (test_data_set_N/) instead of generated ones");
   add_proof_options(simplify_app, simplify.proof);
 
   ExportCommand export_command;
-  auto* export_app = app.add_subcommand("export", "Export a PyTorch model to OUT/model.onnx with PyTorch's reference outputs");
+  auto* export_app =
+      app.add_subcommand("export", "Export a PyTorch model to OUT/model.onnx with PyTorch's reference outputs");
   add_model_options(export_app, export_command.model);
   export_app->add_option("--out", export_command.out, "The run folder")->required();
 

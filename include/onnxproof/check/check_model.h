@@ -22,29 +22,29 @@ struct DimSummary {
 
 struct ValueSummary {
   std::string name;
-  std::string type;              // "float32", or "sequence(float32)", "map", "optional(...)"
-  bool has_shape = false;        // false: rank unknown
+  std::string type;        // "float32", or "sequence(float32)", "map", "optional(...)"
+  bool has_shape = false;  // false: rank unknown
   std::vector<DimSummary> dims;
 };
 
 struct OperatorUse {
   std::string domain;  // "ai.onnx" for the default domain
   std::string op_type;
-  int64_t opset = 0;   // the model's opset import for the domain (0 if none)
-  int count = 0;       // nodes, subgraphs included
+  int64_t opset = 0;  // the model's opset import for the domain (0 if none)
+  int count = 0;      // nodes, subgraphs included
   int in_subgraphs = 0;
 };
 
 struct ModelSummary {
   int64_t ir_version = 0;
-  std::string producer;  // "pytorch 1.13.1"
+  std::string producer;                                        // "pytorch 1.13.1"
   std::vector<std::pair<std::string, int64_t>> opset_imports;  // domain ("ai.onnx" for "") -> version
-  std::vector<ValueSummary> inputs;   // graph inputs that are not initializers
+  std::vector<ValueSummary> inputs;                            // graph inputs that are not initializers
   std::vector<ValueSummary> outputs;
   std::vector<OperatorUse> operators;  // sorted by domain, then op type
   int node_count = 0;                  // subgraphs included
   int initializer_count = 0;
-  uint64_t initializer_bytes = 0;      // external data included
+  uint64_t initializer_bytes = 0;  // external data included
   uint64_t external_bytes = 0;
 };
 

@@ -12,14 +12,14 @@ namespace onnxproof {
 
 /// What kind of failure an Error is; the CLI maps it to an exit code (usage -> 2, others -> 3).
 enum class ErrorCode {
-  usage,            // the caller asked for something malformed (bad option value, bad spec)
-  not_found,        // a file, input or provider that does not exist
-  invalid_input,    // a file exists but its content is not what it should be
-  unsupported,      // valid, but beyond what this build can do (newer opset, unknown dtype)
-  limit_exceeded,   // a size limit was hit before allocating
-  io,               // reading or writing failed
-  runtime,          // ONNX Runtime refused or failed
-  internal,         // a bug or an unexpected exception from a dependency
+  usage,           // the caller asked for something malformed (bad option value, bad spec)
+  not_found,       // a file, input or provider that does not exist
+  invalid_input,   // a file exists but its content is not what it should be
+  unsupported,     // valid, but beyond what this build can do (newer opset, unknown dtype)
+  limit_exceeded,  // a size limit was hit before allocating
+  io,              // reading or writing failed
+  runtime,         // ONNX Runtime refused or failed
+  internal,        // a bug or an unexpected exception from a dependency
 };
 
 /// A failure with a message and the context gathered on its way up, outermost first.
@@ -61,17 +61,16 @@ inline std::unexpected<Error> fail(ErrorCode code, std::string message) {
 
 /// Evaluates an Expected<T> expression; on error returns it from the enclosing function,
 /// otherwise assigns the value to `lhs` (which may be a declaration: `auto x`).
-#define ONNXPROOF_TRY_ASSIGN(lhs, expr) \
-  ONNXPROOF_TRY_ASSIGN_IMPL(ONNXPROOF_CONCAT(onnxproof_try_, __LINE__), lhs, expr)
-#define ONNXPROOF_TRY_ASSIGN_IMPL(tmp, lhs, expr)                    \
-  auto tmp = (expr);                                               \
-  if (!tmp) return std::unexpected(std::move(tmp).error());        \
+#define ONNXPROOF_TRY_ASSIGN(lhs, expr) ONNXPROOF_TRY_ASSIGN_IMPL(ONNXPROOF_CONCAT(onnxproof_try_, __LINE__), lhs, expr)
+#define ONNXPROOF_TRY_ASSIGN_IMPL(tmp, lhs, expr)           \
+  auto tmp = (expr);                                        \
+  if (!tmp) return std::unexpected(std::move(tmp).error()); \
   lhs = std::move(*tmp)
 
 /// Evaluates an Expected<void> expression; on error returns it from the enclosing function.
 #define ONNXPROOF_TRY(expr) ONNXPROOF_TRY_IMPL(ONNXPROOF_CONCAT(onnxproof_try_, __LINE__), expr)
-#define ONNXPROOF_TRY_IMPL(tmp, expr)                              \
-  do {                                                             \
-    auto tmp = (expr);                                             \
-    if (!tmp) return std::unexpected(std::move(tmp).error());      \
+#define ONNXPROOF_TRY_IMPL(tmp, expr)                         \
+  do {                                                        \
+    auto tmp = (expr);                                        \
+    if (!tmp) return std::unexpected(std::move(tmp).error()); \
   } while (false)

@@ -38,12 +38,12 @@ enum class Severity { error, warning, info };
 std::string_view severity_name(Severity severity);
 
 struct Finding {
-  std::string code;      // one of finding_code
+  std::string code;  // one of finding_code
   Severity severity = Severity::error;
-  std::string step;      // the step that found it ("check", "export", ...)
-  std::string message;   // what is wrong, one line
-  std::string where;     // node, value, module or source line; may be empty
-  std::string hint;      // how to fix it; may be empty
+  std::string step;     // the step that found it ("check", "export", ...)
+  std::string message;  // what is wrong, one line
+  std::string where;    // node, value, module or source line; may be empty
+  std::string hint;     // how to fix it; may be empty
 };
 
 /// True if any finding has severity error.

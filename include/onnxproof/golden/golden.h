@@ -25,8 +25,8 @@ struct GoldenOptions {
 };
 
 struct FreezeResult {
-  bool frozen = false;        // false: the parity proof failed, nothing was written
-  ParityResult parity;        // the proof the freeze stands on
+  bool frozen = false;  // false: the parity proof failed, nothing was written
+  ParityResult parity;  // the proof the freeze stands on
   int data_sets = 0;
 };
 
@@ -39,7 +39,7 @@ Expected<FreezeResult> freeze_golden(const std::filesystem::path& model, const s
                                      const ParityResult* proof = nullptr);
 
 struct VerifyResult {
-  ParityResult parity;          // ONNX Runtime now against the frozen outputs
+  ParityResult parity;            // ONNX Runtime now against the frozen outputs
   std::vector<Finding> findings;  // GOLDEN_DRIFT, and an info finding when the model changed since the freeze
   bool model_changed = false;
   bool passed() const;

@@ -26,7 +26,7 @@ struct LoadedModel {
   std::filesystem::path path;    // as given
   std::filesystem::path folder;  // canonical folder of the model: where external data must lie
   uint64_t file_bytes = 0;
-  uint64_t external_bytes = 0;   // bytes of tensor data in external files
+  uint64_t external_bytes = 0;  // bytes of tensor data in external files
   int external_tensors = 0;
 };
 

@@ -15,19 +15,19 @@ namespace onnxproof {
 
 struct TargetVerdict {
   std::string target;
-  std::string status;  // supported | restricted | unsupported | needs-opset
-  std::string detail;  // restriction text, or why unsupported
-  int needs_opset = 0; // for needs-opset: the opset to re-export with
+  std::string status;   // supported | restricted | unsupported | needs-opset
+  std::string detail;   // restriction text, or why unsupported
+  int needs_opset = 0;  // for needs-opset: the opset to re-export with
 };
 
 struct AuditedOperator {
   std::string domain;  // "ai.onnx" for the default domain
   std::string op_type;
-  int64_t opset = 0;          // the model's import for the domain
-  int schema_version = 0;     // the schema version that opset resolves to (0: unknown schema)
+  int64_t opset = 0;       // the model's import for the domain
+  int schema_version = 0;  // the schema version that opset resolves to (0: unknown schema)
   int count = 0;
   int in_subgraphs = 0;
-  std::vector<std::string> nodes;  // node names (op type where unnamed)
+  std::vector<std::string> nodes;       // node names (op type where unnamed)
   std::vector<TargetVerdict> verdicts;  // one per table, in table order
 };
 

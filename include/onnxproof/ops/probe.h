@@ -14,8 +14,8 @@ namespace onnxproof {
 
 struct ProbeOptions {
   std::string provider = "cpu";
-  int opset = 17;              // probe the schema each op resolves to at this opset
-  bool all_versions = false;   // probe every schema version up to `opset` instead
+  int opset = 17;                 // probe the schema each op resolves to at this opset
+  bool all_versions = false;      // probe every schema version up to `opset` instead
   std::vector<std::string> only;  // op types to probe; empty: all
 };
 
@@ -33,7 +33,8 @@ Expected<std::vector<ProbeRow>> probe_operators(const ProbeOptions& options);
 
 /// A support table from probe rows (conclusive rows only) completed with the documented table's
 /// rows for the operators the probe could not decide.
-SupportTable probed_table(const std::vector<ProbeRow>& rows, const SupportTable& documented, const std::string& runtime);
+SupportTable probed_table(const std::vector<ProbeRow>& rows, const SupportTable& documented,
+                          const std::string& runtime);
 
 /// Writes a table in data/op-support's format, atomically.
 Expected<void> write_support_table(const SupportTable& table, const std::filesystem::path& path);

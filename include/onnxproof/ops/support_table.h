@@ -25,7 +25,7 @@ struct SupportTable {
   std::string target;   // "tensorrt"
   std::string runtime;  // "TensorRT 10.15 ONNX parser"
   std::string source;
-  int min_opset = 0;    // the default-domain opsets the table covers; 0: any
+  int min_opset = 0;  // the default-domain opsets the table covers; 0: any
   int max_opset = 0;
   std::vector<SupportEntry> entries;
 };

@@ -10,10 +10,10 @@
 namespace onnxproof {
 
 struct ArgmaxCheck {
-  int64_t rows = 0;           // rows compared (elements / classes)
-  int64_t flips = 0;          // rows whose argmax differs
+  int64_t rows = 0;   // rows compared (elements / classes)
+  int64_t flips = 0;  // rows whose argmax differs
   int64_t first_flip_row = -1;
-  double min_margin = 0.0;    // over flipped rows: expected[top] - expected[actual's top], in the expected logits
+  double min_margin = 0.0;  // over flipped rows: expected[top] - expected[actual's top], in the expected logits
 };
 
 /// nullopt when the check does not apply (not floating point, shapes differ, rank 0, or fewer

@@ -21,13 +21,13 @@ namespace onnxproof {
 
 /// One reference data set: reference/test_data_set_N with its entry in cases.json.
 struct ReferenceCase {
-  std::string data_set;                   // "test_data_set_3"
-  std::map<std::string, int64_t> sizes;   // dynamic axis label -> size in this case
+  std::string data_set;                  // "test_data_set_3"
+  std::map<std::string, int64_t> sizes;  // dynamic axis label -> size in this case
   int sample = 0;
-  std::string source;                     // "generated", or the --data spec
+  std::string source;  // "generated", or the --data spec
   std::vector<NamedTensor> inputs;
-  std::vector<NamedTensor> outputs;       // PyTorch's
-  std::optional<Tensor> labels;           // task labels, when the data carried them (labels.pb)
+  std::vector<NamedTensor> outputs;  // PyTorch's
+  std::optional<Tensor> labels;      // task labels, when the data carried them (labels.pb)
 };
 
 struct Reference {
@@ -58,14 +58,14 @@ struct ParityRow {
   std::string provider;
   std::string optimization;  // "all" or "disabled"
   std::string output;
-  std::string status;        // pass | fail | rejected | error
+  std::string status;  // pass | fail | rejected | error
   Tolerance tolerance;
   Comparison comparison;
   std::optional<ArgmaxCheck> argmax;
   std::string expected_shape;
   std::string actual_shape;
-  std::string worst_at;      // coordinates of the worst element, e.g. "[1, 5]"
-  std::string note;          // why rejected / errored
+  std::string worst_at;  // coordinates of the worst element, e.g. "[1, 5]"
+  std::string note;      // why rejected / errored
 };
 
 struct ProviderStatus {

@@ -18,7 +18,7 @@ struct StepReport {
   std::string name;
   std::string status = "skip";  // pass | fail | skip | error
   double seconds = 0.0;
-  std::string reason;           // why skipped or errored
+  std::string reason;  // why skipped or errored
   nlohmann::json details = nlohmann::json::object();
 };
 
@@ -35,7 +35,7 @@ struct Report {
   std::vector<std::pair<std::string, std::string>> versions;
   std::vector<StepReport> steps;
   std::vector<Finding> findings;
-  nlohmann::json parity = nlohmann::json::array();  // the parity rows
+  nlohmann::json parity = nlohmann::json::array();    // the parity rows
   nlohmann::json summary = nlohmann::json::object();  // providers, accuracy
   std::vector<HeadlineAnswer> headline;
 

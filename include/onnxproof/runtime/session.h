@@ -30,11 +30,11 @@ struct SessionOptions {
 /// A model input or output as the session sees it.
 struct SessionValue {
   std::string name;
-  bool is_tensor = true;                // false: sequence, map or optional
-  std::string type;                     // "float32", or "sequence"/"map"/"optional" when not a tensor
-  DType dtype = DType::undefined;       // for tensors
-  std::vector<int64_t> shape;           // -1 where the dimension is not fixed
-  std::vector<std::string> symbols;     // dim_param names, "" where none
+  bool is_tensor = true;             // false: sequence, map or optional
+  std::string type;                  // "float32", or "sequence"/"map"/"optional" when not a tensor
+  DType dtype = DType::undefined;    // for tensors
+  std::vector<int64_t> shape;        // -1 where the dimension is not fixed
+  std::vector<std::string> symbols;  // dim_param names, "" where none
 };
 
 /// "1x3xbatchx?" style rendering of a SessionValue's dimensions.

@@ -53,8 +53,9 @@ struct SimplifyProof {
   double max_abs = 0.0;
   std::vector<Finding> findings;
 };
-Expected<SimplifyProof> prove_simplification(const std::filesystem::path& original, const std::filesystem::path& simplified,
-                                             const Reference* reference, const ToleranceOptions& tolerance);
+Expected<SimplifyProof> prove_simplification(const std::filesystem::path& original,
+                                             const std::filesystem::path& simplified, const Reference* reference,
+                                             const ToleranceOptions& tolerance);
 
 struct SimplifyOutcome {
   SimplifyResult result;

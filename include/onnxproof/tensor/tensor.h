@@ -27,8 +27,7 @@ class Tensor {
   static Expected<Tensor> zeros(DType dtype, std::vector<int64_t> shape);
 
   /// Takes ownership of `bytes`; fails unless bytes.size() == element count * element size.
-  static Expected<Tensor> from_bytes(DType dtype, std::vector<int64_t> shape,
-                                     std::vector<std::byte> bytes);
+  static Expected<Tensor> from_bytes(DType dtype, std::vector<int64_t> shape, std::vector<std::byte> bytes);
 
   /// A string tensor; fails unless strings.size() == element count.
   static Expected<Tensor> from_strings(std::vector<int64_t> shape, std::vector<std::string> strings);
