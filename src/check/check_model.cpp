@@ -9,7 +9,7 @@
 #include <set>
 
 #include "onnxproof/tensor/dtype.h"
-#include "versions_config.h"
+#include "build_config.h"
 
 // ONNX 1.12 exports this overload (the one check_model(path) uses to set the model's folder for
 // external data) but does not declare it in checker.h.

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "onnxproof/core/atomic_file.h"
 #include "onnxproof/tensor/tensor_io.h"
 
 namespace onnxproof {
@@ -154,6 +155,11 @@ FrozenShapeOptions frozen_shape_options_from_export(const std::string& export_js
     return {};  // no usable record of the export: nothing to compare with
   }
   return options;
+}
+
+FrozenShapeOptions frozen_shape_options_for_run_folder(const std::filesystem::path& folder) {
+  auto manifest = read_file(folder / "export.json", uint64_t{64} << 20);
+  return manifest ? frozen_shape_options_from_export(*manifest) : FrozenShapeOptions{};
 }
 
 }  // namespace onnxproof

@@ -13,7 +13,7 @@
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/tensor/dtype.h"
-#include "versions_config.h"
+#include "build_config.h"
 
 extern char** environ;
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "versions_config.h"
+#include "build_config.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;

@@ -7,7 +7,6 @@
 #include <map>
 #include <set>
 
-#include "onnxproof/core/atomic_file.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
@@ -70,9 +69,7 @@ StepReport check_step(PipelineContext& context) {
   auto model = load_model(context.model);
   if (!model) return step_error(step, model.error());
   CheckOptions options = context.options.check;
-  if (auto manifest = read_file(context.out / "export.json", uint64_t{64} << 20)) {
-    options.frozen = frozen_shape_options_from_export(*manifest);
-  }
+  options.frozen = frozen_shape_options_for_run_folder(context.out);
   auto result = check_model(*model, options);
   if (!result) return step_error(step, result.error());
   add_findings(context, result->findings);

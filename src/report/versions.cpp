@@ -1,7 +1,7 @@
 #include "onnxproof/report/versions.h"
 
 #include "onnxproof/runtime/session.h"
-#include "versions_config.h"
+#include "build_config.h"
 
 namespace onnxproof {
 

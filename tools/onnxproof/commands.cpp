@@ -40,11 +40,8 @@ int run_version(std::ostream& out) {
 int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err) {
   auto model = load_model(command.model);
   if (!model) return report_error(err, model.error());
-  CheckOptions options{.min_opset = command.min_opset, .frozen = {}};
   // A run folder's export.json says which axes were declared dynamic and their traced sizes.
-  if (auto manifest = read_file(model->folder / "export.json", uint64_t{64} << 20)) {
-    options.frozen = frozen_shape_options_from_export(*manifest);
-  }
+  CheckOptions options{.min_opset = command.min_opset, .frozen = frozen_shape_options_for_run_folder(model->folder)};
   for (const auto& text : command.dynamic) {
     auto axis = parse_dynamic_axis(text);
     if (!axis) return report_error(err, axis.error());

@@ -3,6 +3,7 @@
 // dynamic axis where shapes are consumed, outputs fixed where they should follow a dynamic input
 // axis, If nodes with a constant condition, Loop trip counts fixed at a traced size.
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,5 +35,9 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
 /// The dynamic axes and output axes recorded in an export.json (empty when the file is absent
 /// or has none).
 FrozenShapeOptions frozen_shape_options_from_export(const std::string& export_json_text);
+
+/// The same from FOLDER/export.json, the run folder's record of the export; empty options when
+/// the folder has none (a model that onnxproof did not export).
+FrozenShapeOptions frozen_shape_options_for_run_folder(const std::filesystem::path& folder);
 
 }  // namespace onnxproof
