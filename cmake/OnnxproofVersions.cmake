@@ -1,20 +1,9 @@
-# Records the versions of the tools onnxproof is built with, for `onnxproof --version` and reports.
-# ONNX Runtime's own version is asked from the loaded library at run time instead.
-set(ONNXPROOF_PYTHON "/usr/bin/python3" CACHE FILEPATH "Python interpreter with torch and onnx")
-
-execute_process(
-  COMMAND "${ONNXPROOF_PYTHON}" -c "import torch; print(torch.__version__)"
-  OUTPUT_VARIABLE ONNXPROOF_TORCH_VERSION OUTPUT_STRIP_TRAILING_WHITESPACE
-  ERROR_QUIET RESULT_VARIABLE _torch_rc)
-if(NOT _torch_rc EQUAL 0)
-  set(ONNXPROOF_TORCH_VERSION "not found")
+# The front end's default interpreter: the pinned environment scripts/setup.sh makes in .venv/.
+# Versions of torch and Python are asked from the interpreter actually used, at run time, never
+# baked in here (a user may pass --python or set $ONNXPROOF_PYTHON).
+set(ONNXPROOF_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
+    "Default Python interpreter for the front end (torch, onnx)")
+if(NOT EXISTS "${ONNXPROOF_PYTHON}")
+  message(WARNING "onnxproof: ${ONNXPROOF_PYTHON} does not exist; run scripts/setup.sh to make the pinned environment")
 endif()
-execute_process(
-  COMMAND "${ONNXPROOF_PYTHON}" -c "import sys; print(sys.version.split()[0])"
-  OUTPUT_VARIABLE ONNXPROOF_PYTHON_VERSION OUTPUT_STRIP_TRAILING_WHITESPACE
-  ERROR_QUIET RESULT_VARIABLE _py_rc)
-if(NOT _py_rc EQUAL 0)
-  set(ONNXPROOF_PYTHON_VERSION "not found")
-endif()
-message(STATUS "onnxproof: ONNX ${ONNX_VERSION}, protobuf ${Protobuf_VERSION}, "
-               "torch ${ONNXPROOF_TORCH_VERSION} (${ONNXPROOF_PYTHON})")
+message(STATUS "onnxproof: ONNX ${ONNX_VERSION}, protobuf ${Protobuf_VERSION}, front end ${ONNXPROOF_PYTHON}")

@@ -1,47 +1,57 @@
 #!/usr/bin/env bash
-# Sets up everything onnxproof needs on a fresh Debian 12 machine; safe to run again (it only
-# installs what is missing). Debian packages go through apt; ONNX Runtime, which Debian 12 does
-# not package, goes into the git-ignored .deps/ folder (scripts/fetch-onnxruntime.sh).
+# Sets up everything onnxproof needs on a fresh Debian 12 or 13 machine; safe to run again (each
+# part only does what is missing):
+#   1. Debian packages (build tools, the engine's libraries, protobuf) through apt;
+#   2. the front end's pinned Python environment in .venv/ (scripts/setup-python.sh);
+#   3. the ONNX C++ library at the pinned version in .deps/onnx (scripts/build-onnx.sh);
+#   4. ONNX Runtime in .deps/onnxruntime (scripts/fetch-onnxruntime.sh);
+#   5. the distribution's own PyTorch, where it has one, for the cross-version test lane.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=/dev/null
+. /etc/os-release
+echo "onnxproof setup: ${PRETTY_NAME:-unknown system}" >&2
+if [[ "${ID:-}" != "debian" ]]; then
+  echo "onnxproof setup: this script knows Debian 12 and 13; on ${ID:-this system} install the packages it lists yourself" >&2
+fi
 
 readonly packages=(
   # build
   build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
-  # the engine's libraries
-  libonnx-dev libprotobuf-dev protobuf-compiler
+  # the engine's libraries (ONNX itself is built from source by scripts/build-onnx.sh)
+  libprotobuf-dev protobuf-compiler
   libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev
   # ONNX Runtime is fetched with npm
   nodejs npm
-  # the Python front end (Debian's /usr/bin/python3)
-  python3 python3-torch python3-onnx python3-numpy python3-torchvision python3-sklearn
-  # test data: ONNX's backend test suite
-  libonnx-testdata
   # ONNX Runtime's StringNormalizer kernel needs the en_US.UTF-8 locale
   locales
 )
+# The distribution's PyTorch for the cross-version lane (tests/crossversion), with OpenBLAS:
+# with the reference BLAS it is about 44x slower.
+readonly distribution_torch=(python3-torch python3-onnx python3-numpy libopenblas0-pthread)
 
 sudo_cmd=()
 [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+apt_updated=0
+apt_install() {
+  ((apt_updated)) || { "${sudo_cmd[@]}" apt-get update -qq; apt_updated=1; }
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "$@" >/dev/null
+}
+
 missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
+for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
 # npm comes with the machine's own Node.js on some images; do not fight it.
 if command -v npm >/dev/null 2>&1; then
   missing=("${missing[@]/npm}"); missing=("${missing[@]/nodejs}")
   read -r -a missing <<<"${missing[*]}"
 fi
-
 if ((${#missing[@]} > 0)); then
   echo "onnxproof setup: installing Debian packages: ${missing[*]}" >&2
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+  apt_install "${missing[@]}"
 fi
 
 if ! locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$'; then
@@ -49,4 +59,19 @@ if ! locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$'; then
   "${sudo_cmd[@]}" localedef -i en_US -f UTF-8 en_US.UTF-8
 fi
 
+"$root/scripts/setup-python.sh"
+"$root/scripts/build-onnx.sh"
 "$root/scripts/fetch-onnxruntime.sh"
+
+# The distribution's PyTorch: installed where the machine's own package sources have it.
+missing=()
+for p in "${distribution_torch[@]}"; do installed "$p" || missing+=("$p"); done
+if ((${#missing[@]} > 0)); then
+  ((apt_updated)) || { "${sudo_cmd[@]}" apt-get update -qq; apt_updated=1; }
+  if [[ -n "$(apt-cache policy python3-torch 2>/dev/null | awk '/Candidate:/ && $2 != "(none)" {print $2}')" ]]; then
+    echo "onnxproof setup: installing ${PRETTY_NAME:-the distribution}'s PyTorch for the cross-version lane: ${missing[*]}" >&2
+    apt_install "${missing[@]}"
+  else
+    echo "onnxproof setup: ${PRETTY_NAME:-this distribution} packages no PyTorch; the cross-version lane will be skipped" >&2
+  fi
+fi

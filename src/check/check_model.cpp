@@ -8,14 +8,9 @@
 #include <map>
 #include <set>
 
+#include "onnxproof/ops/opset_limits.h"
 #include "onnxproof/tensor/dtype.h"
 #include "build_config.h"
-
-// ONNX 1.12 exports this overload (the one check_model(path) uses to set the model's folder for
-// external data) but does not declare it in checker.h.
-namespace onnx::checker {
-void check_model(const ModelProto& model, CheckerContext& ctx);
-}
 
 namespace onnxproof {
 namespace {
@@ -78,19 +73,34 @@ Expected<void> require_known_versions(const onnx::ModelProto& model) {
                                             ", newer than the installed ONNX library " + ONNXPROOF_ONNX_VERSION +
                                             " knows (up to " + std::to_string(onnx::Version::IR_VERSION) + ")");
   }
-  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  // The checker accepts an opset it does not know (opset 1000 passes it): refuse anything newer
+  // than the ONNX library's last released opset or than ONNX Runtime runs, naming both limits.
+  const OpsetLimit limit = newest_supported_opset();
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().LastReleaseVersionMap();
   for (const auto& opset : model.opset_import()) {
     const std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
+    if (domain.empty() && opset.version() > limit.opset) {
+      return fail(ErrorCode::unsupported, "the model declares opset " + std::to_string(opset.version()) +
+                                              " of ai.onnx, newer than onnxproof can check and run (" + limit.reason +
+                                              "); re-export with --opset " + std::to_string(limit.opset) + " or older");
+    }
     const auto range = ranges.find(domain);
-    if (range != ranges.end() && opset.version() > range->second.second) {
-      return fail(ErrorCode::unsupported, "the model uses opset " + std::to_string(opset.version()) + " of " +
-                                              display_domain(domain) + ", newer than the installed ONNX library " +
-                                              ONNXPROOF_ONNX_VERSION + " knows (up to " +
-                                              std::to_string(range->second.second) + "); re-export with --opset " +
-                                              std::to_string(range->second.second) + " or use a newer ONNX");
+    if (!domain.empty() && range != ranges.end() && opset.version() > range->second) {
+      return fail(ErrorCode::unsupported, "the model declares opset " + std::to_string(opset.version()) + " of " +
+                                              display_domain(domain) + ", newer than the ONNX library " +
+                                              ONNXPROOF_ONNX_VERSION + " has released (up to " +
+                                              std::to_string(range->second) + ")");
     }
   }
   return {};
+}
+
+bool has_external_data(const onnx::ModelProto& model) {
+  bool found = false;
+  for_each_graph(model.graph(), [&](const onnx::GraphProto& graph) {
+    for (const auto& tensor : graph.initializer()) found = found || tensor.data_location() == onnx::TensorProto::EXTERNAL;
+  });
+  return found;
 }
 
 std::string first_line(const std::string& text) {
@@ -205,9 +215,14 @@ Expected<CheckResult> check_model(const LoadedModel& model, const CheckOptions& 
   result.summary = summarize_model(proto);
 
   try {
-    onnx::checker::CheckerContext context;
-    context.set_model_dir(model.folder.string());
-    onnx::checker::check_model(proto, context);
+    // ONNX 1.23 exports the checker only by proto (external data then resolves against the
+    // working directory) or by path: a model with external data is checked by its path, so the
+    // data files are looked for beside it; its graph alone is read again, not the weights.
+    if (has_external_data(proto) && !model.path.empty()) {
+      onnx::checker::check_model(model.path.string(), /*full_check=*/false);
+    } else {
+      onnx::checker::check_model(proto, /*full_check=*/false);
+    }
     result.checker_passed = true;
   } catch (const std::exception& error) {
     result.findings.push_back({std::string(finding_code::checker_failed), Severity::error, "check",

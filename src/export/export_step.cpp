@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -42,15 +43,68 @@ std::vector<std::string> split(std::string_view text, char separator) {
   }
 }
 
-std::string python_interpreter(const ExportOptions& options) {
-  if (!options.python.empty()) return options.python;
-  if (const char* env = std::getenv("ONNXPROOF_PYTHON"); env && *env) return env;
-  return ONNXPROOF_PYTHON;
-}
-
 std::string python_path() {
   if (const char* env = std::getenv("ONNXPROOF_PYTHONPATH"); env && *env) return env;
   return ONNXPROOF_PYTHON_SOURCE_DIR;
+}
+
+// Runs `python ARGS...` with the front end on PYTHONPATH and stdin from /dev/null; every line the
+// child writes to `captured_fd` (its stdout or stderr) goes to `on_line`. Returns the exit code
+// (128 + signal when it was killed).
+Expected<int> run_front_end(const std::string& python, std::vector<std::string> args, int captured_fd,
+                            const std::function<void(const std::string&)>& on_line) {
+  args.insert(args.begin(), python);
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry; ++entry) {
+    if (!std::string_view(*entry).starts_with("PYTHONPATH=")) environment.emplace_back(*entry);
+  }
+  std::string path_entry = python_path();
+  if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
+    path_entry += std::string(":") + existing;
+  environment.push_back("PYTHONPATH=" + path_entry);
+  std::vector<char*> envp;
+  for (auto& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+    return fail(ErrorCode::io, "cannot create a pipe: " + std::string(std::strerror(errno)));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], captured_fd);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  pid_t pid = 0;
+  const int spawned = ::posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  if (spawned != 0) {
+    ::close(pipe_fds[0]);
+    return fail(ErrorCode::not_found, "cannot run the Python interpreter '" + python + "': " + std::strerror(spawned) +
+                                          " (set --python or ONNXPROOF_PYTHON; scripts/setup.sh makes the default .venv)");
+  }
+
+  std::string pending;
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buffer, static_cast<std::size_t>(n));
+    for (auto newline = pending.find('\n'); newline != std::string::npos; newline = pending.find('\n')) {
+      on_line(pending.substr(0, newline));
+      pending.erase(0, newline + 1);
+    }
+  }
+  if (!pending.empty()) on_line(pending);
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 nlohmann::json config_json(const ExportOptions& options) {
@@ -86,6 +140,8 @@ Expected<ExportResult> read_manifest(const fs::path& out) {
     const auto manifest = nlohmann::json::parse(text);
     ExportResult result;
     result.exporter = manifest.value("exporter", "");
+    for (const auto& [tool, version] : manifest.value("versions", nlohmann::json::object()).items())
+      result.versions.emplace_back(tool, version.is_string() ? version.get<std::string>() : version.dump());
     for (const auto& f : manifest.at("findings")) {
       result.findings.push_back({f.at("code"), severity_from(f.at("severity")), f.value("step", "export"),
                                  f.value("message", ""), f.value("where", ""), f.value("hint", "")});
@@ -173,71 +229,19 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
   // A stale manifest must never pass for this run's result.
   fs::remove(options.out / "export.json", ec);
 
-  const std::string python = python_interpreter(options);
-  const std::string config = config_json(options).dump();
-  std::vector<std::string> args = {python, "-m", "onnxproof", "--config-json", config};
-  std::vector<char*> argv;
-  for (auto& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  std::vector<std::string> environment;
-  for (char** entry = environ; *entry; ++entry) {
-    if (!std::string_view(*entry).starts_with("PYTHONPATH=")) environment.emplace_back(*entry);
-  }
-  std::string path_entry = python_path();
-  if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
-    path_entry += std::string(":") + existing;
-  environment.push_back("PYTHONPATH=" + path_entry);
-  std::vector<char*> envp;
-  for (auto& entry : environment) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-
-  // The front end's stderr comes through a pipe: progress is forwarded line by line, and its
-  // final "onnxproof: error:" line becomes this function's Error (printed once, by the caller).
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
-    return fail(ErrorCode::io, "cannot create a pipe: " + std::string(std::strerror(errno)));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  pid_t pid = 0;
-  const int spawned = ::posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(pipe_fds[1]);
-  if (spawned != 0) {
-    ::close(pipe_fds[0]);
-    return fail(ErrorCode::not_found, "cannot run the Python interpreter '" + python + "': " + std::strerror(spawned) +
-                                          " (set --python or ONNXPROOF_PYTHON)");
-  }
-
-  std::string pending;
+  const std::string python = front_end_interpreter(options.python);
+  // The front end's stderr is forwarded line by line as progress, and its final
+  // "onnxproof: error:" line becomes this function's Error (printed once, by the caller).
   std::string error_line;
-  char buffer[4096];
-  const auto handle_line = [&](const std::string& line) {
-    if (line.starts_with(k_error_prefix)) {
-      error_line = line.substr(k_error_prefix.size());
-    } else {
-      progress << line << '\n' << std::flush;
-    }
-  };
-  while (true) {
-    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    pending.append(buffer, static_cast<std::size_t>(n));
-    for (auto newline = pending.find('\n'); newline != std::string::npos; newline = pending.find('\n')) {
-      handle_line(pending.substr(0, newline));
-      pending.erase(0, newline + 1);
-    }
-  }
-  if (!pending.empty()) handle_line(pending);
-  ::close(pipe_fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-
+  ONNXPROOF_TRY_ASSIGN(const int code,
+                       run_front_end(python, {"-m", "onnxproof", "--config-json", config_json(options).dump()},
+                                     STDERR_FILENO, [&](const std::string& line) {
+                                       if (line.starts_with(k_error_prefix)) {
+                                         error_line = line.substr(k_error_prefix.size());
+                                       } else {
+                                         progress << line << '\n' << std::flush;
+                                       }
+                                     }));
   if (code == 0 || code == 1) {
     if (!fs::exists(options.out / "export.json")) {
       return fail(ErrorCode::internal, "the export front end (" + python + ") ended without writing " +
@@ -248,6 +252,29 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
   if (!error_line.empty()) return fail(code == 2 ? ErrorCode::usage : ErrorCode::invalid_input, error_line);
   return fail(ErrorCode::internal, "the export front end (" + python + " -m onnxproof) failed with exit code " +
                                        std::to_string(code) + "; its output is above");
+}
+
+std::string front_end_interpreter(const std::string& requested) {
+  if (!requested.empty()) return requested;
+  if (const char* env = std::getenv("ONNXPROOF_PYTHON"); env && *env) return env;
+  return ONNXPROOF_PYTHON;
+}
+
+Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(const std::string& requested) {
+  const std::string python = front_end_interpreter(requested);
+  std::vector<std::pair<std::string, std::string>> versions;
+  std::string problem;
+  ONNXPROOF_TRY_ASSIGN(const int code, run_front_end(python, {"-m", "onnxproof.versions"}, STDOUT_FILENO,
+                                                     [&](const std::string& line) {
+                                                       const auto space = line.find(' ');
+                                                       if (space == std::string::npos) return;
+                                                       versions.emplace_back(line.substr(0, space), line.substr(space + 1));
+                                                     }));
+  if (code != 0 || versions.empty()) {
+    return fail(ErrorCode::not_found, "the front end's interpreter " + python + " cannot report its versions (exit code " +
+                                          std::to_string(code) + ")");
+  }
+  return versions;
 }
 
 }  // namespace onnxproof

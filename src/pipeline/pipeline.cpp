@@ -51,6 +51,11 @@ StepReport export_step(PipelineContext& context) {
     return step;
   }
   add_findings(context, result->findings);
+  // The front end's versions as that interpreter reported them, named apart from the engine's.
+  for (const auto& [tool, version] : result->versions) {
+    if (tool == "onnxproof") continue;
+    context.report.versions.emplace_back(tool == "onnx" ? "onnx (python)" : tool, version);
+  }
   step.details = {
       {"exporter", result->exporter}, {"sha256", result->sha256}, {"reference_sets", result->reference_sets}};
   if (result->model.empty()) {
@@ -168,7 +173,7 @@ StepReport golden_step(PipelineContext& context) {
   StepReport step;
   step.name = "golden";
   const fs::path golden = context.out / "golden";
-  const GoldenOptions options{context.options.parity, tool_versions()};
+  const GoldenOptions options{context.options.parity, context.report.versions};
   if (fs::exists(golden / "manifest.json")) {
     GoldenOptions verify_options = options;
     verify_options.parity.compare_optimization_off = false;

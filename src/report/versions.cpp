@@ -14,8 +14,6 @@ std::vector<std::pair<std::string, std::string>> tool_versions() {
       {"protobuf", ONNXPROOF_PROTOBUF_VERSION},
       {"onnxruntime", onnxruntime_version()},
       {"onnxruntime-build", ONNXPROOF_ORT_STAMP},
-      {"torch", ONNXPROOF_TORCH_VERSION},
-      {"python", ONNXPROOF_PYTHON_VERSION " (" ONNXPROOF_PYTHON ")"},
   };
 }
 

@@ -1,5 +1,6 @@
 #include "onnxproof/runtime/session.h"
 
+#include <onnx/onnx_pb.h>
 #include <onnxruntime_cxx_api.h>
 
 #include <algorithm>
@@ -208,6 +209,59 @@ Expected<Session> Session::open(const std::filesystem::path& model, const Sessio
     return fail(ErrorCode::runtime, "ONNX Runtime cannot load " + model.string() + ": " + error.what());
   }
   return Session(std::move(impl));
+}
+
+namespace {
+
+// A serialized ModelProto with one Identity node at `opset`, written by hand (ONNX Runtime is the
+// only dependency of this folder): ir_version 10, graph { node, input x, output y }, opset_import.
+std::string identity_model(int opset) {
+  onnx::ModelProto model;
+  model.set_ir_version(10);
+  model.add_opset_import()->set_version(opset);
+  auto* graph = model.mutable_graph();
+  graph->set_name("opset_probe");
+  auto* node = graph->add_node();
+  node->set_op_type("Identity");
+  node->add_input("x");
+  node->add_output("y");
+  for (auto* value : {graph->add_input(), graph->add_output()}) {
+    value->set_name(value == &graph->input(0) ? "x" : "y");
+    auto* tensor = value->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(onnx::TensorProto::FLOAT);
+    tensor->mutable_shape()->add_dim()->set_dim_value(1);
+  }
+  return model.SerializeAsString();
+}
+
+bool accepts_opset(Ort::Env& env, int opset) {
+  const std::string bytes = identity_model(opset);
+  try {
+    Ort::SessionOptions options;
+    options.SetIntraOpNumThreads(1);
+    Ort::Session session(env, bytes.data(), bytes.size(), options);
+    return true;
+  } catch (const Ort::Exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+int onnxruntime_newest_opset() {
+  static const int newest = [] {
+    auto env = shared_env();
+    if (!env) return 0;
+    // Acceptance is monotonic in the opset: binary search for the last accepted one.
+    int low = 7, high = 64;  // low accepted, high refused (7: the oldest opset ONNX Runtime supports)
+    if (!accepts_opset(**env, low)) return 0;
+    while (high - low > 1) {
+      const int middle = (low + high) / 2;
+      (accepts_opset(**env, middle) ? low : high) = middle;
+    }
+    return low;
+  }();
+  return newest;
 }
 
 std::string describe_dims(const SessionValue& value) {

@@ -1,5 +1,5 @@
 // TensorProto <-> Tensor, and .pb tensor files.
-#include <onnx/onnx-data_pb.h>
+#include <onnx/onnx-data.pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstring>

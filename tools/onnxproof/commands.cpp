@@ -10,6 +10,7 @@
 
 #include "onnxproof/check/check_model.h"
 #include "onnxproof/core/atomic_file.h"
+#include "onnxproof/export/export_step.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
@@ -34,6 +35,14 @@ int report_error(std::ostream& err, const Error& error) {
 
 int run_version(std::ostream& out) {
   for (const auto& [tool, version] : tool_versions()) out << fmt::format("{:<18} {}\n", tool, version);
+  // The front end's versions, asked from the interpreter an export would use now.
+  auto front_end = front_end_versions("");
+  if (!front_end) {
+    out << fmt::format("{:<18} {}\n", "python", "not available: " + front_end.error().describe());
+    return k_exit_pass;
+  }
+  for (const auto& [tool, version] : *front_end)
+    out << fmt::format("{:<18} {}\n", tool == "onnx" ? "onnx (python)" : tool, version);
   return k_exit_pass;
 }
 

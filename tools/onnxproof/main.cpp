@@ -22,7 +22,7 @@ void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model) {
   app->add_option("--data", model.data, "file.py:callable yielding real input samples (dicts or tuples)");
   app->add_option("--data-dir", model.data_dir, "Folder of real input samples (.npy / .pb)");
   app->add_option("--python", model.python,
-                  "Python interpreter with torch (default: $ONNXPROOF_PYTHON or /usr/bin/python3)");
+                  "Python interpreter with torch (default: $ONNXPROOF_PYTHON, else the pinned .venv/bin/python)");
 }
 
 // The proof option group: providers and tolerances, spelled the same by parity, golden and pipeline.

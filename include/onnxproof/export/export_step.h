@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "onnxproof/core/error.h"
@@ -56,6 +57,8 @@ struct ExportResult {
   std::string sha256;
   std::string exporter;
   int reference_sets = 0;
+  /// The front end's versions as it reported them in export.json (python, torch, onnx, ...).
+  std::vector<std::pair<std::string, std::string>> versions;
   std::vector<Finding> findings;
 };
 
@@ -64,5 +67,13 @@ struct ExportResult {
 /// Fails with ErrorCode::usage for bad options (as the front end reports them), ErrorCode::not_found
 /// when the interpreter cannot be started, ErrorCode::internal when the front end crashes.
 Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& progress);
+
+/// The interpreter the front end runs with: `requested` (--python) when set, else
+/// $ONNXPROOF_PYTHON, else the pinned environment made by scripts/setup.sh (.venv/bin/python).
+std::string front_end_interpreter(const std::string& requested);
+
+/// (tool, version) pairs asked from that interpreter (python with its path, torch, torchvision,
+/// onnx, onnxscript, numpy), for --version: the versions actually used, not the build's.
+Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(const std::string& requested);
 
 }  // namespace onnxproof

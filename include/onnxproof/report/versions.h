@@ -10,8 +10,9 @@ namespace onnxproof {
 /// onnxproof's own version ("0.1.0").
 std::string onnxproof_version();
 
-/// (tool, version) pairs: onnxproof, onnx, protobuf, onnxruntime (asked from the loaded library),
-/// onnxruntime headers, torch and python (as found when the build was configured).
+/// The engine's (tool, version) pairs: onnxproof, onnx (C++), protobuf, onnxruntime (asked from the
+/// loaded library) and its build stamp. The front end's (python, torch, ...) come from the
+/// interpreter actually used: export.json in a run, front_end_versions() for --version.
 std::vector<std::pair<std::string, std::string>> tool_versions();
 
 }  // namespace onnxproof

@@ -78,6 +78,10 @@ class Session {
 /// Version of the loaded ONNX Runtime library ("1.30.0").
 std::string onnxruntime_version();
 
+/// The newest ai.onnx opset the loaded ONNX Runtime accepts (it refuses a model stamped with a
+/// newer one), found once by asking it to load a one-node model at each candidate opset.
+int onnxruntime_newest_opset();
+
 /// onnxproof names ("cpu", "cuda", ...) of the providers compiled into the loaded ONNX Runtime.
 std::vector<std::string> available_providers();
 

@@ -1,0 +1,26 @@
+#pragma once
+// How new an opset onnxproof can prove: the ONNX library's last released opset, the newest one
+// the loaded ONNX Runtime accepts, and the opset ranges of the target support tables.
+
+#include <string>
+#include <vector>
+
+#include "onnxproof/ops/support_table.h"
+
+namespace onnxproof {
+
+/// The last released ai.onnx opset of the ONNX library onnxproof is built with (opsets under
+/// development are not counted: the checker would accept them without knowing their operators).
+int onnx_last_released_opset();
+
+struct OpsetLimit {
+  int opset = 0;
+  /// What set it, e.g. "ONNX Runtime 1.30.0 runs up to 26; ONNX 1.23.1 knows up to 28".
+  std::string reason;
+};
+
+/// The newest ai.onnx opset that the ONNX library, the loaded ONNX Runtime and every given
+/// target table all support, with each limit named.
+OpsetLimit newest_supported_opset(const std::vector<SupportTable>& targets = {});
+
+}  // namespace onnxproof

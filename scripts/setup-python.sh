@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Makes the front end's pinned Python environment in .venv/ (git-ignored) from
+# python/requirements.lock, exactly. Idempotent: the lock file's sha256 is stamped into the
+# environment, so a second run costs nothing and a changed lock rebuilds it.
+# The interpreter: $ONNXPROOF_SETUP_PYTHON, else python3.11 (the version the pinned wheels are for).
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$root/.venv"
+lock="$root/python/requirements.lock"
+want="$(sha256sum "$lock" | awk '{print $1}')"
+if [[ -x "$venv/bin/python" ]] && [[ "$(cat "$venv/onnxproof-lock.sha256" 2>/dev/null)" == "$want" ]]; then
+  exit 0
+fi
+
+python="${ONNXPROOF_SETUP_PYTHON:-}"
+if [[ -z "$python" ]]; then
+  for candidate in python3.11 "$HOME/.pyenv/versions/3.11"*/bin/python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+      "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+      python="$(command -v "$candidate")"
+      break
+    fi
+  done
+fi
+if [[ -z "$python" ]]; then
+  echo "onnxproof setup: no Python 3.11 found (the pinned torch/onnx wheels are for 3.11); set ONNXPROOF_SETUP_PYTHON" >&2
+  exit 3
+fi
+
+echo "onnxproof setup: making the pinned Python environment in .venv/ with $python (torch, onnx; a few minutes the first time)" >&2
+# The stamp is written last: an interrupted run leaves no stamp, and the next one starts over.
+rm -rf "$venv"
+"$python" -m venv "$venv"
+# --no-deps: the lock lists every package, so nothing unpinned slips in. pip warns about each
+# local index folder that lacks a package; those lines say nothing useful.
+"$venv/bin/pip" install --quiet --no-deps -r "$lock" 2>&1 | grep -v '^WARNING: Location' >&2 || true
+"$venv/bin/pip" check >&2 ||
+  { echo "onnxproof setup: the environment from $lock is inconsistent (pip check above)" >&2; exit 3; }
+"$venv/bin/python" -c 'import torch, torchvision, onnx, onnxscript, onnxruntime, numpy, sklearn' ||
+  { echo "onnxproof setup: the pinned environment does not import (see above)" >&2; exit 3; }
+echo "$want" >"$venv/onnxproof-lock.sha256"
+echo "onnxproof setup: Python environment ready: $("$venv/bin/python" -c 'import torch, onnx; print("torch", torch.__version__, "onnx", onnx.__version__)')" >&2
