@@ -25,7 +25,8 @@ from .findings import finding
 from . import spec as specs
 from . import traps
 
-DEFAULT_OPSET = 17
+# Used only when the engine gives no ceiling (the front end run by hand): every runtime of 2022 on.
+FALLBACK_OPSET = 17
 
 
 def progress(message):
@@ -40,17 +41,43 @@ def write_atomically(path, data):
 
 
 def resolve_exporter(requested):
-    """'torchscript' or 'dynamo': auto follows the installed torch's default (dynamo from 2.9)."""
+    """'torchscript' or 'dynamo'. auto is the TorchScript exporter for now, on every torch: its
+    failure modes are the ones onnxproof explains today (torch itself defaults to dynamo from 2.9;
+    auto follows once the dynamo path's findings are complete)."""
     import torch
     if requested not in ("auto", "torchscript", "dynamo"):
         raise UsageError(f"--exporter must be auto, torchscript or dynamo, not '{requested}'")
-    major, minor = (int(part) for part in torch.__version__.split(".")[:2])
     has_dynamo = "dynamo" in inspect.signature(torch.onnx.export).parameters
     if requested == "dynamo" and not has_dynamo:
         raise FrontEndError(f"the dynamo exporter needs torch 2.5 or newer; this is torch {torch.__version__}")
     if requested == "auto":
-        return "dynamo" if has_dynamo and (major, minor) >= (2, 9) else "torchscript"
+        return "torchscript"
     return requested
+
+
+def exporter_newest_opset(exporter):
+    """The newest opset this torch's exporter writes: the TorchScript exporter stops at 20 on
+    torch 2.x (at 17 on 1.13); the dynamo exporter goes further (ONNX_MAX_OPSET)."""
+    from torch.onnx import _constants
+    if exporter == "torchscript":
+        return getattr(_constants, "ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET", _constants.ONNX_MAX_OPSET)
+    return _constants.ONNX_MAX_OPSET
+
+
+def choose_opset(config, exporter):
+    """(opset, why): --opset when given, else the newest that both the engine (ONNX, ONNX Runtime,
+    the target tables) and the exporter support."""
+    requested = int(config.get("opset") or 0)
+    if requested:
+        return requested, "--opset"
+    ceiling = int(config.get("opset_ceiling") or 0)
+    newest = exporter_newest_opset(exporter)
+    if not ceiling:
+        return min(FALLBACK_OPSET, newest), f"no ceiling from the engine: the fallback {FALLBACK_OPSET}"
+    reason = config.get("opset_ceiling_reason", "")
+    if newest < ceiling:
+        return newest, f"the {exporter} exporter of torch writes up to {newest} ({reason})"
+    return ceiling, f"{reason}; the {exporter} exporter writes up to {newest}"
 
 
 class Exporter:
@@ -61,7 +88,8 @@ class Exporter:
         self.out = config["out"]
         self.inputs = config["inputs"]
         self.dynamic = config.get("dynamic", [])
-        self.opset = int(config.get("opset") or DEFAULT_OPSET)
+        self.opset = None  # chosen once the exporter is known
+        self.opset_reason = ""
         self.findings = []
         self.timings = {}
         self.output_names = []
@@ -82,6 +110,7 @@ class Exporter:
         specs.check_model_spec(self.config["model"])
         self.examples = example_sizes(self.inputs, self.dynamic)
         self.exporter = resolve_exporter(self.config.get("exporter", "auto"))
+        self.opset, self.opset_reason = choose_opset(self.config, self.exporter)
         progress(f"loading {self.config['model']}")
         model, self.description = self.timed("load", specs.load_model, self.config["model"])
         model = self.prepare(model)
@@ -374,6 +403,7 @@ class Exporter:
             "model": self.config["model"],
             "description": getattr(self, "description", ""),
             "exporter": getattr(self, "exporter", self.config.get("exporter", "auto")),
+            "opset": {"value": self.opset, "chosen_by": self.opset_reason},
             "options": {key: value for key, value in self.config.items() if key != "out"},
             "versions": {"onnxproof": __version__, "python": platform.python_version(), "torch": torch.__version__,
                          "onnx": onnx.__version__},

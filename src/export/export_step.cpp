@@ -122,6 +122,10 @@ nlohmann::json config_json(const ExportOptions& options) {
       {"model", options.model},       {"inputs", inputs},       {"dynamic", dynamic},         {"opset", options.opset},
       {"exporter", options.exporter}, {"sweep", options.sweep}, {"samples", options.samples}, {"seed", options.seed},
       {"out", options.out.string()}};
+  if (options.opset_ceiling > 0) {
+    config["opset_ceiling"] = options.opset_ceiling;
+    config["opset_ceiling_reason"] = options.opset_ceiling_reason;
+  }
   if (!options.data.empty()) config["data"] = options.data;
   if (!options.data_dir.empty()) config["data_dir"] = options.data_dir.string();
   return config;
@@ -140,7 +144,8 @@ Expected<ExportResult> read_manifest(const fs::path& out) {
     const auto manifest = nlohmann::json::parse(text);
     ExportResult result;
     result.exporter = manifest.value("exporter", "");
-    for (const auto& [tool, version] : manifest.value("versions", nlohmann::json::object()).items())
+    const auto versions = manifest.value("versions", nlohmann::json::object());
+    for (const auto& [tool, version] : versions.items())
       result.versions.emplace_back(tool, version.is_string() ? version.get<std::string>() : version.dump());
     for (const auto& f : manifest.at("findings")) {
       result.findings.push_back({f.at("code"), severity_from(f.at("severity")), f.value("step", "export"),

@@ -10,6 +10,7 @@
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
+#include "onnxproof/ops/opset_limits.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/versions.h"
 #include "onnxproof/simplify/simplify.h"
@@ -43,7 +44,12 @@ void add_findings(PipelineContext& context, const std::vector<Finding>& findings
 StepReport export_step(PipelineContext& context) {
   StepReport step;
   step.name = "export";
-  auto result = run_export(context.options.export_options, context.progress);
+  // The default opset respects every --target's table as well as ONNX and ONNX Runtime.
+  ExportOptions options = context.options.export_options;
+  const OpsetLimit limit = newest_supported_opset(context.options.targets);
+  options.opset_ceiling = limit.opset;
+  options.opset_ceiling_reason = limit.reason;
+  auto result = run_export(options, context.progress);
   if (!result) {
     if (result.error().code() == ErrorCode::usage) context.usage_error = result.error();
     step.status = "error";

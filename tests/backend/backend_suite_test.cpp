@@ -1,8 +1,10 @@
-// Runs ONNX's own backend test suite (libonnx-testdata: node, simple, pytorch-converted and
-// pytorch-operator cases) through the library: load the model, read test_data_set_*/input_*.pb,
-// run ONNX Runtime on the CPU, compare with output_*.pb (rtol 1e-3, atol 1e-5 for floats, exact
-// otherwise). Cases ONNX Runtime or onnxproof cannot run are listed in skip_list.txt with a reason;
-// a listed case still runs, and fails the test if it passes (the list must stay honest).
+// Runs ONNX's own backend test suite of the pinned onnx (1.23.1: the node cases generated from
+// the wheel's case definitions, and the simple, pytorch-converted and pytorch-operator suites it
+// ships; tests/backend/generate_node_data.py) through the product's parity path: read_reference()
+// and run_parity(), as `onnxproof parity MODEL --reference CASE` does (ONNX Runtime on the CPU,
+// default tolerances per dtype). Cases ONNX Runtime or onnxproof cannot run are listed in
+// skip_list.txt with a reason; a listed case still runs, and fails the test if it passes (the
+// list must stay honest).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,7 +31,7 @@ const char* const k_suites[] = {"node", "simple", "pytorch-converted", "pytorch-
 
 fs::path data_root() {
   const char* env = std::getenv("ONNXPROOF_BACKEND_DATA");
-  return env ? fs::path(env) : fs::path("/usr/share/libonnx-testdata/data");
+  return env ? fs::path(env) : fs::path(ONNXPROOF_BACKEND_DATA_DIR);
 }
 
 struct SkipEntry {
@@ -141,7 +143,7 @@ INSTANTIATE_TEST_SUITE_P(OnnxBackend, BackendCase, ::testing::ValuesIn(list_case
 
 TEST(BackendSuite, SkipListNamesExistingCases) {
   const auto cases = list_cases();
-  ASSERT_FALSE(cases.empty()) << "no backend test data under " << data_root() << " (install libonnx-testdata)";
+  ASSERT_FALSE(cases.empty()) << "no backend test data under " << data_root() << " (the backend_data test generates it)";
   for (const auto& [name, entry] : skip_list()) {
     EXPECT_TRUE(std::find(cases.begin(), cases.end(), name) != cases.end()) << "skip list names unknown case " << name;
     EXPECT_FALSE(entry.reason.empty()) << name << " has no reason in the skip list";

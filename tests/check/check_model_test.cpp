@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "onnxproof/check/check_model.h"
+#include "onnxproof/ops/opset_limits.h"
+#include "onnxproof/runtime/session.h"
 #include "test_support.h"
 
 using namespace onnxproof;
@@ -110,9 +112,55 @@ TEST(CheckModel, OpsetNewerThanTheOnnxLibraryIsAClearError) {
   auto result = check_model(*loaded);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code(), ErrorCode::unsupported);
-  EXPECT_NE(result.error().describe().find("opset 99 of ai.onnx, newer than the installed ONNX library"),
+  const std::string message = result.error().describe();
+  EXPECT_NE(message.find("opset 99 of ai.onnx, newer than onnxproof can check and run"), std::string::npos) << message;
+  // Both limits are named: ONNX Runtime's newest opset and the ONNX library's last release.
+  EXPECT_NE(message.find("ONNX Runtime " + onnxruntime_version() + " runs up to " +
+                         std::to_string(onnxruntime_newest_opset())),
             std::string::npos)
-      << result.error().describe();
+      << message;
+  EXPECT_NE(message.find("knows up to " + std::to_string(onnx_last_released_opset())), std::string::npos) << message;
+}
+
+TEST(CheckModel, OpsetLimitsAreTheOnesOfTheInstalledLibraries) {
+  // ONNX 1.23 released opset 27; ONNX Runtime 1.30 runs up to 26: the pinned versions' facts.
+  EXPECT_GE(onnx_last_released_opset(), 23);
+  EXPECT_GE(onnxruntime_newest_opset(), 21);
+  EXPECT_EQ(newest_supported_opset().opset, std::min(onnx_last_released_opset(), onnxruntime_newest_opset()));
+}
+
+TEST(CheckModel, Opset21ModelWithGroupNormalizationAndInt4CastPasses) {
+  // GroupNormalization-21 and Cast to int4 (new in opset 21) through the checker and strict
+  // shape inference.
+  onnx::ModelProto model = single_node_model(
+      "GroupNormalization",
+      {tensor_value("x", onnx::TensorProto::FLOAT, {2, 4, 3}), tensor_value("scale", onnx::TensorProto::FLOAT, {4}),
+       tensor_value("bias", onnx::TensorProto::FLOAT, {4})},
+      tensor_value("y", onnx::TensorProto::FLOAT, {2, 4, 3}), 21);
+  auto* node = model.mutable_graph()->mutable_node(0);
+  auto* groups = node->add_attribute();
+  groups->set_name("num_groups");
+  groups->set_type(onnx::AttributeProto::INT);
+  groups->set_i(2);
+  auto* to_int4 = model.mutable_graph()->add_node();
+  to_int4->set_op_type("Cast");
+  to_int4->add_input("y");
+  to_int4->add_output("q");
+  auto* to = to_int4->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::INT4);
+  *model.mutable_graph()->mutable_output(0) = tensor_value("q", onnx::TensorProto::INT4, {2, 4, 3});
+  model.set_ir_version(10);  // int4 came with IR version 10
+  TempDir dir;
+  write_bytes(dir / "m.onnx", model.SerializeAsString());
+  auto loaded = load_model(dir / "m.onnx");
+  ASSERT_TRUE(loaded) << loaded.error().describe();
+  auto result = check_model(*loaded);
+  ASSERT_TRUE(result) << result.error().describe();
+  EXPECT_TRUE(result->checker_passed);
+  EXPECT_TRUE(result->shape_inference_passed);
+  EXPECT_EQ(result->summary.opset_imports.at(0), (std::pair<std::string, int64_t>{"ai.onnx", 21}));
 }
 
 TEST(CheckModel, IrVersionNewerThanTheOnnxLibraryIsAClearError) {

@@ -67,13 +67,18 @@ TEST(Export, ResNet18ExportsCleanAndOnnxRuntimeMatchesPyTorchAtEveryBatchSize) {
                                 "input:0=batch", "--samples", "1"});
   ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
   EXPECT_NE(result.cli.out.find("verdict          pass"), std::string::npos) << result.cli.out;
-  EXPECT_NE(result.cli.err.find("onnxproof export: exporting with the torchscript exporter at opset 17"),
-            std::string::npos);
+  // The default opset: the newest that ONNX, ONNX Runtime and the TorchScript exporter all
+  // support (torch 2.x's TorchScript exporter stops at 20), recorded with the reason.
+  EXPECT_NE(result.cli.err.find("onnxproof export: exporting with the torchscript exporter at opset 20"),
+            std::string::npos)
+      << result.cli.err;
+  EXPECT_EQ(result.manifest["opset"]["value"], 20);
+  EXPECT_NE(result.manifest["opset"]["chosen_by"].get<std::string>().find("torchscript exporter"), std::string::npos);
   const auto& manifest = result.manifest;
   EXPECT_EQ(manifest["schema"], "onnxproof.export/1");
   EXPECT_EQ(manifest["status"], "exported");
   EXPECT_EQ(manifest["onnx_model"]["sha256"].get<std::string>().size(), 64U);
-  EXPECT_EQ(manifest["versions"]["torch"].get<std::string>().substr(0, 2), "1.");
+  EXPECT_EQ(manifest["versions"]["torch"].get<std::string>().substr(0, 5), "2.14.");
   EXPECT_TRUE(manifest["timings_s"].contains("export"));
   expect_no_warnings_or_errors(manifest);
   EXPECT_EQ(manifest["outputs"][0]["dynamic_axes"]["0"], "batch");
@@ -151,15 +156,28 @@ TEST(Export, DifferentialTracingConfirmsTheFrozenBatchInTheReshape) {
 
 TEST(Export, TransformerEncoderFastPathIsRetriedAndExportsClean) {
   TempDir out;
-  const auto result =
-      export_model(out.path(), {"--model", k_traps + ":transformer_encoder", "--input", "x=2x5x16:float32", "--dynamic",
-                                "x:0=batch", "--dynamic", "x:1=seq", "--samples", "1"});
+  const auto result = export_model(out.path(), {"--model", k_traps + ":transformer_encoder", "--input",
+                                                "x=2x5x16:float32", "--dynamic", "x:0=batch", "--samples", "1"});
   ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
   const auto retried = findings_with(result.manifest, "UNSUPPORTED_ATEN_OP");
   ASSERT_EQ(retried.size(), 1U);
   EXPECT_EQ(retried[0]["severity"], "info");
   EXPECT_NE(retried[0]["message"].get<std::string>().find("aten::_transformer_encoder_layer_fwd"), std::string::npos);
   EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
+}
+
+// torch 2.x's TorchScript export of attention without the fast path takes the sequence length as
+// a Python int (torch 1.13's did not): the frozen 'seq' axis is found by the differential trace.
+TEST(Export, TransformerEncoderSequenceAxisFrozenByTheTorchScriptExporterIsFound) {
+  TempDir out;
+  const auto result =
+      export_model(out.path(), {"--model", k_traps + ":transformer_encoder", "--input", "x=2x5x16:float32", "--dynamic",
+                                "x:0=batch", "--dynamic", "x:1=seq", "--samples", "1"});
+  ASSERT_EQ(result.cli.exit_code, 1) << result.cli.out << result.cli.err;
+  const auto frozen = findings_with(result.manifest, "FROZEN_DIMENSION");
+  ASSERT_FALSE(frozen.empty()) << result.manifest.dump(2);
+  EXPECT_NE(frozen[0]["message"].get<std::string>().find("dynamic axis 'seq' frozen at 5"), std::string::npos);
+  EXPECT_EQ(frozen[0]["severity"], "error");
 }
 
 TEST(Export, ModelInTrainingModeIsSwitchedToEvalAndReported) {

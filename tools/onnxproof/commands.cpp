@@ -14,6 +14,7 @@
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
+#include "onnxproof/ops/opset_limits.h"
 #include "onnxproof/ops/probe.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/pipeline/pipeline.h"
@@ -138,7 +139,11 @@ Expected<ExportOptions> cli_export_options(const ModelArguments& arguments, cons
   if (!arguments.data.empty() && !arguments.data_dir.empty()) {
     return fail(ErrorCode::usage, "--data and --data-dir are alternatives; give one");
   }
+  if (arguments.opset < 0) return fail(ErrorCode::usage, "--opset must be a positive opset number");
   options.opset = arguments.opset;
+  const OpsetLimit limit = newest_supported_opset();
+  options.opset_ceiling = limit.opset;
+  options.opset_ceiling_reason = limit.reason;
   options.exporter = arguments.exporter;
   options.samples = arguments.samples;
   options.data = arguments.data;

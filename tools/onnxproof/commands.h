@@ -39,7 +39,7 @@ struct ModelArguments {
   std::string model;
   std::vector<std::string> inputs;   // NAME=DIMS:DTYPE[:LO..HI]
   std::vector<std::string> dynamic;  // NAME:AXIS=LABEL
-  int64_t opset = 17;
+  int64_t opset = 0;  // 0: the newest that ONNX Runtime, the targets and the exporter support
   std::string exporter = "auto";
   std::vector<std::string> sweep;  // LABEL=SIZES
   int samples = 3;

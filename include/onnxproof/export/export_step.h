@@ -41,7 +41,11 @@ struct ExportOptions {
   std::string model;  // SPEC: file.py:callable, package.module:callable, model.pt, torchvision:NAME
   std::vector<InputSpec> inputs;
   std::vector<DynamicAxis> dynamic;
-  int64_t opset = 17;
+  int64_t opset = 0;  // 0: the newest up to opset_ceiling that the exporter supports
+  /// The newest opset the engine can prove (ONNX, ONNX Runtime, target tables) and why; the front
+  /// end exports at min(this, the exporter's newest) when `opset` is 0.
+  int64_t opset_ceiling = 0;
+  std::string opset_ceiling_reason;
   std::string exporter = "auto";  // auto | torchscript | dynamo
   std::map<std::string, std::vector<int64_t>> sweep;
   int samples = 3;
