@@ -50,7 +50,7 @@ def main():
             timings = export.get("timings_s", {})
             used = export.get("opset", {}).get("value")
             label = f"{used}" if opset else f"{used} (default)"
-            cases = next((s.get("details", {}).get("reference_sets") for s in report["steps"] if s["name"] == "export"), "")
+            cases = len(json.load(open(os.path.join(args.out_root, f"{name}-opset{opset or 'default'}", "reference", "cases.json")))["cases"])
             print(f"| {name} | {label} | {report['verdict']} | {wall:.1f} | " +
                   " | ".join(f"{steps.get(s, 0.0):.1f}" for s in step_names) +
                   f" | {timings.get('forward', 0) + timings.get('reference', 0):.2f} | {cases} |", flush=True)

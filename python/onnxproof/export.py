@@ -131,8 +131,16 @@ class Exporter:
         exported = self.timed("export", self.export_to_file, model, example, path)
         if not exported:
             return self.finish(exported=False)
-        progress("tracing again with other values and sizes")
-        self.timed("differential_trace", self.differential_trace, model, example, path)
+        if self.exporter == "torchscript":
+            progress("tracing again with other values and sizes")
+            self.timed("differential_trace", self.differential_trace, model, example, path)
+        else:
+            # The differential trace compares two TorchScript traces; a dynamo graph is symbolic
+            # and is not comparable with one. Said, not passed silently.
+            self.findings.append(finding(
+                "TRACER_WARNING", "info", "the differential trace was not run: it compares TorchScript traces, "
+                "and this model was exported with the dynamo exporter", "",
+                "the shape cases of the parity step still prove every size; --exporter torchscript runs it"))
         progress("capturing PyTorch's reference outputs")
         self.timed("reference", self.write_reference, model)
         return self.finish(exported=True)
@@ -229,8 +237,10 @@ class Exporter:
         exporter = exporter or self.exporter
         if exporter == "dynamo":
             shared = {label: torch.export.Dim(label) for label in self.examples}
-            shapes = {spec["name"]: {axis["axis"]: shared[axis["label"]] for axis in self.dynamic
-                                     if axis["input"] == spec["name"]} or None for spec in self.inputs}
+            # Positional, like the arguments: torch.export keys a dict by forward()'s parameter
+            # names, which need not be the --input names.
+            shapes = tuple({axis["axis"]: shared[axis["label"]] for axis in self.dynamic
+                            if axis["input"] == spec["name"]} or None for spec in self.inputs)
             return torch.onnx.export(model, self.args_for(example), target, dynamo=True, dynamic_shapes=shapes,
                                      opset_version=self.opset, input_names=kwargs["input_names"],
                                      output_names=self.output_names)

@@ -89,6 +89,23 @@ TEST(Export, ResNet18ExportsCleanAndOnnxRuntimeMatchesPyTorchAtEveryBatchSize) {
   EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
 }
 
+// The dynamo exporter (torch.export, then ONNX Script) on a clean ResNet-18: dynamic batch as a
+// torch.export.Dim, the default opset is the dynamo exporter's newest, and ONNX Runtime matches
+// PyTorch at every batch size.
+TEST(Export, DynamoExporterProvesResNet18) {
+  TempDir out;
+  const auto result =
+      export_model(out.path(), {"--model", "torchvision:resnet18", "--input", "input=1x3x224x224:float32", "--dynamic",
+                                "input:0=batch", "--samples", "1", "--exporter", "dynamo"});
+  ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
+  EXPECT_EQ(result.manifest["exporter"], "dynamo");
+  EXPECT_GE(result.manifest["opset"]["value"].get<int>(), 18);
+  EXPECT_NE(result.manifest["opset"]["chosen_by"].get<std::string>().find("dynamo exporter"), std::string::npos);
+  EXPECT_EQ(case_sizes(out.path()), (std::vector<json>{{{"batch", 1}}, {{"batch", 2}}, {{"batch", 3}}}));
+  EXPECT_EQ(onnxproof_cli({"check", (out / "model.onnx").string()}).exit_code, 0);
+  EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
+}
+
 TEST(Export, LstmWithDynamicBatchAndSequenceExportsClean) {
   TempDir out;
   const auto result = export_model(out.path(), {"--model", k_traps + ":lstm", "--input", "x=2x5x8:float32", "--dynamic",
