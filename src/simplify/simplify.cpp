@@ -10,6 +10,7 @@
 #include <chrono>
 #include <optional>
 #include <random>
+#include <set>
 
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/runtime/session.h"
@@ -81,6 +82,15 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
     if (changes == 0) break;
   }
   simplify::sort_topologically(model);
+  // IR version 3 required every initializer to be a graph input; folded constants are not, and
+  // IR version 4 dropped that rule and nothing else: such a model is stamped 4.
+  if (model.ir_version() < 4) {
+    std::set<std::string> inputs;
+    for (const auto& input : model.graph().input()) inputs.insert(input.name());
+    for (const auto& initializer : model.graph().initializer()) {
+      if (!inputs.contains(initializer.name())) model.set_ir_version(4);
+    }
+  }
 
   // The result must be a valid model with shapes that propagate, or no result at all. Strict
   // shape inference writes into the model, so it runs on a copy made while the large tensors'

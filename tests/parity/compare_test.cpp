@@ -87,6 +87,16 @@ TEST(Argmax, FlipIsCountedEvenWhenAllcloseWouldPass) {
   EXPECT_NEAR(check->min_margin, 1e-5, 1e-6);
 }
 
+TEST(Argmax, TieInPyTorchsRowIsNoFlip) {
+  // Row 0 ties in PyTorch (0.7 and 0.7): ONNX Runtime picking the second is no flip. Row 1 is one.
+  const auto torch = logits({2, 3}, {0.7F, 0.7F, 0.1F, 0.2F, 0.9F, 0.1F});
+  const auto onnx = logits({2, 3}, {0.69F, 0.7F, 0.1F, 0.9F, 0.2F, 0.1F});
+  const auto check = check_argmax(torch, onnx);
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->flips, 1);
+  EXPECT_EQ(check->first_flip_row, 1);
+}
+
 TEST(Argmax, DoesNotApplyToIntegersOrSingleClassOutputs) {
   EXPECT_FALSE(check_argmax(*Tensor::zeros(DType::int64, {2, 3}), *Tensor::zeros(DType::int64, {2, 3})));
   EXPECT_FALSE(check_argmax(logits({3, 1}, {1, 2, 3}), logits({3, 1}, {1, 2, 3})));
