@@ -225,7 +225,8 @@ int run_ops(const OpsCommand& command, std::ostream& out, std::ostream& err) {
 }
 
 int run_probe(const ProbeCommand& command, std::ostream& out, std::ostream& err) {
-  ProbeOptions options{command.provider, command.opset, command.all_versions, command.ops};
+  const int opset = command.opset > 0 ? command.opset : newest_supported_opset().opset;
+  ProbeOptions options{command.provider, opset, command.all_versions, command.ops};
   auto rows = probe_operators(options);
   if (!rows) return report_error(err, rows.error());
   std::map<std::string, int> counts;

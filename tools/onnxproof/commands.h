@@ -97,7 +97,7 @@ struct OpsCommand {
 
 struct ProbeCommand {
   std::string provider = "cpu";
-  int opset = 17;
+  int opset = 0;  // 0: the newest that ONNX and the loaded ONNX Runtime both support
   bool all_versions = false;
   std::vector<std::string> ops;
   std::filesystem::path write_table;

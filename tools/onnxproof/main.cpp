@@ -112,7 +112,8 @@ int main(int argc, char** argv) {
   ProbeCommand probe;
   auto* probe_app = ops_app->add_subcommand("probe", "Ask the installed ONNX Runtime which operators it implements");
   probe_app->add_option("--provider", probe.provider, "Execution provider to probe")->capture_default_str();
-  probe_app->add_option("--opset", probe.opset, "Probe the schemas at this opset")->capture_default_str();
+  probe_app->add_option("--opset", probe.opset,
+                        "Probe the schemas at this opset (default: the newest ONNX and ONNX Runtime support)");
   probe_app->add_flag("--all-versions", probe.all_versions, "Probe every schema version up to --opset");
   probe_app->add_option("--op", probe.ops, "Probe only this operator (repeat)");
   probe_app->add_option("--write-table", probe.write_table, "Write the probed support table (data/op-support format)");
