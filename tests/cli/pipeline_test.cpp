@@ -61,6 +61,28 @@ void tamper_one_weight(const fs::path& model_path) {
   FAIL() << "no float initializer to tamper with";
 }
 
+// Opsets 18 and later end to end: the dynamo exporter writes opset 23 by default, and every step
+// (check, simplify, ops, parity, golden) runs on that model and passes.
+TEST(Pipeline, DynamoExportAtItsDefaultOpsetPassesEveryStep) {
+  TempDir out;
+  const auto result =
+      pipeline(out.path(), "dict_output", "x=2x8:float32", {"--exporter", "dynamo", "--target", "ort-cpu,tensorrt"});
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  const json report = read_json(out / "report.json");
+  EXPECT_EQ(report["verdict"], "pass");
+  for (const auto& step : report["steps"]) EXPECT_EQ(step["status"], "pass") << step.dump();
+  const json manifest = read_json(out / "export.json");
+  EXPECT_EQ(manifest["exporter"], "dynamo");
+  // The newest opset ONNX Runtime, the TensorRT table (9-24) and the dynamo exporter all support.
+  EXPECT_GE(manifest["opset"]["value"].get<int>(), 18);
+  EXPECT_NE(manifest["opset"]["chosen_by"].get<std::string>().find("tensorrt"), std::string::npos);
+  EXPECT_TRUE(fs::exists(out / "golden" / "manifest.json"));
+  const auto check = onnxproof_cli({"check", (out / "model.onnx").string()});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_NE(check.out.find("ai.onnx " + std::to_string(manifest["opset"]["value"].get<int>())), std::string::npos)
+      << check.out;
+}
+
 TEST(Pipeline, CleanModelPassesWithEveryStepAndAReport) {
   TempDir out;
   const auto result = pipeline(out.path(), "dict_output", "x=2x8:float32");
