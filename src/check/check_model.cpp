@@ -57,12 +57,12 @@ uint64_t tensor_bytes(const onnx::TensorProto& tensor) {
   uint64_t count = 1;
   for (const int64_t dim : tensor.dims()) count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
   const auto dtype = dtype_from_onnx(tensor.data_type());
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL || !dtype || dtype_size(*dtype) == 0) {
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL || !dtype || dtype_storage_bytes(*dtype, 1) == 0) {
     for (const auto& entry : tensor.external_data()) {
       if (entry.key() == "length") return std::strtoull(entry.value().c_str(), nullptr, 10);
     }
   }
-  return dtype ? count * dtype_size(*dtype) : 0;
+  return dtype ? dtype_storage_bytes(*dtype, count) : 0;
 }
 
 // Refuses models the ONNX library cannot judge: the checker would reject them for the library's

@@ -99,13 +99,13 @@ Expected<uint64_t> resolve_external(onnx::TensorProto& tensor, const fs::path& f
                                               std::to_string(file_size) + ")");
   }
   const auto dtype = dtype_from_onnx(tensor.data_type());
-  if (dtype && dtype_size(*dtype) > 0) {
+  if (dtype && dtype_storage_bytes(*dtype, 1) > 0) {
     uint64_t count = 1;
     for (const int64_t dim : tensor.dims()) count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
-    if (count * dtype_size(*dtype) != length) {
+    if (dtype_storage_bytes(*dtype, count) != length) {
       return fail(ErrorCode::invalid_input, "external data length " + std::to_string(length) +
                                                 " does not match its dims (" +
-                                                std::to_string(count * dtype_size(*dtype)) + " bytes)");
+                                                std::to_string(dtype_storage_bytes(*dtype, count)) + " bytes)");
     }
   }
   if (load) {

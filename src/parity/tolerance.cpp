@@ -11,6 +11,15 @@ Tolerance default_tolerance(DType dtype) {
       return {1e-2, 1e-3};
     case DType::bfloat16:
       return {3e-2, 1e-2};
+    // The narrow floats: one step of the format at the top of its mantissa (3, 2 and 1 bits).
+    case DType::float8e4m3fn:
+    case DType::float8e4m3fnuz:
+      return {0.125, 0.0};
+    case DType::float8e5m2:
+    case DType::float8e5m2fnuz:
+      return {0.25, 0.0};
+    case DType::float4e2m1:
+      return {0.5, 0.0};
     default:
       return {1e-3, 1e-5};
   }

@@ -116,7 +116,7 @@ Expected<Tensor> from_ort_value(const std::string& name, const Ort::Value& value
     for (std::size_t i = 0; i < count; ++i) strings[i] = value.GetStringTensorElement(i);
     return Tensor::from_strings(std::move(shape), std::move(strings));
   }
-  const std::size_t bytes = info.GetElementCount() * dtype_size(*dtype);
+  const auto bytes = static_cast<std::size_t>(dtype_storage_bytes(*dtype, info.GetElementCount()));
   std::vector<std::byte> data(bytes);
   if (bytes > 0) std::memcpy(data.data(), value.GetTensorRawData(), bytes);
   return Tensor::from_bytes(*dtype, std::move(shape), std::move(data));

@@ -32,6 +32,14 @@ constexpr std::array k_dtypes = {
     DTypeInfo{DType::complex64, "complex64", 8},
     DTypeInfo{DType::complex128, "complex128", 16},
     DTypeInfo{DType::bfloat16, "bfloat16", 2},
+    // ml_dtypes' names, which numpy users know.
+    DTypeInfo{DType::float8e4m3fn, "float8_e4m3fn", 1},
+    DTypeInfo{DType::float8e4m3fnuz, "float8_e4m3fnuz", 1},
+    DTypeInfo{DType::float8e5m2, "float8_e5m2", 1},
+    DTypeInfo{DType::float8e5m2fnuz, "float8_e5m2fnuz", 1},
+    DTypeInfo{DType::uint4, "uint4", 0},
+    DTypeInfo{DType::int4, "int4", 0},
+    DTypeInfo{DType::float4e2m1, "float4_e2m1fn", 0},
 };
 
 constexpr std::array<std::pair<std::string_view, DType>, 5> k_aliases = {{
@@ -76,8 +84,68 @@ std::size_t dtype_size(DType dtype) {
   return info ? info->size : 0;
 }
 
+bool is_packed_4bit(DType dtype) {
+  return dtype == DType::uint4 || dtype == DType::int4 || dtype == DType::float4e2m1;
+}
+
+uint64_t dtype_storage_bytes(DType dtype, uint64_t count) {
+  if (is_packed_4bit(dtype)) return (count + 1) / 2;
+  return count * dtype_size(dtype);
+}
+
 bool is_floating(DType dtype) {
-  return dtype == DType::float32 || dtype == DType::float64 || dtype == DType::float16 || dtype == DType::bfloat16;
+  switch (dtype) {
+    case DType::float32:
+    case DType::float64:
+    case DType::float16:
+    case DType::bfloat16:
+    case DType::float8e4m3fn:
+    case DType::float8e4m3fnuz:
+    case DType::float8e5m2:
+    case DType::float8e5m2fnuz:
+    case DType::float4e2m1:
+      return true;
+    default:
+      return false;
+  }
+}
+
+double narrow_float_to_double(DType dtype, uint8_t bits) {
+  // (exponent bits, mantissa bits, bias) of each format; the sign is the top bit.
+  int exponent_bits = 4, mantissa_bits = 3, bias = 7;
+  switch (dtype) {
+    case DType::float8e4m3fn:
+      break;
+    case DType::float8e4m3fnuz:
+      bias = 8;
+      break;
+    case DType::float8e5m2:
+      exponent_bits = 5, mantissa_bits = 2, bias = 15;
+      break;
+    case DType::float8e5m2fnuz:
+      exponent_bits = 5, mantissa_bits = 2, bias = 16;
+      break;
+    case DType::float4e2m1:
+      exponent_bits = 2, mantissa_bits = 1, bias = 1;
+      break;
+    default:
+      return std::nan("");
+  }
+  const int width = 1 + exponent_bits + mantissa_bits;
+  const bool negative = (bits >> (width - 1)) & 1U;
+  const int exponent = (bits >> mantissa_bits) & ((1 << exponent_bits) - 1);
+  const int mantissa = bits & ((1 << mantissa_bits) - 1);
+  const bool fnuz = dtype == DType::float8e4m3fnuz || dtype == DType::float8e5m2fnuz;
+  if (fnuz && bits == 0x80U) return std::nan("");  // the only NaN; there is no -0
+  if (dtype == DType::float8e4m3fn && exponent == 15 && mantissa == 7) return std::nan("");
+  if (dtype == DType::float8e5m2 && exponent == 31) {
+    if (mantissa != 0) return std::nan("");
+    return negative ? -INFINITY : INFINITY;
+  }
+  const double value = exponent == 0
+                           ? std::ldexp(static_cast<double>(mantissa), 1 - bias - mantissa_bits)
+                           : std::ldexp(static_cast<double>(mantissa + (1 << mantissa_bits)), exponent - bias - mantissa_bits);
+  return negative ? -value : value;
 }
 
 float half_to_float(uint16_t bits) {

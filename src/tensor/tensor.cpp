@@ -32,22 +32,25 @@ Expected<Tensor> Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
   if (dtype == DType::string) {
     return from_strings(std::move(shape), std::vector<std::string>(static_cast<std::size_t>(count)));
   }
-  const std::size_t item = dtype_size(dtype);
+  const std::size_t item = is_packed_4bit(dtype) ? 1 : dtype_size(dtype);
   if (item == 0) return fail(ErrorCode::unsupported, "unsupported element type " + dtype_name(dtype));
   if (static_cast<uint64_t>(count) > std::numeric_limits<std::size_t>::max() / item) {
     return fail(ErrorCode::limit_exceeded, "tensor of shape " + format_shape(shape) + " is too large");
   }
-  return from_bytes(dtype, std::move(shape), std::vector<std::byte>(static_cast<std::size_t>(count) * item));
+  const auto bytes = static_cast<std::size_t>(dtype_storage_bytes(dtype, static_cast<uint64_t>(count)));
+  return from_bytes(dtype, std::move(shape), std::vector<std::byte>(bytes));
 }
 
 Expected<Tensor> Tensor::from_bytes(DType dtype, std::vector<int64_t> shape, std::vector<std::byte> bytes) {
-  const std::size_t item = dtype_size(dtype);
-  if (item == 0) return fail(ErrorCode::unsupported, "unsupported element type " + dtype_name(dtype));
+  if (dtype_size(dtype) == 0 && !is_packed_4bit(dtype))
+    return fail(ErrorCode::unsupported, "unsupported element type " + dtype_name(dtype));
   ONNXPROOF_TRY_ASSIGN(const int64_t count, element_count(shape));
-  if (bytes.size() / item != static_cast<uint64_t>(count) || bytes.size() % item != 0) {
+  const uint64_t needed = dtype_storage_bytes(dtype, static_cast<uint64_t>(count));
+  if (is_packed_4bit(dtype) ? bytes.size() != needed
+                            : bytes.size() / dtype_size(dtype) != static_cast<uint64_t>(count) ||
+                                  bytes.size() % dtype_size(dtype) != 0) {
     return fail(ErrorCode::invalid_input, "shape " + format_shape(shape) + " of " + dtype_name(dtype) + " needs " +
-                                              std::to_string(static_cast<uint64_t>(count) * item) + " bytes, got " +
-                                              std::to_string(bytes.size()));
+                                              std::to_string(needed) + " bytes, got " + std::to_string(bytes.size()));
   }
   Tensor tensor;
   tensor.m_dtype = dtype;
@@ -100,6 +103,20 @@ double Tensor::value_as_double(int64_t index) const {
       return static_cast<double>(values<uint64_t>()[i]);
     case DType::boolean:
       return values<uint8_t>()[i] != 0 ? 1.0 : 0.0;
+    case DType::float8e4m3fn:
+    case DType::float8e4m3fnuz:
+    case DType::float8e5m2:
+    case DType::float8e5m2fnuz:
+      return narrow_float_to_double(m_dtype, values<uint8_t>()[i]);
+    case DType::uint4:
+    case DType::int4:
+    case DType::float4e2m1: {
+      // Two elements per byte, the first in the low 4 bits.
+      const uint8_t code = (values<uint8_t>()[i / 2] >> (4 * (i % 2))) & 0x0FU;
+      if (m_dtype == DType::uint4) return code;
+      if (m_dtype == DType::int4) return code >= 8 ? code - 16 : code;
+      return narrow_float_to_double(m_dtype, code);
+    }
     case DType::complex64:
       return values<float>()[2 * i];
     case DType::complex128:

@@ -52,6 +52,14 @@ Expected<std::vector<std::byte>> typed_field_bytes(const onnx::TensorProto& prot
       return pack_field<uint16_t>(proto.int32_data());
     case DType::uint8:
     case DType::boolean:
+    case DType::float8e4m3fn:
+    case DType::float8e4m3fnuz:
+    case DType::float8e5m2:
+    case DType::float8e5m2fnuz:
+    // 4-bit types: each int32_data entry holds one byte of two packed elements.
+    case DType::uint4:
+    case DType::int4:
+    case DType::float4e2m1:
       return pack_field<uint8_t>(proto.int32_data());
     case DType::uint32:
       return pack_field<uint32_t>(proto.uint64_data());

@@ -161,3 +161,55 @@ TEST(DType, HalfAndBfloat16ConversionsRoundToNearestEven) {
 }
 
 }  // namespace
+
+// The narrow types of opsets 19 and 21: float8 one byte per element, int4/uint4/float4 two per
+// byte (the first element in the low 4 bits), in raw_data and in int32_data alike.
+TEST(NarrowTypes, Float8ValuesDecodeAsOnnxDefinesThem) {
+  EXPECT_EQ(narrow_float_to_double(DType::float8e4m3fn, 0x38), 1.0);   // 0 0111 000
+  EXPECT_EQ(narrow_float_to_double(DType::float8e4m3fn, 0x7E), 448.0);  // the largest finite
+  EXPECT_TRUE(std::isnan(narrow_float_to_double(DType::float8e4m3fn, 0x7F)));
+  EXPECT_EQ(narrow_float_to_double(DType::float8e4m3fn, 0x01), std::ldexp(1.0, -9));  // smallest subnormal
+  EXPECT_EQ(narrow_float_to_double(DType::float8e4m3fnuz, 0x40), 1.0);  // bias 8
+  EXPECT_TRUE(std::isnan(narrow_float_to_double(DType::float8e4m3fnuz, 0x80)));
+  EXPECT_EQ(narrow_float_to_double(DType::float8e5m2, 0x3C), 1.0);
+  EXPECT_EQ(narrow_float_to_double(DType::float8e5m2, 0xFC), -INFINITY);
+  EXPECT_EQ(narrow_float_to_double(DType::float8e5m2fnuz, 0x7F), 57344.0);  // no inf: the top code is finite
+  EXPECT_EQ(narrow_float_to_double(DType::float4e2m1, 0x7), 6.0);
+  EXPECT_EQ(narrow_float_to_double(DType::float4e2m1, 0x9), -0.5);
+}
+
+TEST(NarrowTypes, FourBitTensorsPackTwoElementsPerByte) {
+  // int4 [-8, 7, -1] packed: byte 0 = 0x78 (low nibble -8 = 0x8, high nibble 7), byte 1 = 0x0F.
+  onnx::TensorProto proto;
+  proto.set_data_type(onnx::TensorProto::INT4);
+  proto.add_dims(3);
+  proto.set_raw_data(std::string("\x78\x0F", 2));
+  auto raw = tensor_from_proto(proto);
+  ASSERT_TRUE(raw) << raw.error().describe();
+  EXPECT_EQ(raw->size(), 3);
+  EXPECT_EQ(raw->bytes().size(), 2U);
+  EXPECT_EQ(raw->value_as_double(0), -8.0);
+  EXPECT_EQ(raw->value_as_double(1), 7.0);
+  EXPECT_EQ(raw->value_as_double(2), -1.0);
+  // The same values in int32_data: one packed byte per entry.
+  proto.clear_raw_data();
+  proto.add_int32_data(0x78);
+  proto.add_int32_data(0x0F);
+  auto typed = tensor_from_proto(proto);
+  ASSERT_TRUE(typed) << typed.error().describe();
+  EXPECT_TRUE(std::equal(typed->bytes().begin(), typed->bytes().end(), raw->bytes().begin(), raw->bytes().end()));
+  // Three uint4 elements need two bytes, not three.
+  EXPECT_FALSE(Tensor::from_bytes(DType::uint4, {3}, std::vector<std::byte>(3)));
+  EXPECT_EQ(Tensor::zeros(DType::float4e2m1, {5})->bytes().size(), 3U);
+}
+
+TEST(NarrowTypes, Float8RoundTripsThroughPbFiles) {
+  TempDir dir;
+  const Tensor original = sample_tensor(DType::float8e5m2, {2, 3});
+  ASSERT_TRUE(write_tensor_pb(dir / "t.pb", original, "x"));
+  auto read = read_tensor_pb(dir / "t.pb");
+  ASSERT_TRUE(read) << read.error().describe();
+  EXPECT_EQ(read->tensor.dtype(), DType::float8e5m2);
+  EXPECT_TRUE(std::equal(read->tensor.bytes().begin(), read->tensor.bytes().end(), original.bytes().begin(),
+                         original.bytes().end()));
+}
