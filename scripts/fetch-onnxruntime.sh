@@ -27,32 +27,40 @@ echo "onnxproof setup: fetching ONNX Runtime $ORT_NPM_VERSION (npm onnxruntime-n
 (cd "$work" && npm pack --silent "onnxruntime-node@$ORT_NPM_VERSION" >/dev/null)
 tar -xzf "$work/onnxruntime-node-$ORT_NPM_VERSION.tgz" -C "$work" package/bin/napi-v6/linux/x64/libonnxruntime.so.1
 
-# The first Debian mirror URI configured on this machine (deb822 .sources or one-line .list).
-mirror="$(
-  { grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}'
-    grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-      sed -E 's/\[[^]]*\]//' | awk '{print $2}'; } |
-    grep -v -- '-security' | head -n 1
-)" || true
-if [[ -z "$mirror" ]]; then
-  echo "onnxproof setup: no Debian mirror found in /etc/apt/sources.list{,.d}; set ONNXRUNTIME_ROOT to an ONNX Runtime install instead" >&2
-  exit 3
-fi
+mkdir -p "$work/deb"
+# Debian 13's own sources carry the package: take it from there. Elsewhere (Debian 12), read it
+# from the Debian 13 suite of this machine's own mirror through a temporary sources list.
+if [[ "$(apt-cache policy libonnxruntime-dev 2>/dev/null | awk '/Candidate:/ {print $2}')" == "$ORT_DEB_VERSION" ]]; then
+  echo "onnxproof setup: fetching ONNX Runtime headers (libonnxruntime-dev $ORT_DEB_VERSION from this machine's sources)" >&2
+  (cd "$work/deb" && apt-get -qq download "libonnxruntime-dev=$ORT_DEB_VERSION")
+else
+  # The first Debian mirror URI configured on this machine (deb822 .sources or one-line .list).
+  mirror="$(
+    { grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}'
+      grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
+        sed -E 's/\[[^]]*\]//' | awk '{print $2}'; } |
+      grep -v -- '-security' | head -n 1
+  )" || true
+  if [[ -z "$mirror" ]]; then
+    echo "onnxproof setup: no Debian mirror found in /etc/apt/sources.list{,.d}; set ONNXRUNTIME_ROOT to an ONNX Runtime install instead" >&2
+    exit 3
+  fi
 
-echo "onnxproof setup: fetching ONNX Runtime headers (libonnxruntime-dev $ORT_DEB_VERSION, Debian $ORT_DEB_SUITE)" >&2
-mkdir -p "$work/apt/lists/partial" "$work/apt/cache/archives/partial" "$work/deb"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $ORT_DEB_SUITE main" >"$work/apt/sources.list"
-apt_opts=(
-  -o "Dir::Etc::SourceList=$work/apt/sources.list"
-  -o "Dir::Etc::SourceParts=/dev/null"
-  -o "Dir::State::Lists=$work/apt/lists"
-  -o "Dir::Cache=$work/apt/cache"
-  -o "Dir::State::status=/dev/null"
-  -o "APT::Get::List-Cleanup=0"
-  -o "APT::Sandbox::User=root"
-)
-apt-get "${apt_opts[@]}" -qq update
-(cd "$work/deb" && apt-get "${apt_opts[@]}" -qq download "libonnxruntime-dev=$ORT_DEB_VERSION")
+  echo "onnxproof setup: fetching ONNX Runtime headers (libonnxruntime-dev $ORT_DEB_VERSION, Debian $ORT_DEB_SUITE)" >&2
+  mkdir -p "$work/apt/lists/partial" "$work/apt/cache/archives/partial"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $ORT_DEB_SUITE main" >"$work/apt/sources.list"
+  apt_opts=(
+    -o "Dir::Etc::SourceList=$work/apt/sources.list"
+    -o "Dir::Etc::SourceParts=/dev/null"
+    -o "Dir::State::Lists=$work/apt/lists"
+    -o "Dir::Cache=$work/apt/cache"
+    -o "Dir::State::status=/dev/null"
+    -o "APT::Get::List-Cleanup=0"
+    -o "APT::Sandbox::User=root"
+  )
+  apt-get "${apt_opts[@]}" -qq update
+  (cd "$work/deb" && apt-get "${apt_opts[@]}" -qq download "libonnxruntime-dev=$ORT_DEB_VERSION")
+fi
 dpkg -x "$work"/deb/libonnxruntime-dev_*.deb "$work/debroot"
 
 # Assemble in a temporary folder, then move into place, so a half-finished run leaves nothing.
