@@ -1,9 +1,9 @@
-"""Unit tests of the export front end's pure parts (run by CTest with Debian's python3)."""
+"""Unit tests of the export front end's pure parts (run by CTest with the pinned .venv interpreter)."""
 import unittest
 
 import torch
 
-from onnxproof import cases, spec, traps
+from onnxproof import cases, export, spec, traps
 from onnxproof.errors import UsageError
 
 
@@ -54,6 +54,26 @@ class FlattenOutputs(unittest.TestCase):
         _, problems = traps.flatten_outputs((torch.zeros(1), None))
         self.assertEqual([p["code"] for p in problems], ["NON_TENSOR_OUTPUT"])
         self.assertIn("NoneType", problems[0]["message"])
+
+
+class DefaultOpset(unittest.TestCase):
+    def test_an_explicit_opset_wins(self):
+        self.assertEqual(export.choose_opset({"opset": 13, "opset_ceiling": 26}, "torchscript"), (13, "--opset"))
+
+    def test_the_engine_ceiling_and_the_exporter_limit_both_bound_the_default(self):
+        newest = export.exporter_newest_opset("torchscript")
+        opset, why = export.choose_opset({"opset": 0, "opset_ceiling": newest + 3, "opset_ceiling_reason": "r"},
+                                         "torchscript")
+        self.assertEqual(opset, newest)
+        self.assertIn("torchscript exporter", why)
+        opset, why = export.choose_opset({"opset_ceiling": newest - 1, "opset_ceiling_reason": "tensorrt 9-24"},
+                                         "torchscript")
+        self.assertEqual(opset, newest - 1)
+        self.assertIn("tensorrt", why)
+
+    def test_the_dynamo_exporter_writes_newer_opsets_than_torchscript(self):
+        self.assertGreaterEqual(export.exporter_newest_opset("dynamo"), 18)
+        self.assertGreater(export.exporter_newest_opset("dynamo"), export.exporter_newest_opset("torchscript"))
 
 
 class ModelSpecs(unittest.TestCase):
