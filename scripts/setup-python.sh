@@ -2,7 +2,8 @@
 # Makes the front end's pinned Python environment in .venv/ (git-ignored) from
 # python/requirements.lock, exactly. Idempotent: the lock file's sha256 is stamped into the
 # environment, so a second run costs nothing and a changed lock rebuilds it.
-# The interpreter: $ONNXPROOF_SETUP_PYTHON, else python3.11 (the version the pinned wheels are for).
+# The interpreter: $ONNXPROOF_SETUP_PYTHON, else pyenv's Python 3.11, else python3.11 on PATH (the
+# version the pinned wheels are for).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -15,7 +16,8 @@ fi
 
 python="${ONNXPROOF_SETUP_PYTHON:-}"
 if [[ -z "$python" ]]; then
-  for candidate in python3.11 "$HOME/.pyenv/versions/3.11"*/bin/python3.11 python3; do
+  # pyenv's first: the image's Python 3.11 lives there (a system python3.11 may lack venv).
+  for candidate in "$HOME/.pyenv/versions/3.11"*/bin/python3.11 python3.11 python3; do
     if command -v "$candidate" >/dev/null 2>&1 &&
       "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
       python="$(command -v "$candidate")"
