@@ -140,6 +140,26 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
   }
 }
 
+// PyTorch's outputs that the model does not produce: an output lost in export would otherwise
+// go unnoticed, since rows are made from the model's outputs.
+void add_missing_output_findings(const Session& session, const Reference& reference, ParityResult& result) {
+  std::set<std::string> missing;
+  for (const auto& c : reference.cases) {
+    for (std::size_t k = 0; k < c.outputs.size(); ++k) {
+      const std::string& name = c.outputs[k].name;
+      const bool produced = name.empty() ? k < session.outputs().size()
+                                         : std::any_of(session.outputs().begin(), session.outputs().end(),
+                                                       [&](const SessionValue& v) { return v.name == name; });
+      if (!produced) missing.insert(name.empty() ? "output " + std::to_string(k) : name);
+    }
+  }
+  for (const auto& name : missing) {
+    result.findings.push_back({"PARITY_MISMATCH", Severity::error, "parity",
+                               "the reference has output '" + name + "', which the model does not produce", name,
+                               "the export lost an output: compare the model's outputs with forward()'s return value"});
+  }
+}
+
 // One finding per (provider, optimization, output) that failed, naming the worst case.
 void add_findings(const Reference& reference, ParityResult& result) {
   std::map<std::string, std::vector<const ParityRow*>> failed;
@@ -291,6 +311,8 @@ std::string format_index(int64_t flat, const std::vector<int64_t>& shape) {
 
 Expected<ParityResult> run_parity(const fs::path& model, const Reference& reference, const ParityOptions& options) {
   if (!fs::exists(model)) return fail(ErrorCode::not_found, "no such file: " + model.string());
+  // A NaN tolerance would turn every miss into a pass: refused here, whoever calls.
+  ONNXPROOF_TRY(options.tolerance.validate());
   ParityResult result;
   PredictionMap predictions;
   for (const auto& provider : options.providers) {
@@ -327,6 +349,21 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
         }
       }
       status.ran = true;
+      if (provider == options.providers.front() && variant.name == "all") {
+        // A per-output tolerance for a name the model lacks is a typo that would prove nothing.
+        for (const auto& [name, tolerance] : options.tolerance.per_output) {
+          const bool known = std::any_of(session->outputs().begin(), session->outputs().end(),
+                                         [&](const SessionValue& v) { return v.name == name; });
+          if (!known) {
+            std::string names;
+            for (const auto& v : session->outputs()) names += (names.empty() ? "" : ", ") + v.name;
+            return fail(ErrorCode::usage,
+                        "--output-tolerance names '" + name + "', which is not an output of the model (outputs: " +
+                            names + ")");
+          }
+        }
+        add_missing_output_findings(*session, reference, result);
+      }
       run_variant(*session, variant, reference, options, result, predictions);
     }
     result.providers.push_back(status);

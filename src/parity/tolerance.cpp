@@ -1,5 +1,7 @@
 #include "onnxproof/parity/tolerance.h"
 
+#include <cmath>
+
 namespace onnxproof {
 
 Tolerance default_tolerance(DType dtype) {
@@ -23,6 +25,20 @@ Tolerance default_tolerance(DType dtype) {
     default:
       return {1e-3, 1e-5};
   }
+}
+
+Expected<void> ToleranceOptions::validate() const {
+  const auto valid = [](double value) { return std::isfinite(value) && value >= 0.0; };
+  if (rtol && !valid(*rtol))
+    return fail(ErrorCode::usage, "--rtol must be a finite number >= 0, not " + std::to_string(*rtol));
+  if (atol && !valid(*atol))
+    return fail(ErrorCode::usage, "--atol must be a finite number >= 0, not " + std::to_string(*atol));
+  for (const auto& [output, tolerance] : per_output) {
+    if (!valid(tolerance.rtol) || !valid(tolerance.atol)) {
+      return fail(ErrorCode::usage, "--output-tolerance for '" + output + "' must be finite numbers >= 0");
+    }
+  }
+  return {};
 }
 
 Tolerance ToleranceOptions::resolve(const std::string& output, DType dtype) const {

@@ -6,6 +6,7 @@
 
 #include "cli_runner.h"
 #include "onnxproof/model/model_io.h"
+#include "onnxproof/tensor/tensor_io.h"
 #include "test_support.h"
 
 using namespace onnxproof::testing;
@@ -150,6 +151,51 @@ TEST(Pipeline, TamperedWeightFailsParityAndGolden) {
   EXPECT_EQ(golden.exit_code, 1) << golden.out;
   EXPECT_NE(golden.out.find("error   GOLDEN_DRIFT"), std::string::npos) << golden.out;
   EXPECT_NE(golden.out.find("the model file changed since the freeze"), std::string::npos) << golden.out;
+}
+
+// A NaN or infinite tolerance would turn every miss into a pass; an output PyTorch gives that
+// the model lacks, or a tolerance for an output that does not exist, would prove nothing.
+TEST(Pipeline, NoToleranceOrMissingOutputCanFakeAPass) {
+  TempDir out;
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  tamper_one_weight(out / "model.onnx");
+  const std::string model = (out / "model.onnx").string();
+  const std::string reference = (out / "reference").string();
+  for (const std::vector<std::string>& tolerance :
+       {std::vector<std::string>{"--rtol", "nan"}, {"--atol", "nan"}, {"--rtol", "inf"}, {"--atol", "-1"}}) {
+    std::vector<std::string> args = {"parity", model, "--reference", reference};
+    args.insert(args.end(), tolerance.begin(), tolerance.end());
+    expect_one_line_error(onnxproof_cli(args), 2, "must be a finite number >= 0");
+  }
+  const json outputs = read_json(out / "reference" / "cases.json")["outputs"];
+  const std::string first = outputs[0].get<std::string>();
+  expect_one_line_error(onnxproof_cli({"parity", model, "--reference", reference, "--output-tolerance",
+                                       first + "=nan,nan"}),
+                        2, "must be finite numbers >= 0");
+  expect_one_line_error(
+      onnxproof_cli({"parity", model, "--reference", reference, "--output-tolerance", "no_such_output=1,1"}), 2,
+      "'no_such_output', which is not an output of the model");
+  expect_one_line_error(onnxproof_cli({"golden", "freeze", model, "--reference", reference, "--out",
+                                       (out / "golden2").string(), "--rtol", "nan"}),
+                        2, "must be a finite number >= 0");
+  EXPECT_FALSE(fs::exists(out / "golden2"));
+
+  // A reference output the model does not produce: PARITY_MISMATCH naming it, never a pass.
+  TempDir again;
+  ASSERT_EQ(pipeline(again.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  const fs::path set = again / "reference" / "test_data_set_0";
+  int count = 0;
+  while (fs::exists(set / ("output_" + std::to_string(count) + ".pb"))) ++count;
+  auto extra = onnxproof::read_tensor_pb(set / "output_0.pb");
+  ASSERT_TRUE(extra);
+  ASSERT_TRUE(onnxproof::write_tensor_pb(set / ("output_" + std::to_string(count) + ".pb"), extra->tensor,
+                                         "lost_in_export"));
+  const auto lost = onnxproof_cli(
+      {"parity", (again / "model.onnx").string(), "--reference", (again / "reference").string()});
+  EXPECT_EQ(lost.exit_code, 1) << lost.out << lost.err;
+  EXPECT_NE(lost.out.find("the reference has output 'lost_in_export', which the model does not produce"),
+            std::string::npos)
+      << lost.out;
 }
 
 TEST(Pipeline, ReExportIsVerifiedAgainstTheGoldenSetOfTheLastRun) {

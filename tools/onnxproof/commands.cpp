@@ -180,9 +180,6 @@ Expected<std::vector<SupportTable>> load_tables(const std::vector<std::string>& 
 Expected<ParityOptions> parity_options(const ProofArguments& arguments) {
   ParityOptions options;
   ONNXPROOF_TRY_ASSIGN(options.providers, split_list(arguments.providers, "--provider"));
-  for (const auto value : {arguments.rtol, arguments.atol}) {
-    if (value && *value < 0) return fail(ErrorCode::usage, "--rtol and --atol must not be negative");
-  }
   options.tolerance.rtol = arguments.rtol;
   options.tolerance.atol = arguments.atol;
   for (const auto& text : arguments.output_tolerances) {
@@ -198,6 +195,7 @@ Expected<ParityOptions> parity_options(const ProofArguments& arguments) {
     }
     options.tolerance.per_output[text.substr(0, eq)] = Tolerance{rtol, atol};
   }
+  ONNXPROOF_TRY(options.tolerance.validate());
   options.compare_optimization_off = !arguments.skip_optimization_check;
   return options;
 }

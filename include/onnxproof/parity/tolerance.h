@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "onnxproof/core/error.h"
 #include "onnxproof/parity/compare.h"
 #include "onnxproof/tensor/dtype.h"
 
@@ -23,6 +24,11 @@ struct ToleranceOptions {
 
   /// The tolerance for one output of the given dtype.
   Tolerance resolve(const std::string& output, DType dtype) const;
+
+  /// Every tolerance given is a finite number >= 0: a NaN makes every comparison false, so no
+  /// element would ever count as a mismatch, and an infinite one accepts anything. ErrorCode::usage
+  /// naming the option otherwise.
+  Expected<void> validate() const;
 };
 
 }  // namespace onnxproof
