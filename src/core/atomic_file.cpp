@@ -17,6 +17,7 @@ std::string errno_text() { return std::strerror(errno); }
 }  // namespace
 
 Expected<AtomicFile> AtomicFile::create(const fs::path& destination) {
+  ONNXPROOF_TRY(require_replaceable_file(destination));
   const fs::path folder = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
   std::string pattern = (folder / ("." + destination.filename().string() + ".tmp.XXXXXX")).string();
   const int fd = ::mkstemp(pattern.data());
@@ -76,6 +77,28 @@ Expected<void> AtomicFile::commit() {
     return fail(ErrorCode::io, "cannot move the finished file to " + m_destination.string() + ": " + errno_text());
   }
   m_committed = true;
+  return {};
+}
+
+Expected<void> require_replaceable_file(const fs::path& destination) {
+  std::error_code ec;
+  const auto type = fs::symlink_status(destination, ec).type();
+  if (ec || type == fs::file_type::not_found || type == fs::file_type::regular || type == fs::file_type::symlink)
+    return {};
+  return fail(ErrorCode::usage, "refusing to replace " + destination.string() +
+                                    ": it is not a regular file (onnxproof replaces only regular files)");
+}
+
+Expected<void> require_not_an_input(const fs::path& output, const std::vector<fs::path>& inputs,
+                                    std::string_view option) {
+  std::error_code ec;
+  if (!fs::exists(output, ec)) return {};
+  for (const auto& input : inputs) {
+    if (fs::equivalent(output, input, ec)) {
+      return fail(ErrorCode::usage, std::string(option) + " " + output.string() + " is one of the inputs (" +
+                                        input.string() + "); onnxproof never overwrites its inputs");
+    }
+  }
   return {};
 }
 

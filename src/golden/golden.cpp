@@ -80,8 +80,35 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
 
 bool VerifyResult::passed() const { return parity.passed() && !has_errors(findings); }
 
+namespace {
+
+// onnxproof replaces only what it made: a golden folder (its manifest says so), an empty folder,
+// or nothing. A project folder, the run folder, the reference or a file is refused, before any work.
+Expected<void> require_replaceable(const fs::path& golden_dir) {
+  std::error_code ec;
+  const auto status = fs::symlink_status(golden_dir, ec);
+  if (ec || status.type() == fs::file_type::not_found) return {};
+  const auto refuse = [&](const std::string& why) {
+    return fail(ErrorCode::usage, "refusing to replace " + golden_dir.string() + ": " + why +
+                                      "; give --out a new folder, an empty one, or an earlier golden folder");
+  };
+  if (status.type() != fs::file_type::directory) return refuse("it is not a folder");
+  if (fs::is_empty(golden_dir, ec)) return {};
+  const fs::path manifest = golden_dir / "manifest.json";
+  auto text = read_file(manifest, uint64_t{64} << 20);
+  if (!text) return refuse("it is not empty and has no golden manifest.json");
+  try {
+    if (nlohmann::json::parse(*text).value("schema", "") == k_schema) return {};
+  } catch (const nlohmann::json::exception&) {
+  }
+  return refuse("its manifest.json is not an " + std::string(k_schema) + " manifest");
+}
+
+}  // namespace
+
 Expected<FreezeResult> freeze_golden(const fs::path& model, const fs::path& reference_dir, const fs::path& golden_dir,
                                      const GoldenOptions& options, const ParityResult* proof) {
+  ONNXPROOF_TRY(require_replaceable(golden_dir));
   ONNXPROOF_TRY_ASSIGN(const Reference reference, read_reference(reference_dir));
   FreezeResult result;
   if (proof) {

@@ -138,6 +138,12 @@ Expected<onnx::ModelProto> parse_model(std::string_view bytes, const std::string
   return model;
 }
 
+std::vector<fs::path> model_files(const LoadedModel& model) {
+  std::vector<fs::path> files = {model.path};
+  files.insert(files.end(), model.external_files.begin(), model.external_files.end());
+  return files;
+}
+
 Expected<LoadedModel> load_model(const fs::path& path, const LoadOptions& options) {
   LoadedModel loaded;
   loaded.path = path;
@@ -189,6 +195,7 @@ Expected<LoadedModel> load_model(const fs::path& path, const LoadOptions& option
     }
   });
   if (first_error) return std::unexpected(std::move(first_error->add_context(path.string())));
+  for (const auto& [file, size] : file_sizes) loaded.external_files.push_back(file);
   return loaded;
 }
 

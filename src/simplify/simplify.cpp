@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 
+#include "onnxproof/core/atomic_file.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/runtime/session.h"
 #include "passes.h"
@@ -211,6 +212,11 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
   {  // the model lives only in this scope: it is gone before ONNX Runtime loads anything
     auto model = load_model(input, LoadOptions{.load_external_data = true});
     if (!model) return std::unexpected(std::move(model.error()));
+    // Neither -o nor the external data file written beside it may be one of the input's files.
+    const auto inputs = model_files(*model);
+    ONNXPROOF_TRY(require_not_an_input(output, inputs, "-o"));
+    ONNXPROOF_TRY(require_not_an_input(output.string() + ".data", inputs, "-o's data file"));
+    ONNXPROOF_TRY(require_replaceable_file(output));
     auto result = simplify_model(model->proto, options);
     if (!result) return std::unexpected(std::move(result.error()));
     outcome.result = std::move(*result);

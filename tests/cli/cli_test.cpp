@@ -1,5 +1,6 @@
 // End-to-end tests of the onnxproof binary: exit codes, stdout and the one-line errors.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -216,6 +217,33 @@ TEST(CliSimplify, ExternalDataModelAndBadArguments) {
                         "must not be the input model");
   expect_one_line_error(onnxproof_cli({"simplify", "/nonexistent.onnx", "-o", (dir / "x.onnx").string()}), 3,
                         "no such file");
+}
+
+// No output may overwrite an input (the model, its external data) or replace anything but a
+// regular file: each of these used to destroy the user's file and exit 0.
+TEST(CliOutputs, NeverOverwriteAnInputOrANonRegularFile) {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", model_with_external_weight("weights.bin").SerializeAsString());
+  const std::string weights(32, '\x01');
+  write_bytes(dir / "weights.bin", weights);
+  const std::string model = (dir / "m.onnx").string();
+  const std::string model_bytes = read_text(dir / "m.onnx");
+  expect_one_line_error(onnxproof_cli({"check", model, "--json", model}), 2, "is one of the inputs");
+  expect_one_line_error(onnxproof_cli({"check", model, "--json", (dir / "weights.bin").string()}), 2,
+                        "is one of the inputs");
+  expect_one_line_error(onnxproof_cli({"ops", model, "--json", model}), 2, "is one of the inputs");
+  expect_one_line_error(onnxproof_cli({"simplify", model, "-o", (dir / "weights.bin").string()}), 2,
+                        "is one of the inputs");
+  expect_one_line_error(onnxproof_cli({"check", model, "--json", dir.path().string()}), 2,
+                        "it is not a regular file");
+  expect_one_line_error(onnxproof_cli({"simplify", model, "-o", dir.path().string()}), 2, "it is not a regular file");
+  EXPECT_EQ(read_text(dir / "m.onnx"), model_bytes);
+  EXPECT_EQ(read_text(dir / "weights.bin"), weights);
+  // A FIFO stands for any non-regular file (a device node as root): never replaced.
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  expect_one_line_error(onnxproof_cli({"simplify", model, "-o", (dir / "fifo").string()}), 2,
+                        "it is not a regular file");
+  EXPECT_TRUE(fs::is_fifo(dir / "fifo"));
 }
 
 TEST(CliVersion, ListsEveryTool) {

@@ -292,6 +292,32 @@ TEST(Pipeline, TargetsAreAuditedAndAnUnknownTargetIsAUsageError) {
                         "unknown target 'coreml'");
 }
 
+// golden freeze --out replaces only a golden folder onnxproof made: never the run folder, the
+// reference, a project folder or a file (each was renamed aside and deleted before).
+TEST(Golden, FreezeNeverReplacesWhatItDidNotMake) {
+  TempDir out;
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  const std::string model = (out / "model.onnx").string();
+  const std::string reference = (out / "reference").string();
+  const std::string model_bytes = read_text(out / "model.onnx");
+  write_bytes(out / "notes.txt", "mine");
+  for (const fs::path& target : {out.path(), out / "reference", out / "notes.txt"}) {
+    expect_one_line_error(
+        onnxproof_cli({"golden", "freeze", model, "--reference", reference, "--out", target.string()}), 2,
+        "refusing to replace " + target.string());
+  }
+  EXPECT_EQ(read_text(out / "model.onnx"), model_bytes);
+  EXPECT_TRUE(fs::exists(out / "reference" / "cases.json"));
+  EXPECT_EQ(read_text(out / "notes.txt"), "mine");
+  // An earlier golden folder, an empty folder and a new path are fine.
+  fs::create_directories(out / "empty");
+  for (const fs::path& target : {out / "golden", out / "empty", out / "new"}) {
+    const auto frozen = onnxproof_cli({"golden", "freeze", model, "--reference", reference, "--out", target.string()});
+    EXPECT_EQ(frozen.exit_code, 0) << frozen.out << frozen.err;
+    EXPECT_TRUE(fs::exists(target / "manifest.json"));
+  }
+}
+
 TEST(Golden, MissingOrModifiedFilesAreClearErrors) {
   TempDir out;
   ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);

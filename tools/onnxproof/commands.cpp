@@ -29,6 +29,13 @@
 namespace onnxproof::cli {
 namespace fs = std::filesystem;
 
+// --json may not name the model or its external data, nor anything but a regular file.
+Expected<void> json_output_allowed(const fs::path& json_path, const LoadedModel& model) {
+  if (json_path.empty()) return {};
+  ONNXPROOF_TRY(require_not_an_input(json_path, model_files(model), "--json"));
+  return require_replaceable_file(json_path);
+}
+
 int report_error(std::ostream& err, const Error& error) {
   err << "onnxproof: error: " << error.describe() << '\n';
   return error.code() == ErrorCode::usage ? k_exit_usage : k_exit_error;
@@ -57,6 +64,7 @@ int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err)
     if (!axis) return report_error(err, axis.error());
     options.frozen.dynamic.push_back({axis->input, axis->axis, axis->label, 0});
   }
+  if (auto refused = json_output_allowed(command.json_path, *model); !refused) return report_error(err, refused.error());
   auto result = check_model(*model, options);
   if (!result) return report_error(err, result.error().add_context(command.model.string()));
   print_check_result(out, *model, *result);
@@ -209,6 +217,7 @@ int run_ops(const OpsCommand& command, std::ostream& out, std::ostream& err) {
   if (!tables) return report_error(err, tables.error());
   auto model = load_model(command.model);
   if (!model) return report_error(err, model.error());
+  if (auto refused = json_output_allowed(command.json_path, *model); !refused) return report_error(err, refused.error());
   const OpsAudit audit = audit_operators(model->proto, std::move(*tables));
   print_ops_audit(out, audit);
   print_findings(out, audit.findings);
@@ -314,7 +323,9 @@ int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream
 int run_parity_command(const ParityCommand& command, std::ostream& out, std::ostream& err) {
   auto options = parity_options(command.proof);
   if (!options) return report_error(err, options.error());
-  if (auto model = load_model(command.model); !model) return report_error(err, model.error());
+  auto model = load_model(command.model);
+  if (!model) return report_error(err, model.error());
+  if (auto refused = json_output_allowed(command.json_path, *model); !refused) return report_error(err, refused.error());
   auto reference = read_reference(command.reference);
   if (!reference) return report_error(err, reference.error());
   options->progress = &err;

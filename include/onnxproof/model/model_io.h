@@ -28,7 +28,12 @@ struct LoadedModel {
   uint64_t file_bytes = 0;
   uint64_t external_bytes = 0;  // bytes of tensor data in external files
   int external_tensors = 0;
+  std::vector<std::filesystem::path> external_files;  // the external data files, resolved
 };
+
+/// The model file and the external data files it names (resolved in its folder): the files an
+/// output must never overwrite.
+std::vector<std::filesystem::path> model_files(const LoadedModel& model);
 
 /// Loads an ONNX model. Fails (with the path in the message) when the file is missing, over the
 /// size limit, not a protobuf ModelProto, has no graph, or has external data whose location is
