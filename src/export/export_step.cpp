@@ -60,12 +60,14 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
 
   std::vector<std::string> environment;
   for (char** entry = environ; *entry; ++entry) {
-    if (!std::string_view(*entry).starts_with("PYTHONPATH=")) environment.emplace_back(*entry);
+    const std::string_view text(*entry);
+    if (!text.starts_with("PYTHONPATH=") && !text.starts_with("ORT_DISABLE_TELEMETRY=")) environment.emplace_back(text);
   }
   std::string path_entry = python_path();
   if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
     path_entry += std::string(":") + existing;
   environment.push_back("PYTHONPATH=" + path_entry);
+  environment.push_back("ORT_DISABLE_TELEMETRY=1");  // should the exporter load ONNX Runtime
   std::vector<char*> envp;
   for (auto& entry : environment) envp.push_back(entry.data());
   envp.push_back(nullptr);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <utility>
@@ -37,7 +38,13 @@ Expected<Ort::Env*> shared_env() {
   static std::string failure;
   if (!env && failure.empty()) {
     try {
+      // A proof tool sends and stores no telemetry. ONNX Runtime 1.30's POSIX telemetry (1DS)
+      // otherwise keeps a device id and an event database under ~/.cache/Microsoft/DeveloperTools/
+      // and writes mat-debug-PID.log into the temporary folder; ORT_DISABLE_TELEMETRY=1 before
+      // the first Env is its documented full opt-out (onnxruntime PR #27379).
+      ::setenv("ORT_DISABLE_TELEMETRY", "1", 1);
       env = std::make_unique<Ort::Env>(ORT_LOGGING_LEVEL_FATAL, "onnxproof");
+      env->DisableTelemetryEvents();
     } catch (const Ort::Exception& error) {
       failure = error.what();
     }

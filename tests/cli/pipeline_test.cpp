@@ -198,6 +198,28 @@ TEST(Pipeline, NoToleranceOrMissingOutputCanFakeAPass) {
       << lost.out;
 }
 
+std::vector<std::string> files_below(const fs::path& folder) {
+  std::vector<std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(folder)) files.push_back(entry.path().string());
+  return files;
+}
+
+// A pipeline run writes only under --out: nothing in $HOME (ONNX Runtime's telemetry kept a
+// database there) and nothing left in the temporary folder (its mat-debug-PID.log, staging files).
+TEST(Pipeline, WritesNothingOutsideItsOutputFolder) {
+  TempDir home;
+  TempDir temp;
+  TempDir out;
+  const auto result = run_cli("/usr/bin/env", {"HOME=" + home.path().string(), "TMPDIR=" + temp.path().string(),
+                                               ONNXPROOF_CLI, "pipeline", "--model", k_traps + ":dict_output",
+                                               "--input", "x=2x8:float32", "--dynamic", "x:0=batch", "--samples",
+                                               "1", "--out", out.path().string()});
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_EQ(files_below(home.path()), std::vector<std::string>{});
+  EXPECT_EQ(files_below(temp.path()), std::vector<std::string>{});
+  EXPECT_TRUE(fs::exists(out / "report.json"));
+}
+
 TEST(Pipeline, ReExportIsVerifiedAgainstTheGoldenSetOfTheLastRun) {
   TempDir out;
   ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
