@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "onnxproof/core/atomic_file.h"
@@ -81,6 +84,56 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
 bool VerifyResult::passed() const { return parity.passed() && !has_errors(findings); }
 
 namespace {
+
+// The loosest tolerances a manifest may carry; looser ones must come from the command line.
+constexpr double k_max_manifest_rtol = 0.5;
+constexpr double k_max_manifest_atol = 1.0;
+
+// A manifest is untrusted input: its entries must be plain names of regular files inside the
+// golden folder, and they must be exactly the data sets' files, so nothing outside is read, no
+// FIFO or device is opened, and no data set is dropped or slipped in.
+Expected<void> check_manifest_files(const fs::path& golden_dir, const nlohmann::json& manifest) {
+  const auto bad = [&](const std::string& why) {
+    return fail(ErrorCode::invalid_input, (golden_dir / "manifest.json").string() + ": " + why);
+  };
+  const nlohmann::json& files = manifest.at("files");
+  if (!files.is_object() || files.empty()) return bad("it lists no files");
+  std::set<std::string> listed;
+  for (const auto& [relative, digest] : files.items()) {
+    const fs::path path(relative);
+    const bool plain = !path.empty() && path.is_relative() &&
+                       std::none_of(path.begin(), path.end(), [](const fs::path& part) { return part == ".."; });
+    if (!plain || !digest.is_string()) return bad("entry '" + relative + "' is not a plain name inside the folder");
+    std::error_code ec;
+    const auto type = fs::symlink_status(golden_dir / path, ec).type();
+    if (type != fs::file_type::regular && type != fs::file_type::not_found)
+      return bad("entry '" + relative + "' is not a regular file");
+    listed.insert(path.lexically_normal().string());
+  }
+  const int data_sets = manifest.at("data_sets").get<int>();
+  std::set<std::string> present;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(golden_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("test_data_set_")) continue;
+    if (name.substr(14).empty() || name.substr(14).find_first_not_of("0123456789") != std::string::npos ||
+        std::stoll(name.substr(14)) >= data_sets)
+      return bad(name + " is not one of the " + std::to_string(data_sets) + " data sets the manifest records");
+    for (const auto& file : fs::directory_iterator(entry.path(), ec)) {
+      if (file.path().extension() == ".pb") present.insert(name + "/" + file.path().filename().string());
+    }
+  }
+  for (const auto& file : present) {
+    if (!listed.contains(file)) return bad(file + " is in the folder but not in the manifest");
+  }
+  for (int k = 0; k < data_sets; ++k) {
+    const std::string prefix = "test_data_set_" + std::to_string(k) + "/";
+    const bool has_any = std::any_of(listed.begin(), listed.end(),
+                                     [&](const std::string& name) { return name.starts_with(prefix); });
+    if (!has_any) return bad("data set " + std::to_string(k) + " has no files listed");
+  }
+  return {};
+}
 
 // onnxproof replaces only what it made: a golden folder (its manifest says so), an empty folder,
 // or nothing. A project folder, the run folder, the reference or a file is refused, before any work.
@@ -165,6 +218,7 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
       return fail(ErrorCode::invalid_input,
                   manifest_path.string() + " is not an " + std::string(k_schema) + " manifest");
     }
+    ONNXPROOF_TRY(check_manifest_files(golden_dir, manifest));
     for (const auto& [relative, digest] : manifest.at("files").items()) {
       const fs::path file = golden_dir / relative;
       if (!fs::exists(file)) return fail(ErrorCode::invalid_input, "golden file " + file.string() + " is missing");
@@ -177,7 +231,17 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
     }
     // The recorded tolerances hold unless the caller overrides them explicitly.
     for (const auto& [output, t] : manifest.at("tolerances").items()) {
-      if (!tolerance.per_output.contains(output)) tolerance.per_output[output] = Tolerance{t.at("rtol"), t.at("atol")};
+      if (tolerance.per_output.contains(output)) continue;
+      const Tolerance recorded{t.at("rtol"), t.at("atol")};
+      if (!(recorded.rtol >= 0 && recorded.rtol <= k_max_manifest_rtol && recorded.atol >= 0 &&
+            recorded.atol <= k_max_manifest_atol)) {
+        return fail(ErrorCode::invalid_input,
+                    manifest_path.string() + ": the tolerance recorded for '" + output + "' (rtol " +
+                        std::to_string(recorded.rtol) + ", atol " + std::to_string(recorded.atol) +
+                        ") is looser than a manifest may set (rtol <= 0.5, atol <= 1); pass it with "
+                        "--output-tolerance to use it");
+      }
+      tolerance.per_output[output] = recorded;
     }
   } catch (const nlohmann::json::exception& error) {
     return fail(ErrorCode::invalid_input, manifest_path.string() + " is malformed: " + error.what());

@@ -1,6 +1,9 @@
 // End-to-end tests of the proof: `onnxproof pipeline`, `parity`, `golden` and `demo` on models
 // exported by real PyTorch, clean and broken on purpose.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -338,6 +341,38 @@ TEST(Golden, FreezeNeverReplacesWhatItDidNotMake) {
     EXPECT_EQ(frozen.exit_code, 0) << frozen.out << frozen.err;
     EXPECT_TRUE(fs::exists(target / "manifest.json"));
   }
+}
+
+// A golden manifest is untrusted input: it may not name files outside the folder, non-regular
+// files (a FIFO hung verify forever), list nothing, drop data sets or carry a tolerance that
+// accepts anything.
+TEST(Golden, HostileManifestsAreRefused) {
+  TempDir out;
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  const std::string model = (out / "model.onnx").string();
+  const fs::path golden = out / "golden";
+  const std::string original = read_text(golden / "manifest.json");
+  const auto verify_with = [&](const std::function<void(json&)>& change, const std::string& fragment) {
+    json manifest = json::parse(original);
+    change(manifest);
+    write_bytes(golden / "manifest.json", manifest.dump(2));
+    expect_one_line_error(onnxproof_cli({"golden", "verify", model, "--golden", golden.string()}), 3, fragment);
+  };
+  verify_with([](json& m) { m["files"]["../../etc/passwd"] = std::string(64, '0'); }, "is not a plain name");
+  verify_with([](json& m) { m["files"]["/etc/shadow"] = std::string(64, '0'); }, "is not a plain name");
+  ASSERT_EQ(::mkfifo((golden / "fifo.pb").c_str(), 0600), 0);
+  verify_with([](json& m) { m["files"]["fifo.pb"] = std::string(64, '0'); }, "is not a regular file");
+  fs::remove(golden / "fifo.pb");
+  verify_with([](json& m) { m["files"] = json::object(); }, "it lists no files");
+  verify_with([](json& m) { m["data_sets"] = 1; }, "is not one of the 1 data sets the manifest records");
+  verify_with(
+      [](json& m) {
+        for (auto& [output, t] : m["tolerances"].items()) t["rtol"] = 1e9;
+      },
+      "is looser than a manifest may set");
+  write_bytes(golden / "manifest.json", original);
+  const auto clean = onnxproof_cli({"golden", "verify", model, "--golden", golden.string()});
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
 }
 
 TEST(Golden, MissingOrModifiedFilesAreClearErrors) {
