@@ -5,15 +5,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/tensor/dtype.h"
+#include "onnxproof/tensor/tensor.h"
 #include "build_config.h"
 
 extern char** environ;
@@ -227,9 +231,65 @@ Expected<std::pair<std::string, std::vector<int64_t>>> parse_sweep(const std::st
   return std::pair{text.substr(0, eq), sizes};
 }
 
-Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& progress) {
+Expected<void> validate_export_options(const ExportOptions& options) {
   if (options.model.empty()) return fail(ErrorCode::usage, "--model is required");
   if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
+  if (options.opset != 0 && options.opset < 7)
+    return fail(ErrorCode::usage, "--opset " + std::to_string(options.opset) + ": the oldest opset is 7");
+  if (options.opset_ceiling > 0 && options.opset > options.opset_ceiling) {
+    return fail(ErrorCode::usage, "--opset " + std::to_string(options.opset) + " is newer than onnxproof can prove (" +
+                                      options.opset_ceiling_reason + ")");
+  }
+  std::set<std::string> labels;
+  std::map<std::pair<std::string, int64_t>, std::string> axes;
+  for (const auto& axis : options.dynamic) {
+    const auto input = std::find_if(options.inputs.begin(), options.inputs.end(),
+                                    [&](const InputSpec& spec) { return spec.name == axis.input; });
+    if (input == options.inputs.end())
+      return fail(ErrorCode::usage, "--dynamic names input '" + axis.input + "', which no --input declares");
+    if (axis.axis >= static_cast<int64_t>(input->dims.size())) {
+      return fail(ErrorCode::usage, "--dynamic " + axis.input + ":" + std::to_string(axis.axis) + ": '" + axis.input +
+                                        "' has " + std::to_string(input->dims.size()) + " dimensions");
+    }
+    const auto [known, inserted] = axes.emplace(std::pair{axis.input, axis.axis}, axis.label);
+    if (!inserted && known->second != axis.label) {
+      return fail(ErrorCode::usage, "--dynamic gives " + axis.input + ":" + std::to_string(axis.axis) + " two labels, '" +
+                                        known->second + "' and '" + axis.label + "'");
+    }
+    labels.insert(axis.label);
+  }
+  for (const auto& [label, sizes] : options.sweep) {
+    if (!labels.contains(label))
+      return fail(ErrorCode::usage, "--sweep " + label + ": no --dynamic axis has that label");
+  }
+  // Generated inputs are held in memory several times over: refuse sizes no machine can hold.
+  constexpr uint64_t k_max_input_bytes = uint64_t{4} << 30;
+  for (const auto& input : options.inputs) {
+    const auto dtype = dtype_from_name(input.dtype);
+    const bool generated = options.data.empty() && options.data_dir.empty();
+    // Generated inputs are numpy arrays: no strings, and none of the narrow types (float8, int4, ...).
+    const bool numpy_type = dtype && *dtype != DType::string && static_cast<int>(*dtype) <= static_cast<int>(DType::bfloat16);
+    if (!dtype || (generated && !numpy_type))
+      return fail(ErrorCode::usage, "--input " + input.name + ": onnxproof cannot generate " + input.dtype +
+                                        " inputs; give real samples with --data or --data-dir");
+    if (dtype_storage_bytes(*dtype, 1) == 0) continue;  // strings: their size is the data's
+    uint64_t count = 1;
+    for (const int64_t dim : input.dims) {
+      if (dim > 0 && count > k_max_input_bytes / static_cast<uint64_t>(dim)) count = k_max_input_bytes + 1;
+      else count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
+    }
+    if (count > k_max_input_bytes || dtype_storage_bytes(*dtype, count) > k_max_input_bytes) {
+      return fail(ErrorCode::usage, "--input " + input.name + ": " + format_shape(input.dims) + " of " + input.dtype +
+                                        " is over 4 GiB; declare the size one sample has");
+    }
+  }
+  if (!options.data_dir.empty() && !fs::is_directory(options.data_dir))
+    return fail(ErrorCode::usage, "--data-dir " + options.data_dir.string() + " is not a folder");
+  return {};
+}
+
+Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& progress) {
+  ONNXPROOF_TRY(validate_export_options(options));
   std::error_code ec;
   fs::create_directories(options.out, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + options.out.string() + ": " + ec.message());

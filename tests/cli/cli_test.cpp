@@ -217,6 +217,9 @@ TEST(CliSimplify, ExternalDataModelAndBadArguments) {
                         "must not be the input model");
   expect_one_line_error(onnxproof_cli({"simplify", "/nonexistent.onnx", "-o", (dir / "x.onnx").string()}), 3,
                         "no such file");
+  expect_one_line_error(onnxproof_cli({"simplify", (dir / "m.onnx").string(), "-o", (dir / "x.onnx").string(),
+                                       "--max-fold-bytes", "-5"}),
+                        2, "--max-fold-bytes must be 0 or more");
 }
 
 // No output may overwrite an input (the model, its external data) or replace anything but a

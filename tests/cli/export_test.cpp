@@ -292,6 +292,21 @@ TEST(Export, BadSpecsAreOneClearLine) {
                               2, "--dynamic names input 'y', which no --input declares");
   expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--out", dir}), 2,
                         "--input is required");
+  // Checked before Python starts: one line, exit 2, no progress (each once reached Python).
+  const auto before_python = [&](std::vector<std::string> extra, const std::string& fragment) {
+    std::vector<std::string> args = {"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32", "--out",
+                                     dir};
+    args.insert(args.end(), extra.begin(), extra.end());
+    expect_one_line_error(onnxproof_cli(args), 2, fragment);
+  };
+  before_python({"--opset", "99"}, "--opset 99 is newer than onnxproof can prove (ONNX Runtime 1.30.0 runs up to");
+  before_python({"--opset", "5"}, "the oldest opset is 7");
+  before_python({"--dynamic", "x:0=a", "--dynamic", "x:0=b"}, "gives x:0 two labels, 'a' and 'b'");
+  before_python({"--dynamic", "x:2=a"}, "'x' has 2 dimensions");
+  before_python({"--dynamic", "x:0=batch", "--sweep", "seq=1,2"}, "--sweep seq: no --dynamic axis has that label");
+  before_python({"--input", "y=999999999x999999999:float32"}, "is over 4 GiB");
+  before_python({"--input", "s=4:string"}, "onnxproof cannot generate string inputs");
+  before_python({"--data-dir", "/nonexistent"}, "--data-dir /nonexistent is not a folder");
   expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
                                        "--python", "/nonexistent/python3", "--out", dir}),
                         2 + 1, "cannot run the Python interpreter '/nonexistent/python3'");

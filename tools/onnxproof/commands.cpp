@@ -278,6 +278,8 @@ int run_probe(const ProbeCommand& command, std::ostream& out, std::ostream& err)
 }
 
 int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream& err) {
+  if (command.max_fold_bytes < 0)
+    return report_error(err, Error(ErrorCode::usage, "--max-fold-bytes must be 0 or more"));
   auto parity = parity_options(command.proof);
   if (!parity) return report_error(err, parity.error());
   std::optional<Reference> reference;
@@ -286,7 +288,7 @@ int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream
     if (!read) return report_error(err, read.error());
     reference = std::move(*read);
   }
-  auto outcome = simplify_file(command.model, command.output, SimplifyOptions{.max_fold_bytes = command.max_fold_bytes},
+  auto outcome = simplify_file(command.model, command.output, SimplifyOptions{.max_fold_bytes = static_cast<uint64_t>(command.max_fold_bytes)},
                                reference ? &*reference : nullptr, parity->tolerance, /*copy_when_unchanged=*/true);
   if (!outcome) return report_error(err, outcome.error());
   const auto& result = outcome->result;

@@ -106,7 +106,7 @@ struct ProbeCommand {
 struct SimplifyCommand {
   std::filesystem::path model;
   std::filesystem::path output;
-  uint64_t max_fold_bytes = uint64_t{64} << 20;
+  int64_t max_fold_bytes = int64_t{64} << 20;  // signed, so "-5" is caught rather than wrapped
   std::filesystem::path reference;  // optional: prove on these inputs
   ProofArguments proof;
 };

@@ -72,6 +72,12 @@ struct ExportResult {
 /// when the interpreter cannot be started, ErrorCode::internal when the front end crashes.
 Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& progress);
 
+/// Everything that can be checked before Python starts, as ErrorCode::usage with the option named:
+/// the opset against 7 and opset_ceiling, --dynamic axes (an input that exists, an axis it has,
+/// one label per axis), --sweep labels, generated input sizes (4 GiB each at most) and types,
+/// --data-dir. run_export() calls it first.
+Expected<void> validate_export_options(const ExportOptions& options);
+
 /// The interpreter the front end runs with: `requested` (--python) when set, else
 /// $ONNXPROOF_PYTHON, else the pinned environment made by scripts/setup.sh (.venv/bin/python).
 std::string front_end_interpreter(const std::string& requested);
