@@ -1,12 +1,15 @@
 #include "onnxproof/export/export_step.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -52,11 +55,34 @@ std::string python_path() {
   return ONNXPROOF_PYTHON_SOURCE_DIR;
 }
 
+// The running front end, for the signal handler: SIGINT or SIGTERM to onnxproof ends the child
+// too, instead of leaving it running on its own.
+volatile sig_atomic_t g_front_end_pid = 0;
+
+void forward_and_exit(int signal_number) {
+  if (g_front_end_pid > 0) ::kill(static_cast<pid_t>(g_front_end_pid), signal_number);
+  ::signal(signal_number, SIG_DFL);
+  ::raise(signal_number);
+}
+
+// Ends a child that overran its time: SIGTERM, then SIGKILL after five seconds.
+void end_child(pid_t pid) {
+  ::kill(pid, SIGTERM);
+  for (int waited = 0; waited < 50; ++waited) {
+    if (::waitpid(pid, nullptr, WNOHANG) == pid) return;
+    ::usleep(100000);
+  }
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
 // Runs `python ARGS...` with the front end on PYTHONPATH and stdin from /dev/null; every line the
 // child writes to `captured_fd` (its stdout or stderr) goes to `on_line`. Returns the exit code
-// (128 + signal when it was killed).
+// (128 + signal when it was killed); ErrorCode::limit_exceeded when it runs past
+// `timeout_seconds` (0: no limit), after ending it.
 Expected<int> run_front_end(const std::string& python, std::vector<std::string> args, int captured_fd,
-                            const std::function<void(const std::string&)>& on_line) {
+                            const std::function<void(const std::string&)>& on_line, double timeout_seconds) {
   args.insert(args.begin(), python);
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
@@ -93,9 +119,37 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
                                           " (set --python or ONNXPROOF_PYTHON; scripts/setup.sh makes the default .venv)");
   }
 
+  g_front_end_pid = pid;
+  struct sigaction forward {};
+  forward.sa_handler = forward_and_exit;
+  struct sigaction old_int {}, old_term {};
+  ::sigaction(SIGINT, &forward, &old_int);
+  ::sigaction(SIGTERM, &forward, &old_term);
+  const auto restore = [&] {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+    g_front_end_pid = 0;
+  };
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   std::string pending;
   char buffer[4096];
   while (true) {
+    if (timeout_seconds > 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd readable{pipe_fds[0], POLLIN, 0};
+      const int ready = left.count() > 0 ? ::poll(&readable, 1, static_cast<int>(std::min<int64_t>(left.count(), 60000))) : 0;
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) {
+        if (std::chrono::steady_clock::now() < deadline) continue;
+        end_child(pid);
+        ::close(pipe_fds[0]);
+        restore();
+        return fail(ErrorCode::limit_exceeded, "the export front end ran past its time limit of " +
+                                                   std::to_string(static_cast<int64_t>(timeout_seconds)) +
+                                                   " s and was stopped (--export-timeout raises it)");
+      }
+    }
     const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -110,6 +164,7 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  restore();
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -308,7 +363,8 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
                                        } else {
                                          progress << line << '\n' << std::flush;
                                        }
-                                     }));
+                                     },
+                                     options.timeout_seconds));
   if (code == 0 || code == 1) {
     if (!fs::exists(options.out / "export.json")) {
       return fail(ErrorCode::internal, "the export front end (" + python + ") ended without writing " +
@@ -336,7 +392,8 @@ Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(co
                                                        const auto space = line.find(' ');
                                                        if (space == std::string::npos) return;
                                                        versions.emplace_back(line.substr(0, space), line.substr(space + 1));
-                                                     }));
+                                                     },
+                                                     /*timeout_seconds=*/60));
   if (code != 0 || versions.empty()) {
     return fail(ErrorCode::not_found, "the front end's interpreter " + python + " cannot report its versions (exit code " +
                                           std::to_string(code) + ")");

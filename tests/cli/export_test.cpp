@@ -3,6 +3,10 @@
 // ONNX checker and ONNX Runtime against PyTorch's reference outputs.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
@@ -310,6 +314,35 @@ TEST(Export, BadSpecsAreOneClearLine) {
   expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
                                        "--python", "/nonexistent/python3", "--out", dir}),
                         2 + 1, "cannot run the Python interpreter '/nonexistent/python3'");
+}
+
+// A forward pass that never returns used to hang the export forever: --export-timeout ends it
+// (the Python child included) with one clear line.
+TEST(Export, HungForwardIsStoppedByTheTimeLimit) {
+  TempDir out;
+  const auto start = std::chrono::steady_clock::now();
+  const auto result = onnxproof_cli({"export", "--model", k_traps + ":never_returns", "--input", "x=1x8:float32",
+                                     "--export-timeout", "8", "--out", out.path().string()});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  expect_error_after_progress(result, 3, "ran past its time limit of 8 s and was stopped");
+  EXPECT_LT(seconds, 30.0);
+  expect_one_line_error(onnxproof_cli({"export", "--model", k_traps + ":never_returns", "--input", "x=1x8:float32",
+                                       "--export-timeout", "0", "--out", out.path().string()}),
+                        2, "--export-timeout must be a positive number of seconds");
+}
+
+// SIGTERM to onnxproof during the export ends the Python child too (it used to keep running).
+TEST(Export, TerminatingOnnxproofEndsThePythonChild) {
+  TempDir out;
+  const auto result = run_cli("/usr/bin/timeout", {"-s", "TERM", "6", ONNXPROOF_CLI, "export", "--model",
+                                                   k_traps + ":never_returns", "--input", "x=1x8:float32", "--out",
+                                                   out.path().string()});
+  EXPECT_EQ(result.exit_code, 124);  // timeout(1): the command was terminated
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  // The child's command line holds the configuration, with this run's --out in it.
+  // ("[-]" keeps the pattern from matching the shell that runs pgrep.)
+  const std::string look = "pgrep -f -- '[-]-config-json.*" + out.path().string() + "' >/dev/null";
+  EXPECT_NE(std::system(look.c_str()), 0) << "a front end process for " << out.path() << " is still running";
 }
 
 TEST(Export, InterpreterWithoutTorchIsOneClearLine) {

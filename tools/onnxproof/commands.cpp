@@ -157,6 +157,8 @@ Expected<ExportOptions> cli_export_options(const ModelArguments& arguments, cons
   options.data = arguments.data;
   options.data_dir = arguments.data_dir;
   options.python = arguments.python;
+  if (!(arguments.export_timeout > 0)) return fail(ErrorCode::usage, "--export-timeout must be a positive number of seconds");
+  options.timeout_seconds = arguments.export_timeout;
   options.out = out;
   return options;
 }

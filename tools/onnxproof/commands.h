@@ -46,6 +46,7 @@ struct ModelArguments {
   std::string data;
   std::filesystem::path data_dir;
   std::string python;
+  double export_timeout = 1800;  // seconds
 };
 
 /// The proof options shared by parity, golden and pipeline, as given on the command line.
@@ -87,6 +88,7 @@ struct PipelineCommand {
 struct DemoCommand {
   std::filesystem::path out = "onnxproof-out/digits";
   std::string python;
+  double export_timeout = 1800;  // seconds
 };
 
 struct OpsCommand {

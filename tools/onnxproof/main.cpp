@@ -22,6 +22,9 @@ void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model) {
   app->add_option("--samples", model.samples, "Generated inputs per shape case")->capture_default_str();
   app->add_option("--data", model.data, "file.py:callable yielding real input samples (dicts or tuples)");
   app->add_option("--data-dir", model.data_dir, "Folder of real input samples (.npy / .pb)");
+  app->add_option("--export-timeout", model.export_timeout,
+                  "Stop the export after this many seconds (a forward pass that never returns)")
+      ->capture_default_str();
   app->add_option("--python", model.python,
                   "Python interpreter with torch (default: $ONNXPROOF_PYTHON, else the pinned .venv/bin/python)");
 }

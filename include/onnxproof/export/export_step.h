@@ -53,6 +53,8 @@ struct ExportOptions {
   std::filesystem::path data_dir;  // folder of .npy / .pb samples
   std::filesystem::path out;
   std::string python;  // interpreter; empty: $ONNXPROOF_PYTHON, then the configured default
+  /// The export front end is stopped after this long (a forward pass that never returns).
+  double timeout_seconds = 1800;
   uint64_t seed = 0;
 };
 
