@@ -77,6 +77,22 @@ void end_child(pid_t pid) {
   }
 }
 
+// Our environment, with the front end first on PYTHONPATH and ONNX Runtime's telemetry off (should
+// the exporter load it).
+std::vector<std::string> front_end_environment() {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry; ++entry) {
+    const std::string_view text(*entry);
+    if (!text.starts_with("PYTHONPATH=") && !text.starts_with("ORT_DISABLE_TELEMETRY=")) environment.emplace_back(text);
+  }
+  std::string path_entry = python_path();
+  if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
+    path_entry += std::string(":") + existing;
+  environment.push_back("PYTHONPATH=" + path_entry);
+  environment.push_back("ORT_DISABLE_TELEMETRY=1");
+  return environment;
+}
+
 // Runs `python ARGS...` with the front end on PYTHONPATH and stdin from /dev/null; every line the
 // child writes to `captured_fd` (its stdout or stderr) goes to `on_line`. Returns the exit code
 // (128 + signal when it was killed); ErrorCode::limit_exceeded when it runs past
@@ -88,16 +104,7 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
 
-  std::vector<std::string> environment;
-  for (char** entry = environ; *entry; ++entry) {
-    const std::string_view text(*entry);
-    if (!text.starts_with("PYTHONPATH=") && !text.starts_with("ORT_DISABLE_TELEMETRY=")) environment.emplace_back(text);
-  }
-  std::string path_entry = python_path();
-  if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
-    path_entry += std::string(":") + existing;
-  environment.push_back("PYTHONPATH=" + path_entry);
-  environment.push_back("ORT_DISABLE_TELEMETRY=1");  // should the exporter load ONNX Runtime
+  std::vector<std::string> environment = front_end_environment();
   std::vector<char*> envp;
   for (auto& entry : environment) envp.push_back(entry.data());
   envp.push_back(nullptr);
@@ -386,7 +393,6 @@ std::string front_end_interpreter(const std::string& requested) {
 Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(const std::string& requested) {
   const std::string python = front_end_interpreter(requested);
   std::vector<std::pair<std::string, std::string>> versions;
-  std::string problem;
   ONNXPROOF_TRY_ASSIGN(const int code, run_front_end(python, {"-m", "onnxproof.versions"}, STDOUT_FILENO,
                                                      [&](const std::string& line) {
                                                        const auto space = line.find(' ');

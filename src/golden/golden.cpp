@@ -108,6 +108,10 @@ Expected<void> check_manifest_files(const fs::path& golden_dir, const nlohmann::
     const auto type = fs::symlink_status(golden_dir / path, ec).type();
     if (type != fs::file_type::regular && type != fs::file_type::not_found)
       return bad("entry '" + relative + "' is not a regular file");
+    // A folder on the way may be a symlink out of the golden folder: compare the real paths.
+    const std::string root = fs::weakly_canonical(golden_dir, ec).string() + "/";
+    if (!fs::weakly_canonical(golden_dir / path, ec).string().starts_with(root))
+      return bad("entry '" + relative + "' leads outside the folder");
     listed.insert(path.lexically_normal().string());
   }
   const int data_sets = manifest.at("data_sets").get<int>();
@@ -116,8 +120,9 @@ Expected<void> check_manifest_files(const fs::path& golden_dir, const nlohmann::
   for (const auto& entry : fs::directory_iterator(golden_dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (!name.starts_with("test_data_set_")) continue;
-    if (name.substr(14).empty() || name.substr(14).find_first_not_of("0123456789") != std::string::npos ||
-        std::stoll(name.substr(14)) >= data_sets)
+    const std::string number = name.substr(14);
+    if (number.empty() || number.size() > 9 || number.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(number) >= data_sets)
       return bad(name + " is not one of the " + std::to_string(data_sets) + " data sets the manifest records");
     for (const auto& file : fs::directory_iterator(entry.path(), ec)) {
       if (file.path().extension() == ".pb") present.insert(name + "/" + file.path().filename().string());

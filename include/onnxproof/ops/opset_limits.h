@@ -15,7 +15,7 @@ int onnx_last_released_opset();
 
 struct OpsetLimit {
   int opset = 0;
-  /// What set it, e.g. "ONNX Runtime 1.30.0 runs up to 26; ONNX 1.23.1 knows up to 28".
+  /// What set it, e.g. "ONNX Runtime 1.30.0 runs up to 26; ONNX 1.23.1 knows up to 27".
   std::string reason;
 };
 
