@@ -1,8 +1,8 @@
-#!/usr/bin/python3
-"""Exports torchvision classification architectures with `onnxproof export` (opset 17, dynamic
-batch, one sample per shape case) and prints a Markdown table: exit code, wall time, findings.
+"""Exports torchvision classification architectures with `onnxproof export` (the default opset,
+dynamic batch, one sample per shape case) and prints a Markdown table: exit code, wall time,
+findings. (The 2026-12-02 table in bench/RESULTS.md was made with torch 1.13 at opset 17.)
 
-    /usr/bin/python3 bench/export_torchvision.py build/bin/onnxproof [NAME ...]
+    .venv/bin/python bench/export_torchvision.py build/bin/onnxproof [NAME ...]
 """
 import json
 import os
