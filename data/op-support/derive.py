@@ -1,8 +1,7 @@
-#!/usr/bin/python3
 """Derives onnxproof's operator support tables (one CSV per target) from the reference data in
 ../shared/data/op-support/ (its README cites every source). Run from the repository root:
 
-    /usr/bin/python3 data/op-support/derive.py ../shared/data/op-support data/op-support
+    .venv/bin/python data/op-support/derive.py ../shared/data/op-support data/op-support
 
 Every table has the same columns, so the loader needs no per-runtime code:
     domain,op_type,since_version,until_version,status,restrictions
@@ -35,6 +34,11 @@ def onnxruntime(source, provider):
             if row["provider"] == provider:
                 rows.append([row["domain"], row["op_type"], row["since_version"], row["until_version"], "supported",
                              f"types: {row['types']}"])
+    # Constant has no kernel in any provider: ONNX Runtime turns Constant nodes into initializers
+    # when it loads the graph, so the kernel list never names it.
+    if not any(row[0] == "ai.onnx" and row[1] == "Constant" for row in rows):
+        rows.append(["ai.onnx", "Constant", "1", "", "supported",
+                     "no kernel needed: ONNX Runtime turns Constant nodes into initializers when it loads the graph"])
     return rows
 
 

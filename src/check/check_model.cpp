@@ -8,9 +8,9 @@
 #include <map>
 #include <set>
 
+#include "build_config.h"
 #include "onnxproof/ops/opset_limits.h"
 #include "onnxproof/tensor/dtype.h"
-#include "build_config.h"
 
 namespace onnxproof {
 namespace {
@@ -98,7 +98,8 @@ Expected<void> require_known_versions(const onnx::ModelProto& model) {
 bool has_external_data(const onnx::ModelProto& model) {
   bool found = false;
   for_each_graph(model.graph(), [&](const onnx::GraphProto& graph) {
-    for (const auto& tensor : graph.initializer()) found = found || tensor.data_location() == onnx::TensorProto::EXTERNAL;
+    for (const auto& tensor : graph.initializer())
+      found = found || tensor.data_location() == onnx::TensorProto::EXTERNAL;
   });
   return found;
 }
@@ -106,6 +107,31 @@ bool has_external_data(const onnx::ModelProto& model) {
 std::string first_line(const std::string& text) {
   const auto end = text.find('\n');
   return end == std::string::npos ? text : text.substr(0, end);
+}
+
+// What the ONNX checker lets through but no runtime can use: a graph with no outputs, and
+// negative dimensions in the declared inputs and outputs.
+void add_interface_findings(const onnx::ModelProto& model, std::vector<Finding>& findings) {
+  const auto& graph = model.graph();
+  if (graph.output_size() == 0) {
+    findings.push_back({std::string(finding_code::checker_failed), Severity::error, "check",
+                        "the graph has no outputs: it computes nothing (the ONNX checker accepts this)", "",
+                        "re-export with the model's outputs"});
+  }
+  for (const auto* values : {&graph.input(), &graph.output()}) {
+    for (const auto& value : *values) {
+      if (!value.type().has_tensor_type() || !value.type().tensor_type().has_shape()) continue;
+      const auto& dims = value.type().tensor_type().shape().dim();
+      for (int axis = 0; axis < dims.size(); ++axis) {
+        if (dims[axis].has_dim_value() && dims[axis].dim_value() < 0) {
+          findings.push_back({std::string(finding_code::checker_failed), Severity::error, "check",
+                              "'" + value.name() + "' declares dimension " + std::to_string(dims[axis].dim_value()) +
+                                  " on axis " + std::to_string(axis) + " (the ONNX checker accepts this)",
+                              value.name(), "a dimension is a size >= 0 or a symbolic name"});
+        }
+      }
+    }
+  }
 }
 
 void add_domain_findings(const onnx::ModelProto& model, std::vector<Finding>& findings) {
@@ -243,6 +269,7 @@ Expected<CheckResult> check_model(const LoadedModel& model, const CheckOptions& 
                                "shapes do not propagate from inputs to outputs; look at the named node's inputs"});
   }
 
+  add_interface_findings(proto, result.findings);
   add_domain_findings(proto, result.findings);
   for (auto& finding : find_frozen_dimensions(proto, options.frozen)) result.findings.push_back(std::move(finding));
 

@@ -18,10 +18,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "build_config.h"
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/tensor/dtype.h"
 #include "onnxproof/tensor/tensor.h"
-#include "build_config.h"
 
 extern char** environ;
 
@@ -122,14 +122,16 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
   ::close(pipe_fds[1]);
   if (spawned != 0) {
     ::close(pipe_fds[0]);
-    return fail(ErrorCode::not_found, "cannot run the Python interpreter '" + python + "': " + std::strerror(spawned) +
-                                          " (set --python or ONNXPROOF_PYTHON; scripts/setup.sh makes the default .venv)");
+    return fail(ErrorCode::not_found,
+                "cannot run the Python interpreter '" + python + "': " + std::strerror(spawned) +
+                    " (set --python or ONNXPROOF_PYTHON; scripts/setup.sh makes the default .venv)");
   }
 
   g_front_end_pid = pid;
   struct sigaction forward {};
   forward.sa_handler = forward_and_exit;
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {
+  }, old_term{};
   ::sigaction(SIGINT, &forward, &old_int);
   ::sigaction(SIGTERM, &forward, &old_term);
   const auto restore = [&] {
@@ -143,9 +145,11 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
   char buffer[4096];
   while (true) {
     if (timeout_seconds > 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       pollfd readable{pipe_fds[0], POLLIN, 0};
-      const int ready = left.count() > 0 ? ::poll(&readable, 1, static_cast<int>(std::min<int64_t>(left.count(), 60000))) : 0;
+      const int ready =
+          left.count() > 0 ? ::poll(&readable, 1, static_cast<int>(std::min<int64_t>(left.count(), 60000))) : 0;
       if (ready < 0 && errno == EINTR) continue;
       if (ready == 0) {
         if (std::chrono::steady_clock::now() < deadline) continue;
@@ -315,8 +319,8 @@ Expected<void> validate_export_options(const ExportOptions& options) {
     }
     const auto [known, inserted] = axes.emplace(std::pair{axis.input, axis.axis}, axis.label);
     if (!inserted && known->second != axis.label) {
-      return fail(ErrorCode::usage, "--dynamic gives " + axis.input + ":" + std::to_string(axis.axis) + " two labels, '" +
-                                        known->second + "' and '" + axis.label + "'");
+      return fail(ErrorCode::usage, "--dynamic gives " + axis.input + ":" + std::to_string(axis.axis) +
+                                        " two labels, '" + known->second + "' and '" + axis.label + "'");
     }
     labels.insert(axis.label);
   }
@@ -330,15 +334,18 @@ Expected<void> validate_export_options(const ExportOptions& options) {
     const auto dtype = dtype_from_name(input.dtype);
     const bool generated = options.data.empty() && options.data_dir.empty();
     // Generated inputs are numpy arrays: no strings, and none of the narrow types (float8, int4, ...).
-    const bool numpy_type = dtype && *dtype != DType::string && static_cast<int>(*dtype) <= static_cast<int>(DType::bfloat16);
+    const bool numpy_type =
+        dtype && *dtype != DType::string && static_cast<int>(*dtype) <= static_cast<int>(DType::bfloat16);
     if (!dtype || (generated && !numpy_type))
       return fail(ErrorCode::usage, "--input " + input.name + ": onnxproof cannot generate " + input.dtype +
                                         " inputs; give real samples with --data or --data-dir");
     if (dtype_storage_bytes(*dtype, 1) == 0) continue;  // strings: their size is the data's
     uint64_t count = 1;
     for (const int64_t dim : input.dims) {
-      if (dim > 0 && count > k_max_input_bytes / static_cast<uint64_t>(dim)) count = k_max_input_bytes + 1;
-      else count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
+      if (dim > 0 && count > k_max_input_bytes / static_cast<uint64_t>(dim))
+        count = k_max_input_bytes + 1;
+      else
+        count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
     }
     if (count > k_max_input_bytes || dtype_storage_bytes(*dtype, count) > k_max_input_bytes) {
       return fail(ErrorCode::usage, "--input " + input.name + ": " + format_shape(input.dims) + " of " + input.dtype +
@@ -363,15 +370,16 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
   // "onnxproof: error:" line becomes this function's Error (printed once, by the caller).
   std::string error_line;
   ONNXPROOF_TRY_ASSIGN(const int code,
-                       run_front_end(python, {"-m", "onnxproof", "--config-json", config_json(options).dump()},
-                                     STDERR_FILENO, [&](const std::string& line) {
-                                       if (line.starts_with(k_error_prefix)) {
-                                         error_line = line.substr(k_error_prefix.size());
-                                       } else {
-                                         progress << line << '\n' << std::flush;
-                                       }
-                                     },
-                                     options.timeout_seconds));
+                       run_front_end(
+                           python, {"-m", "onnxproof", "--config-json", config_json(options).dump()}, STDERR_FILENO,
+                           [&](const std::string& line) {
+                             if (line.starts_with(k_error_prefix)) {
+                               error_line = line.substr(k_error_prefix.size());
+                             } else {
+                               progress << line << '\n' << std::flush;
+                             }
+                           },
+                           options.timeout_seconds));
   if (code == 0 || code == 1) {
     if (!fs::exists(options.out / "export.json")) {
       return fail(ErrorCode::internal, "the export front end (" + python + ") ended without writing " +
@@ -393,16 +401,17 @@ std::string front_end_interpreter(const std::string& requested) {
 Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(const std::string& requested) {
   const std::string python = front_end_interpreter(requested);
   std::vector<std::pair<std::string, std::string>> versions;
-  ONNXPROOF_TRY_ASSIGN(const int code, run_front_end(python, {"-m", "onnxproof.versions"}, STDOUT_FILENO,
-                                                     [&](const std::string& line) {
-                                                       const auto space = line.find(' ');
-                                                       if (space == std::string::npos) return;
-                                                       versions.emplace_back(line.substr(0, space), line.substr(space + 1));
-                                                     },
-                                                     /*timeout_seconds=*/60));
+  ONNXPROOF_TRY_ASSIGN(const int code, run_front_end(
+                                           python, {"-m", "onnxproof.versions"}, STDOUT_FILENO,
+                                           [&](const std::string& line) {
+                                             const auto space = line.find(' ');
+                                             if (space == std::string::npos) return;
+                                             versions.emplace_back(line.substr(0, space), line.substr(space + 1));
+                                           },
+                                           /*timeout_seconds=*/60));
   if (code != 0 || versions.empty()) {
-    return fail(ErrorCode::not_found, "the front end's interpreter " + python + " cannot report its versions (exit code " +
-                                          std::to_string(code) + ")");
+    return fail(ErrorCode::not_found, "the front end's interpreter " + python +
+                                          " cannot report its versions (exit code " + std::to_string(code) + ")");
   }
   return versions;
 }

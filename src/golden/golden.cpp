@@ -133,8 +133,8 @@ Expected<void> check_manifest_files(const fs::path& golden_dir, const nlohmann::
   }
   for (int k = 0; k < data_sets; ++k) {
     const std::string prefix = "test_data_set_" + std::to_string(k) + "/";
-    const bool has_any = std::any_of(listed.begin(), listed.end(),
-                                     [&](const std::string& name) { return name.starts_with(prefix); });
+    const bool has_any =
+        std::any_of(listed.begin(), listed.end(), [&](const std::string& name) { return name.starts_with(prefix); });
     if (!has_any) return bad("data set " + std::to_string(k) + " has no files listed");
   }
   return {};

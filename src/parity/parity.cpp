@@ -119,6 +119,7 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
       ParityRow row = base;
       row.output = name;
       row.actual_shape = format_shape(actual.shape());
+      row.actual_dtype = dtype_name(actual.dtype());
       const NamedTensor* expected = expected_output(c, name, k);
       if (!expected) {
         row.status = "error";
@@ -127,6 +128,7 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
         continue;
       }
       row.expected_shape = format_shape(expected->tensor.shape());
+      row.expected_dtype = dtype_name(expected->tensor.dtype());
       row.tolerance = options.tolerance.resolve(name, expected->tensor.dtype());
       row.comparison = compare_tensors(expected->tensor, actual, row.tolerance);
       if (row.comparison.worst_index >= 0) row.worst_at = format_index(row.comparison.worst_index, actual.shape());
@@ -195,9 +197,11 @@ void add_findings(const Reference& reference, ParityResult& result) {
     const auto& cmp = worst->comparison;
     std::string message;
     if (!cmp.shape_match || !cmp.dtype_match) {
-      message = fmt::format("output '{}' on {} ({} optimizations): PyTorch gives {} but ONNX Runtime {} in {} ({})",
-                            worst->output, worst->provider, worst->optimization, worst->expected_shape,
-                            worst->actual_shape, worst->data_set, describe_sizes(worst->sizes));
+      // Both shape and dtype: a dtype difference alone read "PyTorch gives 2x8 but ONNX Runtime 2x8".
+      message =
+          fmt::format("output '{}' on {} ({} optimizations): PyTorch gives {} {} but ONNX Runtime {} {} in {} ({})",
+                      worst->output, worst->provider, worst->optimization, worst->expected_shape, worst->expected_dtype,
+                      worst->actual_shape, worst->actual_dtype, worst->data_set, describe_sizes(worst->sizes));
     } else {
       message = fmt::format(
           "output '{}' on {} ({} optimizations) misses rtol {:g} / atol {:g} in {} of {} cases; worst {} ({}): "
@@ -357,9 +361,8 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
           if (!known) {
             std::string names;
             for (const auto& v : session->outputs()) names += (names.empty() ? "" : ", ") + v.name;
-            return fail(ErrorCode::usage,
-                        "--output-tolerance names '" + name + "', which is not an output of the model (outputs: " +
-                            names + ")");
+            return fail(ErrorCode::usage, "--output-tolerance names '" + name +
+                                              "', which is not an output of the model (outputs: " + names + ")");
           }
         }
         add_missing_output_findings(*session, reference, result);

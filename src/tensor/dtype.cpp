@@ -84,9 +84,7 @@ std::size_t dtype_size(DType dtype) {
   return info ? info->size : 0;
 }
 
-bool is_packed_4bit(DType dtype) {
-  return dtype == DType::uint4 || dtype == DType::int4 || dtype == DType::float4e2m1;
-}
+bool is_packed_4bit(DType dtype) { return dtype == DType::uint4 || dtype == DType::int4 || dtype == DType::float4e2m1; }
 
 uint64_t dtype_storage_bytes(DType dtype, uint64_t count) {
   if (is_packed_4bit(dtype)) return (count + 1) / 2;
@@ -142,9 +140,9 @@ double narrow_float_to_double(DType dtype, uint8_t bits) {
     if (mantissa != 0) return std::nan("");
     return negative ? -INFINITY : INFINITY;
   }
-  const double value = exponent == 0
-                           ? std::ldexp(static_cast<double>(mantissa), 1 - bias - mantissa_bits)
-                           : std::ldexp(static_cast<double>(mantissa + (1 << mantissa_bits)), exponent - bias - mantissa_bits);
+  const double value =
+      exponent == 0 ? std::ldexp(static_cast<double>(mantissa), 1 - bias - mantissa_bits)
+                    : std::ldexp(static_cast<double>(mantissa + (1 << mantissa_bits)), exponent - bias - mantissa_bits);
   return negative ? -value : value;
 }
 

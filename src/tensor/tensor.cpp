@@ -46,9 +46,9 @@ Expected<Tensor> Tensor::from_bytes(DType dtype, std::vector<int64_t> shape, std
     return fail(ErrorCode::unsupported, "unsupported element type " + dtype_name(dtype));
   ONNXPROOF_TRY_ASSIGN(const int64_t count, element_count(shape));
   const uint64_t needed = dtype_storage_bytes(dtype, static_cast<uint64_t>(count));
-  if (is_packed_4bit(dtype) ? bytes.size() != needed
-                            : bytes.size() / dtype_size(dtype) != static_cast<uint64_t>(count) ||
-                                  bytes.size() % dtype_size(dtype) != 0) {
+  if (is_packed_4bit(dtype)
+          ? bytes.size() != needed
+          : bytes.size() / dtype_size(dtype) != static_cast<uint64_t>(count) || bytes.size() % dtype_size(dtype) != 0) {
     return fail(ErrorCode::invalid_input, "shape " + format_shape(shape) + " of " + dtype_name(dtype) + " needs " +
                                               std::to_string(needed) + " bytes, got " + std::to_string(bytes.size()));
   }

@@ -168,7 +168,8 @@ INSTANTIATE_TEST_SUITE_P(OnnxBackend, BackendCase, ::testing::ValuesIn(list_case
 
 TEST(BackendSuite, SkipListNamesExistingCases) {
   const auto cases = list_cases();
-  ASSERT_FALSE(cases.empty()) << "no backend test data under " << data_root() << " (the backend_data test generates it)";
+  ASSERT_FALSE(cases.empty()) << "no backend test data under " << data_root()
+                              << " (the backend_data test generates it)";
   for (const auto& [name, entry] : skip_list()) {
     EXPECT_TRUE(std::find(cases.begin(), cases.end(), name) != cases.end()) << "skip list names unknown case " << name;
     EXPECT_FALSE(entry.reason.empty()) << name << " has no reason in the skip list";

@@ -122,6 +122,39 @@ TEST(CheckModel, OpsetNewerThanTheOnnxLibraryIsAClearError) {
   EXPECT_NE(message.find("knows up to " + std::to_string(onnx_last_released_opset())), std::string::npos) << message;
 }
 
+// The ONNX checker accepts a graph with no outputs and negative declared dimensions; no runtime
+// can use either, so check reports them.
+TEST(CheckModel, NoOutputsAndNegativeDimensionsAreErrors) {
+  onnx::ModelProto model = single_node_model("Relu", {tensor_value("x", onnx::TensorProto::FLOAT, {2, 4})},
+                                             tensor_value("y", onnx::TensorProto::FLOAT, {2, 4}));
+  model.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(-3);
+  TempDir dir;
+  write_bytes(dir / "m.onnx", model.SerializeAsString());
+  auto loaded = load_model(dir / "m.onnx");
+  ASSERT_TRUE(loaded);
+  auto result = check_model(*loaded);
+  ASSERT_TRUE(result) << result.error().describe();
+  const auto mentions = [&](const std::string& text) {
+    return std::any_of(result->findings.begin(), result->findings.end(), [&](const Finding& f) {
+      return f.severity == Severity::error && f.message.find(text) != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(mentions("'x' declares dimension -3 on axis 0"));
+  model.mutable_graph()->clear_output();
+  write_bytes(dir / "m.onnx", model.SerializeAsString());
+  loaded = load_model(dir / "m.onnx");
+  ASSERT_TRUE(loaded);
+  result = check_model(*loaded);
+  ASSERT_TRUE(result) << result.error().describe();
+  EXPECT_TRUE(mentions("the graph has no outputs"));
+}
+
 TEST(CheckModel, OpsetLimitsAreTheOnesOfTheInstalledLibraries) {
   // ONNX 1.23 released opset 27; ONNX Runtime 1.30 runs up to 26: the pinned versions' facts.
   EXPECT_GE(onnx_last_released_opset(), 23);

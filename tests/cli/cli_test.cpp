@@ -217,9 +217,9 @@ TEST(CliSimplify, ExternalDataModelAndBadArguments) {
                         "must not be the input model");
   expect_one_line_error(onnxproof_cli({"simplify", "/nonexistent.onnx", "-o", (dir / "x.onnx").string()}), 3,
                         "no such file");
-  expect_one_line_error(onnxproof_cli({"simplify", (dir / "m.onnx").string(), "-o", (dir / "x.onnx").string(),
-                                       "--max-fold-bytes", "-5"}),
-                        2, "--max-fold-bytes must be 0 or more");
+  expect_one_line_error(
+      onnxproof_cli({"simplify", (dir / "m.onnx").string(), "-o", (dir / "x.onnx").string(), "--max-fold-bytes", "-5"}),
+      2, "--max-fold-bytes must be 0 or more");
 }
 
 // No output may overwrite an input (the model, its external data) or replace anything but a
@@ -237,8 +237,7 @@ TEST(CliOutputs, NeverOverwriteAnInputOrANonRegularFile) {
   expect_one_line_error(onnxproof_cli({"ops", model, "--json", model}), 2, "is one of the inputs");
   expect_one_line_error(onnxproof_cli({"simplify", model, "-o", (dir / "weights.bin").string()}), 2,
                         "is one of the inputs");
-  expect_one_line_error(onnxproof_cli({"check", model, "--json", dir.path().string()}), 2,
-                        "it is not a regular file");
+  expect_one_line_error(onnxproof_cli({"check", model, "--json", dir.path().string()}), 2, "it is not a regular file");
   expect_one_line_error(onnxproof_cli({"simplify", model, "-o", dir.path().string()}), 2, "it is not a regular file");
   EXPECT_EQ(read_text(dir / "m.onnx"), model_bytes);
   EXPECT_EQ(read_text(dir / "weights.bin"), weights);

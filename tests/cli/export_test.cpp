@@ -298,8 +298,8 @@ TEST(Export, BadSpecsAreOneClearLine) {
                         "--input is required");
   // Checked before Python starts: one line, exit 2, no progress (each once reached Python).
   const auto before_python = [&](std::vector<std::string> extra, const std::string& fragment) {
-    std::vector<std::string> args = {"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32", "--out",
-                                     dir};
+    std::vector<std::string> args = {"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
+                                     "--out",  dir};
     args.insert(args.end(), extra.begin(), extra.end());
     expect_one_line_error(onnxproof_cli(args), 2, fragment);
   };
@@ -334,9 +334,9 @@ TEST(Export, HungForwardIsStoppedByTheTimeLimit) {
 // SIGTERM to onnxproof during the export ends the Python child too (it used to keep running).
 TEST(Export, TerminatingOnnxproofEndsThePythonChild) {
   TempDir out;
-  const auto result = run_cli("/usr/bin/timeout", {"-s", "TERM", "6", ONNXPROOF_CLI, "export", "--model",
-                                                   k_traps + ":never_returns", "--input", "x=1x8:float32", "--out",
-                                                   out.path().string()});
+  const auto result =
+      run_cli("/usr/bin/timeout", {"-s", "TERM", "6", ONNXPROOF_CLI, "export", "--model", k_traps + ":never_returns",
+                                   "--input", "x=1x8:float32", "--out", out.path().string()});
   EXPECT_EQ(result.exit_code, 124);  // timeout(1): the command was terminated
   std::this_thread::sleep_for(std::chrono::seconds(1));
   // The child's command line holds the configuration, with this run's --out in it.

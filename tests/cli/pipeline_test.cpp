@@ -172,9 +172,9 @@ TEST(Pipeline, NoToleranceOrMissingOutputCanFakeAPass) {
   }
   const json outputs = read_json(out / "reference" / "cases.json")["outputs"];
   const std::string first = outputs[0].get<std::string>();
-  expect_one_line_error(onnxproof_cli({"parity", model, "--reference", reference, "--output-tolerance",
-                                       first + "=nan,nan"}),
-                        2, "must be finite numbers >= 0");
+  expect_one_line_error(
+      onnxproof_cli({"parity", model, "--reference", reference, "--output-tolerance", first + "=nan,nan"}), 2,
+      "must be finite numbers >= 0");
   expect_one_line_error(
       onnxproof_cli({"parity", model, "--reference", reference, "--output-tolerance", "no_such_output=1,1"}), 2,
       "'no_such_output', which is not an output of the model");
@@ -191,10 +191,10 @@ TEST(Pipeline, NoToleranceOrMissingOutputCanFakeAPass) {
   while (fs::exists(set / ("output_" + std::to_string(count) + ".pb"))) ++count;
   auto extra = onnxproof::read_tensor_pb(set / "output_0.pb");
   ASSERT_TRUE(extra);
-  ASSERT_TRUE(onnxproof::write_tensor_pb(set / ("output_" + std::to_string(count) + ".pb"), extra->tensor,
-                                         "lost_in_export"));
-  const auto lost = onnxproof_cli(
-      {"parity", (again / "model.onnx").string(), "--reference", (again / "reference").string()});
+  ASSERT_TRUE(
+      onnxproof::write_tensor_pb(set / ("output_" + std::to_string(count) + ".pb"), extra->tensor, "lost_in_export"));
+  const auto lost =
+      onnxproof_cli({"parity", (again / "model.onnx").string(), "--reference", (again / "reference").string()});
   EXPECT_EQ(lost.exit_code, 1) << lost.out << lost.err;
   EXPECT_NE(lost.out.find("the reference has output 'lost_in_export', which the model does not produce"),
             std::string::npos)
@@ -213,10 +213,10 @@ TEST(Pipeline, WritesNothingOutsideItsOutputFolder) {
   TempDir home;
   TempDir temp;
   TempDir out;
-  const auto result = run_cli("/usr/bin/env", {"HOME=" + home.path().string(), "TMPDIR=" + temp.path().string(),
-                                               ONNXPROOF_CLI, "pipeline", "--model", k_traps + ":dict_output",
-                                               "--input", "x=2x8:float32", "--dynamic", "x:0=batch", "--samples",
-                                               "1", "--out", out.path().string()});
+  const auto result =
+      run_cli("/usr/bin/env", {"HOME=" + home.path().string(), "TMPDIR=" + temp.path().string(), ONNXPROOF_CLI,
+                               "pipeline", "--model", k_traps + ":dict_output", "--input", "x=2x8:float32", "--dynamic",
+                               "x:0=batch", "--samples", "1", "--out", out.path().string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_EQ(files_below(home.path()), std::vector<std::string>{});
   EXPECT_EQ(files_below(temp.path()), std::vector<std::string>{});

@@ -91,6 +91,16 @@ TEST(Audit, OpThatTensorRTLacksIsReported) {
   EXPECT_TRUE(has(audit, "OP_UNSUPPORTED_BY_TARGET", "TensorRT 10.15 ONNX parser does not support ai.onnx::Bernoulli"));
 }
 
+// Constant has no kernel in ONNX Runtime's lists (it becomes an initializer at load time): every
+// Constant node of a model was reported unsupported on ort-cuda.
+TEST(Audit, ConstantIsSupportedByEveryOnnxRuntimeTable) {
+  const auto model = single_node_model("Constant", {}, tensor_value("y", k_float, {1}));
+  const auto audit = audit_operators(model, tables({"ort-cpu", "ort-cuda"}));
+  EXPECT_EQ(verdict(audit, "Constant", "ort-cpu").status, "supported");
+  EXPECT_EQ(verdict(audit, "Constant", "ort-cuda").status, "supported");
+  EXPECT_FALSE(has(audit, "OP_UNSUPPORTED_BY_TARGET", "Constant"));
+}
+
 TEST(Audit, OpNeedingANewerOpsetSaysWhichOpset) {
   // ONNX Runtime has no CPU kernel for Add before version 7 (probed).
   const auto model = single_node_model("Add", {tensor_value("a", k_float, {8}), tensor_value("b", k_float, {8})},

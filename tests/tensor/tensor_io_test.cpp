@@ -165,11 +165,11 @@ TEST(DType, HalfAndBfloat16ConversionsRoundToNearestEven) {
 // The narrow types of opsets 19 and 21: float8 one byte per element, int4/uint4/float4 two per
 // byte (the first element in the low 4 bits), in raw_data and in int32_data alike.
 TEST(NarrowTypes, Float8ValuesDecodeAsOnnxDefinesThem) {
-  EXPECT_EQ(narrow_float_to_double(DType::float8e4m3fn, 0x38), 1.0);   // 0 0111 000
+  EXPECT_EQ(narrow_float_to_double(DType::float8e4m3fn, 0x38), 1.0);    // 0 0111 000
   EXPECT_EQ(narrow_float_to_double(DType::float8e4m3fn, 0x7E), 448.0);  // the largest finite
   EXPECT_TRUE(std::isnan(narrow_float_to_double(DType::float8e4m3fn, 0x7F)));
   EXPECT_EQ(narrow_float_to_double(DType::float8e4m3fn, 0x01), std::ldexp(1.0, -9));  // smallest subnormal
-  EXPECT_EQ(narrow_float_to_double(DType::float8e4m3fnuz, 0x40), 1.0);  // bias 8
+  EXPECT_EQ(narrow_float_to_double(DType::float8e4m3fnuz, 0x40), 1.0);                // bias 8
   EXPECT_TRUE(std::isnan(narrow_float_to_double(DType::float8e4m3fnuz, 0x80)));
   EXPECT_EQ(narrow_float_to_double(DType::float8e5m2, 0x3C), 1.0);
   EXPECT_EQ(narrow_float_to_double(DType::float8e5m2, 0xFC), -INFINITY);

@@ -64,7 +64,8 @@ int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err)
     if (!axis) return report_error(err, axis.error());
     options.frozen.dynamic.push_back({axis->input, axis->axis, axis->label, 0});
   }
-  if (auto refused = json_output_allowed(command.json_path, *model); !refused) return report_error(err, refused.error());
+  if (auto refused = json_output_allowed(command.json_path, *model); !refused)
+    return report_error(err, refused.error());
   auto result = check_model(*model, options);
   if (!result) return report_error(err, result.error().add_context(command.model.string()));
   print_check_result(out, *model, *result);
@@ -157,7 +158,8 @@ Expected<ExportOptions> cli_export_options(const ModelArguments& arguments, cons
   options.data = arguments.data;
   options.data_dir = arguments.data_dir;
   options.python = arguments.python;
-  if (!(arguments.export_timeout > 0)) return fail(ErrorCode::usage, "--export-timeout must be a positive number of seconds");
+  if (!(arguments.export_timeout > 0))
+    return fail(ErrorCode::usage, "--export-timeout must be a positive number of seconds");
   options.timeout_seconds = arguments.export_timeout;
   options.out = out;
   return options;
@@ -219,7 +221,8 @@ int run_ops(const OpsCommand& command, std::ostream& out, std::ostream& err) {
   if (!tables) return report_error(err, tables.error());
   auto model = load_model(command.model);
   if (!model) return report_error(err, model.error());
-  if (auto refused = json_output_allowed(command.json_path, *model); !refused) return report_error(err, refused.error());
+  if (auto refused = json_output_allowed(command.json_path, *model); !refused)
+    return report_error(err, refused.error());
   const OpsAudit audit = audit_operators(model->proto, std::move(*tables));
   print_ops_audit(out, audit);
   print_findings(out, audit.findings);
@@ -290,7 +293,8 @@ int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream
     if (!read) return report_error(err, read.error());
     reference = std::move(*read);
   }
-  auto outcome = simplify_file(command.model, command.output, SimplifyOptions{.max_fold_bytes = static_cast<uint64_t>(command.max_fold_bytes)},
+  auto outcome = simplify_file(command.model, command.output,
+                               SimplifyOptions{.max_fold_bytes = static_cast<uint64_t>(command.max_fold_bytes)},
                                reference ? &*reference : nullptr, parity->tolerance, /*copy_when_unchanged=*/true);
   if (!outcome) return report_error(err, outcome.error());
   const auto& result = outcome->result;
@@ -329,7 +333,8 @@ int run_parity_command(const ParityCommand& command, std::ostream& out, std::ost
   if (!options) return report_error(err, options.error());
   auto model = load_model(command.model);
   if (!model) return report_error(err, model.error());
-  if (auto refused = json_output_allowed(command.json_path, *model); !refused) return report_error(err, refused.error());
+  if (auto refused = json_output_allowed(command.json_path, *model); !refused)
+    return report_error(err, refused.error());
   auto reference = read_reference(command.reference);
   if (!reference) return report_error(err, reference.error());
   options->progress = &err;

@@ -39,7 +39,7 @@ struct ModelArguments {
   std::string model;
   std::vector<std::string> inputs;   // NAME=DIMS:DTYPE[:LO..HI]
   std::vector<std::string> dynamic;  // NAME:AXIS=LABEL
-  int64_t opset = 0;  // 0: the newest that ONNX Runtime, the targets and the exporter support
+  int64_t opset = 0;                 // 0: the newest that ONNX Runtime, the targets and the exporter support
   std::string exporter = "auto";
   std::vector<std::string> sweep;  // LABEL=SIZES
   int samples = 3;
@@ -109,7 +109,7 @@ struct SimplifyCommand {
   std::filesystem::path model;
   std::filesystem::path output;
   int64_t max_fold_bytes = int64_t{64} << 20;  // signed, so "-5" is caught rather than wrapped
-  std::filesystem::path reference;  // optional: prove on these inputs
+  std::filesystem::path reference;             // optional: prove on these inputs
   ProofArguments proof;
 };
 

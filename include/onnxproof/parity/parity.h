@@ -64,6 +64,8 @@ struct ParityRow {
   std::optional<ArgmaxCheck> argmax;
   std::string expected_shape;
   std::string actual_shape;
+  std::string expected_dtype;  // "float32"
+  std::string actual_dtype;
   std::string worst_at;  // coordinates of the worst element, e.g. "[1, 5]"
   std::string note;      // why rejected / errored
 };
