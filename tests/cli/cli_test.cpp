@@ -123,6 +123,23 @@ TEST(CliRun, NpyFormatWritesNpyOutputs) {
   EXPECT_EQ(output->shape(), (std::vector<int64_t>{2, 1000}));
 }
 
+// A re-used --output-dir: the earlier run's files that this run did not write are removed, so
+// the folder holds exactly what outputs.json lists (other files are left alone).
+TEST(CliRun, ReusedOutputFolderKeepsNoStaleOutputs) {
+  TempDir dir;
+  write_bytes(dir / "output_0.pb", "stale");
+  write_bytes(dir / "output_7.pb", "stale");
+  write_bytes(dir / "notes.txt", "mine");
+  const auto result = onnxproof_cli({"run", fixture("resnet18.onnx").string(), "--input",
+                                     "input=" + fixture("resnet18_input.npy").string(), "--output-dir",
+                                     dir.path().string(), "--format", "npy"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(fs::exists(dir / "output_0.npy"));
+  EXPECT_FALSE(fs::exists(dir / "output_0.pb"));
+  EXPECT_FALSE(fs::exists(dir / "output_7.pb"));
+  EXPECT_EQ(read_text(dir / "notes.txt"), "mine");
+}
+
 TEST(CliRun, MismatchedInputsNameTheInputAndWhatWasExpected) {
   TempDir dir;
   const std::string model = fixture("resnet18.onnx").string();

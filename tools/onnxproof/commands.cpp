@@ -77,6 +77,20 @@ int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err)
   return has_errors(result->findings) ? k_exit_fail : k_exit_pass;
 }
 
+// A re-used --output-dir: output files of an earlier run that this one did not write (a higher
+// index, or the other format) would sit beside the new outputs.json as if they were current.
+void remove_stale_outputs(const fs::path& folder, std::size_t written, const std::string& format) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::string ext = entry.path().extension().string();
+    if (!name.starts_with("output_") || (ext != ".pb" && ext != ".npy") || !entry.is_regular_file()) continue;
+    const std::string number = name.substr(7, name.size() - 7 - ext.size());
+    if (number.empty() || number.size() > 9 || number.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (static_cast<std::size_t>(std::stoi(number)) >= written || ext != "." + format) fs::remove(entry.path(), ec);
+  }
+}
+
 int run_run(const RunCommand& command, std::ostream& out, std::ostream& err) {
   if (command.format != "pb" && command.format != "npy") {
     return report_error(err, Error(ErrorCode::usage, "--format must be pb or npy, not '" + command.format + "'"));
@@ -126,6 +140,7 @@ int run_run(const RunCommand& command, std::ostream& out, std::ostream& err) {
   if (auto written = write_file_atomically(command.output_dir / "outputs.json", manifest.dump(2) + "\n"); !written) {
     return report_error(err, written.error());
   }
+  remove_stale_outputs(command.output_dir, outputs->size(), command.format);
   return k_exit_pass;
 }
 
