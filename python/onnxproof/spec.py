@@ -91,6 +91,10 @@ def load_model(spec):
     return model, spec
 
 
+# The most samples a --data callable may give: every sample is kept in memory with its outputs.
+MAX_DATA_SAMPLES = 10000
+
+
 def load_data(spec, input_names):
     """Samples from a data spec: a list of {input name: numpy array}.
 
@@ -105,6 +109,10 @@ def load_data(spec, input_names):
         items = source()
         samples = []
         for item in items:
+            # An endless generator would otherwise grow until memory runs out.
+            if len(samples) == MAX_DATA_SAMPLES:
+                raise UsageError(f"{spec} yields more than {MAX_DATA_SAMPLES} samples; give a finite set "
+                                 "(for a DataLoader, the batches to prove on)")
             if isinstance(item, dict):
                 sample = dict(item)
             else:

@@ -300,6 +300,17 @@ Expected<std::pair<std::string, std::vector<int64_t>>> parse_sweep(const std::st
 Expected<void> validate_export_options(const ExportOptions& options) {
   if (options.model.empty()) return fail(ErrorCode::usage, "--model is required");
   if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
+  // The configuration reaches Python as JSON, which holds UTF-8 text only.
+  for (const auto& [option, text] : {std::pair<const char*, std::string>{"--model", options.model},
+                                     {"--out", options.out.string()},
+                                     {"--data", options.data},
+                                     {"--data-dir", options.data_dir.string()}}) {
+    try {
+      (void)nlohmann::json(text).dump();
+    } catch (const nlohmann::json::exception&) {
+      return fail(ErrorCode::usage, std::string(option) + " is not valid UTF-8 text; rename the path");
+    }
+  }
   if (options.opset != 0 && options.opset < 7)
     return fail(ErrorCode::usage, "--opset " + std::to_string(options.opset) + ": the oldest opset is 7");
   if (options.opset_ceiling > 0 && options.opset > options.opset_ceiling) {

@@ -69,8 +69,10 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
     cases.push_back({{"data_set", c.data_set}, {"sizes", c.sizes}, {"sample", c.sample}, {"source", c.source}});
   }
   nlohmann::json examples(reference.example_sizes);
-  ONNXPROOF_TRY(write_file_atomically(folder / "cases.json",
-                                      nlohmann::json{{"dynamic_axes", examples}, {"cases", cases}}.dump(2) + "\n"));
+  ONNXPROOF_TRY(
+      write_file_atomically(folder / "cases.json", nlohmann::json{{"dynamic_axes", examples}, {"cases", cases}}.dump(
+                                                       2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                                       "\n"));
   for (const auto& entry : fs::recursive_directory_iterator(folder)) {
     if (!entry.is_regular_file()) continue;
     ONNXPROOF_TRY_ASSIGN(const std::string digest, sha256_file(entry.path()));
@@ -202,7 +204,8 @@ Expected<FreezeResult> freeze_golden(const fs::path& model, const fs::path& refe
                                    {"versions", versions},
                                    {"data_sets", static_cast<int>(reference.cases.size())},
                                    {"files", files}};
-  ONNXPROOF_TRY(write_file_atomically(staging / "manifest.json", manifest.dump(2) + "\n"));
+  ONNXPROOF_TRY(write_file_atomically(staging / "manifest.json",
+                                      manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   ONNXPROOF_TRY(replace_folder(staging, golden_dir));
   result.frozen = true;
   result.data_sets = static_cast<int>(reference.cases.size());

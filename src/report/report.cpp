@@ -204,7 +204,9 @@ std::string report_to_html(const Report& report) {
 
 Expected<void> write_report(const Report& report, const std::filesystem::path& out) {
   ONNXPROOF_TRY(write_file_atomically(out / "report.html", report_to_html(report)));
-  ONNXPROOF_TRY(write_file_atomically(out / "report.json", report_to_json(report).dump(2) + "\n"));
+  ONNXPROOF_TRY(write_file_atomically(
+      out / "report.json",
+      report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   if (const std::string svg = parity_plot_svg(report.parity); !svg.empty()) {
     ONNXPROOF_TRY(write_file_atomically(out / "report-parity.svg", svg));
   }

@@ -265,6 +265,19 @@ TEST(CliOutputs, NeverOverwriteAnInputOrANonRegularFile) {
   EXPECT_TRUE(fs::is_fifo(dir / "fifo"));
 }
 
+// A path that is not UTF-8 used to end in "internal error: [json.exception.type_error.316]".
+TEST(CliOutputs, NonUtf8PathsAreHandled) {
+  TempDir dir;
+  const fs::path model = dir / "m\xff.onnx";
+  write_bytes(model, matmul_model(4, 2).SerializeAsString());
+  const auto check = onnxproof_cli({"check", model.string(), "--json", (dir / "c.json").string()});
+  EXPECT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_TRUE(fs::exists(dir / "c.json"));
+  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32", "--out",
+                                       (dir / "out\xfe").string()}),
+                        2, "--out is not valid UTF-8 text");
+}
+
 TEST(CliVersion, ListsEveryTool) {
   const auto result = onnxproof_cli({"--version"});
   EXPECT_EQ(result.exit_code, 0);

@@ -76,6 +76,20 @@ class DefaultOpset(unittest.TestCase):
         self.assertGreater(export.exporter_newest_opset("dynamo"), export.exporter_newest_opset("torchscript"))
 
 
+class DataSpecs(unittest.TestCase):
+    def test_an_endless_data_generator_is_a_usage_error_not_a_memory_blowup(self):
+        import os
+        import tempfile
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "endless_data.py")
+            with open(path, "w") as handle:
+                handle.write("import numpy as np\n\ndef endless():\n    while True:\n"
+                             "        yield (np.zeros((1, 2), dtype=np.float32),)\n")
+            with self.assertRaises(UsageError) as raised:
+                spec.load_data(f"{path}:endless", ["x"])
+            self.assertIn(f"more than {spec.MAX_DATA_SAMPLES} samples", str(raised.exception))
+
+
 class ModelSpecs(unittest.TestCase):
     def test_malformed_specs_are_usage_errors(self):
         for bad in ("resnet", "file.py:", ":build", "file.py:not-an-identifier"):

@@ -70,7 +70,8 @@ int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err)
   if (!result) return report_error(err, result.error().add_context(command.model.string()));
   print_check_result(out, *model, *result);
   if (!command.json_path.empty()) {
-    const std::string json = check_result_to_json(*model, *result).dump(2) + "\n";
+    const std::string json =
+        check_result_to_json(*model, *result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (auto written = write_file_atomically(command.json_path, json); !written)
       return report_error(err, written.error());
   }
@@ -137,7 +138,10 @@ int run_run(const RunCommand& command, std::ostream& out, std::ostream& err) {
                         {"shape", tensor.shape()},
                         {"file", file.filename().string()}});
   }
-  if (auto written = write_file_atomically(command.output_dir / "outputs.json", manifest.dump(2) + "\n"); !written) {
+  if (auto written =
+          write_file_atomically(command.output_dir / "outputs.json",
+                                manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+      !written) {
     return report_error(err, written.error());
   }
   remove_stale_outputs(command.output_dir, outputs->size(), command.format);
@@ -244,7 +248,10 @@ int run_ops(const OpsCommand& command, std::ostream& out, std::ostream& err) {
   const bool failed = has_errors(audit.findings);
   out << fmt::format("verdict          {}\n", failed ? "fail" : "pass");
   if (!command.json_path.empty()) {
-    if (auto written = write_file_atomically(command.json_path, ops_audit_to_json(audit).dump(2) + "\n"); !written) {
+    if (auto written = write_file_atomically(
+            command.json_path,
+            ops_audit_to_json(audit).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        !written) {
       return report_error(err, written.error());
     }
   }
@@ -369,7 +376,9 @@ int run_parity_command(const ParityCommand& command, std::ostream& out, std::ost
                            {"findings", nlohmann::json::array()},
                            {"parity", parity_rows_to_json(*result)}};
     for (const auto& finding : result->findings) json["findings"].push_back(finding_to_json(finding));
-    if (auto written = write_file_atomically(command.json_path, json.dump(2) + "\n"); !written) {
+    if (auto written = write_file_atomically(command.json_path,
+                                             json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        !written) {
       return report_error(err, written.error());
     }
   }
