@@ -20,6 +20,8 @@ readonly packages=(
   # build
   build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
+  # the tests use pgrep and timeout
+  procps coreutils
   # the engine's libraries (ONNX itself is built from source by scripts/build-onnx.sh)
   libprotobuf-dev protobuf-compiler
   libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev
