@@ -1,12 +1,14 @@
 #include "onnxproof/core/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <string>
 
 namespace onnxproof {
@@ -78,6 +80,24 @@ Expected<void> AtomicFile::commit() {
   }
   m_committed = true;
   return {};
+}
+
+fs::path staging_folder_for(const fs::path& destination) {
+  const fs::path folder = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
+  const std::string prefix = "." + destination.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const std::string number = name.substr(prefix.size());
+    if (number.empty() || number.size() > 10 || number.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long long pid = std::stoll(number);
+    const bool running =
+        pid <= std::numeric_limits<pid_t>::max() &&
+        (static_cast<pid_t>(pid) == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH);
+    if (!running) fs::remove_all(entry.path(), ec);
+  }
+  return folder / (prefix + std::to_string(::getpid()));
 }
 
 Expected<void> require_replaceable_file(const fs::path& destination) {

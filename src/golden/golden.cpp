@@ -181,7 +181,7 @@ Expected<FreezeResult> freeze_golden(const fs::path& model, const fs::path& refe
   std::error_code ec;
   const fs::path parent = golden_dir.has_parent_path() ? golden_dir.parent_path() : fs::path(".");
   fs::create_directories(parent, ec);
-  const fs::path staging = parent / ("." + golden_dir.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  const fs::path staging = staging_folder_for(golden_dir);
   fs::remove_all(staging, ec);
   fs::create_directories(staging, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + staging.string() + ": " + ec.message());

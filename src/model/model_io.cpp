@@ -195,7 +195,7 @@ Expected<LoadedModel> load_model(const fs::path& path, const LoadOptions& option
     }
   });
   if (first_error) return std::unexpected(std::move(first_error->add_context(path.string())));
-  for (const auto& [file, size] : file_sizes) loaded.external_files.push_back(file);
+  for (const auto& entry : file_sizes) loaded.external_files.push_back(entry.first);
   return loaded;
 }
 

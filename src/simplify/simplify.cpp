@@ -193,8 +193,7 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
   if (fs::exists(output, ec) && fs::equivalent(output, input, ec)) {
     return fail(ErrorCode::usage, "the output must not be the input model: onnxproof never modifies its input");
   }
-  const fs::path folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
-  const fs::path staging = folder / ("." + output.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  const fs::path staging = staging_folder_for(output);
   fs::remove_all(staging, ec);
   fs::create_directories(staging, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + staging.string() + ": " + ec.message());

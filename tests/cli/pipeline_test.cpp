@@ -346,6 +346,22 @@ TEST(Golden, FreezeNeverReplacesWhatItDidNotMake) {
 // A golden manifest is untrusted input: it may not name files outside the folder, non-regular
 // files (a FIFO hung verify forever), list nothing, drop data sets or carry a tolerance that
 // accepts anything.
+// A killed freeze or simplify leaves its staging folder (".NAME.tmp-PID"); the next run removes
+// those whose process no longer runs.
+TEST(Golden, StagingLeftByAKilledRunIsRemovedByTheNext) {
+  TempDir out;
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  const fs::path stale = out / ".golden2.tmp-2147483000";  // no such process
+  fs::create_directories(stale / "test_data_set_0");
+  write_bytes(stale / "test_data_set_0" / "output_0.pb", std::string(1000, 'x'));
+  const auto frozen = onnxproof_cli({"golden", "freeze", (out / "model.onnx").string(), "--reference",
+                                     (out / "reference").string(), "--out", (out / "golden2").string()});
+  ASSERT_EQ(frozen.exit_code, 0) << frozen.out << frozen.err;
+  EXPECT_FALSE(fs::exists(stale));
+  for (const auto& entry : fs::directory_iterator(out.path()))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
+}
+
 TEST(Golden, HostileManifestsAreRefused) {
   TempDir out;
   ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
