@@ -358,11 +358,24 @@ class Exporter:
         """Writes reference/ into a fresh folder, then swaps it in: no data set of an earlier run
         survives, and an interrupted run leaves the old reference whole."""
         import shutil
-        from onnx import numpy_helper
         final = os.path.join(self.out, "reference")
         reference = final + ".partial"
         shutil.rmtree(reference, ignore_errors=True)
         os.makedirs(reference)
+        try:
+            self.fill_reference(model, reference)
+        except BaseException:
+            shutil.rmtree(reference, ignore_errors=True)  # a failed capture leaves no half folder
+            raise
+        if os.path.exists(final):
+            shutil.rmtree(final + ".old", ignore_errors=True)
+            os.replace(final, final + ".old")
+        os.replace(reference, final)
+        shutil.rmtree(final + ".old", ignore_errors=True)
+
+    def fill_reference(self, model, reference):
+        """PyTorch's inputs and outputs of every case, and cases.json, into the folder `reference`."""
+        from onnx import numpy_helper
         cases = []
         for sizes, sample, source, arrays in self.reference_samples(model):
             data_set = f"test_data_set_{len(cases)}"
@@ -392,11 +405,6 @@ class Exporter:
             "cases": cases,
         }
         write_atomically(os.path.join(reference, "cases.json"), json.dumps(manifest, indent=2) + "\n")
-        if os.path.exists(final):
-            shutil.rmtree(final + ".old", ignore_errors=True)
-            os.replace(final, final + ".old")
-        os.replace(reference, final)
-        shutil.rmtree(final + ".old", ignore_errors=True)
 
     def finish(self, exported):
         import torch

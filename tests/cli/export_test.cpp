@@ -243,6 +243,18 @@ TEST(Export, RealDataReplacesGeneratedInputs) {
   EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
 }
 
+// A capture that fails midway (here the --data source breaks) leaves no reference.partial/.
+TEST(Export, FailedReferenceCaptureLeavesNoPartialFolder) {
+  TempDir out;
+  const auto result = onnxproof_cli({"export", "--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
+                                     "--dynamic", "x:0=batch", "--data", k_traps + ":failing_samples", "--out",
+                                     out.path().string()});
+  EXPECT_NE(result.exit_code, 0) << result.out << result.err;
+  EXPECT_NE(result.err.find("the data source broke"), std::string::npos) << result.err;
+  EXPECT_FALSE(fs::exists(out / "reference.partial"));
+  EXPECT_FALSE(fs::exists(out / "reference"));
+}
+
 TEST(Export, DataDirSamplesAreTheReferenceInputs) {
   TempDir out;
   TempDir data;
