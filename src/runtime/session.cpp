@@ -190,6 +190,15 @@ const std::vector<SessionValue>& Session::outputs() const { return m_impl->outpu
 const SessionOptions& Session::options() const { return m_impl->options; }
 
 Expected<Session> Session::open(const std::filesystem::path& model, const SessionOptions& options) {
+  return open_from(&model, {}, model.string(), options);
+}
+
+Expected<Session> Session::open_bytes(std::string_view model, const SessionOptions& options) {
+  return open_from(nullptr, model, "the model in memory", options);
+}
+
+Expected<Session> Session::open_from(const std::filesystem::path* path, std::string_view bytes, const std::string& what,
+                                     const SessionOptions& options) {
   ONNXPROOF_TRY_ASSIGN(Ort::Env * env, shared_env());
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -200,7 +209,8 @@ Expected<Session> Session::open(const std::filesystem::path& model, const Sessio
     session_options.SetInterOpNumThreads(1);
     if (options.forbid_cpu_fallback) session_options.AddConfigEntry("session.disable_cpu_ep_fallback", "1");
     ONNXPROOF_TRY(append_provider(session_options, options.provider));
-    impl->session = Ort::Session(*env, model.c_str(), session_options);
+    impl->session = path ? Ort::Session(*env, path->c_str(), session_options)
+                         : Ort::Session(*env, bytes.data(), bytes.size(), session_options);
 
     Ort::AllocatorWithDefaultOptions allocator;
     for (std::size_t i = 0; i < impl->session.GetInputCount(); ++i) {
@@ -213,7 +223,7 @@ Expected<Session> Session::open(const std::filesystem::path& model, const Sessio
       impl->output_names.emplace_back(name.get());
     }
   } catch (const Ort::Exception& error) {
-    return fail(ErrorCode::runtime, "ONNX Runtime cannot load " + model.string() + ": " + error.what());
+    return fail(ErrorCode::runtime, "ONNX Runtime cannot load " + what + ": " + error.what());
   }
   return Session(std::move(impl));
 }

@@ -1,17 +1,14 @@
 // Shape folding and constant folding. Constant subgraphs are evaluated by ONNX Runtime on the CPU
 // in one run, so folding computes exactly what the runtime would.
-#include <unistd.h>
 
 #include <set>
 
 #include "graph_index.h"
-#include "onnxproof/core/atomic_file.h"
 #include "onnxproof/runtime/session.h"
 #include "onnxproof/tensor/tensor_io.h"
 #include "passes.h"
 
 namespace onnxproof::simplify {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -148,17 +145,12 @@ Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& opt
   }
   for (const auto& name : frontier) sub_graph->add_output()->set_name(name);
 
-  const fs::path path = fs::temp_directory_path() / ("onnxproof-fold-" + std::to_string(::getpid()) + ".onnx");
-  ONNXPROOF_TRY(write_file_atomically(path, sub.SerializeAsString()));
-  auto session =
-      Session::open(path, SessionOptions{.optimization = GraphOptimization::disabled, .intra_op_threads = 1});
-  std::error_code ignored;
-  if (!session) {
-    fs::remove(path, ignored);
-    return changes;  // ONNX Runtime cannot evaluate it: leave the subgraph as it is
-  }
+  // Evaluated from memory: no temporary file that a killed run would leave behind.
+  const std::string serialized = sub.SerializeAsString();
+  auto session = Session::open_bytes(
+      serialized, SessionOptions{.optimization = GraphOptimization::disabled, .intra_op_threads = 1});
+  if (!session) return changes;  // ONNX Runtime cannot evaluate it: leave the subgraph as it is
   auto values = session->run({});
-  fs::remove(path, ignored);
   if (!values) return changes;
 
   // Values over the cap stay computed, and so do the nodes they need.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onnxproof/core/error.h"
@@ -52,6 +53,8 @@ class Session {
   /// ONNX Runtime build lacks (the message lists the available ones), ErrorCode::runtime when ONNX
   /// Runtime refuses the model (its message included).
   static Expected<Session> open(const std::filesystem::path& model, const SessionOptions& options = {});
+  /// The same for a serialized model held in memory (no external data): no temporary file.
+  static Expected<Session> open_bytes(std::string_view model, const SessionOptions& options = {});
 
   Session(Session&&) noexcept;
   Session& operator=(Session&&) noexcept;
@@ -72,6 +75,9 @@ class Session {
  private:
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);
+  /// Opens from `path` when it is set, else from `bytes`; `what` names the model in errors.
+  static Expected<Session> open_from(const std::filesystem::path* path, std::string_view bytes, const std::string& what,
+                                     const SessionOptions& options);
   std::unique_ptr<Impl> m_impl;
 };
 
