@@ -10,6 +10,7 @@
 
 #include "build_config.h"
 #include "onnxproof/ops/opset_limits.h"
+#include "onnxproof/runtime/session.h"
 #include "onnxproof/tensor/dtype.h"
 
 namespace onnxproof {
@@ -68,10 +69,15 @@ uint64_t tensor_bytes(const onnx::TensorProto& tensor) {
 // Refuses models the ONNX library cannot judge: the checker would reject them for the library's
 // age, which says nothing about the model.
 Expected<void> require_known_versions(const onnx::ModelProto& model) {
-  if (model.ir_version() > onnx::Version::IR_VERSION) {
+  // ONNX Runtime may read fewer IR versions than the ONNX library knows (ONNX Runtime 1.30 reads
+  // up to 13, ONNX 1.23 knows 14): both limits are named.
+  const int ort_ir = onnxruntime_newest_ir_version();
+  if (model.ir_version() > onnx::Version::IR_VERSION || (ort_ir > 0 && model.ir_version() > ort_ir)) {
     return fail(ErrorCode::unsupported, "the model uses IR version " + std::to_string(model.ir_version()) +
-                                            ", newer than the installed ONNX library " + ONNXPROOF_ONNX_VERSION +
-                                            " knows (up to " + std::to_string(onnx::Version::IR_VERSION) + ")");
+                                            ", newer than onnxproof can check and run (ONNX Runtime " +
+                                            onnxruntime_version() + " reads up to " + std::to_string(ort_ir) +
+                                            "; ONNX " + ONNXPROOF_ONNX_VERSION + " knows up to " +
+                                            std::to_string(onnx::Version::IR_VERSION) + ")");
   }
   // The checker accepts an opset it does not know (opset 1000 passes it): refuse anything newer
   // than the ONNX library's last released opset or than ONNX Runtime runs, naming both limits.

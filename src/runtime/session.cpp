@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -230,11 +231,11 @@ Expected<Session> Session::open_from(const std::filesystem::path* path, std::str
 
 namespace {
 
-// A serialized ModelProto with one Identity node at `opset`, written by hand (ONNX Runtime is the
-// only dependency of this folder): ir_version 10, graph { node, input x, output y }, opset_import.
-std::string identity_model(int opset) {
+// A serialized ModelProto with one Identity node at `opset` and `ir_version`, written by hand
+// (ONNX Runtime is the only dependency of this folder): graph { node, input x, output y }.
+std::string identity_model(int opset, int ir_version) {
   onnx::ModelProto model;
-  model.set_ir_version(10);
+  model.set_ir_version(ir_version);
   model.add_opset_import()->set_version(opset);
   auto* graph = model.mutable_graph();
   graph->set_name("opset_probe");
@@ -251,8 +252,8 @@ std::string identity_model(int opset) {
   return model.SerializeAsString();
 }
 
-bool accepts_opset(Ort::Env& env, int opset) {
-  const std::string bytes = identity_model(opset);
+bool accepts(Ort::Env& env, int opset, int ir_version) {
+  const std::string bytes = identity_model(opset, ir_version);
   try {
     Ort::SessionOptions options;
     options.SetIntraOpNumThreads(1);
@@ -263,20 +264,32 @@ bool accepts_opset(Ort::Env& env, int opset) {
   }
 }
 
+// The last value in [low, high) that `accepted` takes (acceptance is monotonic), 0 when not even
+// `low` is.
+int last_accepted(int low, int high, const std::function<bool(int)>& accepted) {
+  if (!accepted(low)) return 0;
+  while (high - low > 1) {
+    const int middle = (low + high) / 2;
+    (accepted(middle) ? low : high) = middle;
+  }
+  return low;
+}
+
 }  // namespace
 
 int onnxruntime_newest_opset() {
   static const int newest = [] {
     auto env = shared_env();
-    if (!env) return 0;
-    // Acceptance is monotonic in the opset: binary search for the last accepted one.
-    int low = 7, high = 64;  // low accepted, high refused (7: the oldest opset ONNX Runtime supports)
-    if (!accepts_opset(**env, low)) return 0;
-    while (high - low > 1) {
-      const int middle = (low + high) / 2;
-      (accepts_opset(**env, middle) ? low : high) = middle;
-    }
-    return low;
+    // 7: the oldest opset ONNX Runtime supports; IR version 10 knows every opset up to 21+.
+    return env ? last_accepted(7, 64, [&](int opset) { return accepts(**env, opset, 10); }) : 0;
+  }();
+  return newest;
+}
+
+int onnxruntime_newest_ir_version() {
+  static const int newest = [] {
+    auto env = shared_env();
+    return env ? last_accepted(3, 64, [&](int ir_version) { return accepts(**env, 13, ir_version); }) : 0;
   }();
   return newest;
 }

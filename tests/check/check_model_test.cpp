@@ -208,6 +208,24 @@ TEST(CheckModel, IrVersionNewerThanTheOnnxLibraryIsAClearError) {
   EXPECT_NE(result.error().describe().find("IR version 42"), std::string::npos);
 }
 
+// An IR version the ONNX library knows but ONNX Runtime cannot read: refused, both limits named.
+TEST(CheckModel, IrVersionNewerThanOnnxRuntimeReadsIsAClearError) {
+  TempDir dir;
+  auto model = add_model();
+  model.set_ir_version(onnxruntime_newest_ir_version() + 1);
+  write_bytes(dir / "m.onnx", model.SerializeAsString());
+  auto loaded = load_model(dir / "m.onnx");
+  ASSERT_TRUE(loaded);
+  auto result = check_model(*loaded);
+  ASSERT_FALSE(result);
+  const std::string message = result.error().describe();
+  EXPECT_NE(message.find("ONNX Runtime " + onnxruntime_version() + " reads up to " +
+                         std::to_string(onnxruntime_newest_ir_version())),
+            std::string::npos)
+      << message;
+  EXPECT_GE(onnxruntime_newest_ir_version(), 10);
+}
+
 TEST(CheckModel, OperatorsInsideSubgraphsAreCounted) {
   const auto model = if_model_with_constant_branches(false);
   const auto result = check(model);

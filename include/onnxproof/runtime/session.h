@@ -88,6 +88,9 @@ std::string onnxruntime_version();
 /// newer one), found once by asking it to load a one-node model at each candidate opset.
 int onnxruntime_newest_opset();
 
+/// The newest IR version the loaded ONNX Runtime reads (1.30: 13), found the same way.
+int onnxruntime_newest_ir_version();
+
 /// onnxproof names ("cpu", "cuda", ...) of the providers compiled into the loaded ONNX Runtime.
 std::vector<std::string> available_providers();
 
