@@ -1,5 +1,7 @@
 #include "onnxproof/core/atomic_file.h"
 
+#include "onnxproof/core/numbered_name.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -87,14 +89,11 @@ fs::path staging_folder_for(const fs::path& destination) {
   const std::string prefix = "." + destination.filename().string() + ".tmp-";
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(folder, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with(prefix)) continue;
-    const std::string number = name.substr(prefix.size());
-    if (number.empty() || number.size() > 10 || number.find_first_not_of("0123456789") != std::string::npos) continue;
-    const long long pid = std::stoll(number);
+    const auto pid = number_after(entry.path().filename().string(), prefix);
+    if (!pid) continue;
     const bool running =
-        pid <= std::numeric_limits<pid_t>::max() &&
-        (static_cast<pid_t>(pid) == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH);
+        *pid <= static_cast<uint64_t>(std::numeric_limits<pid_t>::max()) &&
+        (static_cast<pid_t>(*pid) == ::getpid() || ::kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH);
     if (!running) fs::remove_all(entry.path(), ec);
   }
   return folder / (prefix + std::to_string(::getpid()));

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/numbered_name.h"
 #include "onnxproof/core/sha256.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/runtime/session.h"
@@ -101,6 +102,8 @@ Expected<void> check_manifest_files(const fs::path& golden_dir, const nlohmann::
   const nlohmann::json& files = manifest.at("files");
   if (!files.is_object() || files.empty()) return bad("it lists no files");
   std::set<std::string> listed;
+  std::error_code root_ec;
+  const std::string root = fs::weakly_canonical(golden_dir, root_ec).string() + "/";
   for (const auto& [relative, digest] : files.items()) {
     const fs::path path(relative);
     const bool plain = !path.empty() && path.is_relative() &&
@@ -111,7 +114,6 @@ Expected<void> check_manifest_files(const fs::path& golden_dir, const nlohmann::
     if (type != fs::file_type::regular && type != fs::file_type::not_found)
       return bad("entry '" + relative + "' is not a regular file");
     // A folder on the way may be a symlink out of the golden folder: compare the real paths.
-    const std::string root = fs::weakly_canonical(golden_dir, ec).string() + "/";
     if (!fs::weakly_canonical(golden_dir / path, ec).string().starts_with(root))
       return bad("entry '" + relative + "' leads outside the folder");
     listed.insert(path.lexically_normal().string());
@@ -122,9 +124,8 @@ Expected<void> check_manifest_files(const fs::path& golden_dir, const nlohmann::
   for (const auto& entry : fs::directory_iterator(golden_dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (!name.starts_with("test_data_set_")) continue;
-    const std::string number = name.substr(14);
-    if (number.empty() || number.size() > 9 || number.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(number) >= data_sets)
+    const auto number = number_after(name, "test_data_set_");
+    if (!number || *number >= static_cast<uint64_t>(std::max(data_sets, 0)))
       return bad(name + " is not one of the " + std::to_string(data_sets) + " data sets the manifest records");
     for (const auto& file : fs::directory_iterator(entry.path(), ec)) {
       if (file.path().extension() == ".pb") present.insert(name + "/" + file.path().filename().string());

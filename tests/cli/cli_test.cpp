@@ -278,6 +278,18 @@ TEST(CliOutputs, NonUtf8PathsAreHandled) {
                         2, "--out is not valid UTF-8 text");
 }
 
+// An interpreter that cannot be run: --version still lists the engine and says why the front
+// end's versions are missing.
+TEST(CliVersion, MissingInterpreterIsSaidNotFatal) {
+  const auto result = run_cli("/usr/bin/env", {"ONNXPROOF_PYTHON=/nonexistent/python3", ONNXPROOF_CLI, "--version"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("onnxruntime        1.30.0"), std::string::npos) << result.out;
+  EXPECT_NE(
+      result.out.find("python             not available: cannot run the Python interpreter '/nonexistent/python3'"),
+      std::string::npos)
+      << result.out;
+}
+
 TEST(CliVersion, ListsEveryTool) {
   const auto result = onnxproof_cli({"--version"});
   EXPECT_EQ(result.exit_code, 0);

@@ -334,6 +334,11 @@ TEST(Golden, FreezeNeverReplacesWhatItDidNotMake) {
   EXPECT_EQ(read_text(out / "model.onnx"), model_bytes);
   EXPECT_TRUE(fs::exists(out / "reference" / "cases.json"));
   EXPECT_EQ(read_text(out / "notes.txt"), "mine");
+  fs::create_directories(out / "other");
+  write_bytes(out / "other" / "manifest.json", R"({"schema": "someone.else/1"})");
+  expect_one_line_error(
+      onnxproof_cli({"golden", "freeze", model, "--reference", reference, "--out", (out / "other").string()}), 2,
+      "its manifest.json is not an onnxproof.golden/1 manifest");
   // An earlier golden folder, an empty folder and a new path are fine.
   fs::create_directories(out / "empty");
   for (const fs::path& target : {out / "golden", out / "empty", out / "new"}) {
@@ -381,6 +386,13 @@ TEST(Golden, HostileManifestsAreRefused) {
   fs::remove(golden / "fifo.pb");
   verify_with([](json& m) { m["files"] = json::object(); }, "it lists no files");
   verify_with([](json& m) { m["data_sets"] = 1; }, "is not one of the 1 data sets the manifest records");
+  verify_with([](json& m) { m["data_sets"] = m["data_sets"].get<int>() + 1; }, "has no files listed");
+  fs::create_directory_symlink("/etc", golden / "link");
+  verify_with([](json& m) { m["files"]["link/passwd"] = std::string(64, '0'); }, "leads outside the folder");
+  fs::remove(golden / "link");
+  write_bytes(golden / "test_data_set_0" / "extra.pb", "slipped in");
+  verify_with([](json&) {}, "test_data_set_0/extra.pb is in the folder but not in the manifest");
+  fs::remove(golden / "test_data_set_0" / "extra.pb");
   verify_with(
       [](json& m) {
         for (auto& [output, t] : m["tolerances"].items()) t["rtol"] = 1e9;

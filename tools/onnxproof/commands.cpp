@@ -10,6 +10,7 @@
 
 #include "onnxproof/check/check_model.h"
 #include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/numbered_name.h"
 #include "onnxproof/export/export_step.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/model/model_io.h"
@@ -29,12 +30,16 @@
 namespace onnxproof::cli {
 namespace fs = std::filesystem;
 
+namespace {
+
 // --json may not name the model or its external data, nor anything but a regular file.
 Expected<void> json_output_allowed(const fs::path& json_path, const LoadedModel& model) {
   if (json_path.empty()) return {};
   ONNXPROOF_TRY(require_not_an_input(json_path, model_files(model), "--json"));
   return require_replaceable_file(json_path);
 }
+
+}  // namespace
 
 int report_error(std::ostream& err, const Error& error) {
   err << "onnxproof: error: " << error.describe() << '\n';
@@ -78,19 +83,21 @@ int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err)
   return has_errors(result->findings) ? k_exit_fail : k_exit_pass;
 }
 
+namespace {
+
 // A re-used --output-dir: output files of an earlier run that this one did not write (a higher
 // index, or the other format) would sit beside the new outputs.json as if they were current.
 void remove_stale_outputs(const fs::path& folder, std::size_t written, const std::string& format) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(folder, ec)) {
-    const std::string name = entry.path().filename().string();
     const std::string ext = entry.path().extension().string();
-    if (!name.starts_with("output_") || (ext != ".pb" && ext != ".npy") || !entry.is_regular_file()) continue;
-    const std::string number = name.substr(7, name.size() - 7 - ext.size());
-    if (number.empty() || number.size() > 9 || number.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (static_cast<std::size_t>(std::stoi(number)) >= written || ext != "." + format) fs::remove(entry.path(), ec);
+    const auto index = number_after(entry.path().stem().string(), "output_");
+    if (!index || (ext != ".pb" && ext != ".npy") || !entry.is_regular_file()) continue;
+    if (*index >= written || ext != "." + format) fs::remove(entry.path(), ec);
   }
 }
+
+}  // namespace
 
 int run_run(const RunCommand& command, std::ostream& out, std::ostream& err) {
   if (command.format != "pb" && command.format != "npy") {
