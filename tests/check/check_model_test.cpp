@@ -125,8 +125,8 @@ TEST(CheckModel, OpsetNewerThanTheOnnxLibraryIsAClearError) {
 // The ONNX checker accepts a graph with no outputs and negative declared dimensions; no runtime
 // can use either, so check reports them.
 TEST(CheckModel, NoOutputsAndNegativeDimensionsAreErrors) {
-  onnx::ModelProto model = single_node_model("Relu", {tensor_value("x", onnx::TensorProto::FLOAT, {2, 4})},
-                                             tensor_value("y", onnx::TensorProto::FLOAT, {2, 4}));
+  onnx::ModelProto model =
+      single_node_model("Relu", {tensor_value("x", k_float, {2, 4})}, tensor_value("y", k_float, {2, 4}));
   model.mutable_graph()
       ->mutable_input(0)
       ->mutable_type()
@@ -134,25 +134,14 @@ TEST(CheckModel, NoOutputsAndNegativeDimensionsAreErrors) {
       ->mutable_shape()
       ->mutable_dim(0)
       ->set_dim_value(-3);
-  TempDir dir;
-  write_bytes(dir / "m.onnx", model.SerializeAsString());
-  auto loaded = load_model(dir / "m.onnx");
-  ASSERT_TRUE(loaded);
-  auto result = check_model(*loaded);
-  ASSERT_TRUE(result) << result.error().describe();
-  const auto mentions = [&](const std::string& text) {
-    return std::any_of(result->findings.begin(), result->findings.end(), [&](const Finding& f) {
+  const auto error_mentions = [](const CheckResult& result, const std::string& text) {
+    return std::any_of(result.findings.begin(), result.findings.end(), [&](const Finding& f) {
       return f.severity == Severity::error && f.message.find(text) != std::string::npos;
     });
   };
-  EXPECT_TRUE(mentions("'x' declares dimension -3 on axis 0"));
+  EXPECT_TRUE(error_mentions(check(model), "'x' declares dimension -3 on axis 0"));
   model.mutable_graph()->clear_output();
-  write_bytes(dir / "m.onnx", model.SerializeAsString());
-  loaded = load_model(dir / "m.onnx");
-  ASSERT_TRUE(loaded);
-  result = check_model(*loaded);
-  ASSERT_TRUE(result) << result.error().describe();
-  EXPECT_TRUE(mentions("the graph has no outputs"));
+  EXPECT_TRUE(error_mentions(check(model), "the graph has no outputs"));
 }
 
 TEST(CheckModel, OpsetLimitsAreTheOnesOfTheInstalledLibraries) {
@@ -185,15 +174,10 @@ TEST(CheckModel, Opset21ModelWithGroupNormalizationAndInt4CastPasses) {
   to->set_i(onnx::TensorProto::INT4);
   *model.mutable_graph()->mutable_output(0) = tensor_value("q", onnx::TensorProto::INT4, {2, 4, 3});
   model.set_ir_version(10);  // int4 came with IR version 10
-  TempDir dir;
-  write_bytes(dir / "m.onnx", model.SerializeAsString());
-  auto loaded = load_model(dir / "m.onnx");
-  ASSERT_TRUE(loaded) << loaded.error().describe();
-  auto result = check_model(*loaded);
-  ASSERT_TRUE(result) << result.error().describe();
-  EXPECT_TRUE(result->checker_passed);
-  EXPECT_TRUE(result->shape_inference_passed);
-  EXPECT_EQ(result->summary.opset_imports.at(0), (std::pair<std::string, int64_t>{"ai.onnx", 21}));
+  const CheckResult result = check(model);
+  EXPECT_TRUE(result.checker_passed);
+  EXPECT_TRUE(result.shape_inference_passed);
+  EXPECT_EQ(result.summary.opset_imports.at(0), (std::pair<std::string, int64_t>{"ai.onnx", 21}));
 }
 
 TEST(CheckModel, IrVersionNewerThanTheOnnxLibraryIsAClearError) {
