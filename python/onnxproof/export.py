@@ -122,9 +122,6 @@ class Exporter:
         if outputs is None:
             return self.finish(exported=False)
 
-        if self.opset < 17:
-            self.findings.append(finding("OPSET_TOO_OLD", "warning", f"exporting at opset {self.opset}, older than 17", "",
-                                         "use --opset 17 or newer unless a target runtime needs the old one"))
         self.output_axes = self.timed("output_axes", self.label_output_axes, model, example, outputs)
         progress(f"exporting with the {self.exporter} exporter at opset {self.opset}")
         path = os.path.join(self.out, "model.onnx")
@@ -138,7 +135,7 @@ class Exporter:
             # The differential trace compares two TorchScript traces; a dynamo graph is symbolic
             # and is not comparable with one. Said, not passed silently.
             self.findings.append(finding(
-                "TRACER_WARNING", "info", "the differential trace was not run: it compares TorchScript traces, "
+                "DIFFERENTIAL_TRACE_NOT_RUN", "info", "the differential trace was not run: it compares TorchScript traces, "
                 "and this model was exported with the dynamo exporter", "",
                 "the shape cases of the parity step still prove every size; --exporter torchscript runs it"))
         progress("capturing PyTorch's reference outputs")
@@ -213,7 +210,8 @@ class Exporter:
                 self.findings.append(finding(
                     "FROZEN_DIMENSION", "error",
                     f"PyTorch's own forward fails when '{label}' is {other} (example: {size}): {type(error).__name__}: {error}",
-                    label, "the model itself only accepts the example's size on this axis; drop the --dynamic axis or fix the model"))
+                    label, "the model itself only accepts the example's size on this axis; drop the --dynamic axis or fix the model",
+                    axis=label))
                 continue
             for (name, before), (_, after) in zip(outputs, resized):
                 for axis, (a, b) in enumerate(zip(before.shape, after.shape)):

@@ -1,6 +1,31 @@
-"""Findings in the report's schema (DESIGN.md): code, severity, step, message, where, hint."""
+"""Findings in the report's schema (DESIGN.md): code, severity, step, message, where, hint, and
+evidence (facts the engine combines findings by). Codes come from the one registry,
+data/finding_codes.json, which the C++ engine is generated from too: an unregistered code is an
+error here, before it reaches a report."""
+import functools
+import json
+import os
+
+# The registry beside the package: <root>/python/onnxproof -> <root>/data in a checkout, and
+# <prefix>/share/onnxproof/python/onnxproof -> <prefix>/share/onnxproof/data when installed.
+REGISTRY = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                        "data", "finding_codes.json")
 
 
-def finding(code, severity, message, where="", hint="", step="export"):
-    assert severity in ("error", "warning", "info"), severity
-    return {"code": code, "severity": severity, "step": step, "message": message, "where": where, "hint": hint}
+@functools.lru_cache(maxsize=None)
+def registry():
+    """{code: entry} from data/finding_codes.json."""
+    with open(REGISTRY, encoding="utf-8") as file:
+        return {entry["code"]: entry for entry in json.load(file)["codes"]}
+
+
+def finding(code, severity, message, where="", hint="", step="export", axis="", source=""):
+    if code not in registry():
+        raise ValueError(f"finding code {code!r} is not in the registry ({REGISTRY})")
+    if severity not in ("error", "warning", "info"):
+        raise ValueError(f"finding severity {severity!r} is not error, warning or info")
+    result = {"code": code, "severity": severity, "step": step, "message": message, "where": where, "hint": hint}
+    evidence = {key: value for key, value in (("axis", axis), ("source", source)) if value}
+    if evidence:
+        result["evidence"] = evidence
+    return result

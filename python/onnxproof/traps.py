@@ -200,7 +200,8 @@ def diff_graphs(first, second, example_sizes, other_sizes):
                 f"{node_a.op_type} input {slot} is the constant {value_a} when traced at {example_sizes} and "
                 f"{value_b} at {other_sizes}: {axis_text}",
                 node_a.name or node_a.op_type,
-                "compute the size from the tensor (x.shape[0] without int(), or -1 in reshape) instead of a Python number"))
+                "compute the size from the tensor (x.shape[0] without int(), or -1 in reshape) instead of a Python number",
+                axis=frozen[0] if frozen else ""))
     return results
 
 

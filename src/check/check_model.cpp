@@ -120,7 +120,7 @@ std::string first_line(const std::string& text) {
 void add_interface_findings(const onnx::ModelProto& model, std::vector<Finding>& findings) {
   const auto& graph = model.graph();
   if (graph.output_size() == 0) {
-    findings.push_back({std::string(finding_code::checker_failed), Severity::error, "check",
+    findings.push_back({FindingCode::checker_failed, Severity::error, "check",
                         "the graph has no outputs: it computes nothing (the ONNX checker accepts this)", "",
                         "re-export with the model's outputs"});
   }
@@ -130,7 +130,7 @@ void add_interface_findings(const onnx::ModelProto& model, std::vector<Finding>&
       const auto& dims = value.type().tensor_type().shape().dim();
       for (int axis = 0; axis < dims.size(); ++axis) {
         if (dims[axis].has_dim_value() && dims[axis].dim_value() < 0) {
-          findings.push_back({std::string(finding_code::checker_failed), Severity::error, "check",
+          findings.push_back({FindingCode::checker_failed, Severity::error, "check",
                               "'" + value.name() + "' declares dimension " + std::to_string(dims[axis].dim_value()) +
                                   " on axis " + std::to_string(axis) + " (the ONNX checker accepts this)",
                               value.name(), "a dimension is a size >= 0 or a symbolic name"});
@@ -168,7 +168,7 @@ void add_domain_findings(const onnx::ModelProto& model, std::vector<Finding>& fi
     for (std::size_t i = 0; i < use.nodes.size() && i < 5; ++i) where += (i ? ", " : "") + use.nodes[i];
     if (use.nodes.size() > 5) where += ", ... (" + std::to_string(use.nodes.size()) + " nodes)";
     Finding finding;
-    finding.code = finding_code::custom_domain_op;
+    finding.code = FindingCode::custom_domain_op;
     finding.step = "check";
     finding.where = where;
     if (domain == k_aten_domain) {
@@ -257,7 +257,7 @@ Expected<CheckResult> check_model(const LoadedModel& model, const CheckOptions& 
     }
     result.checker_passed = true;
   } catch (const std::exception& error) {
-    result.findings.push_back({std::string(finding_code::checker_failed), Severity::error, "check",
+    result.findings.push_back({FindingCode::checker_failed, Severity::error, "check",
                                "the ONNX checker rejected the model: " + first_line(error.what()), "",
                                "the exporter wrote an invalid graph; re-export with a supported opset or report it"});
   }
@@ -270,7 +270,7 @@ Expected<CheckResult> check_model(const LoadedModel& model, const CheckOptions& 
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), strict);
     result.shape_inference_passed = true;
   } catch (const std::exception& error) {
-    result.findings.push_back({std::string(finding_code::shape_inference_failed), Severity::error, "check",
+    result.findings.push_back({FindingCode::shape_inference_failed, Severity::error, "check",
                                "strict shape inference failed: " + first_line(error.what()), "",
                                "shapes do not propagate from inputs to outputs; look at the named node's inputs"});
   }
@@ -281,7 +281,7 @@ Expected<CheckResult> check_model(const LoadedModel& model, const CheckOptions& 
 
   for (const auto& [domain, version] : result.summary.opset_imports) {
     if (domain == "ai.onnx" && version < options.min_opset) {
-      result.findings.push_back({std::string(finding_code::opset_too_old), Severity::warning, "check",
+      result.findings.push_back({FindingCode::opset_too_old, Severity::warning, "check",
                                  "the model uses opset " + std::to_string(version) + " of ai.onnx, older than " +
                                      std::to_string(options.min_opset),
                                  "", "re-export with --opset " + std::to_string(options.min_opset) + " or newer"});

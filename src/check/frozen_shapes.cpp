@@ -62,12 +62,13 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
       if (input.name() != axis.input || !input.type().tensor_type().has_shape()) continue;
       const auto& shape = input.type().tensor_type().shape();
       if (axis.axis < shape.dim_size() && shape.dim(static_cast<int>(axis.axis)).has_dim_value()) {
-        findings.push_back({"FROZEN_DIMENSION", Severity::error, "check",
+        findings.push_back({FindingCode::frozen_dimension, Severity::error, "check",
                             fmt::format("input '{}' axis {} ('{}') is fixed at {} in the graph", axis.input, axis.axis,
                                         axis.label, shape.dim(static_cast<int>(axis.axis)).dim_value()),
                             axis.input,
                             "export with the axis named: --dynamic " + axis.input + ":" + std::to_string(axis.axis) +
-                                "=" + axis.label});
+                                "=" + axis.label,
+                            {.axis = axis.label}});
       }
     }
   }
@@ -81,16 +82,16 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
         if (axis.example_size <= 1) continue;
         if (std::find(value->second.begin(), value->second.end(), axis.example_size) == value->second.end()) continue;
         findings.push_back(
-            {"FROZEN_DIMENSION", Severity::warning, "check",
+            {FindingCode::frozen_dimension, Severity::warning, "check",
              fmt::format("{} input {} ({}) is the constant {}, which holds {}, the traced size of dynamic axis '{}'",
                          node.op_type(), shape_input.input, shape_input.role, join(value->second), axis.example_size,
                          axis.label),
-             node_name(node), fix});
+             node_name(node), fix, {.axis = axis.label}});
         break;
       }
     }
     if (node.op_type() == "If" && node.input_size() > 0 && constants.contains(node.input(0))) {
-      findings.push_back({"FROZEN_DIMENSION", Severity::warning, "check",
+      findings.push_back({FindingCode::frozen_dimension, Severity::warning, "check",
                           "If condition is a constant: only one branch can ever run", node_name(node),
                           "compute the condition from tensors, or drop the If"});
     }
@@ -99,11 +100,12 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
       if (trips == constants.end() || trips->second.size() != 1) continue;
       for (const auto& axis : options.dynamic) {
         if (axis.example_size > 1 && trips->second[0] == axis.example_size) {
-          findings.push_back({"FROZEN_DIMENSION", Severity::warning, "check",
+          findings.push_back({FindingCode::frozen_dimension, Severity::warning, "check",
                               fmt::format("Loop trip count is the constant {}, the traced size of dynamic axis '{}'",
                                           trips->second[0], axis.label),
                               node_name(node),
-                              "take the trip count from the tensor's shape (a Shape/Gather), not a Python int"});
+                              "take the trip count from the tensor's shape (a Shape/Gather), not a Python int",
+                              {.axis = axis.label}});
           break;
         }
       }
@@ -117,10 +119,10 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
     const auto& shape = output.type().tensor_type().shape();
     for (const auto& [axis, label] : expected->second) {
       if (axis < shape.dim_size() && shape.dim(static_cast<int>(axis)).has_dim_value()) {
-        findings.push_back({"FROZEN_DIMENSION", Severity::error, "check",
+        findings.push_back({FindingCode::frozen_dimension, Severity::error, "check",
                             fmt::format("output '{}' axis {} should follow dynamic axis '{}' but is fixed at {}",
                                         output.name(), axis, label, shape.dim(static_cast<int>(axis)).dim_value()),
-                            output.name(), fix});
+                            output.name(), fix, {.axis = label}});
       }
     }
   }

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "build_config.h"
+#include "onnxproof/core/installation.h"
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/tensor/dtype.h"
 #include "onnxproof/tensor/tensor.h"
@@ -48,11 +48,6 @@ std::vector<std::string> split(std::string_view text, char separator) {
     if (at == std::string_view::npos) return parts;
     start = at + 1;
   }
-}
-
-std::string python_path() {
-  if (const char* env = std::getenv("ONNXPROOF_PYTHONPATH"); env && *env) return env;
-  return ONNXPROOF_PYTHON_SOURCE_DIR;
 }
 
 // The running front end, for the signal handler: SIGINT or SIGTERM to onnxproof ends the child
@@ -85,7 +80,7 @@ std::vector<std::string> front_end_environment() {
     const std::string_view text(*entry);
     if (!text.starts_with("PYTHONPATH=") && !text.starts_with("ORT_DISABLE_TELEMETRY=")) environment.emplace_back(text);
   }
-  std::string path_entry = python_path();
+  std::string path_entry = installation().python_dir.string();
   if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
     path_entry += std::string(":") + existing;
   environment.push_back("PYTHONPATH=" + path_entry);
@@ -203,12 +198,6 @@ nlohmann::json config_json(const ExportOptions& options) {
   return config;
 }
 
-Severity severity_from(const std::string& name) {
-  if (name == "warning") return Severity::warning;
-  if (name == "info") return Severity::info;
-  return Severity::error;
-}
-
 Expected<ExportResult> read_manifest(const fs::path& out) {
   const fs::path path = out / "export.json";
   ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(path, uint64_t{64} << 20));
@@ -219,9 +208,10 @@ Expected<ExportResult> read_manifest(const fs::path& out) {
     const auto versions = manifest.value("versions", nlohmann::json::object());
     for (const auto& [tool, version] : versions.items())
       result.versions.emplace_back(tool, version.is_string() ? version.get<std::string>() : version.dump());
-    for (const auto& f : manifest.at("findings")) {
-      result.findings.push_back({f.at("code"), severity_from(f.at("severity")), f.value("step", "export"),
-                                 f.value("message", ""), f.value("where", ""), f.value("hint", "")});
+    const auto& findings = manifest.at("findings");
+    for (std::size_t i = 0; i < findings.size(); ++i) {
+      ONNXPROOF_TRY_ASSIGN(Finding finding, finding_from_json(findings[i], "export.json: findings[" + std::to_string(i) + "]"));
+      result.findings.push_back(std::move(finding));
     }
     if (manifest.at("onnx_model").is_object()) {
       result.model = out / manifest["onnx_model"].at("path").get<std::string>();
@@ -405,8 +395,7 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
 
 std::string front_end_interpreter(const std::string& requested) {
   if (!requested.empty()) return requested;
-  if (const char* env = std::getenv("ONNXPROOF_PYTHON"); env && *env) return env;
-  return ONNXPROOF_PYTHON;
+  return installation().python;
 }
 
 Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(const std::string& requested) {

@@ -167,10 +167,9 @@ Expected<void> require_replaceable(const fs::path& golden_dir) {
 
 }  // namespace
 
-Expected<FreezeResult> freeze_golden(const fs::path& model, const fs::path& reference_dir, const fs::path& golden_dir,
+Expected<FreezeResult> freeze_golden(const fs::path& model, const Reference& reference, const fs::path& golden_dir,
                                      const GoldenOptions& options, const ParityResult* proof) {
   ONNXPROOF_TRY(require_replaceable(golden_dir));
-  ONNXPROOF_TRY_ASSIGN(const Reference reference, read_reference(reference_dir));
   FreezeResult result;
   if (proof) {
     result.parity = *proof;
@@ -264,7 +263,7 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
   ONNXPROOF_TRY_ASSIGN(const std::string model_digest, sha256_file(model));
   result.model_changed = model_digest != manifest.value("model_sha256", "");
   if (result.model_changed) {
-    result.findings.push_back({"GOLDEN_DRIFT", Severity::info, "golden",
+    result.findings.push_back({FindingCode::golden_drift, Severity::info, "golden",
                                "the model file changed since the freeze (sha256 " + model_digest.substr(0, 12) +
                                    ", frozen " + manifest.value("model_sha256", "").substr(0, 12) +
                                    "); its outputs are what counts",
@@ -272,9 +271,9 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
   }
   // The proof's findings against frozen outputs are drift: rename them so the report says so.
   for (auto finding : result.parity.findings) {
-    if (finding.code == "PARITY_MISMATCH" || finding.code == "ARGMAX_FLIP" || finding.code == "NAN_OR_INF") {
+    if (finding.code == FindingCode::parity_mismatch || finding.code == FindingCode::argmax_flip || finding.code == FindingCode::nan_or_inf) {
       finding.message = "against the golden outputs: " + finding.message;
-      finding.code = "GOLDEN_DRIFT";
+      finding.code = FindingCode::golden_drift;
       finding.hint =
           "an export, opset, framework or runtime change shifted the outputs; if the change is intended, "
           "prove parity again and re-freeze";

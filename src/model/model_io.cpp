@@ -296,4 +296,11 @@ Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const S
   return result;
 }
 
+Expected<void> require_output_apart_from(const std::filesystem::path& output, const LoadedModel& model,
+                                         const std::string& option) {
+  if (output.empty()) return {};
+  ONNXPROOF_TRY(require_not_an_input(output, model_files(model), option));
+  return require_replaceable_file(output);
+}
+
 }  // namespace onnxproof

@@ -96,7 +96,7 @@ OpsAudit audit_operators(const onnx::ModelProto& model, std::vector<SupportTable
   const int64_t default_opset = opsets.contains("ai.onnx") ? opsets["ai.onnx"] : 0;
   for (const auto& table : audit.tables) {
     if (table.min_opset > 0 && (default_opset < table.min_opset || default_opset > table.max_opset)) {
-      audit.findings.push_back({"OP_UNSUPPORTED_BY_TARGET", Severity::error, "ops",
+      audit.findings.push_back({FindingCode::op_unsupported_by_target, Severity::error, "ops",
                                 fmt::format("{}: the model's opset {} is outside the documented range {}-{}",
                                             table.runtime, default_opset, table.min_opset, table.max_opset),
                                 "opset_import", fmt::format("re-export with --opset {}", table.max_opset)});
@@ -108,17 +108,17 @@ OpsAudit audit_operators(const onnx::ModelProto& model, std::vector<SupportTable
       const std::string name = op.domain + "::" + op.op_type;
       if (verdict.status == "restricted") {
         audit.findings.push_back(
-            {"OP_RESTRICTED_BY_TARGET", Severity::warning, "ops",
+            {FindingCode::op_restricted_by_target, Severity::warning, "ops",
              fmt::format("{} supports {} with restrictions: {}", table.runtime, name, verdict.detail),
              node_list(op.nodes), "check that these nodes meet the restrictions before you ship"});
       } else if (verdict.status == "needs-opset") {
-        audit.findings.push_back({"OP_UNSUPPORTED_BY_TARGET", Severity::error, "ops",
+        audit.findings.push_back({FindingCode::op_unsupported_by_target, Severity::error, "ops",
                                   fmt::format("{} does not support {}-{} (the model's opset {}): {}", table.runtime,
                                               name, op.schema_version, op.opset, verdict.detail),
                                   node_list(op.nodes), fmt::format("re-export with --opset {}", verdict.needs_opset)});
       } else if (verdict.status == "unsupported") {
         audit.findings.push_back(
-            {"OP_UNSUPPORTED_BY_TARGET", Severity::error, "ops",
+            {FindingCode::op_unsupported_by_target, Severity::error, "ops",
              fmt::format("{} does not support {} ({} node(s)): {}", table.runtime, name, op.count, verdict.detail),
              node_list(op.nodes),
              "ways out: decompose it into supported operators, export at a newer opset if a later version is "

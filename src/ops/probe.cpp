@@ -326,4 +326,19 @@ Expected<void> write_support_table(const SupportTable& table, const fs::path& pa
   return write_file_atomically(path, text);
 }
 
+std::vector<ProbeDifference> differences_from_table(const std::vector<ProbeRow>& rows, const SupportTable& documented) {
+  std::vector<ProbeDifference> differences;
+  for (const auto& row : rows) {
+    if (row.status == "error") continue;  // inconclusive
+    const bool documented_supported =
+        std::any_of(documented.entries.begin(), documented.entries.end(), [&](const SupportEntry& entry) {
+          return entry.domain == row.domain && entry.op_type == row.op_type &&
+                 entry.since_version <= row.since_version &&
+                 (entry.until_version == 0 || row.since_version <= entry.until_version);
+        });
+    if (documented_supported != (row.status == "supported")) differences.push_back({row, documented_supported});
+  }
+  return differences;
+}
+
 }  // namespace onnxproof

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "build_config.h"
+#include "onnxproof/core/installation.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -108,8 +108,7 @@ Expected<SupportTable> load_support_table(const fs::path& path) {
 }
 
 fs::path support_table_dir() {
-  if (const char* env = std::getenv("ONNXPROOF_DATA"); env && *env) return fs::path(env) / "op-support";
-  return fs::path(ONNXPROOF_DATA_DIR) / "op-support";
+  return installation().data_dir / "op-support";
 }
 
 std::vector<std::string> known_targets() {
@@ -131,6 +130,15 @@ Expected<SupportTable> load_target_table(const std::string& target) {
     return fail(ErrorCode::usage, "unknown target '" + target + "' (known: " + list + ")");
   }
   return load_support_table(support_table_dir() / (target + ".csv"));
+}
+
+Expected<std::vector<SupportTable>> load_target_tables(const std::vector<std::string>& targets) {
+  std::vector<SupportTable> tables;
+  for (const auto& target : targets) {
+    ONNXPROOF_TRY_ASSIGN(auto table, load_target_table(target));
+    tables.push_back(std::move(table));
+  }
+  return tables;
 }
 
 }  // namespace onnxproof

@@ -10,22 +10,23 @@
 namespace onnxproof {
 namespace fs = std::filesystem;
 
-namespace {
-
 std::string describe_sizes(const std::map<std::string, int64_t>& sizes) {
   std::string text;
   for (const auto& [label, size] : sizes) text += fmt::format("{}{}={}", text.empty() ? "" : ", ", label, size);
   return text.empty() ? "example shape" : text;
 }
 
-// The labels whose size differs from the export example's: what a refused case says about the model.
-std::string changed_sizes(const std::map<std::string, int64_t>& sizes, const Reference& reference) {
+namespace {
+
+// The labels whose size differs from the export example's (all of them when none does): what a
+// refused case says about the model.
+std::map<std::string, int64_t> changed_sizes(const std::map<std::string, int64_t>& sizes, const Reference& reference) {
   std::map<std::string, int64_t> changed;
   for (const auto& [label, size] : sizes) {
     const auto example = reference.example_sizes.find(label);
     if (example == reference.example_sizes.end() || example->second != size) changed[label] = size;
   }
-  return changed.empty() ? describe_sizes(sizes) : describe_sizes(changed);
+  return changed.empty() ? sizes : changed;
 }
 
 // A fixed dimension the case's input does not have: ONNX Runtime would refuse the run.
@@ -156,7 +157,7 @@ void add_missing_output_findings(const Session& session, const Reference& refere
     }
   }
   for (const auto& name : missing) {
-    result.findings.push_back({"PARITY_MISMATCH", Severity::error, "parity",
+    result.findings.push_back({FindingCode::output_missing, Severity::error, "parity",
                                "the reference has output '" + name + "', which the model does not produce", name,
                                "the export lost an output: compare the model's outputs with forward()'s return value"});
   }
@@ -219,7 +220,8 @@ void add_findings(const Reference& reference, ParityResult& result) {
           "with graph optimizations disabled this case matches: an ONNX Runtime fusion shifts the numbers; "
           "deploy with the optimization level that passes or loosen the tolerance knowingly";
     }
-    result.findings.push_back({"PARITY_MISMATCH", Severity::error, "parity", message, worst->output, hint});
+    result.findings.push_back(
+        {FindingCode::parity_mismatch, Severity::error, "parity", message, worst->output, hint, {.sizes = worst->sizes}});
   }
   for (const auto& [key, rows] : flipped) {
     int64_t flips = 0;
@@ -232,7 +234,7 @@ void add_findings(const Reference& reference, ParityResult& result) {
     }
     const auto* first = rows.front();
     result.findings.push_back(
-        {"ARGMAX_FLIP", Severity::error, "parity",
+        {FindingCode::argmax_flip, Severity::error, "parity",
          fmt::format("output '{}' on {} ({} optimizations): {} of {} rows predict another class than PyTorch "
                      "(smallest PyTorch margin among them {:.3g}); first in {} row {}",
                      first->output, first->provider, first->optimization, flips, total, margin, first->data_set,
@@ -244,22 +246,23 @@ void add_findings(const Reference& reference, ParityResult& result) {
     int64_t positions = 0;
     for (const auto* row : rows) positions += row->comparison.nan_mismatches;
     result.findings.push_back(
-        {"NAN_OR_INF", Severity::error, "parity",
+        {FindingCode::nan_or_inf, Severity::error, "parity",
          fmt::format("output '{}' on {}: {} NaN/Inf positions differ from PyTorch's across {} cases",
                      rows.front()->output, rows.front()->provider, positions, rows.size()),
          rows.front()->output, "look for log/div/sqrt of zero or overflow in float16 in one runtime only"});
   }
   for (const auto& [key, row] : rejected) {
     const bool refused = row->status == "rejected";
+    const auto changed = changed_sizes(row->sizes, reference);
     result.findings.push_back(
-        {refused ? "SHAPE_REJECTED" : "RUN_FAILED", Severity::error, "parity",
-         refused ? fmt::format("ONNX Runtime refuses {} ({}): {}", changed_sizes(row->sizes, reference), row->data_set,
-                               row->note)
+        {refused ? FindingCode::shape_rejected : FindingCode::run_failed, Severity::error, "parity",
+         refused ? fmt::format("ONNX Runtime refuses {} ({}): {}", describe_sizes(changed), row->data_set, row->note)
                  : fmt::format("{} on {}: {}", row->data_set, row->provider, row->note),
          row->data_set,
          refused ? "the model does not accept a shape production sends: export with that axis dynamic (--dynamic) and "
                    "without Python ints taken from shapes"
-                 : ""});
+                 : "",
+         {.sizes = refused ? changed : row->sizes}});
   }
 }
 
@@ -302,6 +305,11 @@ bool ParityResult::passed() const {
   return all_ran && !providers.empty() && !has_errors(findings);
 }
 
+const ProviderStatus* ParityResult::provider_not_run() const {
+  const auto it = std::find_if(providers.begin(), providers.end(), [](const ProviderStatus& p) { return !p.ran; });
+  return it == providers.end() ? nullptr : &*it;
+}
+
 std::string format_index(int64_t flat, const std::vector<int64_t>& shape) {
   std::vector<int64_t> index(shape.size(), 0);
   for (std::size_t axis = shape.size(); axis-- > 0;) {
@@ -334,7 +342,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
           status.reason = session.error().describe();  // the provider, not the model
         } else {
           result.findings.push_back(
-              {"RUN_FAILED", Severity::error, "parity", session.error().describe(), model.string(),
+              {FindingCode::run_failed, Severity::error, "parity", session.error().describe(), model.string(),
                "ONNX Runtime cannot load the model; run `onnxproof check` and `onnxproof ops` on it"});
           status.ran = true;
         }
@@ -347,7 +355,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
                                                           .forbid_cpu_fallback = true});
         if (!strict) {
           result.findings.push_back(
-              {"PROVIDER_FALLBACK", Severity::warning, "parity",
+              {FindingCode::provider_fallback, Severity::warning, "parity",
                fmt::format("some nodes fall back from {} to the CPU: {}", provider, strict.error().describe()),
                provider, "the numbers are proved, but the speed is not what the provider promises"});
         }

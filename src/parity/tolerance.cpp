@@ -1,5 +1,7 @@
 #include "onnxproof/parity/tolerance.h"
 
+#include <cstdio>
+
 #include <cmath>
 
 namespace onnxproof {
@@ -47,6 +49,19 @@ Tolerance ToleranceOptions::resolve(const std::string& output, DType dtype) cons
   if (rtol) tolerance.rtol = *rtol;
   if (atol) tolerance.atol = *atol;
   return tolerance;
+}
+
+Expected<void> ToleranceOptions::add_output_tolerance(const std::string& text) {
+  const auto eq = text.find('=');
+  const auto comma = text.find(',', eq == std::string::npos ? 0 : eq);
+  double rtol = -1;
+  double atol = -1;
+  if (eq == std::string::npos || comma == std::string::npos || std::sscanf(text.c_str() + eq + 1, "%lf", &rtol) != 1 ||
+      std::sscanf(text.c_str() + comma + 1, "%lf", &atol) != 1 || rtol < 0 || atol < 0) {
+    return fail(ErrorCode::usage, "--output-tolerance '" + text + "': expected NAME=RTOL,ATOL, e.g. logits=1e-2,1e-4");
+  }
+  per_output[text.substr(0, eq)] = Tolerance{rtol, atol};
+  return {};
 }
 
 }  // namespace onnxproof

@@ -1,5 +1,7 @@
 #include "onnxproof/report/check_report.h"
 
+#include "onnxproof/core/verdict.h"
+
 #include <fmt/format.h>
 
 #include "onnxproof/report/versions.h"
@@ -55,16 +57,10 @@ void print_findings(std::ostream& out, const std::vector<Finding>& findings) {
   }
   out << fmt::format("findings         {}\n", findings.size());
   for (const auto& finding : findings) {
-    out << fmt::format("  {:<7} {}: {}\n", severity_name(finding.severity), finding.code, finding.message);
+    out << fmt::format("  {:<7} {}: {}\n", severity_name(finding.severity), finding.code_name(), finding.message);
     if (!finding.where.empty()) out << fmt::format("          where: {}\n", finding.where);
     if (!finding.hint.empty()) out << fmt::format("          hint: {}\n", finding.hint);
   }
-}
-
-nlohmann::json finding_to_json(const Finding& finding) {
-  return {{"code", finding.code},   {"severity", std::string(severity_name(finding.severity))},
-          {"step", finding.step},   {"message", finding.message},
-          {"where", finding.where}, {"hint", finding.hint}};
 }
 
 nlohmann::json check_result_to_json(const LoadedModel& model, const CheckResult& result) {
@@ -91,7 +87,7 @@ nlohmann::json check_result_to_json(const LoadedModel& model, const CheckResult&
   return {
       {"schema", "onnxproof.check/1"},
       {"model", model.path.string()},
-      {"verdict", has_errors(result.findings) ? "fail" : "pass"},
+      {"verdict", verdict_name(verdict_from(result.findings))},
       {"checker", status_word(result.checker_passed)},
       {"shape_inference", status_word(result.shape_inference_passed)},
       {"summary",

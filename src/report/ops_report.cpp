@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
+#include "onnxproof/runtime/session.h"
+
 namespace onnxproof {
 
 nlohmann::json ops_audit_to_json(const OpsAudit& audit) {
@@ -41,6 +45,26 @@ void print_ops_audit(std::ostream& out, const OpsAudit& audit) {
     for (const auto& v : op.verdicts) out << fmt::format("  {:<12}", v.status);
     out << '\n';
   }
+}
+
+void print_probe_result(std::ostream& out, const std::vector<ProbeRow>& rows,
+                        const std::vector<ProbeDifference>& differences, const std::string& provider) {
+  std::map<std::string, int> counts;
+  for (const auto& row : rows) {
+    ++counts[row.status];
+    if (row.status != "supported") {
+      out << fmt::format("{:<16} {}::{}-{}: {}\n", row.status, row.domain, row.op_type, row.since_version, row.message);
+    }
+  }
+  for (const auto& [row, documented] : differences) {
+    out << fmt::format("differs          {}::{}-{}: documented {}, probed {}\n", row.domain, row.op_type,
+                       row.since_version, documented ? "supported" : "absent", row.status);
+  }
+  out << fmt::format(
+      "probed {} schemas on {} (ONNX Runtime {}): {} supported, {} not implemented, {} errors; "
+      "{} differences from the documented table\n",
+      rows.size(), provider, onnxruntime_version(), counts["supported"], counts["not-implemented"], counts["error"],
+      differences.size());
 }
 
 }  // namespace onnxproof

@@ -33,24 +33,21 @@ std::string escape(const std::string& text) {
 
 }  // namespace
 
-std::string parity_plot_svg(const nlohmann::json& parity_rows) {
+std::string parity_plot_svg(const std::vector<ParityRow>& rows) {
   // One series per provider and optimization level, one bar per case.
   std::map<std::string, std::vector<Bar>> series;
   std::map<std::string, std::map<std::string, std::size_t>> index;
-  for (const auto& row : parity_rows) {
-    if (!row.contains("max_abs")) continue;
-    const std::string name = row.value("provider", "") + ", optimizations " + row.value("optimization", "");
-    std::string label = row.value("case", "");
-    const nlohmann::json sizes = row.value("sizes", nlohmann::json::object());
-    for (const auto& [axis, size] : sizes.items()) {
-      label += fmt::format(" {}={}", axis, size.get<int64_t>());
-    }
+  for (const auto& row : rows) {
+    if (!row.compared()) continue;
+    const std::string name = row.provider + ", optimizations " + row.optimization;
+    std::string label = row.data_set;
+    for (const auto& [axis, size] : row.sizes) label += fmt::format(" {}={}", axis, size);
     auto& bars = series[name];
     auto [it, inserted] = index[name].emplace(label, bars.size());
     if (inserted) bars.push_back({label, 0.0, false});
     Bar& bar = bars[it->second];
-    bar.max_abs = std::max(bar.max_abs, row["max_abs"].get<double>());
-    bar.failed |= row.value("status", "") != "pass";
+    bar.max_abs = std::max(bar.max_abs, row.comparison.max_abs);
+    bar.failed |= row.status != "pass";
   }
   if (series.empty()) return "";
 

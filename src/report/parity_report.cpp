@@ -52,6 +52,22 @@ nlohmann::json parity_summary_to_json(const ParityResult& result) {
   return {{"providers", providers}, {"accuracy", accuracy}};
 }
 
+Verdict parity_verdict(const ParityResult& result) {
+  if (result.provider_not_run()) return Verdict::error;
+  return result.passed() ? Verdict::pass : Verdict::fail;
+}
+
+nlohmann::json parity_result_to_json(const std::filesystem::path& model, const ParityResult& result) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& finding : result.findings) findings.push_back(finding_to_json(finding));
+  return {{"schema", "onnxproof.parity/1"},
+          {"model", model.string()},
+          {"verdict", verdict_name(parity_verdict(result))},
+          {"summary", parity_summary_to_json(result)},
+          {"findings", findings},
+          {"parity", parity_rows_to_json(result)}};
+}
+
 void print_parity_result(std::ostream& out, const ParityResult& result) {
   for (const auto& p : result.providers) {
     if (!p.ran) out << fmt::format("provider {:<8} skipped: {}\n", p.provider, p.reason);

@@ -1,6 +1,7 @@
 #include "onnxproof/report/report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -8,16 +9,66 @@
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/report/check_report.h"
 #include "onnxproof/report/parity_plot.h"
+#include "onnxproof/report/parity_report.h"
 
 namespace onnxproof {
 
-std::string Report::verdict() const {
-  bool failed = has_errors(findings);
-  for (const auto& step : steps) {
-    if (step.status == "error") return "error";
-    if (step.status != "pass") failed = true;
+void finish_report(Report& report) {
+  std::vector<StepStatus> statuses;
+  for (const auto& step : report.steps) statuses.push_back(step.status);
+  report.verdict = verdict_from(statuses);
+  if (report.verdict == Verdict::pass && has_errors(report.findings)) report.verdict = Verdict::fail;
+}
+
+namespace {
+
+// One row of the parity table, as the Markdown and HTML writers show it: case, sizes, provider,
+// graph optimization, output, status, max abs, max rel, mismatches, argmax flips (or the note of
+// a case that did not run).
+std::vector<std::string> parity_cells(const ParityRow& row) {
+  std::string sizes;
+  for (const auto& [label, size] : row.sizes) sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", label, size);
+  std::vector<std::string> cells = {row.data_set, sizes, row.provider, row.optimization, row.output, row.status};
+  if (!row.compared()) {
+    cells.insert(cells.end(), {"", "", "", row.note});
+    return cells;
   }
-  return failed || steps.empty() ? "fail" : "pass";
+  const auto& cmp = row.comparison;
+  cells.insert(cells.end(), {fmt::format("{:.3g}", cmp.max_abs), fmt::format("{:.3g}", cmp.max_rel),
+                             fmt::format("{} / {}", cmp.mismatches, cmp.elements),
+                             row.argmax ? std::to_string(row.argmax->flips) : "-"});
+  return cells;
+}
+
+const std::vector<ParityRow>& parity_rows(const Report& report) {
+  static const std::vector<ParityRow> none;
+  return report.parity ? report.parity->rows : none;
+}
+
+}  // namespace
+
+void print_report_summary(std::ostream& out, const Report& report, const std::filesystem::path& out_dir) {
+  for (const auto& step : report.steps) {
+    out << fmt::format("step {:<11} {:<5} {:>7.2f} s  {}\n", step.name, status_name(step.status), step.seconds,
+                       step.reason);
+  }
+  for (const auto& answer : report.headline) {
+    out << fmt::format("{:<12} {}\n             {}\n", answer.answer, answer.question, answer.evidence);
+  }
+  std::vector<Finding> shown;
+  for (const auto& f : report.findings) {
+    if (f.severity != Severity::info) shown.push_back(f);
+  }
+  print_findings(out, shown);
+  out << fmt::format("report           {}\n", (out_dir / "report.md").string());
+  out << fmt::format("verdict          {}\n", verdict_name(report.verdict));
+}
+
+const StepReport* first_error_step(const Report& report) {
+  for (const auto& step : report.steps) {
+    if (step.status == StepStatus::error) return &step;
+  }
+  return nullptr;
 }
 
 nlohmann::json report_to_json(const Report& report) {
@@ -25,7 +76,7 @@ nlohmann::json report_to_json(const Report& report) {
   for (const auto& [tool, version] : report.versions) versions[tool] = version;
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& step : report.steps) {
-    nlohmann::json entry = {{"name", step.name}, {"status", step.status}, {"seconds", step.seconds}};
+    nlohmann::json entry = {{"name", step.name}, {"status", status_name(step.status)}, {"seconds", step.seconds}};
     if (!step.reason.empty()) entry["reason"] = step.reason;
     entry.update(step.details);
     steps.push_back(std::move(entry));
@@ -37,19 +88,19 @@ nlohmann::json report_to_json(const Report& report) {
     headline.push_back({{"question", answer.question}, {"answer", answer.answer}, {"evidence", answer.evidence}});
   }
   return {{"schema", "onnxproof.report/1"},
-          {"verdict", report.verdict()},
+          {"verdict", verdict_name(report.verdict)},
           {"model", report.model},
           {"onnx_model", report.onnx_model.string()},
           {"versions", versions},
           {"headline", headline},
           {"steps", steps},
           {"findings", findings},
-          {"summary", report.summary},
-          {"parity", report.parity}};
+          {"summary", report.parity ? parity_summary_to_json(*report.parity) : nlohmann::json::object()},
+          {"parity", report.parity ? parity_rows_to_json(*report.parity) : nlohmann::json::array()}};
 }
 
 std::string report_to_markdown(const Report& report) {
-  std::string md = fmt::format("# onnxproof report: {}\n\n**Verdict: {}**\n\n", report.model, report.verdict());
+  std::string md = fmt::format("# onnxproof report: {}\n\n**Verdict: {}**\n\n", report.model, verdict_name(report.verdict));
   if (!report.onnx_model.empty()) md += fmt::format("Model: `{}`\n\n", report.onnx_model.string());
   md += "## Can I ship?\n\n| question | answer | evidence |\n| --- | --- | --- |\n";
   for (const auto& a : report.headline) md += fmt::format("| {} | **{}** | {} |\n", a.question, a.answer, a.evidence);
@@ -59,7 +110,7 @@ std::string report_to_markdown(const Report& report) {
   for (const Severity severity : {Severity::error, Severity::warning, Severity::info}) {
     for (const auto& f : report.findings) {
       if (f.severity != severity) continue;
-      md += fmt::format("- **{}** `{}` ({}): {}", severity_name(f.severity), f.code, f.step, f.message);
+      md += fmt::format("- **{}** `{}` ({}): {}", severity_name(f.severity), f.code_name(), f.step, f.message);
       if (!f.where.empty()) md += fmt::format("  \n  where: `{}`", f.where);
       if (!f.hint.empty()) md += fmt::format("  \n  hint: {}", f.hint);
       md += "\n";
@@ -68,31 +119,15 @@ std::string report_to_markdown(const Report& report) {
 
   md += "\n## Steps\n\n| step | status | seconds | note |\n| --- | --- | ---: | --- |\n";
   for (const auto& step : report.steps) {
-    md += fmt::format("| {} | {} | {:.2f} | {} |\n", step.name, step.status, step.seconds, step.reason);
+    md += fmt::format("| {} | {} | {:.2f} | {} |\n", step.name, status_name(step.status), step.seconds, step.reason);
   }
 
-  if (!report.parity.empty()) {
+  if (!parity_rows(report).empty()) {
     md +=
         "\n## Parity (ONNX Runtime against PyTorch)\n\n![largest error per case](report-parity.svg)\n\n"
         "| case | sizes | provider | graph opt | output | status | max abs | max rel | mismatches | argmax flips |\n"
         "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: |\n";
-    for (const auto& row : report.parity) {
-      std::string sizes;
-      for (const auto& [label, size] : row["sizes"].items())
-        sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", label, size.get<int64_t>());
-      if (row.contains("max_abs")) {
-        md += fmt::format("| {} | {} | {} | {} | {} | {} | {:.3g} | {:.3g} | {} / {} | {} |\n",
-                          row["case"].get<std::string>(), sizes, row["provider"].get<std::string>(),
-                          row["optimization"].get<std::string>(), row["output"].get<std::string>(),
-                          row["status"].get<std::string>(), row["max_abs"].get<double>(), row["max_rel"].get<double>(),
-                          row["mismatches"].get<int64_t>(), row["elements"].get<int64_t>(),
-                          row["argmax_flips"].is_null() ? "-" : std::to_string(row["argmax_flips"].get<int64_t>()));
-      } else {
-        md += fmt::format("| {} | {} | {} | {} | {} | {} | | | | {} |\n", row["case"].get<std::string>(), sizes,
-                          row["provider"].get<std::string>(), row["optimization"].get<std::string>(),
-                          row.value("output", ""), row["status"].get<std::string>(), row.value("note", ""));
-      }
-    }
+    for (const auto& row : parity_rows(report)) md += fmt::format("| {} |\n", fmt::join(parity_cells(row), " | "));
   }
   md += "\n## Versions\n\n";
   for (const auto& [tool, version] : report.versions) md += fmt::format("- {}: {}\n", tool, version);
@@ -127,7 +162,7 @@ std::string html_escape(const std::string& text) {
 }  // namespace
 
 std::string report_to_html(const Report& report) {
-  const std::string verdict = report.verdict();
+  const std::string_view verdict = verdict_name(report.verdict);
   std::string html = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>onnxproof: {0}</title>\n"
       "<style>body{{font-family:sans-serif;margin:2em;max-width:1200px}}table{{border-collapse:collapse;margin:1em 0}}"
@@ -156,7 +191,7 @@ std::string report_to_html(const Report& report) {
           "<tr><td "
           "class=\"{0}\">{0}</td><td><code>{1}</code></td><td>{2}</td><td>{3}</td><td><code>{4}</code></td><td>{5}</"
           "td></tr>\n",
-          severity_name(f.severity), html_escape(f.code), html_escape(f.step), html_escape(f.message),
+          severity_name(f.severity), html_escape(std::string(f.code_name())), html_escape(f.step), html_escape(f.message),
           html_escape(f.where), html_escape(f.hint));
     }
   }
@@ -164,34 +199,22 @@ std::string report_to_html(const Report& report) {
   html += "<h2>Steps</h2>\n<table><tr><th>step</th><th>status</th><th>seconds</th><th>note</th></tr>\n";
   for (const auto& step : report.steps) {
     html += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{:.2f}</td><td>{}</td></tr>\n",
-                        html_escape(step.name), step.status, step.status, step.seconds, html_escape(step.reason));
+                        html_escape(step.name), status_name(step.status), status_name(step.status), step.seconds, html_escape(step.reason));
   }
   html += "</table>\n";
-  if (const std::string svg = parity_plot_svg(report.parity); !svg.empty()) {
+  if (const std::string svg = parity_plot_svg(parity_rows(report)); !svg.empty()) {
     html += "<h2>Parity (ONNX Runtime against PyTorch)</h2>\n" + svg;
     html +=
         "<table><tr><th>case</th><th>sizes</th><th>provider</th><th>graph opt</th><th>output</th><th>status</th>"
         "<th>max abs</th><th>max rel</th><th>mismatches</th><th>argmax flips</th></tr>\n";
-    for (const auto& row : report.parity) {
-      std::string sizes;
-      for (const auto& [label, size] : row["sizes"].items())
-        sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", label, size.get<int64_t>());
-      const std::string status = row.value("status", "");
-      if (row.contains("max_abs")) {
-        html += fmt::format(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{:.3g}</td>"
-            "<td>{:.3g}</td><td>{} / {}</td><td>{}</td></tr>\n",
-            row.value("case", ""), sizes, row.value("provider", ""), row.value("optimization", ""),
-            html_escape(row.value("output", "")), status, status, row["max_abs"].get<double>(),
-            row["max_rel"].get<double>(), row["mismatches"].get<int64_t>(), row["elements"].get<int64_t>(),
-            row["argmax_flips"].is_null() ? "-" : std::to_string(row["argmax_flips"].get<int64_t>()));
-      } else {
-        html += fmt::format(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td></td><td class=\"fail\">{}</td>"
-            "<td colspan=\"4\">{}</td></tr>\n",
-            row.value("case", ""), sizes, row.value("provider", ""), row.value("optimization", ""), status,
-            html_escape(row.value("note", "")));
+    for (const auto& row : parity_rows(report)) {
+      html += "<tr>";
+      const auto cells = parity_cells(row);
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        const std::string css = i == 5 ? fmt::format(" class=\"{}\"", row.compared() ? row.status : "fail") : "";
+        html += fmt::format("<td{}>{}</td>", css, html_escape(cells[i]));
       }
+      html += "</tr>\n";
     }
     html += "</table>\n";
   }
@@ -207,7 +230,7 @@ Expected<void> write_report(const Report& report, const std::filesystem::path& o
   ONNXPROOF_TRY(write_file_atomically(
       out / "report.json",
       report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
-  if (const std::string svg = parity_plot_svg(report.parity); !svg.empty()) {
+  if (const std::string svg = parity_plot_svg(parity_rows(report)); !svg.empty()) {
     ONNXPROOF_TRY(write_file_atomically(out / "report-parity.svg", svg));
   }
   return write_file_atomically(out / "report.md", report_to_markdown(report));

@@ -57,6 +57,18 @@ constexpr PassDefinition k_passes[] = {
 
 }  // namespace
 
+int SimplifyResult::nodes_before() const {
+  int count = 0;
+  for (const auto& [op, n] : ops_before) count += n;
+  return count;
+}
+
+int SimplifyResult::nodes_after() const {
+  int count = 0;
+  for (const auto& [op, n] : ops_after) count += n;
+  return count;
+}
+
 bool SimplifyResult::changed() const {
   return std::any_of(passes.begin(), passes.end(), [](const PassReport& p) { return p.changes > 0; });
 }
@@ -166,7 +178,7 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
     ++proof.cases;
     if (!actual) {
       proof.findings.push_back(
-          {"SIMPLIFY_CHANGED_OUTPUTS", Severity::error, "simplify",
+          {FindingCode::simplify_changed_outputs, Severity::error, "simplify",
            "the simplified model fails where the original runs (" + c.data_set + "): " + actual.error().describe(),
            c.data_set, "report it: a pass broke the model"});
       continue;
@@ -176,7 +188,7 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
       const auto comparison = compare_tensors(expected[k], (*actual)[k], tolerance.resolve(name, expected[k].dtype()));
       proof.max_abs = std::max(proof.max_abs, comparison.max_abs);
       if (!comparison.allclose) {
-        proof.findings.push_back({"SIMPLIFY_CHANGED_OUTPUTS", Severity::error, "simplify",
+        proof.findings.push_back({FindingCode::simplify_changed_outputs, Severity::error, "simplify",
                                   fmt::format("output '{}' changed in {}: {}", name, c.data_set, comparison.describe()),
                                   name, "the simplified model is not used; report the model so the pass can be fixed"});
       }

@@ -26,7 +26,7 @@ CheckResult check(const onnx::ModelProto& model) {
 
 std::vector<std::string> codes(const CheckResult& result) {
   std::vector<std::string> out;
-  for (const auto& finding : result.findings) out.push_back(finding.code);
+  for (const auto& finding : result.findings) out.emplace_back(finding.code_name());
   return out;
 }
 
@@ -80,7 +80,7 @@ TEST(CheckModel, AtenFallbackIsAnErrorNamingTheAtenOperator) {
   attribute->set_s("fft_rfft");
   const auto result = check(model);
   const auto it = std::find_if(result.findings.begin(), result.findings.end(),
-                               [](const Finding& f) { return f.code == "CUSTOM_DOMAIN_OP"; });
+                               [](const Finding& f) { return f.code == FindingCode::custom_domain_op; });
   ASSERT_NE(it, result.findings.end());
   EXPECT_EQ(it->severity, Severity::error);
   EXPECT_NE(it->message.find("aten::fft_rfft"), std::string::npos) << it->message;
@@ -92,7 +92,7 @@ TEST(CheckModel, OtherCustomDomainsAreWarnings) {
                                  "com.microsoft");
   const auto result = check(model);
   const auto it = std::find_if(result.findings.begin(), result.findings.end(),
-                               [](const Finding& f) { return f.code == "CUSTOM_DOMAIN_OP"; });
+                               [](const Finding& f) { return f.code == FindingCode::custom_domain_op; });
   ASSERT_NE(it, result.findings.end());
   EXPECT_EQ(it->severity, Severity::warning);
   EXPECT_NE(it->message.find("com.microsoft"), std::string::npos);

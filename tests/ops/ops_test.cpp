@@ -37,7 +37,7 @@ const TargetVerdict& verdict(const OpsAudit& audit, const std::string& op_type, 
 
 bool has(const OpsAudit& audit, const std::string& code, const std::string& fragment) {
   return std::any_of(audit.findings.begin(), audit.findings.end(), [&](const Finding& f) {
-    return f.code == code && (f.message + " " + f.hint).find(fragment) != std::string::npos;
+    return f.code_name() == code && (f.message + " " + f.hint).find(fragment) != std::string::npos;
   });
 }
 

@@ -103,3 +103,23 @@ class ModelSpecs(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FindingRegistry(unittest.TestCase):
+    """Python emits only codes from data/finding_codes.json, the registry the engine is built from."""
+
+    def test_an_unregistered_code_is_refused(self):
+        from onnxproof.findings import finding
+        with self.assertRaises(ValueError):
+            finding("MADE_UP_CODE", "error", "message")
+
+    def test_every_code_the_front_end_names_is_registered(self):
+        import pathlib
+        import re
+        from onnxproof.findings import registry
+        package = pathlib.Path(export.__file__).parent
+        used = set()
+        for source in package.glob("*.py"):
+            used |= set(re.findall(r'finding\(\s*"([A-Z][A-Z0-9_]+)"', source.read_text()))
+        self.assertTrue(used)
+        self.assertEqual(used - set(registry()), set())

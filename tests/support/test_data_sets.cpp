@@ -20,7 +20,7 @@ std::string run_test_data_sets(const std::filesystem::path& model, const std::fi
     if (row.status == "rejected" || row.status == "error") return row.data_set + ": " + row.status + ": " + row.note;
   }
   for (const auto& finding : result->findings) {
-    if (finding.severity == Severity::error) return finding.code + ": " + finding.message;
+    if (finding.severity == Severity::error) return std::string(finding.code_name()) + ": " + finding.message;
   }
   return "the proof did not pass";
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "onnxproof/core/installation.h"
 
 namespace {
 
@@ -149,6 +150,9 @@ int main(int argc, char** argv) {
     std::cerr << "onnxproof: error: " << error.what() << " (see onnxproof --help)\n";
     return k_exit_usage;
   }
+
+  // The environment and the install layout are read here, once; the libraries get the result.
+  onnxproof::use_installation(onnxproof::resolve_installation(std::filesystem::read_symlink("/proc/self/exe")));
 
   try {
     if (show_version) return run_version(std::cout);

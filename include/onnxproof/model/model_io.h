@@ -35,6 +35,12 @@ struct LoadedModel {
 /// output must never overwrite.
 std::vector<std::filesystem::path> model_files(const LoadedModel& model);
 
+/// An output a command writes beside reading `model` (`option` names it, e.g. "--json"): it may
+/// not be the model or one of its external-data files, nor anything but a regular file. An
+/// empty path is allowed (no output). ErrorCode::usage otherwise.
+Expected<void> require_output_apart_from(const std::filesystem::path& output, const LoadedModel& model,
+                                         const std::string& option);
+
 /// Loads an ONNX model. Fails (with the path in the message) when the file is missing, over the
 /// size limit, not a protobuf ModelProto, has no graph, or has external data whose location is
 /// absolute, contains "..", leaves the model's folder through a symlink, is missing, or is shorter

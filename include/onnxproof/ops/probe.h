@@ -36,6 +36,16 @@ Expected<std::vector<ProbeRow>> probe_operators(const ProbeOptions& options);
 SupportTable probed_table(const std::vector<ProbeRow>& rows, const SupportTable& documented,
                           const std::string& runtime);
 
+/// A conclusive probe row whose outcome differs from what the documented table says.
+struct ProbeDifference {
+  ProbeRow row;
+  bool documented_supported = false;
+};
+
+/// The probe against the documented table (data/op-support/ort-cpu-documented.csv): rows where
+/// the installed runtime does what the documentation does not say, or the reverse.
+std::vector<ProbeDifference> differences_from_table(const std::vector<ProbeRow>& rows, const SupportTable& documented);
+
 /// Writes a table in data/op-support's format, atomically.
 Expected<void> write_support_table(const SupportTable& table, const std::filesystem::path& path);
 

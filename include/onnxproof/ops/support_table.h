@@ -41,6 +41,9 @@ std::filesystem::path support_table_dir();
 /// target is a usage error listing the known ones.
 Expected<SupportTable> load_target_table(const std::string& target);
 
+/// The tables of several targets, in the order given.
+Expected<std::vector<SupportTable>> load_target_tables(const std::vector<std::string>& targets);
+
 /// Targets that have a table.
 std::vector<std::string> known_targets();
 

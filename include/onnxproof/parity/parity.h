@@ -68,6 +68,9 @@ struct ParityRow {
   std::string actual_dtype;
   std::string worst_at;  // coordinates of the worst element, e.g. "[1, 5]"
   std::string note;      // why rejected / errored
+
+  /// True when the outputs were compared (status pass or fail), so the figures mean something.
+  bool compared() const { return status == "pass" || status == "fail"; }
 };
 
 struct ProviderStatus {
@@ -91,6 +94,8 @@ struct ParityResult {
   std::vector<Finding> findings;
   /// Every provider ran and no finding is an error.
   bool passed() const;
+  /// The first provider that could not run; null when all ran.
+  const ProviderStatus* provider_not_run() const;
 };
 
 /// Runs the proof. Fails only when the tool cannot do it at all (the model file is unreadable);
@@ -98,6 +103,9 @@ struct ParityResult {
 /// (tolerance misses, refused shapes, flipped argmax, NaN differences) are findings.
 Expected<ParityResult> run_parity(const std::filesystem::path& model, const Reference& reference,
                                   const ParityOptions& options);
+
+/// "batch=4, seq=7" for a case's sizes.
+std::string describe_sizes(const std::map<std::string, int64_t>& sizes);
 
 /// "[1, 5]" for a flat index into a shape.
 std::string format_index(int64_t flat, const std::vector<int64_t>& shape);

@@ -29,6 +29,9 @@ struct ToleranceOptions {
   /// element would ever count as a mismatch, and an infinite one accepts anything. ErrorCode::usage
   /// naming the option otherwise.
   Expected<void> validate() const;
+
+  /// Adds one --output-tolerance NAME=RTOL,ATOL (ErrorCode::usage when malformed).
+  Expected<void> add_output_tolerance(const std::string& text);
 };
 
 }  // namespace onnxproof

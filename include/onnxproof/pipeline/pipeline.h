@@ -22,6 +22,10 @@ struct PipelineOptions {
   std::vector<SupportTable> targets;  // the operator audit's tables (--target)
 };
 
+/// The default run folder for a model spec: onnxproof-out/NAME, NAME being "resnet18" for
+/// torchvision:resnet18, "model" for path/model.py:build or model.pt, "build" for package.module:build.
+std::filesystem::path default_run_folder(const std::string& model_spec);
+
 /// Runs every step, writes OUT/report.json and OUT/report.md, and returns the report. Fails
 /// only for usage errors found before any step ran (bad options, a malformed spec) and when the
 /// report cannot be written; everything else is in the report's steps and findings.

@@ -11,9 +11,6 @@
 
 namespace onnxproof {
 
-/// A finding as JSON: code, severity, step, message, where, hint (the report's schema).
-nlohmann::json finding_to_json(const Finding& finding);
-
 /// The check result as JSON (schema "onnxproof.check/1"): verdict, checker and shape inference
 /// status, summary, findings and tool versions.
 nlohmann::json check_result_to_json(const LoadedModel& model, const CheckResult& result);

@@ -4,12 +4,14 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "onnxproof/parity/parity.h"
 
 namespace onnxproof {
 
-/// An SVG bar chart of the report's parity[] rows (max_abs per case, the largest over its outputs);
-/// empty when no row has figures.
-std::string parity_plot_svg(const nlohmann::json& parity_rows);
+/// An SVG bar chart of the parity rows (max_abs per case, the largest over its outputs); empty
+/// when no row has figures.
+std::string parity_plot_svg(const std::vector<ParityRow>& rows);
 
 }  // namespace onnxproof

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "onnxproof/core/verdict.h"
 #include "onnxproof/parity/parity.h"
 
 namespace onnxproof {
@@ -15,6 +16,13 @@ nlohmann::json parity_rows_to_json(const ParityResult& result);
 
 /// Providers, accuracy, and the accuracy per (provider, optimization) as JSON.
 nlohmann::json parity_summary_to_json(const ParityResult& result);
+
+/// error when a provider could not run, fail when the proof failed, pass otherwise.
+Verdict parity_verdict(const ParityResult& result);
+
+/// `onnxproof parity --json`'s content (schema onnxproof.parity/1): model, verdict, summary,
+/// findings and rows.
+nlohmann::json parity_result_to_json(const std::filesystem::path& model, const ParityResult& result);
 
 /// The terminal summary: per provider and optimization level, per output, the cases passed and
 /// the worst figures; then task accuracy.

@@ -3,6 +3,8 @@
 // failure): report.json (schema onnxproof.report/1) and report.md.
 
 #include <filesystem>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,15 +13,17 @@
 
 #include "onnxproof/core/error.h"
 #include "onnxproof/core/finding.h"
+#include "onnxproof/core/verdict.h"
+#include "onnxproof/parity/parity.h"
 
 namespace onnxproof {
 
 struct StepReport {
   std::string name;
-  std::string status = "skip";  // pass | fail | skip | error
+  StepStatus status = StepStatus::skip;
   double seconds = 0.0;
-  std::string reason;  // why skipped or errored
-  nlohmann::json details = nlohmann::json::object();
+  std::string reason;  // why skipped or errored, or what it did
+  nlohmann::json details = nlohmann::json::object();  // the step's figures, as report.json lists them
 };
 
 /// One of MISSION.md's headline questions with its answer ("yes", "no" or "not checked").
@@ -35,14 +39,21 @@ struct Report {
   std::vector<std::pair<std::string, std::string>> versions;
   std::vector<StepReport> steps;
   std::vector<Finding> findings;
-  nlohmann::json parity = nlohmann::json::array();    // the parity rows
-  nlohmann::json summary = nlohmann::json::object();  // providers, accuracy
+  std::optional<ParityResult> parity;  // when the parity step ran
   std::vector<HeadlineAnswer> headline;
-
-  /// pass only when every step ran and passed; error when a step could not do its job;
-  /// fail otherwise (DESIGN.md).
-  std::string verdict() const;
+  Verdict verdict = Verdict::error;  // set once, by finish_report()
 };
+
+/// Computes the verdict once, from the steps and the findings: verdict_from() of the step
+/// statuses, and fail when a finding is an error (a later step may confirm an earlier warning).
+void finish_report(Report& report);
+
+/// The pipeline's terminal summary: each step, the headline answers, the findings that are not
+/// info, the report's path and the verdict.
+void print_report_summary(std::ostream& out, const Report& report, const std::filesystem::path& out_dir);
+
+/// The first step that could not do its job; null when none.
+const StepReport* first_error_step(const Report& report);
 
 /// report.json's content.
 nlohmann::json report_to_json(const Report& report);

@@ -39,6 +39,8 @@ struct SimplifyResult {
   uint64_t bytes_after = 0;
   double seconds = 0.0;
   bool changed() const;
+  int nodes_before() const;
+  int nodes_after() const;
 };
 
 /// Simplifies `model` in place (it must hold its tensor bytes). The result passes the ONNX

@@ -1,0 +1,32 @@
+#pragma once
+// Where onnxproof's own files are: the data files (support tables, the finding-code registry),
+// the Python front end and the examples, and the interpreter that runs exports. The driver
+// resolves them once (environment overrides, else beside the installed executable, else the
+// source tree this build came from) and hands them to the libraries with use_installation();
+// libraries never read the environment themselves.
+
+#include <filesystem>
+#include <string>
+
+namespace onnxproof {
+
+struct Installation {
+  std::filesystem::path data_dir;      // op-support/*.csv, finding_codes.json
+  std::filesystem::path python_dir;    // holds the onnxproof front-end package (PYTHONPATH)
+  std::filesystem::path examples_dir;  // digits/digits_cnn.py for the demo
+  std::string python;                  // the interpreter exports run with
+};
+
+/// The environment's overrides (ONNXPROOF_DATA, ONNXPROOF_PYTHONPATH, ONNXPROOF_PYTHON), else
+/// <prefix>/share/onnxproof/... when `executable` lies in <prefix>/bin of an install, else the
+/// source tree and pinned .venv this build was configured with.
+Installation resolve_installation(const std::filesystem::path& executable);
+
+/// Makes `installation` the one the libraries use; call once, at start-up.
+void use_installation(Installation installation);
+
+/// The installation in use: the one given to use_installation(), else the build's source tree
+/// (for tests and programs that link the libraries directly).
+const Installation& installation();
+
+}  // namespace onnxproof

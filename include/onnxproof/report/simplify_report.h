@@ -1,0 +1,20 @@
+#pragma once
+// Writers for the simplify step: the report's step details and the terminal summary.
+
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "onnxproof/simplify/simplify.h"
+
+namespace onnxproof {
+
+/// The simplify step's details in report.json: nodes and operators before and after, bytes,
+/// changes per pass, rounds, and the proof's cases and largest difference.
+nlohmann::json simplify_outcome_to_json(const SimplifyOutcome& outcome);
+
+/// The terminal summary of `onnxproof simplify`: changes per pass, nodes per operator that
+/// changed, bytes, the proof and its findings, and what was written to `output`.
+void print_simplify_outcome(std::ostream& out, const SimplifyOutcome& outcome, const std::filesystem::path& output);
+
+}  // namespace onnxproof
