@@ -18,7 +18,7 @@ import sys
 import time
 import warnings
 
-from . import __version__
+from . import __version__, contract
 from .cases import example_sizes, generate, shape_cases, shape_for
 from .errors import EXIT_FAIL, FrontEndError, UsageError
 from .findings import finding
@@ -397,6 +397,7 @@ class Exporter:
                 write_atomically(os.path.join(folder, "labels.pb"), labels.SerializeToString())
             cases.append({"data_set": data_set, "sizes": sizes, "sample": sample, "source": source})
         manifest = {
+            "schema": contract.CASES,
             "inputs": [spec["name"] for spec in self.inputs],
             "outputs": self.output_names,
             "dynamic_axes": {label: size for label, size in self.examples.items()},
@@ -414,7 +415,7 @@ class Exporter:
                 data = handle.read()
             model_info = {"path": "model.onnx", "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
         manifest = {
-            "schema": "onnxproof.export/1",
+            "schema": contract.EXPORT,
             "status": "exported" if model_info else "failed",
             "model": self.config["model"],
             "description": getattr(self, "description", ""),
@@ -442,14 +443,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         config = json.loads(args.config_json)
+        contract.check_config(config)
         os.makedirs(config["out"], exist_ok=True)
         return Exporter(config).run()
     except FrontEndError as error:
         print(f"onnxproof: error: {error}", file=sys.stderr)
         return error.exit_code
-    except (json.JSONDecodeError, KeyError) as error:
-        print(f"onnxproof: error: malformed export configuration: {error}", file=sys.stderr)
-        return 2
+    except (json.JSONDecodeError, contract.ContractError) as error:
+        print(f"onnxproof: error: the export configuration breaks {contract.CONFIG}: {error}", file=sys.stderr)
+        return 3
     except ImportError as error:
         print(f"onnxproof: error: a dependency is missing: {error}", file=sys.stderr)
         return 3

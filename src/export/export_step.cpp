@@ -18,8 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "onnxproof/core/installation.h"
 #include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/installation.h"
+#include "onnxproof/parity/parity.h"
 #include "onnxproof/tensor/dtype.h"
 #include "onnxproof/tensor/tensor.h"
 
@@ -31,6 +32,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view k_error_prefix = "onnxproof: error: ";
+constexpr std::string_view k_progress_prefix = "onnxproof export: ";
 
 std::optional<int64_t> parse_int(std::string_view text) {
   int64_t value = 0;
@@ -88,8 +90,10 @@ std::vector<std::string> front_end_environment() {
   return environment;
 }
 
+constexpr int k_both_streams = -1;
+
 // Runs `python ARGS...` with the front end on PYTHONPATH and stdin from /dev/null; every line the
-// child writes to `captured_fd` (its stdout or stderr) goes to `on_line`. Returns the exit code
+// child writes to `captured_fd` (its stdout, its stderr, or k_both_streams) goes to `on_line`. Returns the exit code
 // (128 + signal when it was killed); ErrorCode::limit_exceeded when it runs past
 // `timeout_seconds` (0: no limit), after ending it.
 Expected<int> run_front_end(const std::string& python, std::vector<std::string> args, int captured_fd,
@@ -109,7 +113,10 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
     return fail(ErrorCode::io, "cannot create a pipe: " + std::string(std::strerror(errno)));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], captured_fd);
+  // k_both_streams: the child's stdout and stderr share the pipe, so nothing it prints reaches ours.
+  for (const int fd :
+       captured_fd == k_both_streams ? std::vector{STDOUT_FILENO, STDERR_FILENO} : std::vector{captured_fd})
+    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], fd);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   pid_t pid = 0;
   const int spawned = ::posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());
@@ -185,10 +192,16 @@ nlohmann::json config_json(const ExportOptions& options) {
   for (const auto& axis : options.dynamic) {
     dynamic.push_back({{"input", axis.input}, {"axis", axis.axis}, {"label", axis.label}});
   }
-  nlohmann::json config = {
-      {"model", options.model},       {"inputs", inputs},       {"dynamic", dynamic},         {"opset", options.opset},
-      {"exporter", options.exporter}, {"sweep", options.sweep}, {"samples", options.samples}, {"seed", options.seed},
-      {"out", options.out.string()}};
+  nlohmann::json config = {{"contract", k_config_contract},
+                           {"model", options.model},
+                           {"inputs", inputs},
+                           {"dynamic", dynamic},
+                           {"opset", options.opset},
+                           {"exporter", options.exporter},
+                           {"sweep", options.sweep},
+                           {"samples", options.samples},
+                           {"seed", options.seed},
+                           {"out", options.out.string()}};
   if (options.opset_ceiling > 0) {
     config["opset_ceiling"] = options.opset_ceiling;
     config["opset_ceiling_reason"] = options.opset_ceiling_reason;
@@ -198,34 +211,52 @@ nlohmann::json config_json(const ExportOptions& options) {
   return config;
 }
 
+// export.json (schema onnxproof.export/1), checked field by field: a front end from another
+// onnxproof version, or a broken one, is an error naming the field, never empty options.
 Expected<ExportResult> read_manifest(const fs::path& out) {
   const fs::path path = out / "export.json";
   ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(path, uint64_t{64} << 20));
+  const auto bad = [&](const std::string& field, const std::string& what) {
+    return fail(ErrorCode::internal, path.string() + ": " + field + ": expected " + what);
+  };
+  nlohmann::json manifest;
   try {
-    const auto manifest = nlohmann::json::parse(text);
-    ExportResult result;
-    result.exporter = manifest.value("exporter", "");
-    const auto versions = manifest.value("versions", nlohmann::json::object());
-    for (const auto& [tool, version] : versions.items())
-      result.versions.emplace_back(tool, version.is_string() ? version.get<std::string>() : version.dump());
-    const auto& findings = manifest.at("findings");
-    for (std::size_t i = 0; i < findings.size(); ++i) {
-      ONNXPROOF_TRY_ASSIGN(Finding finding, finding_from_json(findings[i], "export.json: findings[" + std::to_string(i) + "]"));
-      result.findings.push_back(std::move(finding));
-    }
-    if (manifest.at("onnx_model").is_object()) {
-      result.model = out / manifest["onnx_model"].at("path").get<std::string>();
-      result.sha256 = manifest["onnx_model"].at("sha256");
-    }
-    const fs::path cases = out / "reference" / "cases.json";
-    if (fs::exists(cases)) {
-      ONNXPROOF_TRY_ASSIGN(const std::string cases_text, read_file(cases, uint64_t{64} << 20));
-      result.reference_sets = static_cast<int>(nlohmann::json::parse(cases_text).at("cases").size());
-    }
-    return result;
+    manifest = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {
     return fail(ErrorCode::internal, path.string() + " is malformed: " + error.what());
   }
+  if (!manifest.is_object()) return bad("(top level)", "an object");
+  if (manifest.value("schema", "") != k_export_schema) return bad("schema", std::string(k_export_schema));
+  ExportResult result;
+  if (!manifest.contains("exporter") || !manifest["exporter"].is_string()) return bad("exporter", "a string");
+  result.exporter = manifest["exporter"].get<std::string>();
+  const auto versions = manifest.value("versions", nlohmann::json::object());
+  if (!versions.is_object()) return bad("versions", "an object of tool -> version");
+  for (const auto& [tool, version] : versions.items()) {
+    if (!version.is_string()) return bad("versions." + tool, "a string");
+    result.versions.emplace_back(tool, version.get<std::string>());
+  }
+  const auto findings = manifest.value("findings", nlohmann::json());
+  if (!findings.is_array()) return bad("findings", "a list");
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    ONNXPROOF_TRY_ASSIGN(Finding finding,
+                         finding_from_json(findings[i], "export.json: findings[" + std::to_string(i) + "]"));
+    result.findings.push_back(std::move(finding));
+  }
+  const auto model = manifest.value("onnx_model", nlohmann::json());
+  if (model.is_object()) {
+    if (!model.contains("path") || !model["path"].is_string()) return bad("onnx_model.path", "a string");
+    if (!model.contains("sha256") || !model["sha256"].is_string()) return bad("onnx_model.sha256", "a string");
+    result.model = out / model["path"].get<std::string>();
+    result.sha256 = model["sha256"].get<std::string>();
+  } else if (!model.is_null()) {
+    return bad("onnx_model", "an object or null");
+  }
+  if (const fs::path cases = out / "reference" / "cases.json"; fs::exists(cases)) {
+    ONNXPROOF_TRY_ASSIGN(const CasesManifest read, read_cases_manifest(cases));
+    result.reference_sets = static_cast<int>(read.cases.size());
+  }
+  return result;
 }
 
 }  // namespace
@@ -367,20 +398,23 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
   fs::remove(options.out / "export.json", ec);
 
   const std::string python = front_end_interpreter(options.python);
-  // The front end's stderr is forwarded line by line as progress, and its final
+  // Everything the front end prints (its stdout and stderr: progress, the exporter's and torch's
+  // chatter) is kept in OUT/export.log; progress lines are forwarded, and its final
   // "onnxproof: error:" line becomes this function's Error (printed once, by the caller).
   std::string error_line;
-  ONNXPROOF_TRY_ASSIGN(const int code,
-                       run_front_end(
-                           python, {"-m", "onnxproof", "--config-json", config_json(options).dump()}, STDERR_FILENO,
-                           [&](const std::string& line) {
-                             if (line.starts_with(k_error_prefix)) {
-                               error_line = line.substr(k_error_prefix.size());
-                             } else {
-                               progress << line << '\n' << std::flush;
-                             }
-                           },
-                           options.timeout_seconds));
+  std::string log;
+  const auto finished = run_front_end(
+      python, {"-m", "onnxproof", "--config-json", config_json(options).dump()}, k_both_streams,
+      [&](const std::string& line) {
+        log += line + '\n';
+        if (line.starts_with(k_error_prefix))
+          error_line = line.substr(k_error_prefix.size());
+        else if (line.starts_with(k_progress_prefix))
+          progress << line << '\n' << std::flush;
+      },
+      options.timeout_seconds);
+  ONNXPROOF_TRY(write_file_atomically(options.out / "export.log", log));
+  ONNXPROOF_TRY_ASSIGN(const int code, finished);
   if (code == 0 || code == 1) {
     if (!fs::exists(options.out / "export.json")) {
       return fail(ErrorCode::internal, "the export front end (" + python + ") ended without writing " +
@@ -390,7 +424,8 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
   }
   if (!error_line.empty()) return fail(code == 2 ? ErrorCode::usage : ErrorCode::invalid_input, error_line);
   return fail(ErrorCode::internal, "the export front end (" + python + " -m onnxproof) failed with exit code " +
-                                       std::to_string(code) + "; its output is above");
+                                       std::to_string(code) + "; its output is in " +
+                                       (options.out / "export.log").string());
 }
 
 std::string front_end_interpreter(const std::string& requested) {

@@ -70,10 +70,11 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
     cases.push_back({{"data_set", c.data_set}, {"sizes", c.sizes}, {"sample", c.sample}, {"source", c.source}});
   }
   nlohmann::json examples(reference.example_sizes);
-  ONNXPROOF_TRY(
-      write_file_atomically(folder / "cases.json", nlohmann::json{{"dynamic_axes", examples}, {"cases", cases}}.dump(
-                                                       2, ' ', false, nlohmann::json::error_handler_t::replace) +
-                                                       "\n"));
+  ONNXPROOF_TRY(write_file_atomically(
+      folder / "cases.json",
+      nlohmann::json{{"schema", k_cases_schema}, {"dynamic_axes", examples}, {"cases", cases}}.dump(
+          2, ' ', false, nlohmann::json::error_handler_t::replace) +
+          "\n"));
   for (const auto& entry : fs::recursive_directory_iterator(folder)) {
     if (!entry.is_regular_file()) continue;
     ONNXPROOF_TRY_ASSIGN(const std::string digest, sha256_file(entry.path()));
@@ -271,7 +272,8 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
   }
   // The proof's findings against frozen outputs are drift: rename them so the report says so.
   for (auto finding : result.parity.findings) {
-    if (finding.code == FindingCode::parity_mismatch || finding.code == FindingCode::argmax_flip || finding.code == FindingCode::nan_or_inf) {
+    if (finding.code == FindingCode::parity_mismatch || finding.code == FindingCode::argmax_flip ||
+        finding.code == FindingCode::nan_or_inf) {
       finding.message = "against the golden outputs: " + finding.message;
       finding.code = FindingCode::golden_drift;
       finding.hint =

@@ -163,27 +163,37 @@ void add_missing_output_findings(const Session& session, const Reference& refere
   }
 }
 
-// One finding per (provider, optimization, output) that failed, naming the worst case.
-void add_findings(const Reference& reference, ParityResult& result) {
+// The parity rows grouped the way findings report them: by (provider, optimization, output), and
+// refused or failed runs by sizes (the model's problem, whatever the provider).
+struct RowGroups {
   std::map<std::string, std::vector<const ParityRow*>> failed;
   std::map<std::string, std::vector<const ParityRow*>> flipped;
   std::map<std::string, std::vector<const ParityRow*>> nan_rows;
-  std::map<std::string, const ParityRow*> rejected;  // by sizes: the model's, whatever the provider
-  std::set<std::string> disabled_passes;
+  std::map<std::string, const ParityRow*> rejected;
+  std::set<std::string> disabled_passes;  // data_set|output that match with optimizations disabled
+};
+
+RowGroups group_rows(const ParityResult& result) {
+  RowGroups groups;
   for (const auto& row : result.rows) {
     const std::string key = row.provider + "|" + row.optimization + "|" + row.output;
     if (row.status == "rejected" || row.status == "error") {
-      rejected.emplace(describe_sizes(row.sizes) + "|" + row.status, &row);
+      groups.rejected.emplace(describe_sizes(row.sizes) + "|" + row.status, &row);
       continue;
     }
-    if (!row.comparison.allclose) failed[key].push_back(&row);
-    if (row.argmax && row.argmax->flips > 0) flipped[key].push_back(&row);
-    if (row.comparison.nan_mismatches > 0) nan_rows[key].push_back(&row);
+    if (!row.comparison.allclose) groups.failed[key].push_back(&row);
+    if (row.argmax && row.argmax->flips > 0) groups.flipped[key].push_back(&row);
+    if (row.comparison.nan_mismatches > 0) groups.nan_rows[key].push_back(&row);
+    if (row.optimization == "disabled" && row.status == "pass")
+      groups.disabled_passes.insert(row.data_set + "|" + row.output);
   }
-  for (const auto& row : result.rows) {
-    if (row.optimization == "disabled" && row.status == "pass") disabled_passes.insert(row.data_set + "|" + row.output);
-  }
+  return groups;
+}
 
+// One PARITY_MISMATCH per (provider, optimization, output) that failed, naming the worst case.
+void add_mismatch_findings(const Reference& reference, const RowGroups& groups, ParityResult& result) {
+  const auto& failed = groups.failed;
+  const auto& disabled_passes = groups.disabled_passes;
   for (const auto& [key, rows] : failed) {
     // A miss that shows with optimizations on and off is one problem: report it once, on "all".
     const ParityRow* first = rows.front();
@@ -220,9 +230,18 @@ void add_findings(const Reference& reference, ParityResult& result) {
           "with graph optimizations disabled this case matches: an ONNX Runtime fusion shifts the numbers; "
           "deploy with the optimization level that passes or loosen the tolerance knowingly";
     }
-    result.findings.push_back(
-        {FindingCode::parity_mismatch, Severity::error, "parity", message, worst->output, hint, {.sizes = worst->sizes}});
+    result.findings.push_back({FindingCode::parity_mismatch,
+                               Severity::error,
+                               "parity",
+                               message,
+                               worst->output,
+                               hint,
+                               {.sizes = worst->sizes}});
   }
+}
+
+void add_flip_findings(const RowGroups& groups, ParityResult& result) {
+  const auto& flipped = groups.flipped;
   for (const auto& [key, rows] : flipped) {
     int64_t flips = 0;
     int64_t total = 0;
@@ -242,6 +261,10 @@ void add_findings(const Reference& reference, ParityResult& result) {
          first->output,
          "close logits near a tie flip; check the numeric drift above, or accept it with a documented tolerance"});
   }
+}
+
+void add_nan_findings(const RowGroups& groups, ParityResult& result) {
+  const auto& nan_rows = groups.nan_rows;
   for (const auto& [key, rows] : nan_rows) {
     int64_t positions = 0;
     for (const auto* row : rows) positions += row->comparison.nan_mismatches;
@@ -251,11 +274,17 @@ void add_findings(const Reference& reference, ParityResult& result) {
                      rows.front()->output, rows.front()->provider, positions, rows.size()),
          rows.front()->output, "look for log/div/sqrt of zero or overflow in float16 in one runtime only"});
   }
+}
+
+void add_rejected_findings(const Reference& reference, const RowGroups& groups, ParityResult& result) {
+  const auto& rejected = groups.rejected;
   for (const auto& [key, row] : rejected) {
     const bool refused = row->status == "rejected";
     const auto changed = changed_sizes(row->sizes, reference);
     result.findings.push_back(
-        {refused ? FindingCode::shape_rejected : FindingCode::run_failed, Severity::error, "parity",
+        {refused ? FindingCode::shape_rejected : FindingCode::run_failed,
+         Severity::error,
+         "parity",
          refused ? fmt::format("ONNX Runtime refuses {} ({}): {}", describe_sizes(changed), row->data_set, row->note)
                  : fmt::format("{} on {}: {}", row->data_set, row->provider, row->note),
          row->data_set,
@@ -264,6 +293,15 @@ void add_findings(const Reference& reference, ParityResult& result) {
                  : "",
          {.sizes = refused ? changed : row->sizes}});
   }
+}
+
+// One finding per (provider, optimization, output) that failed, naming the worst case.
+void add_findings(const Reference& reference, ParityResult& result) {
+  const RowGroups groups = group_rows(result);
+  add_mismatch_findings(reference, groups, result);
+  add_flip_findings(groups, result);
+  add_nan_findings(groups, result);
+  add_rejected_findings(reference, groups, result);
 }
 
 void add_accuracy(const Reference& reference, const ParityOptions& options, ParityResult& result,

@@ -30,6 +30,51 @@ int data_set_number(const fs::path& folder) {
 
 }  // namespace
 
+Expected<CasesManifest> read_cases_manifest(const fs::path& path) {
+  ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(path, uint64_t{64} << 20));
+  const auto bad = [&](const std::string& field, const std::string& what) {
+    return fail(ErrorCode::invalid_input, path.string() + ": " + field + ": expected " + what);
+  };
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    return fail(ErrorCode::invalid_input, path.string() + " is malformed: " + error.what());
+  }
+  if (!json.is_object()) return bad("(top level)", "an object");
+  // Folders frozen before the schema field existed have none; any other schema is not ours.
+  if (json.contains("schema") && json["schema"] != k_cases_schema) return bad("schema", std::string(k_cases_schema));
+  const auto sizes_of = [](const nlohmann::json& value, std::map<std::string, int64_t>& sizes) {
+    if (!value.is_object()) return false;
+    for (const auto& [label, size] : value.items()) {
+      if (!size.is_number_integer()) return false;
+      sizes[label] = size.get<int64_t>();
+    }
+    return true;
+  };
+  CasesManifest manifest;
+  if (json.contains("dynamic_axes") && !sizes_of(json["dynamic_axes"], manifest.example_sizes))
+    return bad("dynamic_axes", "an object of label -> integer size");
+  const auto cases = json.value("cases", nlohmann::json::array());
+  if (!cases.is_array()) return bad("cases", "a list");
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& entry = cases[i];
+    const std::string field = "cases[" + std::to_string(i) + "]";
+    CasesManifest::Entry parsed;
+    if (!entry.is_object() || !entry.contains("data_set") || !entry["data_set"].is_string())
+      return bad(field + ".data_set", "a string");
+    parsed.data_set = entry["data_set"].get<std::string>();
+    if (entry.contains("sizes") && !sizes_of(entry["sizes"], parsed.sizes))
+      return bad(field + ".sizes", "an object of label -> integer size");
+    if (entry.contains("sample") && !entry["sample"].is_number_integer()) return bad(field + ".sample", "an integer");
+    if (entry.contains("source") && !entry["source"].is_string()) return bad(field + ".source", "a string");
+    parsed.sample = entry.value("sample", 0);
+    parsed.source = entry.value("source", "");
+    manifest.cases.push_back(std::move(parsed));
+  }
+  return manifest;
+}
+
 Expected<Reference> read_reference(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return fail(ErrorCode::not_found, "no such reference folder: " + dir.string());
@@ -43,16 +88,10 @@ Expected<Reference> read_reference(const fs::path& dir) {
   if (folders.empty()) return fail(ErrorCode::invalid_input, dir.string() + " holds no test_data_set_* folder");
 
   Reference reference;
-  nlohmann::json manifest = nlohmann::json::object();  // ONNX's own test folders have no cases.json
+  CasesManifest manifest;  // ONNX's own test folders have no cases.json
   if (fs::exists(dir / "cases.json")) {
-    ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(dir / "cases.json", uint64_t{64} << 20));
-    try {
-      manifest = nlohmann::json::parse(text);
-      const nlohmann::json examples = manifest.value("dynamic_axes", nlohmann::json::object());
-      for (const auto& [label, size] : examples.items()) reference.example_sizes[label] = size.get<int64_t>();
-    } catch (const nlohmann::json::exception& error) {
-      return fail(ErrorCode::invalid_input, (dir / "cases.json").string() + " is malformed: " + error.what());
-    }
+    ONNXPROOF_TRY_ASSIGN(manifest, read_cases_manifest(dir / "cases.json"));
+    reference.example_sizes = manifest.example_sizes;
   }
   for (const auto& folder : folders) {
     ReferenceCase reference_case;
@@ -67,13 +106,11 @@ Expected<Reference> read_reference(const fs::path& dir) {
       ONNXPROOF_TRY_ASSIGN(auto labels, read_tensor_pb(folder / "labels.pb"));
       reference_case.labels = std::move(labels.tensor);
     }
-    const nlohmann::json cases = manifest.value("cases", nlohmann::json::array());
-    for (const auto& entry : cases) {
-      if (entry.value("data_set", "") != reference_case.data_set) continue;
-      const nlohmann::json sizes = entry.value("sizes", nlohmann::json::object());
-      for (const auto& [label, size] : sizes.items()) reference_case.sizes[label] = size.get<int64_t>();
-      reference_case.sample = entry.value("sample", 0);
-      reference_case.source = entry.value("source", "");
+    for (const auto& entry : manifest.cases) {
+      if (entry.data_set != reference_case.data_set) continue;
+      reference_case.sizes = entry.sizes;
+      reference_case.sample = entry.sample;
+      reference_case.source = entry.source;
     }
     reference.cases.push_back(std::move(reference_case));
   }

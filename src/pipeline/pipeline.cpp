@@ -25,16 +25,16 @@ namespace {
 // the headline; the report's steps[] and findings[] are rendered from them.
 struct Run {
   const PipelineOptions& options;
-  fs::path out;
+  fs::path out{};
   std::ostream& progress;
   Report& report;
-  fs::path model;                          // set by export, replaced by simplify
-  std::optional<Reference> reference;      // PyTorch's data, read once after the export
-  std::optional<Error> reference_error;    // why it could not be read
-  std::optional<CheckResult> check;        // set by check
-  std::optional<OpsAudit> ops;             // set by ops
-  std::string golden_evidence;             // what the golden step did
-  std::optional<Error> usage_error;        // a bad option: the run stops, the CLI exits 2
+  fs::path model{};                        // set by export, replaced by simplify
+  std::optional<Reference> reference{};    // PyTorch's data, read once after the export
+  std::optional<Error> reference_error{};  // why it could not be read
+  std::optional<CheckResult> check{};      // set by check
+  std::optional<OpsAudit> ops{};           // set by ops
+  std::string golden_evidence{};           // what the golden step did
+  std::optional<Error> usage_error{};      // a bad option: the run stops, the CLI exits 2
 };
 
 // A step that could not do its job: status error, the reason in one line.
@@ -272,7 +272,8 @@ void answer_headline(const Run& run, Report& report) {
                          !has_finding(findings, FindingCode::run_failed, Severity::error);
   report.headline.push_back(
       {"Does the exported model accept every batch, sequence length and image size production sends?",
-       yes_no(parity, shapes_ok), sizes.empty() ? "no shape cases ran" : fmt::format("ran {}", fmt::join(sizes, ", "))});
+       yes_no(parity, shapes_ok),
+       sizes.empty() ? "no shape cases ran" : fmt::format("ran {}", fmt::join(sizes, ", "))});
 
   const auto* check = find_step(report, "check");
   const bool aten = has_finding(findings, FindingCode::custom_domain_op, Severity::error);

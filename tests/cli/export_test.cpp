@@ -221,6 +221,20 @@ TEST(Export, DictOutputsAreFlattenedWithTheirKeysAsNames) {
   EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
 }
 
+// What the model and the exporter print goes to OUT/export.log, not to onnxproof's output;
+// progress lines still come through.
+TEST(Export, TheFrontEndsChatterIsKeptInTheLog) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":chatty", "--input", "x=2x3:float32"});
+  ASSERT_EQ(result.cli.exit_code, 0) << result.cli.err;
+  EXPECT_EQ(result.cli.out.find("CHATTER"), std::string::npos);
+  EXPECT_EQ(result.cli.err.find("CHATTER"), std::string::npos);
+  EXPECT_NE(result.cli.err.find("onnxproof export: "), std::string::npos) << result.cli.err;
+  const std::string log = read_text(out / "export.log");
+  EXPECT_NE(log.find("CHATTER FROM FORWARD"), std::string::npos) << log;
+  EXPECT_NE(log.find("onnxproof export: "), std::string::npos);
+}
+
 // The old opset is reported once, by check (it reads the model's opset), not by the export too.
 TEST(Export, SweepSetsTheSizesAndOldOpsetIsReportedOnceByCheck) {
   TempDir out;
@@ -249,9 +263,9 @@ TEST(Export, RealDataReplacesGeneratedInputs) {
 // A capture that fails midway (here the --data source breaks) leaves no reference.partial/.
 TEST(Export, FailedReferenceCaptureLeavesNoPartialFolder) {
   TempDir out;
-  const auto result = onnxproof_cli({"export", "--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
-                                     "--dynamic", "x:0=batch", "--data", k_traps + ":failing_samples", "--out",
-                                     out.path().string()});
+  const auto result =
+      onnxproof_cli({"export", "--model", k_traps + ":dict_output", "--input", "x=2x8:float32", "--dynamic",
+                     "x:0=batch", "--data", k_traps + ":failing_samples", "--out", out.path().string()});
   EXPECT_NE(result.exit_code, 0) << result.out << result.err;
   EXPECT_NE(result.err.find("the data source broke"), std::string::npos) << result.err;
   EXPECT_FALSE(fs::exists(out / "reference.partial"));

@@ -123,3 +123,30 @@ class FindingRegistry(unittest.TestCase):
             used |= set(re.findall(r'finding\(\s*"([A-Z][A-Z0-9_]+)"', source.read_text()))
         self.assertTrue(used)
         self.assertEqual(used - set(registry()), set())
+
+
+class ConfigContract(unittest.TestCase):
+    """The engine's configuration is checked field by field (onnxproof.config/1)."""
+
+    def valid(self):
+        return {"contract": "onnxproof.config/1", "model": "m.py:build", "out": "/tmp/x",
+                "inputs": [{"name": "x", "dims": [2, 3], "dtype": "float32"}],
+                "dynamic": [{"input": "x", "axis": 0, "label": "batch"}], "opset": 0, "exporter": "auto",
+                "sweep": {}, "samples": 3, "seed": 0}
+
+    def test_a_valid_configuration_passes(self):
+        from onnxproof import contract
+        contract.check_config(self.valid())
+
+    def test_a_mismatch_names_the_field(self):
+        from onnxproof import contract
+        for change, field in ((lambda c: c["inputs"][0].update(dims=["2"]), "config.inputs[0].dims"),
+                              (lambda c: c.pop("samples"), "config.samples"),
+                              (lambda c: c.update(extra=1), "config.extra"),
+                              (lambda c: c.update(contract="onnxproof.config/0"), "config.contract"),
+                              (lambda c: c["dynamic"][0].update(axis=-1), "config.dynamic[0].axis")):
+            config = self.valid()
+            change(config)
+            with self.assertRaises(contract.ContractError) as raised:
+                contract.check_config(config)
+            self.assertTrue(str(raised.exception).startswith(field), str(raised.exception))

@@ -40,6 +40,8 @@ int report_error(std::ostream& err, const Error& error) {
 
 int run_version(std::ostream& out) {
   for (const auto& [tool, version] : tool_versions()) out << fmt::format("{:<18} {}\n", tool, version);
+  out << fmt::format("{:<18} {}\n", "data files", installation().data_dir.string());
+  out << fmt::format("{:<18} {}\n", "front end", installation().python_dir.string());
   // The front end's versions, asked from the interpreter an export would use now.
   auto front_end = front_end_versions("");
   if (!front_end) {
@@ -86,8 +88,8 @@ int run_run(const RunCommand& command, std::ostream& out, std::ostream& err) {
   auto written = run_to_folder(options);
   if (!written) return report_error(err, written.error());
   for (const auto& output : *written) {
-    out << fmt::format("{:<24} {:<8} {:<16} -> {}\n", output.name, dtype_name(output.dtype),
-                       format_shape(output.shape), output.file.string());
+    out << fmt::format("{:<24} {:<8} {:<16} -> {}\n", output.name, dtype_name(output.dtype), format_shape(output.shape),
+                       output.file.string());
   }
   return k_exit_pass;
 }
@@ -243,8 +245,8 @@ int run_parity_command(const ParityCommand& command, std::ostream& out, std::ost
       return report_error(err, written.error());
   }
   if (const auto* missing = result->provider_not_run()) {
-    return report_error(err, Error(ErrorCode::not_found,
-                                   "provider " + missing->provider + " could not run: " + missing->reason));
+    return report_error(
+        err, Error(ErrorCode::not_found, "provider " + missing->provider + " could not run: " + missing->reason));
   }
   return exit_code(verdict);
 }
@@ -312,8 +314,7 @@ int finish_pipeline(const Report& report, const fs::path& out_dir, std::ostream&
 }  // namespace
 
 int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std::ostream& err) {
-  const fs::path out_dir =
-      command.out.empty() ? default_run_folder(command.model.model) : command.out;
+  const fs::path out_dir = command.out.empty() ? default_run_folder(command.model.model) : command.out;
   auto export_options = cli_export_options(command.model, out_dir);
   if (!export_options) return report_error(err, export_options.error());
   auto parity = parity_options(command.proof);

@@ -1,12 +1,16 @@
 // onnxproof's command line: turns argv into command structs (CLI11) and hands them to commands.cpp.
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <iostream>
+#include <memory>
+#include <vector>
 
 #include "commands.h"
 #include "onnxproof/core/installation.h"
 
 namespace {
+using namespace onnxproof::cli;
 
 // The model option group, spelled the same by every command that exports (DESIGN.md).
 void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model) {
@@ -42,6 +46,146 @@ void add_proof_options(CLI::App* app, onnxproof::cli::ProofArguments& proof) {
                 "Do not also run with ONNX Runtime's graph optimizations disabled");
 }
 
+// A parsed subcommand and the call that runs it.
+struct Command {
+  CLI::App* parsed;
+  std::function<int()> run;
+};
+// In dispatch order: a nested subcommand (ops probe, golden freeze) before its parent.
+using Commands = std::vector<Command>;
+
+void add_check(CLI::App& app, Commands& commands) {
+  auto check = std::make_shared<CheckCommand>();
+  auto* check_app =
+      app.add_subcommand("check", "Run the ONNX checker and strict shape inference, and summarize the model");
+  check_app->add_option("model", check->model, "The .onnx file")->required();
+  check_app->add_option("--json", check->json_path, "Also write the result as JSON to this file");
+  check_app->add_option("--min-opset", check->min_opset, "Report OPSET_TOO_OLD below this ai.onnx opset")
+      ->capture_default_str();
+  check_app->add_option("--dynamic", check->dynamic,
+                        "NAME:AXIS=LABEL, an axis that must stay dynamic (export.json beside the model is read too)");
+
+  commands.push_back({check_app, [check] { return run_check(*check, std::cout, std::cerr); }});
+}
+
+void add_run(CLI::App& app, Commands& commands) {
+  auto run = std::make_shared<RunCommand>();
+  auto* run_app = app.add_subcommand("run", "Run the model with ONNX Runtime and write every output");
+  run_app->add_option("model", run->model, "The .onnx file")->required();
+  run_app->add_option("--input", run->inputs, "NAME=FILE with FILE a TensorProto .pb or a .npy (repeat per input)");
+  run_app->add_option("--output-dir", run->output_dir, "Folder for output_K.pb (or .npy) and outputs.json")->required();
+  run_app->add_option("--provider", run->provider, "Execution provider: cpu or cuda")->capture_default_str();
+  run_app->add_option("--format", run->format, "Output file format: pb or npy")->capture_default_str();
+
+  commands.push_back({run_app, [run] { return run_run(*run, std::cout, std::cerr); }});
+}
+
+void add_parity(CLI::App& app, Commands& commands) {
+  auto parity = std::make_shared<ParityCommand>();
+  auto* parity_app = app.add_subcommand("parity", "Prove that ONNX Runtime matches PyTorch's reference outputs");
+  parity_app->add_option("model", parity->model, "The .onnx file")->required();
+  parity_app->add_option("--reference", parity->reference, "Folder of test_data_set_N/ (OUT/reference)")->required();
+  add_proof_options(parity_app, parity->proof);
+  parity_app->add_option("--json", parity->json_path, "Also write the result as JSON to this file");
+
+  commands.push_back({parity_app, [parity] { return run_parity_command(*parity, std::cout, std::cerr); }});
+}
+
+void add_golden(CLI::App& app, Commands& commands) {
+  auto* golden_app = app.add_subcommand("golden", "Freeze proved inputs and outputs, or verify a model against them");
+  golden_app->require_subcommand(1);
+  auto freeze = std::make_shared<GoldenFreezeCommand>();
+  auto* freeze_app = golden_app->add_subcommand("freeze", "Prove parity, then freeze inputs and ONNX Runtime outputs");
+  freeze_app->add_option("model", freeze->model, "The .onnx file")->required();
+  freeze_app->add_option("--reference", freeze->reference, "PyTorch's reference data (OUT/reference)")->required();
+  freeze_app->add_option("--out", freeze->out, "The golden folder to write")->required();
+  add_proof_options(freeze_app, freeze->proof);
+  auto verify = std::make_shared<GoldenVerifyCommand>();
+  auto* verify_app =
+      golden_app->add_subcommand("verify", "Re-run the golden inputs and compare with the frozen outputs");
+  verify_app->add_option("model", verify->model, "The .onnx file")->required();
+  verify_app->add_option("--golden", verify->golden, "The golden folder")->required();
+  add_proof_options(verify_app, verify->proof);
+
+  commands.push_back({freeze_app, [freeze] { return run_golden_freeze(*freeze, std::cout, std::cerr); }});
+  commands.push_back({verify_app, [verify] { return run_golden_verify(*verify, std::cout, std::cerr); }});
+}
+
+void add_pipeline(CLI::App& app, Commands& commands) {
+  auto pipeline = std::make_shared<PipelineCommand>();
+  auto* pipeline_app =
+      app.add_subcommand("pipeline", "Export, check, prove parity and freeze golden data; write the report");
+  add_model_options(pipeline_app, pipeline->model);
+  add_proof_options(pipeline_app, pipeline->proof);
+  pipeline_app
+      ->add_option("--target", pipeline->targets,
+                   "Runtimes to audit the operators against: ort-cpu,ort-cuda,tensorrt,openvino")
+      ->capture_default_str();
+  pipeline_app->add_option("--out", pipeline->out, "The run folder (default ./onnxproof-out/<model>)");
+
+  commands.push_back({pipeline_app, [pipeline] { return run_pipeline_command(*pipeline, std::cout, std::cerr); }});
+}
+
+void add_demo(CLI::App& app, Commands& commands) {
+  auto demo = std::make_shared<DemoCommand>();
+  auto* demo_app =
+      app.add_subcommand("demo", "The pipeline on the built-in example (a CNN trained on the digits data set)");
+  demo_app->add_option("--out", demo->out, "The run folder")->capture_default_str();
+  demo_app->add_option("--python", demo->python, "Python interpreter with torch");
+
+  commands.push_back({demo_app, [demo] { return run_demo(*demo, std::cout, std::cerr); }});
+}
+
+void add_ops(CLI::App& app, Commands& commands) {
+  auto ops = std::make_shared<OpsCommand>();
+  auto* ops_app = app.add_subcommand("ops", "Audit every operator against the target runtimes' support tables");
+  ops_app->add_option("model", ops->model, "The .onnx file");
+  ops_app->add_option("--target", ops->targets, "Targets, comma-separated: ort-cpu,ort-cuda,tensorrt,openvino")
+      ->capture_default_str();
+  ops_app->add_option("--json", ops->json_path, "Also write the audit as JSON to this file");
+  auto probe = std::make_shared<ProbeCommand>();
+  auto* probe_app = ops_app->add_subcommand("probe", "Ask the installed ONNX Runtime which operators it implements");
+  probe_app->add_option("--provider", probe->provider, "Execution provider to probe")->capture_default_str();
+  probe_app->add_option("--opset", probe->opset,
+                        "Probe the schemas at this opset (default: the newest ONNX and ONNX Runtime support)");
+  probe_app->add_flag("--all-versions", probe->all_versions, "Probe every schema version up to --opset");
+  probe_app->add_option("--op", probe->ops, "Probe only this operator (repeat)");
+  probe_app->add_option("--write-table", probe->write_table, "Write the probed support table (data/op-support format)");
+
+  commands.push_back({probe_app, [probe] { return run_probe(*probe, std::cout, std::cerr); }});
+  commands.push_back({ops_app, [ops] {
+                        if (!ops->model.empty()) return run_ops(*ops, std::cout, std::cerr);
+                        std::cerr << "onnxproof: error: ops needs a MODEL.onnx (or the probe subcommand)\n";
+                        return k_exit_usage;
+                      }});
+}
+
+void add_simplify(CLI::App& app, Commands& commands) {
+  auto simplify = std::make_shared<SimplifyCommand>();
+  auto* simplify_app =
+      app.add_subcommand("simplify", "Fold constants, drop dead code and no-ops; prove the outputs unchanged");
+  simplify_app->add_option("model", simplify->model, "The .onnx file (never modified)")->required();
+  simplify_app->add_option("-o,--output", simplify->output, "Where to write the simplified model")->required();
+  simplify_app->add_option("--max-fold-bytes", simplify->max_fold_bytes, "Largest tensor constant folding may create")
+      ->capture_default_str();
+  simplify_app->add_option("--reference", simplify->reference,
+                           "Prove on these inputs (test_data_set_N/) instead of generated ones");
+  add_proof_options(simplify_app, simplify->proof);
+
+  commands.push_back({simplify_app, [simplify] { return run_simplify(*simplify, std::cout, std::cerr); }});
+}
+
+void add_export(CLI::App& app, Commands& commands) {
+  auto export_command = std::make_shared<ExportCommand>();
+  auto* export_app =
+      app.add_subcommand("export", "Export a PyTorch model to OUT/model.onnx with PyTorch's reference outputs");
+  add_model_options(export_app, export_command->model);
+  export_app->add_option("--out", export_command->out, "The run folder")->required();
+
+  commands.push_back(
+      {export_app, [export_command] { return run_export_command(*export_command, std::cout, std::cerr); }});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -50,95 +194,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   bool show_version = false;
   app.add_flag("--version", show_version, "Print the versions of onnxproof and the tools it uses");
-
-  CheckCommand check;
-  auto* check_app =
-      app.add_subcommand("check", "Run the ONNX checker and strict shape inference, and summarize the model");
-  check_app->add_option("model", check.model, "The .onnx file")->required();
-  check_app->add_option("--json", check.json_path, "Also write the result as JSON to this file");
-  check_app->add_option("--min-opset", check.min_opset, "Report OPSET_TOO_OLD below this ai.onnx opset")
-      ->capture_default_str();
-  check_app->add_option("--dynamic", check.dynamic,
-                        "NAME:AXIS=LABEL, an axis that must stay dynamic (export.json beside the model is read too)");
-
-  RunCommand run;
-  auto* run_app = app.add_subcommand("run", "Run the model with ONNX Runtime and write every output");
-  run_app->add_option("model", run.model, "The .onnx file")->required();
-  run_app->add_option("--input", run.inputs, "NAME=FILE with FILE a TensorProto .pb or a .npy (repeat per input)");
-  run_app->add_option("--output-dir", run.output_dir, "Folder for output_K.pb (or .npy) and outputs.json")->required();
-  run_app->add_option("--provider", run.provider, "Execution provider: cpu or cuda")->capture_default_str();
-  run_app->add_option("--format", run.format, "Output file format: pb or npy")->capture_default_str();
-
-  ParityCommand parity;
-  auto* parity_app = app.add_subcommand("parity", "Prove that ONNX Runtime matches PyTorch's reference outputs");
-  parity_app->add_option("model", parity.model, "The .onnx file")->required();
-  parity_app->add_option("--reference", parity.reference, "Folder of test_data_set_N/ (OUT/reference)")->required();
-  add_proof_options(parity_app, parity.proof);
-  parity_app->add_option("--json", parity.json_path, "Also write the result as JSON to this file");
-
-  auto* golden_app = app.add_subcommand("golden", "Freeze proved inputs and outputs, or verify a model against them");
-  golden_app->require_subcommand(1);
-  GoldenFreezeCommand freeze;
-  auto* freeze_app = golden_app->add_subcommand("freeze", "Prove parity, then freeze inputs and ONNX Runtime outputs");
-  freeze_app->add_option("model", freeze.model, "The .onnx file")->required();
-  freeze_app->add_option("--reference", freeze.reference, "PyTorch's reference data (OUT/reference)")->required();
-  freeze_app->add_option("--out", freeze.out, "The golden folder to write")->required();
-  add_proof_options(freeze_app, freeze.proof);
-  GoldenVerifyCommand verify;
-  auto* verify_app =
-      golden_app->add_subcommand("verify", "Re-run the golden inputs and compare with the frozen outputs");
-  verify_app->add_option("model", verify.model, "The .onnx file")->required();
-  verify_app->add_option("--golden", verify.golden, "The golden folder")->required();
-  add_proof_options(verify_app, verify.proof);
-
-  PipelineCommand pipeline;
-  auto* pipeline_app =
-      app.add_subcommand("pipeline", "Export, check, prove parity and freeze golden data; write the report");
-  add_model_options(pipeline_app, pipeline.model);
-  add_proof_options(pipeline_app, pipeline.proof);
-  pipeline_app
-      ->add_option("--target", pipeline.targets,
-                   "Runtimes to audit the operators against: ort-cpu,ort-cuda,tensorrt,openvino")
-      ->capture_default_str();
-  pipeline_app->add_option("--out", pipeline.out, "The run folder (default ./onnxproof-out/<model>)");
-
-  DemoCommand demo;
-  auto* demo_app =
-      app.add_subcommand("demo", "The pipeline on the built-in example (a CNN trained on the digits data set)");
-  demo_app->add_option("--out", demo.out, "The run folder")->capture_default_str();
-  demo_app->add_option("--python", demo.python, "Python interpreter with torch");
-
-  OpsCommand ops;
-  auto* ops_app = app.add_subcommand("ops", "Audit every operator against the target runtimes' support tables");
-  ops_app->add_option("model", ops.model, "The .onnx file");
-  ops_app->add_option("--target", ops.targets, "Targets, comma-separated: ort-cpu,ort-cuda,tensorrt,openvino")
-      ->capture_default_str();
-  ops_app->add_option("--json", ops.json_path, "Also write the audit as JSON to this file");
-  ProbeCommand probe;
-  auto* probe_app = ops_app->add_subcommand("probe", "Ask the installed ONNX Runtime which operators it implements");
-  probe_app->add_option("--provider", probe.provider, "Execution provider to probe")->capture_default_str();
-  probe_app->add_option("--opset", probe.opset,
-                        "Probe the schemas at this opset (default: the newest ONNX and ONNX Runtime support)");
-  probe_app->add_flag("--all-versions", probe.all_versions, "Probe every schema version up to --opset");
-  probe_app->add_option("--op", probe.ops, "Probe only this operator (repeat)");
-  probe_app->add_option("--write-table", probe.write_table, "Write the probed support table (data/op-support format)");
-
-  SimplifyCommand simplify;
-  auto* simplify_app =
-      app.add_subcommand("simplify", "Fold constants, drop dead code and no-ops; prove the outputs unchanged");
-  simplify_app->add_option("model", simplify.model, "The .onnx file (never modified)")->required();
-  simplify_app->add_option("-o,--output", simplify.output, "Where to write the simplified model")->required();
-  simplify_app->add_option("--max-fold-bytes", simplify.max_fold_bytes, "Largest tensor constant folding may create")
-      ->capture_default_str();
-  simplify_app->add_option("--reference", simplify.reference,
-                           "Prove on these inputs (test_data_set_N/) instead of generated ones");
-  add_proof_options(simplify_app, simplify.proof);
-
-  ExportCommand export_command;
-  auto* export_app =
-      app.add_subcommand("export", "Export a PyTorch model to OUT/model.onnx with PyTorch's reference outputs");
-  add_model_options(export_app, export_command.model);
-  export_app->add_option("--out", export_command.out, "The run folder")->required();
+  Commands commands;
+  for (const auto add :
+       {add_check, add_run, add_parity, add_golden, add_pipeline, add_demo, add_ops, add_simplify, add_export})
+    add(app, commands);
 
   try {
     app.parse(argc, argv);
@@ -156,23 +215,9 @@ int main(int argc, char** argv) {
 
   try {
     if (show_version) return run_version(std::cout);
-    if (*check_app) return run_check(check, std::cout, std::cerr);
-    if (*run_app) return run_run(run, std::cout, std::cerr);
-    if (*probe_app) return run_probe(probe, std::cout, std::cerr);
-    if (*ops_app) {
-      if (ops.model.empty()) {
-        std::cerr << "onnxproof: error: ops needs a MODEL.onnx (or the probe subcommand)\n";
-        return k_exit_usage;
-      }
-      return run_ops(ops, std::cout, std::cerr);
+    for (const auto& command : commands) {
+      if (*command.parsed) return command.run();
     }
-    if (*simplify_app) return run_simplify(simplify, std::cout, std::cerr);
-    if (*pipeline_app) return run_pipeline_command(pipeline, std::cout, std::cerr);
-    if (*demo_app) return run_demo(demo, std::cout, std::cerr);
-    if (*freeze_app) return run_golden_freeze(freeze, std::cout, std::cerr);
-    if (*verify_app) return run_golden_verify(verify, std::cout, std::cerr);
-    if (*parity_app) return run_parity_command(parity, std::cout, std::cerr);
-    if (*export_app) return run_export_command(export_command, std::cout, std::cerr);
     std::cout << app.help();
     return k_exit_usage;
   } catch (const std::exception& error) {

@@ -49,9 +49,9 @@ std::optional<FindingCode> finding_code_from_name(std::string_view name);
 
 /// Structured facts behind a finding, for the steps that combine findings (never parse messages).
 struct Evidence {
-  std::string axis;                      // the dynamic axis's label the finding is about
-  std::map<std::string, int64_t> sizes;  // the shape case's sizes by axis label
-  std::string source;                    // the user's file:line, when known
+  std::string axis{};                      // the dynamic axis's label the finding is about
+  std::map<std::string, int64_t> sizes{};  // the shape case's sizes by axis label
+  std::string source{};                    // the user's file:line, when known
 
   bool empty() const { return axis.empty() && sizes.empty() && source.empty(); }
 };
@@ -59,10 +59,10 @@ struct Evidence {
 struct Finding {
   FindingCode code;
   Severity severity = Severity::error;
-  std::string step;     // the step that found it ("check", "export", ...)
-  std::string message;  // what is wrong, one line
-  std::string where;    // node, value, module or source line; may be empty
-  std::string hint;     // how to fix it; may be empty
+  std::string step{};     // the step that found it ("check", "export", ...)
+  std::string message{};  // what is wrong, one line
+  std::string where{};    // node, value, module or source line; may be empty
+  std::string hint{};     // how to fix it; may be empty
   Evidence evidence{};
 
   std::string_view code_name() const { return finding_code_name(code); }

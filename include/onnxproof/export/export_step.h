@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,11 @@
 #include "onnxproof/core/finding.h"
 
 namespace onnxproof {
+
+// The contract with the Python front end (python/onnxproof/contract.py, ARCHITECTURE.md): the
+// configuration passed to it and the manifest it writes, each named by a versioned schema.
+inline constexpr std::string_view k_config_contract = "onnxproof.config/1";
+inline constexpr std::string_view k_export_schema = "onnxproof.export/1";
 
 /// --input NAME=DIMS:DTYPE[:LO..HI], e.g. "ids=2x16:int64:0..30522".
 struct InputSpec {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onnxproof/core/error.h"
@@ -34,6 +35,24 @@ struct Reference {
   std::vector<ReferenceCase> cases;
   std::map<std::string, int64_t> example_sizes;  // label -> the export example's size
 };
+
+/// reference/cases.json (schema onnxproof.cases/1, written by the front end and by golden
+/// freeze): the example's sizes and each data set's sizes, sample and source.
+inline constexpr std::string_view k_cases_schema = "onnxproof.cases/1";
+struct CasesManifest {
+  struct Entry {
+    std::string data_set;
+    std::map<std::string, int64_t> sizes;
+    int sample = 0;
+    std::string source;
+  };
+  std::map<std::string, int64_t> example_sizes;
+  std::vector<Entry> cases;
+};
+
+/// Reads and checks a cases.json; ErrorCode::invalid_input naming the file and the field on a
+/// mismatch.
+Expected<CasesManifest> read_cases_manifest(const std::filesystem::path& path);
 
 /// Reads DIR/test_data_set_*/{input,output}_K.pb (and labels.pb), with DIR/cases.json when
 /// present (written by `onnxproof export`; ONNX's own test folders have none). Fails when DIR has

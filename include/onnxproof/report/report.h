@@ -19,10 +19,10 @@
 namespace onnxproof {
 
 struct StepReport {
-  std::string name;
+  std::string name{};
   StepStatus status = StepStatus::skip;
   double seconds = 0.0;
-  std::string reason;  // why skipped or errored, or what it did
+  std::string reason{};                               // why skipped or errored, or what it did
   nlohmann::json details = nlohmann::json::object();  // the step's figures, as report.json lists them
 };
 
