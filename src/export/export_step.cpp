@@ -92,12 +92,10 @@ std::vector<std::string> front_end_environment() {
 
 constexpr int k_both_streams = -1;
 
-// Runs `python ARGS...` with the front end on PYTHONPATH and stdin from /dev/null; every line the
-// child writes to `captured_fd` (its stdout, its stderr, or k_both_streams) goes to `on_line`. Returns the exit code
-// (128 + signal when it was killed); ErrorCode::limit_exceeded when it runs past
-// `timeout_seconds` (0: no limit), after ending it.
-Expected<int> run_front_end(const std::string& python, std::vector<std::string> args, int captured_fd,
-                            const std::function<void(const std::string&)>& on_line, double timeout_seconds) {
+// Starts `python ARGS...` with the front end on PYTHONPATH, stdin from /dev/null and
+// `captured_fd` going into a pipe; returns the child's pid and the pipe's read end.
+Expected<std::pair<pid_t, int>> spawn_front_end(const std::string& python, std::vector<std::string> args,
+                                                int captured_fd) {
   args.insert(args.begin(), python);
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
@@ -129,6 +127,17 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
                     " (set --python or ONNXPROOF_PYTHON; scripts/setup.sh makes the default .venv)");
   }
 
+  return std::pair{pid, pipe_fds[0]};
+}
+
+// Runs `python ARGS...` with the front end on PYTHONPATH and stdin from /dev/null; every line the
+// child writes to `captured_fd` (its stdout, its stderr, or k_both_streams) goes to `on_line`. Returns the exit code
+// (128 + signal when it was killed); ErrorCode::limit_exceeded when it runs past
+// `timeout_seconds` (0: no limit), after ending it.
+Expected<int> run_front_end(const std::string& python, std::vector<std::string> args, int captured_fd,
+                            const std::function<void(const std::string&)>& on_line, double timeout_seconds) {
+  ONNXPROOF_TRY_ASSIGN(const auto spawned, spawn_front_end(python, std::move(args), captured_fd));
+  const auto [pid, read_fd] = spawned;
   g_front_end_pid = pid;
   struct sigaction forward {};
   forward.sa_handler = forward_and_exit;
@@ -149,21 +158,21 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
     if (timeout_seconds > 0) {
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      pollfd readable{pipe_fds[0], POLLIN, 0};
+      pollfd readable{read_fd, POLLIN, 0};
       const int ready =
           left.count() > 0 ? ::poll(&readable, 1, static_cast<int>(std::min<int64_t>(left.count(), 60000))) : 0;
       if (ready < 0 && errno == EINTR) continue;
       if (ready == 0) {
         if (std::chrono::steady_clock::now() < deadline) continue;
         end_child(pid);
-        ::close(pipe_fds[0]);
+        ::close(read_fd);
         restore();
         return fail(ErrorCode::limit_exceeded, "the export front end ran past its time limit of " +
                                                    std::to_string(static_cast<int64_t>(timeout_seconds)) +
                                                    " s and was stopped (--export-timeout raises it)");
       }
     }
-    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
+    const ssize_t n = ::read(read_fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     pending.append(buffer, static_cast<std::size_t>(n));
@@ -173,7 +182,7 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
     }
   }
   if (!pending.empty()) on_line(pending);
-  ::close(pipe_fds[0]);
+  ::close(read_fd);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

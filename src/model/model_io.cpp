@@ -214,6 +214,21 @@ onnx::ModelProto copy_without_large_tensors(const onnx::ModelProto& model, uint6
   return copy;
 }
 
+namespace {
+
+// `model` serialized into a new AtomicFile at `path`, not yet committed.
+Expected<AtomicFile> serialize_to(const onnx::ModelProto& model, const fs::path& path) {
+  ONNXPROOF_TRY_ASSIGN(auto file, AtomicFile::create(path));
+  {
+    google::protobuf::io::FileOutputStream out(file.fd());
+    if (!model.SerializeToZeroCopyStream(&out) || !out.Flush())
+      return fail(ErrorCode::io, "cannot write " + path.string());
+  }
+  return file;
+}
+
+}  // namespace
+
 Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const SaveOptions& options) {
   bool has_unloaded = false;
   for_each_tensor(
@@ -231,13 +246,7 @@ Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const S
     if (model.ByteSizeLong() > k_protobuf_limit) {
       return fail(ErrorCode::limit_exceeded, "cannot save " + path.string() + ": over 2 GiB without external data");
     }
-    ONNXPROOF_TRY_ASSIGN(auto file, AtomicFile::create(path));
-    {
-      google::protobuf::io::FileOutputStream out(file.fd());
-      if (!model.SerializeToZeroCopyStream(&out) || !out.Flush()) {
-        return fail(ErrorCode::io, "cannot write " + path.string());
-      }
-    }
+    ONNXPROOF_TRY_ASSIGN(auto file, serialize_to(model, path));
     return file.commit();
   }
 
@@ -274,17 +283,12 @@ Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const S
   } else if (model.ByteSizeLong() > k_protobuf_limit) {
     result = fail(ErrorCode::limit_exceeded, "cannot save " + path.string() + ": over 2 GiB even with external data");
   } else {
-    auto model_file = AtomicFile::create(path);
+    auto model_file = serialize_to(model, path);
     if (!model_file) {
       result = std::unexpected(std::move(model_file.error()));
     } else {
-      {
-        google::protobuf::io::FileOutputStream out(model_file->fd());
-        if (!model.SerializeToZeroCopyStream(&out) || !out.Flush())
-          result = fail(ErrorCode::io, "cannot write " + path.string());
-      }
       // The data file goes into place first: a model never points at a missing data file.
-      if (result) result = data_file.commit();
+      result = data_file.commit();
       if (result) result = model_file->commit();
     }
   }

@@ -15,7 +15,10 @@ grep -q "^front end  *$prefix/share/onnxproof/python$" <<< "$version" || { echo 
 test -f "$prefix/share/onnxproof/data/finding_codes.json"
 test -f "$prefix/share/onnxproof/python/onnxproof/export.py"
 test -f "$prefix/share/onnxproof/examples/digits/digits_cnn.py"
-ldd "$prefix/bin/onnxproof" | grep -q "libonnxruntime.so.1 => $prefix/lib" || { echo "ONNX Runtime not from the install:"; ldd "$prefix/bin/onnxproof"; exit 1; }
+# (Outputs are captured first: with pipefail, `cmd | grep -q` fails when grep exits before cmd ends.)
+libraries=$(ldd "$prefix/bin/onnxproof")
+grep -q "libonnxruntime.so.1 => $prefix/.*lib/libonnxruntime.so.1" <<< "$libraries" || { echo "ONNX Runtime not from the install:"; echo "$libraries"; exit 1; }
 # A command that reads a support table and runs ONNX Runtime.
-"$prefix/bin/onnxproof" ops probe --op Relu --op Gelu | tail -1 | grep -q "^probed 2 schemas"
+probe=$("$prefix/bin/onnxproof" ops probe --op Relu --op Gelu)
+grep -q "^probed 2 schemas" <<< "$probe" || { echo "$probe"; exit 1; }
 echo "installed tool works from $prefix"
