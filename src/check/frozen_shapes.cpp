@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "onnxproof/core/atomic_file.h"
+#include "onnxproof/model/graph_walk.h"
 #include "onnxproof/tensor/tensor_io.h"
 
 namespace onnxproof {
@@ -21,7 +22,7 @@ constexpr ShapeInput k_shape_inputs[] = {
     {"Slice", 1, "starts"},  {"Slice", 2, "ends"},   {"Resize", 3, "sizes"}, {"Range", 1, "limit"},
 };
 
-// Small integer constants of the main graph: initializers and Constant outputs.
+// Small integer constants of one graph: initializers and Constant outputs.
 std::map<std::string, std::vector<int64_t>> small_int_constants(const onnx::GraphProto& graph) {
   std::map<std::string, std::vector<int64_t>> values;
   const auto keep = [&](const std::string& name, const onnx::TensorProto& proto) {
@@ -46,12 +47,66 @@ std::string node_name(const onnx::NodeProto& node) { return node.name().empty() 
 
 std::string join(const std::vector<int64_t>& values) { return fmt::format("[{}]", fmt::join(values, ", ")); }
 
+// The constants a node feeds into shape inputs, If conditions and Loop trip counts that equal a
+// dynamic axis's traced size.
+void check_node(const onnx::NodeProto& node, const std::map<std::string, std::vector<int64_t>>& constants,
+                const FrozenShapeOptions& options, const std::string& fix, std::vector<Finding>& findings) {
+  for (const auto& shape_input : k_shape_inputs) {
+    if (node.op_type() != shape_input.op_type || node.input_size() <= shape_input.input) continue;
+    const auto value = constants.find(node.input(shape_input.input));
+    if (value == constants.end()) continue;
+    for (const auto& axis : options.dynamic) {
+      if (axis.example_size <= 1) continue;
+      if (std::find(value->second.begin(), value->second.end(), axis.example_size) == value->second.end()) continue;
+      findings.push_back(
+          {FindingCode::frozen_dimension,
+           Severity::warning,
+           "check",
+           fmt::format("{} input {} ({}) is the constant {}, which holds {}, the traced size of dynamic axis '{}'",
+                       node.op_type(), shape_input.input, shape_input.role, join(value->second), axis.example_size,
+                       axis.label),
+           node_name(node),
+           fix,
+           {.axis = axis.label}});
+      break;
+    }
+  }
+  if (node.op_type() == "If" && node.input_size() > 0 && constants.contains(node.input(0))) {
+    findings.push_back({FindingCode::frozen_dimension, Severity::warning, "check",
+                        "If condition is a constant: only one branch can ever run", node_name(node),
+                        "compute the condition from tensors, or drop the If"});
+  }
+  if (node.op_type() == "Loop" && node.input_size() > 0) {
+    const auto trips = constants.find(node.input(0));
+    if (trips == constants.end() || trips->second.size() != 1) return;
+    for (const auto& axis : options.dynamic) {
+      if (axis.example_size > 1 && trips->second[0] == axis.example_size) {
+        findings.push_back({FindingCode::frozen_dimension,
+                            Severity::warning,
+                            "check",
+                            fmt::format("Loop trip count is the constant {}, the traced size of dynamic axis '{}'",
+                                        trips->second[0], axis.label),
+                            node_name(node),
+                            "take the trip count from the tensor's shape (a Shape/Gather), not a Python int",
+                            {.axis = axis.label}});
+        break;
+      }
+    }
+  }
+}
+
+// A graph's small constants with those of every scope around it (a body reads its outer graphs').
+std::map<std::string, std::vector<int64_t>> constants_in_scope(const GraphScope& scope) {
+  std::map<std::string, std::vector<int64_t>> constants;
+  for (const GraphScope* at = &scope; at; at = at->parent) constants.merge(small_int_constants(*at->graph));
+  return constants;
+}
+
 }  // namespace
 
 std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const FrozenShapeOptions& options) {
   std::vector<Finding> findings;
   const auto& graph = model.graph();
-  const auto constants = small_int_constants(graph);
   const std::string fix =
       "compute sizes with shape ops (x.shape[0] without int(), x.size(0) kept as a tensor) or -1 in "
       "reshape, instead of Python ints";
@@ -62,55 +117,24 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
       if (input.name() != axis.input || !input.type().tensor_type().has_shape()) continue;
       const auto& shape = input.type().tensor_type().shape();
       if (axis.axis < shape.dim_size() && shape.dim(static_cast<int>(axis.axis)).has_dim_value()) {
-        findings.push_back({FindingCode::frozen_dimension, Severity::error, "check",
-                            fmt::format("input '{}' axis {} ('{}') is fixed at {} in the graph", axis.input, axis.axis,
-                                        axis.label, shape.dim(static_cast<int>(axis.axis)).dim_value()),
-                            axis.input,
-                            "export with the axis named: --dynamic " + axis.input + ":" + std::to_string(axis.axis) +
-                                "=" + axis.label,
-                            {.axis = axis.label}});
+        findings.push_back(
+            {FindingCode::frozen_dimension,
+             Severity::error,
+             "check",
+             fmt::format("input '{}' axis {} ('{}') is fixed at {} in the graph", axis.input, axis.axis, axis.label,
+                         shape.dim(static_cast<int>(axis.axis)).dim_value()),
+             axis.input,
+             "export with the axis named: --dynamic " + axis.input + ":" + std::to_string(axis.axis) + "=" + axis.label,
+             {.axis = axis.label}});
       }
     }
   }
 
-  for (const auto& node : graph.node()) {
-    for (const auto& shape_input : k_shape_inputs) {
-      if (node.op_type() != shape_input.op_type || node.input_size() <= shape_input.input) continue;
-      const auto value = constants.find(node.input(shape_input.input));
-      if (value == constants.end()) continue;
-      for (const auto& axis : options.dynamic) {
-        if (axis.example_size <= 1) continue;
-        if (std::find(value->second.begin(), value->second.end(), axis.example_size) == value->second.end()) continue;
-        findings.push_back(
-            {FindingCode::frozen_dimension, Severity::warning, "check",
-             fmt::format("{} input {} ({}) is the constant {}, which holds {}, the traced size of dynamic axis '{}'",
-                         node.op_type(), shape_input.input, shape_input.role, join(value->second), axis.example_size,
-                         axis.label),
-             node_name(node), fix, {.axis = axis.label}});
-        break;
-      }
-    }
-    if (node.op_type() == "If" && node.input_size() > 0 && constants.contains(node.input(0))) {
-      findings.push_back({FindingCode::frozen_dimension, Severity::warning, "check",
-                          "If condition is a constant: only one branch can ever run", node_name(node),
-                          "compute the condition from tensors, or drop the If"});
-    }
-    if (node.op_type() == "Loop" && node.input_size() > 0) {
-      const auto trips = constants.find(node.input(0));
-      if (trips == constants.end() || trips->second.size() != 1) continue;
-      for (const auto& axis : options.dynamic) {
-        if (axis.example_size > 1 && trips->second[0] == axis.example_size) {
-          findings.push_back({FindingCode::frozen_dimension, Severity::warning, "check",
-                              fmt::format("Loop trip count is the constant {}, the traced size of dynamic axis '{}'",
-                                          trips->second[0], axis.label),
-                              node_name(node),
-                              "take the trip count from the tensor's shape (a Shape/Gather), not a Python int",
-                              {.axis = axis.label}});
-          break;
-        }
-      }
-    }
-  }
+  // Every graph, subgraphs included: a frozen size inside a Loop body is as frozen as outside.
+  for_each_graph(graph, [&](const onnx::GraphProto& g, const GraphScope& scope) {
+    const auto constants = constants_in_scope(scope);
+    for (const auto& node : g.node()) check_node(node, constants, options, fix, findings);
+  });
 
   // Outputs that should follow a dynamic input axis but are fixed in the graph.
   for (const auto& output : graph.output()) {
@@ -119,10 +143,14 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
     const auto& shape = output.type().tensor_type().shape();
     for (const auto& [axis, label] : expected->second) {
       if (axis < shape.dim_size() && shape.dim(static_cast<int>(axis)).has_dim_value()) {
-        findings.push_back({FindingCode::frozen_dimension, Severity::error, "check",
+        findings.push_back({FindingCode::frozen_dimension,
+                            Severity::error,
+                            "check",
                             fmt::format("output '{}' axis {} should follow dynamic axis '{}' but is fixed at {}",
                                         output.name(), axis, label, shape.dim(static_cast<int>(axis)).dim_value()),
-                            output.name(), fix, {.axis = label}});
+                            output.name(),
+                            fix,
+                            {.axis = label}});
       }
     }
   }

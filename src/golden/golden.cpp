@@ -54,13 +54,11 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
   for (const auto& c : reference.cases) {
     const fs::path set = folder / c.data_set;
     fs::create_directories(set);
-    std::vector<Feed> feeds;
     for (std::size_t i = 0; i < c.inputs.size(); ++i) {
       const std::string name = c.inputs[i].name.empty() ? session->inputs()[i].name : c.inputs[i].name;
-      feeds.push_back({name, &c.inputs[i].tensor});
       ONNXPROOF_TRY(write_tensor_pb(set / fmt::format("input_{}.pb", i), c.inputs[i].tensor, name));
     }
-    ONNXPROOF_TRY_ASSIGN(auto outputs, session->run(feeds));
+    ONNXPROOF_TRY_ASSIGN(auto outputs, run_case(*session, c));
     for (std::size_t k = 0; k < outputs.size(); ++k) {
       const auto& name = session->outputs()[k].name;
       ONNXPROOF_TRY(write_tensor_pb(set / fmt::format("output_{}.pb", k), outputs[k], name));

@@ -79,6 +79,51 @@ int32_t param_type(const onnx::OpSchema::FormalParameter& param, const TypeChoic
   return 0;
 }
 
+// Placeholder values for the attributes a schema requires (and Constant's value).
+Expected<void> add_required_attributes(const onnx::OpSchema& schema, onnx::NodeProto& node) {
+  if (schema.Name() == "Constant") {  // needs exactly one of its optional value attributes
+    auto* value = node.add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    value->mutable_t()->add_float_data(1.0F);
+  }
+  for (const auto& [name, attribute] : schema.attributes()) {
+    if (!attribute.required) continue;
+    auto* proto = node.add_attribute();
+    proto->set_name(name);
+    proto->set_type(attribute.type);
+    switch (attribute.type) {
+      case onnx::AttributeProto::INT:
+        proto->set_i(1);
+        break;
+      case onnx::AttributeProto::FLOAT:
+        proto->set_f(1.0F);
+        break;
+      case onnx::AttributeProto::STRING:
+        proto->set_s("a");
+        break;
+      case onnx::AttributeProto::INTS:
+        proto->add_ints(1);
+        break;
+      case onnx::AttributeProto::FLOATS:
+        proto->add_floats(1.0F);
+        break;
+      case onnx::AttributeProto::STRINGS:
+        proto->add_strings("a");
+        break;
+      case onnx::AttributeProto::TENSOR:
+        proto->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+        proto->mutable_t()->add_float_data(1.0F);
+        break;
+      default:
+        return fail(ErrorCode::unsupported,
+                    "needs a '" + name + "' attribute of a kind the probe cannot make (a subgraph)");
+    }
+  }
+  return {};
+}
+
 // A one-node model, or the reason none can be built (non-tensor types, subgraph attributes).
 Expected<onnx::ModelProto> one_node_model(const onnx::OpSchema& schema, int opset, const TypeChoice& choice) {
   onnx::ModelProto model;
@@ -130,46 +175,7 @@ Expected<onnx::ModelProto> one_node_model(const onnx::OpSchema& schema, int opse
     auto* output = graph->add_output();
     output->set_name(name);
   }
-  if (schema.Name() == "Constant") {  // needs exactly one of its optional value attributes
-    auto* value = node->add_attribute();
-    value->set_name("value");
-    value->set_type(onnx::AttributeProto::TENSOR);
-    value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-    value->mutable_t()->add_float_data(1.0F);
-  }
-  for (const auto& [name, attribute] : schema.attributes()) {
-    if (!attribute.required) continue;
-    auto* proto = node->add_attribute();
-    proto->set_name(name);
-    proto->set_type(attribute.type);
-    switch (attribute.type) {
-      case onnx::AttributeProto::INT:
-        proto->set_i(1);
-        break;
-      case onnx::AttributeProto::FLOAT:
-        proto->set_f(1.0F);
-        break;
-      case onnx::AttributeProto::STRING:
-        proto->set_s("a");
-        break;
-      case onnx::AttributeProto::INTS:
-        proto->add_ints(1);
-        break;
-      case onnx::AttributeProto::FLOATS:
-        proto->add_floats(1.0F);
-        break;
-      case onnx::AttributeProto::STRINGS:
-        proto->add_strings("a");
-        break;
-      case onnx::AttributeProto::TENSOR:
-        proto->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-        proto->mutable_t()->add_float_data(1.0F);
-        break;
-      default:
-        return fail(ErrorCode::unsupported,
-                    "needs a '" + name + "' attribute of a kind the probe cannot make (a subgraph)");
-    }
-  }
+  ONNXPROOF_TRY(add_required_attributes(schema, *node));
   return model;
 }
 

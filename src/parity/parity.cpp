@@ -45,16 +45,6 @@ std::optional<std::string> fixed_dimension_conflict(const Session& session, cons
   return std::nullopt;
 }
 
-std::vector<Feed> feeds_for(const Session& session, const ReferenceCase& c) {
-  std::vector<Feed> feeds;
-  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
-    std::string name = c.inputs[i].name;
-    if (name.empty() && i < session.inputs().size()) name = session.inputs()[i].name;
-    feeds.push_back({name, &c.inputs[i].tensor});
-  }
-  return feeds;
-}
-
 // Expected output k: by name when the reference names its outputs, else by position.
 const NamedTensor* expected_output(const ReferenceCase& c, const std::string& name, std::size_t index) {
   for (const auto& output : c.outputs) {
@@ -106,7 +96,7 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
       result.rows.push_back(row);
       continue;
     }
-    auto outputs = session.run(feeds_for(session, c));
+    auto outputs = run_case(session, c);
     if (!outputs) {
       ParityRow row = base;
       row.status = outputs.error().code() == ErrorCode::runtime ? "rejected" : "error";
@@ -337,6 +327,16 @@ void add_accuracy(const Reference& reference, const ParityOptions& options, Pari
 }
 
 }  // namespace
+
+Expected<std::vector<Tensor>> run_case(Session& session, const ReferenceCase& c) {
+  std::vector<Feed> feeds;
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    std::string name = c.inputs[i].name;
+    if (name.empty() && i < session.inputs().size()) name = session.inputs()[i].name;
+    feeds.push_back({name, &c.inputs[i].tensor});
+  }
+  return session.run(feeds);
+}
 
 bool ParityResult::passed() const {
   const bool all_ran = std::all_of(providers.begin(), providers.end(), [](const ProviderStatus& p) { return p.ran; });

@@ -12,21 +12,30 @@ namespace onnxproof {
 nlohmann::json simplify_outcome_to_json(const SimplifyOutcome& outcome) {
   const auto& result = outcome.result;
   nlohmann::json passes = nlohmann::json::object();
-  for (const auto& pass : result.passes) passes[pass.name] = pass.changes;
-  return {{"nodes_before", result.nodes_before()},
-          {"nodes_after", result.nodes_after()},
-          {"ops_before", result.ops_before},
-          {"ops_after", result.ops_after},
-          {"bytes_before", result.bytes_before},
-          {"bytes_after", result.bytes_after},
-          {"passes", passes},
-          {"rounds", result.rounds},
-          {"proof", {{"cases", outcome.proof.cases}, {"max_abs", outcome.proof.max_abs}}}};
+  nlohmann::json notes = nlohmann::json::object();
+  for (const auto& pass : result.passes) {
+    passes[pass.name] = pass.changes;
+    if (!pass.notes.empty()) notes[pass.name] = pass.notes;
+  }
+  nlohmann::json details = {{"nodes_before", result.nodes_before()},
+                            {"nodes_after", result.nodes_after()},
+                            {"ops_before", result.ops_before},
+                            {"ops_after", result.ops_after},
+                            {"bytes_before", result.bytes_before},
+                            {"bytes_after", result.bytes_after},
+                            {"passes", passes},
+                            {"rounds", result.rounds},
+                            {"proof", {{"cases", outcome.proof.cases}, {"max_abs", outcome.proof.max_abs}}}};
+  if (!notes.empty()) details["notes"] = notes;
+  return details;
 }
 
 void print_simplify_outcome(std::ostream& out, const SimplifyOutcome& outcome, const std::filesystem::path& output) {
   const auto& result = outcome.result;
-  for (const auto& pass : result.passes) out << fmt::format("pass {:<17} {:>5} changes\n", pass.name, pass.changes);
+  for (const auto& pass : result.passes) {
+    out << fmt::format("pass {:<17} {:>5} changes\n", pass.name, pass.changes);
+    for (const auto& note : pass.notes) out << fmt::format("  note: {}\n", note);
+  }
   std::map<std::string, std::pair<int, int>> ops;
   for (const auto& [op, n] : result.ops_before) ops[op].first = n;
   for (const auto& [op, n] : result.ops_after) ops[op].second = n;
@@ -35,7 +44,8 @@ void print_simplify_outcome(std::ostream& out, const SimplifyOutcome& outcome, c
   for (const auto& [op, counts] : ops) {
     if (counts.first != counts.second) out << fmt::format("  {:<24} {:>5} -> {}\n", op, counts.first, counts.second);
   }
-  out << fmt::format("bytes            {} -> {}\n", format_bytes(result.bytes_before), format_bytes(result.bytes_after));
+  out << fmt::format("bytes            {} -> {}\n", format_bytes(result.bytes_before),
+                     format_bytes(result.bytes_after));
   if (!result.changed()) {
     out << fmt::format("simplified       nothing to simplify; {} is a copy\n", output.string());
     return;

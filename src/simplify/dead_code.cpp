@@ -16,17 +16,8 @@ int eliminate_in_graph(onnx::GraphProto& graph) {
     for (const auto& output : node.output()) used |= needed.contains(output);
     if (!used) continue;
     live[static_cast<std::size_t>(i)] = true;
-    for (const auto& input : node.input()) needed.insert(input);
-    for (const auto& attribute : node.attribute()) {
-      if (attribute.has_g()) {
-        const auto inner = outer_names_used(attribute.g());
-        needed.insert(inner.begin(), inner.end());
-      }
-      for (const auto& g : attribute.graphs()) {
-        const auto inner = outer_names_used(g);
-        needed.insert(inner.begin(), inner.end());
-      }
-    }
+    const auto reads = names_read_by(node);
+    needed.insert(reads.begin(), reads.end());
   }
   int changes = 0;
   google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
@@ -37,12 +28,6 @@ int eliminate_in_graph(onnx::GraphProto& graph) {
       ++changes;
   }
   graph.mutable_node()->Swap(&kept);
-  for (auto& node : *graph.mutable_node()) {
-    for (auto& attribute : *node.mutable_attribute()) {
-      if (attribute.has_g()) changes += eliminate_in_graph(*attribute.mutable_g());
-      for (auto& g : *attribute.mutable_graphs()) changes += eliminate_in_graph(g);
-    }
-  }
 
   std::set<std::string> graph_inputs;
   for (const auto& input : graph.input()) graph_inputs.insert(input.name());
@@ -65,6 +50,12 @@ int eliminate_in_graph(onnx::GraphProto& graph) {
 
 }  // namespace
 
-int eliminate_dead_code(onnx::ModelProto& model) { return eliminate_in_graph(*model.mutable_graph()); }
+// Bodies first: what a body no longer reads, its outer graph need not keep.
+int eliminate_dead_code(onnx::ModelProto& model) {
+  int changes = 0;
+  for_each_graph_bottom_up(*model.mutable_graph(),
+                           [&](onnx::GraphProto& graph) { changes += eliminate_in_graph(graph); });
+  return changes;
+}
 
 }  // namespace onnxproof::simplify

@@ -16,12 +16,7 @@ namespace {
 const std::set<std::string> k_random_ops = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
                                             "RandomUniformLike", "Multinomial",   "Bernoulli"};
 
-bool has_subgraph(const onnx::NodeProto& node) {
-  for (const auto& a : node.attribute()) {
-    if (a.has_g() || a.graphs_size() > 0) return true;
-  }
-  return false;
-}
+bool has_subgraph(const onnx::NodeProto& node) { return !subgraphs_of(node).empty(); }
 
 void replace_by_initializer(onnx::GraphProto& graph, int node_index, onnx::TensorProto tensor) {
   *graph.add_initializer() = std::move(tensor);
@@ -80,10 +75,11 @@ int fold_shapes(onnx::ModelProto& model) {
   return changes;
 }
 
-Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& options) {
-  auto& graph = *model.mutable_graph();
+namespace {
+
+// Constant nodes holding a tensor become initializers outright.
+int constant_nodes_to_initializers(onnx::GraphProto& graph) {
   int changes = 0;
-  // Constant nodes holding a tensor become initializers outright.
   for (int i = 0; i < graph.node_size();) {
     const auto& node = graph.node(i);
     if (node.op_type() == "Constant" && node.domain().empty() && node.attribute_size() == 1 &&
@@ -96,94 +92,119 @@ Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& opt
     }
     ++i;
   }
+  return changes;
+}
 
-  const GraphIndex index(graph);
+// The nodes computed from constants only, and the frontier: the values among their outputs that
+// something outside that constant subgraph reads.
+struct ConstantSubgraph {
+  std::set<int> nodes;
+  std::vector<int> order;
+  std::vector<std::string> frontier;
+};
+
+ConstantSubgraph find_constant_subgraph(const onnx::GraphProto& graph, const GraphIndex& index) {
+  ConstantSubgraph sub;
   std::set<std::string> constant;
   for (const auto& [name, tensor] : index.initializers) {
     if (!index.graph_inputs.contains(name)) constant.insert(name);
   }
-  std::vector<int> foldable;
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
     if (!node.domain().empty() || k_random_ops.contains(node.op_type()) || has_subgraph(node)) continue;
     const bool all_constant = std::all_of(node.input().begin(), node.input().end(),
                                           [&](const std::string& in) { return in.empty() || constant.contains(in); });
     if (!all_constant || node.input_size() == 0) continue;
-    foldable.push_back(i);
+    sub.order.push_back(i);
+    sub.nodes.insert(i);
     for (const auto& out : node.output()) constant.insert(out);
   }
-  if (foldable.empty()) return changes;
-
-  // The frontier: folded values that something outside the constant subgraph reads.
-  std::set<int> folding(foldable.begin(), foldable.end());
-  std::vector<std::string> frontier;
-  for (const int i : foldable) {
+  for (const int i : sub.order) {
     for (const auto& out : graph.node(i).output()) {
       if (out.empty()) continue;
       bool outside = index.graph_outputs.contains(out);
       if (const auto readers = index.consumers.find(out); readers != index.consumers.end()) {
-        for (const int reader : readers->second) outside |= !folding.contains(reader);
+        for (const int reader : readers->second) outside |= !sub.nodes.contains(reader);
       }
-      if (outside) frontier.push_back(out);
+      if (outside) sub.frontier.push_back(out);
     }
   }
-  if (frontier.empty()) return changes;
+  return sub;
+}
 
-  // One model holding the constant subgraph; ONNX Runtime evaluates it without optimizations.
+// The frontier's values: one model holding the constant subgraph, evaluated by ONNX Runtime from
+// memory without optimizations (no temporary file that a killed run would leave behind).
+Expected<std::vector<Tensor>> evaluate(const onnx::ModelProto& model, const ConstantSubgraph& constants) {
+  const auto& graph = model.graph();
   onnx::ModelProto sub;
   sub.set_ir_version(model.ir_version());
   *sub.mutable_opset_import() = model.opset_import();
   auto* sub_graph = sub.mutable_graph();
   sub_graph->set_name("constant_subgraph");
   std::set<std::string> needed;
-  for (const int i : foldable) {
+  for (const int i : constants.order) {
     *sub_graph->add_node() = graph.node(i);
     needed.insert(graph.node(i).input().begin(), graph.node(i).input().end());
   }
   for (const auto& initializer : graph.initializer()) {
     if (needed.contains(initializer.name())) *sub_graph->add_initializer() = initializer;
   }
-  for (const auto& name : frontier) sub_graph->add_output()->set_name(name);
+  for (const auto& name : constants.frontier) sub_graph->add_output()->set_name(name);
+  ONNXPROOF_TRY_ASSIGN(auto session, Session::open_bytes(sub.SerializeAsString(),
+                                                         SessionOptions{.optimization = GraphOptimization::disabled,
+                                                                        .intra_op_threads = 1}));
+  return session.run({});
+}
 
-  // Evaluated from memory: no temporary file that a killed run would leave behind.
-  const std::string serialized = sub.SerializeAsString();
-  auto session = Session::open_bytes(
-      serialized, SessionOptions{.optimization = GraphOptimization::disabled, .intra_op_threads = 1});
-  if (!session) return changes;  // ONNX Runtime cannot evaluate it: leave the subgraph as it is
-  auto values = session->run({});
-  if (!values) return changes;
-
-  // Values over the cap stay computed, and so do the nodes they need.
-  std::set<std::string> kept_values;
-  std::set<std::string> folded;
-  for (std::size_t k = 0; k < frontier.size(); ++k) {
-    const auto& value = (*values)[k];
-    const uint64_t bytes = value.dtype() == DType::string ? 0 : value.bytes().size();
-    if (bytes > options.max_fold_bytes || value.dtype() == DType::string)
-      kept_values.insert(frontier[k]);
-    else
-      folded.insert(frontier[k]);
+// The folded nodes that must stay: those computing a value over the size cap (or a string), and
+// every node such a value needs.
+std::set<int> nodes_to_keep(const onnx::GraphProto& graph, const GraphIndex& index, const ConstantSubgraph& constants,
+                            const std::vector<Tensor>& values, uint64_t max_bytes) {
+  std::vector<std::string> pending;
+  for (std::size_t k = 0; k < constants.frontier.size(); ++k) {
+    if (values[k].dtype() == DType::string || values[k].bytes().size() > max_bytes)
+      pending.push_back(constants.frontier[k]);
   }
   std::set<int> keep;
-  std::vector<std::string> pending(kept_values.begin(), kept_values.end());
   while (!pending.empty()) {
     const std::string name = pending.back();
     pending.pop_back();
     const auto producer = index.producer.find(name);
-    if (producer == index.producer.end() || !folding.contains(producer->second) ||
+    if (producer == index.producer.end() || !constants.nodes.contains(producer->second) ||
         !keep.insert(producer->second).second)
       continue;
     for (const auto& in : graph.node(producer->second).input()) pending.push_back(in);
   }
-  for (const int i : keep) {
-    for (const auto& out : graph.node(i).output()) folded.erase(out);  // a kept node still defines it
+  return keep;
+}
+
+}  // namespace
+
+Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& options, PassReport& report) {
+  auto& graph = *model.mutable_graph();
+  int changes = constant_nodes_to_initializers(graph);
+  const GraphIndex index(graph);
+  const ConstantSubgraph constants = find_constant_subgraph(graph, index);
+  if (constants.frontier.empty()) return changes;
+  auto values = evaluate(model, constants);
+  if (!values) {
+    // Not an error of the model: the subgraph stays computed at run time, and the report says why.
+    report.notes.push_back("ONNX Runtime could not evaluate the constant subgraph, left unfolded: " +
+                           values.error().describe());
+    return changes;
   }
-  for (std::size_t k = 0; k < frontier.size(); ++k) {
-    if (folded.contains(frontier[k])) *graph.add_initializer() = tensor_to_proto((*values)[k], frontier[k]);
+  const std::set<int> keep = nodes_to_keep(graph, index, constants, *values, options.max_fold_bytes);
+  std::set<std::string> kept_outputs;  // a kept node still defines its outputs
+  for (const int i : keep) kept_outputs.insert(graph.node(i).output().begin(), graph.node(i).output().end());
+  for (std::size_t k = 0; k < constants.frontier.size(); ++k) {
+    const auto& name = constants.frontier[k];
+    const auto& value = (*values)[k];
+    const bool over_cap = value.dtype() == DType::string || value.bytes().size() > options.max_fold_bytes;
+    if (!over_cap && !kept_outputs.contains(name)) *graph.add_initializer() = tensor_to_proto(value, name);
   }
   google::protobuf::RepeatedPtrField<onnx::NodeProto> remaining;
   for (int i = 0; i < graph.node_size(); ++i) {
-    if (folding.contains(i) && !keep.contains(i)) {
+    if (constants.nodes.contains(i) && !keep.contains(i)) {
       ++changes;
       continue;
     }
@@ -208,13 +229,7 @@ int sort_topologically(onnx::ModelProto& model) {
     for (int i = 0; i < graph.node_size(); ++i) {
       if (placed[static_cast<std::size_t>(i)]) continue;
       const auto& node = graph.node(i);
-      std::set<std::string> reads(node.input().begin(), node.input().end());
-      for (const auto& a : node.attribute()) {
-        if (a.has_g()) {
-          const auto inner = outer_names_used(a.g());
-          reads.insert(inner.begin(), inner.end());
-        }
-      }
+      const auto reads = names_read_by(node);
       if (!std::all_of(reads.begin(), reads.end(),
                        [&](const std::string& r) { return r.empty() || available.contains(r); }))
         continue;

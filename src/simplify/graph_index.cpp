@@ -6,23 +6,6 @@
 
 namespace onnxproof::simplify {
 
-namespace {
-
-void collect_subgraph_uses(const onnx::NodeProto& node, std::set<std::string>& uses) {
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.has_g()) {
-      const auto inner = outer_names_used(attribute.g());
-      uses.insert(inner.begin(), inner.end());
-    }
-    for (const auto& g : attribute.graphs()) {
-      const auto inner = outer_names_used(g);
-      uses.insert(inner.begin(), inner.end());
-    }
-  }
-}
-
-}  // namespace
-
 GraphIndex::GraphIndex(const onnx::GraphProto& graph) {
   for (const auto& input : graph.input()) graph_inputs.insert(input.name());
   for (const auto& output : graph.output()) graph_outputs.insert(output.name());
@@ -32,35 +15,8 @@ GraphIndex::GraphIndex(const onnx::GraphProto& graph) {
     for (const auto& output : node.output()) {
       if (!output.empty()) producer[output] = i;
     }
-    std::set<std::string> uses(node.input().begin(), node.input().end());
-    collect_subgraph_uses(node, uses);
-    for (const auto& use : uses) {
-      if (!use.empty()) consumers[use].push_back(i);
-    }
+    for (const auto& use : names_read_by(node)) consumers[use].push_back(i);
   }
-}
-
-std::set<std::string> outer_names_used(const onnx::GraphProto& graph) {
-  // Produced anywhere in the graph, whatever the node order (a graph being sorted is not yet).
-  std::set<std::string> produced;
-  for (const auto& input : graph.input()) produced.insert(input.name());
-  for (const auto& initializer : graph.initializer()) produced.insert(initializer.name());
-  for (const auto& node : graph.node()) produced.insert(node.output().begin(), node.output().end());
-  std::set<std::string> used;
-  for (const auto& node : graph.node()) {
-    for (const auto& input : node.input()) {
-      if (!input.empty() && !produced.contains(input)) used.insert(input);
-    }
-    std::set<std::string> inner;
-    collect_subgraph_uses(node, inner);
-    for (const auto& name : inner) {
-      if (!produced.contains(name)) used.insert(name);
-    }
-  }
-  for (const auto& output : graph.output()) {
-    if (!produced.contains(output.name())) used.insert(output.name());
-  }
-  return used;
 }
 
 const onnx::TypeProto_Tensor* find_tensor_type(const onnx::GraphProto& graph, const std::string& value) {

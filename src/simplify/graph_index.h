@@ -10,6 +10,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "onnxproof/model/graph_walk.h"
+
 namespace onnxproof::simplify {
 
 struct GraphIndex {
@@ -21,9 +23,6 @@ struct GraphIndex {
 
   explicit GraphIndex(const onnx::GraphProto& graph);
 };
-
-/// Names a subgraph reads from its enclosing scopes (used, not produced inside).
-std::set<std::string> outer_names_used(const onnx::GraphProto& graph);
 
 /// The value's tensor type from the graph's inputs, outputs, value_info or initializers; nullptr when unknown.
 const onnx::TypeProto_Tensor* find_tensor_type(const onnx::GraphProto& graph, const std::string& value);

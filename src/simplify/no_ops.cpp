@@ -110,12 +110,6 @@ bool bypass(onnx::GraphProto& graph, const GraphIndex& index, int i) {
 
 int remove_no_ops_in_graph(onnx::GraphProto& graph) {
   int changes = 0;
-  for (auto& node : *graph.mutable_node()) {  // bodies first: their outputs are their interface
-    for (auto& attribute : *node.mutable_attribute()) {
-      if (attribute.has_g()) changes += remove_no_ops_in_graph(*attribute.mutable_g());
-      for (auto& g : *attribute.mutable_graphs()) changes += remove_no_ops_in_graph(g);
-    }
-  }
   GraphIndex index(graph);
   for (int i = 0; i < graph.node_size();) {
     if (is_no_op(graph, index, graph.node(i)) && bypass(graph, index, i)) {
@@ -130,6 +124,12 @@ int remove_no_ops_in_graph(onnx::GraphProto& graph) {
 
 }  // namespace
 
-int remove_no_ops(onnx::ModelProto& model) { return remove_no_ops_in_graph(*model.mutable_graph()); }
+// Bodies first: their outputs are their interface.
+int remove_no_ops(onnx::ModelProto& model) {
+  int changes = 0;
+  for_each_graph_bottom_up(*model.mutable_graph(),
+                           [&](onnx::GraphProto& graph) { changes += remove_no_ops_in_graph(graph); });
+  return changes;
+}
 
 }  // namespace onnxproof::simplify

@@ -25,7 +25,8 @@ int fold_shapes(onnx::ModelProto& model);
 /// Evaluates every node whose inputs are all constant with ONNX Runtime (the constant subgraph in
 /// one run) and replaces it by initializers; never folds random ops, subgraph ops or tensors over
 /// the size cap.
-Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& options);
+/// What ONNX Runtime cannot evaluate stays as it is, with a note in `report`.
+Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& options, PassReport& report);
 
 /// Restores topological order (Kahn's algorithm, stable); returns 1 when the order changed.
 int sort_topologically(onnx::ModelProto& model);

@@ -44,15 +44,22 @@ void infer_shapes(onnx::ModelProto& model) {
 // The passes, in the order one round runs them. Adding a pass is adding a line here.
 struct PassDefinition {
   std::string_view name;
-  Expected<int> (*run)(onnx::ModelProto&, const SimplifyOptions&);
+  Expected<int> (*run)(onnx::ModelProto&, const SimplifyOptions&, PassReport&);
 };
 constexpr PassDefinition k_passes[] = {
     {"dead-code",
-     [](onnx::ModelProto& m, const SimplifyOptions&) -> Expected<int> { return simplify::eliminate_dead_code(m); }},
-    {"no-ops", [](onnx::ModelProto& m, const SimplifyOptions&) -> Expected<int> { return simplify::remove_no_ops(m); }},
+     [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> {
+       return simplify::eliminate_dead_code(m);
+     }},
+    {"no-ops",
+     [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> {
+       return simplify::remove_no_ops(m);
+     }},
     {"shape-folding",
-     [](onnx::ModelProto& m, const SimplifyOptions&) -> Expected<int> { return simplify::fold_shapes(m); }},
-    {"constant-folding", [](onnx::ModelProto& m, const SimplifyOptions& o) { return simplify::fold_constants(m, o); }},
+     [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> {
+       return simplify::fold_shapes(m);
+     }},
+    {"constant-folding", simplify::fold_constants},
 };
 
 }  // namespace
@@ -86,7 +93,7 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
     int changes = 0;
     for (std::size_t p = 0; p < std::size(k_passes); ++p) {
       infer_shapes(model);
-      auto changed = k_passes[p].run(model, options);
+      auto changed = k_passes[p].run(model, options, result.passes[p]);
       if (!changed)
         return std::unexpected(std::move(changed.error().add_context("pass " + std::string(k_passes[p].name))));
       result.passes[p].changes += *changed;
@@ -160,9 +167,7 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
     ONNXPROOF_TRY_ASSIGN(auto before, Session::open(original));
     for (const auto& value : before.outputs()) output_names.push_back(value.name);
     for (const auto& c : cases.cases) {
-      std::vector<Feed> feeds;
-      for (const auto& input : c.inputs) feeds.push_back({input.name, &input.tensor});
-      auto outputs = before.run(feeds);  // a case the original cannot run either proves nothing
+      auto outputs = run_case(before, c);  // a case the original cannot run either proves nothing
       expected_outputs.push_back(outputs ? std::optional(std::move(*outputs)) : std::nullopt);
     }
   }
@@ -172,9 +177,7 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
     const auto& c = cases.cases[index];
     if (!expected_outputs[index]) continue;
     const auto& expected = *expected_outputs[index];
-    std::vector<Feed> feeds;
-    for (const auto& input : c.inputs) feeds.push_back({input.name, &input.tensor});
-    auto actual = after.run(feeds);
+    auto actual = run_case(after, c);
     ++proof.cases;
     if (!actual) {
       proof.findings.push_back(

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "onnxproof/check/check_model.h"
+#include "onnxproof/check/frozen_shapes.h"
 #include "onnxproof/ops/opset_limits.h"
 #include "onnxproof/runtime/session.h"
 #include "test_support.h"
@@ -220,6 +221,33 @@ TEST(CheckModel, OperatorsInsideSubgraphsAreCounted) {
   ASSERT_NE(constant, result.summary.operators.end());
   EXPECT_EQ(constant->count, 2);
   EXPECT_EQ(constant->in_subgraphs, 2);
+}
+
+// The frozen-shape analysis walks subgraphs with their scopes: a Reshape inside an If branch
+// whose shape is a constant of the main graph holding the traced batch size is found.
+TEST(FrozenShapes, AConstantShapeInsideASubgraphFromTheOuterScopeIsFound) {
+  auto model = if_model_with_constant_branches(false);
+  auto* graph = model.mutable_graph();
+  auto* shape = graph->add_initializer();
+  shape->set_name("frozen_shape");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(2);
+  shape->add_int64_data(2);
+  shape->add_int64_data(-1);
+  auto* branch = graph->mutable_node(0)->mutable_attribute(0)->mutable_g();
+  auto* reshape = branch->add_node();
+  reshape->set_op_type("Reshape");
+  reshape->set_name("reshape_in_branch");
+  reshape->add_input("x");
+  reshape->add_input("frozen_shape");
+  reshape->add_output("reshaped");
+  FrozenShapeOptions options;
+  options.dynamic.push_back({"x", 0, "batch", 2});
+  const auto findings = find_frozen_dimensions(model, options);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].code, FindingCode::frozen_dimension);
+  EXPECT_EQ(findings[0].where, "reshape_in_branch");
+  EXPECT_EQ(findings[0].evidence.axis, "batch");
 }
 
 }  // namespace

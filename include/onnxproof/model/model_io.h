@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "onnxproof/core/error.h"
+#include "onnxproof/model/graph_walk.h"
 
 namespace onnxproof {
 
@@ -75,8 +76,5 @@ onnx::ModelProto copy_without_large_tensors(const onnx::ModelProto& model, uint6
 /// values/indices, Constant node attributes, in every subgraph and local function.
 void for_each_tensor(onnx::ModelProto& model, const std::function<void(onnx::TensorProto&)>& visit);
 void for_each_tensor(const onnx::ModelProto& model, const std::function<void(const onnx::TensorProto&)>& visit);
-
-/// Calls `visit` for every graph (the main graph and every subgraph, depth-first).
-void for_each_graph(const onnx::GraphProto& graph, const std::function<void(const onnx::GraphProto&)>& visit);
 
 }  // namespace onnxproof

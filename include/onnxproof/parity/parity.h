@@ -16,6 +16,7 @@
 #include "onnxproof/parity/argmax.h"
 #include "onnxproof/parity/compare.h"
 #include "onnxproof/parity/tolerance.h"
+#include "onnxproof/runtime/session.h"
 #include "onnxproof/tensor/tensor_io.h"
 
 namespace onnxproof {
@@ -122,6 +123,11 @@ struct ParityResult {
 /// (tolerance misses, refused shapes, flipped argmax, NaN differences) are findings.
 Expected<ParityResult> run_parity(const std::filesystem::path& model, const Reference& reference,
                                   const ParityOptions& options);
+
+/// One reference case through a session: inputs fed by name (by position where the reference
+/// names none), outputs in the session's order. The one way parity, golden and the simplify proof
+/// run a case.
+Expected<std::vector<Tensor>> run_case(Session& session, const ReferenceCase& c);
 
 /// "batch=4, seq=7" for a case's sizes.
 std::string describe_sizes(const std::map<std::string, int64_t>& sizes);

@@ -28,6 +28,7 @@ struct SimplifyOptions {
 struct PassReport {
   std::string name;
   int changes = 0;
+  std::vector<std::string> notes{};  // what the pass could not do, and why (never dropped silently)
 };
 
 struct SimplifyResult {
