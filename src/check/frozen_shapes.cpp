@@ -157,39 +157,4 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
   return findings;
 }
 
-FrozenShapeOptions frozen_shape_options_from_export(const std::string& export_json_text) {
-  FrozenShapeOptions options;
-  try {
-    const auto manifest = nlohmann::json::parse(export_json_text);
-    const auto options_json = manifest.value("options", nlohmann::json::object());
-    const auto inputs = manifest.value("inputs", nlohmann::json::array());
-    const auto dynamic = options_json.value("dynamic", nlohmann::json::array());
-    for (const auto& axis : dynamic) {
-      DeclaredAxis declared{axis.at("input"), axis.at("axis"), axis.at("label"), 0};
-      for (const auto& input : inputs) {
-        const auto dims = input.value("dims", nlohmann::json::array());
-        if (input.value("name", "") == declared.input && declared.axis < static_cast<int64_t>(dims.size())) {
-          declared.example_size = dims[static_cast<std::size_t>(declared.axis)].get<int64_t>();
-        }
-      }
-      options.dynamic.push_back(std::move(declared));
-    }
-    const auto outputs = manifest.value("outputs", nlohmann::json::array());
-    for (const auto& output : outputs) {
-      const auto axes = output.value("dynamic_axes", nlohmann::json::object());
-      for (const auto& [axis, label] : axes.items()) {
-        options.output_axes[output.at("name")][std::stoll(axis)] = label;
-      }
-    }
-  } catch (const std::exception&) {
-    return {};  // no usable record of the export: nothing to compare with
-  }
-  return options;
-}
-
-FrozenShapeOptions frozen_shape_options_for_run_folder(const std::filesystem::path& folder) {
-  auto manifest = read_file(folder / "export.json", uint64_t{64} << 20);
-  return manifest ? frozen_shape_options_from_export(*manifest) : FrozenShapeOptions{};
-}
-
 }  // namespace onnxproof

@@ -222,7 +222,48 @@ nlohmann::json config_json(const ExportOptions& options) {
 
 // export.json (schema onnxproof.export/1), checked field by field: a front end from another
 // onnxproof version, or a broken one, is an error naming the field, never empty options.
-Expected<ExportResult> read_manifest(const fs::path& out) {
+// The declared axes (options.dynamic) with their sizes in the traced example (inputs[].dims) and
+// the output axes that follow them (outputs[].dynamic_axes).
+Expected<FrozenShapeOptions> frozen_shape_options_from(const nlohmann::json& manifest, const fs::path& path) {
+  const auto bad = [&](const std::string& field, const std::string& what) {
+    return fail(ErrorCode::internal, path.string() + ": " + field + ": expected " + what);
+  };
+  FrozenShapeOptions frozen;
+  const auto options = manifest.value("options", nlohmann::json::object());
+  const auto inputs = manifest.value("inputs", nlohmann::json::array());
+  const auto dynamic = options.is_object() ? options.value("dynamic", nlohmann::json::array()) : nlohmann::json();
+  if (!dynamic.is_array() || !inputs.is_array()) return bad("options.dynamic / inputs", "lists");
+  for (std::size_t i = 0; i < dynamic.size(); ++i) {
+    const auto& axis = dynamic[i];
+    if (!axis.is_object() || !axis.value("input", nlohmann::json()).is_string() ||
+        !axis.value("axis", nlohmann::json()).is_number_integer() || !axis.value("label", nlohmann::json()).is_string())
+      return bad("options.dynamic[" + std::to_string(i) + "]", "{input, axis, label}");
+    DeclaredAxis declared{axis["input"], axis["axis"], axis["label"], 0};
+    for (const auto& input : inputs) {
+      const auto dims = input.is_object() ? input.value("dims", nlohmann::json::array()) : nlohmann::json::array();
+      if (input.value("name", "") == declared.input && declared.axis < static_cast<int64_t>(dims.size()) &&
+          dims[static_cast<std::size_t>(declared.axis)].is_number_integer())
+        declared.example_size = dims[static_cast<std::size_t>(declared.axis)].get<int64_t>();
+    }
+    frozen.dynamic.push_back(std::move(declared));
+  }
+  const auto outputs = manifest.value("outputs", nlohmann::json::array());
+  for (const auto& output : outputs) {
+    if (!output.is_object() || !output.value("name", nlohmann::json()).is_string())
+      return bad("outputs[]", "{name, dynamic_axes}");
+    const auto axes = output.value("dynamic_axes", nlohmann::json::object());
+    for (const auto& [axis, label] : axes.items()) {
+      const auto index = parse_int(axis);
+      if (!index || !label.is_string()) return bad("outputs[].dynamic_axes", "an object of axis -> label");
+      frozen.output_axes[output["name"].get<std::string>()][*index] = label.get<std::string>();
+    }
+  }
+  return frozen;
+}
+
+}  // namespace
+
+Expected<ExportResult> read_export_manifest(const fs::path& out) {
   const fs::path path = out / "export.json";
   ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(path, uint64_t{64} << 20));
   const auto bad = [&](const std::string& field, const std::string& what) {
@@ -261,14 +302,13 @@ Expected<ExportResult> read_manifest(const fs::path& out) {
   } else if (!model.is_null()) {
     return bad("onnx_model", "an object or null");
   }
+  ONNXPROOF_TRY_ASSIGN(result.frozen, frozen_shape_options_from(manifest, path));
   if (const fs::path cases = out / "reference" / "cases.json"; fs::exists(cases)) {
     ONNXPROOF_TRY_ASSIGN(const CasesManifest read, read_cases_manifest(cases));
     result.reference_sets = static_cast<int>(read.cases.size());
   }
   return result;
 }
-
-}  // namespace
 
 Expected<InputSpec> parse_input_spec(const std::string& text) {
   const auto bad = [&](const std::string& why) {
@@ -429,7 +469,7 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
       return fail(ErrorCode::internal, "the export front end (" + python + ") ended without writing " +
                                            (options.out / "export.json").string());
     }
-    return read_manifest(options.out);
+    return read_export_manifest(options.out);
   }
   if (!error_line.empty()) return fail(code == 2 ? ErrorCode::usage : ErrorCode::invalid_input, error_line);
   return fail(ErrorCode::internal, "the export front end (" + python + " -m onnxproof) failed with exit code " +

@@ -31,6 +31,7 @@ struct Run {
   fs::path model{};                        // set by export, replaced by simplify
   std::optional<Reference> reference{};    // PyTorch's data, read once after the export
   std::optional<Error> reference_error{};  // why it could not be read
+  FrozenShapeOptions frozen{};            // the export's declared axes, for check
   std::optional<CheckResult> check{};      // set by check
   std::optional<OpsAudit> ops{};           // set by ops
   std::string golden_evidence{};           // what the golden step did
@@ -74,6 +75,7 @@ StepReport export_step(Run& run) {
     return step;
   }
   run.model = result->model;
+  run.frozen = result->frozen;
   if (auto reference = read_reference(run.out / "reference"))
     run.reference = std::move(*reference);
   else
@@ -87,7 +89,7 @@ StepReport check_step(Run& run) {
   auto model = load_model(run.model);
   if (!model) return step_error(step, model.error());
   CheckOptions options = run.options.check;
-  options.frozen = frozen_shape_options_for_run_folder(run.out);
+  options.frozen = run.frozen;
   auto result = check_model(*model, options);
   if (!result) return step_error(step, result.error());
   add_findings(run, result->findings);

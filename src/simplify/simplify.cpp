@@ -11,6 +11,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <span>
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/model/model_io.h"
@@ -41,26 +42,39 @@ void infer_shapes(onnx::ModelProto& model) {
   }
 }
 
-// The passes, in the order one round runs them. Adding a pass is adding a line here.
+// The operators each rule rewrites; a round skips a rule when the model holds none of them.
+constexpr std::string_view k_no_op_candidates[] = {"Identity", "Dropout",   "Cast", "Reshape", "Expand",
+                                                   "Slice",    "Transpose", "Pad",  "Concat"};
+constexpr std::string_view k_shape_queries[] = {"Shape", "Size"};
+
+// The rules, in the order one round runs them. Adding a rule is adding a line here (and its
+// file, declared in passes.h); each is counted on its own in the report.
 struct PassDefinition {
   std::string_view name;
+  std::span<const std::string_view> applies_to;  // empty: any operator
   Expected<int> (*run)(onnx::ModelProto&, const SimplifyOptions&, PassReport&);
 };
 constexpr PassDefinition k_passes[] = {
     {"dead-code",
+     {},
      [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> {
        return simplify::eliminate_dead_code(m);
      }},
-    {"no-ops",
+    {"no-ops", k_no_op_candidates,
      [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> {
        return simplify::remove_no_ops(m);
      }},
-    {"shape-folding",
+    {"shape-folding", k_shape_queries,
      [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> {
        return simplify::fold_shapes(m);
      }},
-    {"constant-folding", simplify::fold_constants},
+    {"constant-folding", {}, simplify::fold_constants},
 };
+
+bool applies(const PassDefinition& pass, const std::map<std::string, int>& ops) {
+  return pass.applies_to.empty() || std::any_of(pass.applies_to.begin(), pass.applies_to.end(),
+                                                [&](auto op) { return ops.contains(std::string(op)); });
+}
 
 }  // namespace
 
@@ -92,6 +106,7 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
     ++result.rounds;
     int changes = 0;
     for (std::size_t p = 0; p < std::size(k_passes); ++p) {
+      if (!applies(k_passes[p], count_ops(model))) continue;
       infer_shapes(model);
       auto changed = k_passes[p].run(model, options, result.passes[p]);
       if (!changed)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "onnxproof/check/frozen_shapes.h"
+#include "onnxproof/export/export_step.h"
 #include "onnxproof/ops/audit.h"
 #include "onnxproof/ops/probe.h"
 #include "onnxproof/ops/support_table.h"
@@ -206,14 +207,22 @@ TEST(FrozenShapes, FixedInputAxisConstantIfAndTripCount) {
 }
 
 TEST(FrozenShapes, ReadsTheDeclaredAxesFromExportJson) {
-  const auto options = frozen_shape_options_from_export(R"({
+  TempDir out;
+  const std::string head = R"({"schema": "onnxproof.export/1", "exporter": "torchscript", "findings": [],
+    "onnx_model": null, "inputs": [{"name": "x", "dims": [4, 3], "dtype": "float32"}],)";
+  write_bytes(out / "export.json", head + R"(
     "options": {"dynamic": [{"input": "x", "axis": 0, "label": "batch"}]},
-    "inputs": [{"name": "x", "dims": [4, 3], "dtype": "float32"}],
     "outputs": [{"name": "y", "dynamic_axes": {"0": "batch"}}]})");
-  ASSERT_EQ(options.dynamic.size(), 1U);
-  EXPECT_EQ(options.dynamic[0].example_size, 4);
-  EXPECT_EQ(options.output_axes.at("y").at(0), "batch");
-  EXPECT_TRUE(frozen_shape_options_from_export("not json").dynamic.empty());
+  const auto read = read_export_manifest(out.path());
+  ASSERT_TRUE(read) << read.error().describe();
+  ASSERT_EQ(read->frozen.dynamic.size(), 1U);
+  EXPECT_EQ(read->frozen.dynamic[0].example_size, 4);
+  EXPECT_EQ(read->frozen.output_axes.at("y").at(0), "batch");
+  // A malformed record is an error naming the field, never empty options.
+  write_bytes(out / "export.json", head + R"("options": {"dynamic": [{"input": "x", "axis": "zero"}]}})");
+  const auto bad = read_export_manifest(out.path());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().describe().find("options.dynamic[0]"), std::string::npos) << bad.error().describe();
 }
 
 }  // namespace

@@ -57,7 +57,13 @@ int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err)
   auto model = load_model(command.model);
   if (!model) return report_error(err, model.error());
   // A run folder's export.json says which axes were declared dynamic and their traced sizes.
-  CheckOptions options{.min_opset = command.min_opset, .frozen = frozen_shape_options_for_run_folder(model->folder)};
+  CheckOptions options;
+  options.min_opset = command.min_opset;
+  if (fs::exists(model->folder / "export.json")) {
+    auto exported = read_export_manifest(model->folder);
+    if (!exported) return report_error(err, exported.error());
+    options.frozen = exported->frozen;
+  }
   for (const auto& text : command.dynamic) {
     auto axis = parse_dynamic_axis(text);
     if (!axis) return report_error(err, axis.error());

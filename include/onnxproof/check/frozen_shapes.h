@@ -32,12 +32,5 @@ struct FrozenShapeOptions {
 /// likely froze, with the fix. Example sizes of 1 are not matched against constants (too common).
 std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const FrozenShapeOptions& options);
 
-/// The dynamic axes and output axes recorded in an export.json (empty when the file is absent
-/// or has none).
-FrozenShapeOptions frozen_shape_options_from_export(const std::string& export_json_text);
-
-/// The same from FOLDER/export.json, the run folder's record of the export; empty options when
-/// the folder has none (a model that onnxproof did not export).
-FrozenShapeOptions frozen_shape_options_for_run_folder(const std::filesystem::path& folder);
 
 }  // namespace onnxproof

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "onnxproof/check/frozen_shapes.h"
 #include "onnxproof/core/error.h"
 #include "onnxproof/core/finding.h"
 
@@ -72,7 +73,14 @@ struct ExportResult {
   /// The front end's versions as it reported them in export.json (python, torch, onnx, ...).
   std::vector<std::pair<std::string, std::string>> versions;
   std::vector<Finding> findings;
+  /// The declared dynamic axes with their traced sizes, and the output axes that follow them,
+  /// for the frozen-shape analysis.
+  FrozenShapeOptions frozen;
 };
+
+/// Reads and checks OUT/export.json (and OUT/reference/cases.json): ErrorCode::internal naming
+/// the field when it does not hold to onnxproof.export/1.
+Expected<ExportResult> read_export_manifest(const std::filesystem::path& out);
 
 /// Runs the front end, forwarding its progress lines to `progress`. Returns the findings (the
 /// export may have failed because of the model: then `model` is empty and findings say why).
