@@ -33,11 +33,21 @@ def progress(message):
     print(f"onnxproof export: {message}", file=sys.stderr, flush=True)
 
 
+def temporary_path(path):
+    """A name beside `path` that no other run uses (the engine's convention: NAME.tmp-PID)."""
+    return f"{path}.tmp-{os.getpid()}"
+
+
 def write_atomically(path, data):
     mode = "wb" if isinstance(data, bytes) else "w"
-    with open(path + ".tmp", mode) as handle:
-        handle.write(data)
-    os.replace(path + ".tmp", path)
+    temporary = temporary_path(path)
+    try:
+        with open(temporary, mode) as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
 
 
 def resolve_exporter(requested):
@@ -255,8 +265,8 @@ class Exporter:
                 warnings.simplefilter("always")
                 try:
                     with context():
-                        self.call_exporter(model, example, path + ".tmp")
-                    os.replace(path + ".tmp", path)
+                        self.call_exporter(model, example, temporary_path(path))
+                    os.replace(temporary_path(path), path)
                     self.findings += traps.classify_tracer_warnings(records)
                     return True
                 except Exception as error:
@@ -272,8 +282,8 @@ class Exporter:
                     self.report_export_error(model, example, error, aten)
                     return False
                 finally:
-                    if os.path.exists(path + ".tmp"):
-                        os.remove(path + ".tmp")
+                    if os.path.exists(temporary_path(path)):
+                        os.remove(temporary_path(path))
         return False
 
     def report_export_error(self, model, example, error, aten):
