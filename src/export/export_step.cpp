@@ -20,6 +20,7 @@
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/installation.h"
+#include "onnxproof/core/json_file.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/tensor/dtype.h"
 #include "onnxproof/tensor/tensor.h"
@@ -226,7 +227,7 @@ nlohmann::json config_json(const ExportOptions& options) {
 // the output axes that follow them (outputs[].dynamic_axes).
 Expected<FrozenShapeOptions> frozen_shape_options_from(const nlohmann::json& manifest, const fs::path& path) {
   const auto bad = [&](const std::string& field, const std::string& what) {
-    return fail(ErrorCode::internal, path.string() + ": " + field + ": expected " + what);
+    return std::unexpected(field_error(path, ErrorCode::internal, field, what));
   };
   FrozenShapeOptions frozen;
   const auto options = manifest.value("options", nlohmann::json::object());
@@ -265,17 +266,10 @@ Expected<FrozenShapeOptions> frozen_shape_options_from(const nlohmann::json& man
 
 Expected<ExportResult> read_export_manifest(const fs::path& out) {
   const fs::path path = out / "export.json";
-  ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(path, uint64_t{64} << 20));
+  ONNXPROOF_TRY_ASSIGN(const nlohmann::json manifest, read_json_object(path, ErrorCode::internal));
   const auto bad = [&](const std::string& field, const std::string& what) {
-    return fail(ErrorCode::internal, path.string() + ": " + field + ": expected " + what);
+    return std::unexpected(field_error(path, ErrorCode::internal, field, what));
   };
-  nlohmann::json manifest;
-  try {
-    manifest = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& error) {
-    return fail(ErrorCode::internal, path.string() + " is malformed: " + error.what());
-  }
-  if (!manifest.is_object()) return bad("(top level)", "an object");
   if (manifest.value("schema", "") != k_export_schema) return bad("schema", std::string(k_export_schema));
   ExportResult result;
   if (!manifest.contains("exporter") || !manifest["exporter"].is_string()) return bad("exporter", "a string");

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "onnxproof/core/json_file.h"
+
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/parity/parity.h"
 
@@ -31,17 +33,10 @@ int data_set_number(const fs::path& folder) {
 }  // namespace
 
 Expected<CasesManifest> read_cases_manifest(const fs::path& path) {
-  ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(path, uint64_t{64} << 20));
+  ONNXPROOF_TRY_ASSIGN(const nlohmann::json json, read_json_object(path, ErrorCode::invalid_input));
   const auto bad = [&](const std::string& field, const std::string& what) {
-    return fail(ErrorCode::invalid_input, path.string() + ": " + field + ": expected " + what);
+    return std::unexpected(field_error(path, ErrorCode::invalid_input, field, what));
   };
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& error) {
-    return fail(ErrorCode::invalid_input, path.string() + " is malformed: " + error.what());
-  }
-  if (!json.is_object()) return bad("(top level)", "an object");
   // Folders frozen before the schema field existed have none; any other schema is not ours.
   if (json.contains("schema") && json["schema"] != k_cases_schema) return bad("schema", std::string(k_cases_schema));
   const auto sizes_of = [](const nlohmann::json& value, std::map<std::string, int64_t>& sizes) {
