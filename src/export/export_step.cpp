@@ -21,6 +21,7 @@
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/installation.h"
 #include "onnxproof/core/json_file.h"
+#include "onnxproof/core/staging.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/tensor/dtype.h"
 #include "onnxproof/tensor/tensor.h"
@@ -51,16 +52,6 @@ std::vector<std::string> split(std::string_view text, char separator) {
     if (at == std::string_view::npos) return parts;
     start = at + 1;
   }
-}
-
-// The running front end, for the signal handler: SIGINT or SIGTERM to onnxproof ends the child
-// too, instead of leaving it running on its own.
-volatile sig_atomic_t g_front_end_pid = 0;
-
-void forward_and_exit(int signal_number) {
-  if (g_front_end_pid > 0) ::kill(static_cast<pid_t>(g_front_end_pid), signal_number);
-  ::signal(signal_number, SIG_DFL);
-  ::raise(signal_number);
 }
 
 // Ends a child that overran its time: SIGTERM, then SIGKILL after five seconds.
@@ -139,17 +130,18 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
                             const std::function<void(const std::string&)>& on_line, double timeout_seconds) {
   ONNXPROOF_TRY_ASSIGN(const auto spawned, spawn_front_end(python, std::move(args), captured_fd));
   const auto [pid, read_fd] = spawned;
-  g_front_end_pid = pid;
-  struct sigaction forward {};
-  forward.sa_handler = forward_and_exit;
+  // SIGINT or SIGTERM to onnxproof ends the child too (and removes live staging folders),
+  // instead of leaving it running on its own.
+  set_interrupt_child(pid);
   struct sigaction old_int {
   }, old_term{};
-  ::sigaction(SIGINT, &forward, &old_int);
-  ::sigaction(SIGTERM, &forward, &old_term);
+  ::sigaction(SIGINT, nullptr, &old_int);
+  ::sigaction(SIGTERM, nullptr, &old_term);
+  install_interrupt_cleanup();
   const auto restore = [&] {
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGTERM, &old_term, nullptr);
-    g_front_end_pid = 0;
+    set_interrupt_child(0);
   };
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);

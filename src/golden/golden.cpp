@@ -11,6 +11,7 @@
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/numbered_name.h"
 #include "onnxproof/core/sha256.h"
+#include "onnxproof/core/staging.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/runtime/session.h"
 
@@ -22,20 +23,6 @@ namespace {
 constexpr std::string_view k_schema = "onnxproof.golden/1";
 
 // Swaps a finished folder into place: the old one (if any) moves aside first, then goes.
-Expected<void> replace_folder(const fs::path& staging, const fs::path& destination) {
-  std::error_code ec;
-  const fs::path old =
-      destination.parent_path() / ("." + destination.filename().string() + ".old-" + std::to_string(::getpid()));
-  if (fs::exists(destination)) {
-    fs::rename(destination, old, ec);
-    if (ec) return fail(ErrorCode::io, "cannot replace " + destination.string() + ": " + ec.message());
-  }
-  fs::rename(staging, destination, ec);
-  if (ec) return fail(ErrorCode::io, "cannot move the golden set into " + destination.string() + ": " + ec.message());
-  fs::remove_all(old, ec);
-  return {};
-}
-
 nlohmann::json opset_imports(const fs::path& model_path) {
   nlohmann::json opsets = nlohmann::json::object();
   if (auto model = load_model(model_path)) {
@@ -177,21 +164,12 @@ Expected<FreezeResult> freeze_golden(const fs::path& model, const Reference& ref
   }
   if (!result.parity.passed()) return result;  // never freeze outputs that are not proved
 
-  std::error_code ec;
-  const fs::path parent = golden_dir.has_parent_path() ? golden_dir.parent_path() : fs::path(".");
-  fs::create_directories(parent, ec);
-  const fs::path staging = staging_folder_for(golden_dir);
-  fs::remove_all(staging, ec);
-  fs::create_directories(staging, ec);
-  if (ec) return fail(ErrorCode::io, "cannot create " + staging.string() + ": " + ec.message());
-
+  // Built out of sight, published in one step: removed on failure or SIGINT, never half there.
+  ONNXPROOF_TRY_ASSIGN(auto staging_folder, StagingFolder::create(golden_dir));
+  const fs::path& staging = staging_folder.path();
   nlohmann::json files = nlohmann::json::object();
   nlohmann::json tolerances = nlohmann::json::object();
-  auto written = write_data_sets(model, reference, staging, files, tolerances, options.parity.tolerance);
-  if (!written) {
-    fs::remove_all(staging, ec);
-    return std::unexpected(std::move(written.error()));
-  }
+  ONNXPROOF_TRY(write_data_sets(model, reference, staging, files, tolerances, options.parity.tolerance));
   ONNXPROOF_TRY_ASSIGN(const std::string model_digest, sha256_file(model));
   nlohmann::json versions = nlohmann::json::object();
   for (const auto& [tool, version] : options.versions) versions[tool] = version;
@@ -205,7 +183,7 @@ Expected<FreezeResult> freeze_golden(const fs::path& model, const Reference& ref
                                    {"files", files}};
   ONNXPROOF_TRY(write_file_atomically(staging / "manifest.json",
                                       manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
-  ONNXPROOF_TRY(replace_folder(staging, golden_dir));
+  ONNXPROOF_TRY(staging_folder.publish());
   result.frozen = true;
   result.data_sets = static_cast<int>(reference.cases.size());
   return result;

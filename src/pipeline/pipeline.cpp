@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "onnxproof/core/staging.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
@@ -25,13 +26,14 @@ namespace {
 // the headline; the report's steps[] and findings[] are rendered from them.
 struct Run {
   const PipelineOptions& options;
-  fs::path out{};
+  fs::path out{};        // the staging folder the steps write into
+  fs::path published{};  // the run folder it becomes at the end (holding the last run's golden set)
   std::ostream& progress;
   Report& report;
   fs::path model{};                        // set by export, replaced by simplify
   std::optional<Reference> reference{};    // PyTorch's data, read once after the export
   std::optional<Error> reference_error{};  // why it could not be read
-  FrozenShapeOptions frozen{};            // the export's declared axes, for check
+  FrozenShapeOptions frozen{};             // the export's declared axes, for check
   std::optional<CheckResult> check{};      // set by check
   std::optional<OpsAudit> ops{};           // set by ops
   std::string golden_evidence{};           // what the golden step did
@@ -53,6 +55,7 @@ StepReport export_step(Run& run) {
   StepReport step{.name = "export"};
   // The default opset respects every --target's table as well as ONNX and ONNX Runtime.
   ExportOptions options = run.options.export_options;
+  options.out = run.out;
   const OpsetLimit limit = newest_supported_opset(run.options.targets);
   options.opset_ceiling = limit.opset;
   options.opset_ceiling_reason = limit.reason;
@@ -160,18 +163,34 @@ StepReport parity_step(Run& run) {
   return step;
 }
 
+// A copy of `from` at `to`, by hard links where the file system allows (the same bytes, no
+// extra space), else by copying.
+Expected<void> copy_folder(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::create_hard_links, ec);
+  if (ec) {
+    fs::remove_all(to, ec);
+    fs::copy(from, to, fs::copy_options::recursive, ec);
+  }
+  if (ec) return fail(ErrorCode::io, "cannot carry " + from.string() + " into the new run: " + ec.message());
+  return {};
+}
+
 // With a golden set from an earlier run: verify the new export against it (drift fails the
 // run). Without one: freeze the proved outputs.
 StepReport golden_step(Run& run) {
   StepReport step{.name = "golden"};
   const fs::path golden = run.out / "golden";
+  const fs::path previous = run.published / "golden";
   const GoldenOptions options{run.options.parity, run.report.versions};
-  if (fs::exists(golden / "manifest.json")) {
+  if (fs::exists(previous / "manifest.json")) {
     GoldenOptions verify_options = options;
     verify_options.parity.compare_optimization_off = false;
     verify_options.parity.providers = {"cpu"};
-    auto result = verify_golden(run.model, golden, verify_options);
+    auto result = verify_golden(run.model, previous, verify_options);
     if (!result) return step_error(step, result.error());
+    // The golden set outlives the runs that verify against it: it moves into the new run folder.
+    if (auto carried = copy_folder(previous, golden); !carried) return step_error(step, carried.error());
     add_findings(run, result->findings);
     step.details = {{"action", "verify"}, {"model_changed", result->model_changed}};
     step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
@@ -330,29 +349,79 @@ std::filesystem::path default_run_folder(const std::string& spec) {
   return fs::path("onnxproof-out") / name;
 }
 
-Expected<Report> run_pipeline(const PipelineOptions& options, std::ostream& progress) {
-  Report report;
-  report.model = options.export_options.model;
-  report.versions = tool_versions();
-  Run run{.options = options, .out = options.export_options.out, .progress = progress, .report = report};
+Expected<void> require_replaceable_run_folder(const fs::path& out) {
+  std::error_code ec;
+  const auto status = fs::symlink_status(out, ec);
+  if (!fs::exists(status)) return {};
+  if (!fs::is_directory(status))
+    return fail(ErrorCode::usage, "--out " + out.string() + " is not a folder; onnxproof writes a run folder there");
+  const bool empty = fs::is_empty(out, ec);
+  // An earlier run, or a folder seeded with a golden set to verify against.
+  if (empty || fs::exists(out / "report.json") || fs::exists(out / "export.json") ||
+      fs::exists(out / "golden" / "manifest.json"))
+    return {};
+  return fail(ErrorCode::usage, "refusing to replace " + out.string() +
+                                    ": it is not an onnxproof run folder (no report.json, export.json or "
+                                    "golden/manifest.json); give an empty or new folder with --out");
+}
+
+namespace {
+
+// The report names the run folder the user asked for, not the staging folder it was built in.
+void name_published_paths(Report& report, const fs::path& staging, const fs::path& published) {
+  const auto rename = [&](std::string& text) {
+    const std::string from = staging.string();
+    for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + published.string().size()))
+      text.replace(at, from.size(), published.string());
+  };
+  std::string model = report.onnx_model.string();
+  rename(model);
+  report.onnx_model = model;
+  for (auto& finding : report.findings) {
+    rename(finding.message);
+    rename(finding.where);
+  }
+  for (auto& step : report.steps) rename(step.reason);
+}
+
+void run_steps(Run& run) {
   for (const auto& definition : k_steps) {
     if (definition.needs_model && run.model.empty()) {
-      report.steps.push_back(
+      run.report.steps.push_back(
           {.name = std::string(definition.name), .reason = "no model: the export did not produce one"});
       continue;
     }
-    progress << "onnxproof pipeline: " << definition.name << '\n' << std::flush;
+    run.progress << "onnxproof pipeline: " << definition.name << '\n' << std::flush;
     const auto start = std::chrono::steady_clock::now();
     StepReport step = definition.run(run);
     step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    report.steps.push_back(std::move(step));
-    if (run.usage_error) return std::unexpected(std::move(*run.usage_error));
+    run.report.steps.push_back(std::move(step));
+    if (run.usage_error) return;
   }
+}
+
+}  // namespace
+
+Expected<Report> run_pipeline(const PipelineOptions& options, std::ostream& progress) {
+  const fs::path published = options.export_options.out;
+  ONNXPROOF_TRY(validate_export_options(options.export_options));
+  ONNXPROOF_TRY(require_replaceable_run_folder(published));
+  // The run is built in a staging folder and published in one step at the end: until then the
+  // last run's folder stays as it was, and an interrupted run leaves it intact.
+  ONNXPROOF_TRY_ASSIGN(auto staging, StagingFolder::create(published));
+  Report report;
+  report.model = options.export_options.model;
+  report.versions = tool_versions();
+  Run run{.options = options, .out = staging.path(), .published = published, .progress = progress, .report = report};
+  run_steps(run);
+  if (run.usage_error) return std::unexpected(std::move(*run.usage_error));
   report.onnx_model = run.model;
   merge_frozen_dimension_evidence(report.findings);
   answer_headline(run, report);
   finish_report(report);
-  ONNXPROOF_TRY(write_report(report, options.export_options.out));
+  name_published_paths(report, staging.path(), published);
+  ONNXPROOF_TRY(write_report(report, staging.path()));
+  ONNXPROOF_TRY(staging.publish());
   return report;
 }
 

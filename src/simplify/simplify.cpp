@@ -14,6 +14,7 @@
 #include <span>
 
 #include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/staging.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/runtime/session.h"
 #include "passes.h"
@@ -223,19 +224,10 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
   if (fs::exists(output, ec) && fs::equivalent(output, input, ec)) {
     return fail(ErrorCode::usage, "the output must not be the input model: onnxproof never modifies its input");
   }
-  const fs::path staging = staging_folder_for(output);
-  fs::remove_all(staging, ec);
-  fs::create_directories(staging, ec);
-  if (ec) return fail(ErrorCode::io, "cannot create " + staging.string() + ": " + ec.message());
-  // Whatever happens, the private folder goes: on success its files have been moved out first.
-  struct RemoveOnExit {
-    fs::path folder;
-    ~RemoveOnExit() {
-      std::error_code ignored;
-      fs::remove_all(folder, ignored);
-    }
-  } cleanup{staging};
-  const fs::path candidate = staging / output.filename();
+  // Whatever happens (SIGINT included), the private folder goes: on success its files have been
+  // moved out first.
+  ONNXPROOF_TRY_ASSIGN(const auto staging, StagingFolder::create(output));
+  const fs::path candidate = staging.path() / output.filename();
 
   SimplifyOutcome outcome;
   {  // the model lives only in this scope: it is gone before ONNX Runtime loads anything

@@ -212,15 +212,53 @@ std::vector<std::string> files_below(const fs::path& folder) {
 TEST(Pipeline, WritesNothingOutsideItsOutputFolder) {
   TempDir home;
   TempDir temp;
-  TempDir out;
+  TempDir parent;
+  const fs::path out = parent / "run";  // the staging folder beside it must be gone too
   const auto result =
       run_cli("/usr/bin/env", {"HOME=" + home.path().string(), "TMPDIR=" + temp.path().string(), ONNXPROOF_CLI,
                                "pipeline", "--model", k_traps + ":dict_output", "--input", "x=2x8:float32", "--dynamic",
-                               "x:0=batch", "--samples", "1", "--out", out.path().string()});
+                               "x:0=batch", "--samples", "1", "--out", out.string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_EQ(files_below(home.path()), std::vector<std::string>{});
   EXPECT_EQ(files_below(temp.path()), std::vector<std::string>{});
   EXPECT_TRUE(fs::exists(out / "report.json"));
+  std::vector<std::string> beside;
+  for (const auto& entry : fs::directory_iterator(parent.path())) beside.push_back(entry.path().filename().string());
+  EXPECT_EQ(beside, std::vector<std::string>{"run"});
+}
+
+// A re-run into a run folder is built beside it and published at the end: killed during its
+// export, it leaves the last run exactly as it was and no staging folder behind.
+TEST(Pipeline, AKilledReRunLeavesThePreviousRunIntact) {
+  TempDir parent;
+  const fs::path out = parent / "run";
+  ASSERT_EQ(pipeline(out, "dict_output", "x=2x8:float32").exit_code, 0);
+  const std::string report = read_text(out / "report.json");
+  const std::string model = read_text(out / "model.onnx");
+  const std::string manifest = read_text(out / "export.json");
+  const auto killed =
+      run_cli("/usr/bin/timeout", {"-s", "TERM", "8", ONNXPROOF_CLI, "pipeline", "--model", k_traps + ":never_returns",
+                                   "--input", "x=1x8:float32", "--out", out.string()});
+  EXPECT_EQ(killed.exit_code, 124) << killed.err;  // timeout(1): the command was terminated
+  EXPECT_EQ(read_text(out / "report.json"), report);
+  EXPECT_EQ(read_text(out / "model.onnx"), model);
+  EXPECT_EQ(read_text(out / "export.json"), manifest);  // the old code deleted it first thing
+  EXPECT_TRUE(fs::exists(out / "golden" / "manifest.json"));
+  std::vector<std::string> beside;
+  for (const auto& entry : fs::directory_iterator(parent.path())) beside.push_back(entry.path().filename().string());
+  EXPECT_EQ(beside, std::vector<std::string>{"run"});
+}
+
+// onnxproof replaces only what it made: a folder holding anything but an earlier run is refused
+// before any work, untouched.
+TEST(Pipeline, AnOutFolderThatIsNotARunFolderIsRefused) {
+  TempDir out;
+  write_bytes(out / "notes.txt", "mine");
+  const auto result = pipeline(out.path(), "dict_output", "x=2x8:float32");
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("not an onnxproof run folder"), std::string::npos) << result.err;
+  EXPECT_EQ(read_text(out / "notes.txt"), "mine");
+  EXPECT_FALSE(fs::exists(out / "report.json"));
 }
 
 TEST(Pipeline, ReExportIsVerifiedAgainstTheGoldenSetOfTheLastRun) {

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "onnxproof/core/installation.h"
+#include "onnxproof/core/staging.h"
 
 namespace {
 using namespace onnxproof::cli;
@@ -212,6 +213,7 @@ int main(int argc, char** argv) {
 
   // The environment and the install layout are read here, once; the libraries get the result.
   onnxproof::use_installation(onnxproof::resolve_installation(std::filesystem::read_symlink("/proc/self/exe")));
+  onnxproof::install_interrupt_cleanup();  // SIGINT/SIGTERM remove staging folders and end a child
 
   try {
     if (show_version) return run_version(std::cout);

@@ -1,0 +1,54 @@
+#pragma once
+// Building a folder out of sight and publishing it in one step: the run folder of a pipeline, a
+// golden set. A staging folder is ".NAME.tmp-PID" beside the destination; it is removed when the
+// work fails, when SIGINT or SIGTERM end the process, or (after SIGKILL) by the next run.
+
+#include <filesystem>
+
+#include "onnxproof/core/error.h"
+
+namespace onnxproof {
+
+/// Puts `staging` in place of `destination` in one step. When `destination` exists the two are
+/// exchanged atomically (renameat2 RENAME_EXCHANGE) and the old contents removed; where the file
+/// system cannot exchange, the old folder is first renamed ".NAME.old-PID", and
+/// recover_interrupted_publish() puts it back should the process die before the new one is in place.
+Expected<void> publish_folder(const std::filesystem::path& staging, const std::filesystem::path& destination);
+
+/// A publish interrupted between its two renames left no `destination` and the old folder as
+/// ".NAME.old-PID" of a process that no longer runs: moves it back. True when it did.
+bool recover_interrupted_publish(const std::filesystem::path& destination);
+
+/// A staging folder that is removed unless published: on destruction, and when SIGINT or SIGTERM
+/// end the process (install_interrupt_cleanup()). Creating one also removes stale staging folders
+/// of the same destination and recovers an interrupted publish.
+class StagingFolder {
+ public:
+  static Expected<StagingFolder> create(const std::filesystem::path& destination);
+  StagingFolder(StagingFolder&& other) noexcept;
+  StagingFolder& operator=(StagingFolder&&) = delete;
+  StagingFolder(const StagingFolder&) = delete;
+  StagingFolder& operator=(const StagingFolder&) = delete;
+  ~StagingFolder();
+
+  const std::filesystem::path& path() const { return m_path; }
+  /// publish_folder(path(), destination).
+  Expected<void> publish();
+
+ private:
+  StagingFolder(std::filesystem::path path, std::filesystem::path destination, int slot)
+      : m_path(std::move(path)), m_destination(std::move(destination)), m_slot(slot) {}
+  std::filesystem::path m_path;
+  std::filesystem::path m_destination;
+  int m_slot = -1;  // its entry in the interrupt-cleanup list
+  bool m_done = false;
+};
+
+/// Installs the SIGINT/SIGTERM handler that removes live staging folders, ends the export's child
+/// process (set_interrupt_child) and then lets the signal end the process. Called once by the driver.
+void install_interrupt_cleanup();
+
+/// The child process to end on SIGINT/SIGTERM (0: none).
+void set_interrupt_child(int pid);
+
+}  // namespace onnxproof

@@ -1,0 +1,169 @@
+#include "onnxproof/core/staging.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/numbered_name.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The live staging folders, in fixed storage: the signal handler may not allocate.
+constexpr int k_slots = 8;
+std::array<std::array<char, 4096>, k_slots> g_paths{};
+std::array<std::atomic<bool>, k_slots> g_used{};
+volatile sig_atomic_t g_child = 0;
+
+int claim_slot(const fs::path& path) {
+  const std::string text = path.string();
+  if (text.size() >= g_paths[0].size()) return -1;
+  for (int i = 0; i < k_slots; ++i) {
+    bool expected = false;
+    if (!g_used[i].compare_exchange_strong(expected, true)) continue;
+    std::memcpy(g_paths[i].data(), text.c_str(), text.size() + 1);
+    return i;
+  }
+  return -1;
+}
+
+void release_slot(int slot) {
+  if (slot >= 0) g_used[slot] = false;
+}
+
+// Async-signal-safe: fork and exec rm for each live staging folder, then re-raise.
+void clean_up_and_end(int signal_number) {
+  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), signal_number);
+  for (int i = 0; i < k_slots; ++i) {
+    if (!g_used[i]) continue;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      char rm[] = "/bin/rm";
+      char flags[] = "-rf";
+      char end[] = "--";
+      char* argv[] = {rm, flags, end, g_paths[i].data(), nullptr};
+      char* envp[] = {nullptr};
+      ::execve(rm, argv, envp);
+      ::_exit(127);
+    }
+    if (pid > 0) ::waitpid(pid, nullptr, 0);
+  }
+  ::signal(signal_number, SIG_DFL);
+  ::raise(signal_number);
+}
+
+fs::path old_name(const fs::path& destination, uint64_t pid) {
+  return destination.parent_path() / ("." + destination.filename().string() + ".old-" + std::to_string(pid));
+}
+
+bool process_runs(uint64_t pid) {
+  return pid <= static_cast<uint64_t>(std::numeric_limits<pid_t>::max()) &&
+         (static_cast<pid_t>(pid) == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH);
+}
+
+}  // namespace
+
+Expected<void> publish_folder(const fs::path& staging, const fs::path& destination) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(destination, ec))) {
+    fs::rename(staging, destination, ec);
+    if (ec)
+      return fail(ErrorCode::io,
+                  "cannot move " + staging.string() + " to " + destination.string() + ": " + ec.message());
+    return {};
+  }
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, destination.c_str(), RENAME_EXCHANGE) == 0) {
+    fs::remove_all(staging, ec);  // now the old contents
+    return {};
+  }
+  // No atomic exchange here: the old folder steps aside under a name the next run recognizes.
+  const fs::path old = old_name(destination, static_cast<uint64_t>(::getpid()));
+  fs::rename(destination, old, ec);
+  if (ec) return fail(ErrorCode::io, "cannot replace " + destination.string() + ": " + ec.message());
+  fs::rename(staging, destination, ec);
+  if (ec) {
+    std::error_code restore;
+    fs::rename(old, destination, restore);
+    return fail(ErrorCode::io, "cannot move " + staging.string() + " to " + destination.string() + ": " + ec.message());
+  }
+  fs::remove_all(old, ec);
+  return {};
+}
+
+bool recover_interrupted_publish(const fs::path& destination) {
+  std::error_code ec;
+  const fs::path folder = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
+  const std::string prefix = "." + destination.filename().string() + ".old-";
+  bool recovered = false;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const auto pid = number_after(entry.path().filename().string(), prefix);
+    if (!pid || process_runs(*pid)) continue;
+    if (!recovered && !fs::exists(fs::symlink_status(destination, ec))) {
+      fs::rename(entry.path(), destination, ec);
+      recovered = !ec;
+    } else {
+      fs::remove_all(entry.path(), ec);  // the publish got through; this is the old run
+    }
+  }
+  return recovered;
+}
+
+Expected<StagingFolder> StagingFolder::create(const fs::path& destination) {
+  std::error_code ec;
+  const fs::path parent = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
+  fs::create_directories(parent, ec);
+  if (ec) return fail(ErrorCode::io, "cannot create " + parent.string() + ": " + ec.message());
+  recover_interrupted_publish(destination);
+  const fs::path path = staging_folder_for(destination);
+  fs::remove_all(path, ec);
+  fs::create_directories(path, ec);
+  if (ec) return fail(ErrorCode::io, "cannot create " + path.string() + ": " + ec.message());
+  return StagingFolder(path, destination, claim_slot(fs::absolute(path, ec)));
+}
+
+StagingFolder::StagingFolder(StagingFolder&& other) noexcept
+    : m_path(std::move(other.m_path)),
+      m_destination(std::move(other.m_destination)),
+      m_slot(other.m_slot),
+      m_done(other.m_done) {
+  other.m_done = true;
+  other.m_slot = -1;
+}
+
+StagingFolder::~StagingFolder() {
+  if (!m_done) {
+    std::error_code ec;
+    fs::remove_all(m_path, ec);
+  }
+  release_slot(m_slot);
+}
+
+Expected<void> StagingFolder::publish() {
+  ONNXPROOF_TRY(publish_folder(m_path, m_destination));
+  m_done = true;
+  release_slot(m_slot);
+  m_slot = -1;
+  return {};
+}
+
+void install_interrupt_cleanup() {
+  struct sigaction action {};
+  action.sa_handler = clean_up_and_end;
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+void set_interrupt_child(int pid) { g_child = pid; }
+
+}  // namespace onnxproof
