@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -121,17 +123,43 @@ Expected<uint64_t> resolve_external(onnx::TensorProto& tensor, const fs::path& f
   return length;
 }
 
+// Parses a ModelProto from a fresh stream of `open_stream()`; when that fails, parses once more
+// allowing deeper nesting, to tell subgraphs nested past protobuf's recursion limit (kept, so a
+// hostile model cannot exhaust the stack) from a damaged file.
+Expected<void> parse_model_from(
+    onnx::ModelProto& model,
+    const std::function<std::unique_ptr<google::protobuf::io::ZeroCopyInputStream>()>& open_stream,
+    const std::string& what) {
+  constexpr int k_nesting_limit = 100;  // protobuf's default
+  const auto parse = [&](int depth) {
+    const auto input = open_stream();
+    if (!input) return false;
+    google::protobuf::io::CodedInputStream stream(input.get());
+    stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
+    stream.SetRecursionLimit(depth);
+    return model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+  };
+  if (parse(k_nesting_limit)) return {};
+  if (parse(100 * k_nesting_limit)) {
+    model.Clear();
+    return fail(ErrorCode::unsupported, what + ": its messages (subgraphs in subgraphs) nest deeper than " +
+                                            std::to_string(k_nesting_limit) +
+                                            " levels, protobuf's limit, which onnxproof keeps");
+  }
+  return fail(ErrorCode::invalid_input,
+              what + ": not a valid ONNX model (protobuf parse failed; truncated or not a model file)");
+}
+
 }  // namespace
 
 Expected<onnx::ModelProto> parse_model(std::string_view bytes, const std::string& what) {
   onnx::ModelProto model;
-  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                                static_cast<int>(bytes.size()));
-  stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
-  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
-    return fail(ErrorCode::invalid_input,
-                what + ": not a valid ONNX model (protobuf parse failed; truncated or not a model file)");
-  }
+  ONNXPROOF_TRY(parse_model_from(
+      model,
+      [&] {
+        return std::make_unique<google::protobuf::io::ArrayInputStream>(bytes.data(), static_cast<int>(bytes.size()));
+      },
+      what));
   if (!model.has_graph() || model.ir_version() <= 0) {
     return fail(ErrorCode::invalid_input, what + ": not an ONNX model (no graph or IR version)");
   }
@@ -161,18 +189,20 @@ Expected<LoadedModel> load_model(const fs::path& path, const LoadOptions& option
   if (ec) return fail(ErrorCode::io, "cannot resolve the folder of " + path.string() + ": " + ec.message());
 
   // Parse straight from the file descriptor: no second copy of the bytes in memory.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(ErrorCode::io, "cannot open " + path.string());
-  {
-    google::protobuf::io::FileInputStream file_stream(fd);
-    file_stream.SetCloseOnDelete(true);
-    google::protobuf::io::CodedInputStream stream(&file_stream);
-    stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
-    if (!loaded.proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
-      return fail(ErrorCode::invalid_input,
-                  path.string() + ": not a valid ONNX model (protobuf parse failed; truncated or not a model file)");
-    }
-  }
+  if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0)
+    ::close(fd);
+  else
+    return fail(ErrorCode::io, "cannot open " + path.string());
+  ONNXPROOF_TRY(parse_model_from(
+      loaded.proto,
+      [&]() -> std::unique_ptr<google::protobuf::io::ZeroCopyInputStream> {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return nullptr;
+        auto stream = std::make_unique<google::protobuf::io::FileInputStream>(fd);
+        stream->SetCloseOnDelete(true);
+        return stream;
+      },
+      path.string()));
   if (!loaded.proto.has_graph() || loaded.proto.ir_version() <= 0) {
     return fail(ErrorCode::invalid_input, path.string() + ": not an ONNX model (no graph or IR version)");
   }

@@ -150,6 +150,32 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
   return result;
 }
 
+namespace {
+
+// Generated proof inputs are held in memory (twice: one case per symbolic size); a declared
+// shape no machine holds is a clear error before any allocation, not std::bad_alloc.
+Expected<void> require_generated_inputs_fit(const Session& session) {
+  constexpr uint64_t k_max_generated_bytes = uint64_t{1} << 30;
+  uint64_t total = 0;
+  for (const auto& input : session.inputs()) {
+    uint64_t count = 1;
+    for (const int64_t dim : input.shape) {
+      const auto size = static_cast<uint64_t>(dim >= 0 ? std::max<int64_t>(dim, 1) : 3);
+      count = count > k_max_generated_bytes / size ? k_max_generated_bytes + 1 : count * size;
+    }
+    const uint64_t bytes = count > k_max_generated_bytes ? count : dtype_storage_bytes(input.dtype, count);
+    total += std::min(bytes, k_max_generated_bytes + 1);
+    if (total > k_max_generated_bytes) {
+      return fail(ErrorCode::limit_exceeded, "input '" + input.name + "' is " + format_shape(input.shape) +
+                                                 ": the generated proof inputs would take over 1 GiB; prove on "
+                                                 "real inputs of a size you choose with --reference DIR");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<SimplifyProof> prove_simplification(const std::filesystem::path& original,
                                              const std::filesystem::path& simplified, const Reference* reference,
                                              const ToleranceOptions& tolerance) {
@@ -157,6 +183,7 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
   if (!reference) {
     // Inputs for every declared shape: symbolic dimensions at 1 and at 3.
     ONNXPROOF_TRY_ASSIGN(auto session, Session::open(original));
+    ONNXPROOF_TRY(require_generated_inputs_fit(session));
     std::mt19937 random(0);
     std::normal_distribution<float> normal;
     for (const int64_t symbolic : {1, 3}) {

@@ -129,8 +129,10 @@ Expected<NamedTensor> read_tensor_pb(const std::filesystem::path& path, uint64_t
   if (!tensor) {
     // SequenceProto and OptionalProto share TensorProto's first field numbers, so they parse as
     // nonsense tensors; say what the file really holds.
+    // A tensor with raw_data (a field sequences and optionals do not have) is a damaged tensor.
     onnx::SequenceProto sequence;
-    if (sequence.ParseFromString(*data) && sequence.elem_type() >= 1 && sequence.elem_type() <= 5) {
+    if (!proto.has_raw_data() && sequence.ParseFromString(*data) && sequence.elem_type() >= 1 &&
+        sequence.elem_type() <= 5) {
       return fail(ErrorCode::unsupported,
                   path.string() + ": holds a sequence or optional value, not a tensor; onnxproof reads tensors only");
     }

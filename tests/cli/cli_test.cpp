@@ -52,6 +52,22 @@ TEST(CliCheck, TruncatedModelIsOneClearLine) {
   expect_one_line_error(onnxproof_cli({"check", (dir / "cut.onnx").string()}), 3, "not a valid ONNX model");
 }
 
+// Names holding terminal control sequences (clear screen, a C1 CSI) are printed escaped, never raw.
+TEST(CliCheck, ControlBytesInNamesAreNotSentToTheTerminal) {
+  const std::string hostile =
+      "out\x1b[2J\x07\xc2\x9b"
+      "31m";
+  const auto model = single_node_model("Relu", {tensor_value("x", onnx::TensorProto::FLOAT, {1, 4})},
+                                       tensor_value(hostile, onnx::TensorProto::FLOAT, {1, 4}));
+  TempDir dir;
+  write_bytes(dir / "m.onnx", model.SerializeAsString());
+  const auto result = onnxproof_cli({"check", (dir / "m.onnx").string()});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  for (const char byte : {'\x1b', '\x07'}) EXPECT_EQ(result.out.find(byte), std::string::npos);
+  EXPECT_EQ(result.out.find("\xc2\x9b"), std::string::npos);
+  EXPECT_NE(result.out.find("out\\x1b[2J\\x07\\u009b31m"), std::string::npos) << result.out;
+}
+
 TEST(CliCheck, TextFileIsOneClearLine) {
   TempDir dir;
   write_bytes(dir / "notes.onnx", "these are my notes, not a model\n");

@@ -152,4 +152,34 @@ TEST(SaveModel, MissingFolderIsAnErrorNotACrash) {
   EXPECT_EQ(saved.error().code(), ErrorCode::io);
 }
 
+// A model whose If branches nest 300 deep passes protobuf's recursion limit: one line that says
+// so (it was reported as "truncated").
+TEST(LoadModel, SubgraphsNestedPastTheLimitAreNamedAsSuch) {
+  auto model = if_model_with_constant_branches(false);
+  onnx::GraphProto inner = model.graph();
+  for (int depth = 0; depth < 300; ++depth) {
+    onnx::GraphProto outer = model.graph();
+    *outer.mutable_node(0)->mutable_attribute(0)->mutable_g()->mutable_node(0) = onnx::NodeProto();
+    auto* holder = outer.mutable_node(0)->mutable_attribute(0)->mutable_g()->mutable_node(0);
+    holder->set_op_type("If");
+    holder->add_input("cond");
+    holder->add_output("then_branch_out");
+    auto* branch = holder->add_attribute();
+    branch->set_name("then_branch");
+    branch->set_type(onnx::AttributeProto::GRAPH);
+    *branch->mutable_g() = inner;
+    inner = std::move(outer);
+  }
+  *model.mutable_graph() = inner;
+  TempDir dir;
+  write_bytes(dir / "deep.onnx", model.SerializeAsString());
+  const auto loaded = load_model(dir / "deep.onnx");
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().describe().find("nest deeper than 100 levels"), std::string::npos)
+      << loaded.error().describe();
+  const auto parsed = parse_model(model.SerializeAsString(), "deep");
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(parsed.error().describe().find("nest deeper than 100 levels"), std::string::npos);
+}
+
 }  // namespace

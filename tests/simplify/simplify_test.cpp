@@ -204,4 +204,25 @@ TEST(Simplify, DeadNodesInsideSubgraphsAreRemovedToo) {
   for (const auto& attribute : simplified.graph().node(0).attribute()) EXPECT_EQ(attribute.g().node_size(), 1);
 }
 
+// A declared input no machine holds (100000 x 100000 float32, 40 GB): the proof on generated
+// inputs is refused with one clear error before any allocation (it was std::bad_alloc).
+TEST(SimplifyProof, HugeDeclaredInputsAreAClearErrorNotBadAlloc) {
+  auto model = single_node_model("Relu", {tensor_value("x", onnx::TensorProto::FLOAT, {100000, 100000})},
+                                 tensor_value("y", onnx::TensorProto::FLOAT, {100000, 100000}));
+  auto* graph = model.mutable_graph();
+  graph->mutable_node(0)->set_input(0, "t");  // x -> Identity -> t -> Relu -> y: the Identity goes
+  auto* identity = graph->add_node();
+  identity->set_op_type("Identity");
+  identity->add_input("x");
+  identity->add_output("t");
+  graph->mutable_node()->SwapElements(0, 1);
+  TempDir dir;
+  write_bytes(dir / "huge.onnx", model.SerializeAsString());
+  const auto outcome = simplify_file(dir / "huge.onnx", dir / "out.onnx", {}, nullptr, {}, true);
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().code(), ErrorCode::limit_exceeded);
+  EXPECT_NE(outcome.error().describe().find("over 1 GiB"), std::string::npos) << outcome.error().describe();
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.onnx"));
+}
+
 }  // namespace

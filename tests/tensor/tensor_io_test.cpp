@@ -79,6 +79,21 @@ TEST(TensorProto, RawDataThatDoesNotMatchTheShapeIsAnError) {
   EXPECT_NE(tensor.error().describe().find("needs 16 bytes, got 12"), std::string::npos) << tensor.error().describe();
 }
 
+// The same from a .pb file: a short raw_data is a damaged tensor, not "a sequence or optional".
+TEST(TensorProto, AShortRawDataFileIsCalledADamagedTensor) {
+  onnx::TensorProto proto;
+  proto.set_name("w");
+  proto.set_data_type(onnx::TensorProto::FLOAT);
+  proto.add_dims(4);
+  proto.set_raw_data(std::string(8, '\0'));
+  TempDir dir;
+  write_bytes(dir / "short.pb", proto.SerializeAsString());
+  const auto read = read_tensor_pb(dir / "short.pb");
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().describe().find("sequence or optional"), std::string::npos) << read.error().describe();
+  EXPECT_NE(read.error().describe().find("needs 16 bytes, got 8"), std::string::npos) << read.error().describe();
+}
+
 TEST(TensorProto, StringTensorsRoundTrip) {
   TempDir dir;
   auto tensor = Tensor::from_strings({2}, {"monday", "tuesday"});

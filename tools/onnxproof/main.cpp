@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "onnxproof/core/installation.h"
 #include "onnxproof/core/staging.h"
+#include "printable_output.h"
 
 namespace {
 using namespace onnxproof::cli;
@@ -191,6 +192,7 @@ void add_export(CLI::App& app, Commands& commands) {
 
 int main(int argc, char** argv) {
   using namespace onnxproof::cli;
+  const PrintableStandardStreams printable;  // names from a model never drive the terminal
   CLI::App app{"onnxproof: turn a PyTorch model into an ONNX file that can be trusted (conversion plus proof)"};
   app.require_subcommand(0, 1);
   bool show_version = false;

@@ -1,0 +1,68 @@
+#include "printable_output.h"
+
+#include <cstdio>
+#include <iostream>
+
+namespace onnxproof::cli {
+
+namespace {
+
+int put_text(std::streambuf* target, const char* text) {
+  for (; *text; ++text) {
+    if (target->sputc(*text) == std::streambuf::traits_type::eof()) return -1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+PrintableBuffer::int_type PrintableBuffer::overflow(int_type ch) {
+  if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
+  const auto byte = static_cast<unsigned char>(traits_type::to_char_type(ch));
+  char escaped[8];
+  if (m_after_c2) {
+    m_after_c2 = false;
+    if (byte >= 0x80 && byte <= 0x9f) {  // a C1 control character, U+0080..U+009F
+      std::snprintf(escaped, sizeof escaped, "\\u00%02x", byte);
+      return put_text(m_target, escaped) == 0 ? ch : traits_type::eof();
+    }
+    if (m_target->sputc(static_cast<char>(0xc2)) == traits_type::eof()) return traits_type::eof();
+  }
+  if (byte == 0xc2) {
+    m_after_c2 = true;
+    return ch;
+  }
+  if ((byte < 0x20 && byte != '\n' && byte != '\t') || byte == 0x7f) {
+    std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+    return put_text(m_target, escaped) == 0 ? ch : traits_type::eof();
+  }
+  return m_target->sputc(static_cast<char>(byte)) == traits_type::eof() ? traits_type::eof() : ch;
+}
+
+int PrintableBuffer::sync() {
+  if (m_after_c2) {
+    m_after_c2 = false;
+    m_target->sputc(static_cast<char>(0xc2));
+  }
+  return m_target->pubsync();
+}
+
+PrintableStandardStreams::PrintableStandardStreams()
+    : m_original_out(std::cout.rdbuf()),
+      m_original_err(std::cerr.rdbuf()),
+      m_out(m_original_out),
+      m_err(m_original_err) {
+  std::cout.rdbuf(&m_out);
+  std::cerr.rdbuf(&m_err);
+}
+
+PrintableStandardStreams::~PrintableStandardStreams() {
+  std::cout.flush();
+  std::cerr.flush();
+  m_out.pubsync();
+  m_err.pubsync();
+  std::cout.rdbuf(m_original_out);
+  std::cerr.rdbuf(m_original_err);
+}
+
+}  // namespace onnxproof::cli
