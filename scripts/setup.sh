@@ -5,7 +5,8 @@
 #   2. the front end's pinned Python environment in .venv/ (scripts/setup-python.sh);
 #   3. the ONNX C++ library at the pinned version in .deps/onnx (scripts/build-onnx.sh);
 #   4. ONNX Runtime in .deps/onnxruntime (scripts/fetch-onnxruntime.sh);
-#   5. the distribution's own PyTorch, where it has one, for the cross-version test lane.
+#   5. the distribution's own PyTorch, where it has one, for the cross-version test lane;
+#   6. clang with libFuzzer and the sanitizer runtimes, for the fuzz targets (fuzz/).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -76,4 +77,17 @@ if ((${#missing[@]} > 0)); then
   else
     echo "onnxproof setup: ${PRETTY_NAME:-this distribution} packages no PyTorch; the cross-version lane will be skipped" >&2
   fi
+fi
+
+# clang with libFuzzer for the fuzz targets: the oldest version that compiles the engine (16:
+# libstdc++'s std::expected needs its concepts support) that the distribution has.
+if ! command -v clang++-16 >/dev/null && ! ls /usr/bin/clang++-1[7-9] >/dev/null 2>&1; then
+  ((apt_updated)) || { "${sudo_cmd[@]}" apt-get update -qq; apt_updated=1; }
+  for version in 16 17 18 19; do
+    if [[ -n "$(apt-cache policy "libfuzzer-$version-dev" 2>/dev/null | awk '/Candidate:/ && $2 != "(none)" {print $2}')" ]]; then
+      echo "onnxproof setup: installing clang $version with libFuzzer for the fuzz targets" >&2
+      apt_install "clang-$version" "libclang-rt-$version-dev" "libfuzzer-$version-dev"
+      break
+    fi
+  done
 fi

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/json_file.h"
 #include "onnxproof/core/numbered_name.h"
 #include "onnxproof/core/sha256.h"
 #include "onnxproof/core/staging.h"
@@ -189,16 +190,15 @@ Expected<FreezeResult> freeze_golden(const fs::path& model, const Reference& ref
   return result;
 }
 
-Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& golden_dir, const GoldenOptions& options) {
+Expected<GoldenManifest> read_golden_manifest(const fs::path& golden_dir, const ToleranceOptions& overrides) {
   const fs::path manifest_path = golden_dir / "manifest.json";
   if (!fs::exists(manifest_path)) {
     return fail(ErrorCode::invalid_input, golden_dir.string() + " is not a golden folder: manifest.json is missing");
   }
-  ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(manifest_path, uint64_t{64} << 20));
-  nlohmann::json manifest;
-  ToleranceOptions tolerance = options.parity.tolerance;
+  ONNXPROOF_TRY_ASSIGN(const nlohmann::json manifest, read_json_object(manifest_path, ErrorCode::invalid_input));
+  GoldenManifest result{overrides, ""};
   try {
-    manifest = nlohmann::json::parse(text);
+    result.model_sha256 = manifest.value("model_sha256", "");
     if (manifest.value("schema", "") != k_schema) {
       return fail(ErrorCode::invalid_input,
                   manifest_path.string() + " is not an " + std::string(k_schema) + " manifest");
@@ -216,7 +216,7 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
     }
     // The recorded tolerances hold unless the caller overrides them explicitly.
     for (const auto& [output, t] : manifest.at("tolerances").items()) {
-      if (tolerance.per_output.contains(output)) continue;
+      if (result.tolerance.per_output.contains(output)) continue;
       const Tolerance recorded{t.at("rtol"), t.at("atol")};
       if (!(recorded.rtol >= 0 && recorded.rtol <= k_max_manifest_rtol && recorded.atol >= 0 &&
             recorded.atol <= k_max_manifest_atol)) {
@@ -226,23 +226,27 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
                         ") is looser than a manifest may set (rtol <= 0.5, atol <= 1); pass it with "
                         "--output-tolerance to use it");
       }
-      tolerance.per_output[output] = recorded;
+      result.tolerance.per_output[output] = recorded;
     }
   } catch (const nlohmann::json::exception& error) {
     return fail(ErrorCode::invalid_input, manifest_path.string() + " is malformed: " + error.what());
   }
+  return result;
+}
 
+Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& golden_dir, const GoldenOptions& options) {
+  ONNXPROOF_TRY_ASSIGN(const GoldenManifest manifest, read_golden_manifest(golden_dir, options.parity.tolerance));
   ONNXPROOF_TRY_ASSIGN(const Reference golden, read_reference(golden_dir));
   ParityOptions parity = options.parity;
-  parity.tolerance = tolerance;
+  parity.tolerance = manifest.tolerance;
   VerifyResult result;
   ONNXPROOF_TRY_ASSIGN(result.parity, run_parity(model, golden, parity));
   ONNXPROOF_TRY_ASSIGN(const std::string model_digest, sha256_file(model));
-  result.model_changed = model_digest != manifest.value("model_sha256", "");
+  result.model_changed = model_digest != manifest.model_sha256;
   if (result.model_changed) {
     result.findings.push_back({FindingCode::golden_drift, Severity::info, "golden",
                                "the model file changed since the freeze (sha256 " + model_digest.substr(0, 12) +
-                                   ", frozen " + manifest.value("model_sha256", "").substr(0, 12) +
+                                   ", frozen " + manifest.model_sha256.substr(0, 12) +
                                    "); its outputs are what counts",
                                model.string(), ""});
   }

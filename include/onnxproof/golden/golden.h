@@ -47,6 +47,17 @@ struct VerifyResult {
   bool passed() const;
 };
 
+/// What verify takes from a golden folder's manifest, checked as untrusted input: entries are plain
+/// names of regular files inside the folder, exactly the data sets' files, each with the recorded
+/// sha256; recorded tolerances are finite and within the cap (rtol <= 0.5, atol <= 1) unless
+/// `overrides` names the output.
+struct GoldenManifest {
+  ToleranceOptions tolerance;  // `overrides` completed with the recorded tolerances
+  std::string model_sha256;
+};
+Expected<GoldenManifest> read_golden_manifest(const std::filesystem::path& golden_dir,
+                                              const ToleranceOptions& overrides);
+
 /// Re-runs the golden inputs through `model` and compares with the frozen outputs at the
 /// recorded tolerances. Fails (ErrorCode::invalid_input) when GOLDEN has no manifest, a listed
 /// file is missing, or a file's sha256 differs from the manifest's.

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpus into DIR/<target>/ (valid and near-valid inputs of each
+format, made with the pinned onnx and numpy): python fuzz/make_seeds.py DIR"""
+import io
+import json
+import pathlib
+import sys
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+
+
+def model_seeds():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])
+    weight = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
+    shape = numpy_helper.from_array(np.array([-1, 4], np.int64), "shape")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Reshape", ["m", "shape"], ["r"]),
+             helper.make_node("Relu", ["r"], ["y"])]
+    plain = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [weight, shape]))
+    branch = helper.make_graph([helper.make_node("Identity", ["x"], ["b"])], "branch", [],
+                               [helper.make_tensor_value_info("b", TensorProto.FLOAT, ["batch", 4])])
+    cond = helper.make_tensor_value_info("cond", TensorProto.BOOL, [])
+    with_if = helper.make_model(helper.make_graph(
+        [helper.make_node("If", ["cond"], ["y"], then_branch=branch, else_branch=branch)], "g", [cond, x], [y]))
+    external = onnx.ModelProto()
+    external.CopyFrom(plain)
+    tensor = external.graph.initializer[0]
+    tensor.ClearField("raw_data")
+    tensor.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", "../outside.bin"), ("offset", "0"), ("length", "64")):
+        tensor.external_data.add(key=key, value=value)
+    return {"plain.onnx": plain.SerializeToString(), "if.onnx": with_if.SerializeToString(),
+            "external.onnx": external.SerializeToString()}
+
+
+def tensor_seeds():
+    seeds = {}
+    for name, array in (("float", np.arange(6, dtype=np.float32).reshape(2, 3)), ("int64", np.array([1, -2], np.int64)),
+                        ("bool", np.array([True, False])), ("scalar", np.array(1.5, np.float64))):
+        seeds[f"{name}.pb"] = b"\x01" + numpy_helper.from_array(array, name).SerializeToString()
+        buffer = io.BytesIO()
+        np.save(buffer, array)
+        seeds[f"{name}.npy"] = b"\x00" + buffer.getvalue()
+    strings = helper.make_tensor("s", TensorProto.STRING, [2], [b"a", b"bc"])
+    seeds["string.pb"] = b"\x01" + strings.SerializeToString()
+    int4 = helper.make_tensor("q", TensorProto.INT4, [3], [1, -2, 3])
+    seeds["int4.pb"] = b"\x01" + int4.SerializeToString()
+    return seeds
+
+
+def manifest_seeds():
+    base = {"schema": "onnxproof.golden/1", "model_sha256": "0" * 64, "data_sets": 1,
+            "tolerances": {"y": {"rtol": 0.001, "atol": 1e-05}},
+            "files": {"test_data_set_0/input_0.pb": "0" * 64, "test_data_set_0/output_0.pb": "0" * 64}}
+    hostile = dict(base, files={"../../etc/passwd": "0" * 64})
+    loose = dict(base, tolerances={"y": {"rtol": 1e9, "atol": 1}})
+    return {name: json.dumps(value).encode() for name, value in
+            (("valid.json", base), ("hostile.json", hostile), ("loose.json", loose))}
+
+
+def spec_seeds():
+    texts = [b"\x00x=1x3x224x224:float32", b"\x00ids=2x7:int64:0..1000", b"\x01x:0=batch", b"\x02batch=1,3,8",
+             b"\x03logits=1e-2,1e-4",
+             b'\x04{"code": "FROZEN_DIMENSION", "severity": "error", "step": "check", "message": "m", '
+             b'"evidence": {"axis": "batch", "sizes": {"batch": 3}}}',
+             b'\x05{"schema": "onnxproof.cases/1", "dynamic_axes": {"batch": 2}, '
+             b'"cases": [{"data_set": "test_data_set_0", "sizes": {"batch": 2}, "sample": 0, "source": "generated"}]}']
+    return {f"spec_{i}": text for i, text in enumerate(texts)}
+
+
+def main(out):
+    root = pathlib.Path(out)
+    for target, seeds in (("fuzz_model_loader", model_seeds()), ("fuzz_tensor_files", tensor_seeds()),
+                          ("fuzz_golden_manifest", manifest_seeds()), ("fuzz_specs", spec_seeds())):
+        folder = root / target
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in seeds.items():
+            (folder / name).write_bytes(data)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
