@@ -3,7 +3,7 @@ BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
 
-.PHONY: all setup build demo test bench clean
+.PHONY: all setup build demo test bench fuzz sanitize clean
 
 all: build
 
@@ -26,5 +26,17 @@ test: build
 bench: build
 	bench/run.sh $(BUILD)
 
+# A longer fuzzing run (seconds per target): make fuzz FUZZ_SECONDS=600
+FUZZ_SECONDS ?= 300
+fuzz: setup
+	scripts/fuzz.sh long $(FUZZ_SECONDS)
+
+# The whole test suite with AddressSanitizer and UndefinedBehaviorSanitizer (gcc), in build-asan/.
+sanitize: setup
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXPROOF_SANITIZE=ON
+	cmake --build build-asan -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) -LE fuzz
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -56,8 +56,10 @@ def manifest_seeds():
             "files": {"test_data_set_0/input_0.pb": "0" * 64, "test_data_set_0/output_0.pb": "0" * 64}}
     hostile = dict(base, files={"../../etc/passwd": "0" * 64})
     loose = dict(base, tolerances={"y": {"rtol": 1e9, "atol": 1}})
+    # Found by the fuzzer: a count beyond int (undefined behaviour when converted); kept as a seed.
+    huge_count = dict(base, data_sets=1e26)
     return {name: json.dumps(value).encode() for name, value in
-            (("valid.json", base), ("hostile.json", hostile), ("loose.json", loose))}
+            (("valid.json", base), ("hostile.json", hostile), ("loose.json", loose), ("huge_count.json", huge_count))}
 
 
 def spec_seeds():

@@ -32,6 +32,7 @@ ninja -C "$build" "${targets[@]}" >"$build/fuzz-build.log" 2>&1 || { tail -40 "$
 
 run_target() {
   local target=$1 corpus="$build/corpus/$1" crashes="$build/crashes/$1"
+  rm -rf "$crashes"  # inputs of an earlier run's crashes: replayed as seeds below, not counted again
   mkdir -p "$corpus" "$crashes"
   "$build/fuzz/$target" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=3072 \
     -artifact_prefix="$crashes/" "$corpus" "$build/seeds/$target" >"$build/$target.log" 2>&1

@@ -79,6 +79,9 @@ namespace {
 constexpr double k_max_manifest_rtol = 0.5;
 constexpr double k_max_manifest_atol = 1.0;
 
+// As many data sets as a --data source may yield (10,000) and then some.
+constexpr int64_t k_max_data_sets = 100000;
+
 // A manifest is untrusted input: its entries must be plain names of regular files inside the
 // golden folder, and they must be exactly the data sets' files, so nothing outside is read, no
 // FIFO or device is opened, and no data set is dropped or slipped in.
@@ -105,7 +108,11 @@ Expected<void> check_manifest_files(const fs::path& golden_dir, const nlohmann::
       return bad("entry '" + relative + "' leads outside the folder");
     listed.insert(path.lexically_normal().string());
   }
-  const int data_sets = manifest.at("data_sets").get<int>();
+  // A count, not any number: 1e26 converted to int was undefined behaviour (found by fuzzing).
+  const auto& count = manifest.at("data_sets");
+  if (!count.is_number_integer() || count.get<int64_t>() < 1 || count.get<int64_t>() > k_max_data_sets)
+    return bad("data_sets is not a count of data sets (1 to " + std::to_string(k_max_data_sets) + ")");
+  const int data_sets = static_cast<int>(count.get<int64_t>());
   std::set<std::string> present;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(golden_dir, ec)) {

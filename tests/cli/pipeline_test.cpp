@@ -225,6 +225,19 @@ TEST(Pipeline, WritesNothingOutsideItsOutputFolder) {
   std::vector<std::string> beside;
   for (const auto& entry : fs::directory_iterator(parent.path())) beside.push_back(entry.path().filename().string());
   EXPECT_EQ(beside, std::vector<std::string>{"run"});
+
+  // golden freeze, on its own, likewise: only its --out folder appears.
+  TempDir elsewhere;
+  const auto freeze =
+      run_cli("/usr/bin/env", {"HOME=" + home.path().string(), "TMPDIR=" + temp.path().string(), ONNXPROOF_CLI,
+                               "golden", "freeze", (out / "model.onnx").string(), "--reference",
+                               (out / "reference").string(), "--out", (elsewhere / "golden").string()});
+  ASSERT_EQ(freeze.exit_code, 0) << freeze.out << freeze.err;
+  EXPECT_EQ(files_below(home.path()), std::vector<std::string>{});
+  EXPECT_EQ(files_below(temp.path()), std::vector<std::string>{});
+  std::vector<std::string> frozen;
+  for (const auto& entry : fs::directory_iterator(elsewhere.path())) frozen.push_back(entry.path().filename().string());
+  EXPECT_EQ(frozen, std::vector<std::string>{"golden"});
 }
 
 // A re-run into a run folder is built beside it and published at the end: killed during its
@@ -425,6 +438,9 @@ TEST(Golden, HostileManifestsAreRefused) {
   verify_with([](json& m) { m["files"] = json::object(); }, "it lists no files");
   verify_with([](json& m) { m["data_sets"] = 1; }, "is not one of the 1 data sets the manifest records");
   verify_with([](json& m) { m["data_sets"] = m["data_sets"].get<int>() + 1; }, "has no files listed");
+  // Found by fuzzing: a count beyond int was converted with undefined behaviour.
+  verify_with([](json& m) { m["data_sets"] = 1e26; }, "data_sets is not a count of data sets");
+  verify_with([](json& m) { m["data_sets"] = "3"; }, "data_sets is not a count of data sets");
   fs::create_directory_symlink("/etc", golden / "link");
   verify_with([](json& m) { m["files"]["link/passwd"] = std::string(64, '0'); }, "leads outside the folder");
   fs::remove(golden / "link");
