@@ -1,5 +1,6 @@
 // The command line's spec parsers and the JSON the front end hands back, on arbitrary text:
-// --input, --dynamic, --sweep, --output-tolerance, findings in export.json, reference cases.json.
+// --input, --dynamic, --sweep, --output-tolerance, findings in export.json, reference cases.json,
+// a whole export.json.
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.h"
@@ -11,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace onnxproof;
   if (size == 0) return 0;
   const std::string text(fuzz::as_text(data + 1, size - 1));
-  switch (data[0] % 6) {
+  switch (data[0] % 7) {
     case 0:
       (void)parse_input_spec(text);
       break;
@@ -31,8 +32,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!json.is_discarded()) (void)finding_from_json(json, "fuzz");
       break;
     }
-    default:
+    case 5:
       (void)read_cases_manifest(fuzz::write_input("cases.json", text));
+      break;
+    default:
+      fuzz::write_input("export.json", text);
+      (void)read_export_manifest(fuzz::scratch_folder());
+      (void)frozen_shape_options_beside(fuzz::scratch_folder());
   }
   return 0;
 }

@@ -68,7 +68,12 @@ def spec_seeds():
              b'\x04{"code": "FROZEN_DIMENSION", "severity": "error", "step": "check", "message": "m", '
              b'"evidence": {"axis": "batch", "sizes": {"batch": 3}}}',
              b'\x05{"schema": "onnxproof.cases/1", "dynamic_axes": {"batch": 2}, '
-             b'"cases": [{"data_set": "test_data_set_0", "sizes": {"batch": 2}, "sample": 0, "source": "generated"}]}']
+             b'"cases": [{"data_set": "test_data_set_0", "sizes": {"batch": 2}, "sample": 0, "source": "generated"}]}',
+             b'\x06{"schema": "onnxproof.export/1", "exporter": "torchscript", "versions": {"torch": "2.14.1"}, '
+             b'"findings": [], "onnx_model": {"path": "model.onnx", "sha256": "00"}, '
+             b'"inputs": [{"name": "x", "dims": [2, 8], "dtype": "float32"}], '
+             b'"options": {"dynamic": [{"input": "x", "axis": 0, "label": "batch"}]}, '
+             b'"outputs": [{"name": "y", "dynamic_axes": {"0": "batch"}}]}']
     return {f"spec_{i}": text for i, text in enumerate(texts)}
 
 

@@ -40,8 +40,7 @@ int exit_code(Verdict verdict) {
   return 3;
 }
 
-StepStatus status_from(bool ran, bool passed, const std::vector<Finding>& findings) {
-  if (!ran) return StepStatus::error;
+StepStatus status_from(bool passed, const std::vector<Finding>& findings) {
   return passed && !has_errors(findings) ? StepStatus::pass : StepStatus::fail;
 }
 

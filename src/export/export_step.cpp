@@ -254,11 +254,8 @@ Expected<FrozenShapeOptions> frozen_shape_options_from(const nlohmann::json& man
   return frozen;
 }
 
-}  // namespace
-
-Expected<ExportResult> read_export_manifest(const fs::path& out) {
-  const fs::path path = out / "export.json";
-  ONNXPROOF_TRY_ASSIGN(const nlohmann::json manifest, read_json_object(path, ErrorCode::internal));
+Expected<ExportResult> export_manifest_fields(const nlohmann::json& manifest, const fs::path& out,
+                                              const fs::path& path) {
   const auto bad = [&](const std::string& field, const std::string& what) {
     return std::unexpected(field_error(path, ErrorCode::internal, field, what));
   };
@@ -294,6 +291,29 @@ Expected<ExportResult> read_export_manifest(const fs::path& out) {
     result.reference_sets = static_cast<int>(read.cases.size());
   }
   return result;
+}
+
+}  // namespace
+
+Expected<ExportResult> read_export_manifest(const fs::path& out) {
+  const fs::path path = out / "export.json";
+  ONNXPROOF_TRY_ASSIGN(const nlohmann::json manifest, read_json_object(path, ErrorCode::internal));
+  try {
+    return export_manifest_fields(manifest, out, path);
+  } catch (const nlohmann::json::exception& error) {  // a field of a type no check above expected
+    return fail(ErrorCode::internal, path.string() + " is malformed: " + error.what());
+  }
+}
+
+Expected<FrozenShapeOptions> frozen_shape_options_beside(const fs::path& folder) {
+  std::error_code ec;
+  if (!fs::exists(folder / "export.json", ec)) return FrozenShapeOptions{};
+  const auto manifest = read_json_object(folder / "export.json", ErrorCode::invalid_input);
+  const auto schema = manifest ? manifest->find("schema") : nlohmann::json::const_iterator();
+  if (!manifest || schema == manifest->end() || !schema->is_string() || schema->get<std::string>() != k_export_schema)
+    return FrozenShapeOptions{};
+  ONNXPROOF_TRY_ASSIGN(const ExportResult exported, read_export_manifest(folder));
+  return exported.frozen;
 }
 
 Expected<InputSpec> parse_input_spec(const std::string& text) {

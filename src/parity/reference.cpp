@@ -30,10 +30,7 @@ int data_set_number(const fs::path& folder) {
   return std::atoi(name.c_str() + std::string("test_data_set_").size());
 }
 
-}  // namespace
-
-Expected<CasesManifest> read_cases_manifest(const fs::path& path) {
-  ONNXPROOF_TRY_ASSIGN(const nlohmann::json json, read_json_object(path, ErrorCode::invalid_input));
+Expected<CasesManifest> cases_manifest_fields(const nlohmann::json& json, const fs::path& path) {
   const auto bad = [&](const std::string& field, const std::string& what) {
     return std::unexpected(field_error(path, ErrorCode::invalid_input, field, what));
   };
@@ -68,6 +65,17 @@ Expected<CasesManifest> read_cases_manifest(const fs::path& path) {
     manifest.cases.push_back(std::move(parsed));
   }
   return manifest;
+}
+
+}  // namespace
+
+Expected<CasesManifest> read_cases_manifest(const fs::path& path) {
+  ONNXPROOF_TRY_ASSIGN(const nlohmann::json json, read_json_object(path, ErrorCode::invalid_input));
+  try {
+    return cases_manifest_fields(json, path);
+  } catch (const nlohmann::json::exception& error) {  // a field of a type no check above expected
+    return fail(ErrorCode::invalid_input, path.string() + " is malformed: " + error.what());
+  }
 }
 
 Expected<Reference> read_reference(const fs::path& dir) {

@@ -83,7 +83,7 @@ StepReport export_step(Run& run) {
     run.reference = std::move(*reference);
   else
     run.reference_error = reference.error();
-  step.status = status_from(true, true, result->findings);
+  step.status = status_from(true, result->findings);
   return step;
 }
 
@@ -100,7 +100,7 @@ StepReport check_step(Run& run) {
                   {"shape_inference", result->shape_inference_passed ? "pass" : "fail"},
                   {"nodes", result->summary.node_count},
                   {"operator_types", result->summary.operators.size()}};
-  step.status = status_from(true, result->checker_passed && result->shape_inference_passed, result->findings);
+  step.status = status_from(result->checker_passed && result->shape_inference_passed, result->findings);
   run.check = std::move(*result);
   return step;
 }
@@ -140,7 +140,7 @@ StepReport ops_step(Run& run) {
   nlohmann::json targets = nlohmann::json::array();
   for (const auto& table : audit.tables) targets.push_back(table.target + ": " + table.runtime);
   step.details = {{"targets", targets}, {"operators", audit.operators.size()}};
-  step.status = status_from(true, true, audit.findings);
+  step.status = status_from(true, audit.findings);
   run.ops = std::move(audit);
   return step;
 }

@@ -59,11 +59,9 @@ int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err)
   // A run folder's export.json says which axes were declared dynamic and their traced sizes.
   CheckOptions options;
   options.min_opset = command.min_opset;
-  if (fs::exists(model->folder / "export.json")) {
-    auto exported = read_export_manifest(model->folder);
-    if (!exported) return report_error(err, exported.error());
-    options.frozen = exported->frozen;
-  }
+  auto frozen = frozen_shape_options_beside(model->folder);
+  if (!frozen) return report_error(err, frozen.error());
+  options.frozen = std::move(*frozen);
   for (const auto& text : command.dynamic) {
     auto axis = parse_dynamic_axis(text);
     if (!axis) return report_error(err, axis.error());

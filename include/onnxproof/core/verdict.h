@@ -23,9 +23,9 @@ std::string_view verdict_name(Verdict verdict);
 /// The process exit code of a verdict: 0 pass, 1 fail, 3 error (DESIGN.md's exit codes).
 int exit_code(Verdict verdict);
 
-/// A step's status from what it learned: error when it could not run, fail when its own
-/// check failed or a finding is an error, pass otherwise.
-StepStatus status_from(bool ran, bool passed, const std::vector<Finding>& findings);
+/// The status of a step that ran: fail when its own check failed or a finding is an error, pass
+/// otherwise (a step that could not run is StepStatus::error, with the reason).
+StepStatus status_from(bool passed, const std::vector<Finding>& findings);
 
 /// The run's verdict from its steps: error when a step errored, fail when any step did not
 /// pass (a skipped step is never a pass) or no step ran, pass otherwise.

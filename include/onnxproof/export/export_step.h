@@ -82,6 +82,11 @@ struct ExportResult {
 /// the field when it does not hold to onnxproof.export/1.
 Expected<ExportResult> read_export_manifest(const std::filesystem::path& out);
 
+/// The declared axes recorded by the export.json in `folder` (a run folder) for the frozen-shape
+/// analysis; empty options when there is none or it is not onnxproof's (another schema). An
+/// onnxproof export.json that breaks its schema is an error.
+Expected<FrozenShapeOptions> frozen_shape_options_beside(const std::filesystem::path& folder);
+
 /// Runs the front end, forwarding its progress lines to `progress`. Returns the findings (the
 /// export may have failed because of the model: then `model` is empty and findings say why).
 /// Fails with ErrorCode::usage for bad options (as the front end reports them), ErrorCode::not_found
