@@ -296,6 +296,8 @@ class Exporter:
                 f"the exporter cannot translate {aten} at opset {self.opset}: {message}", where,
                 f"try a newer --opset, the dynamo exporter (--exporter dynamo, torch 2.5+), or rewrite {aten} "
                 "with supported ops (a decomposition); a custom op needs a plugin in every target runtime"))
+        elif self.exporter == "dynamo":
+            self.findings.append(traps.classify_dynamo_error(error))
         else:
             self.findings.append(finding("EXPORT_FAILED", "error", f"{type(error).__name__}: {message}", "",
                                          "see the exporter's message; --exporter dynamo may get further"))

@@ -223,3 +223,54 @@ def _small_int_constants(model):
                 if attribute.name == "value":
                     keep(node.output[0], attribute.t)
     return values
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _exception_chain(error):
+    """The error and its causes, outermost first (each at most once)."""
+    chain = []
+    while error is not None and error not in chain:
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    return chain
+
+
+def _user_frame(chain):
+    """'file:line: code' of the deepest frame in the user's own code (not torch's, not ours)."""
+    import traceback
+    for error in reversed(chain):
+        for frame in reversed(traceback.extract_tb(error.__traceback__)):
+            filename = frame.filename
+            if filename.startswith("<") or _inside_torch(filename) or \
+                    os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
+                continue
+            line = (frame.line or _source_line(filename, frame.lineno)).strip()
+            return f"{filename}:{frame.lineno}" + (f": {line}" if line else "")
+    return ""
+
+
+def _first_line(error):
+    text = _ANSI.sub("", str(error)).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def classify_dynamo_error(error):
+    """A finding for a failed torch.export / dynamo export: the cause deep in the exception chain,
+    located at the user's own source line, with the fix; EXPORT_FAILED when it is none of the
+    known kinds."""
+    chain = _exception_chain(error)
+    where = _user_frame(chain)
+    for cause in reversed(chain):  # innermost first: the outer errors quote it
+        text = _ANSI.sub("", str(cause))
+        if type(cause).__name__ == "GuardOnDataDependentSymNode" or "data-dependent expression" in text:
+            return finding(
+                "DATA_DEPENDENT_CONTROL_FLOW", "error",
+                f"torch.export cannot follow a branch on a tensor's value: {_first_line(cause)}", where,
+                "express the branch with torch.cond or torch.where (or a mask); if the value is known to hold "
+                "a property, state it with torch._check(...) before the branch")
+    root = chain[-1]
+    return finding("EXPORT_FAILED", "error", f"{type(root).__name__}: {_first_line(root)}", where,
+                   "the line named is where the export stopped in your code; --exporter torchscript may get further")

@@ -163,6 +163,22 @@ INSTANTIATE_TEST_SUITE_P(
                       Trap{"real_fft", "x=2x16:float32", "UNSUPPORTED_ATEN_OP", "error", false}),
     [](const auto& param_info) { return param_info.param.factory; });
 
+// The dynamo exporter's failure on the same trap: torch.export's data-dependent guard becomes
+// DATA_DEPENDENT_CONTROL_FLOW at the trap's own line (it was EXPORT_FAILED with torch's message).
+TEST(Export, DynamoDataDependentBranchIsFoundAtItsSourceLine) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":branch_on_value", "--input", "x=2x3x4:float32",
+                                                "--dynamic", "x:0=batch", "--exporter", "dynamo", "--samples", "1"});
+  EXPECT_EQ(result.cli.exit_code, 1) << result.cli.out << result.cli.err;
+  const auto found = findings_with(result.manifest, "DATA_DEPENDENT_CONTROL_FLOW");
+  ASSERT_EQ(found.size(), 1U) << result.manifest["findings"].dump(2);
+  const std::string where = found[0]["where"].get<std::string>();
+  EXPECT_NE(where.find("trap_models.py:"), std::string::npos) << where;
+  EXPECT_NE(where.find("if x.sum() > 0:  # TRAP"), std::string::npos) << where;
+  EXPECT_NE(found[0]["hint"].get<std::string>().find("torch.cond"), std::string::npos);
+  EXPECT_EQ(found[0]["message"].get<std::string>().find("\x1b"), std::string::npos);
+}
+
 TEST(Export, DifferentialTracingConfirmsTheFrozenBatchInTheReshape) {
   TempDir out;
   const auto result = export_model(out.path(), {"--model", k_traps + ":frozen_reshape", "--input", "x=2x3x4:float32",

@@ -1,4 +1,5 @@
 """Unit tests of the export front end's pure parts (run by CTest with the pinned .venv interpreter)."""
+import json
 import unittest
 
 import torch
@@ -150,3 +151,35 @@ class ConfigContract(unittest.TestCase):
             with self.assertRaises(contract.ContractError) as raised:
                 contract.check_config(config)
             self.assertTrue(str(raised.exception).startswith(field), str(raised.exception))
+
+
+class DynamoErrors(unittest.TestCase):
+    """torch.export's failures become findings at the user's own line, not tracebacks."""
+
+    def raise_chain(self, inner):
+        def users_forward():
+            raise inner  # the user's line
+        try:
+            try:
+                users_forward()
+            except Exception as cause:
+                raise RuntimeError("\x1b[96mFailed to export the model with torch.export.\x1b[0m") from cause
+        except RuntimeError as error:
+            return error
+
+    def test_a_data_dependent_guard_is_control_flow_at_the_users_line(self):
+        class GuardOnDataDependentSymNode(RuntimeError):
+            pass
+        error = self.raise_chain(GuardOnDataDependentSymNode("Could not guard on data-dependent expression Eq(u0, 1)"))
+        found = traps.classify_dynamo_error(error)
+        self.assertEqual(found["code"], "DATA_DEPENDENT_CONTROL_FLOW")
+        self.assertIn("Eq(u0, 1)", found["message"])
+        self.assertIn("test_front_end.py:", found["where"])
+        self.assertIn("raise inner", found["where"])
+
+    def test_anything_else_is_export_failed_without_terminal_codes(self):
+        found = traps.classify_dynamo_error(self.raise_chain(ValueError("shapes do not line up")))
+        self.assertEqual(found["code"], "EXPORT_FAILED")
+        self.assertEqual(found["message"], "ValueError: shapes do not line up")
+        self.assertIn("test_front_end.py:", found["where"])
+        self.assertNotIn("\x1b", json.dumps(found))
