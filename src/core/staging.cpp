@@ -23,7 +23,8 @@ namespace {
 // The live staging folders, in fixed storage: the signal handler may not allocate.
 constexpr int k_slots = 8;
 std::array<std::array<char, 4096>, k_slots> g_paths{};
-std::array<std::atomic<bool>, k_slots> g_used{};
+std::array<std::atomic<bool>, k_slots> g_claimed{};  // the slot is taken
+std::array<std::atomic<bool>, k_slots> g_ready{};    // and its path fully written: the handler may use it
 volatile sig_atomic_t g_child = 0;
 
 int claim_slot(const fs::path& path) {
@@ -31,22 +32,25 @@ int claim_slot(const fs::path& path) {
   if (text.size() >= g_paths[0].size()) return -1;
   for (int i = 0; i < k_slots; ++i) {
     bool expected = false;
-    if (!g_used[i].compare_exchange_strong(expected, true)) continue;
+    if (!g_claimed[i].compare_exchange_strong(expected, true)) continue;
     std::memcpy(g_paths[i].data(), text.c_str(), text.size() + 1);
+    g_ready[i] = true;
     return i;
   }
   return -1;
 }
 
 void release_slot(int slot) {
-  if (slot >= 0) g_used[slot] = false;
+  if (slot < 0) return;
+  g_ready[slot] = false;
+  g_claimed[slot] = false;
 }
 
 // Async-signal-safe: fork and exec rm for each live staging folder, then re-raise.
 void clean_up_and_end(int signal_number) {
   if (g_child > 0) ::kill(static_cast<pid_t>(g_child), signal_number);
   for (int i = 0; i < k_slots; ++i) {
-    if (!g_used[i]) continue;
+    if (!g_ready[i]) continue;
     const pid_t pid = ::fork();
     if (pid == 0) {
       char rm[] = "/bin/rm";
