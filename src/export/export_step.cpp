@@ -305,6 +305,23 @@ Expected<ExportResult> read_export_manifest(const fs::path& out) {
   }
 }
 
+Expected<void> require_replaceable_run_folder(const fs::path& out) {
+  std::error_code ec;
+  const auto status = fs::symlink_status(out, ec);
+  if (!fs::exists(status)) return {};
+  if (!fs::is_directory(status))
+    return fail(ErrorCode::usage, "--out " + out.string() + " is not a folder; onnxproof writes a run folder there");
+  const bool empty = fs::is_empty(out, ec);
+  // An earlier run, or a folder seeded with a golden set to verify against.
+  // export.log: a run whose export stopped before it wrote export.json.
+  if (empty || fs::exists(out / "report.json") || fs::exists(out / "export.json") || fs::exists(out / "export.log") ||
+      fs::exists(out / "golden" / "manifest.json"))
+    return {};
+  return fail(ErrorCode::usage, "refusing to replace " + out.string() +
+                                    ": it is not an onnxproof run folder (no report.json, export.json, export.log "
+                                    "or golden/manifest.json); give an empty or new folder with --out");
+}
+
 Expected<FrozenShapeOptions> frozen_shape_options_beside(const fs::path& folder) {
   std::error_code ec;
   if (!fs::exists(folder / "export.json", ec)) return FrozenShapeOptions{};
@@ -446,6 +463,7 @@ Expected<void> validate_export_options(const ExportOptions& options) {
 
 Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& progress) {
   ONNXPROOF_TRY(validate_export_options(options));
+  ONNXPROOF_TRY(require_replaceable_run_folder(options.out));  // never into a project folder
   std::error_code ec;
   fs::create_directories(options.out, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + options.out.string() + ": " + ec.message());

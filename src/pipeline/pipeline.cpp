@@ -349,22 +349,6 @@ std::filesystem::path default_run_folder(const std::string& spec) {
   return fs::path("onnxproof-out") / name;
 }
 
-Expected<void> require_replaceable_run_folder(const fs::path& out) {
-  std::error_code ec;
-  const auto status = fs::symlink_status(out, ec);
-  if (!fs::exists(status)) return {};
-  if (!fs::is_directory(status))
-    return fail(ErrorCode::usage, "--out " + out.string() + " is not a folder; onnxproof writes a run folder there");
-  const bool empty = fs::is_empty(out, ec);
-  // An earlier run, or a folder seeded with a golden set to verify against.
-  if (empty || fs::exists(out / "report.json") || fs::exists(out / "export.json") ||
-      fs::exists(out / "golden" / "manifest.json"))
-    return {};
-  return fail(ErrorCode::usage, "refusing to replace " + out.string() +
-                                    ": it is not an onnxproof run folder (no report.json, export.json or "
-                                    "golden/manifest.json); give an empty or new folder with --out");
-}
-
 namespace {
 
 // The report names the run folder the user asked for, not the staging folder it was built in.

@@ -251,6 +251,18 @@ TEST(Export, TheFrontEndsChatterIsKeptInTheLog) {
   EXPECT_NE(log.find("onnxproof export: "), std::string::npos);
 }
 
+// A project folder is never an export's run folder: the user's own model.onnx there is not
+// overwritten (exit 2, before Python starts).
+TEST(Export, AFolderThatIsNotARunFolderIsRefused) {
+  TempDir out;
+  write_bytes(out / "model.onnx", "the user's own model");
+  const auto result = onnxproof_cli(
+      {"export", "--model", k_traps + ":dict_output", "--input", "x=2x8:float32", "--out", out.path().string()});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("not an onnxproof run folder"), std::string::npos) << result.err;
+  EXPECT_EQ(read_text(out / "model.onnx"), "the user's own model");
+}
+
 // The old opset is reported once, by check (it reads the model's opset), not by the export too.
 TEST(Export, SweepSetsTheSizesAndOldOpsetIsReportedOnceByCheck) {
   TempDir out;

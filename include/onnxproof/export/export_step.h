@@ -78,6 +78,11 @@ struct ExportResult {
   FrozenShapeOptions frozen;
 };
 
+/// The run folder may be replaced: it does not exist, is empty, or holds an earlier run
+/// (report.json, export.json or export.log) or a golden set to verify against (golden/manifest.json).
+/// ErrorCode::usage otherwise: onnxproof replaces only what it made.
+Expected<void> require_replaceable_run_folder(const std::filesystem::path& out);
+
 /// Reads and checks OUT/export.json (and OUT/reference/cases.json): ErrorCode::internal naming
 /// the field when it does not hold to onnxproof.export/1.
 Expected<ExportResult> read_export_manifest(const std::filesystem::path& out);

@@ -26,11 +26,6 @@ struct PipelineOptions {
 /// torchvision:resnet18, "model" for path/model.py:build or model.pt, "build" for package.module:build.
 std::filesystem::path default_run_folder(const std::string& model_spec);
 
-/// The run folder may be replaced: it does not exist, is empty, or holds an earlier run
-/// (report.json or export.json) or a golden set to verify against (golden/manifest.json).
-/// ErrorCode::usage otherwise: onnxproof replaces only what it made.
-Expected<void> require_replaceable_run_folder(const std::filesystem::path& out);
-
 /// Runs every step in a staging folder beside OUT, writes the reports there and publishes it as
 /// OUT in one step (the golden set of the run OUT held is verified and carried over); returns the
 /// report. Fails only for usage errors (bad options, a malformed spec, an --out onnxproof may not
