@@ -131,15 +131,18 @@ Expected<void> parse_model_from(
     const std::function<std::unique_ptr<google::protobuf::io::ZeroCopyInputStream>()>& open_stream,
     const std::string& what) {
   constexpr int k_nesting_limit = 100;  // protobuf's default
+  bool opened = true;
   const auto parse = [&](int depth) {
     const auto input = open_stream();
-    if (!input) return false;
+    opened = input != nullptr;
+    if (!opened) return false;
     google::protobuf::io::CodedInputStream stream(input.get());
     stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
     stream.SetRecursionLimit(depth);
     return model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
   };
   if (parse(k_nesting_limit)) return {};
+  if (!opened) return fail(ErrorCode::io, "cannot open " + what);
   if (parse(100 * k_nesting_limit)) {
     model.Clear();
     return fail(ErrorCode::unsupported, what + ": its messages (subgraphs in subgraphs) nest deeper than " +
@@ -189,10 +192,6 @@ Expected<LoadedModel> load_model(const fs::path& path, const LoadOptions& option
   if (ec) return fail(ErrorCode::io, "cannot resolve the folder of " + path.string() + ": " + ec.message());
 
   // Parse straight from the file descriptor: no second copy of the bytes in memory.
-  if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0)
-    ::close(fd);
-  else
-    return fail(ErrorCode::io, "cannot open " + path.string());
   ONNXPROOF_TRY(parse_model_from(
       loaded.proto,
       [&]() -> std::unique_ptr<google::protobuf::io::ZeroCopyInputStream> {
