@@ -1,16 +1,12 @@
 #include "onnxproof/core/atomic_file.h"
 
-#include "onnxproof/core/numbered_name.h"
-
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <limits>
 #include <string>
 
 namespace onnxproof {
@@ -82,21 +78,6 @@ Expected<void> AtomicFile::commit() {
   }
   m_committed = true;
   return {};
-}
-
-fs::path staging_folder_for(const fs::path& destination) {
-  const fs::path folder = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
-  const std::string prefix = "." + destination.filename().string() + ".tmp-";
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(folder, ec)) {
-    const auto pid = number_after(entry.path().filename().string(), prefix);
-    if (!pid) continue;
-    const bool running =
-        *pid <= static_cast<uint64_t>(std::numeric_limits<pid_t>::max()) &&
-        (static_cast<pid_t>(*pid) == ::getpid() || ::kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH);
-    if (!running) fs::remove_all(entry.path(), ec);
-  }
-  return folder / (prefix + std::to_string(::getpid()));
 }
 
 Expected<void> require_replaceable_file(const fs::path& destination) {

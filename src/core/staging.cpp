@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <string_view>
+#include <vector>
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/numbered_name.h"
@@ -67,13 +69,31 @@ void clean_up_and_end(int signal_number) {
   ::raise(signal_number);
 }
 
-fs::path old_name(const fs::path& destination, uint64_t pid) {
-  return destination.parent_path() / ("." + destination.filename().string() + ".old-" + std::to_string(pid));
+fs::path folder_of(const fs::path& destination) {
+  return destination.has_parent_path() ? destination.parent_path() : fs::path(".");
+}
+
+// ".NAME.TAG-PID" beside `destination`: a staging folder (tmp) or a run folder stepping aside (old).
+fs::path beside(const fs::path& destination, std::string_view tag, uint64_t pid) {
+  return folder_of(destination) /
+         ("." + destination.filename().string() + "." + std::string(tag) + "-" + std::to_string(pid));
 }
 
 bool process_runs(uint64_t pid) {
   return pid <= static_cast<uint64_t>(std::numeric_limits<pid_t>::max()) &&
          (static_cast<pid_t>(pid) == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH);
+}
+
+// The ".NAME.TAG-PID" folders beside `destination` whose process no longer runs (killed mid-way).
+std::vector<fs::path> left_by_dead_runs(const fs::path& destination, std::string_view tag) {
+  const std::string prefix = "." + destination.filename().string() + "." + std::string(tag) + "-";
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder_of(destination), ec)) {
+    const auto pid = number_after(entry.path().filename().string(), prefix);
+    if (pid && !process_runs(*pid)) found.push_back(entry.path());
+  }
+  return found;
 }
 
 }  // namespace
@@ -92,7 +112,7 @@ Expected<void> publish_folder(const fs::path& staging, const fs::path& destinati
     return {};
   }
   // No atomic exchange here: the old folder steps aside under a name the next run recognizes.
-  const fs::path old = old_name(destination, static_cast<uint64_t>(::getpid()));
+  const fs::path old = beside(destination, "old", static_cast<uint64_t>(::getpid()));
   fs::rename(destination, old, ec);
   if (ec) return fail(ErrorCode::io, "cannot replace " + destination.string() + ": " + ec.message());
   fs::rename(staging, destination, ec);
@@ -107,17 +127,13 @@ Expected<void> publish_folder(const fs::path& staging, const fs::path& destinati
 
 bool recover_interrupted_publish(const fs::path& destination) {
   std::error_code ec;
-  const fs::path folder = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
-  const std::string prefix = "." + destination.filename().string() + ".old-";
   bool recovered = false;
-  for (const auto& entry : fs::directory_iterator(folder, ec)) {
-    const auto pid = number_after(entry.path().filename().string(), prefix);
-    if (!pid || process_runs(*pid)) continue;
+  for (const auto& old : left_by_dead_runs(destination, "old")) {
     if (!recovered && !fs::exists(fs::symlink_status(destination, ec))) {
-      fs::rename(entry.path(), destination, ec);
+      fs::rename(old, destination, ec);
       recovered = !ec;
     } else {
-      fs::remove_all(entry.path(), ec);  // the publish got through; this is the old run
+      fs::remove_all(old, ec);  // the publish got through; this is the old run
     }
   }
   return recovered;
@@ -125,11 +141,12 @@ bool recover_interrupted_publish(const fs::path& destination) {
 
 Expected<StagingFolder> StagingFolder::create(const fs::path& destination) {
   std::error_code ec;
-  const fs::path parent = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
+  const fs::path parent = folder_of(destination);
   fs::create_directories(parent, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + parent.string() + ": " + ec.message());
   recover_interrupted_publish(destination);
-  const fs::path path = staging_folder_for(destination);
+  for (const auto& stale : left_by_dead_runs(destination, "tmp")) fs::remove_all(stale, ec);
+  const fs::path path = beside(destination, "tmp", static_cast<uint64_t>(::getpid()));
   fs::remove_all(path, ec);
   fs::create_directories(path, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + path.string() + ": " + ec.message());

@@ -54,11 +54,6 @@ Expected<void> require_replaceable_file(const std::filesystem::path& destination
 Expected<void> require_not_an_input(const std::filesystem::path& output,
                                     const std::vector<std::filesystem::path>& inputs, std::string_view option);
 
-/// The private staging folder for building `destination` (".NAME.tmp-PID" beside it). Staging
-/// folders of the same name left by a run that was killed (their PID no longer runs) are removed
-/// first, so a SIGKILL leaves nothing behind past the next run.
-std::filesystem::path staging_folder_for(const std::filesystem::path& destination);
-
 /// Writes `contents` to `path` atomically.
 Expected<void> write_file_atomically(const std::filesystem::path& path, std::string_view contents);
 
