@@ -95,10 +95,17 @@ void check_node(const onnx::NodeProto& node, const std::map<std::string, std::ve
   }
 }
 
-// A graph's small constants with those of every scope around it (a body reads its outer graphs').
-std::map<std::string, std::vector<int64_t>> constants_in_scope(const GraphScope& scope) {
-  std::map<std::string, std::vector<int64_t>> constants;
-  for (const GraphScope* at = &scope; at; at = at->parent) constants.merge(small_int_constants(*at->graph));
+using Constants = std::map<std::string, std::vector<int64_t>>;
+
+// A graph's small constants with those of every scope around it (a body reads its outer graphs');
+// each graph's own are found once (`cache`), however many bodies it holds.
+Constants constants_in_scope(const GraphScope& scope, std::map<const onnx::GraphProto*, Constants>& cache) {
+  Constants constants;
+  for (const GraphScope* at = &scope; at; at = at->parent) {
+    auto [own, added] = cache.try_emplace(at->graph);
+    if (added) own->second = small_int_constants(*at->graph);
+    constants.insert(own->second.begin(), own->second.end());  // inner names shadow outer ones
+  }
   return constants;
 }
 
@@ -131,8 +138,9 @@ std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const
   }
 
   // Every graph, subgraphs included: a frozen size inside a Loop body is as frozen as outside.
+  std::map<const onnx::GraphProto*, Constants> cache;
   for_each_graph(graph, [&](const onnx::GraphProto& g, const GraphScope& scope) {
-    const auto constants = constants_in_scope(scope);
+    const auto constants = constants_in_scope(scope, cache);
     for (const auto& node : g.node()) check_node(node, constants, options, fix, findings);
   });
 
