@@ -100,7 +100,9 @@ void add_golden(CLI::App& app, Commands& commands) {
   auto* freeze_app = golden_app->add_subcommand("freeze", "Prove parity, then freeze inputs and ONNX Runtime outputs");
   freeze_app->add_option("model", freeze->model, "The .onnx file")->required();
   freeze_app->add_option("--reference", freeze->reference, "PyTorch's reference data (OUT/reference)")->required();
-  freeze_app->add_option("--out", freeze->out, "The golden folder to write")->required();
+  freeze_app
+      ->add_option("--out", freeze->out, "The golden folder to write (new, empty, or a golden folder it replaces)")
+      ->required();
   add_proof_options(freeze_app, freeze->proof);
   auto verify = std::make_shared<GoldenVerifyCommand>();
   auto* verify_app =
@@ -123,7 +125,9 @@ void add_pipeline(CLI::App& app, Commands& commands) {
       ->add_option("--target", pipeline->targets,
                    "Runtimes to audit the operators against: ort-cpu,ort-cuda,tensorrt,openvino")
       ->capture_default_str();
-  pipeline_app->add_option("--out", pipeline->out, "The run folder (default ./onnxproof-out/<model>)");
+  pipeline_app->add_option(
+      "--out", pipeline->out,
+      "The run folder: new, empty, or an earlier run it replaces (default ./onnxproof-out/<model>)");
 
   commands.push_back({pipeline_app, [pipeline] { return run_pipeline_command(*pipeline, std::cout, std::cerr); }});
 }
@@ -132,7 +136,8 @@ void add_demo(CLI::App& app, Commands& commands) {
   auto demo = std::make_shared<DemoCommand>();
   auto* demo_app =
       app.add_subcommand("demo", "The pipeline on the built-in example (a CNN trained on the digits data set)");
-  demo_app->add_option("--out", demo->out, "The run folder")->capture_default_str();
+  demo_app->add_option("--out", demo->out, "The run folder: new, empty, or an earlier run it replaces")
+      ->capture_default_str();
   demo_app->add_option("--python", demo->python, "Python interpreter with torch");
 
   commands.push_back({demo_app, [demo] { return run_demo(*demo, std::cout, std::cerr); }});
@@ -182,7 +187,7 @@ void add_export(CLI::App& app, Commands& commands) {
   auto* export_app =
       app.add_subcommand("export", "Export a PyTorch model to OUT/model.onnx with PyTorch's reference outputs");
   add_model_options(export_app, export_command->model);
-  export_app->add_option("--out", export_command->out, "The run folder")->required();
+  export_app->add_option("--out", export_command->out, "The run folder: new, empty, or an earlier run")->required();
 
   commands.push_back(
       {export_app, [export_command] { return run_export_command(*export_command, std::cout, std::cerr); }});
