@@ -39,7 +39,7 @@ rm -rf "$venv"
 "$venv/bin/pip" install --quiet --no-deps -r "$lock" 2>&1 | grep -v '^WARNING: Location' >&2 || true
 "$venv/bin/pip" check >&2 ||
   { echo "onnxproof setup: the environment from $lock is inconsistent (pip check above)" >&2; exit 3; }
-"$venv/bin/python" -c 'import torch, torchvision, onnx, onnxscript, onnxruntime, numpy, sklearn' ||
+"$venv/bin/python" -c 'import torch, torchvision, onnx, onnxscript, onnxruntime, numpy, sklearn, timm, transformers' ||
   { echo "onnxproof setup: the pinned environment does not import (see above)" >&2; exit 3; }
 echo "$want" >"$venv/onnxproof-lock.sha256"
 echo "onnxproof setup: Python environment ready: $("$venv/bin/python" -c 'import torch, onnx; print("torch", torch.__version__, "onnx", onnx.__version__)')" >&2

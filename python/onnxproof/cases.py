@@ -37,15 +37,25 @@ def default_sizes(example):
     return sizes
 
 
-def shape_cases(examples, sweep):
+def size_ranges(dynamic):
+    """{label: (min, max)} for the labels --dynamic gave a range."""
+    return {axis["label"]: (axis["min"], axis["max"]) for axis in dynamic if "min" in axis and "max" in axis}
+
+
+def shape_cases(examples, sweep, ranges=None):
     """Cases as {label: size}: first every axis at its example size, then each label through its
-    sizes with the other labels at their example sizes."""
+    sizes with the other labels at their example sizes. The default sizes of a label with a range
+    stay inside it (the range's ends stand in for sizes outside)."""
     for label in sweep:
         if label not in examples:
             raise UsageError(f"--sweep names '{label}', which no --dynamic axis declares")
     cases = [dict(examples)]
     for label, example in examples.items():
-        for size in sweep.get(label) or default_sizes(example):
+        sizes = sweep.get(label)
+        if not sizes:
+            low, high = (ranges or {}).get(label, (1, None))
+            sizes = [min(max(size, low), high or size) for size in default_sizes(example)]
+        for size in sizes:
             case = dict(examples, **{label: size})
             if case not in cases:
                 cases.append(case)

@@ -39,6 +39,9 @@ def _check_dynamic(axis, field):
     _expect(isinstance(axis.get("input"), str), f"{field}.input", "a string")
     _expect(_is_int(axis.get("axis")) and axis["axis"] >= 0, f"{field}.axis", "a non-negative integer")
     _expect(isinstance(axis.get("label"), str) and axis["label"], f"{field}.label", "a non-empty string")
+    for key in ("min", "max"):
+        if key in axis:
+            _expect(_is_int(axis[key]) and axis[key] >= 1, f"{field}.{key}", "a positive integer")
 
 
 _REQUIRED = {"contract", "model", "inputs", "dynamic", "opset", "exporter", "sweep", "samples", "seed", "out"}

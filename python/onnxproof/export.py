@@ -8,6 +8,7 @@ goes to stderr; a user error ends with one line `onnxproof: error: ...` and exit
 model problem is a finding in export.json and exit code 1.
 """
 import argparse
+import contextlib
 import hashlib
 import inspect
 import io
@@ -19,14 +20,20 @@ import time
 import warnings
 
 from . import __version__, contract
-from .cases import example_sizes, generate, shape_cases, shape_for
+from .cases import example_sizes, generate, shape_cases, shape_for, size_ranges
 from .errors import EXIT_FAIL, FrontEndError, UsageError
 from .findings import finding
 from . import spec as specs
+from . import dynamo, families
 from . import traps
 
 # Used only when the engine gives no ceiling (the front end run by hand): every runtime of 2022 on.
 FALLBACK_OPSET = 17
+
+
+def torch_version():
+    import torch
+    return torch.__version__.split("+")[0]
 
 
 def progress(message):
@@ -50,19 +57,24 @@ def write_atomically(path, data):
             os.remove(temporary)
 
 
-def resolve_exporter(requested):
-    """'torchscript' or 'dynamo'. auto is the TorchScript exporter for now, on every torch: its
-    failure modes are the ones onnxproof explains today (torch itself defaults to dynamo from 2.9;
-    auto follows once the dynamo path's findings are complete)."""
+def resolve_exporters(requested, opset=0):
+    """The exporters to try, in order: one for 'torchscript' and 'dynamo'; for 'auto', what the
+    installed torch does by default (dynamo from torch 2.9 on), then the other one when it has it.
+    The dynamo exporter writes opset 18 and newer: an older --opset leaves the TorchScript one."""
     import torch
     if requested not in ("auto", "torchscript", "dynamo"):
         raise UsageError(f"--exporter must be auto, torchscript or dynamo, not '{requested}'")
-    has_dynamo = "dynamo" in inspect.signature(torch.onnx.export).parameters
-    if requested == "dynamo" and not has_dynamo:
+    parameter = inspect.signature(torch.onnx.export).parameters.get("dynamo")
+    if requested == "dynamo" and parameter is None:
         raise FrontEndError(f"the dynamo exporter needs torch 2.5 or newer; this is torch {torch.__version__}")
-    if requested == "auto":
-        return "torchscript"
-    return requested
+    if requested == "dynamo" and 0 < opset < dynamo.OLDEST_OPSET:
+        raise UsageError(f"--opset {opset}: the dynamo exporter writes opset {dynamo.OLDEST_OPSET} and newer; "
+                         "use --exporter torchscript for older opsets")
+    if requested != "auto":
+        return [requested]
+    if parameter is None or 0 < opset < dynamo.OLDEST_OPSET:
+        return ["torchscript"]
+    return ["dynamo", "torchscript"] if parameter.default is True else ["torchscript", "dynamo"]
 
 
 def exporter_newest_opset(exporter):
@@ -90,6 +102,20 @@ def choose_opset(config, exporter):
     return ceiling, f"{reason}; the {exporter} exporter writes up to {newest}"
 
 
+def fallback_finding(failed, used, found, out):
+    """EXPORTER_FALLBACK: `failed` could not export, `used` did; quotes failed's first error."""
+    cause = next((f for f in found if f["severity"] == "error"), found[0] if found else None)
+    said = (f"{cause['code']}: {cause['message']}" + (f" at {cause['where']}" if cause["where"] else "")) \
+        if cause else "no finding"
+    kept = failed == "dynamo" and os.path.exists(os.path.join(out, dynamo.REPORT_NAME))
+    report = f" (its report: {dynamo.REPORT_NAME})" if kept else ""
+    return finding(
+        "EXPORTER_FALLBACK", "info",
+        f"the {failed} exporter, torch {torch_version()}'s default, failed{report}, so the model was exported with "
+        f"the {used} exporter; the {failed} exporter's finding: {said}", cause["where"] if cause else "",
+        f"fix the cause to use the {failed} exporter, or choose one with --exporter", source=failed)
+
+
 class Exporter:
     """One export run; collects findings and timings as it goes."""
 
@@ -115,14 +141,20 @@ class Exporter:
     def run(self):
         import numpy as np
         import torch
-        if not self.inputs:
+        model_spec = self.config["model"]
+        specs.check_model_spec(model_spec)
+        if not self.inputs and not families.is_family(model_spec):
             raise UsageError("declare the model's inputs with --input NAME=DIMS:DTYPE")
-        specs.check_model_spec(self.config["model"])
+        progress(f"loading {model_spec}")
+        model, self.description, defaults = self.timed("load", specs.load_model, model_spec)
+        if not self.inputs:
+            # The family's own inputs; a --dynamic given alone is not mixed with them.
+            self.inputs, self.dynamic = defaults["inputs"], defaults["dynamic"]
+            progress("inputs: " + ", ".join(f"{spec['name']} {'x'.join(map(str, spec['dims']))} {spec['dtype']}"
+                                            for spec in self.inputs))
         self.examples = example_sizes(self.inputs, self.dynamic)
-        self.exporter = resolve_exporter(self.config.get("exporter", "auto"))
-        self.opset, self.opset_reason = choose_opset(self.config, self.exporter)
-        progress(f"loading {self.config['model']}")
-        model, self.description = self.timed("load", specs.load_model, self.config["model"])
+        exporters = resolve_exporters(self.config.get("exporter", "auto"), int(self.config.get("opset") or 0))
+        self.exporter = exporters[0]
         model = self.prepare(model)
 
         rng = np.random.default_rng(int(self.config.get("seed", 0)))
@@ -133,11 +165,9 @@ class Exporter:
             return self.finish(exported=False)
 
         self.output_axes = self.timed("output_axes", self.label_output_axes, model, example, outputs)
-        progress(f"exporting with the {self.exporter} exporter at opset {self.opset}")
-        path = os.path.join(self.out, "model.onnx")
-        exported = self.timed("export", self.export_to_file, model, example, path)
-        if not exported:
+        if not self.timed("export", self.export_with_fallback, model, example, exporters):
             return self.finish(exported=False)
+        path = os.path.join(self.out, "model.onnx")
         if self.exporter == "torchscript":
             progress("tracing again with other values and sizes")
             self.timed("differential_trace", self.differential_trace, model, example, path)
@@ -205,13 +235,20 @@ class Exporter:
                 "outside the model; no parity proof can hold otherwise"))
         return outputs
 
+    def other_size(self, label, size):
+        """A size next to the example's on a dynamic axis, inside its --dynamic range."""
+        low, high = size_ranges(self.dynamic).get(label, (1, size + 1))
+        return size + 1 if size + 1 <= high else max(size - 1, low)
+
     def label_output_axes(self, model, example, outputs):
         """{output name: {axis: label}}: resize one label at a time and see which output axes follow."""
         import numpy as np
         axes = {name: {} for name in self.output_names}
         rng = np.random.default_rng(7)
         for label, size in self.examples.items():
-            other = size + 1
+            other = self.other_size(label, size)
+            if other == size:
+                continue  # a range of one size: nothing to resize
             sizes = dict(self.examples, **{label: other})
             arrays = {spec["name"]: generate(spec, shape_for(spec, self.dynamic, sizes), rng) for spec in self.inputs}
             try:
@@ -238,25 +275,73 @@ class Exporter:
                 axes[name] = dict(labels)
         return axes
 
-    def call_exporter(self, model, example, target, exporter=None):
+    def export_with_fallback(self, model, example, exporters):
+        """Exports with the first exporter; when it fails and another is allowed (--exporter auto),
+        with the next one. When that one succeeds, the first failure becomes an EXPORTER_FALLBACK
+        finding quoting it; when every exporter fails, each one's findings stand."""
+        path = os.path.join(self.out, "model.onnx")
+        failures = []  # (exporter, its findings)
+        for exporter in exporters:
+            self.exporter = exporter
+            self.opset, self.opset_reason = choose_opset(self.config, exporter)
+            progress(f"exporting with the {exporter} exporter at opset {self.opset}")
+            before = len(self.findings)
+            export = self.export_with_dynamo if exporter == "dynamo" else self.export_with_torchscript
+            if export(model, example, path):
+                for failed, found in failures:
+                    self.findings.append(fallback_finding(failed, exporter, found, self.out))
+                return True
+            failures.append((exporter, self.findings[before:]))
+            del self.findings[before:]
+        for _, found in failures:
+            self.findings += found
+        return False
+
+    def dynamo_example(self, example):
+        """The example torch.export traces: a dynamic axis of size 0 or 1 is traced at 2, since
+        torch.export specializes those sizes (and would refuse the axis as dynamic)."""
+        import numpy as np
+        ranges = size_ranges(self.dynamic)
+        sizes = {label: 2 if size < 2 and ranges.get(label, (1, 2))[1] >= 2 else size
+                 for label, size in self.examples.items()}
+        if sizes == self.examples:
+            return example
+        rng = np.random.default_rng(int(self.config.get("seed", 0)))
+        return {spec["name"]: generate(spec, shape_for(spec, self.dynamic, sizes), rng) for spec in self.inputs}
+
+    def export_with_dynamo(self, model, example, path):
+        import shutil
+        args = self.args_for(self.dynamo_example(example))
+        # Saved in a folder of its own first: the weights file of a model over 2 GiB is named after
+        # the model file, so both get their final names there and are moved together.
+        staging = temporary_path(os.path.join(self.out, ".dynamo"))
+        os.makedirs(staging, exist_ok=True)
+        try:
+            program = dynamo.capture(model, args, self.inputs, self.dynamic)
+            progress("translating the exported program into ONNX")
+            staged = os.path.join(staging, os.path.basename(path))
+            dynamo.translate(program, args, [spec["name"] for spec in self.inputs], self.output_names, self.opset,
+                             staged, self.out)
+            dynamo.name_dynamic_dims(staged, self.inputs, self.dynamic)
+            if os.path.exists(staged + ".data"):
+                os.replace(staged + ".data", path + ".data")
+            os.replace(staged, path)
+            return True
+        except dynamo.DynamoExportFailed as failed:
+            self.findings.append(failed.finding)
+            return False
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def call_torchscript_exporter(self, model, arrays, target):
         import torch
         kwargs = dict(opset_version=self.opset, input_names=[spec["name"] for spec in self.inputs],
                       output_names=self.output_names, do_constant_folding=True, export_params=True)
-        exporter = exporter or self.exporter
-        if exporter == "dynamo":
-            shared = {label: torch.export.Dim(label) for label in self.examples}
-            # Positional, like the arguments: torch.export keys a dict by forward()'s parameter
-            # names, which need not be the --input names.
-            shapes = tuple({axis["axis"]: shared[axis["label"]] for axis in self.dynamic
-                            if axis["input"] == spec["name"]} or None for spec in self.inputs)
-            return torch.onnx.export(model, self.args_for(example), target, dynamo=True, dynamic_shapes=shapes,
-                                     opset_version=self.opset, input_names=kwargs["input_names"],
-                                     output_names=self.output_names)
         if "dynamo" in inspect.signature(torch.onnx.export).parameters:
             kwargs["dynamo"] = False
-        return torch.onnx.export(model, self.args_for(example), target, dynamic_axes=self.dynamic_axes(), **kwargs)
+        return torch.onnx.export(model, self.args_for(arrays), target, dynamic_axes=self.dynamic_axes(), **kwargs)
 
-    def export_to_file(self, model, example, path):
+    def export_with_torchscript(self, model, example, path):
         import torch
         attempts = [("no_grad", torch.no_grad)]
         while attempts:
@@ -265,7 +350,7 @@ class Exporter:
                 warnings.simplefilter("always")
                 try:
                     with context():
-                        self.call_exporter(model, example, temporary_path(path))
+                        self.call_torchscript_exporter(model, example, temporary_path(path))
                     os.replace(temporary_path(path), path)
                     self.findings += traps.classify_tracer_warnings(records)
                     return True
@@ -279,14 +364,14 @@ class Exporter:
                             "nothing to do; on torch 2.x torch.backends.mha.set_fastpath_enabled(False) does the same"))
                         attempts.append(("enable_grad", torch.enable_grad))
                         continue
-                    self.report_export_error(model, example, error, aten)
+                    self.report_torchscript_error(model, example, error, aten)
                     return False
                 finally:
                     if os.path.exists(temporary_path(path)):
                         os.remove(temporary_path(path))
         return False
 
-    def report_export_error(self, model, example, error, aten):
+    def report_torchscript_error(self, model, example, error, aten):
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         if aten:
             message = message.split(". Please feel free")[0]
@@ -295,9 +380,8 @@ class Exporter:
                 "UNSUPPORTED_ATEN_OP", "error",
                 f"the exporter cannot translate {aten} at opset {self.opset}: {message}", where,
                 f"try a newer --opset, the dynamo exporter (--exporter dynamo, torch 2.5+), or rewrite {aten} "
-                "with supported ops (a decomposition); a custom op needs a plugin in every target runtime"))
-        elif self.exporter == "dynamo":
-            self.findings.append(traps.classify_dynamo_error(error))
+                "with supported ops (a decomposition); a custom op needs a plugin in every target runtime",
+                source=aten))
         else:
             self.findings.append(finding("EXPORT_FAILED", "error", f"{type(error).__name__}: {message}", "",
                                          "see the exporter's message; --exporter dynamo may get further"))
@@ -306,7 +390,7 @@ class Exporter:
         """Export again with other values and every dynamic axis resized; compare the graphs."""
         import numpy as np
         import onnx
-        other = {label: size + 1 for label, size in self.examples.items()}
+        other = {label: self.other_size(label, size) for label, size in self.examples.items()}
         rng = np.random.default_rng(11)
         arrays = {}
         for spec in self.inputs:
@@ -320,7 +404,7 @@ class Exporter:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 with torch.no_grad() if not self.fast_path_retried() else torch.enable_grad():
-                    self.call_exporter(model, arrays, buffer, exporter="torchscript")
+                    self.call_torchscript_exporter(model, arrays, buffer)
         except Exception as error:
             self.findings.append(finding("TRACER_WARNING", "warning",
                                          f"the second trace (at {other}) failed, so it proves nothing: {type(error).__name__}: {error}",
@@ -359,7 +443,7 @@ class Exporter:
         sweep = {label: [int(size) for size in sizes] for label, sizes in (self.config.get("sweep") or {}).items()}
         samples = int(self.config.get("samples", 3))
         rng = np.random.default_rng(int(self.config.get("seed", 0)) + 1)
-        for sizes in shape_cases(self.examples, sweep):
+        for sizes in shape_cases(self.examples, sweep, size_ranges(self.dynamic)):
             for index in range(samples):
                 arrays = {spec["name"]: generate(spec, shape_for(spec, self.dynamic, sizes), rng) for spec in self.inputs}
                 yield sizes, index, "generated", arrays
@@ -433,7 +517,9 @@ class Exporter:
             "description": getattr(self, "description", ""),
             "exporter": getattr(self, "exporter", self.config.get("exporter", "auto")),
             "opset": {"value": self.opset, "chosen_by": self.opset_reason},
-            "options": {key: value for key, value in self.config.items() if key != "out"},
+            # The inputs and axes in effect: a model family's own when none were given.
+            "options": dict({key: value for key, value in self.config.items() if key != "out"},
+                            inputs=self.inputs, dynamic=self.dynamic),
             "versions": {"onnxproof": __version__, "python": platform.python_version(), "torch": torch.__version__,
                          "onnx": onnx.__version__},
             "inputs": self.inputs,
@@ -449,6 +535,27 @@ class Exporter:
         return EXIT_FAIL if errors or not model_info else 0
 
 
+@contextlib.contextmanager
+def caches_inside(out):
+    """torch.export compiles through Inductor, whose caches go to $TMPDIR/torchinductor_USER by
+    default: onnxproof writes nothing outside the run folder, so they go to a temporary folder in
+    it, removed at the end."""
+    import shutil
+    cache = temporary_path(os.path.join(out, ".torch-cache"))
+    saved = {name: os.environ.get(name) for name in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")}
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
+    try:
+        yield
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="onnxproof.export", description=__doc__.splitlines()[0])
     parser.add_argument("--config-json", required=True, help="the export options as JSON")
@@ -457,7 +564,8 @@ def main(argv=None):
         config = json.loads(args.config_json)
         contract.check_config(config)
         os.makedirs(config["out"], exist_ok=True)
-        return Exporter(config).run()
+        with caches_inside(config["out"]):
+            return Exporter(config).run()
     except FrontEndError as error:
         print(f"onnxproof: error: {error}", file=sys.stderr)
         return error.exit_code

@@ -1,14 +1,15 @@
 """Model and data specs: where the model and the user's real inputs come from.
 
 Model specs (DESIGN.md): `path/to/file.py:callable` or `package.module:callable` (the callable
-returns an nn.Module), `path/to/model.pt` (a TorchScript archive), `torchvision:NAME` (random
-weights).
+returns an nn.Module), `path/to/model.pt` (a TorchScript archive), and the model families of
+families.py: `torchvision:NAME`, `timm:NAME`, `hf:CLASS[:key=value,...]` (random weights).
 """
 import importlib
 import importlib.util
 import os
 import sys
 
+from . import families
 from .errors import FrontEndError, UsageError
 
 LABELS = "labels"  # the optional key of a data sample that holds task labels
@@ -17,7 +18,8 @@ LABELS = "labels"  # the optional key of a data sample that holds task labels
 def _split_callable(spec):
     target, sep, name = spec.rpartition(":")
     if not sep or not target or not name or not name.isidentifier():
-        raise UsageError(f"model spec '{spec}' must be FILE.py:CALLABLE, MODULE:CALLABLE, FILE.pt or torchvision:NAME")
+        raise UsageError(f"model spec '{spec}' must be FILE.py:CALLABLE, MODULE:CALLABLE, FILE.pt, torchvision:NAME, "
+                         "timm:NAME or hf:CLASS")
     return target, name
 
 
@@ -53,32 +55,23 @@ def resolve_callable(spec, what):
 
 def check_model_spec(spec):
     """Raises UsageError unless the spec has one of the accepted forms (nothing is loaded)."""
-    if spec.startswith("torchvision:") or spec.endswith(".pt") or spec.endswith(".pth"):
+    if families.is_family(spec) or spec.endswith(".pt") or spec.endswith(".pth"):
         return
     _split_callable(spec)
 
 
 def load_model(spec):
-    """(nn.Module, description) for a model spec; never returns None."""
+    """(nn.Module, description, default inputs or None); never returns no model. A model family
+    (torchvision:, timm:, hf:) knows the inputs its models take; other specs need --input."""
     import torch
     check_model_spec(spec)
-    if spec.startswith("torchvision:"):
-        import torchvision
-        name = spec.split(":", 1)[1]
-        if not hasattr(torchvision.models, name) or not callable(getattr(torchvision.models, name)):
-            raise UsageError(f"torchvision has no model '{name}'")
-        torch.manual_seed(0)
-        try:
-            model = getattr(torchvision.models, name)(weights=None)
-        except TypeError:  # older torchvision without the weights argument
-            model = getattr(torchvision.models, name)(pretrained=False)
-        # Built here, so put in eval mode here: a torchvision constructor returns training mode.
-        return model.eval(), f"torchvision.models.{name} (random weights, seed 0, eval mode)"
+    if families.is_family(spec):
+        return families.load(spec)
     if spec.endswith(".pt") or spec.endswith(".pth"):
         if not os.path.isfile(spec):
             raise FrontEndError(f"no such file: {spec}")
         try:
-            return torch.jit.load(spec, map_location="cpu"), f"TorchScript archive {spec}"
+            return torch.jit.load(spec, map_location="cpu"), f"TorchScript archive {spec}", None
         except Exception as error:
             raise FrontEndError(f"{spec} is not a TorchScript archive: {error}") from error
     factory = resolve_callable(spec, "model")
@@ -88,7 +81,7 @@ def load_model(spec):
         raise FrontEndError(f"calling {spec} failed: {type(error).__name__}: {error}") from error
     if not isinstance(model, torch.nn.Module):
         raise UsageError(f"{spec} returned {type(model).__name__}, not a torch.nn.Module")
-    return model, spec
+    return model, spec, None
 
 
 # The most samples a --data callable may give: every sample is kept in memory with its outputs.

@@ -12,7 +12,7 @@ from .findings import finding
 _TORCH_DIR = None
 
 
-def _inside_torch(filename):
+def inside_torch(filename):
     """True for PyTorch's own source files (their warnings are not the user's to fix)."""
     global _TORCH_DIR
     if _TORCH_DIR is None:
@@ -21,7 +21,7 @@ def _inside_torch(filename):
     return os.path.abspath(filename).startswith(_TORCH_DIR + os.sep)
 
 
-def _source_line(filename, lineno):
+def source_line(filename, lineno):
     try:
         with open(filename, encoding="utf-8", errors="replace") as source:
             for number, line in enumerate(source, start=1):
@@ -36,7 +36,7 @@ def classify_tracer_warnings(records):
     """Findings for recorded warnings; one per (file, line, kind)."""
     results = []
     seen = set()
-    inside_torch = []
+    torch_warnings = []
     for record in records:
         if record.category.__name__ != "TracerWarning":
             continue
@@ -46,12 +46,12 @@ def classify_tracer_warnings(records):
             continue
         seen.add(key)
         where = f"{record.filename}:{record.lineno}"
-        line = _source_line(record.filename, record.lineno)
+        line = source_line(record.filename, record.lineno)
         if line:
             where += f": {line}"
         first_sentence = text.split(". ")[0]
-        if _inside_torch(record.filename):
-            inside_torch.append(f"{os.path.basename(record.filename)}:{record.lineno}")
+        if inside_torch(record.filename):
+            torch_warnings.append(f"{os.path.basename(record.filename)}:{record.lineno}")
         elif "Python boolean" in text:
             results.append(finding(
                 "DATA_DEPENDENT_CONTROL_FLOW", "error",
@@ -65,10 +65,10 @@ def classify_tracer_warnings(records):
         else:
             results.append(finding("TRACER_WARNING", "warning", first_sentence, where,
                                    "the trace may not generalize to other inputs; check the line named"))
-    if inside_torch:
+    if torch_warnings:
         results.append(finding("TRACER_WARNING", "info",
-                               f"{len(inside_torch)} tracer warning(s) inside PyTorch's own code",
-                               ", ".join(inside_torch[:6]) + (" ..." if len(inside_torch) > 6 else ""),
+                               f"{len(torch_warnings)} tracer warning(s) inside PyTorch's own code",
+                               ", ".join(torch_warnings[:6]) + (" ..." if len(torch_warnings) > 6 else ""),
                                "not the model's code; the differential trace checks whether they matter"))
     return results
 
@@ -140,10 +140,10 @@ def op_source_line(model, example_args, op_names):
             # TorchScript writes the call stack as "file(line): function" lines, innermost first.
             frames = re.findall(r"^(.+?)\((\d+)\): \w+$", node.sourceRange(), flags=re.MULTILINE)
             user_frames = [(path, int(line)) for path, line in frames
-                           if not path.startswith("<") and os.path.isfile(path) and not _inside_torch(path)]
+                           if not path.startswith("<") and os.path.isfile(path) and not inside_torch(path)]
             if user_frames:
                 path, line = user_frames[0]
-                source = _source_line(path, line)
+                source = source_line(path, line)
                 return f"{path}:{line}" + (f": {source}" if source else "")
     return ""
 
@@ -225,11 +225,15 @@ def _small_int_constants(model):
     return values
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def _exception_chain(error):
+def inside_onnxproof(filename):
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+
+
+def exception_chain(error):
     """The error and its causes, outermost first (each at most once)."""
     chain = []
     while error is not None and error not in chain:
@@ -238,39 +242,19 @@ def _exception_chain(error):
     return chain
 
 
-def _user_frame(chain):
+def user_frame(chain):
     """'file:line: code' of the deepest frame in the user's own code (not torch's, not ours)."""
     import traceback
     for error in reversed(chain):
         for frame in reversed(traceback.extract_tb(error.__traceback__)):
             filename = frame.filename
-            if filename.startswith("<") or _inside_torch(filename) or \
-                    os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
+            if filename.startswith("<") or inside_torch(filename) or inside_onnxproof(filename):
                 continue
-            line = (frame.line or _source_line(filename, frame.lineno)).strip()
+            line = (frame.line or source_line(filename, frame.lineno)).strip()
             return f"{filename}:{frame.lineno}" + (f": {line}" if line else "")
     return ""
 
 
-def _first_line(error):
-    text = _ANSI.sub("", str(error)).strip()
+def first_line(error):
+    text = ANSI.sub("", str(error)).strip()
     return text.splitlines()[0] if text else type(error).__name__
-
-
-def classify_dynamo_error(error):
-    """A finding for a failed torch.export / dynamo export: the cause deep in the exception chain,
-    located at the user's own source line, with the fix; EXPORT_FAILED when it is none of the
-    known kinds."""
-    chain = _exception_chain(error)
-    where = _user_frame(chain)
-    for cause in reversed(chain):  # innermost first: the outer errors quote it
-        text = _ANSI.sub("", str(cause))
-        if type(cause).__name__ == "GuardOnDataDependentSymNode" or "data-dependent expression" in text:
-            return finding(
-                "DATA_DEPENDENT_CONTROL_FLOW", "error",
-                f"torch.export cannot follow a branch on a tensor's value: {_first_line(cause)}", where,
-                "express the branch with torch.cond or torch.where (or a mask); if the value is known to hold "
-                "a property, state it with torch._check(...) before the branch")
-    root = chain[-1]
-    return finding("EXPORT_FAILED", "error", f"{type(root).__name__}: {_first_line(root)}", where,
-                   "the line named is where the export stopped in your code; --exporter torchscript may get further")

@@ -192,7 +192,12 @@ nlohmann::json config_json(const ExportOptions& options) {
   }
   nlohmann::json dynamic = nlohmann::json::array();
   for (const auto& axis : options.dynamic) {
-    dynamic.push_back({{"input", axis.input}, {"axis", axis.axis}, {"label", axis.label}});
+    nlohmann::json entry = {{"input", axis.input}, {"axis", axis.axis}, {"label", axis.label}};
+    if (axis.range) {
+      entry["min"] = axis.range->first;
+      entry["max"] = axis.range->second;
+    }
+    dynamic.push_back(entry);
   }
   nlohmann::json config = {{"contract", k_config_contract},
                            {"model", options.model},
@@ -364,15 +369,27 @@ Expected<InputSpec> parse_input_spec(const std::string& text) {
 }
 
 Expected<DynamicAxis> parse_dynamic_axis(const std::string& text) {
-  const auto colon = text.rfind(':');
-  const auto eq = text.find('=', colon == std::string::npos ? 0 : colon);
-  if (colon == std::string::npos || eq == std::string::npos || colon == 0 || eq + 1 == text.size()) {
-    return fail(ErrorCode::usage, "--dynamic '" + text + "': expected NAME:AXIS=LABEL, e.g. x:0=batch");
-  }
+  const auto bad = [&](const std::string& why) {
+    return fail(ErrorCode::usage, "--dynamic '" + text + "': " + why);
+  };
+  const auto eq = text.rfind('=');
+  const auto colon = eq == std::string::npos ? std::string::npos : text.rfind(':', eq);
+  if (colon == std::string::npos || colon == 0 || eq + 1 == text.size())
+    return bad("expected NAME:AXIS=LABEL[:MIN..MAX], e.g. x:0=batch or x:0=batch:1..64");
   const auto axis = parse_int(std::string_view(text).substr(colon + 1, eq - colon - 1));
-  if (!axis || *axis < 0)
-    return fail(ErrorCode::usage, "--dynamic '" + text + "': AXIS must be a non-negative integer");
-  return DynamicAxis{text.substr(0, colon), *axis, text.substr(eq + 1)};
+  if (!axis || *axis < 0) return bad("AXIS must be a non-negative integer");
+  DynamicAxis result{text.substr(0, colon), *axis, text.substr(eq + 1), std::nullopt};
+  if (const auto range_colon = result.label.find(':'); range_colon != std::string::npos) {
+    const std::string range = result.label.substr(range_colon + 1);
+    result.label.resize(range_colon);
+    const auto dots = range.find("..");
+    const auto low = dots == std::string::npos ? std::nullopt : parse_int(range.substr(0, dots));
+    const auto high = dots == std::string::npos ? std::nullopt : parse_int(range.substr(dots + 2));
+    if (!low || !high || *low < 1 || *low > *high) return bad("range '" + range + "' must be MIN..MAX with 1 <= MIN <= MAX");
+    result.range = {{*low, *high}};
+  }
+  if (result.label.empty()) return bad("LABEL is empty");
+  return result;
 }
 
 Expected<std::pair<std::string, std::vector<int64_t>>> parse_sweep(const std::string& text) {
@@ -390,9 +407,57 @@ Expected<std::pair<std::string, std::vector<int64_t>>> parse_sweep(const std::st
   return std::pair{text.substr(0, eq), sizes};
 }
 
+namespace {
+
+// --dynamic ranges: one per label, holding the example's size and every --sweep size.
+Expected<void> validate_dynamic_ranges(const ExportOptions& options) {
+  std::map<std::string, std::pair<int64_t, int64_t>> ranges;
+  for (const auto& axis : options.dynamic) {
+    if (!axis.range) continue;
+    const auto [known, inserted] = ranges.emplace(axis.label, *axis.range);
+    if (!inserted && known->second != *axis.range)
+      return fail(ErrorCode::usage, "--dynamic gives '" + axis.label + "' two ranges; give it one");
+  }
+  const auto outside = [&](const std::string& label, int64_t size) {
+    const auto range = ranges.find(label);
+    return range != ranges.end() && (size < range->second.first || size > range->second.second);
+  };
+  const auto range_text = [&](const std::string& label) {
+    return std::to_string(ranges[label].first) + ".." + std::to_string(ranges[label].second);
+  };
+  for (const auto& axis : options.dynamic) {
+    for (const auto& input : options.inputs) {
+      if (input.name != axis.input || axis.axis >= static_cast<int64_t>(input.dims.size())) continue;
+      const int64_t size = input.dims[static_cast<std::size_t>(axis.axis)];
+      if (outside(axis.label, size))
+        return fail(ErrorCode::usage, "--input " + input.name + ": axis " + std::to_string(axis.axis) + " is " +
+                                          std::to_string(size) + ", outside the range " + range_text(axis.label) +
+                                          " given for '" + axis.label + "'");
+    }
+  }
+  for (const auto& [label, sizes] : options.sweep) {
+    for (const int64_t size : sizes) {
+      if (outside(label, size))
+        return fail(ErrorCode::usage, "--sweep " + label + ": " + std::to_string(size) + " is outside the range " +
+                                          range_text(label) + " given with --dynamic");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<void> validate_export_options(const ExportOptions& options) {
   if (options.model.empty()) return fail(ErrorCode::usage, "--model is required");
   if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
+  const bool family = options.model.starts_with("torchvision:") || options.model.starts_with("timm:") ||
+                      options.model.starts_with("hf:");
+  if (options.exporter != "auto" && options.exporter != "torchscript" && options.exporter != "dynamo" &&
+      options.exporter != "both")
+    return fail(ErrorCode::usage, "--exporter must be auto, torchscript, dynamo or both, not '" + options.exporter + "'");
+  if (options.inputs.empty() && !family)
+    return fail(ErrorCode::usage, "--input is required for " + options.model +
+                                      " (torchvision:, timm: and hf: models bring their own inputs)");
   // The configuration reaches Python as JSON, which holds UTF-8 text only.
   for (const auto& [option, text] : {std::pair<const char*, std::string>{"--model", options.model},
                                      {"--out", options.out.string()},
@@ -429,9 +494,11 @@ Expected<void> validate_export_options(const ExportOptions& options) {
     labels.insert(axis.label);
   }
   for (const auto& [label, sizes] : options.sweep) {
-    if (!labels.contains(label))
+    // A model family's own inputs name their axes in the front end, which checks those labels.
+    if (!labels.contains(label) && !options.inputs.empty())
       return fail(ErrorCode::usage, "--sweep " + label + ": no --dynamic axis has that label");
   }
+  ONNXPROOF_TRY(validate_dynamic_ranges(options));
   // Generated inputs are held in memory several times over: refuse sizes no machine can hold.
   constexpr uint64_t k_max_input_bytes = uint64_t{4} << 30;
   for (const auto& input : options.inputs) {
@@ -463,6 +530,8 @@ Expected<void> validate_export_options(const ExportOptions& options) {
 
 Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& progress) {
   ONNXPROOF_TRY(validate_export_options(options));
+  if (options.exporter == "both")
+    return fail(ErrorCode::usage, "--exporter both proves each exporter's model: it is for onnxproof pipeline");
   ONNXPROOF_TRY(require_replaceable_run_folder(options.out));  // never into a project folder
   std::error_code ec;
   fs::create_directories(options.out, ec);

@@ -16,6 +16,7 @@
 #include "onnxproof/report/simplify_report.h"
 #include "onnxproof/report/versions.h"
 #include "onnxproof/simplify/simplify.h"
+#include "onnxproof/tensor/dtype.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -72,6 +73,7 @@ StepReport export_step(Run& run) {
   }
   step.details = {
       {"exporter", result->exporter}, {"sha256", result->sha256}, {"reference_sets", result->reference_sets}};
+  if (fs::is_regular_file(run.out / "exporter_report.md")) run.report.exporter_report = "exporter_report.md";
   if (result->model.empty()) {
     step.status = StepStatus::fail;
     step.reason = "the export failed; see the findings";
@@ -384,6 +386,97 @@ void run_steps(Run& run) {
   }
 }
 
+// One exporter's run: every step into `out` (a staging folder), the report written there; paths
+// in it name `published`, the folder `out` becomes.
+Expected<Report> run_into(const PipelineOptions& options, const fs::path& out, const fs::path& published,
+                          std::ostream& progress) {
+  Report report;
+  report.model = options.export_options.model;
+  report.versions = tool_versions();
+  Run run{.options = options, .out = out, .published = published, .progress = progress, .report = report};
+  run_steps(run);
+  if (run.usage_error) return std::unexpected(std::move(*run.usage_error));
+  report.onnx_model = run.model;
+  merge_frozen_dimension_evidence(report.findings);
+  answer_headline(run, report);
+  finish_report(report);
+  name_published_paths(report, out, published);
+  ONNXPROOF_TRY(write_report(report, out));
+  return report;
+}
+
+// The figures of one exporter's finished run for the side-by-side table.
+ExporterSummary summarize_exporter_run(const Report& report, const std::string& exporter, const fs::path& folder) {
+  ExporterSummary summary;
+  summary.exporter = exporter;
+  summary.run_folder = exporter;
+  summary.verdict = report.verdict;
+  for (const auto& step : report.steps) {
+    summary.total_seconds += step.seconds;
+    if (step.name == "export") summary.export_seconds = step.seconds;
+  }
+  if (auto model = load_model(folder / "model.onnx", {.load_external_data = false})) {
+    const auto& proto = model->proto;
+    summary.exported = true;
+    summary.nodes = proto.graph().node_size();
+    summary.initializers = proto.graph().initializer_size();
+    for (const auto& tensor : proto.graph().initializer()) {
+      uint64_t count = 1;
+      for (const int64_t dim : tensor.dims()) count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
+      if (const auto dtype = dtype_from_onnx(tensor.data_type())) summary.initializer_bytes += dtype_storage_bytes(*dtype, count);
+    }
+    for (const auto& import : proto.opset_import()) {
+      if (import.domain().empty() || import.domain() == "ai.onnx") summary.opset = import.version();
+    }
+  }
+  if (report.parity) {
+    for (const auto& row : report.parity->rows) {
+      if (!row.compared()) continue;
+      auto& [abs, rel] = summary.max_error[row.output];
+      abs = std::max(abs, row.comparison.max_abs);
+      rel = std::max(rel, row.comparison.max_rel);
+    }
+  }
+  std::set<std::string> codes;
+  for (const auto& finding : report.findings) {
+    if (finding.severity == Severity::error && codes.insert(std::string(finding.code_name())).second)
+      summary.error_codes.emplace_back(finding.code_name());
+    if (finding.severity == Severity::warning) ++summary.warnings;
+  }
+  return summary;
+}
+
+// --exporter both: a run folder per exporter inside the one published folder, and a report that
+// puts them side by side; its verdict passes only when both runs pass.
+Expected<Report> run_both_exporters(const PipelineOptions& options, const fs::path& staging, const fs::path& published,
+                                    std::ostream& progress) {
+  Report report;
+  report.model = options.export_options.model;
+  report.versions = tool_versions();
+  for (const std::string exporter : {"dynamo", "torchscript"}) {
+    progress << "onnxproof pipeline: proving the " << exporter << " exporter's model\n" << std::flush;
+    PipelineOptions one = options;
+    one.export_options.exporter = exporter;
+    std::error_code ignored;
+    fs::create_directory(staging / exporter, ignored);
+    const auto start = std::chrono::steady_clock::now();
+    ONNXPROOF_TRY_ASSIGN(const Report run, run_into(one, staging / exporter, published / exporter, progress));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const StepStatus status = run.verdict == Verdict::pass   ? StepStatus::pass
+                              : run.verdict == Verdict::fail ? StepStatus::fail
+                                                             : StepStatus::error;
+    report.steps.push_back({.name = exporter,
+                            .status = status,
+                            .seconds = seconds,
+                            .reason = fmt::format("verdict {}; {}", verdict_name(run.verdict),
+                                                  (published / exporter / "report.md").string())});
+    report.exporters.push_back(summarize_exporter_run(run, exporter, staging / exporter));
+  }
+  finish_report(report);
+  ONNXPROOF_TRY(write_report(report, staging));
+  return report;
+}
+
 }  // namespace
 
 Expected<Report> run_pipeline(const PipelineOptions& options, std::ostream& progress) {
@@ -393,18 +486,9 @@ Expected<Report> run_pipeline(const PipelineOptions& options, std::ostream& prog
   // The run is built in a staging folder and published in one step at the end: until then the
   // last run's folder stays as it was, and an interrupted run leaves it intact.
   ONNXPROOF_TRY_ASSIGN(auto staging, StagingFolder::create(published));
-  Report report;
-  report.model = options.export_options.model;
-  report.versions = tool_versions();
-  Run run{.options = options, .out = staging.path(), .published = published, .progress = progress, .report = report};
-  run_steps(run);
-  if (run.usage_error) return std::unexpected(std::move(*run.usage_error));
-  report.onnx_model = run.model;
-  merge_frozen_dimension_evidence(report.findings);
-  answer_headline(run, report);
-  finish_report(report);
-  name_published_paths(report, staging.path(), published);
-  ONNXPROOF_TRY(write_report(report, staging.path()));
+  const bool both = options.export_options.exporter == "both";
+  ONNXPROOF_TRY_ASSIGN(Report report, both ? run_both_exporters(options, staging.path(), published, progress)
+                                           : run_into(options, staging.path(), published, progress));
   ONNXPROOF_TRY(staging.publish());
   return report;
 }

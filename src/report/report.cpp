@@ -96,12 +96,17 @@ nlohmann::json report_to_json(const Report& report) {
           {"steps", steps},
           {"findings", findings},
           {"summary", report.parity ? parity_summary_to_json(*report.parity) : nlohmann::json::object()},
-          {"parity", report.parity ? parity_rows_to_json(*report.parity) : nlohmann::json::array()}};
+          {"parity", report.parity ? parity_rows_to_json(*report.parity) : nlohmann::json::array()},
+          {"exporter_report", report.exporter_report.string()},
+          {"exporters", exporter_comparison_to_json(report.exporters)}};
 }
 
 std::string report_to_markdown(const Report& report) {
   std::string md = fmt::format("# onnxproof report: {}\n\n**Verdict: {}**\n\n", report.model, verdict_name(report.verdict));
   if (!report.onnx_model.empty()) md += fmt::format("Model: `{}`\n\n", report.onnx_model.string());
+  if (!report.exporter_report.empty())
+    md += fmt::format("The exporter's own report: [{0}]({0})\n\n", report.exporter_report.string());
+  if (!report.exporters.empty()) md += exporter_comparison_to_markdown(report.exporters) + "\n";
   md += "## Can I ship?\n\n| question | answer | evidence |\n| --- | --- | --- |\n";
   for (const auto& a : report.headline) md += fmt::format("| {} | **{}** | {} |\n", a.question, a.answer, a.evidence);
 
@@ -173,6 +178,10 @@ std::string report_to_html(const Report& report) {
       html_escape(report.model), verdict);
   if (!report.onnx_model.empty())
     html += fmt::format("<p>Model: <code>{}</code></p>\n", html_escape(report.onnx_model.string()));
+  if (!report.exporter_report.empty()) {
+    html += fmt::format("<p>The exporter's own report: <a href=\"{0}\">{0}</a></p>\n",
+                        html_escape(report.exporter_report.string()));
+  }
   html += "<h2>Can I ship?</h2>\n<table><tr><th>question</th><th>answer</th><th>evidence</th></tr>\n";
   for (const auto& a : report.headline) {
     const std::string css = a.answer == "yes" ? "yes" : a.answer == "no" ? "no" : "skip";

@@ -68,7 +68,7 @@ TEST(Export, ResNet18ExportsCleanAndOnnxRuntimeMatchesPyTorchAtEveryBatchSize) {
   TempDir out;
   const auto result =
       export_model(out.path(), {"--model", "torchvision:resnet18", "--input", "input=1x3x224x224:float32", "--dynamic",
-                                "input:0=batch", "--samples", "1"});
+                                "input:0=batch", "--samples", "1", "--exporter", "torchscript"});
   ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
   EXPECT_NE(result.cli.out.find("verdict          pass"), std::string::npos) << result.cli.out;
   // The default opset: the newest that ONNX, ONNX Runtime and the TorchScript exporter all
@@ -124,22 +124,24 @@ TEST(Export, LstmWithDynamicBatchAndSequenceExportsClean) {
 
 struct Trap {
   std::string factory;
-  std::string input;
+  std::string exporter;
   std::string code;
   std::string severity;
   bool exported;
 };
 
 // Names the parameter in test output instead of dumping its bytes.
-void PrintTo(const Trap& trap, std::ostream* out) { *out << trap.factory; }
+void PrintTo(const Trap& trap, std::ostream* out) { *out << trap.factory << " (" << trap.exporter << ")"; }
 
 class PlantedTrap : public ::testing::TestWithParam<Trap> {};
 
+// Each trap is found by each exporter at a line of the trap's own file, with a hint.
 TEST_P(PlantedTrap, IsFoundWithItsSourceLineAndAHint) {
   const Trap& trap = GetParam();
   TempDir out;
-  const auto result = export_model(out.path(), {"--model", k_traps + ":" + trap.factory, "--input", trap.input,
-                                                "--dynamic", "x:0=batch", "--samples", "1"});
+  const auto result =
+      export_model(out.path(), {"--model", k_traps + ":" + trap.factory, "--input", "x=2x3x4:float32", "--dynamic",
+                                "x:0=batch", "--samples", "1", "--exporter", trap.exporter});
   EXPECT_EQ(result.cli.exit_code, 1) << result.cli.out << result.cli.err;
   EXPECT_NE(result.cli.out.find("verdict          fail"), std::string::npos) << result.cli.out;
   EXPECT_EQ(result.manifest["status"], trap.exported ? "exported" : "failed");
@@ -148,41 +150,84 @@ TEST_P(PlantedTrap, IsFoundWithItsSourceLineAndAHint) {
   bool located = false;
   for (const auto& f : found) {
     EXPECT_FALSE(f["hint"].get<std::string>().empty()) << f.dump();
+    EXPECT_EQ(f["message"].get<std::string>().find("\x1b"), std::string::npos) << f.dump();
     located |=
         f["severity"] == trap.severity && f["where"].get<std::string>().find("trap_models.py:") != std::string::npos;
   }
   EXPECT_TRUE(located) << "no " << trap.severity << " finding names the trap's source line: " << json(found).dump(2);
 }
 
+// Where the exporters differ: the TorchScript exporter records one path and warns (the
+// differential trace then confirms); torch.export refuses the model at the same line. Neither
+// exporter can see a non-tensor output or a random forward: the front end finds those before
+// either runs. torch.fft.rfft is no trap for the dynamo exporter (it writes DFT), so the
+// unsupported-operator trap is special.i0, which neither translates.
 INSTANTIATE_TEST_SUITE_P(
     Export, PlantedTrap,
-    ::testing::Values(Trap{"branch_on_value", "x=2x3x4:float32", "DATA_DEPENDENT_CONTROL_FLOW", "error", true},
-                      Trap{"frozen_reshape", "x=2x3x4:float32", "FROZEN_DIMENSION", "warning", true},
-                      Trap{"random_forward", "x=2x3x4:float32", "NONDETERMINISTIC_FORWARD", "error", true},
-                      Trap{"non_tensor_output", "x=2x3x4:float32", "NON_TENSOR_OUTPUT", "error", false},
-                      Trap{"real_fft", "x=2x16:float32", "UNSUPPORTED_ATEN_OP", "error", false}),
-    [](const auto& param_info) { return param_info.param.factory; });
+    ::testing::Values(Trap{"branch_on_value", "torchscript", "DATA_DEPENDENT_CONTROL_FLOW", "error", true},
+                      Trap{"branch_on_value", "dynamo", "DATA_DEPENDENT_CONTROL_FLOW", "error", false},
+                      Trap{"frozen_reshape", "torchscript", "FROZEN_DIMENSION", "warning", true},
+                      Trap{"frozen_reshape", "dynamo", "FROZEN_DIMENSION", "error", false},
+                      Trap{"batch_specialized", "torchscript", "DATA_DEPENDENT_CONTROL_FLOW", "error", true},
+                      Trap{"batch_specialized", "dynamo", "FROZEN_DIMENSION", "error", false},
+                      Trap{"random_forward", "torchscript", "NONDETERMINISTIC_FORWARD", "error", true},
+                      Trap{"random_forward", "dynamo", "NONDETERMINISTIC_FORWARD", "error", true},
+                      Trap{"non_tensor_output", "torchscript", "NON_TENSOR_OUTPUT", "error", false},
+                      Trap{"non_tensor_output", "dynamo", "NON_TENSOR_OUTPUT", "error", false},
+                      Trap{"real_fft", "torchscript", "UNSUPPORTED_ATEN_OP", "error", false},
+                      Trap{"bessel_i0", "torchscript", "UNSUPPORTED_ATEN_OP", "error", false},
+                      Trap{"bessel_i0", "dynamo", "UNSUPPORTED_ATEN_OP", "error", false}),
+    [](const auto& param_info) { return param_info.param.factory + "_" + param_info.param.exporter; });
 
-// The dynamo exporter's failure on the same trap: torch.export's data-dependent guard becomes
-// DATA_DEPENDENT_CONTROL_FLOW at the trap's own line (it was EXPORT_FAILED with torch's message).
-TEST(Export, DynamoDataDependentBranchIsFoundAtItsSourceLine) {
+// The dynamo exporter names the specialized axis and the guard, in the axis' own words.
+TEST(Export, DynamoSpecializedBatchNamesTheAxisAndTheGuard) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":frozen_reshape", "--input", "x=2x3x4:float32",
+                                                "--dynamic", "x:0=batch", "--exporter", "dynamo", "--samples", "1"});
+  const auto found = findings_with(result.manifest, "FROZEN_DIMENSION");
+  ASSERT_EQ(found.size(), 1U) << result.manifest["findings"].dump(2);
+  EXPECT_EQ(found[0]["evidence"]["axis"], "batch");
+  EXPECT_NE(found[0]["message"].get<std::string>().find("'batch' was specialized to the constant 2 by the guard "
+                                                        "Eq(batch, 2)"),
+            std::string::npos)
+      << found[0].dump();
+  EXPECT_NE(found[0]["where"].get<std::string>().find("n = int(x.shape[0])"), std::string::npos) << found[0].dump();
+}
+
+// --exporter auto on torch 2.9+: dynamo first; when it fails, TorchScript, with the dynamo
+// exporter's finding kept as EXPORTER_FALLBACK (info) and TorchScript's own findings as they are.
+TEST(Export, AutoFallsBackToTorchScriptAndSaysWhy) {
   TempDir out;
   const auto result = export_model(out.path(), {"--model", k_traps + ":branch_on_value", "--input", "x=2x3x4:float32",
-                                                "--dynamic", "x:0=batch", "--exporter", "dynamo", "--samples", "1"});
+                                                "--dynamic", "x:0=batch", "--samples", "1"});
   EXPECT_EQ(result.cli.exit_code, 1) << result.cli.out << result.cli.err;
-  const auto found = findings_with(result.manifest, "DATA_DEPENDENT_CONTROL_FLOW");
-  ASSERT_EQ(found.size(), 1U) << result.manifest["findings"].dump(2);
-  const std::string where = found[0]["where"].get<std::string>();
-  EXPECT_NE(where.find("trap_models.py:"), std::string::npos) << where;
-  EXPECT_NE(where.find("if x.sum() > 0:  # TRAP"), std::string::npos) << where;
-  EXPECT_NE(found[0]["hint"].get<std::string>().find("torch.cond"), std::string::npos);
-  EXPECT_EQ(found[0]["message"].get<std::string>().find("\x1b"), std::string::npos);
+  EXPECT_EQ(result.manifest["exporter"], "torchscript");
+  const auto fallback = findings_with(result.manifest, "EXPORTER_FALLBACK");
+  ASSERT_EQ(fallback.size(), 1U) << result.manifest["findings"].dump(2);
+  EXPECT_EQ(fallback[0]["severity"], "info");
+  EXPECT_NE(fallback[0]["message"].get<std::string>().find("DATA_DEPENDENT_CONTROL_FLOW: torch.export cannot follow"),
+            std::string::npos)
+      << fallback[0].dump();
+  EXPECT_TRUE(has_finding(result.manifest, "DATA_DEPENDENT_CONTROL_FLOW", "error"));
+}
+
+// A clean model under auto is the dynamo exporter's, with no fallback.
+TEST(Export, AutoIsTheDynamoExporterOnThisTorch) {
+  TempDir out;
+  const auto result = export_model(out.path(), {"--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
+                                                "--dynamic", "x:0=batch", "--samples", "1"});
+  ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
+  EXPECT_EQ(result.manifest["exporter"], "dynamo");
+  EXPECT_TRUE(findings_with(result.manifest, "EXPORTER_FALLBACK").empty());
+  EXPECT_TRUE(fs::is_regular_file(out / "exporter_report.md"));
+  const auto check = onnxproof_cli({"check", (out / "model.onnx").string()});
+  EXPECT_NE(check.out.find("batch x 8"), std::string::npos) << check.out;  // the label, not torch's symbol
 }
 
 TEST(Export, DifferentialTracingConfirmsTheFrozenBatchInTheReshape) {
   TempDir out;
   const auto result = export_model(out.path(), {"--model", k_traps + ":frozen_reshape", "--input", "x=2x3x4:float32",
-                                                "--dynamic", "x:0=batch", "--samples", "1"});
+                                                "--dynamic", "x:0=batch", "--samples", "1", "--exporter", "torchscript"});
   ASSERT_TRUE(has_finding(result.manifest, "FROZEN_DIMENSION", "error")) << result.manifest["findings"].dump(2);
   for (const auto& f : findings_with(result.manifest, "FROZEN_DIMENSION")) {
     if (f["severity"] != "error") continue;
@@ -193,8 +238,9 @@ TEST(Export, DifferentialTracingConfirmsTheFrozenBatchInTheReshape) {
 
 TEST(Export, TransformerEncoderFastPathIsRetriedAndExportsClean) {
   TempDir out;
-  const auto result = export_model(out.path(), {"--model", k_traps + ":transformer_encoder", "--input",
-                                                "x=2x5x16:float32", "--dynamic", "x:0=batch", "--samples", "1"});
+  const auto result =
+      export_model(out.path(), {"--model", k_traps + ":transformer_encoder", "--input", "x=2x5x16:float32", "--dynamic",
+                                "x:0=batch", "--samples", "1", "--exporter", "torchscript"});
   ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
   const auto retried = findings_with(result.manifest, "UNSUPPORTED_ATEN_OP");
   ASSERT_EQ(retried.size(), 1U);
@@ -209,12 +255,28 @@ TEST(Export, TransformerEncoderSequenceAxisFrozenByTheTorchScriptExporterIsFound
   TempDir out;
   const auto result =
       export_model(out.path(), {"--model", k_traps + ":transformer_encoder", "--input", "x=2x5x16:float32", "--dynamic",
-                                "x:0=batch", "--dynamic", "x:1=seq", "--samples", "1"});
+                                "x:0=batch", "--dynamic", "x:1=seq", "--samples", "1", "--exporter", "torchscript"});
   ASSERT_EQ(result.cli.exit_code, 1) << result.cli.out << result.cli.err;
   const auto frozen = findings_with(result.manifest, "FROZEN_DIMENSION");
   ASSERT_FALSE(frozen.empty()) << result.manifest.dump(2);
   EXPECT_NE(frozen[0]["message"].get<std::string>().find("dynamic axis 'seq' frozen at 5"), std::string::npos);
   EXPECT_EQ(frozen[0]["severity"], "error");
+}
+
+// The same model through torch.export: the sequence axis stays symbolic, and a --dynamic range
+// bounds the sizes it is proved at.
+TEST(Export, TransformerEncoderKeepsItsSequenceAxisWithTheDynamoExporter) {
+  TempDir out;
+  const auto result = export_model(
+      out.path(), {"--model", k_traps + ":transformer_encoder", "--input", "x=2x5x16:float32", "--dynamic", "x:0=batch",
+                   "--dynamic", "x:1=seq:2..6", "--samples", "1", "--exporter", "dynamo"});
+  ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
+  EXPECT_TRUE(findings_with(result.manifest, "FROZEN_DIMENSION").empty()) << result.manifest.dump(2);
+  for (const auto& sizes : case_sizes(out.path())) {
+    EXPECT_GE(sizes["seq"].get<int>(), 2) << sizes.dump();
+    EXPECT_LE(sizes["seq"].get<int>(), 6) << sizes.dump();
+  }
+  EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
 }
 
 TEST(Export, ModelInTrainingModeIsSwitchedToEvalAndReported) {
@@ -269,6 +331,7 @@ TEST(Export, SweepSetsTheSizesAndOldOpsetIsReportedOnceByCheck) {
   const auto result =
       export_model(out.path(), {"--model", k_traps + ":dict_output", "--input", "x=2x8:float32", "--dynamic",
                                 "x:0=batch", "--sweep", "batch=1,7", "--samples", "1", "--opset", "13"});
+  EXPECT_EQ(result.manifest["exporter"], "torchscript");  // auto: the dynamo exporter writes 18 and newer
   EXPECT_EQ(result.cli.exit_code, 0) << result.cli.err;
   EXPECT_FALSE(has_finding(result.manifest, "OPSET_TOO_OLD", "warning"));
   const auto check = onnxproof_cli({"check", (out / "model.onnx").string()});
@@ -351,8 +414,8 @@ TEST(Export, BadSpecsAreOneClearLine) {
   expect_error_after_progress(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
                                              "--dynamic", "y:0=batch", "--out", dir}),
                               2, "--dynamic names input 'y', which no --input declares");
-  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--out", dir}), 2,
-                        "--input is required");
+  expect_one_line_error(onnxproof_cli({"export", "--model", k_traps + ":dict_output", "--out", dir}), 2,
+                        "--input is required");  // torchvision:, timm: and hf: models bring their own
   // Checked before Python starts: one line, exit 2, no progress (each once reached Python).
   const auto before_python = [&](std::vector<std::string> extra, const std::string& fragment) {
     std::vector<std::string> args = {"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",

@@ -348,7 +348,7 @@ TEST(Pipeline, UnavailableProviderIsAnErrorNeverAPass) {
 
 TEST(Pipeline, ExportFailureSkipsTheLaterStepsAndFails) {
   TempDir out;
-  const auto result = pipeline(out.path(), "real_fft", "x=2x16:float32");
+  const auto result = pipeline(out.path(), "bessel_i0", "x=2x16:float32");
   EXPECT_EQ(result.exit_code, 1);
   const json report = read_json(out / "report.json");
   EXPECT_EQ(report["steps"][0]["status"], "fail");
@@ -482,3 +482,49 @@ TEST(Demo, PrintsTheVerdictTheAccuracyOfBothAndTheReport) {
 }
 
 }  // namespace
+
+// --exporter both: each exporter's run in its own folder, proved, and side by side in report.md
+// and report.json (the question "should I switch exporters?").
+void expect_side_by_side(const fs::path& out, const std::vector<std::string>& model_args) {
+  std::vector<std::string> args = {"pipeline", "--exporter", "both", "--samples", "1", "--out", out.string()};
+  args.insert(args.end(), model_args.begin(), model_args.end());
+  const auto result = onnxproof_cli(args);
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  const json report = read_json(out / "report.json");
+  EXPECT_EQ(report["verdict"], "pass") << report.dump(2);
+  ASSERT_EQ(report["exporters"].size(), 2U) << report.dump(2);
+  for (const auto& row : report["exporters"]) {
+    const std::string exporter = row["exporter"];
+    EXPECT_EQ(row["verdict"], "pass") << row.dump();
+    EXPECT_GT(row["nodes"].get<int>(), 10) << row.dump();
+    EXPECT_GT(row["initializers"].get<int>(), 0) << row.dump();
+    EXPECT_FALSE(row["max_error"].empty()) << row.dump();
+    EXPECT_EQ(read_json(out / exporter / "report.json")["verdict"], "pass");
+    EXPECT_EQ(read_json(out / exporter / "export.json")["exporter"], exporter);
+  }
+  EXPECT_GE(report["exporters"][0]["opset"].get<int>(), 18);  // dynamo
+  EXPECT_LE(report["exporters"][1]["opset"].get<int>(), 20);  // torchscript
+  const std::string md = read_text(out / "report.md");
+  EXPECT_NE(md.find("## Exporters side by side"), std::string::npos) << md;
+  EXPECT_NE(md.find("[dynamo](dynamo/report.md)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| nodes |"), std::string::npos) << md;
+  EXPECT_TRUE(fs::is_regular_file(out / "dynamo" / "exporter_report.md"));
+}
+
+TEST(Pipeline, BothExportersOnResNet18AreProvedSideBySide) {
+  TempDir out;
+  expect_side_by_side(out.path() / "run", {"--model", "torchvision:resnet18", "--sweep", "batch=1,3"});
+}
+
+TEST(Pipeline, BothExportersOnASmallBertAreProvedSideBySide) {
+  TempDir out;
+  expect_side_by_side(out.path() / "run", {"--model", "hf:BertModel", "--sweep", "batch=1,3", "--sweep", "sequence=5"});
+}
+
+TEST(Pipeline, BothIsForThePipelineOnly) {
+  TempDir out;
+  const auto result = onnxproof_cli({"export", "--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
+                                     "--exporter", "both", "--out", out.path().string()});
+  EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+  EXPECT_NE(result.err.find("--exporter both"), std::string::npos) << result.err;
+}

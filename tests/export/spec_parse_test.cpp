@@ -34,8 +34,38 @@ TEST(DynamicAxis, ParsesAndRejects) {
   EXPECT_EQ(axis->input, "input_ids");
   EXPECT_EQ(axis->axis, 1);
   EXPECT_EQ(axis->label, "sequence");
-  for (const char* bad : {"x0=batch", "x:a=batch", "x:0=", ":0=batch", "x:-1=batch"})
+  EXPECT_FALSE(axis->range);
+  for (const char* bad : {"x0=batch", "x:a=batch", "x:0=", ":0=batch", "x:-1=batch", "x:0=batch:0..8", "x:0=batch:9..8",
+                          "x:0=batch:1-8", "x:0=:1..8"})
     EXPECT_FALSE(parse_dynamic_axis(bad)) << bad;
+}
+
+TEST(DynamicAxis, RangeBoundsTheLabelAndTheSizesItIsProvedAt) {
+  auto axis = parse_dynamic_axis("x:0=batch:1..64");
+  ASSERT_TRUE(axis);
+  EXPECT_EQ(axis->label, "batch");
+  ASSERT_TRUE(axis->range);
+  EXPECT_EQ(*axis->range, (std::pair<int64_t, int64_t>{1, 64}));
+
+  ExportOptions options;
+  options.model = "m.py:make";
+  options.out = "out";
+  options.inputs = {*parse_input_spec("x=2x8:float32"), *parse_input_spec("y=2x8:float32")};
+  options.dynamic = {*axis};
+  EXPECT_TRUE(validate_export_options(options));
+  options.sweep["batch"] = {1, 65};
+  auto refused = validate_export_options(options);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().describe().find("65 is outside the range 1..64"), std::string::npos);
+  options.sweep.clear();
+  options.dynamic.push_back(*parse_dynamic_axis("y:0=batch:2..64"));
+  refused = validate_export_options(options);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().describe().find("two ranges"), std::string::npos);
+  options.dynamic = {*parse_dynamic_axis("x:0=batch:4..64")};
+  refused = validate_export_options(options);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().describe().find("outside the range 4..64"), std::string::npos);
 }
 
 TEST(Sweep, ParsesSizesAndRejectsZero) {

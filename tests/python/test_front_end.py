@@ -4,7 +4,7 @@ import unittest
 
 import torch
 
-from onnxproof import cases, export, spec, traps
+from onnxproof import cases, dynamo, export, spec, traps
 from onnxproof.errors import UsageError
 
 
@@ -171,15 +171,49 @@ class DynamoErrors(unittest.TestCase):
         class GuardOnDataDependentSymNode(RuntimeError):
             pass
         error = self.raise_chain(GuardOnDataDependentSymNode("Could not guard on data-dependent expression Eq(u0, 1)"))
-        found = traps.classify_dynamo_error(error)
+        found = dynamo.classify_export_error(error, dynamo.GuardLog([], [], []))
         self.assertEqual(found["code"], "DATA_DEPENDENT_CONTROL_FLOW")
         self.assertIn("Eq(u0, 1)", found["message"])
         self.assertIn("test_front_end.py:", found["where"])
         self.assertIn("raise inner", found["where"])
 
     def test_anything_else_is_export_failed_without_terminal_codes(self):
-        found = traps.classify_dynamo_error(self.raise_chain(ValueError("shapes do not line up")))
+        found = dynamo.classify_export_error(self.raise_chain(ValueError("shapes do not line up")),
+                                             dynamo.GuardLog([], [], []))
         self.assertEqual(found["code"], "EXPORT_FAILED")
-        self.assertEqual(found["message"], "ValueError: shapes do not line up")
+        self.assertEqual(found["message"], "torch.export failed: ValueError: shapes do not line up")
         self.assertIn("test_front_end.py:", found["where"])
         self.assertNotIn("\x1b", json.dumps(found))
+
+
+class DynamoShapes(unittest.TestCase):
+    INPUTS = [{"name": "ids", "dims": [2, 7], "dtype": "int64"}, {"name": "mask", "dims": [2, 7], "dtype": "int64"}]
+    DYNAMIC = [{"input": "ids", "axis": 0, "label": "batch"}, {"input": "ids", "axis": 1, "label": "seq-len"},
+               {"input": "mask", "axis": 0, "label": "batch"}, {"input": "mask", "axis": 1, "label": "seq-len",
+                                                                  "min": 2, "max": 64}]
+
+    def test_one_dim_per_label_shared_across_inputs_keyed_by_forward_parameters(self):
+        class Model(torch.nn.Module):
+            def forward(self, input_ids, attention_mask):
+                return input_ids * attention_mask
+        shapes = dynamo.dynamic_shapes(Model(), self.INPUTS, self.DYNAMIC)
+        self.assertEqual(list(shapes), ["input_ids", "attention_mask"])
+        self.assertIs(shapes["input_ids"][0], shapes["attention_mask"][0])
+        self.assertIs(shapes["input_ids"][1], shapes["attention_mask"][1])
+        self.assertEqual(shapes["input_ids"][1].__name__, "seq_len")  # a label that is no identifier
+        self.assertEqual((shapes["attention_mask"][1].min, shapes["attention_mask"][1].max), (2, 64))
+
+    def test_the_guard_log_ties_a_specialized_symbol_to_its_label_and_guard(self):
+        guards = dynamo.GuardLog(["input_ids", "attention_mask"], self.INPUTS, self.DYNAMIC)
+        import logging
+        for text in ("create_symbol s12 = 7 for L['attention_mask'].size()[1] [2, 64] (fakify)",
+                     "eval Eq(s12, 7) [guard added] (model.py:3 in forward)",
+                     "set_replacement s12 = 7 (range_refined_to_singleton) VR[7, 7]"):
+            guards.emit(logging.LogRecord("torch", logging.INFO, "", 0, text, None, None))
+        self.assertEqual(guards.symbols, {"s12": "seq-len"})
+        self.assertEqual(guards.specialized["seq-len"][:2], (7, "Eq(s12, 7)"))
+
+    def test_default_sizes_stay_inside_a_range(self):
+        result = cases.shape_cases({"seq": 7}, {}, {"seq": (4, 8)})
+        self.assertTrue(all(4 <= case["seq"] <= 8 for case in result), result)
+        self.assertIn({"seq": 4}, result)

@@ -17,15 +17,20 @@ using namespace onnxproof::cli;
 // The model option group, spelled the same by every command that exports (DESIGN.md).
 void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model) {
   app->add_option("--model", model.model,
-                  "SPEC: file.py:callable, package.module:callable, model.pt or torchvision:NAME")
+                  "SPEC: file.py:callable, package.module:callable, model.pt, torchvision:NAME, timm:NAME or "
+                  "hf:CLASS[:key=value,...] (random weights)")
       ->required();
-  app->add_option("--input", model.inputs, "NAME=DIMS:DTYPE[:LO..HI], e.g. x=1x3x224x224:float32 (repeat per input)")
-      ->required();
-  app->add_option("--dynamic", model.dynamic, "NAME:AXIS=LABEL names a variable axis, e.g. x:0=batch (repeat)");
+  app->add_option("--input", model.inputs,
+                  "NAME=DIMS:DTYPE[:LO..HI], e.g. x=1x3x224x224:float32 (repeat per input; torchvision:, timm: and "
+                  "hf: models have default inputs)");
+  app->add_option("--dynamic", model.dynamic,
+                  "NAME:AXIS=LABEL[:MIN..MAX] names a variable axis, e.g. x:0=batch or x:0=batch:1..64 (repeat)");
   app->add_option(
       "--opset", model.opset,
       "ONNX opset to export at (default: the newest that ONNX Runtime, every --target and the exporter support)");
-  app->add_option("--exporter", model.exporter, "auto, torchscript or dynamo")->capture_default_str();
+  app->add_option("--exporter", model.exporter, "auto (torch's default, then the other one), torchscript, dynamo, or both (pipeline: "
+                  "each proved, side by side in the report)")
+      ->capture_default_str();
   app->add_option("--sweep", model.sweep, "LABEL=SIZES, the sizes a dynamic axis is proved at, e.g. batch=1,3,8");
   app->add_option("--samples", model.samples, "Generated inputs per shape case")->capture_default_str();
   app->add_option("--data", model.data, "file.py:callable yielding real input samples (dicts or tuples)");

@@ -31,11 +31,14 @@ struct InputSpec {
   std::optional<std::pair<int64_t, int64_t>> range;  // [low, high) for generated integers
 };
 
-/// --dynamic NAME:AXIS=LABEL, e.g. "x:0=batch".
+/// --dynamic NAME:AXIS=LABEL[:MIN..MAX], e.g. "x:0=batch" or "x:0=batch:1..64".
 struct DynamicAxis {
   std::string input;
   int64_t axis = 0;
   std::string label;
+  /// The sizes the axis may take, both ends included: the dynamo exporter's Dim range, and the
+  /// bounds of the sizes it is proved at.
+  std::optional<std::pair<int64_t, int64_t>> range;
 };
 
 /// Parsers for the command-line specs; errors are ErrorCode::usage with the spec quoted.

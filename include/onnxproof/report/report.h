@@ -15,6 +15,7 @@
 #include "onnxproof/core/finding.h"
 #include "onnxproof/core/verdict.h"
 #include "onnxproof/parity/parity.h"
+#include "onnxproof/report/exporter_comparison.h"
 
 namespace onnxproof {
 
@@ -36,11 +37,16 @@ struct HeadlineAnswer {
 struct Report {
   std::string model;                 // the model spec
   std::filesystem::path onnx_model;  // OUT/model.onnx when exported
+  /// The dynamo exporter's own report, relative to the run folder (exporter_report.md); empty
+  /// when there is none.
+  std::filesystem::path exporter_report;
   std::vector<std::pair<std::string, std::string>> versions;
   std::vector<StepReport> steps;
   std::vector<Finding> findings;
   std::optional<ParityResult> parity;  // when the parity step ran
   std::vector<HeadlineAnswer> headline;
+  /// --exporter both: one summary per exporter's run folder (empty otherwise).
+  std::vector<ExporterSummary> exporters;
   Verdict verdict = Verdict::error;  // set once, by finish_report()
 };
 

@@ -1,0 +1,325 @@
+"""The dynamo exporter (torch.export, then torch.onnx's translation), run in two steps so that each
+failure is explained where it starts:
+
+1. torch.export.export(strict=False) with one torch.export.Dim per --dynamic label (shared across
+   inputs, with the --dynamic range when one is given). Its failures are data-dependent guards
+   (DATA_DEPENDENT_CONTROL_FLOW), dynamic dimensions the code specialized to a constant
+   (FROZEN_DIMENSION, named by label, with the guard that did it) or anything else
+   (EXPORT_FAILED), each at the user's own source line.
+2. torch.onnx.export(ExportedProgram, report=True): its failures are operators with no ONNX
+   translation (UNSUPPORTED_ATEN_OP, at the line that called the operator) or anything else.
+
+torch.onnx.export given the nn.Module itself would, on a failed torch.export, try weaker capture
+strategies (draft_export) that specialize what the user declared dynamic without saying so; a proof
+tool takes the exact path or none.
+"""
+import contextlib
+import glob
+import inspect
+import logging
+import os
+import re
+import shutil
+import traceback
+
+from .cases import size_ranges
+from .findings import finding
+from .traps import ANSI, exception_chain, first_line, inside_onnxproof, inside_torch, source_line, user_frame
+
+# The oldest opset the dynamo exporter writes (an older opset_version still gives 18).
+OLDEST_OPSET = 18
+# The exporter's own report, kept in the run folder (linked from report.md).
+REPORT_NAME = "exporter_report.md"
+# Above this size the model's weights go to model.onnx.data beside it (protobuf's 2 GiB limit).
+EXTERNAL_DATA_BYTES = 2 * 1024**3 - 64 * 1024**2
+
+
+class DynamoExportFailed(Exception):
+    """The export stopped; `finding` says where and why."""
+
+    def __init__(self, finding_):
+        super().__init__(finding_["message"])
+        self.finding = finding_
+
+
+def dynamic_shapes(model, inputs, dynamic):
+    """torch.export's dynamic_shapes for the positional inputs: one Dim per label, shared by every
+    input axis that carries it, bounded by the --dynamic range when given."""
+    import torch
+    ranges = size_ranges(dynamic)
+    dims = {}
+    for axis in dynamic:
+        if axis["label"] not in dims:
+            bounds = dict(zip(("min", "max"), ranges[axis["label"]])) if axis["label"] in ranges else {}
+            dims[axis["label"]] = torch.export.Dim(_identifier(axis["label"]), **bounds)
+    shapes = tuple({axis["axis"]: dims[axis["label"]] for axis in dynamic if axis["input"] == spec["name"]} or None
+                   for spec in inputs)
+    # Keyed like forward()'s parameters when they can be: torch.export matches a tuple only when
+    # forward takes exactly these positional parameters.
+    names = _positional_parameters(model)
+    if names and len(names) == len(shapes):
+        return dict(zip(names, shapes))
+    return shapes
+
+
+def _identifier(label):
+    """Dim names must be Python identifiers; a label like 'seq-len' becomes 'seq_len'."""
+    name = re.sub(r"\W", "_", label)
+    return name if name and not name[0].isdigit() else f"d_{name}"
+
+
+def _positional_parameters(model):
+    try:
+        parameters = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+class GuardLog(logging.Handler):
+    """Records what torch.export's shape environment decides while it traces: which symbol stands
+    for which input axis, each guard with the user's frame that raised it, and which symbols were
+    specialized to a constant (and by which guard)."""
+
+    _SYMBOL = re.compile(r"create_symbol (\w+) = (-?\d+) for L\['(\w+)'\](?:\[(\d+)\])?\.size\(\)\[(\d+)\]")
+    _GUARD = re.compile(r"(?:eval|runtime_assert) (.+?) \[guard added\]")
+    _SPECIALIZED = re.compile(r"set_replacement (\w+) = (-?\d+) ")
+
+    def __init__(self, parameter_names, inputs, dynamic):
+        super().__init__(logging.INFO)
+        self.positions = {name: index for index, name in enumerate(parameter_names)}
+        self.inputs = inputs
+        self.dynamic = dynamic
+        self.symbols = {}  # symbol -> label
+        self.last_guard = None  # (expression, user frame)
+        self.specialized = {}  # label -> (value, expression, user frame)
+
+    def emit(self, record):
+        try:
+            text = record.getMessage()
+        except Exception:  # a record torch formats lazily and cannot: not ours to break on
+            return
+        if match := self._SYMBOL.search(text):
+            label = self._label_of(match.group(3), match.group(4), int(match.group(5)))
+            if label:
+                self.symbols[match.group(1)] = label
+        elif match := self._GUARD.search(text):
+            # This runs inside the guard's evaluation: the user's frame is on the stack now.
+            self.last_guard = (match.group(1), _user_frame_on_stack())
+        elif match := self._SPECIALIZED.search(text):
+            label = self.symbols.get(match.group(1))
+            if label and label not in self.specialized and self.last_guard:
+                self.specialized[label] = (int(match.group(2)), *self.last_guard)
+
+    def _label_of(self, parameter, element, axis):
+        """The --dynamic label of forward parameter `parameter` (or args[element]), axis `axis`."""
+        index = int(element) if parameter == "args" and element is not None else self.positions.get(parameter)
+        if index is None or index >= len(self.inputs):
+            return ""
+        name = self.inputs[index]["name"]
+        return next((a["label"] for a in self.dynamic if a["input"] == name and a["axis"] == axis), "")
+
+    @contextlib.contextmanager
+    def recording(self):
+        logger = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+        saved = (logger.level, logger.propagate)
+        # INFO is where torch logs guards; not propagated, so torch's own handlers print nothing.
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+        logger.addHandler(self)
+        try:
+            yield self
+        finally:
+            logger.removeHandler(self)
+            logger.setLevel(saved[0])
+            logger.propagate = saved[1]
+
+
+def _user_frame_on_stack():
+    for frame in reversed(traceback.extract_stack()):
+        if frame.filename.startswith("<") or inside_torch(frame.filename) or inside_onnxproof(frame.filename):
+            continue
+        if "site-packages" in frame.filename or "/lib/python3" in frame.filename:
+            continue
+        line = (frame.line or source_line(frame.filename, frame.lineno)).strip()
+        return f"{frame.filename}:{frame.lineno}" + (f": {line}" if line else "")
+    return ""
+
+
+def capture(model, args, inputs, dynamic):
+    """The ExportedProgram, or DynamoExportFailed with the finding."""
+    import torch
+    shapes = dynamic_shapes(model, inputs, dynamic)
+    guards = GuardLog(_positional_parameters(model), inputs, dynamic)
+    try:
+        with guards.recording():
+            return torch.export.export(model, args, dynamic_shapes=shapes if dynamic else None, strict=False)
+    except Exception as error:
+        traceback.print_exc()  # the whole story goes to export.log
+        raise DynamoExportFailed(classify_export_error(error, guards)) from error
+
+
+def classify_export_error(error, guards):
+    """A finding for a failed torch.export: the cause deep in the exception chain, at the user's own
+    source line, with the fix; EXPORT_FAILED when it is none of the known kinds."""
+    chain = exception_chain(error)
+    where = user_frame(chain)
+    for cause in reversed(chain):  # innermost first: the outer errors quote it
+        text = ANSI.sub("", str(cause))
+        if type(cause).__name__ == "GuardOnDataDependentSymNode" or "data-dependent expression" in text:
+            return finding(
+                "DATA_DEPENDENT_CONTROL_FLOW", "error",
+                f"torch.export cannot follow a branch on a tensor's value: {first_line(cause)}", where,
+                "express the branch with torch.cond or torch.where (or a mask); if the value is known to hold "
+                "a property, state it with torch._check(...) before the branch")
+        violated = re.search(r"Constraints violated \(([^)]*)\)", text)
+        if violated:
+            return _specialized_finding(violated.group(1), text, guards, where)
+    root = chain[-1]
+    return finding("EXPORT_FAILED", "error", f"torch.export failed: {type(root).__name__}: {first_line(root)}", where,
+                   "the line named is where the export stopped in your code; the whole traceback is in "
+                   "export.log; --exporter torchscript may get further")
+
+
+def _specialized_finding(labels_text, text, guards, where):
+    """FROZEN_DIMENSION for a constraint violation: an axis the code specialized to one size, or
+    one that holds only in part of its declared range (then the fix is the range torch found)."""
+    labels = [label.strip() for label in labels_text.split(",") if label.strip()]
+    label = next((label for label in labels if label in guards.specialized), labels[0] if labels else "")
+    also = f" (also: {', '.join(other for other in labels if other != label)})" if len(labels) > 1 else ""
+    partial = re.search(rf"Not all values of {re.escape(label)} = (\S+) in the specified range satisfy the "
+                        r"generated guard (.+)", text)
+    if label in guards.specialized:
+        value, expression, guard_where = guards.specialized[label]
+        for symbol, name in guards.symbols.items():  # Eq(s77, 2) -> Eq(batch, 2)
+            expression = re.sub(rf"\b{symbol}\b", name, expression)
+        message = (f"dynamic axis '{label}' was specialized to the constant {value} by the guard {expression} "
+                   f"raised in your code; torch.export refuses to call it dynamic")
+        where = guard_where or where
+        hint = ("use the size as a tensor shape (x.shape[0], or -1 in reshape/view) instead of a Python int or a "
+                "fixed number; a branch on a size needs torch.cond")
+    elif partial:
+        guard = partial.group(2).strip().replace(partial.group(1), label)
+        bounds = _range_from_guard(guard, label)
+        message = f"dynamic axis '{label}' holds only where {guard}: the model's code needs that, the axis was declared wider"
+        axis = next((a for a in guards.dynamic if a["label"] == label), None)
+        spelled = f"{axis['input']}:{axis['axis']}={label}" if axis else f"NAME:AXIS={label}"
+        hint = (f"declare the range the model supports: --dynamic {spelled}:{bounds[0]}..{bounds[1]}" if bounds else
+                "declare the range the model supports: --dynamic NAME:AXIS=LABEL:MIN..MAX")
+    else:
+        value = re.search(r"specialized it to be a constant \((-?\d+)\)", text)
+        message = (f"dynamic axis '{label}' was specialized to a constant" + (f" ({value.group(1)})" if value else "")
+                   + "; torch.export refuses to call it dynamic")
+        hint = "use the size as a tensor shape (x.shape[0], or -1 in reshape/view) instead of a Python int"
+    return finding("FROZEN_DIMENSION", "error", message + also, where, hint, axis=label)
+
+
+def _range_from_guard(guard, label):
+    """(min, max) from a guard like '2 <= sequence and sequence <= 128'; None when it is not one."""
+    low = re.search(rf"(\d+) <= {re.escape(label)}\b", guard)
+    high = re.search(rf"\b{re.escape(label)} <= (\d+)", guard)
+    if not high:
+        return None
+    # torch's guards start at 2 (it specializes 0 and 1); the exported graph takes 1 as well.
+    return (1 if not low or int(low.group(1)) <= 2 else int(low.group(1))), int(high.group(1))
+
+
+def translate(program, args, input_names, output_names, opset, path, run_folder):
+    """Writes the ONNX model of an ExportedProgram to `path` (weights beside it over 2 GiB); keeps the
+    exporter's report as run_folder/exporter_report.md. DynamoExportFailed when translation fails."""
+    import torch
+    artifacts = os.path.join(run_folder, f".exporter-artifacts.tmp-{os.getpid()}")
+    try:
+        try:
+            onnx_program = torch.onnx.export(program, args, None, dynamo=True, opset_version=opset,
+                                             input_names=input_names, output_names=output_names, report=True,
+                                             artifacts_dir=artifacts)
+        except Exception as error:
+            traceback.print_exc()
+            report = _keep_report(artifacts, run_folder)
+            raise DynamoExportFailed(classify_translation_error(error, opset, report)) from error
+        _keep_report(artifacts, run_folder)
+        size = sum(tensor.numel() * tensor.element_size() for tensor in program.state_dict.values())
+        onnx_program.save(path, external_data=size > EXTERNAL_DATA_BYTES)
+    finally:
+        shutil.rmtree(artifacts, ignore_errors=True)
+
+
+def _keep_report(artifacts, run_folder):
+    reports = sorted(glob.glob(os.path.join(artifacts, "onnx_export_*.md")))
+    if not reports:
+        return ""
+    os.replace(reports[-1], os.path.join(run_folder, REPORT_NAME))
+    return REPORT_NAME
+
+
+def classify_translation_error(error, opset, report):
+    chain = exception_chain(error)
+    where = _failing_node_source(chain)
+    for cause in reversed(chain):
+        match = re.search(r"No ONNX function found for <OpOverload\(op='([\w.]+)'", str(cause))
+        if match:
+            op = match.group(1)
+            return finding(
+                "UNSUPPORTED_ATEN_OP", "error",
+                f"the dynamo exporter has no ONNX translation for {op} at opset {opset}: {first_line(cause)}",
+                where or op,
+                f"rewrite the call with operators ONNX has, try a newer --opset, or give torch.onnx.export a "
+                f"custom_translation_table entry for {op} (an onnxscript function); a custom op needs a plugin "
+                "in every target runtime", source=op)
+    root = chain[-1]
+    return finding("EXPORT_FAILED", "error",
+                   f"the ONNX translation failed: {type(root).__name__}: {first_line(root)}", where,
+                   "the exporter's report" + (f" ({report})" if report else "") +
+                   " and export.log have the details; --exporter torchscript may get further")
+
+
+def _failing_node_source(chain):
+    """'file:line: code' of the user's call that made the graph node being translated when the
+    error struck (the node is a local variable of torch's translation frames)."""
+    import torch
+    for error in reversed(chain):
+        tb = error.__traceback__
+        nodes = []
+        while tb is not None:
+            nodes += [value for value in tb.tb_frame.f_locals.values() if isinstance(value, torch.fx.Node)]
+            tb = tb.tb_next
+        for node in reversed(nodes):
+            frames = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or "")
+            for filename, line in reversed(frames):
+                if not inside_torch(filename) and not inside_onnxproof(filename) and os.path.isfile(filename):
+                    code = source_line(filename, int(line))
+                    return f"{filename}:{line}" + (f": {code}" if code else "")
+    return ""
+
+
+def name_dynamic_dims(path, inputs, dynamic):
+    """Renames the exporter's symbols for the dynamic axes (s77) to their --dynamic labels (batch)
+    everywhere in the model's declared shapes; symbols of other sizes keep their names."""
+    import onnx
+    model = onnx.load(path, load_external_data=False)
+    renames = {}
+    by_name = {value.name: value for value in model.graph.input}
+    for axis in dynamic:
+        value = by_name.get(axis["input"])
+        dims = value.type.tensor_type.shape.dim if value is not None else []
+        if axis["axis"] < len(dims) and dims[axis["axis"]].dim_param:
+            renames[dims[axis["axis"]].dim_param] = axis["label"]
+    if not renames:
+        return
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
+    for graph_value in _declared_values(model.graph):
+        for dim in graph_value.type.tensor_type.shape.dim:
+            if dim.dim_param:
+                dim.dim_param = pattern.sub(lambda match: renames[match.group(1)], dim.dim_param)
+    onnx.save(model, path)
+
+
+def _declared_values(graph):
+    yield from graph.input
+    yield from graph.output
+    yield from graph.value_info
+    for node in graph.node:
+        for attribute in node.attribute:
+            for subgraph in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                yield from _declared_values(subgraph)

@@ -1,0 +1,195 @@
+"""Model families named by a spec, built with random weights and nothing downloaded, each with the
+inputs it takes by default (used when no --input is given):
+
+    torchvision:NAME              torchvision.models.NAME(weights=None); images 2x3x224x224, batch dynamic
+    timm:NAME                     timm.create_model(NAME, pretrained=False); images at the model's
+                                  own input size, batch dynamic
+    hf:CLASS[:key=value,...]      a transformers model class built from its configuration class
+                                  with small sizes (2 layers, width 64, vocabulary 1000), the
+                                  key=value pairs set on the configuration; token ids and an
+                                  attention mask with batch and sequence dynamic (images, audio
+                                  features or decoder ids for the models that take those)
+
+A transformers model is called with keyword arguments (its forward takes past_key_values and
+the like positionally) and runs without a cache; its output object is flattened to named outputs
+(logits, last_hidden_state, ...).
+"""
+import torch
+
+from .errors import FrontEndError, UsageError
+
+FAMILIES = ("torchvision:", "timm:", "hf:")
+
+# Small sizes for a transformers configuration, set only where the configuration has the field:
+# a proof needs the architecture's operators and shapes, not its width.
+HF_SMALL = {
+    "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "intermediate_size": 128, "vocab_size": 1000, "max_position_embeddings": 128, "image_size": 64,
+    "d_model": 64, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
+    "decoder_attention_heads": 4, "encoder_ffn_dim": 128, "decoder_ffn_dim": 128, "num_layers": 2,
+    "num_decoder_layers": 2, "num_heads": 4, "d_ff": 128, "d_kv": 16, "max_source_positions": 64,
+    "max_target_positions": 64, "n_positions": 128, "dim": 64, "hidden_dim": 128, "n_layers": 2, "n_heads": 4,
+}
+BATCH, SEQUENCE, DECODER_SEQUENCE = 2, 16, 8
+
+
+def is_family(spec):
+    return spec.startswith(FAMILIES)
+
+
+def load(spec):
+    """(nn.Module in eval mode, description, default inputs {"inputs": [...], "dynamic": [...]})."""
+    family, _, rest = spec.partition(":")
+    if not rest:
+        raise UsageError(f"model spec '{spec}' names no model after '{family}:'")
+    torch.manual_seed(0)
+    loader = {"torchvision": _torchvision, "timm": _timm, "hf": _transformers}[family]
+    model, description, defaults = loader(rest)
+    return model.eval(), description + " (random weights, seed 0, eval mode)", defaults
+
+
+def _image_inputs(name, size, channels=3):
+    return {"inputs": [{"name": name, "dims": [BATCH, channels, size, size], "dtype": "float32"}],
+            "dynamic": [{"input": name, "axis": 0, "label": "batch"}]}
+
+
+def _torchvision(name):
+    import torchvision
+    builder = getattr(torchvision.models, name, None)
+    if builder is None or not callable(builder):
+        raise UsageError(f"torchvision has no model '{name}'")
+    try:
+        model = builder(weights=None)
+    except TypeError:  # older torchvision without the weights argument
+        model = builder(pretrained=False)
+    size = 299 if name == "inception_v3" else 224
+    return model, f"torchvision.models.{name}", _image_inputs("image", size)
+
+
+def _timm(name):
+    try:
+        import timm
+    except ImportError as error:
+        raise FrontEndError(f"timm:{name} needs the timm package: {error}") from error
+    if name not in timm.list_models():
+        raise UsageError(f"timm has no model '{name}' (timm.list_models() lists them)")
+    model = timm.create_model(name, pretrained=False)
+    channels, height, width = model.pretrained_cfg.get("input_size", (3, 224, 224))
+    defaults = _image_inputs("image", height, channels)
+    defaults["inputs"][0]["dims"][3] = width
+    return model, f"timm.create_model('{name}')", defaults
+
+
+class KeywordCall(torch.nn.Module):
+    """Calls a transformers model with its inputs as keyword arguments, by name."""
+
+    def __init__(self, model, names):
+        super().__init__()
+        self.model = model
+        self.names = names
+
+    def call(self, *values):
+        return self.model(**dict(zip(self.names, values)), return_dict=True)
+
+
+# One wrapper per input signature: torch.export keys dynamic shapes by forward()'s parameter names.
+class TextModel(KeywordCall):
+    def forward(self, input_ids, attention_mask):
+        return self.call(input_ids, attention_mask)
+
+
+class TextToTextModel(KeywordCall):
+    def forward(self, input_ids, attention_mask, decoder_input_ids):
+        return self.call(input_ids, attention_mask, decoder_input_ids)
+
+
+class ImageModel(KeywordCall):
+    def forward(self, pixel_values):
+        return self.call(pixel_values)
+
+
+class AudioToTextModel(KeywordCall):
+    def forward(self, input_features, decoder_input_ids):
+        return self.call(input_features, decoder_input_ids)
+
+
+def _parse_overrides(text):
+    overrides = {}
+    for item in filter(None, text.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise UsageError(f"hf: configuration override '{item}' must be key=value")
+        lowered = value.lower()
+        if lowered in ("true", "false"):
+            overrides[key] = lowered == "true"
+        else:
+            try:
+                overrides[key] = int(value)
+            except ValueError:
+                try:
+                    overrides[key] = float(value)
+                except ValueError:
+                    overrides[key] = value
+    return overrides
+
+
+def _transformers(text):
+    try:
+        import transformers
+    except ImportError as error:
+        raise FrontEndError(f"hf: models need the transformers package: {error}") from error
+    name, _, override_text = text.partition(":")
+    model_class = getattr(transformers, name, None)
+    config_class = getattr(model_class, "config_class", None)
+    if model_class is None or config_class is None:
+        raise UsageError(f"transformers has no model class '{name}' (e.g. BertModel, GPT2LMHeadModel)")
+    defaults = config_class()
+    settings = {key: value for key, value in HF_SMALL.items() if hasattr(defaults, key)}
+    settings.update(_parse_overrides(override_text))
+    try:
+        config = config_class(**settings)
+        config.use_cache = False
+        model = model_class(config)
+    except Exception as error:  # the user's override or the library's own check: said in one line
+        raise FrontEndError(f"building {name} from {config_class.__name__}({settings}) failed: "
+                            f"{type(error).__name__}: {error}") from error
+    wrapper, inputs = _signature_of(model, config)
+    settings_text = ", ".join(f"{key}={value}" for key, value in sorted(settings.items()))
+    return wrapper, f"transformers.{name}({config_class.__name__}({settings_text}))", inputs
+
+
+def _signature_of(model, config):
+    """The wrapper that calls `model` and its default inputs, from what the model takes."""
+    main = getattr(model, "main_input_name", "input_ids")
+    vocabulary = int(getattr(config, "vocab_size", 1000) or 1000)
+    ids = {"name": "input_ids", "dims": [BATCH, SEQUENCE], "dtype": "int64", "range": [0, vocabulary]}
+    mask = {"name": "attention_mask", "dims": [BATCH, SEQUENCE], "dtype": "int64", "range": [1, 2]}
+    decoder = {"name": "decoder_input_ids", "dims": [BATCH, DECODER_SEQUENCE], "dtype": "int64",
+               "range": [0, vocabulary]}
+    batch = lambda name: {"input": name, "axis": 0, "label": "batch"}  # noqa: E731
+    axis = lambda name, index, label: {"input": name, "axis": index, "label": label}  # noqa: E731
+    if main == "pixel_values":
+        size = int(getattr(config, "image_size", 224))
+        channels = int(getattr(config, "num_channels", 3))
+        return ImageModel(model, ["pixel_values"]), _image_inputs("pixel_values", size, channels)
+    if main == "input_features":  # speech encoder-decoders (Whisper): frames fixed by the encoder
+        frames = 2 * int(getattr(config, "max_source_positions", 1500))
+        features = {"name": "input_features", "dims": [BATCH, int(config.num_mel_bins), frames], "dtype": "float32"}
+        return (AudioToTextModel(model, ["input_features", "decoder_input_ids"]),
+                {"inputs": [features, decoder], "dynamic": [batch("input_features"), batch("decoder_input_ids"),
+                                                            axis("decoder_input_ids", 1, "decoder_sequence")]})
+    if main != "input_ids":
+        raise UsageError(f"{type(model).__name__} takes '{main}' first; onnxproof builds inputs for token ids, "
+                         "images and audio features (give --input for others)")
+    dynamic = [batch("input_ids"), axis("input_ids", 1, "sequence"), batch("attention_mask"),
+               axis("attention_mask", 1, "sequence")]
+    # Learned position embeddings bound the sequence: declared, so torch.export accepts the axis.
+    positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    if isinstance(positions, int) and positions >= SEQUENCE:
+        for entry in dynamic[1::2]:
+            entry.update(min=1, max=positions)
+    if getattr(config, "is_encoder_decoder", False):
+        dynamic += [batch("decoder_input_ids"), axis("decoder_input_ids", 1, "decoder_sequence")]
+        return (TextToTextModel(model, ["input_ids", "attention_mask", "decoder_input_ids"]),
+                {"inputs": [ids, mask, decoder], "dynamic": dynamic})
+    return TextModel(model, ["input_ids", "attention_mask"]), {"inputs": [ids, mask], "dynamic": dynamic}
