@@ -54,14 +54,18 @@ def _image_inputs(name, size, channels=3):
 
 
 def _torchvision(name):
+    import inspect
     import torchvision
-    builder = getattr(torchvision.models, name, None)
+    try:  # every registered model: classification, detection, segmentation, video
+        builder = torchvision.models.get_model_builder(name)
+    except (ValueError, AttributeError):
+        builder = getattr(torchvision.models, name, None)
     if builder is None or not callable(builder):
         raise UsageError(f"torchvision has no model '{name}'")
-    try:
-        model = builder(weights=None)
-    except TypeError:  # older torchvision without the weights argument
-        model = builder(pretrained=False)
+    options = {"weights": None}
+    if "weights_backbone" in inspect.signature(builder).parameters:
+        options["weights_backbone"] = None  # its default would download ImageNet weights
+    model = builder(**options)
     size = 299 if name == "inception_v3" else 224
     return model, f"torchvision.models.{name}", _image_inputs("image", size)
 
