@@ -146,9 +146,14 @@ def _user_frame_on_stack():
     return ""
 
 
-def capture(model, args, inputs, dynamic):
-    """The ExportedProgram, or DynamoExportFailed with the finding."""
+def capture(model, args, inputs, dynamic, output_dataclasses=()):
+    """The ExportedProgram, or DynamoExportFailed with the finding. Dataclasses the forward returns
+    are registered with torch.export first (it flattens only the types it knows)."""
     import torch
+    import torch.utils._pytree as pytree
+    for kind in output_dataclasses:
+        if kind not in pytree.SUPPORTED_NODES:
+            torch.export.register_dataclass(kind)
     shapes = dynamic_shapes(model, inputs, dynamic)
     guards = GuardLog(_positional_parameters(model), inputs, dynamic)
     try:

@@ -129,6 +129,7 @@ class Exporter:
         self.findings = []
         self.timings = {}
         self.output_names = []
+        self.output_dataclasses = []
         self.output_axes = {}
 
     def timed(self, stage, function, *args):
@@ -215,6 +216,7 @@ class Exporter:
                                          "", "check the --input names, shapes and dtypes against forward()'s arguments"))
             return None
         outputs, problems = traps.flatten_outputs(result)
+        self.output_dataclasses = traps.dataclass_types(result)
         if problems:
             location = traps.forward_location(model)
             for problem in problems:
@@ -317,7 +319,7 @@ class Exporter:
         staging = temporary_path(os.path.join(self.out, ".dynamo"))
         os.makedirs(staging, exist_ok=True)
         try:
-            program = dynamo.capture(model, args, self.inputs, self.dynamic)
+            program = dynamo.capture(model, args, self.inputs, self.dynamic, self.output_dataclasses)
             progress("translating the exported program into ONNX")
             staged = os.path.join(staging, os.path.basename(path))
             dynamo.translate(program, args, [spec["name"] for spec in self.inputs], self.output_names, self.opset,
@@ -343,6 +345,8 @@ class Exporter:
 
     def export_with_torchscript(self, model, example, path):
         import torch
+        if self.output_dataclasses:  # the TorchScript exporter takes tuples, lists and dicts only
+            model = traps.with_flat_outputs(model)
         attempts = [("no_grad", torch.no_grad)]
         while attempts:
             mode, context = attempts.pop(0)

@@ -1,6 +1,7 @@
 """The trace traps: tracer warnings, outputs that are not tensors, nondeterministic forwards,
 operators the exporter cannot translate, and graphs that change when the inputs change."""
 import contextlib
+import dataclasses
 import os
 import re
 import warnings
@@ -75,10 +76,14 @@ def classify_tracer_warnings(records):
 
 def flatten_outputs(value, path="output"):
     """(list of (name, tensor), list of findings) for a forward's result: tensors, and tuples,
-    lists and dicts of them (named output_0.. or by key); anything else is NON_TENSOR_OUTPUT."""
+    lists, dicts and dataclasses of them (named output_0.. or by key or field; a field that is
+    None is left out); anything else is NON_TENSOR_OUTPUT."""
     import torch
     if isinstance(value, torch.Tensor):
         return [(path, value)], []
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)
+                 if getattr(value, field.name) is not None}
     if isinstance(value, dict):
         items = [(f"{key}", item) for key, item in value.items()]
         if path != "output":
@@ -258,3 +263,32 @@ def user_frame(chain):
 def first_line(error):
     text = ANSI.sub("", str(error)).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def dataclass_types(value):
+    """The dataclass types in a forward's result (torch.export must be told how to flatten them)."""
+    found = []
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        found.append(type(value))
+        value = [getattr(value, field.name) for field in dataclasses.fields(value)]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else []
+    for item in items:
+        found += [kind for kind in dataclass_types(item) if kind not in found]
+    return found
+
+
+def with_flat_outputs(model):
+    """The model with its outputs as a flat tuple, in flatten_outputs' order (the TorchScript
+    exporter takes tuples, lists and dicts, not dataclasses). torch is imported lazily here, as
+    everywhere in the front end, so a missing torch is one clear line."""
+    import torch
+
+    class FlatOutputs(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.model = inner
+
+        def forward(self, *args):
+            return tuple(tensor for _, tensor in flatten_outputs(self.model(*args))[0])
+
+    return FlatOutputs(model)

@@ -32,48 +32,69 @@ nlohmann::json exporter_comparison_to_json(const std::vector<ExporterSummary>& s
 
 namespace {
 
-// One table row: a label and one cell per exporter.
-std::string row(const std::string& label, const std::vector<ExporterSummary>& summaries,
-                const std::function<std::string(const ExporterSummary&)>& cell) {
-  std::vector<std::string> cells;
-  for (const auto& s : summaries) cells.push_back(cell(s));
-  return fmt::format("| {} | {} |\n", label, fmt::join(cells, " | "));
-}
-
-}  // namespace
-
-std::string exporter_comparison_to_markdown(const std::vector<ExporterSummary>& summaries) {
-  std::string md = "## Exporters side by side\n\n| | ";
-  std::vector<std::string> heads, rules;
-  for (const auto& s : summaries) {
-    heads.push_back(fmt::format("[{0}]({0}/report.md)", s.run_folder));
-    rules.push_back("---:");
-  }
-  md += fmt::format("{} |\n| --- | {} |\n", fmt::join(heads, " | "), fmt::join(rules, " | "));
-  md += row("verdict", summaries, [](const auto& s) { return fmt::format("**{}**", verdict_name(s.verdict)); });
-  md += row("exported", summaries, [](const auto& s) { return std::string(s.exported ? "yes" : "no"); });
-  md += row("opset", summaries, [](const auto& s) { return s.exported ? std::to_string(s.opset) : "-"; });
-  md += row("nodes", summaries, [](const auto& s) { return s.exported ? std::to_string(s.nodes) : "-"; });
-  md += row("initializers", summaries, [](const auto& s) {
+// The table as cells: a label and one cell per exporter, row by row (the first row the headers).
+std::vector<std::vector<std::string>> comparison_rows(const std::vector<ExporterSummary>& summaries) {
+  std::vector<std::vector<std::string>> rows;
+  const auto add = [&](const std::string& label, const std::function<std::string(const ExporterSummary&)>& cell) {
+    std::vector<std::string> cells = {label};
+    for (const auto& s : summaries) cells.push_back(cell(s));
+    rows.push_back(std::move(cells));
+  };
+  add("", [](const auto& s) { return s.exporter; });
+  add("verdict", [](const auto& s) { return std::string(verdict_name(s.verdict)); });
+  add("exported", [](const auto& s) { return std::string(s.exported ? "yes" : "no"); });
+  add("opset", [](const auto& s) { return s.exported ? std::to_string(s.opset) : "-"; });
+  add("nodes", [](const auto& s) { return s.exported ? std::to_string(s.nodes) : "-"; });
+  add("initializers", [](const auto& s) {
     return s.exported ? fmt::format("{} ({:.1f} MB)", s.initializers, s.initializer_bytes / 1e6) : "-";
   });
-  md += row("export seconds", summaries, [](const auto& s) { return fmt::format("{:.1f}", s.export_seconds); });
-  md += row("all steps, seconds", summaries, [](const auto& s) { return fmt::format("{:.1f}", s.total_seconds); });
+  add("export seconds", [](const auto& s) { return fmt::format("{:.1f}", s.export_seconds); });
+  add("all steps, seconds", [](const auto& s) { return fmt::format("{:.1f}", s.total_seconds); });
   std::set<std::string> outputs;
   for (const auto& s : summaries)
     for (const auto& [output, error] : s.max_error) outputs.insert(output);
   for (const auto& output : outputs) {
-    md += row(fmt::format("max abs / rel error, `{}`", output), summaries, [&](const auto& s) {
+    add(fmt::format("max abs / rel error, {}", output), [&](const auto& s) {
       const auto found = s.max_error.find(output);
       return found == s.max_error.end() ? std::string("-")
                                         : fmt::format("{:.3g} / {:.3g}", found->second.first, found->second.second);
     });
   }
-  md += row("error findings", summaries, [](const auto& s) {
+  add("error findings", [](const auto& s) {
     return s.error_codes.empty() ? std::string("none") : fmt::format("{}", fmt::join(s.error_codes, ", "));
   });
-  md += row("warnings", summaries, [](const auto& s) { return std::to_string(s.warnings); });
+  add("warnings", [](const auto& s) { return std::to_string(s.warnings); });
+  return rows;
+}
+
+}  // namespace
+
+std::string exporter_comparison_to_markdown(const std::vector<ExporterSummary>& summaries) {
+  const auto rows = comparison_rows(summaries);
+  std::vector<std::string> heads, rules;
+  for (const auto& s : summaries) {
+    heads.push_back(fmt::format("[{0}]({0}/report.md)", s.run_folder));
+    rules.push_back("---:");
+  }
+  std::string md = fmt::format("## Exporters side by side\n\n| | {} |\n| --- | {} |\n", fmt::join(heads, " | "),
+                               fmt::join(rules, " | "));
+  for (std::size_t i = 1; i < rows.size(); ++i) md += fmt::format("| {} |\n", fmt::join(rows[i], " | "));
   return md;
+}
+
+std::string exporter_comparison_to_html(const std::vector<ExporterSummary>& summaries,
+                                        const std::function<std::string(const std::string&)>& escape) {
+  const auto rows = comparison_rows(summaries);
+  std::string html = "<h2>Exporters side by side</h2>\n<table><tr><th></th>";
+  for (const auto& s : summaries)
+    html += fmt::format("<th><a href=\"{0}/report.html\">{1}</a></th>", escape(s.run_folder), escape(s.exporter));
+  html += "</tr>\n";
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    html += "<tr>";
+    for (const auto& cell : rows[i]) html += fmt::format("<td>{}</td>", escape(cell));
+    html += "</tr>\n";
+  }
+  return html + "</table>\n";
 }
 
 }  // namespace onnxproof

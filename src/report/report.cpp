@@ -107,8 +107,10 @@ std::string report_to_markdown(const Report& report) {
   if (!report.exporter_report.empty())
     md += fmt::format("The exporter's own report: [{0}]({0})\n\n", report.exporter_report.string());
   if (!report.exporters.empty()) md += exporter_comparison_to_markdown(report.exporters) + "\n";
-  md += "## Can I ship?\n\n| question | answer | evidence |\n| --- | --- | --- |\n";
-  for (const auto& a : report.headline) md += fmt::format("| {} | **{}** | {} |\n", a.question, a.answer, a.evidence);
+  if (!report.headline.empty()) {  // --exporter both answers them in each exporter's report
+    md += "## Can I ship?\n\n| question | answer | evidence |\n| --- | --- | --- |\n";
+    for (const auto& a : report.headline) md += fmt::format("| {} | **{}** | {} |\n", a.question, a.answer, a.evidence);
+  }
 
   md += "\n## Findings\n\n";
   if (report.findings.empty()) md += "None.\n";
@@ -182,6 +184,7 @@ std::string report_to_html(const Report& report) {
     html += fmt::format("<p>The exporter's own report: <a href=\"{0}\">{0}</a></p>\n",
                         html_escape(report.exporter_report.string()));
   }
+  if (!report.exporters.empty()) html += exporter_comparison_to_html(report.exporters, html_escape);
   html += "<h2>Can I ship?</h2>\n<table><tr><th>question</th><th>answer</th><th>evidence</th></tr>\n";
   for (const auto& a : report.headline) {
     const std::string css = a.answer == "yes" ? "yes" : a.answer == "no" ? "no" : "skip";

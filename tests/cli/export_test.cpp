@@ -279,6 +279,21 @@ TEST(Export, TransformerEncoderKeepsItsSequenceAxisWithTheDynamoExporter) {
   EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
 }
 
+// A dataclass result becomes one output per field that is not None, with both exporters.
+TEST(Export, DataclassOutputsAreFlattenedWithTheirFieldNames) {
+  for (const std::string exporter : {"dynamo", "torchscript"}) {
+    TempDir out;
+    const auto result =
+        export_model(out.path(), {"--model", k_traps + ":dataclass_output", "--input", "x=2x8:float32", "--dynamic",
+                                  "x:0=batch", "--samples", "1", "--exporter", exporter});
+    ASSERT_EQ(result.cli.exit_code, 0) << exporter << result.cli.out << result.cli.err;
+    ASSERT_EQ(result.manifest["outputs"].size(), 2U) << exporter;
+    EXPECT_EQ(result.manifest["outputs"][0]["name"], "logits") << exporter;
+    EXPECT_EQ(result.manifest["outputs"][1]["name"], "hidden") << exporter;
+    EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "") << exporter;
+  }
+}
+
 TEST(Export, ModelInTrainingModeIsSwitchedToEvalAndReported) {
   TempDir out;
   const auto result = export_model(

@@ -217,3 +217,36 @@ class DynamoShapes(unittest.TestCase):
         result = cases.shape_cases({"seq": 7}, {}, {"seq": (4, 8)})
         self.assertTrue(all(4 <= case["seq"] <= 8 for case in result), result)
         self.assertIn({"seq": 4}, result)
+
+
+class ModelFamilies(unittest.TestCase):
+    def test_a_transformers_model_is_small_keyword_called_and_brings_its_inputs(self):
+        from onnxproof import families
+        model, description, defaults = families.load("hf:BertModel:num_hidden_layers=1")
+        self.assertIn("num_hidden_layers=1", description)
+        self.assertEqual(model.model.config.hidden_size, 64)
+        self.assertEqual([spec["name"] for spec in defaults["inputs"]], ["input_ids", "attention_mask"])
+        self.assertEqual(defaults["inputs"][0]["range"], [0, 1000])
+        sequence = [axis for axis in defaults["dynamic"] if axis["label"] == "sequence"]
+        self.assertEqual([(axis["min"], axis["max"]) for axis in sequence], [(1, 128)] * 2)  # HF_SMALL's positions
+        ids = torch.randint(0, 1000, (2, 16))
+        outputs, problems = traps.flatten_outputs(model(ids, torch.ones_like(ids)))
+        self.assertEqual(problems, [])
+        self.assertEqual([name for name, _ in outputs], ["last_hidden_state", "pooler_output"])
+
+    def test_an_encoder_decoder_takes_decoder_ids(self):
+        from onnxproof import families
+        _, _, defaults = families.load("hf:T5ForConditionalGeneration")
+        self.assertEqual([spec["name"] for spec in defaults["inputs"]],
+                         ["input_ids", "attention_mask", "decoder_input_ids"])
+
+    def test_unknown_names_and_bad_overrides_are_usage_errors(self):
+        from onnxproof import families
+        for bad in ("hf:NoSuchModel", "hf:BertModel:layers", "timm:no_such_net", "torchvision:no_such_net", "hf:"):
+            with self.assertRaises(UsageError, msg=bad):
+                families.load(bad)
+
+    def test_a_range_guard_becomes_the_range_to_declare(self):
+        self.assertEqual(dynamo._range_from_guard("2 <= sequence and sequence <= 128", "sequence"), (1, 128))
+        self.assertEqual(dynamo._range_from_guard("8 <= seq and seq <= 64", "seq"), (8, 64))
+        self.assertIsNone(dynamo._range_from_guard("Eq(batch, 2)", "batch"))

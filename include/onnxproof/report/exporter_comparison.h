@@ -3,6 +3,7 @@
 // answer "should I switch exporters?" side by side in OUT/report.json and OUT/report.md.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,5 +35,9 @@ nlohmann::json exporter_comparison_to_json(const std::vector<ExporterSummary>& s
 
 /// The side-by-side table (one column per exporter) in Markdown, with links to each run's report.
 std::string exporter_comparison_to_markdown(const std::vector<ExporterSummary>& summaries);
+
+/// The same table in HTML, each cell passed through `escape`.
+std::string exporter_comparison_to_html(const std::vector<ExporterSummary>& summaries,
+                                        const std::function<std::string(const std::string&)>& escape);
 
 }  // namespace onnxproof
