@@ -180,6 +180,7 @@ class Exporter:
                 "and this model was exported with the dynamo exporter", "",
                 "the shape cases of the parity step still prove every size; --exporter torchscript runs it"))
         progress("capturing PyTorch's reference outputs")
+        model.eval()  # whatever an exporter restored: the reference is eval mode's, as the export was
         self.timed("reference", self.write_reference, model)
         return self.finish(exported=True)
 
@@ -505,6 +506,22 @@ class Exporter:
         }
         write_atomically(os.path.join(reference, "cases.json"), json.dumps(manifest, indent=2) + "\n")
 
+    def exporter_options(self):
+        """How the exporter that wrote model.onnx was called (what export.json promises)."""
+        exporter = getattr(self, "exporter", "")
+        if exporter == "dynamo":
+            ranges = size_ranges(self.dynamic)
+            return {"call": "torch.export.export(strict=False), then torch.onnx.export(ExportedProgram, dynamo=True)",
+                    "dynamic_shapes": {label: {"min": ranges.get(label, (None, None))[0],
+                                               "max": ranges.get(label, (None, None))[1]} for label in self.examples},
+                    "report": dynamo.REPORT_NAME if os.path.exists(os.path.join(self.out, dynamo.REPORT_NAME)) else None,
+                    "external_data": os.path.exists(os.path.join(self.out, "model.onnx.data"))}
+        if exporter == "torchscript":
+            return {"call": "torch.onnx.export(dynamo=False)", "dynamic_axes": self.dynamic_axes(),
+                    "do_constant_folding": True, "grad": "enabled (fast path retried)" if self.fast_path_retried()
+                    else "no_grad"}
+        return {}
+
     def finish(self, exported):
         import torch
         import onnx
@@ -520,6 +537,7 @@ class Exporter:
             "model": self.config["model"],
             "description": getattr(self, "description", ""),
             "exporter": getattr(self, "exporter", self.config.get("exporter", "auto")),
+            "exporter_options": self.exporter_options(),
             "opset": {"value": self.opset, "chosen_by": self.opset_reason},
             # The inputs and axes in effect: a model family's own when none were given.
             "options": dict({key: value for key, value in self.config.items() if key != "out"},

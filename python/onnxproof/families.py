@@ -149,6 +149,12 @@ def _transformers(text):
         raise UsageError(f"transformers has no model class '{name}' (e.g. BertModel, GPT2LMHeadModel)")
     defaults = config_class()
     settings = {key: value for key, value in HF_SMALL.items() if hasattr(defaults, key)}
+    # Special token ids of the full vocabulary would index past the small one.
+    vocabulary = settings.get("vocab_size", 0)
+    for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+        value = getattr(defaults, key, None)
+        if vocabulary and isinstance(value, int) and value >= vocabulary:
+            settings[key] = vocabulary - 1
     settings.update(_parse_overrides(override_text))
     try:
         config = config_class(**settings)

@@ -81,7 +81,7 @@ def flatten_outputs(value, path="output"):
     import torch
     if isinstance(value, torch.Tensor):
         return [(path, value)], []
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if dataclasses.is_dataclass(value) and not isinstance(value, (type, dict)):
         value = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)
                  if getattr(value, field.name) is not None}
     if isinstance(value, dict):
@@ -268,8 +268,8 @@ def first_line(error):
 def dataclass_types(value):
     """The dataclass types in a forward's result (torch.export must be told how to flatten them)."""
     found = []
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        found.append(type(value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, (type, dict)):  # a dict one (transformers'
+        found.append(type(value))                                                  # ModelOutput) is known
         value = [getattr(value, field.name) for field in dataclasses.fields(value)]
     items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else []
     for item in items:
@@ -291,4 +291,6 @@ def with_flat_outputs(model):
         def forward(self, *args):
             return tuple(tensor for _, tensor in flatten_outputs(self.model(*args))[0])
 
-    return FlatOutputs(model)
+    # In the model's mode: the exporter restores the wrapper's mode afterwards, and a wrapper left
+    # in training mode would switch the model's dropout on for every later forward pass.
+    return FlatOutputs(model).train(model.training)

@@ -268,8 +268,13 @@ void add_nan_findings(const RowGroups& groups, ParityResult& result) {
 
 void add_rejected_findings(const Reference& reference, const RowGroups& groups, ParityResult& result) {
   const auto& rejected = groups.rejected;
+  // When ONNX Runtime fails at the traced sizes themselves, no shape is to blame: every failure
+  // is then RUN_FAILED (the graph cannot run as written), not SHAPE_REJECTED.
+  const bool fails_as_traced = std::any_of(rejected.begin(), rejected.end(), [&](const auto& entry) {
+    return entry.second->status == "rejected" && changed_sizes(entry.second->sizes, reference).empty();
+  });
   for (const auto& [key, row] : rejected) {
-    const bool refused = row->status == "rejected";
+    const bool refused = row->status == "rejected" && !fails_as_traced;
     const auto changed = changed_sizes(row->sizes, reference);
     result.findings.push_back(
         {refused ? FindingCode::shape_rejected : FindingCode::run_failed,
@@ -280,7 +285,9 @@ void add_rejected_findings(const Reference& reference, const RowGroups& groups, 
          row->data_set,
          refused ? "the model does not accept a shape production sends: export with that axis dynamic (--dynamic) and "
                    "without Python ints taken from shapes"
-                 : "",
+                 : fails_as_traced ? "ONNX Runtime cannot run the graph even at the sizes it was traced at: the node "
+                                     "named fails as the exporter wrote it; try another --opset or --exporter"
+                                   : "",
          {.sizes = refused ? changed : row->sizes}});
   }
 }
