@@ -121,6 +121,12 @@ def markdown(rows):
     return "\n".join(lines) + "\n"
 
 
+def merged(kept, rows):
+    """The rows in the zoo's order: this run's, and the last run's for the models not rerun."""
+    order = {spec: index for index, (_, spec, _) in enumerate(ZOO)}
+    return sorted(kept + rows, key=lambda row: (order.get(row["model"], len(order)), row["exporter"] != "dynamo"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--onnxproof", default=os.path.join(ROOT, "build", "bin", "onnxproof"))
@@ -133,6 +139,10 @@ def main():
     zoo = [entry for entry in ZOO if not only or entry[1] in only]
     rows = []
     results = os.path.join(HERE, "results.json")
+    kept = []  # with --only, the other models' rows of the last run stay
+    if only and os.path.exists(results):
+        with open(results) as handle:
+            kept = [row for row in json.load(handle) if row["model"] not in only]
     total = len(zoo) * len(args.exporters.split(","))
     for family, spec, extra in zoo:
         for exporter in args.exporters.split(","):
@@ -143,10 +153,10 @@ def main():
             print(f"    {row['verdict']} in {row['seconds']} s {', '.join(row.get('errors', []))}", file=sys.stderr,
                   flush=True)
             with open(results + ".tmp", "w") as handle:  # kept current: a long run can be read midway
-                json.dump(rows, handle, indent=1)
+                json.dump(merged(kept, rows), handle, indent=1)
             os.replace(results + ".tmp", results)
     with open(os.path.join(HERE, "results.md"), "w") as handle:
-        handle.write(markdown(rows))
+        handle.write(markdown(merged(kept, rows)))
     return 0
 
 

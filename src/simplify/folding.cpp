@@ -18,80 +18,89 @@ const std::set<std::string> k_random_ops = {"RandomNormal",      "RandomUniform"
 
 bool has_subgraph(const onnx::NodeProto& node) { return !subgraphs_of(node).empty(); }
 
-void replace_by_initializer(onnx::GraphProto& graph, int node_index, onnx::TensorProto tensor) {
-  *graph.add_initializer() = std::move(tensor);
-  graph.mutable_node()->DeleteSubrange(node_index, 1);
+}  // namespace
+
+namespace {
+
+// The value a Shape or Size node computes from a fully static input shape, or nothing.
+std::optional<Tensor> static_shape_value(const onnx::NodeProto& node, const GraphIndex& index) {
+  if (!node.domain().empty() || (node.op_type() != "Shape" && node.op_type() != "Size") || node.input_size() != 1)
+    return std::nullopt;
+  const auto* type = index.tensor_type(node.input(0));
+  if (!type || !type->has_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const auto& dim : type->shape().dim()) {
+    if (!dim.has_dim_value()) return std::nullopt;
+    dims.push_back(dim.dim_value());
+  }
+  std::vector<int64_t> values;
+  if (node.op_type() == "Size") {
+    int64_t count = 1;
+    for (const int64_t d : dims) count *= d;
+    values = {count};
+  } else {
+    int64_t start = 0;
+    int64_t end = static_cast<int64_t>(dims.size());
+    for (const auto& a : node.attribute()) {
+      const auto clamp = [&](int64_t v) {
+        return std::clamp<int64_t>(v < 0 ? v + static_cast<int64_t>(dims.size()) : v, 0,
+                                   static_cast<int64_t>(dims.size()));
+      };
+      if (a.name() == "start") start = clamp(a.i());
+      if (a.name() == "end") end = clamp(a.i());
+    }
+    values.assign(dims.begin() + start, dims.begin() + std::max(start, end));
+  }
+  auto tensor = *Tensor::zeros(DType::int64, node.op_type() == "Size"
+                                                 ? std::vector<int64_t>{}
+                                                 : std::vector<int64_t>{static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), tensor.mutable_values<int64_t>().begin());
+  return tensor;
 }
 
 }  // namespace
 
+// One pass: each folded node's value becomes an initializer, and the nodes go in one sweep.
 int fold_shapes(onnx::ModelProto& model) {
   auto& graph = *model.mutable_graph();
-  int changes = 0;
-  for (int i = 0; i < graph.node_size();) {
-    const auto& node = graph.node(i);
-    if (!node.domain().empty() || (node.op_type() != "Shape" && node.op_type() != "Size") || node.input_size() != 1) {
-      ++i;
-      continue;
+  const GraphIndex index(graph);
+  std::vector<bool> folded(static_cast<std::size_t>(graph.node_size()), false);
+  std::vector<onnx::TensorProto> values;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (auto value = static_shape_value(graph.node(i), index)) {
+      values.push_back(tensor_to_proto(*value, graph.node(i).output(0)));
+      folded[static_cast<std::size_t>(i)] = true;
     }
-    const auto* type = find_tensor_type(graph, node.input(0));
-    std::vector<int64_t> dims;
-    bool fixed = type && type->has_shape();
-    if (fixed) {
-      for (const auto& dim : type->shape().dim()) {
-        fixed &= dim.has_dim_value();
-        dims.push_back(dim.dim_value());
-      }
-    }
-    if (!fixed) {
-      ++i;
-      continue;
-    }
-    std::vector<int64_t> values;
-    if (node.op_type() == "Size") {
-      int64_t count = 1;
-      for (const int64_t d : dims) count *= d;
-      values = {count};
-    } else {
-      int64_t start = 0;
-      int64_t end = static_cast<int64_t>(dims.size());
-      for (const auto& a : node.attribute()) {
-        const auto clamp = [&](int64_t v) {
-          return std::clamp<int64_t>(v < 0 ? v + static_cast<int64_t>(dims.size()) : v, 0,
-                                     static_cast<int64_t>(dims.size()));
-        };
-        if (a.name() == "start") start = clamp(a.i());
-        if (a.name() == "end") end = clamp(a.i());
-      }
-      values.assign(dims.begin() + start, dims.begin() + std::max(start, end));
-    }
-    auto tensor = *Tensor::zeros(DType::int64, node.op_type() == "Size"
-                                                   ? std::vector<int64_t>{}
-                                                   : std::vector<int64_t>{static_cast<int64_t>(values.size())});
-    std::copy(values.begin(), values.end(), tensor.mutable_values<int64_t>().begin());
-    replace_by_initializer(graph, i, tensor_to_proto(tensor, node.output(0)));
-    ++changes;
   }
-  return changes;
+  if (values.empty()) return 0;
+  for (auto& value : values) *graph.add_initializer() = std::move(value);
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (!folded[static_cast<std::size_t>(i)]) kept.Add()->Swap(graph.mutable_node(i));
+  }
+  graph.mutable_node()->Swap(&kept);
+  return static_cast<int>(values.size());
 }
 
 namespace {
 
-// Constant nodes holding a tensor become initializers outright.
+// Constant nodes holding a tensor become initializers outright, in one sweep.
 int constant_nodes_to_initializers(onnx::GraphProto& graph) {
   int changes = 0;
-  for (int i = 0; i < graph.node_size();) {
-    const auto& node = graph.node(i);
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    auto& node = *graph.mutable_node(i);
     if (node.op_type() == "Constant" && node.domain().empty() && node.attribute_size() == 1 &&
         node.attribute(0).name() == "value" && node.output_size() == 1) {
-      onnx::TensorProto tensor = node.attribute(0).t();
+      onnx::TensorProto& tensor = *graph.add_initializer();
+      tensor.Swap(node.mutable_attribute(0)->mutable_t());  // the bytes move, they are not copied
       tensor.set_name(node.output(0));
-      replace_by_initializer(graph, i, std::move(tensor));
       ++changes;
       continue;
     }
-    ++i;
+    kept.Add()->Swap(&node);
   }
+  graph.mutable_node()->Swap(&kept);
   return changes;
 }
 

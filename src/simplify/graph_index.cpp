@@ -10,6 +10,12 @@ GraphIndex::GraphIndex(const onnx::GraphProto& graph) {
   for (const auto& input : graph.input()) graph_inputs.insert(input.name());
   for (const auto& output : graph.output()) graph_outputs.insert(output.name());
   for (const auto& initializer : graph.initializer()) initializers[initializer.name()] = &initializer;
+  // The first declaration wins: inputs, outputs, then value_info.
+  for (const auto* list : {&graph.input(), &graph.output(), &graph.value_info()}) {
+    for (const auto& info : *list) {
+      if (info.type().has_tensor_type()) tensor_types.emplace(info.name(), &info.type().tensor_type());
+    }
+  }
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
     for (const auto& output : node.output()) {
@@ -19,23 +25,20 @@ GraphIndex::GraphIndex(const onnx::GraphProto& graph) {
   }
 }
 
-const onnx::TypeProto_Tensor* find_tensor_type(const onnx::GraphProto& graph, const std::string& value) {
-  for (const auto* list : {&graph.input(), &graph.output(), &graph.value_info()}) {
-    for (const auto& info : *list) {
-      if (info.name() == value && info.type().has_tensor_type()) return &info.type().tensor_type();
-    }
-  }
-  return nullptr;
+const onnx::TypeProto_Tensor* GraphIndex::tensor_type(const std::string& value) const {
+  const auto it = tensor_types.find(value);
+  return it == tensor_types.end() ? nullptr : it->second;
 }
 
-void rename_uses(onnx::GraphProto& graph, const std::string& from, const std::string& to) {
+
+void rename_uses(onnx::GraphProto& graph, const std::unordered_map<std::string, std::string>& renamed) {
   for (auto& node : *graph.mutable_node()) {
     for (auto& input : *node.mutable_input()) {
-      if (input == from) input = to;
+      if (const auto it = renamed.find(input); it != renamed.end()) input = it->second;
     }
     for (auto& attribute : *node.mutable_attribute()) {
-      if (attribute.has_g()) rename_uses(*attribute.mutable_g(), from, to);
-      for (auto& g : *attribute.mutable_graphs()) rename_uses(g, from, to);
+      if (attribute.has_g()) rename_uses(*attribute.mutable_g(), renamed);
+      for (auto& g : *attribute.mutable_graphs()) rename_uses(g, renamed);
     }
   }
 }

@@ -1,11 +1,13 @@
 #pragma once
-// Who produces and who consumes each value of a graph, for the passes. Rebuilt after each change;
-// graphs are small next to their weights, so this costs little.
+// Who produces and who consumes each value of a graph, and its declared type, for the passes.
+// Built once per pass over a graph: a pass that changes the graph collects its changes and applies
+// them at the end, so no pass rebuilds it per change (that made them quadratic in the node count).
 
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
@@ -20,15 +22,18 @@ struct GraphIndex {
   std::set<std::string> graph_inputs;
   std::set<std::string> graph_outputs;
   std::map<std::string, const onnx::TensorProto*> initializers;
+  /// Declared tensor types (inputs, outputs, value_info), looked up in one step.
+  std::unordered_map<std::string, const onnx::TypeProto_Tensor*> tensor_types;
 
   explicit GraphIndex(const onnx::GraphProto& graph);
+
+  /// The value's declared tensor type; nullptr when unknown.
+  const onnx::TypeProto_Tensor* tensor_type(const std::string& value) const;
 };
 
-/// The value's tensor type from the graph's inputs, outputs, value_info or initializers; nullptr when unknown.
-const onnx::TypeProto_Tensor* find_tensor_type(const onnx::GraphProto& graph, const std::string& value);
-
-/// Replaces every use of `from` by `to` in the graph's nodes (and subgraphs that read it).
-void rename_uses(onnx::GraphProto& graph, const std::string& from, const std::string& to);
+/// Replaces every read of a name in `renamed` by its new name, in the graph's nodes and the
+/// subgraphs that read it from outside, in one sweep.
+void rename_uses(onnx::GraphProto& graph, const std::unordered_map<std::string, std::string>& renamed);
 
 /// The small int64 constant a value holds (an initializer), or nothing.
 std::optional<std::vector<int64_t>> int64_constant(const GraphIndex& index, const std::string& value);

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <unordered_map>
 
 #include "graph_index.h"
 #include "passes.h"
@@ -14,12 +15,11 @@ const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::st
 }
 
 // The fully static shape of a value, or nothing.
-std::optional<std::vector<int64_t>> static_shape(const onnx::GraphProto& graph, const GraphIndex& index,
-                                                 const std::string& value) {
+std::optional<std::vector<int64_t>> static_shape(const GraphIndex& index, const std::string& value) {
   if (const auto it = index.initializers.find(value); it != index.initializers.end()) {
     return std::vector<int64_t>(it->second->dims().begin(), it->second->dims().end());
   }
-  const auto* type = find_tensor_type(graph, value);
+  const auto* type = index.tensor_type(value);
   if (!type || !type->has_shape()) return std::nullopt;
   std::vector<int64_t> dims;
   for (const auto& dim : type->shape().dim()) {
@@ -29,21 +29,21 @@ std::optional<std::vector<int64_t>> static_shape(const onnx::GraphProto& graph, 
   return dims;
 }
 
-std::optional<int32_t> elem_type(const onnx::GraphProto& graph, const GraphIndex& index, const std::string& value) {
+std::optional<int32_t> elem_type(const GraphIndex& index, const std::string& value) {
   if (const auto it = index.initializers.find(value); it != index.initializers.end()) return it->second->data_type();
-  const auto* type = find_tensor_type(graph, value);
+  const auto* type = index.tensor_type(value);
   if (!type || type->elem_type() == 0) return std::nullopt;
   return type->elem_type();
 }
 
-bool same_static_shape(const onnx::GraphProto& graph, const GraphIndex& index, const onnx::NodeProto& node) {
-  const auto in = static_shape(graph, index, node.input(0));
-  const auto out = static_shape(graph, index, node.output(0));
+bool same_static_shape(const GraphIndex& index, const onnx::NodeProto& node) {
+  const auto in = static_shape(index, node.input(0));
+  const auto out = static_shape(index, node.output(0));
   return in && out && *in == *out;
 }
 
 // True when the node hands its first input through unchanged.
-bool is_no_op(const onnx::GraphProto& graph, const GraphIndex& index, const onnx::NodeProto& node) {
+bool is_no_op(const GraphIndex& index, const onnx::NodeProto& node) {
   if (!node.domain().empty() || node.input_size() == 0 || node.output_size() == 0 || node.input(0).empty())
     return false;
   const std::string& op = node.op_type();
@@ -56,10 +56,10 @@ bool is_no_op(const onnx::GraphProto& graph, const GraphIndex& index, const onnx
   }
   if (op == "Cast") {
     const auto* to = attribute(node, "to");
-    const auto from = elem_type(graph, index, node.input(0));
+    const auto from = elem_type(index, node.input(0));
     return to && from && to->i() == *from;
   }
-  if (op == "Reshape" || op == "Expand" || op == "Slice") return same_static_shape(graph, index, node);
+  if (op == "Reshape" || op == "Expand" || op == "Slice") return same_static_shape(index, node);
   if (op == "Transpose") {
     const auto* perm = attribute(node, "perm");
     if (!perm) return false;
@@ -80,45 +80,53 @@ bool is_no_op(const onnx::GraphProto& graph, const GraphIndex& index, const onnx
   return false;
 }
 
-// Removes node `i`, whose first output equals its first input. False when it cannot: its other
-// outputs are used, or both ends are names the graph's interface needs.
-bool bypass(onnx::GraphProto& graph, const GraphIndex& index, int i) {
-  const auto& node = graph.node(i);
-  const std::string in = node.input(0);
-  const std::string out = node.output(0);
-  for (int k = 1; k < node.output_size(); ++k) {
-    const auto& extra = node.output(k);
-    if (!extra.empty() && (index.consumers.contains(extra) || index.graph_outputs.contains(extra))) return false;
-  }
-  if (!index.graph_outputs.contains(out)) {
-    rename_uses(graph, out, in);
-  } else {
-    // `out` is part of the interface: the producer of `in` takes that name, if only this node reads `in`.
-    const auto producer = index.producer.find(in);
-    const auto readers = index.consumers.find(in);
-    if (producer == index.producer.end() || index.graph_outputs.contains(in) || readers == index.consumers.end() ||
-        readers->second.size() != 1) {
-      return false;
-    }
-    for (auto& name : *graph.mutable_node(producer->second)->mutable_output()) {
-      if (name == in) name = out;
-    }
-  }
-  graph.mutable_node()->DeleteSubrange(i, 1);
-  return true;
-}
-
+// One pass over the nodes, in order: a no-op's output is renamed to its (already resolved) input
+// and the node dropped; the renames are applied and the nodes removed once at the end, so the
+// pass is linear in the node count (it rebuilt the index after each removal before).
 int remove_no_ops_in_graph(onnx::GraphProto& graph) {
+  const GraphIndex index(graph);
+  std::unordered_map<std::string, std::string> renamed;  // removed output -> the value that replaces it
+  const auto resolve = [&](const std::string& name) {
+    const auto it = renamed.find(name);
+    return it == renamed.end() ? name : it->second;  // chains are resolved as they are made
+  };
+  std::vector<bool> removed(static_cast<std::size_t>(graph.node_size()), false);
   int changes = 0;
-  GraphIndex index(graph);
-  for (int i = 0; i < graph.node_size();) {
-    if (is_no_op(graph, index, graph.node(i)) && bypass(graph, index, i)) {
-      ++changes;
-      index = GraphIndex(graph);  // names and positions moved
-      continue;                   // the next node now sits at i
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    if (!is_no_op(index, node)) continue;
+    const std::string& out = node.output(0);
+    bool extra_used = false;
+    for (int k = 1; k < node.output_size(); ++k) {
+      const auto& extra = node.output(k);
+      extra_used |= !extra.empty() && (index.consumers.contains(extra) || index.graph_outputs.contains(extra));
     }
-    ++i;
+    if (extra_used) continue;
+    if (!index.graph_outputs.contains(out)) {
+      renamed[out] = resolve(node.input(0));
+    } else {
+      // `out` is part of the interface: the producer of the input takes that name, when only this
+      // node reads the input and nothing renamed it.
+      const std::string& in = node.input(0);
+      const auto producer = index.producer.find(in);
+      const auto readers = index.consumers.find(in);
+      if (renamed.contains(in) || producer == index.producer.end() || index.graph_outputs.contains(in) ||
+          readers == index.consumers.end() || readers->second.size() != 1)
+        continue;
+      for (auto& name : *graph.mutable_node(producer->second)->mutable_output()) {
+        if (name == in) name = out;
+      }
+    }
+    removed[static_cast<std::size_t>(i)] = true;
+    ++changes;
   }
+  if (changes == 0) return 0;
+  rename_uses(graph, renamed);
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (!removed[static_cast<std::size_t>(i)]) kept.Add()->Swap(graph.mutable_node(i));
+  }
+  graph.mutable_node()->Swap(&kept);
   return changes;
 }
 

@@ -87,6 +87,32 @@ TEST(NoOps, IdentityAndSameTypeCastAreBypassed) {
   EXPECT_EQ(count(simplified, "Relu"), 1);
 }
 
+// A chain of no-ops removed in one pass: each rename resolves to the value the chain starts from,
+// also across a no-op whose output is the graph's output (its producer takes the name), and the
+// reads inside a subgraph are renamed too.
+TEST(NoOps, ChainsAreRemovedInOnePassUpToTheGraphOutput) {
+  auto model = single_node_model("Relu", {tensor_value("x", k_float, {2, 3})}, tensor_value("y", k_float, {2, 3}));
+  model.mutable_graph()->mutable_node(0)->set_output(0, "r");
+  add_node(model, "Identity", {"r"}, {"i1"});
+  add_node(model, "Identity", {"i1"}, {"i2"});
+  add_node(model, "Neg", {"i2"}, {"n"});
+  add_node(model, "Identity", {"n"}, {"y"});  // the graph output's own name survives
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Identity"), 0);
+  ASSERT_EQ(simplified.graph().node_size(), 2);
+  EXPECT_EQ(simplified.graph().node(1).input(0), "r");
+  EXPECT_EQ(simplified.graph().node(1).output(0), "y");
+}
+
+// A graph without a Constant node keeps every node (the sweep that turns Constants into
+// initializers must hand the others back).
+TEST(ConstantFolding, AGraphWithoutConstantsKeepsItsNodes) {
+  auto model = relu_model();
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Relu"), 1);
+  EXPECT_FALSE(simplified.graph().node(0).op_type().empty());
+}
+
 TEST(NoOps, MustNotFireWhenTheNodeChangesSomething) {
   // A Cast that changes the type, a Reshape that changes the shape, and an Identity that joins a
   // graph input to a graph output all stay.
