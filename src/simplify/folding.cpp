@@ -1,7 +1,9 @@
 // Shape folding and constant folding. Constant subgraphs are evaluated by ONNX Runtime on the CPU
 // in one run, so folding computes exactly what the runtime would.
 
+#include <queue>
 #include <set>
+#include <unordered_map>
 
 #include "graph_index.h"
 #include "onnxproof/runtime/session.h"
@@ -223,29 +225,40 @@ Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& opt
   return changes;
 }
 
+// Kahn's algorithm, the ready node with the smallest original index first (so an ordered graph
+// keeps its order): n log n in the node count, whatever order the nodes come in.
 int sort_topologically(onnx::ModelProto& model) {
   auto& graph = *model.mutable_graph();
-  std::set<std::string> available;
-  for (const auto& input : graph.input()) available.insert(input.name());
-  for (const auto& initializer : graph.initializer()) available.insert(initializer.name());
-  const auto outer = outer_names_used(graph);  // names a subgraph would get from outside
-  available.insert(outer.begin(), outer.end());
-  std::vector<bool> placed(static_cast<std::size_t>(graph.node_size()), false);
+  const auto n = static_cast<std::size_t>(graph.node_size());
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const auto& output : graph.node(i).output()) {
+      if (!output.empty()) producer.emplace(output, i);
+    }
+  }
+  std::vector<int> waiting(n, 0);          // inputs not yet produced, per node
+  std::vector<std::vector<int>> readers(n);  // producer -> the nodes that read its outputs
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const auto& name : names_read_by(graph.node(i))) {
+      const auto it = producer.find(name);  // graph inputs, initializers, outer names: available
+      if (it == producer.end() || it->second == i) continue;
+      ++waiting[static_cast<std::size_t>(i)];
+      readers[static_cast<std::size_t>(it->second)].push_back(i);
+    }
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (waiting[static_cast<std::size_t>(i)] == 0) ready.push(i);
+  }
   std::vector<int> order;
-  bool progress = true;
-  while (progress && order.size() < placed.size()) {
-    progress = false;
-    for (int i = 0; i < graph.node_size(); ++i) {
-      if (placed[static_cast<std::size_t>(i)]) continue;
-      const auto& node = graph.node(i);
-      const auto reads = names_read_by(node);
-      if (!std::all_of(reads.begin(), reads.end(),
-                       [&](const std::string& r) { return r.empty() || available.contains(r); }))
-        continue;
-      placed[static_cast<std::size_t>(i)] = true;
-      order.push_back(i);
-      available.insert(node.output().begin(), node.output().end());
-      progress = true;
+  std::vector<bool> placed(n, false);
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    placed[static_cast<std::size_t>(i)] = true;
+    order.push_back(i);
+    for (const int reader : readers[static_cast<std::size_t>(i)]) {
+      if (--waiting[static_cast<std::size_t>(reader)] == 0) ready.push(reader);
     }
   }
   for (int i = 0; i < graph.node_size(); ++i) {
