@@ -3,8 +3,9 @@ failure is explained where it starts:
 
 1. torch.export.export(strict=False) with one torch.export.Dim per --dynamic label (shared across
    inputs, with the --dynamic range when one is given). Its failures are data-dependent guards
-   (DATA_DEPENDENT_CONTROL_FLOW), dynamic dimensions the code specialized to a constant
-   (FROZEN_DIMENSION, named by label, with the guard that did it) or anything else
+   (DATA_DEPENDENT_CONTROL_FLOW), dynamic dimensions the code specialized to a constant or
+   holds only in part of the declared range (FROZEN_DIMENSION, named by label, with the guard
+   that did it and the range to declare) or anything else
    (EXPORT_FAILED), each at the user's own source line.
 2. torch.onnx.export(ExportedProgram, report=True): its failures are operators with no ONNX
    translation (UNSUPPORTED_ATEN_OP, at the line that called the operator) or anything else.

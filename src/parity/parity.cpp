@@ -271,7 +271,11 @@ void add_rejected_findings(const Reference& reference, const RowGroups& groups, 
   // When ONNX Runtime fails at the traced sizes themselves, no shape is to blame: every failure
   // is then RUN_FAILED (the graph cannot run as written), not SHAPE_REJECTED.
   const bool fails_as_traced = std::any_of(rejected.begin(), rejected.end(), [&](const auto& entry) {
-    return entry.second->status == "rejected" && changed_sizes(entry.second->sizes, reference).empty();
+    const auto& sizes = entry.second->sizes;
+    return entry.second->status == "rejected" && std::all_of(sizes.begin(), sizes.end(), [&](const auto& size) {
+             const auto example = reference.example_sizes.find(size.first);
+             return example != reference.example_sizes.end() && example->second == size.second;
+           });
   });
   for (const auto& [key, row] : rejected) {
     const bool refused = row->status == "rejected" && !fails_as_traced;
