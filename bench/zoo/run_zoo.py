@@ -96,14 +96,21 @@ def run_one(onnxproof, spec, exporter, extra, work, timeout):
                    if errors else next((s.get("reason", "") for s in report["steps"] if s["status"] == "error"), ""))
     rows = [r for r in report.get("parity", []) if r.get("status") in ("pass", "fail")]
     row["max_abs"] = max((r["max_abs"] for r in rows), default=None)
-    try:
-        import onnx  # the node count of the exported model, when this interpreter has onnx
-        model = onnx.load(os.path.join(folder, "model.onnx"), load_external_data=False)
-        row["nodes"] = len(model.graph.node)
-        row["opset"] = next(i.version for i in model.opset_import if i.domain in ("", "ai.onnx"))
-    except Exception:
-        row["nodes"], row["opset"] = None, None
+    row["nodes"], row["opset"] = model_facts(os.path.join(folder, "model.onnx"))
     return row
+
+
+def model_facts(path):
+    """(nodes in the main graph, default-domain opset) of an exported model, read with the
+    project's pinned Python (it has onnx); (None, None) when there is none."""
+    code = ("import onnx, sys; m = onnx.load(sys.argv[1], load_external_data=False); "
+            "print(len(m.graph.node), next(i.version for i in m.opset_import if i.domain in ('', 'ai.onnx')))")
+    if not os.path.exists(path):
+        return None, None
+    done = subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), "-c", code, path], capture_output=True,
+                          text=True)
+    fields = done.stdout.split()
+    return (int(fields[0]), int(fields[1])) if done.returncode == 0 and len(fields) == 2 else (None, None)
 
 
 def markdown(rows):

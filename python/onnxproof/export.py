@@ -156,6 +156,7 @@ class Exporter:
         self.examples = example_sizes(self.inputs, self.dynamic)
         exporters = resolve_exporters(self.config.get("exporter", "auto"), int(self.config.get("opset") or 0))
         self.exporter = exporters[0]
+        self.opset, self.opset_reason = choose_opset(self.config, self.exporter)  # until an export chooses
         model = self.prepare(model)
 
         rng = np.random.default_rng(int(self.config.get("seed", 0)))

@@ -369,9 +369,7 @@ Expected<InputSpec> parse_input_spec(const std::string& text) {
 }
 
 Expected<DynamicAxis> parse_dynamic_axis(const std::string& text) {
-  const auto bad = [&](const std::string& why) {
-    return fail(ErrorCode::usage, "--dynamic '" + text + "': " + why);
-  };
+  const auto bad = [&](const std::string& why) { return fail(ErrorCode::usage, "--dynamic '" + text + "': " + why); };
   const auto eq = text.rfind('=');
   const auto colon = eq == std::string::npos ? std::string::npos : text.rfind(':', eq);
   if (colon == std::string::npos || colon == 0 || eq + 1 == text.size())
@@ -385,7 +383,8 @@ Expected<DynamicAxis> parse_dynamic_axis(const std::string& text) {
     const auto dots = range.find("..");
     const auto low = dots == std::string::npos ? std::nullopt : parse_int(range.substr(0, dots));
     const auto high = dots == std::string::npos ? std::nullopt : parse_int(range.substr(dots + 2));
-    if (!low || !high || *low < 1 || *low > *high) return bad("range '" + range + "' must be MIN..MAX with 1 <= MIN <= MAX");
+    if (!low || !high || *low < 1 || *low > *high)
+      return bad("range '" + range + "' must be MIN..MAX with 1 <= MIN <= MAX");
     result.range = {{*low, *high}};
   }
   if (result.label.empty()) return bad("LABEL is empty");
@@ -454,7 +453,8 @@ Expected<void> validate_export_options(const ExportOptions& options) {
                       options.model.starts_with("hf:");
   if (options.exporter != "auto" && options.exporter != "torchscript" && options.exporter != "dynamo" &&
       options.exporter != "both")
-    return fail(ErrorCode::usage, "--exporter must be auto, torchscript, dynamo or both, not '" + options.exporter + "'");
+    return fail(ErrorCode::usage,
+                "--exporter must be auto, torchscript, dynamo or both, not '" + options.exporter + "'");
   if (options.inputs.empty() && !family)
     return fail(ErrorCode::usage, "--input is required for " + options.model +
                                       " (torchvision:, timm: and hf: models bring their own inputs)");

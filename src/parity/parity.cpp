@@ -289,9 +289,9 @@ void add_rejected_findings(const Reference& reference, const RowGroups& groups, 
          row->data_set,
          refused ? "the model does not accept a shape production sends: export with that axis dynamic (--dynamic) and "
                    "without Python ints taken from shapes"
-                 : fails_as_traced ? "ONNX Runtime cannot run the graph even at the sizes it was traced at: the node "
-                                     "named fails as the exporter wrote it; try another --opset or --exporter"
-                                   : "",
+         : fails_as_traced ? "ONNX Runtime cannot run the graph even at the sizes it was traced at: the node "
+                             "named fails as the exporter wrote it; try another --opset or --exporter"
+                           : "",
          {.sizes = refused ? changed : row->sizes}});
   }
 }

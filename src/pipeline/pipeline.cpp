@@ -423,7 +423,8 @@ ExporterSummary summarize_exporter_run(const Report& report, const std::string& 
     for (const auto& tensor : proto.graph().initializer()) {
       uint64_t count = 1;
       for (const int64_t dim : tensor.dims()) count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
-      if (const auto dtype = dtype_from_onnx(tensor.data_type())) summary.initializer_bytes += dtype_storage_bytes(*dtype, count);
+      if (const auto dtype = dtype_from_onnx(tensor.data_type()))
+        summary.initializer_bytes += dtype_storage_bytes(*dtype, count);
     }
     for (const auto& import : proto.opset_import()) {
       if (import.domain().empty() || import.domain() == "ai.onnx") summary.opset = import.version();

@@ -12,7 +12,8 @@ nlohmann::json exporter_comparison_to_json(const std::vector<ExporterSummary>& s
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& s : summaries) {
     nlohmann::json errors = nlohmann::json::object();
-    for (const auto& [output, error] : s.max_error) errors[output] = {{"max_abs", error.first}, {"max_rel", error.second}};
+    for (const auto& [output, error] : s.max_error)
+      errors[output] = {{"max_abs", error.first}, {"max_rel", error.second}};
     rows.push_back({{"exporter", s.exporter},
                     {"run_folder", s.run_folder},
                     {"verdict", verdict_name(s.verdict)},

@@ -102,7 +102,8 @@ nlohmann::json report_to_json(const Report& report) {
 }
 
 std::string report_to_markdown(const Report& report) {
-  std::string md = fmt::format("# onnxproof report: {}\n\n**Verdict: {}**\n\n", report.model, verdict_name(report.verdict));
+  std::string md =
+      fmt::format("# onnxproof report: {}\n\n**Verdict: {}**\n\n", report.model, verdict_name(report.verdict));
   if (!report.onnx_model.empty()) md += fmt::format("Model: `{}`\n\n", report.onnx_model.string());
   if (!report.exporter_report.empty())
     md += fmt::format("The exporter's own report: [{0}]({0})\n\n", report.exporter_report.string());
@@ -203,15 +204,16 @@ std::string report_to_html(const Report& report) {
           "<tr><td "
           "class=\"{0}\">{0}</td><td><code>{1}</code></td><td>{2}</td><td>{3}</td><td><code>{4}</code></td><td>{5}</"
           "td></tr>\n",
-          severity_name(f.severity), html_escape(std::string(f.code_name())), html_escape(f.step), html_escape(f.message),
-          html_escape(f.where), html_escape(f.hint));
+          severity_name(f.severity), html_escape(std::string(f.code_name())), html_escape(f.step),
+          html_escape(f.message), html_escape(f.where), html_escape(f.hint));
     }
   }
   if (!report.findings.empty()) html += "</table>\n";
   html += "<h2>Steps</h2>\n<table><tr><th>step</th><th>status</th><th>seconds</th><th>note</th></tr>\n";
   for (const auto& step : report.steps) {
-    html += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{:.2f}</td><td>{}</td></tr>\n",
-                        html_escape(step.name), status_name(step.status), status_name(step.status), step.seconds, html_escape(step.reason));
+    html +=
+        fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{:.2f}</td><td>{}</td></tr>\n", html_escape(step.name),
+                    status_name(step.status), status_name(step.status), step.seconds, html_escape(step.reason));
   }
   html += "</table>\n";
   if (const std::string svg = parity_plot_svg(parity_rows(report)); !svg.empty()) {

@@ -236,7 +236,7 @@ int sort_topologically(onnx::ModelProto& model) {
       if (!output.empty()) producer.emplace(output, i);
     }
   }
-  std::vector<int> waiting(n, 0);          // inputs not yet produced, per node
+  std::vector<int> waiting(n, 0);            // inputs not yet produced, per node
   std::vector<std::vector<int>> readers(n);  // producer -> the nodes that read its outputs
   for (int i = 0; i < graph.node_size(); ++i) {
     for (const auto& name : names_read_by(graph.node(i))) {

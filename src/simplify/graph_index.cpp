@@ -30,7 +30,6 @@ const onnx::TypeProto_Tensor* GraphIndex::tensor_type(const std::string& value) 
   return it == tensor_types.end() ? nullptr : it->second;
 }
 
-
 void rename_uses(onnx::GraphProto& graph, const std::unordered_map<std::string, std::string>& renamed) {
   for (auto& node : *graph.mutable_node()) {
     for (auto& input : *node.mutable_input()) {

@@ -226,8 +226,9 @@ TEST(Export, AutoIsTheDynamoExporterOnThisTorch) {
 
 TEST(Export, DifferentialTracingConfirmsTheFrozenBatchInTheReshape) {
   TempDir out;
-  const auto result = export_model(out.path(), {"--model", k_traps + ":frozen_reshape", "--input", "x=2x3x4:float32",
-                                                "--dynamic", "x:0=batch", "--samples", "1", "--exporter", "torchscript"});
+  const auto result =
+      export_model(out.path(), {"--model", k_traps + ":frozen_reshape", "--input", "x=2x3x4:float32", "--dynamic",
+                                "x:0=batch", "--samples", "1", "--exporter", "torchscript"});
   ASSERT_TRUE(has_finding(result.manifest, "FROZEN_DIMENSION", "error")) << result.manifest["findings"].dump(2);
   for (const auto& f : findings_with(result.manifest, "FROZEN_DIMENSION")) {
     if (f["severity"] != "error") continue;
@@ -267,9 +268,9 @@ TEST(Export, TransformerEncoderSequenceAxisFrozenByTheTorchScriptExporterIsFound
 // bounds the sizes it is proved at.
 TEST(Export, TransformerEncoderKeepsItsSequenceAxisWithTheDynamoExporter) {
   TempDir out;
-  const auto result = export_model(
-      out.path(), {"--model", k_traps + ":transformer_encoder", "--input", "x=2x5x16:float32", "--dynamic", "x:0=batch",
-                   "--dynamic", "x:1=seq:2..6", "--samples", "1", "--exporter", "dynamo"});
+  const auto result =
+      export_model(out.path(), {"--model", k_traps + ":transformer_encoder", "--input", "x=2x5x16:float32", "--dynamic",
+                                "x:0=batch", "--dynamic", "x:1=seq:2..6", "--samples", "1", "--exporter", "dynamo"});
   ASSERT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
   EXPECT_TRUE(findings_with(result.manifest, "FROZEN_DIMENSION").empty()) << result.manifest.dump(2);
   for (const auto& sizes : case_sizes(out.path())) {
@@ -283,9 +284,8 @@ TEST(Export, TransformerEncoderKeepsItsSequenceAxisWithTheDynamoExporter) {
 TEST(Export, DataclassOutputsAreFlattenedWithTheirFieldNames) {
   for (const std::string exporter : {"dynamo", "torchscript"}) {
     TempDir out;
-    const auto result =
-        export_model(out.path(), {"--model", k_traps + ":dataclass_output", "--input", "x=2x8:float32", "--dynamic",
-                                  "x:0=batch", "--samples", "1", "--exporter", exporter});
+    const auto result = export_model(out.path(), {"--model", k_traps + ":dataclass_output", "--input", "x=2x8:float32",
+                                                  "--dynamic", "x:0=batch", "--samples", "1", "--exporter", exporter});
     ASSERT_EQ(result.cli.exit_code, 0) << exporter << result.cli.out << result.cli.err;
     ASSERT_EQ(result.manifest["outputs"].size(), 2U) << exporter;
     EXPECT_EQ(result.manifest["outputs"][0]["name"], "logits") << exporter;

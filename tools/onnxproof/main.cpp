@@ -28,7 +28,8 @@ void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model) {
   app->add_option(
       "--opset", model.opset,
       "ONNX opset to export at (default: the newest that ONNX Runtime, every --target and the exporter support)");
-  app->add_option("--exporter", model.exporter, "auto (torch's default, then the other one), torchscript, dynamo, or both (pipeline: "
+  app->add_option("--exporter", model.exporter,
+                  "auto (torch's default, then the other one), torchscript, dynamo, or both (pipeline: "
                   "each proved, side by side in the report)")
       ->capture_default_str();
   app->add_option("--sweep", model.sweep, "LABEL=SIZES, the sizes a dynamic axis is proved at, e.g. batch=1,3,8");
