@@ -28,6 +28,12 @@ int fold_shapes(onnx::ModelProto& model);
 /// What ONNX Runtime cannot evaluate stays as it is, with a note in `report`.
 Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& options, PassReport& report);
 
+/// Fuses pairs of nodes in the main graph: Transpose into Transpose (composed permutation),
+/// Reshape after a Reshape/Flatten/Squeeze/Unsqueeze (to a constant shape without 0), Cast after a
+/// lossless widening Cast, BatchNormalization into the Conv before it (float32 constants), and
+/// MatMul + Add of a constant vector into Gemm (a matrix times a constant matrix).
+int fuse_nodes(onnx::ModelProto& model);
+
 /// Restores topological order (Kahn's algorithm, stable); returns 1 when the order changed.
 int sort_topologically(onnx::ModelProto& model);
 

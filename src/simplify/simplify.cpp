@@ -47,6 +47,7 @@ void infer_shapes(onnx::ModelProto& model) {
 constexpr std::string_view k_no_op_candidates[] = {"Identity", "Dropout",   "Cast", "Reshape", "Expand",
                                                    "Slice",    "Transpose", "Pad",  "Concat"};
 constexpr std::string_view k_shape_queries[] = {"Shape", "Size"};
+constexpr std::string_view k_fusion_candidates[] = {"Transpose", "Reshape", "Cast", "BatchNormalization", "Add"};
 
 // The rules, in the order one round runs them. Adding a rule is adding a line here (and its
 // file, declared in passes.h); each is counted on its own in the report.
@@ -70,7 +71,15 @@ constexpr PassDefinition k_passes[] = {
        return simplify::fold_shapes(m);
      }},
     {"constant-folding", {}, simplify::fold_constants},
+    {"fusions", k_fusion_candidates,
+     [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> { return simplify::fuse_nodes(m); }},
 };
+
+std::string pass_names() {
+  std::string names;
+  for (const auto& pass : k_passes) names += (names.empty() ? "" : ", ") + std::string(pass.name);
+  return names;
+}
 
 bool applies(const PassDefinition& pass, const std::map<std::string, int>& ops) {
   return pass.applies_to.empty() || std::any_of(pass.applies_to.begin(), pass.applies_to.end(),
@@ -100,14 +109,23 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
   SimplifyResult result;
   result.ops_before = count_ops(model);
   result.bytes_before = model.ByteSizeLong();
-  for (const auto& pass : k_passes) result.passes.push_back({std::string(pass.name), 0});
+  for (const auto& skipped : options.skip_passes) {
+    if (std::none_of(std::begin(k_passes), std::end(k_passes), [&](const auto& pass) { return pass.name == skipped; }))
+      return fail(ErrorCode::usage, "--skip-pass " + skipped + ": no such pass (" + pass_names() + ")");
+  }
+  for (const auto& pass : k_passes) {
+    result.passes.push_back({std::string(pass.name), 0});
+    if (options.skip_passes.contains(std::string(pass.name)))
+      result.passes.back().notes.push_back("skipped (--skip-pass)");
+  }
 
   simplify::sort_topologically(model);
   for (int round = 0; round < options.max_rounds; ++round) {
     ++result.rounds;
     int changes = 0;
     for (std::size_t p = 0; p < std::size(k_passes); ++p) {
-      if (!applies(k_passes[p], count_ops(model))) continue;
+      if (options.skip_passes.contains(std::string(k_passes[p].name)) || !applies(k_passes[p], count_ops(model)))
+        continue;
       infer_shapes(model);
       auto changed = k_passes[p].run(model, options, result.passes[p]);
       if (!changed)

@@ -252,3 +252,107 @@ TEST(SimplifyProof, HugeDeclaredInputsAreAClearErrorNotBadAlloc) {
 }
 
 }  // namespace
+
+namespace {
+
+void add_ints(onnx::NodeProto* node, const std::string& name, std::vector<int64_t> values) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (const int64_t v : values) a->add_ints(v);
+}
+
+void add_int(onnx::NodeProto* node, const std::string& name, int64_t value) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+}  // namespace
+
+TEST(Fusions, TwoTransposesBecomeOneAndAnIdentityPairGoes) {
+  // x 2x3x4: perm [1,2,0] then [2,0,1] is the identity: both go; a third chain composes.
+  auto model =
+      single_node_model("Relu", {tensor_value("x", k_float, {2, 3, 4})}, tensor_value("y", k_float, {3, 2, 4}));
+  model.mutable_graph()->mutable_node(0)->set_input(0, "t4");
+  add_ints(add_node(model, "Transpose", {"x"}, {"t1"}), "perm", {1, 2, 0});
+  add_ints(add_node(model, "Transpose", {"t1"}, {"t2"}), "perm", {2, 0, 1});  // back to x's layout
+  add_ints(add_node(model, "Transpose", {"t2"}, {"t3"}), "perm", {0, 2, 1});
+  add_ints(add_node(model, "Transpose", {"t3"}, {"t4"}), "perm", {2, 0, 1});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Transpose"), 1);
+}
+
+TEST(Fusions, ReshapeAfterASqueezeAndAReshapeReadsTheSourceAndAWideningCastChainIsOne) {
+  auto model = single_node_model("Relu", {tensor_value("x", k_float, {2, 1, 6})}, tensor_value("y", k_float, {3, 4}));
+  model.mutable_graph()->mutable_node(0)->set_input(0, "r2");
+  add_initializer(model, "axes", onnx::TensorProto::INT64, {1}, {}, {1});
+  add_initializer(model, "s1", onnx::TensorProto::INT64, {2}, {}, {4, 3});
+  add_initializer(model, "s2", onnx::TensorProto::INT64, {2}, {}, {3, 4});
+  add_node(model, "Squeeze", {"x", "axes"}, {"sq"});
+  add_node(model, "Reshape", {"sq", "s1"}, {"r1"});
+  add_node(model, "Reshape", {"r1", "s2"}, {"r2"});
+  // float32 -> float64 -> float16: the double holds every float exactly, so one Cast to float16 does.
+  add_int(add_node(model, "Cast", {"r2"}, {"c1"}), "to", onnx::TensorProto::DOUBLE);
+  add_int(add_node(model, "Cast", {"c1"}, {"c2"}), "to", onnx::TensorProto::FLOAT16);
+  *model.mutable_graph()->add_output() = tensor_value("c2", onnx::TensorProto::FLOAT16, {3, 4});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Squeeze"), 0);
+  EXPECT_EQ(count(simplified, "Reshape"), 1);
+  EXPECT_EQ(count(simplified, "Cast"), 1);
+}
+
+TEST(Fusions, ANarrowingCastInTheMiddleStays) {
+  // float32 -> int32 -> float32 rounds: the pair must stay.
+  auto model = single_node_model("Cast", {tensor_value("x", k_float, {2, 3})}, tensor_value("y", k_float, {2, 3}));
+  auto& second = *model.mutable_graph()->mutable_node(0);
+  second.set_input(0, "i");
+  add_int(&second, "to", onnx::TensorProto::FLOAT);
+  add_int(add_node(model, "Cast", {"x"}, {"i"}), "to", onnx::TensorProto::INT32);
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Cast"), 2);
+}
+
+TEST(Fusions, BatchNormalizationFoldsIntoTheConvBeforeIt) {
+  auto model =
+      single_node_model("Conv", {tensor_value("x", k_float, {1, 2, 4, 4})}, tensor_value("y", k_float, {1, 3, 4, 4}));
+  auto& conv = *model.mutable_graph()->mutable_node(0);
+  conv.add_input("w");
+  conv.set_output(0, "c");
+  add_ints(&conv, "pads", {1, 1, 1, 1});
+  std::vector<float> weights(3 * 2 * 3 * 3);
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = 0.1F * static_cast<float>(i % 7) - 0.3F;
+  add_initializer(model, "w", k_float, {3, 2, 3, 3}, weights);
+  add_initializer(model, "scale", k_float, {3}, {1.5F, 0.5F, -2.0F});
+  add_initializer(model, "shift", k_float, {3}, {0.1F, -0.2F, 0.3F});
+  add_initializer(model, "mean", k_float, {3}, {0.05F, 0.0F, -0.1F});
+  add_initializer(model, "var", k_float, {3}, {0.9F, 1.2F, 0.3F});
+  add_node(model, "BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "BatchNormalization"), 0);
+  EXPECT_EQ(count(simplified, "Conv"), 1);
+}
+
+TEST(Fusions, MatMulPlusAConstantVectorIsAGemmAndSkipPassTurnsItOff) {
+  auto model = single_node_model("MatMul", {tensor_value("x", k_float, {2, 3})}, tensor_value("y", k_float, {2, 4}));
+  auto& matmul = *model.mutable_graph()->mutable_node(0);
+  matmul.add_input("w");
+  matmul.set_output(0, "m");
+  add_initializer(model, "w", k_float, {3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  add_initializer(model, "b", k_float, {4}, {0.5F, -1, 2, 0});
+  add_node(model, "Add", {"m", "b"}, {"y"});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Gemm"), 1);
+  EXPECT_EQ(count(simplified, "MatMul") + count(simplified, "Add"), 0);
+
+  onnx::ModelProto kept = model;
+  SimplifyOptions options;
+  options.skip_passes = {"fusions"};
+  ASSERT_TRUE(simplify_model(kept, options));
+  EXPECT_EQ(count(kept, "Gemm"), 0);
+  options.skip_passes = {"no-such-pass"};
+  const auto refused = simplify_model(kept, options);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), ErrorCode::usage);
+}

@@ -216,9 +216,10 @@ int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream
     if (!read) return report_error(err, read.error());
     reference = std::move(*read);
   }
-  auto outcome = simplify_file(command.model, command.output,
-                               SimplifyOptions{.max_fold_bytes = static_cast<uint64_t>(command.max_fold_bytes)},
-                               reference ? &*reference : nullptr, parity->tolerance, /*copy_when_unchanged=*/true);
+  SimplifyOptions options{.max_fold_bytes = static_cast<uint64_t>(command.max_fold_bytes)};
+  options.skip_passes.insert(command.skip_passes.begin(), command.skip_passes.end());
+  auto outcome = simplify_file(command.model, command.output, options, reference ? &*reference : nullptr,
+                               parity->tolerance, /*copy_when_unchanged=*/true);
   if (!outcome) return report_error(err, outcome.error());
   print_simplify_outcome(out, *outcome, command.output);
   const bool passed = !outcome->result.changed() || outcome->written;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct SimplifyOptions {
   uint64_t max_fold_bytes = uint64_t{64} << 20;
   /// Passes run in rounds until a round changes nothing, at most this many rounds.
   int max_rounds = 10;
+  /// Passes not to run (--skip-pass NAME): dead-code, no-ops, shape-folding, constant-folding, fusions.
+  std::set<std::string> skip_passes{};
 };
 
 /// What one pass did over the whole run.

@@ -1,0 +1,222 @@
+// Fusions: pairs of nodes that one node does as well. Each rule rewrites the second node of a
+// pair to read what the first one read (the first is then dead, and dead-code removes it), except
+// the two that merge numbers into weights (BatchNormalization into Conv, MatMul + Add into Gemm),
+// which rewrite the first node and drop the second. One sweep each, with one index: linear.
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <set>
+
+#include "graph_index.h"
+#include "onnxproof/tensor/tensor_io.h"
+#include "passes.h"
+
+namespace onnxproof::simplify {
+namespace {
+
+const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
+  const auto* a = attribute(node, name);
+  return a && a->type() == onnx::AttributeProto::INT ? a->i() : fallback;
+}
+
+onnx::AttributeProto* mutable_attribute(onnx::NodeProto& node, const std::string& name) {
+  for (auto& a : *node.mutable_attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+bool is(const onnx::NodeProto& node, std::string_view op) { return node.domain().empty() && node.op_type() == op; }
+
+// The node that produces `value` in this graph, when exactly one node reads it (the reader asking).
+const onnx::NodeProto* sole_producer(const onnx::GraphProto& graph, const GraphIndex& index, const std::string& value) {
+  const auto producer = index.producer.find(value);
+  const auto readers = index.consumers.find(value);
+  if (producer == index.producer.end() || index.graph_outputs.contains(value) || readers == index.consumers.end() ||
+      readers->second.size() != 1)
+    return nullptr;
+  return &graph.node(producer->second);
+}
+
+// Transpose(Transpose(x, p1), p2) is Transpose(x, p) with p[i] = p1[p2[i]].
+bool fuse_transposes(onnx::NodeProto& node, const onnx::GraphProto& graph, const GraphIndex& index) {
+  if (!is(node, "Transpose") || node.input_size() != 1) return false;
+  const auto* first = sole_producer(graph, index, node.input(0));
+  if (!first || !is(*first, "Transpose") || first->input_size() != 1) return false;
+  const auto* p1 = attribute(*first, "perm");
+  auto* p2 = mutable_attribute(node, "perm");
+  if (!p1 || !p2 || p1->ints_size() != p2->ints_size()) return false;
+  std::vector<int64_t> composed;
+  for (const int64_t i : p2->ints()) {
+    if (i < 0 || i >= p1->ints_size()) return false;
+    composed.push_back(p1->ints(static_cast<int>(i)));
+  }
+  p2->clear_ints();
+  for (const int64_t v : composed) p2->add_ints(v);
+  node.set_input(0, first->input(0));
+  return true;
+}
+
+// Reshape(R(x), shape) is Reshape(x, shape) when R only reshapes (Reshape, Flatten, Squeeze,
+// Unsqueeze) and `shape` is a constant without 0 (a 0 would copy a dimension of R's output).
+bool fuse_reshapes(onnx::NodeProto& node, const onnx::GraphProto& graph, const GraphIndex& index) {
+  if (!is(node, "Reshape") || node.input_size() != 2) return false;
+  const auto shape = int64_constant(index, node.input(1));
+  if (!shape || std::find(shape->begin(), shape->end(), 0) != shape->end()) return false;
+  const auto* first = sole_producer(graph, index, node.input(0));
+  if (!first || first->input_size() < 1 ||
+      !(is(*first, "Reshape") || is(*first, "Flatten") || is(*first, "Squeeze") || is(*first, "Unsqueeze")))
+    return false;
+  node.set_input(0, first->input(0));
+  return true;
+}
+
+// Integer and float widenings that hold every value of the narrower type exactly.
+bool widens_losslessly(int32_t from, int32_t to) {
+  using T = onnx::TensorProto;
+  static const std::set<std::pair<int32_t, int32_t>> k_lossless = {
+      {T::FLOAT16, T::FLOAT}, {T::FLOAT16, T::DOUBLE}, {T::BFLOAT16, T::FLOAT}, {T::BFLOAT16, T::DOUBLE},
+      {T::FLOAT, T::DOUBLE},  {T::INT8, T::INT16},     {T::INT8, T::INT32},     {T::INT8, T::INT64},
+      {T::INT16, T::INT32},   {T::INT16, T::INT64},    {T::INT32, T::INT64},    {T::UINT8, T::INT16},
+      {T::UINT8, T::INT32},   {T::UINT8, T::INT64},    {T::UINT16, T::INT32},   {T::UINT16, T::INT64},
+      {T::UINT32, T::INT64},  {T::BOOL, T::INT32},     {T::BOOL, T::INT64},     {T::BOOL, T::FLOAT}};
+  return k_lossless.contains({from, to});
+}
+
+// Cast(Cast(x, T1), T2) is Cast(x, T2) when T1 holds every value of x's type (no rounding in
+// between to lose).
+bool fuse_casts(onnx::NodeProto& node, const onnx::GraphProto& graph, const GraphIndex& index) {
+  if (!is(node, "Cast") || node.input_size() != 1) return false;
+  const auto* first = sole_producer(graph, index, node.input(0));
+  if (!first || !is(*first, "Cast") || first->input_size() != 1) return false;
+  const auto* source = index.tensor_type(first->input(0));
+  const int64_t middle = int_attribute(*first, "to", 0);
+  if (!source || source->elem_type() == 0 || !widens_losslessly(source->elem_type(), static_cast<int32_t>(middle)))
+    return false;
+  node.set_input(0, first->input(0));
+  return true;
+}
+
+std::optional<Tensor> float_constant(const GraphIndex& index, const std::string& name) {
+  const auto it = index.initializers.find(name);
+  if (name.empty() || it == index.initializers.end() || index.graph_inputs.contains(name) ||
+      it->second->data_type() != onnx::TensorProto::FLOAT)
+    return std::nullopt;
+  auto tensor = tensor_from_proto(*it->second);
+  return tensor ? std::optional<Tensor>(std::move(*tensor)) : std::nullopt;
+}
+
+// BatchNormalization(Conv(x, W, b)) in inference is Conv(x, W', b') with s = scale / sqrt(var + eps),
+// W' = W * s (per output channel) and b' = (b - mean) * s + B. The Conv takes the BN's output name;
+// the BN goes. Float32 weights and parameters only.
+bool fuse_batch_norm(onnx::NodeProto& bn, onnx::GraphProto& graph, const GraphIndex& index,
+                     std::vector<onnx::TensorProto>& added) {
+  if (!is(bn, "BatchNormalization") || bn.input_size() != 5 || bn.output_size() != 1) return false;
+  const auto producer = index.producer.find(bn.input(0));
+  if (!sole_producer(graph, index, bn.input(0)) || !is(graph.node(producer->second), "Conv")) return false;
+  auto& conv = *graph.mutable_node(producer->second);
+  if (conv.input_size() < 2 || conv.output_size() != 1) return false;
+  auto weight = float_constant(index, conv.input(1));
+  auto scale = float_constant(index, bn.input(1));
+  auto shift = float_constant(index, bn.input(2));
+  auto mean = float_constant(index, bn.input(3));
+  auto variance = float_constant(index, bn.input(4));
+  if (!weight || !scale || !shift || !mean || !variance || weight->shape().empty()) return false;
+  const int64_t channels = weight->shape()[0];
+  for (const auto* p : {&*scale, &*shift, &*mean, &*variance}) {
+    if (p->shape() != std::vector<int64_t>{channels}) return false;
+  }
+  std::optional<Tensor> bias = conv.input_size() > 2 ? float_constant(index, conv.input(2)) : std::nullopt;
+  if (conv.input_size() > 2 && (!bias || bias->shape() != std::vector<int64_t>{channels})) return false;
+  const auto* eps = attribute(bn, "epsilon");
+  const double epsilon = eps ? eps->f() : 1e-5;
+  auto new_bias = *Tensor::zeros(DType::float32, {channels});
+  auto w = weight->mutable_values<float>();
+  const auto per_channel = static_cast<std::size_t>(weight->size() / channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    const auto k = static_cast<std::size_t>(c);
+    const double s = scale->values<float>()[k] / std::sqrt(static_cast<double>(variance->values<float>()[k]) + epsilon);
+    for (std::size_t i = 0; i < per_channel; ++i)
+      w[k * per_channel + i] = static_cast<float>(w[k * per_channel + i] * s);
+    const double b = bias ? bias->values<float>()[k] : 0.0;
+    new_bias.mutable_values<float>()[k] =
+        static_cast<float>((b - mean->values<float>()[k]) * s + shift->values<float>()[k]);
+  }
+  const std::string base = bn.output(0) + "_fused";
+  added.push_back(tensor_to_proto(*weight, base + "_weight"));
+  added.push_back(tensor_to_proto(new_bias, base + "_bias"));
+  conv.set_input(1, base + "_weight");
+  if (conv.input_size() > 2)
+    conv.set_input(2, base + "_bias");
+  else
+    conv.add_input(base + "_bias");
+  conv.set_output(0, bn.output(0));
+  return true;
+}
+
+// Add(MatMul(A, B), C) is Gemm(A, B, C) when A is a matrix, B a constant matrix and C a constant
+// vector of B's column count: the MatMul takes the Add's output name and becomes a Gemm.
+bool fuse_matmul_add(onnx::NodeProto& add, onnx::GraphProto& graph, const GraphIndex& index) {
+  if (!is(add, "Add") || add.input_size() != 2) return false;
+  for (int side = 0; side < 2; ++side) {
+    const auto producer = index.producer.find(add.input(side));
+    if (!sole_producer(graph, index, add.input(side)) || !is(graph.node(producer->second), "MatMul")) continue;
+    auto& matmul = *graph.mutable_node(producer->second);
+    const auto* a = index.tensor_type(matmul.input(0));
+    const auto b = index.initializers.find(matmul.input(1));
+    const auto c = index.initializers.find(add.input(1 - side));
+    if (!a || a->shape().dim_size() != 2 || b == index.initializers.end() || b->second->dims_size() != 2 ||
+        c == index.initializers.end() || c->second->dims_size() != 1 || c->second->dims(0) != b->second->dims(1) ||
+        index.graph_inputs.contains(b->first) || index.graph_inputs.contains(c->first) ||
+        b->second->data_type() != c->second->data_type() || a->elem_type() != b->second->data_type())
+      continue;
+    matmul.set_op_type("Gemm");
+    matmul.add_input(add.input(1 - side));
+    matmul.set_output(0, add.output(0));
+    return true;
+  }
+  return false;
+}
+
+int fuse_in_graph(onnx::GraphProto& graph) {
+  const GraphIndex index(graph);
+  std::vector<bool> removed(static_cast<std::size_t>(graph.node_size()), false);
+  std::vector<onnx::TensorProto> added;
+  std::set<int> touched;  // a node one rule rewrote is left alone by the others this sweep
+  int changes = 0;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    auto& node = *graph.mutable_node(i);
+    const auto producer = node.input_size() > 0 ? index.producer.find(node.input(0)) : index.producer.end();
+    if (producer != index.producer.end() && touched.contains(producer->second)) continue;
+    if (fuse_transposes(node, graph, index) || fuse_reshapes(node, graph, index) || fuse_casts(node, graph, index)) {
+      touched.insert(i);
+      ++changes;
+    } else if (fuse_batch_norm(node, graph, index, added) || fuse_matmul_add(node, graph, index)) {
+      removed[static_cast<std::size_t>(i)] = true;  // the first node of the pair does the work now
+      touched.insert(i);
+      ++changes;
+    }
+  }
+  if (changes == 0) return 0;
+  for (auto& tensor : added) *graph.add_initializer() = std::move(tensor);
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (!removed[static_cast<std::size_t>(i)]) kept.Add()->Swap(graph.mutable_node(i));
+  }
+  graph.mutable_node()->Swap(&kept);
+  return changes;
+}
+
+}  // namespace
+
+int fuse_nodes(onnx::ModelProto& model) { return fuse_in_graph(*model.mutable_graph()); }
+
+}  // namespace onnxproof::simplify
