@@ -444,6 +444,35 @@ Expected<void> validate_dynamic_ranges(const ExportOptions& options) {
   return {};
 }
 
+// Generated inputs are held in memory several times over: refuse sizes no machine can hold, and
+// types numpy cannot generate.
+Expected<void> validate_generated_inputs(const ExportOptions& options) {
+  constexpr uint64_t k_max_input_bytes = uint64_t{4} << 30;
+  for (const auto& input : options.inputs) {
+    const auto dtype = dtype_from_name(input.dtype);
+    const bool generated = options.data.empty() && options.data_dir.empty();
+    // Generated inputs are numpy arrays: no strings, and none of the narrow types (float8, int4, ...).
+    const bool numpy_type =
+        dtype && *dtype != DType::string && static_cast<int>(*dtype) <= static_cast<int>(DType::bfloat16);
+    if (!dtype || (generated && !numpy_type))
+      return fail(ErrorCode::usage, "--input " + input.name + ": onnxproof cannot generate " + input.dtype +
+                                        " inputs; give real samples with --data or --data-dir");
+    if (dtype_storage_bytes(*dtype, 1) == 0) continue;  // strings: their size is the data's
+    uint64_t count = 1;
+    for (const int64_t dim : input.dims) {
+      if (dim > 0 && count > k_max_input_bytes / static_cast<uint64_t>(dim))
+        count = k_max_input_bytes + 1;
+      else
+        count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
+    }
+    if (count > k_max_input_bytes || dtype_storage_bytes(*dtype, count) > k_max_input_bytes) {
+      return fail(ErrorCode::usage, "--input " + input.name + ": " + format_shape(input.dims) + " of " + input.dtype +
+                                        " is over 4 GiB; declare the size one sample has");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Expected<void> validate_export_options(const ExportOptions& options) {
@@ -499,30 +528,7 @@ Expected<void> validate_export_options(const ExportOptions& options) {
       return fail(ErrorCode::usage, "--sweep " + label + ": no --dynamic axis has that label");
   }
   ONNXPROOF_TRY(validate_dynamic_ranges(options));
-  // Generated inputs are held in memory several times over: refuse sizes no machine can hold.
-  constexpr uint64_t k_max_input_bytes = uint64_t{4} << 30;
-  for (const auto& input : options.inputs) {
-    const auto dtype = dtype_from_name(input.dtype);
-    const bool generated = options.data.empty() && options.data_dir.empty();
-    // Generated inputs are numpy arrays: no strings, and none of the narrow types (float8, int4, ...).
-    const bool numpy_type =
-        dtype && *dtype != DType::string && static_cast<int>(*dtype) <= static_cast<int>(DType::bfloat16);
-    if (!dtype || (generated && !numpy_type))
-      return fail(ErrorCode::usage, "--input " + input.name + ": onnxproof cannot generate " + input.dtype +
-                                        " inputs; give real samples with --data or --data-dir");
-    if (dtype_storage_bytes(*dtype, 1) == 0) continue;  // strings: their size is the data's
-    uint64_t count = 1;
-    for (const int64_t dim : input.dims) {
-      if (dim > 0 && count > k_max_input_bytes / static_cast<uint64_t>(dim))
-        count = k_max_input_bytes + 1;
-      else
-        count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
-    }
-    if (count > k_max_input_bytes || dtype_storage_bytes(*dtype, count) > k_max_input_bytes) {
-      return fail(ErrorCode::usage, "--input " + input.name + ": " + format_shape(input.dims) + " of " + input.dtype +
-                                        " is over 4 GiB; declare the size one sample has");
-    }
-  }
+  ONNXPROOF_TRY(validate_generated_inputs(options));
   if (!options.data_dir.empty() && !fs::is_directory(options.data_dir))
     return fail(ErrorCode::usage, "--data-dir " + options.data_dir.string() + " is not a folder");
   return {};
