@@ -69,13 +69,16 @@ def proved(onnxproof, model, reference):
     return {0: "yes", 1: "no"}.get(done.returncode, "error")
 
 
-def measure(onnxproof, run_folder, repeat, timeout, work):
+def measure(onnxproof, run_folder, repeat, timeout, work, only=None, earlier=None):
     model = os.path.join(run_folder, "model.onnx")
     reference = os.path.join(run_folder, "reference")
     python = os.path.join(PEERS, "python")
     row = {"model": os.path.relpath(run_folder, os.path.dirname(os.path.dirname(run_folder))),
-           "nodes_before": node_count(python, model), "bytes": os.path.getsize(model), "tools": {}}
+           "nodes_before": node_count(python, model), "bytes": os.path.getsize(model),
+           "tools": dict((earlier or {}).get("tools", {}))}
     for name, command in tools(onnxproof).items():
+        if only and name not in only:
+            continue
         output = os.path.join(work, f"{name}.onnx")
         walls, rss, code, last = [], 0.0, 0, ""
         for _ in range(repeat):
@@ -118,15 +121,22 @@ def main():
     parser.add_argument("--zoo", default="/tmp/onnxproof-zoo")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--timeout", type=int, default=900)
+    parser.add_argument("--tools", default="", help="comma-separated: rerun these only, keep the others' figures")
     args = parser.parse_args()
     if not os.path.exists(os.path.join(PEERS, "onnxsim")):
         sys.exit("run bench/simplify_peers/setup.sh first")
     folders = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(args.zoo, "*", "*", "model.onnx")))
+    only = set(filter(None, args.tools.split(",")))
+    earlier = {}
+    if only and os.path.exists(os.path.join(HERE, "results.json")):
+        with open(os.path.join(HERE, "results.json")) as handle:
+            earlier = {row["model"]: row for row in json.load(handle)}
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for index, folder in enumerate(folders, 1):
             print(f"[{index}/{len(folders)}] {folder}", file=sys.stderr, flush=True)
-            rows.append(measure(args.onnxproof, folder, args.repeat, args.timeout, work))
+            key = os.path.relpath(folder, os.path.dirname(os.path.dirname(folder)))
+            rows.append(measure(args.onnxproof, folder, args.repeat, args.timeout, work, only, earlier.get(key)))
             with open(os.path.join(HERE, "results.json"), "w") as handle:
                 json.dump(rows, handle, indent=1)
     with open(os.path.join(HERE, "results.md"), "w") as handle:

@@ -33,7 +33,7 @@ nlohmann::json simplify_outcome_to_json(const SimplifyOutcome& outcome) {
 void print_simplify_outcome(std::ostream& out, const SimplifyOutcome& outcome, const std::filesystem::path& output) {
   const auto& result = outcome.result;
   for (const auto& pass : result.passes) {
-    out << fmt::format("pass {:<17} {:>5} changes\n", pass.name, pass.changes);
+    out << fmt::format("pass {:<22} {:>5} changes\n", pass.name, pass.changes);
     for (const auto& note : pass.notes) out << fmt::format("  note: {}\n", note);
   }
   std::map<std::string, std::pair<int, int>> ops;

@@ -14,10 +14,6 @@ namespace onnxproof::simplify {
 
 namespace {
 
-// Ops whose output changes from run to run: never folded.
-const std::set<std::string> k_random_ops = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
-                                            "RandomUniformLike", "Multinomial",   "Bernoulli"};
-
 bool has_subgraph(const onnx::NodeProto& node) { return !subgraphs_of(node).empty(); }
 
 }  // namespace
@@ -122,7 +118,7 @@ ConstantSubgraph find_constant_subgraph(const onnx::GraphProto& graph, const Gra
   }
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
-    if (!node.domain().empty() || k_random_ops.contains(node.op_type()) || has_subgraph(node)) continue;
+    if (!node.domain().empty() || is_random(node) || has_subgraph(node)) continue;
     const bool all_constant = std::all_of(node.input().begin(), node.input().end(),
                                           [&](const std::string& in) { return in.empty() || constant.contains(in); });
     if (!all_constant || node.input_size() == 0) continue;

@@ -105,6 +105,42 @@ bool fuse_casts(onnx::NodeProto& node, const onnx::GraphProto& graph, const Grap
   return true;
 }
 
+// Unsqueeze(Unsqueeze(x, a1), a2) is Unsqueeze(x, a): a2's positions in the final shape, and a1's
+// positions (in the middle shape) carried past them. Axes as constant inputs (opset 13 on), the
+// rank of x known when an axis is negative.
+bool fuse_unsqueezes(onnx::NodeProto& node, const onnx::GraphProto& graph, const GraphIndex& index,
+                     std::vector<onnx::TensorProto>& added) {
+  if (!is(node, "Unsqueeze") || node.input_size() != 2) return false;
+  const auto* first = sole_producer(graph, index, node.input(0));
+  if (!first || !is(*first, "Unsqueeze") || first->input_size() != 2) return false;
+  const auto a1 = int64_constant(index, first->input(1));
+  const auto a2 = int64_constant(index, node.input(1));
+  const auto* x = index.tensor_type(first->input(0));
+  if (!a1 || !a2 || !x || !x->has_shape()) return false;
+  const auto rank = static_cast<int64_t>(x->shape().dim_size());
+  const int64_t middle = rank + static_cast<int64_t>(a1->size());
+  const int64_t final_rank = middle + static_cast<int64_t>(a2->size());
+  std::set<int64_t> second;
+  for (const int64_t a : *a2) second.insert(a < 0 ? a + final_rank : a);
+  std::vector<int64_t> kept;  // final positions of the middle shape's dimensions, in order
+  for (int64_t p = 0; p < final_rank; ++p) {
+    if (!second.contains(p)) kept.push_back(p);
+  }
+  std::set<int64_t> axes = second;
+  for (const int64_t a : *a1) {
+    const int64_t m = a < 0 ? a + middle : a;
+    if (m < 0 || m >= static_cast<int64_t>(kept.size())) return false;
+    axes.insert(kept[static_cast<std::size_t>(m)]);
+  }
+  if (axes.size() != a1->size() + a2->size()) return false;
+  auto tensor = *Tensor::zeros(DType::int64, {static_cast<int64_t>(axes.size())});
+  std::copy(axes.begin(), axes.end(), tensor.mutable_values<int64_t>().begin());
+  added.push_back(tensor_to_proto(tensor, node.output(0) + "_axes"));
+  node.set_input(0, first->input(0));
+  node.set_input(1, node.output(0) + "_axes");
+  return true;
+}
+
 std::optional<Tensor> float_constant(const GraphIndex& index, const std::string& name) {
   const auto it = index.initializers.find(name);
   if (name.empty() || it == index.initializers.end() || index.graph_inputs.contains(name) ||
@@ -196,7 +232,8 @@ int fuse_in_graph(onnx::GraphProto& graph) {
     auto& node = *graph.mutable_node(i);
     const auto producer = node.input_size() > 0 ? index.producer.find(node.input(0)) : index.producer.end();
     if (producer != index.producer.end() && touched.contains(producer->second)) continue;
-    if (fuse_transposes(node, graph, index) || fuse_reshapes(node, graph, index) || fuse_casts(node, graph, index)) {
+    if (fuse_transposes(node, graph, index) || fuse_reshapes(node, graph, index) || fuse_casts(node, graph, index) ||
+        fuse_unsqueezes(node, graph, index, added)) {
       touched.insert(i);
       ++changes;
     } else if (fuse_batch_norm(node, graph, index, added) || fuse_matmul_add(node, graph, index)) {

@@ -1,6 +1,7 @@
 #include "graph_index.h"
 
 #include <optional>
+#include <set>
 
 #include "onnxproof/tensor/tensor_io.h"
 
@@ -40,6 +41,12 @@ void rename_uses(onnx::GraphProto& graph, const std::unordered_map<std::string, 
       for (auto& g : *attribute.mutable_graphs()) rename_uses(g, renamed);
     }
   }
+}
+
+bool is_random(const onnx::NodeProto& node) {
+  static const std::set<std::string> k_random_ops = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                                     "RandomUniformLike", "Multinomial",   "Bernoulli"};
+  return node.domain().empty() && k_random_ops.contains(node.op_type());
 }
 
 std::optional<std::vector<int64_t>> int64_constant(const GraphIndex& index, const std::string& value) {

@@ -35,6 +35,9 @@ struct GraphIndex {
 /// subgraphs that read it from outside, in one sweep.
 void rename_uses(onnx::GraphProto& graph, const std::unordered_map<std::string, std::string>& renamed);
 
+/// Ops whose output changes from run to run (RandomNormal, Bernoulli, ...): never folded or merged.
+bool is_random(const onnx::NodeProto& node);
+
 /// The small int64 constant a value holds (an initializer), or nothing.
 std::optional<std::vector<int64_t>> int64_constant(const GraphIndex& index, const std::string& value);
 

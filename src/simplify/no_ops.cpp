@@ -2,6 +2,7 @@
 #include <unordered_map>
 
 #include "graph_index.h"
+#include "onnxproof/tensor/tensor_io.h"
 #include "passes.h"
 
 namespace onnxproof::simplify {
@@ -42,6 +43,42 @@ bool same_static_shape(const GraphIndex& index, const onnx::NodeProto& node) {
   return in && out && *in == *out;
 }
 
+// True when every element of the constant `value` equals `element` (0 or 1).
+bool constant_all(const GraphIndex& index, const std::string& value, double element) {
+  const auto it = index.initializers.find(value);
+  if (it == index.initializers.end() || index.graph_inputs.contains(value)) return false;
+  const auto tensor = tensor_from_proto(*it->second);
+  if (!tensor || tensor->size() == 0 || tensor->size() > (int64_t{1} << 24)) return false;
+  for (int64_t i = 0; i < tensor->size(); ++i) {
+    if (tensor->value_as_double(i) != element) return false;
+  }
+  return true;
+}
+
+// x + 0, x - 0, x * 1, x / 1, x and true, x or false, with the constant second, when broadcasting it leaves x's shape
+// and type as they are (the output's declared shape, static or symbolic, and type equal x's).
+bool is_identity_element(const GraphIndex& index, const onnx::NodeProto& node) {
+  if (node.input_size() != 2) return false;
+  const std::string& op = node.op_type();
+  const double element = (op == "Add" || op == "Sub" || op == "Or") ? 0.0 : 1.0;  // And: true
+  if (!constant_all(index, node.input(1), element)) return false;
+  const auto* in = index.tensor_type(node.input(0));
+  const auto* out = index.tensor_type(node.output(0));
+  if (!in || !out || in->elem_type() == 0 || in->elem_type() != out->elem_type() || !in->has_shape() ||
+      !out->has_shape() || in->shape().dim_size() != out->shape().dim_size())
+    return false;
+  // The same dimension: the same number, or the same symbol (batch, sequence).
+  for (int d = 0; d < in->shape().dim_size(); ++d) {
+    const auto& a = in->shape().dim(d);
+    const auto& b = out->shape().dim(d);
+    const bool same =
+        (a.has_dim_value() && b.has_dim_value() && a.dim_value() == b.dim_value()) ||
+        (a.has_dim_param() && b.has_dim_param() && !a.dim_param().empty() && a.dim_param() == b.dim_param());
+    if (!same) return false;
+  }
+  return true;
+}
+
 // True when the node hands its first input through unchanged.
 bool is_no_op(const GraphIndex& index, const onnx::NodeProto& node) {
   if (!node.domain().empty() || node.input_size() == 0 || node.output_size() == 0 || node.input(0).empty())
@@ -77,6 +114,8 @@ bool is_no_op(const GraphIndex& index, const onnx::NodeProto& node) {
     return pads && std::all_of(pads->begin(), pads->end(), [](int64_t p) { return p == 0; });
   }
   if (op == "Concat") return node.input_size() == 1;
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "And" || op == "Or")
+    return is_identity_element(index, node);
   return false;
 }
 

@@ -34,6 +34,10 @@ Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& opt
 /// MatMul + Add of a constant vector into Gemm (a matrix times a constant matrix).
 int fuse_nodes(onnx::ModelProto& model);
 
+/// Merges nodes with the same operator, attributes and inputs (not random ops, not nodes with
+/// subgraphs), in each graph; the later node's readers read the earlier one's outputs.
+int merge_common_subexpressions(onnx::ModelProto& model);
+
 /// Restores topological order (Kahn's algorithm, stable); returns 1 when the order changed.
 int sort_topologically(onnx::ModelProto& model);
 

@@ -45,9 +45,11 @@ void infer_shapes(onnx::ModelProto& model) {
 
 // The operators each rule rewrites; a round skips a rule when the model holds none of them.
 constexpr std::string_view k_no_op_candidates[] = {"Identity", "Dropout",   "Cast", "Reshape", "Expand",
-                                                   "Slice",    "Transpose", "Pad",  "Concat"};
+                                                   "Slice",    "Transpose", "Pad",  "Concat",  "Add",
+                                                   "Sub",      "Mul",       "Div",  "And",     "Or"};
 constexpr std::string_view k_shape_queries[] = {"Shape", "Size"};
-constexpr std::string_view k_fusion_candidates[] = {"Transpose", "Reshape", "Cast", "BatchNormalization", "Add"};
+constexpr std::string_view k_fusion_candidates[] = {"Transpose",          "Reshape", "Cast",
+                                                    "BatchNormalization", "Add",     "Unsqueeze"};
 
 // The rules, in the order one round runs them. Adding a rule is adding a line here (and its
 // file, declared in passes.h); each is counted on its own in the report.
@@ -71,6 +73,11 @@ constexpr PassDefinition k_passes[] = {
        return simplify::fold_shapes(m);
      }},
     {"constant-folding", {}, simplify::fold_constants},
+    {"common-subexpressions",
+     {},
+     [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> {
+       return simplify::merge_common_subexpressions(m);
+     }},
     {"fusions", k_fusion_candidates,
      [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> { return simplify::fuse_nodes(m); }},
 };

@@ -356,3 +356,49 @@ TEST(Fusions, MatMulPlusAConstantVectorIsAGemmAndSkipPassTurnsItOff) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), ErrorCode::usage);
 }
+
+TEST(NoOps, AddingZeroAndMultiplyingByOneGoWhenTheShapeStaysButABroadcastStays) {
+  // x 2x3 + zeros[3] and * ones[1] keep x's shape: both go. zeros[2x3] + y (y 3) broadcasts y up: it stays.
+  auto model = relu_model();
+  model.mutable_graph()->mutable_node(0)->set_input(0, "m");
+  add_initializer(model, "zeros", k_float, {3}, {0, 0, 0});
+  add_initializer(model, "one", k_float, {1}, {1});
+  add_node(model, "Add", {"x", "zeros"}, {"a"});
+  add_node(model, "Mul", {"a", "one"}, {"m"});
+  add_initializer(model, "half", k_float, {3}, {0.5F, 0.5F, 0.5F});
+  add_node(model, "Add", {"x", "half"}, {"kept"});  // not an identity element: stays
+  *model.mutable_graph()->add_output() = tensor_value("kept", k_float, {2, 3});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Mul"), 0);
+  EXPECT_EQ(count(simplified, "Add"), 1);
+}
+
+TEST(CommonSubexpressions, TwinNodesAndTwinConstantsUnderOtherNamesMerge) {
+  // Unsqueeze(x, axes_a) and Unsqueeze(x, axes_b) with equal axes are one value; Neg of each too.
+  auto model = single_node_model("Add", {tensor_value("x", k_float, {2, 3})}, tensor_value("y", k_float, {2, 1, 3}));
+  auto& add = *model.mutable_graph()->mutable_node(0);
+  add.set_input(0, "n1");
+  add.add_input("n2");
+  add_initializer(model, "axes_a", onnx::TensorProto::INT64, {1}, {}, {1});
+  add_initializer(model, "axes_b", onnx::TensorProto::INT64, {1}, {}, {1});
+  add_node(model, "Unsqueeze", {"x", "axes_a"}, {"u1"});
+  add_node(model, "Unsqueeze", {"x", "axes_b"}, {"u2"});
+  add_node(model, "Neg", {"u1"}, {"n1"});
+  add_node(model, "Neg", {"u2"}, {"n2"});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Unsqueeze"), 1);
+  EXPECT_EQ(count(simplified, "Neg"), 1);
+}
+
+TEST(Fusions, TwoUnsqueezesBecomeOneWithTheAxesCarriedThrough) {
+  // x 2x3 -> Unsqueeze [0] -> 1x2x3 -> Unsqueeze [3] -> 1x2x3x1: one Unsqueeze [0, 3].
+  auto model =
+      single_node_model("Relu", {tensor_value("x", k_float, {2, 3})}, tensor_value("y", k_float, {1, 2, 3, 1}));
+  model.mutable_graph()->mutable_node(0)->set_input(0, "u2");
+  add_initializer(model, "a1", onnx::TensorProto::INT64, {1}, {}, {0});
+  add_initializer(model, "a2", onnx::TensorProto::INT64, {1}, {}, {-1});
+  add_node(model, "Unsqueeze", {"x", "a1"}, {"u1"});
+  add_node(model, "Unsqueeze", {"u1", "a2"}, {"u2"});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Unsqueeze"), 1);
+}
