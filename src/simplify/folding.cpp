@@ -20,40 +20,76 @@ bool has_subgraph(const onnx::NodeProto& node) { return !subgraphs_of(node).empt
 
 namespace {
 
-// The value a Shape or Size node computes from a fully static input shape, or nothing.
-std::optional<Tensor> static_shape_value(const onnx::NodeProto& node, const GraphIndex& index) {
-  if (!node.domain().empty() || (node.op_type() != "Shape" && node.op_type() != "Size") || node.input_size() != 1)
-    return std::nullopt;
+// The dimensions a Shape node outputs (its start/end applied), each a number or unknown
+// (symbolic); nothing when the input's rank is unknown.
+std::optional<std::vector<std::optional<int64_t>>> shape_dims(const onnx::NodeProto& node, const GraphIndex& index) {
   const auto* type = index.tensor_type(node.input(0));
   if (!type || !type->has_shape()) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const auto& dim : type->shape().dim()) {
-    if (!dim.has_dim_value()) return std::nullopt;
-    dims.push_back(dim.dim_value());
+  std::vector<std::optional<int64_t>> dims;
+  for (const auto& dim : type->shape().dim())
+    dims.push_back(dim.has_dim_value() ? std::optional<int64_t>(dim.dim_value()) : std::nullopt);
+  if (node.op_type() == "Size") return dims;
+  const auto rank = static_cast<int64_t>(dims.size());
+  const auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+  int64_t start = 0;
+  int64_t end = rank;
+  for (const auto& a : node.attribute()) {
+    if (a.name() == "start") start = clamp(a.i());
+    if (a.name() == "end") end = clamp(a.i());
   }
-  std::vector<int64_t> values;
-  if (node.op_type() == "Size") {
-    int64_t count = 1;
-    for (const int64_t d : dims) count *= d;
-    values = {count};
-  } else {
-    int64_t start = 0;
-    int64_t end = static_cast<int64_t>(dims.size());
-    for (const auto& a : node.attribute()) {
-      const auto clamp = [&](int64_t v) {
-        return std::clamp<int64_t>(v < 0 ? v + static_cast<int64_t>(dims.size()) : v, 0,
-                                   static_cast<int64_t>(dims.size()));
-      };
-      if (a.name() == "start") start = clamp(a.i());
-      if (a.name() == "end") end = clamp(a.i());
-    }
-    values.assign(dims.begin() + start, dims.begin() + std::max(start, end));
-  }
-  auto tensor = *Tensor::zeros(DType::int64, node.op_type() == "Size"
-                                                 ? std::vector<int64_t>{}
-                                                 : std::vector<int64_t>{static_cast<int64_t>(values.size())});
+  return std::vector<std::optional<int64_t>>(dims.begin() + start, dims.begin() + std::max(start, end));
+}
+
+bool is_shape_query(const onnx::NodeProto& node) {
+  return node.domain().empty() && (node.op_type() == "Shape" || node.op_type() == "Size") && node.input_size() == 1;
+}
+
+Tensor int64_tensor(const std::vector<int64_t>& values, std::vector<int64_t> shape) {
+  auto tensor = *Tensor::zeros(DType::int64, std::move(shape));
   std::copy(values.begin(), values.end(), tensor.mutable_values<int64_t>().begin());
   return tensor;
+}
+
+// The value a Shape or Size node computes from a fully static input shape, or nothing.
+std::optional<Tensor> static_shape_value(const onnx::NodeProto& node, const GraphIndex& index) {
+  if (!is_shape_query(node)) return std::nullopt;
+  const auto dims = shape_dims(node, index);
+  if (!dims || std::any_of(dims->begin(), dims->end(), [](const auto& d) { return !d; })) return std::nullopt;
+  std::vector<int64_t> values;
+  for (const auto& d : *dims) values.push_back(*d);
+  if (node.op_type() == "Size") {
+    int64_t count = 1;
+    for (const int64_t d : values) count *= d;
+    return int64_tensor({count}, {});
+  }
+  return int64_tensor(values, {static_cast<int64_t>(values.size())});
+}
+
+// Gather(Shape(x), constant indices) when the dimensions it picks are static, though others
+// (batch, sequence) are not: the chains exporters write to read one size, folded at their start.
+std::optional<Tensor> static_gathered_dims(const onnx::GraphProto& graph, const onnx::NodeProto& node,
+                                           const GraphIndex& index) {
+  if (!node.domain().empty() || node.op_type() != "Gather" || node.input_size() != 2) return std::nullopt;
+  for (const auto& a : node.attribute()) {
+    if (a.name() == "axis" && a.i() != 0) return std::nullopt;
+  }
+  const auto producer = index.producer.find(node.input(0));
+  if (producer == index.producer.end()) return std::nullopt;
+  const auto& shape = graph.node(producer->second);
+  if (!is_shape_query(shape) || shape.op_type() != "Shape") return std::nullopt;
+  const auto dims = shape_dims(shape, index);
+  const auto indices = index.initializers.find(node.input(1));
+  if (!dims || indices == index.initializers.end() || indices->second->dims_size() > 1) return std::nullopt;
+  const auto picked = int64_constant(index, node.input(1));
+  if (!picked) return std::nullopt;
+  std::vector<int64_t> values;
+  for (int64_t i : *picked) {
+    if (i < 0) i += static_cast<int64_t>(dims->size());
+    if (i < 0 || i >= static_cast<int64_t>(dims->size()) || !(*dims)[static_cast<std::size_t>(i)]) return std::nullopt;
+    values.push_back(*(*dims)[static_cast<std::size_t>(i)]);
+  }
+  if (indices->second->dims_size() == 0) return int64_tensor(values, {});
+  return int64_tensor(values, {static_cast<int64_t>(values.size())});
 }
 
 }  // namespace
@@ -65,7 +101,9 @@ int fold_shapes(onnx::ModelProto& model) {
   std::vector<bool> folded(static_cast<std::size_t>(graph.node_size()), false);
   std::vector<onnx::TensorProto> values;
   for (int i = 0; i < graph.node_size(); ++i) {
-    if (auto value = static_shape_value(graph.node(i), index)) {
+    auto value = static_shape_value(graph.node(i), index);
+    if (!value) value = static_gathered_dims(graph, graph.node(i), index);
+    if (value) {
       values.push_back(tensor_to_proto(*value, graph.node(i).output(0)));
       folded[static_cast<std::size_t>(i)] = true;
     }

@@ -55,28 +55,36 @@ bool constant_all(const GraphIndex& index, const std::string& value, double elem
   return true;
 }
 
-// x + 0, x - 0, x * 1, x / 1, x and true, x or false, with the constant second, when broadcasting it leaves x's shape
-// and type as they are (the output's declared shape, static or symbolic, and type equal x's).
+// x + 0, x - 0, x * 1, x / 1, x and true, x or false, with the constant second, when broadcasting
+// it leaves x's shape and type as they are.
 bool is_identity_element(const GraphIndex& index, const onnx::NodeProto& node) {
   if (node.input_size() != 2) return false;
   const std::string& op = node.op_type();
   const double element = (op == "Add" || op == "Sub" || op == "Or") ? 0.0 : 1.0;  // And: true
   if (!constant_all(index, node.input(1), element)) return false;
-  const auto* in = index.tensor_type(node.input(0));
-  const auto* out = index.tensor_type(node.output(0));
-  if (!in || !out || in->elem_type() == 0 || in->elem_type() != out->elem_type() || !in->has_shape() ||
-      !out->has_shape() || in->shape().dim_size() != out->shape().dim_size())
+  // Broadcasting the constant leaves x's shape when each of its dimensions (aligned right) is 1 or
+  // equals x's static dimension; the type stays when both have the same element type.
+  const auto* x = index.tensor_type(node.input(0));
+  const auto* constant = index.initializers.at(node.input(1));
+  if (!x || !x->has_shape() || x->elem_type() != constant->data_type() || constant->dims_size() > x->shape().dim_size())
     return false;
-  // The same dimension: the same number, or the same symbol (batch, sequence).
-  for (int d = 0; d < in->shape().dim_size(); ++d) {
-    const auto& a = in->shape().dim(d);
-    const auto& b = out->shape().dim(d);
-    const bool same =
-        (a.has_dim_value() && b.has_dim_value() && a.dim_value() == b.dim_value()) ||
-        (a.has_dim_param() && b.has_dim_param() && !a.dim_param().empty() && a.dim_param() == b.dim_param());
-    if (!same) return false;
+  const int offset = x->shape().dim_size() - constant->dims_size();
+  for (int d = 0; d < constant->dims_size(); ++d) {
+    const auto& dim = x->shape().dim(offset + d);
+    if (constant->dims(d) != 1 && !(dim.has_dim_value() && dim.dim_value() == constant->dims(d))) return false;
   }
   return true;
+}
+
+// 0 + x, 1 * x, true and x, false or x: the operands of a commutative operator swapped, so the
+// constant is second like the rules above expect (the same computation).
+void put_identity_element_second(const GraphIndex& index, onnx::NodeProto& node) {
+  const std::string& op = node.op_type();
+  if (!node.domain().empty() || node.input_size() != 2 || !(op == "Add" || op == "Mul" || op == "And" || op == "Or"))
+    return;
+  const double element = (op == "Add" || op == "Or") ? 0.0 : 1.0;
+  if (!constant_all(index, node.input(1), element) && constant_all(index, node.input(0), element))
+    node.mutable_input()->SwapElements(0, 1);
 }
 
 // True when the node hands its first input through unchanged.
@@ -132,6 +140,7 @@ int remove_no_ops_in_graph(onnx::GraphProto& graph) {
   std::vector<bool> removed(static_cast<std::size_t>(graph.node_size()), false);
   int changes = 0;
   for (int i = 0; i < graph.node_size(); ++i) {
+    put_identity_element_second(index, *graph.mutable_node(i));
     const auto& node = graph.node(i);
     if (!is_no_op(index, node)) continue;
     const std::string& out = node.output(0);

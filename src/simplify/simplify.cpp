@@ -47,7 +47,7 @@ void infer_shapes(onnx::ModelProto& model) {
 constexpr std::string_view k_no_op_candidates[] = {"Identity", "Dropout",   "Cast", "Reshape", "Expand",
                                                    "Slice",    "Transpose", "Pad",  "Concat",  "Add",
                                                    "Sub",      "Mul",       "Div",  "And",     "Or"};
-constexpr std::string_view k_shape_queries[] = {"Shape", "Size"};
+constexpr std::string_view k_shape_queries[] = {"Shape", "Size"};  // and the Gathers that read a Shape
 constexpr std::string_view k_fusion_candidates[] = {"Transpose",          "Reshape", "Cast",
                                                     "BatchNormalization", "Add",     "Unsqueeze"};
 
