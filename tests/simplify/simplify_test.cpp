@@ -402,3 +402,28 @@ TEST(Fusions, TwoUnsqueezesBecomeOneWithTheAxesCarriedThrough) {
   const auto simplified = simplify_and_prove(model);
   EXPECT_EQ(count(simplified, "Unsqueeze"), 1);
 }
+
+TEST(ShapeFolding, AStaticDimensionGatheredFromAPartlySymbolicShapeFolds) {
+  // x is Nx3: Gather(Shape(x), 1) is 3 for every N; Gather(Shape(x), 0) stays.
+  auto model = single_node_model("Identity", {tensor_value("x", k_float, {-1, 3})},
+                                 tensor_value("cols", onnx::TensorProto::INT64, {}));
+  model.mutable_graph()->mutable_node(0)->set_input(0, "picked");
+  add_initializer(model, "one", onnx::TensorProto::INT64, {}, {}, {1});
+  add_initializer(model, "zero", onnx::TensorProto::INT64, {}, {}, {0});
+  add_node(model, "Shape", {"x"}, {"s"});
+  add_node(model, "Gather", {"s", "one"}, {"picked"});
+  add_node(model, "Gather", {"s", "zero"}, {"rows"});
+  *model.mutable_graph()->add_output() = tensor_value("rows", onnx::TensorProto::INT64, {});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Gather"), 1);
+  EXPECT_EQ(count(simplified, "Shape"), 1);
+}
+
+TEST(NoOps, ZeroPlusXWithTheConstantFirstGoesToo) {
+  auto model = relu_model();
+  model.mutable_graph()->mutable_node(0)->set_input(0, "a");
+  add_initializer(model, "zeros", k_float, {1, 3}, {0, 0, 0});
+  add_node(model, "Add", {"zeros", "x"}, {"a"});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Add"), 0);
+}
