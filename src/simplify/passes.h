@@ -15,11 +15,13 @@ int eliminate_dead_code(onnx::ModelProto& model);
 
 /// Bypasses nodes that leave their input unchanged: Identity, Dropout (inference), Cast to the
 /// same type, Reshape/Expand/Slice whose output shape equals the input's, Transpose with the
-/// identity permutation, Pad with zero pads, Concat of one input; in subgraphs too. Needs shape
-/// information.
+/// identity permutation, Pad with zero pads, Concat of one input, Add/Sub/Mul/Div/And/Or with
+/// their identity element as a constant that does not broadcast x up; in subgraphs too. Needs
+/// shape information.
 int remove_no_ops(onnx::ModelProto& model);
 
-/// Replaces Shape and Size of tensors whose shape is fully static by constants.
+/// Replaces Shape and Size of tensors whose shape is fully static, and Gathers of static
+/// dimensions from any Shape, by constants.
 int fold_shapes(onnx::ModelProto& model);
 
 /// Evaluates every node whose inputs are all constant with ONNX Runtime (the constant subgraph in
@@ -30,7 +32,7 @@ Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& opt
 
 /// Fuses pairs of nodes in the main graph: Transpose into Transpose (composed permutation),
 /// Reshape after a Reshape/Flatten/Squeeze/Unsqueeze (to a constant shape without 0), Cast after a
-/// lossless widening Cast, BatchNormalization into the Conv before it (float32 constants), and
+/// lossless widening Cast, two Unsqueezes into one, BatchNormalization into the Conv before it (float32 constants), and
 /// MatMul + Add of a constant vector into Gemm (a matrix times a constant matrix).
 int fuse_nodes(onnx::ModelProto& model);
 

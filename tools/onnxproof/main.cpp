@@ -181,8 +181,9 @@ void add_simplify(CLI::App& app, Commands& commands) {
   simplify_app->add_option("-o,--output", simplify->output, "Where to write the simplified model")->required();
   simplify_app->add_option("--max-fold-bytes", simplify->max_fold_bytes, "Largest tensor constant folding may create")
       ->capture_default_str();
-  simplify_app->add_option("--skip-pass", simplify->skip_passes,
-                           "A pass not to run (repeat): dead-code, no-ops, shape-folding, constant-folding, fusions");
+  simplify_app->add_option(
+      "--skip-pass", simplify->skip_passes,
+      "A pass not to run (repeat): dead-code, no-ops, shape-folding, constant-folding, common-subexpressions, fusions");
   simplify_app->add_option("--reference", simplify->reference,
                            "Prove on these inputs (test_data_set_N/) instead of generated ones");
   add_proof_options(simplify_app, simplify->proof);

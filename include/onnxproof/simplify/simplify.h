@@ -23,7 +23,8 @@ struct SimplifyOptions {
   uint64_t max_fold_bytes = uint64_t{64} << 20;
   /// Passes run in rounds until a round changes nothing, at most this many rounds.
   int max_rounds = 10;
-  /// Passes not to run (--skip-pass NAME): dead-code, no-ops, shape-folding, constant-folding, fusions.
+  /// Passes not to run (--skip-pass NAME): dead-code, no-ops, shape-folding, constant-folding, common-subexpressions,
+  /// fusions.
   std::set<std::string> skip_passes{};
 };
 
