@@ -74,11 +74,7 @@ int merge_in_graph(onnx::GraphProto& graph) {
   }
   if (changes == 0) return 0;
   rename_uses(graph, renamed);  // subgraphs that read the merged values from outside
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    if (!removed[static_cast<std::size_t>(i)]) kept.Add()->Swap(graph.mutable_node(i));
-  }
-  graph.mutable_node()->Swap(&kept);
+  remove_nodes(graph, removed);
   return changes;
 }
 

@@ -110,11 +110,7 @@ int fold_shapes(onnx::ModelProto& model) {
   }
   if (values.empty()) return 0;
   for (auto& value : values) *graph.add_initializer() = std::move(value);
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    if (!folded[static_cast<std::size_t>(i)]) kept.Add()->Swap(graph.mutable_node(i));
-  }
-  graph.mutable_node()->Swap(&kept);
+  remove_nodes(graph, folded);
   return static_cast<int>(values.size());
 }
 
@@ -247,15 +243,14 @@ Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& opt
     const bool over_cap = value.dtype() == DType::string || value.bytes().size() > options.max_fold_bytes;
     if (!over_cap && !kept_outputs.contains(name)) *graph.add_initializer() = tensor_to_proto(value, name);
   }
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> remaining;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    if (constants.nodes.contains(i) && !keep.contains(i)) {
+  std::vector<bool> folded(static_cast<std::size_t>(graph.node_size()), false);
+  for (const int i : constants.nodes) {
+    if (!keep.contains(i)) {
+      folded[static_cast<std::size_t>(i)] = true;
       ++changes;
-      continue;
     }
-    remaining.Add()->Swap(graph.mutable_node(i));
   }
-  graph.mutable_node()->Swap(&remaining);
+  remove_nodes(graph, folded);
   return changes;
 }
 

@@ -244,11 +244,7 @@ int fuse_in_graph(onnx::GraphProto& graph) {
   }
   if (changes == 0) return 0;
   for (auto& tensor : added) *graph.add_initializer() = std::move(tensor);
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    if (!removed[static_cast<std::size_t>(i)]) kept.Add()->Swap(graph.mutable_node(i));
-  }
-  graph.mutable_node()->Swap(&kept);
+  remove_nodes(graph, removed);
   return changes;
 }
 

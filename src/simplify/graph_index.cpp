@@ -43,6 +43,14 @@ void rename_uses(onnx::GraphProto& graph, const std::unordered_map<std::string, 
   }
 }
 
+void remove_nodes(onnx::GraphProto& graph, const std::vector<bool>& removed) {
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (!removed[static_cast<std::size_t>(i)]) kept.Add()->Swap(graph.mutable_node(i));
+  }
+  graph.mutable_node()->Swap(&kept);
+}
+
 bool is_random(const onnx::NodeProto& node) {
   static const std::set<std::string> k_random_ops = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
                                                      "RandomUniformLike", "Multinomial",   "Bernoulli"};

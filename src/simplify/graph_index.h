@@ -35,6 +35,10 @@ struct GraphIndex {
 /// subgraphs that read it from outside, in one sweep.
 void rename_uses(onnx::GraphProto& graph, const std::unordered_map<std::string, std::string>& renamed);
 
+/// Drops the nodes marked in `removed` (indexed like the graph's nodes) in one sweep; the others
+/// keep their order.
+void remove_nodes(onnx::GraphProto& graph, const std::vector<bool>& removed);
+
 /// Ops whose output changes from run to run (RandomNormal, Bernoulli, ...): never folded or merged.
 bool is_random(const onnx::NodeProto& node);
 
