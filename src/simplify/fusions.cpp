@@ -15,13 +15,6 @@
 namespace onnxproof::simplify {
 namespace {
 
-const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) {
-  for (const auto& a : node.attribute()) {
-    if (a.name() == name) return &a;
-  }
-  return nullptr;
-}
-
 int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
   const auto* a = attribute(node, name);
   return a && a->type() == onnx::AttributeProto::INT ? a->i() : fallback;

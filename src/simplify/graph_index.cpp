@@ -43,6 +43,13 @@ void rename_uses(onnx::GraphProto& graph, const std::unordered_map<std::string, 
   }
 }
 
+const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
 void remove_nodes(onnx::GraphProto& graph, const std::vector<bool>& removed) {
   google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
   for (int i = 0; i < graph.node_size(); ++i) {

@@ -35,6 +35,9 @@ struct GraphIndex {
 /// subgraphs that read it from outside, in one sweep.
 void rename_uses(onnx::GraphProto& graph, const std::unordered_map<std::string, std::string>& renamed);
 
+/// The node's attribute of that name; nullptr when it has none.
+const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name);
+
 /// Drops the nodes marked in `removed` (indexed like the graph's nodes) in one sweep; the others
 /// keep their order.
 void remove_nodes(onnx::GraphProto& graph, const std::vector<bool>& removed);

@@ -8,13 +8,6 @@
 namespace onnxproof::simplify {
 namespace {
 
-const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) {
-  for (const auto& a : node.attribute()) {
-    if (a.name() == name) return &a;
-  }
-  return nullptr;
-}
-
 // The fully static shape of a value, or nothing.
 std::optional<std::vector<int64_t>> static_shape(const GraphIndex& index, const std::string& value) {
   if (const auto it = index.initializers.find(value); it != index.initializers.end()) {
