@@ -92,6 +92,76 @@ std::optional<Tensor> static_gathered_dims(const onnx::GraphProto& graph, const 
   return int64_tensor(values, {static_cast<int64_t>(values.size())});
 }
 
+// The symbol of a value's dimension (batch, unk__3), or "" when it is a number or unknown.
+std::string dim_symbol(const GraphIndex& index, const std::string& value, int64_t axis) {
+  const auto* type = index.tensor_type(value);
+  if (!type || !type->has_shape() || axis < 0 || axis >= type->shape().dim_size()) return {};
+  const auto& dim = type->shape().dim(static_cast<int>(axis));
+  return dim.has_dim_param() ? dim.dim_param() : std::string();
+}
+
+// One part of a Concat that builds a shape: its constant values, or the symbol of the one
+// dimension it reads with Unsqueeze(Gather(Shape(x), i)) or Gather(Shape(x), [i]).
+struct ShapePart {
+  std::vector<int64_t> values;
+  std::string symbol;
+};
+
+std::optional<ShapePart> shape_part(const onnx::GraphProto& graph, const GraphIndex& index, const std::string& name) {
+  if (const auto constant = int64_constant(index, name)) return ShapePart{*constant, {}};
+  auto producer = index.producer.find(name);
+  if (producer == index.producer.end()) return std::nullopt;
+  const onnx::NodeProto* node = &graph.node(producer->second);
+  if (node->domain().empty() && node->op_type() == "Unsqueeze" && node->input_size() == 2) {
+    const auto axes = int64_constant(index, node->input(1));
+    if (!axes || *axes != std::vector<int64_t>{0}) return std::nullopt;
+    producer = index.producer.find(node->input(0));
+    if (producer == index.producer.end()) return std::nullopt;
+    node = &graph.node(producer->second);
+  }
+  if (!node->domain().empty() || node->op_type() != "Gather" || node->input_size() != 2) return std::nullopt;
+  const auto* axis = attribute(*node, "axis");
+  const auto picked = int64_constant(index, node->input(1));
+  const auto shape = index.producer.find(node->input(0));
+  if ((axis && axis->i() != 0) || !picked || picked->size() != 1 || shape == index.producer.end()) return std::nullopt;
+  const auto& query = graph.node(shape->second);
+  if (!query.domain().empty() || query.op_type() != "Shape" || query.attribute_size() != 0) return std::nullopt;
+  const std::string symbol = dim_symbol(index, query.input(0), picked->front());
+  if (symbol.empty()) return std::nullopt;
+  return ShapePart{{}, symbol};
+}
+
+// Reshape(data, Concat(parts)) where every part is a constant or the size of a dimension that
+// data has at the same position (the same symbol): that part is Reshape's 0 ("copy this
+// dimension"), and the whole shape a constant. The chains exporters write over symbolic batch
+// and sequence sizes, folded.
+std::optional<Tensor> symbolic_reshape_shape(const onnx::GraphProto& graph, const onnx::NodeProto& node,
+                                             const GraphIndex& index) {
+  if (!node.domain().empty() || node.op_type() != "Reshape" || node.input_size() != 2) return std::nullopt;
+  const auto* allowzero = attribute(node, "allowzero");
+  if ((allowzero && allowzero->i() != 0) || int64_constant(index, node.input(1))) return std::nullopt;
+  const auto concat = index.producer.find(node.input(1));
+  if (concat == index.producer.end()) return std::nullopt;
+  const auto& parts = graph.node(concat->second);
+  if (!parts.domain().empty() || parts.op_type() != "Concat") return std::nullopt;
+  std::vector<int64_t> shape;
+  bool symbolic = false;
+  for (const auto& name : parts.input()) {
+    const auto part = shape_part(graph, index, name);
+    if (!part) return std::nullopt;
+    if (part->symbol.empty()) {
+      // A 0 in a constant part copies the data's dimension at its position, as before.
+      shape.insert(shape.end(), part->values.begin(), part->values.end());
+      continue;
+    }
+    if (dim_symbol(index, node.input(0), static_cast<int64_t>(shape.size())) != part->symbol) return std::nullopt;
+    shape.push_back(0);
+    symbolic = true;
+  }
+  if (!symbolic) return std::nullopt;  // all constants: constant folding's job
+  return int64_tensor(shape, {static_cast<int64_t>(shape.size())});
+}
+
 }  // namespace
 
 // One pass: each folded node's value becomes an initializer, and the nodes go in one sweep.
@@ -106,6 +176,15 @@ int fold_shapes(onnx::ModelProto& model) {
     if (value) {
       values.push_back(tensor_to_proto(*value, graph.node(i).output(0)));
       folded[static_cast<std::size_t>(i)] = true;
+    }
+  }
+  // Reshapes whose shape chain becomes a constant: the chain is then dead, for dead-code.
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (folded[static_cast<std::size_t>(i)]) continue;
+    if (const auto shape = symbolic_reshape_shape(graph, graph.node(i), index)) {
+      const std::string name = graph.node(i).output(0) + "_shape";
+      values.push_back(tensor_to_proto(*shape, name));
+      graph.mutable_node(i)->set_input(1, name);
     }
   }
   if (values.empty()) return 0;

@@ -47,7 +47,7 @@ void infer_shapes(onnx::ModelProto& model) {
 constexpr std::string_view k_no_op_candidates[] = {"Identity", "Dropout",   "Cast", "Reshape", "Expand",
                                                    "Slice",    "Transpose", "Pad",  "Concat",  "Add",
                                                    "Sub",      "Mul",       "Div",  "And",     "Or"};
-constexpr std::string_view k_shape_queries[] = {"Shape", "Size"};  // and the Gathers that read a Shape
+constexpr std::string_view k_shape_queries[] = {"Shape", "Size"};  // and the Gathers and Reshapes that read one
 constexpr std::string_view k_fusion_candidates[] = {"Transpose",          "Reshape", "Cast",
                                                     "BatchNormalization", "Add",     "Unsqueeze"};
 
@@ -142,6 +142,8 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
     }
     if (changes == 0) break;
   }
+  // The last round's folds and merges leave dead nodes when the rounds ran out: one more sweep.
+  if (!options.skip_passes.contains("dead-code")) result.passes.front().changes += simplify::eliminate_dead_code(model);
   simplify::sort_topologically(model);
   // IR version 3 required every initializer to be a graph input; folded constants are not, and
   // IR version 4 dropped that rule and nothing else: such a model is stamped 4.

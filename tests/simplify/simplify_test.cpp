@@ -427,3 +427,25 @@ TEST(NoOps, ZeroPlusXWithTheConstantFirstGoesToo) {
   const auto simplified = simplify_and_prove(model);
   EXPECT_EQ(count(simplified, "Add"), 0);
 }
+
+TEST(ShapeFolding, AShapeChainOverASymbolicBatchBecomesAConstantShapeWithZero) {
+  // Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [2, 3])) with x Nx6: the shape is [0, 2, 3]
+  // for every N (0 copies x's dimension 0), and the chain goes.
+  auto model =
+      single_node_model("Reshape", {tensor_value("x", k_float, {-1, 6})}, tensor_value("y", k_float, {-1, 2, 3}));
+  model.mutable_graph()->mutable_node(0)->add_input("shape");
+  add_initializer(model, "zero", onnx::TensorProto::INT64, {}, {}, {0});
+  add_initializer(model, "axes", onnx::TensorProto::INT64, {1}, {}, {0});
+  add_initializer(model, "rest", onnx::TensorProto::INT64, {2}, {}, {2, 3});
+  add_node(model, "Shape", {"x"}, {"s"});
+  add_node(model, "Gather", {"s", "zero"}, {"n"});
+  add_node(model, "Unsqueeze", {"n", "axes"}, {"n1"});
+  auto* concat = add_node(model, "Concat", {"n1", "rest"}, {"shape"});
+  auto* axis = concat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Shape") + count(simplified, "Gather") + count(simplified, "Concat"), 0);
+  EXPECT_EQ(count(simplified, "Reshape"), 1);
+}
