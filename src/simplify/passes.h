@@ -21,7 +21,8 @@ int eliminate_dead_code(onnx::ModelProto& model);
 int remove_no_ops(onnx::ModelProto& model);
 
 /// Replaces Shape and Size of tensors whose shape is fully static, and Gathers of static
-/// dimensions from any Shape, by constants.
+/// dimensions from any Shape, by constants; gives a Reshape whose shape is a Concat of constants
+/// and sizes of its data's own symbolic dimensions a constant shape (0 = copy that dimension).
 int fold_shapes(onnx::ModelProto& model);
 
 /// Evaluates every node whose inputs are all constant with ONNX Runtime (the constant subgraph in
