@@ -25,7 +25,7 @@ import traceback
 
 from .cases import size_ranges
 from .findings import finding
-from .traps import ANSI, exception_chain, first_line, inside_onnxproof, inside_torch, source_line, user_frame
+from .traps import ANSI, exception_chain, first_line, user_frame, users_frame
 
 # The oldest opset the dynamo exporter writes (an older opset_version still gives 18).
 OLDEST_OPSET = 18
@@ -137,14 +137,7 @@ class GuardLog(logging.Handler):
 
 
 def _user_frame_on_stack():
-    for frame in reversed(traceback.extract_stack()):
-        if frame.filename.startswith("<") or inside_torch(frame.filename) or inside_onnxproof(frame.filename):
-            continue
-        if "site-packages" in frame.filename or "/lib/python3" in frame.filename:
-            continue
-        line = (frame.line or source_line(frame.filename, frame.lineno)).strip()
-        return f"{frame.filename}:{frame.lineno}" + (f": {line}" if line else "")
-    return ""
+    return users_frame((frame.filename, frame.lineno) for frame in traceback.extract_stack())
 
 
 def capture(model, args, inputs, dynamic, output_dataclasses=()):
@@ -230,21 +223,24 @@ def _range_from_guard(guard, label):
     return (1 if not low or int(low.group(1)) <= 2 else int(low.group(1))), int(high.group(1))
 
 
-def translate(program, args, input_names, output_names, opset, path, run_folder):
-    """Writes the ONNX model of an ExportedProgram to `path` (weights beside it over 2 GiB); keeps the
-    exporter's report as run_folder/exporter_report.md. DynamoExportFailed when translation fails."""
+def translate(program, args, inputs, dynamic, output_names, opset, path, run_folder):
+    """Writes the ONNX model of an ExportedProgram to `path` (weights beside it over 2 GiB), its
+    dynamic dimensions named by their labels; keeps the exporter's report as
+    run_folder/exporter_report.md. DynamoExportFailed when translation fails."""
     import torch
     artifacts = os.path.join(run_folder, f".exporter-artifacts.tmp-{os.getpid()}")
     try:
         try:
             onnx_program = torch.onnx.export(program, args, None, dynamo=True, opset_version=opset,
-                                             input_names=input_names, output_names=output_names, report=True,
+                                             input_names=[spec["name"] for spec in inputs],
+                                             output_names=output_names, report=True,
                                              artifacts_dir=artifacts)
         except Exception as error:
             traceback.print_exc()
             report = _keep_report(artifacts, run_folder)
             raise DynamoExportFailed(classify_translation_error(error, opset, report)) from error
         _keep_report(artifacts, run_folder)
+        name_dynamic_dims(onnx_program.model, dynamic)
         size = sum(tensor.numel() * tensor.element_size() for tensor in program.state_dict.values())
         onnx_program.save(path, external_data=size > EXTERNAL_DATA_BYTES)
     finally:
@@ -291,41 +287,35 @@ def _failing_node_source(chain):
             nodes += [value for value in tb.tb_frame.f_locals.values() if isinstance(value, torch.fx.Node)]
             tb = tb.tb_next
         for node in reversed(nodes):
-            frames = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or "")
-            for filename, line in reversed(frames):
-                if not inside_torch(filename) and not inside_onnxproof(filename) and os.path.isfile(filename):
-                    code = source_line(filename, int(line))
-                    return f"{filename}:{line}" + (f": {code}" if code else "")
+            found = users_frame(re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or ""))
+            if found:
+                return found
     return ""
 
 
-def name_dynamic_dims(path, inputs, dynamic):
+def name_dynamic_dims(model, dynamic):
     """Renames the exporter's symbols for the dynamic axes (s77) to their --dynamic labels (batch)
-    everywhere in the model's declared shapes; symbols of other sizes keep their names."""
-    import onnx
-    model = onnx.load(path, load_external_data=False)
+    in every value's shape of the model (an onnx_ir.Model, before it is saved); symbols of other
+    sizes keep their names."""
+    import onnx_ir as ir
     renames = {}
-    by_name = {value.name: value for value in model.graph.input}
+    by_name = {value.name: value for value in model.graph.inputs}
     for axis in dynamic:
         value = by_name.get(axis["input"])
-        dims = value.type.tensor_type.shape.dim if value is not None else []
-        if axis["axis"] < len(dims) and dims[axis["axis"]].dim_param:
-            renames[dims[axis["axis"]].dim_param] = axis["label"]
+        shape = value.shape if value is not None else None
+        if shape is not None and axis["axis"] < len(shape) and isinstance(shape[axis["axis"]], ir.SymbolicDim) \
+                and shape[axis["axis"]].value:
+            renames[shape[axis["axis"]].value] = axis["label"]
     if not renames:
         return
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
-    for graph_value in _declared_values(model.graph):
-        for dim in graph_value.type.tensor_type.shape.dim:
-            if dim.dim_param:
-                dim.dim_param = pattern.sub(lambda match: renames[match.group(1)], dim.dim_param)
-    onnx.save(model, path)
 
+    def renamed(dim):
+        if isinstance(dim, ir.SymbolicDim) and dim.value:
+            return ir.SymbolicDim(pattern.sub(lambda match: renames[match.group(1)], dim.value))
+        return dim
 
-def _declared_values(graph):
-    yield from graph.input
-    yield from graph.output
-    yield from graph.value_info
-    for node in graph.node:
-        for attribute in node.attribute:
-            for subgraph in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
-                yield from _declared_values(subgraph)
+    nodes = ir.traversal.RecursiveGraphIterator(model.graph)
+    for value in [*model.graph.inputs, *model.graph.outputs, *(out for node in nodes for out in node.outputs)]:
+        if value.shape is not None:
+            value.shape = ir.Shape([renamed(dim) for dim in value.shape])

@@ -324,9 +324,8 @@ class Exporter:
             program = dynamo.capture(model, args, self.inputs, self.dynamic, self.output_dataclasses)
             progress("translating the exported program into ONNX")
             staged = os.path.join(staging, os.path.basename(path))
-            dynamo.translate(program, args, [spec["name"] for spec in self.inputs], self.output_names, self.opset,
-                             staged, self.out)
-            dynamo.name_dynamic_dims(staged, self.inputs, self.dynamic)
+            dynamo.translate(program, args, self.inputs, self.dynamic, self.output_names, self.opset, staged,
+                             self.out)
             if os.path.exists(staged + ".data"):
                 os.replace(staged + ".data", path + ".data")
             os.replace(staged, path)

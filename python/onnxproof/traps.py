@@ -144,12 +144,9 @@ def op_source_line(model, example_args, op_names):
         if node.kind() in op_names:
             # TorchScript writes the call stack as "file(line): function" lines, innermost first.
             frames = re.findall(r"^(.+?)\((\d+)\): \w+$", node.sourceRange(), flags=re.MULTILINE)
-            user_frames = [(path, int(line)) for path, line in frames
-                           if not path.startswith("<") and os.path.isfile(path) and not inside_torch(path)]
-            if user_frames:
-                path, line = user_frames[0]
-                source = source_line(path, line)
-                return f"{path}:{line}" + (f": {source}" if source else "")
+            found = users_frame(reversed(frames))
+            if found:
+                return found
     return ""
 
 
@@ -247,16 +244,32 @@ def exception_chain(error):
     return chain
 
 
+def _stdlib_dirs():
+    import sysconfig
+    return tuple(os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib", "platstdlib"))
+
+
+def users_frame(frames):
+    """'file:line: code' of the deepest of `frames` ((filename, line) pairs, outermost first) that
+    is the user's own code: not PyTorch's, not onnxproof's, not Python's standard library (a model
+    library such as transformers counts as the user's). '' when none is."""
+    stdlib = _stdlib_dirs()
+    for filename, lineno in reversed(list(frames)):
+        if filename.startswith("<") or inside_torch(filename) or inside_onnxproof(filename) or \
+                os.path.abspath(filename).startswith(stdlib) or not os.path.isfile(filename):
+            continue
+        line = source_line(filename, int(lineno))
+        return f"{filename}:{lineno}" + (f": {line}" if line else "")
+    return ""
+
+
 def user_frame(chain):
-    """'file:line: code' of the deepest frame in the user's own code (not torch's, not ours)."""
+    """The user's deepest frame in an exception chain's tracebacks (users_frame), innermost error first."""
     import traceback
     for error in reversed(chain):
-        for frame in reversed(traceback.extract_tb(error.__traceback__)):
-            filename = frame.filename
-            if filename.startswith("<") or inside_torch(filename) or inside_onnxproof(filename):
-                continue
-            line = (frame.line or source_line(filename, frame.lineno)).strip()
-            return f"{filename}:{frame.lineno}" + (f": {line}" if line else "")
+        found = users_frame((frame.filename, frame.lineno) for frame in traceback.extract_tb(error.__traceback__))
+        if found:
+            return found
     return ""
 
 
