@@ -122,6 +122,7 @@ class Exporter:
     def __init__(self, config):
         self.config = config
         self.out = config["out"]
+        self.model_path = os.path.join(self.out, "model.onnx")
         self.inputs = config["inputs"]
         self.dynamic = config.get("dynamic", [])
         self.opset = None  # chosen once the exporter is known
@@ -169,10 +170,9 @@ class Exporter:
         self.output_axes = self.timed("output_axes", self.label_output_axes, model, example, outputs)
         if not self.timed("export", self.export_with_fallback, model, example, exporters):
             return self.finish(exported=False)
-        path = os.path.join(self.out, "model.onnx")
         if self.exporter == "torchscript":
             progress("tracing again with other values and sizes")
-            self.timed("differential_trace", self.differential_trace, model, example, path)
+            self.timed("differential_trace", self.differential_trace, model, example, self.model_path)
         else:
             # The differential trace compares two TorchScript traces; a dynamo graph is symbolic
             # and is not comparable with one. Said, not passed silently.
@@ -283,7 +283,6 @@ class Exporter:
         """Exports with the first exporter; when it fails and another is allowed (--exporter auto),
         with the next one. When that one succeeds, the first failure becomes an EXPORTER_FALLBACK
         finding quoting it; when every exporter fails, each one's findings stand."""
-        path = os.path.join(self.out, "model.onnx")
         failures = []  # (exporter, its findings)
         for exporter in exporters:
             self.exporter = exporter
@@ -291,7 +290,7 @@ class Exporter:
             progress(f"exporting with the {exporter} exporter at opset {self.opset}")
             before = len(self.findings)
             export = self.export_with_dynamo if exporter == "dynamo" else self.export_with_torchscript
-            if export(model, example, path):
+            if export(model, example, self.model_path):
                 for failed, found in failures:
                     self.findings.append(fallback_finding(failed, exporter, found, self.out))
                 return True
@@ -525,7 +524,7 @@ class Exporter:
     def finish(self, exported):
         import torch
         import onnx
-        path = os.path.join(self.out, "model.onnx")
+        path = self.model_path
         model_info = None
         if exported and os.path.exists(path):
             with open(path, "rb") as handle:

@@ -368,6 +368,10 @@ Expected<InputSpec> parse_input_spec(const std::string& text) {
   return spec;
 }
 
+bool is_model_family(std::string_view spec) {
+  return spec.starts_with("torchvision:") || spec.starts_with("timm:") || spec.starts_with("hf:");
+}
+
 Expected<DynamicAxis> parse_dynamic_axis(const std::string& text) {
   const auto bad = [&](const std::string& why) { return fail(ErrorCode::usage, "--dynamic '" + text + "': " + why); };
   const auto eq = text.rfind('=');
@@ -478,13 +482,11 @@ Expected<void> validate_generated_inputs(const ExportOptions& options) {
 Expected<void> validate_export_options(const ExportOptions& options) {
   if (options.model.empty()) return fail(ErrorCode::usage, "--model is required");
   if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
-  const bool family = options.model.starts_with("torchvision:") || options.model.starts_with("timm:") ||
-                      options.model.starts_with("hf:");
   if (options.exporter != "auto" && options.exporter != "torchscript" && options.exporter != "dynamo" &&
       options.exporter != "both")
     return fail(ErrorCode::usage,
                 "--exporter must be auto, torchscript, dynamo or both, not '" + options.exporter + "'");
-  if (options.inputs.empty() && !family)
+  if (options.inputs.empty() && !is_model_family(options.model))
     return fail(ErrorCode::usage, "--input is required for " + options.model +
                                       " (torchvision:, timm: and hf: models bring their own inputs)");
   // The configuration reaches Python as JSON, which holds UTF-8 text only.

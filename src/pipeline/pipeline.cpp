@@ -342,9 +342,10 @@ std::filesystem::path default_run_folder(const std::string& spec) {
   std::string name;
   const auto colon = spec.rfind(':');
   const std::string target = colon == std::string::npos ? spec : spec.substr(0, colon);
-  if (spec.starts_with("torchvision:"))
-    name = spec.substr(spec.find(':') + 1);
-  else if (target.ends_with(".py") || target.ends_with(".pt") || target.ends_with(".pth"))
+  if (is_model_family(spec)) {  // hf:BertModel:num_hidden_layers=1 -> BertModel
+    const std::string rest = spec.substr(spec.find(':') + 1);
+    name = rest.substr(0, rest.find(':'));
+  } else if (target.ends_with(".py") || target.ends_with(".pt") || target.ends_with(".pth"))
     name = fs::path(target).stem().string();
   else
     name = colon == std::string::npos ? fs::path(spec).stem().string() : spec.substr(colon + 1);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "onnxproof/export/export_step.h"
+#include "onnxproof/pipeline/pipeline.h"
 
 using namespace onnxproof;
 
@@ -77,3 +78,13 @@ TEST(Sweep, ParsesSizesAndRejectsZero) {
 }
 
 }  // namespace
+
+TEST(ModelSpec, FamiliesBringTheirInputsAndNameTheirRunFolder) {
+  EXPECT_TRUE(is_model_family("hf:BertModel"));
+  EXPECT_TRUE(is_model_family("timm:convnext_atto"));
+  EXPECT_FALSE(is_model_family("models/hf.py:build"));
+  EXPECT_EQ(default_run_folder("hf:T5ForConditionalGeneration:num_layers=1"),
+            std::filesystem::path("onnxproof-out/T5ForConditionalGeneration"));
+  EXPECT_EQ(default_run_folder("timm:convnext_atto"), std::filesystem::path("onnxproof-out/convnext_atto"));
+  EXPECT_EQ(default_run_folder("torchvision:resnet18"), std::filesystem::path("onnxproof-out/resnet18"));
+}

@@ -41,6 +41,10 @@ struct DynamicAxis {
   std::optional<std::pair<int64_t, int64_t>> range;
 };
 
+/// A model spec of a family that brings its own default inputs: torchvision:NAME, timm:NAME,
+/// hf:CLASS[:key=value,...] (python/onnxproof/families.py).
+bool is_model_family(std::string_view spec);
+
 /// Parsers for the command-line specs; errors are ErrorCode::usage with the spec quoted.
 Expected<InputSpec> parse_input_spec(const std::string& text);
 Expected<DynamicAxis> parse_dynamic_axis(const std::string& text);
