@@ -16,7 +16,6 @@
 #include "onnxproof/report/simplify_report.h"
 #include "onnxproof/report/versions.h"
 #include "onnxproof/simplify/simplify.h"
-#include "onnxproof/tensor/dtype.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -387,11 +386,19 @@ void run_steps(Run& run) {
   }
 }
 
+// One exporter's run, written: its report, and the check step's summary of the exported model
+// (none when the export or the check did not get that far).
+struct FinishedRun {
+  Report report;
+  std::optional<ModelSummary> exported;
+};
+
 // One exporter's run: every step into `out` (a staging folder), the report written there; paths
 // in it name `published`, the folder `out` becomes.
-Expected<Report> run_into(const PipelineOptions& options, const fs::path& out, const fs::path& published,
-                          std::ostream& progress) {
-  Report report;
+Expected<FinishedRun> run_into(const PipelineOptions& options, const fs::path& out, const fs::path& published,
+                               std::ostream& progress) {
+  FinishedRun finished;
+  Report& report = finished.report;
   report.model = options.export_options.model;
   report.versions = tool_versions();
   Run run{.options = options, .out = out, .published = published, .progress = progress, .report = report};
@@ -403,11 +410,13 @@ Expected<Report> run_into(const PipelineOptions& options, const fs::path& out, c
   finish_report(report);
   name_published_paths(report, out, published);
   ONNXPROOF_TRY(write_report(report, out));
-  return report;
+  if (run.check) finished.exported = run.check->summary;
+  return finished;
 }
 
 // The figures of one exporter's finished run for the side-by-side table.
-ExporterSummary summarize_exporter_run(const Report& report, const std::string& exporter, const fs::path& folder) {
+ExporterSummary summarize_exporter_run(const FinishedRun& run, const std::string& exporter) {
+  const Report& report = run.report;
   ExporterSummary summary;
   summary.exporter = exporter;
   summary.run_folder = exporter;
@@ -416,19 +425,13 @@ ExporterSummary summarize_exporter_run(const Report& report, const std::string& 
     summary.total_seconds += step.seconds;
     if (step.name == "export") summary.export_seconds = step.seconds;
   }
-  if (auto model = load_model(folder / "model.onnx", {.load_external_data = false})) {
-    const auto& proto = model->proto;
+  if (run.exported) {
     summary.exported = true;
-    summary.nodes = proto.graph().node_size();
-    summary.initializers = proto.graph().initializer_size();
-    for (const auto& tensor : proto.graph().initializer()) {
-      uint64_t count = 1;
-      for (const int64_t dim : tensor.dims()) count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
-      if (const auto dtype = dtype_from_onnx(tensor.data_type()))
-        summary.initializer_bytes += dtype_storage_bytes(*dtype, count);
-    }
-    for (const auto& import : proto.opset_import()) {
-      if (import.domain().empty() || import.domain() == "ai.onnx") summary.opset = import.version();
+    summary.nodes = run.exported->node_count;
+    summary.initializers = run.exported->initializer_count;
+    summary.initializer_bytes = run.exported->initializer_bytes;
+    for (const auto& [domain, version] : run.exported->opset_imports) {
+      if (domain == "ai.onnx") summary.opset = version;
     }
   }
   if (report.parity) {
@@ -462,17 +465,18 @@ Expected<Report> run_both_exporters(const PipelineOptions& options, const fs::pa
     std::error_code ignored;
     fs::create_directory(staging / exporter, ignored);
     const auto start = std::chrono::steady_clock::now();
-    ONNXPROOF_TRY_ASSIGN(const Report run, run_into(one, staging / exporter, published / exporter, progress));
+    ONNXPROOF_TRY_ASSIGN(const FinishedRun run, run_into(one, staging / exporter, published / exporter, progress));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const StepStatus status = run.verdict == Verdict::pass   ? StepStatus::pass
-                              : run.verdict == Verdict::fail ? StepStatus::fail
-                                                             : StepStatus::error;
+    const Verdict verdict = run.report.verdict;
+    const StepStatus status = verdict == Verdict::pass   ? StepStatus::pass
+                              : verdict == Verdict::fail ? StepStatus::fail
+                                                         : StepStatus::error;
     report.steps.push_back({.name = exporter,
                             .status = status,
                             .seconds = seconds,
-                            .reason = fmt::format("verdict {}; {}", verdict_name(run.verdict),
+                            .reason = fmt::format("verdict {}; {}", verdict_name(verdict),
                                                   (published / exporter / "report.md").string())});
-    report.exporters.push_back(summarize_exporter_run(run, exporter, staging / exporter));
+    report.exporters.push_back(summarize_exporter_run(run, exporter));
   }
   finish_report(report);
   ONNXPROOF_TRY(write_report(report, staging));
@@ -488,9 +492,13 @@ Expected<Report> run_pipeline(const PipelineOptions& options, std::ostream& prog
   // The run is built in a staging folder and published in one step at the end: until then the
   // last run's folder stays as it was, and an interrupted run leaves it intact.
   ONNXPROOF_TRY_ASSIGN(auto staging, StagingFolder::create(published));
-  const bool both = options.export_options.exporter == "both";
-  ONNXPROOF_TRY_ASSIGN(Report report, both ? run_both_exporters(options, staging.path(), published, progress)
-                                           : run_into(options, staging.path(), published, progress));
+  Report report;
+  if (options.export_options.exporter == "both") {
+    ONNXPROOF_TRY_ASSIGN(report, run_both_exporters(options, staging.path(), published, progress));
+  } else {
+    ONNXPROOF_TRY_ASSIGN(auto run, run_into(options, staging.path(), published, progress));
+    report = std::move(run.report);
+  }
   ONNXPROOF_TRY(staging.publish());
   return report;
 }

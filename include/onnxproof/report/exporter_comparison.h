@@ -20,7 +20,7 @@ struct ExporterSummary {
   Verdict verdict = Verdict::error;
   bool exported = false;
   int64_t opset = 0;
-  int64_t nodes = 0;  // in the exported model's main graph
+  int64_t nodes = 0;  // in the exported model (subgraphs included), as check counts them
   int64_t initializers = 0;
   uint64_t initializer_bytes = 0;
   double export_seconds = 0.0;
