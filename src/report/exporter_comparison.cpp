@@ -33,7 +33,7 @@ nlohmann::json exporter_comparison_to_json(const std::vector<ExporterSummary>& s
 
 namespace {
 
-// The table as cells: a label and one cell per exporter, row by row (the first row the headers).
+// The table as cells: a label and one cell per exporter, row by row (the writers add the headers).
 std::vector<std::vector<std::string>> comparison_rows(const std::vector<ExporterSummary>& summaries) {
   std::vector<std::vector<std::string>> rows;
   const auto add = [&](const std::string& label, const std::function<std::string(const ExporterSummary&)>& cell) {
@@ -41,7 +41,6 @@ std::vector<std::vector<std::string>> comparison_rows(const std::vector<Exporter
     for (const auto& s : summaries) cells.push_back(cell(s));
     rows.push_back(std::move(cells));
   };
-  add("", [](const auto& s) { return s.exporter; });
   add("verdict", [](const auto& s) { return std::string(verdict_name(s.verdict)); });
   add("exported", [](const auto& s) { return std::string(s.exported ? "yes" : "no"); });
   add("opset", [](const auto& s) { return s.exported ? std::to_string(s.opset) : "-"; });
@@ -79,7 +78,7 @@ std::string exporter_comparison_to_markdown(const std::vector<ExporterSummary>& 
   }
   std::string md = fmt::format("## Exporters side by side\n\n| | {} |\n| --- | {} |\n", fmt::join(heads, " | "),
                                fmt::join(rules, " | "));
-  for (std::size_t i = 1; i < rows.size(); ++i) md += fmt::format("| {} |\n", fmt::join(rows[i], " | "));
+  for (const auto& row : rows) md += fmt::format("| {} |\n", fmt::join(row, " | "));
   return md;
 }
 
@@ -90,9 +89,9 @@ std::string exporter_comparison_to_html(const std::vector<ExporterSummary>& summ
   for (const auto& s : summaries)
     html += fmt::format("<th><a href=\"{0}/report.html\">{1}</a></th>", escape(s.run_folder), escape(s.exporter));
   html += "</tr>\n";
-  for (std::size_t i = 1; i < rows.size(); ++i) {
+  for (const auto& row : rows) {
     html += "<tr>";
-    for (const auto& cell : rows[i]) html += fmt::format("<td>{}</td>", escape(cell));
+    for (const auto& cell : row) html += fmt::format("<td>{}</td>", escape(cell));
     html += "</tr>\n";
   }
   return html + "</table>\n";

@@ -40,8 +40,10 @@ bool same_static_shape(const GraphIndex& index, const onnx::NodeProto& node) {
 bool constant_all(const GraphIndex& index, const std::string& value, double element) {
   const auto it = index.initializers.find(value);
   if (it == index.initializers.end() || index.graph_inputs.contains(value)) return false;
+  // A bias-sized constant at most: a large tensor would be decoded for nothing when it is not all 0 or 1.
+  if (it->second->ByteSizeLong() > (uint64_t{1} << 20)) return false;
   const auto tensor = tensor_from_proto(*it->second);
-  if (!tensor || tensor->size() == 0 || tensor->size() > (int64_t{1} << 24)) return false;
+  if (!tensor || tensor->size() == 0) return false;
   for (int64_t i = 0; i < tensor->size(); ++i) {
     if (tensor->value_as_double(i) != element) return false;
   }
