@@ -147,6 +147,7 @@ class Exporter:
         specs.check_model_spec(model_spec)
         if not self.inputs and not families.is_family(model_spec):
             raise UsageError("declare the model's inputs with --input NAME=DIMS:DTYPE")
+        exporters = resolve_exporters(self.config.get("exporter", "auto"), int(self.config.get("opset") or 0))
         progress(f"loading {model_spec}")
         model, self.description, defaults = self.timed("load", specs.load_model, model_spec)
         if not self.inputs:
@@ -155,7 +156,6 @@ class Exporter:
             progress("inputs: " + ", ".join(f"{spec['name']} {'x'.join(map(str, spec['dims']))} {spec['dtype']}"
                                             for spec in self.inputs))
         self.examples = example_sizes(self.inputs, self.dynamic)
-        exporters = resolve_exporters(self.config.get("exporter", "auto"), int(self.config.get("opset") or 0))
         self.exporter = exporters[0]
         self.opset, self.opset_reason = choose_opset(self.config, self.exporter)  # until an export chooses
         model = self.prepare(model)

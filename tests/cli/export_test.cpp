@@ -429,6 +429,9 @@ TEST(Export, BadSpecsAreOneClearLine) {
   expect_error_after_progress(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
                                              "--dynamic", "y:0=batch", "--out", dir}),
                               2, "--dynamic names input 'y', which no --input declares");
+  expect_error_after_progress(onnxproof_cli({"export", "--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
+                                             "--exporter", "dynamo", "--opset", "17", "--out", dir}),
+                              2, "the dynamo exporter writes opset 18 and newer");
   expect_one_line_error(onnxproof_cli({"export", "--model", k_traps + ":dict_output", "--out", dir}), 2,
                         "--input is required");  // torchvision:, timm: and hf: models bring their own
   // Checked before Python starts: one line, exit 2, no progress (each once reached Python).
