@@ -17,6 +17,7 @@ import os
 import platform
 import sys
 import time
+import typing
 import warnings
 
 from . import __version__, contract
@@ -116,11 +117,24 @@ def fallback_finding(failed, used, found, out):
         f"fix the cause to use the {failed} exporter, or choose one with --exporter", source=failed)
 
 
+class InMemoryModel(typing.NamedTuple):
+    """A model handed over as an object (onnxproof.prove): exported as it is, at `example`
+    ({input name: array}), and proved on `samples` (a list of such dicts) when given, else on
+    generated shape cases."""
+    model: object
+    description: str
+    example: dict
+    samples: list = None
+
+
 class Exporter:
     """One export run; collects findings and timings as it goes."""
 
-    def __init__(self, config):
+    def __init__(self, config, given=None):
+        """`given`: an InMemoryModel (the Python API's model object, example and data) in place
+        of loading config["model"] and generating the example."""
         self.config = config
+        self.given = given
         self.out = config["out"]
         self.model_path = os.path.join(self.out, "model.onnx")
         self.inputs = config["inputs"]
@@ -144,12 +158,16 @@ class Exporter:
         import numpy as np
         import torch
         model_spec = self.config["model"]
-        specs.check_model_spec(model_spec)
+        if self.given is None:
+            specs.check_model_spec(model_spec)
         if not self.inputs and not families.is_family(model_spec):
             raise UsageError("declare the model's inputs with --input NAME=DIMS:DTYPE")
         exporters = resolve_exporters(self.config.get("exporter", "auto"), int(self.config.get("opset") or 0))
-        progress(f"loading {model_spec}")
-        model, self.description, defaults = self.timed("load", specs.load_model, model_spec)
+        if self.given is None:
+            progress(f"loading {model_spec}")
+            model, self.description, defaults = self.timed("load", specs.load_model, model_spec)
+        else:
+            model, self.description, defaults = self.given.model, self.given.description, None
         if not self.inputs:
             # The family's own inputs; a --dynamic given alone is not mixed with them.
             self.inputs, self.dynamic = defaults["inputs"], defaults["dynamic"]
@@ -161,7 +179,8 @@ class Exporter:
         model = self.prepare(model)
 
         rng = np.random.default_rng(int(self.config.get("seed", 0)))
-        example = {spec["name"]: generate(spec, spec["dims"], rng) for spec in self.inputs}
+        example = self.given.example if self.given else {
+            spec["name"]: generate(spec, spec["dims"], rng) for spec in self.inputs}
         progress("running the forward pass on the example input")
         outputs = self.timed("forward", self.check_forward, model, example)
         if outputs is None:
@@ -434,6 +453,12 @@ class Exporter:
         """(sizes, sample index, source, arrays) for every reference data set."""
         import numpy as np
         input_names = [spec["name"] for spec in self.inputs]
+        if self.given and self.given.samples is not None:
+            for index, arrays in enumerate(self.given.samples):
+                sizes = {axis["label"]: int(arrays[axis["input"]].shape[axis["axis"]]) for axis in self.dynamic
+                         if axis["axis"] < arrays[axis["input"]].ndim}
+                yield sizes, index, "data", arrays
+            return
         if self.config.get("data") or self.config.get("data_dir"):
             if self.config.get("data"):
                 samples, source = specs.load_data(self.config["data"], input_names), self.config["data"]

@@ -89,42 +89,51 @@ MAX_DATA_SAMPLES = 10000
 
 
 def load_data(spec, input_names):
-    """Samples from a data spec: a list of {input name: numpy array}.
-
-    The callable returns (or yields) dicts keyed by input name, or tuples/lists in input order,
-    of tensors or arrays. A dict may also carry "labels" (class indices for the first output's
-    rows): they are kept for the task metric (accuracy) and never fed to the model.
-    """
-    import numpy as np
-    import torch
+    """Samples from a data spec (FILE.py:CALLABLE): see samples_from()."""
     source = resolve_callable(spec, "data")
     try:
-        items = source()
-        samples = []
-        for item in items:
-            # An endless generator would otherwise grow until memory runs out.
-            if len(samples) == MAX_DATA_SAMPLES:
-                raise UsageError(f"{spec} yields more than {MAX_DATA_SAMPLES} samples; give a finite set "
-                                 "(for a DataLoader, the batches to prove on)")
-            if isinstance(item, dict):
-                sample = dict(item)
-            else:
-                values = list(item) if isinstance(item, (tuple, list)) else [item]
-                if len(values) != len(input_names):
-                    raise UsageError(f"{spec} yielded {len(values)} values, the model has {len(input_names)} inputs")
-                sample = dict(zip(input_names, values))
-            missing = [name for name in input_names if name not in sample]
-            if missing:
-                raise UsageError(f"{spec} yielded a sample without input(s) {', '.join(missing)}")
-            keep = set(input_names) | ({LABELS} if LABELS not in input_names else set())
-            samples.append({name: (value.detach().cpu().numpy() if isinstance(value, torch.Tensor)
-                                   else np.asarray(value)) for name, value in sample.items() if name in keep})
+        return samples_from(source(), input_names, spec)
     except FrontEndError:
         raise
     except Exception as error:
         raise FrontEndError(f"reading data from {spec} failed: {type(error).__name__}: {error}") from error
+
+
+def samples_from(items, input_names, source):
+    """A list of {input name: numpy array} from an iterable of samples.
+
+    Each sample is a dict keyed by input name, or a tuple/list in input order (a single tensor for
+    a one-input model), of tensors or arrays. A dict may also carry "labels", and a tuple one value
+    more than the model has inputs ends with them, as a DataLoader's (inputs, labels) batches do:
+    class indices for the first output's rows, kept for the task metric (accuracy), never fed to
+    the model. `source` names the data in messages.
+    """
+    import numpy as np
+    import torch
+    samples = []
+    for item in items:
+        # An endless generator would otherwise grow until memory runs out.
+        if len(samples) == MAX_DATA_SAMPLES:
+            raise UsageError(f"{source} yields more than {MAX_DATA_SAMPLES} samples; give a finite set "
+                             "(for a DataLoader, the batches to prove on)")
+        if isinstance(item, dict):
+            sample = dict(item)
+        else:
+            values = list(item) if isinstance(item, (tuple, list)) else [item]
+            if len(values) == len(input_names) + 1 and LABELS not in input_names:
+                sample = dict(zip(input_names + [LABELS], values))
+            elif len(values) == len(input_names):
+                sample = dict(zip(input_names, values))
+            else:
+                raise UsageError(f"{source} yielded {len(values)} values, the model has {len(input_names)} inputs")
+        missing = [name for name in input_names if name not in sample]
+        if missing:
+            raise UsageError(f"{source} yielded a sample without input(s) {', '.join(missing)}")
+        keep = set(input_names) | ({LABELS} if LABELS not in input_names else set())
+        samples.append({name: (value.detach().cpu().numpy() if isinstance(value, torch.Tensor)
+                               else np.asarray(value)) for name, value in sample.items() if name in keep})
     if not samples:
-        raise UsageError(f"{spec} yielded no samples")
+        raise UsageError(f"{source} yielded no samples")
     return samples
 
 

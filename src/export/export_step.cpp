@@ -21,6 +21,7 @@
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/installation.h"
 #include "onnxproof/core/json_file.h"
+#include "onnxproof/core/sha256.h"
 #include "onnxproof/core/staging.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/tensor/dtype.h"
@@ -268,6 +269,8 @@ Expected<ExportResult> export_manifest_fields(const nlohmann::json& manifest, co
   ExportResult result;
   if (!manifest.contains("exporter") || !manifest["exporter"].is_string()) return bad("exporter", "a string");
   result.exporter = manifest["exporter"].get<std::string>();
+  if (manifest.contains("model") && !manifest["model"].is_string()) return bad("model", "a string");
+  result.spec = manifest.value("model", "");
   const auto versions = manifest.value("versions", nlohmann::json::object());
   if (!versions.is_object()) return bad("versions", "an object of tool -> version");
   for (const auto& [tool, version] : versions.items()) {
@@ -480,6 +483,14 @@ Expected<void> validate_generated_inputs(const ExportOptions& options) {
 }  // namespace
 
 Expected<void> validate_export_options(const ExportOptions& options) {
+  if (!options.from_export.empty()) {
+    if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
+    std::error_code ec;
+    if (!fs::is_regular_file(options.from_export / "export.json", ec))
+      return fail(ErrorCode::usage, "--from-export " + options.from_export.string() +
+                                        " holds no export.json: give a folder written by onnxproof export or prove()");
+    return {};
+  }
   if (options.model.empty()) return fail(ErrorCode::usage, "--model is required");
   if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
   if (options.exporter != "auto" && options.exporter != "torchscript" && options.exporter != "dynamo" &&
@@ -536,7 +547,75 @@ Expected<void> validate_export_options(const ExportOptions& options) {
   return {};
 }
 
+namespace {
+
+// Copies `from` into `to`: regular files and folders only (a link or device in an export folder
+// is refused, not followed).
+Expected<void> copy_export_tree(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::create_directories(to, ec);
+  if (ec) return fail(ErrorCode::io, "cannot create " + to.string() + ": " + ec.message());
+  for (const auto& entry : fs::directory_iterator(from, ec)) {
+    const auto status = entry.symlink_status(ec);
+    if (fs::is_directory(status)) {
+      ONNXPROOF_TRY(copy_export_tree(entry.path(), to / entry.path().filename()));
+    } else if (fs::is_regular_file(status)) {
+      fs::copy_file(entry.path(), to / entry.path().filename(), fs::copy_options::overwrite_existing, ec);
+    } else {
+      return fail(ErrorCode::invalid_input, entry.path().string() +
+                                                " is not a regular file; an export folder holds "
+                                                "only files and folders");
+    }
+    if (ec) return fail(ErrorCode::io, "cannot copy " + entry.path().string() + ": " + ec.message());
+  }
+  if (ec) return fail(ErrorCode::io, "cannot read " + from.string() + ": " + ec.message());
+  return {};
+}
+
+}  // namespace
+
+Expected<ExportResult> adopt_export(const ExportOptions& options) {
+  ONNXPROOF_TRY(validate_export_options(options));
+  const fs::path& from = options.from_export;
+  std::error_code ec;
+  if (fs::exists(options.out, ec) && fs::equivalent(from, options.out, ec))
+    return fail(ErrorCode::usage, "--from-export and --out are the same folder; the export is copied, never changed");
+  ONNXPROOF_TRY_ASSIGN(const ExportResult found, read_export_manifest(from));
+  fs::create_directories(options.out, ec);
+  if (ec) return fail(ErrorCode::io, "cannot create " + options.out.string() + ": " + ec.message());
+  std::vector<fs::path> files = {"export.json", "export.log", "exporter_report.md"};
+  if (!found.model.empty()) {
+    const fs::path model = found.model.lexically_relative(from);
+    if (model.empty() || model.has_parent_path())
+      return fail(ErrorCode::invalid_input, (from / "export.json").string() +
+                                                ": onnx_model.path must name a file "
+                                                "in the export folder");
+    ONNXPROOF_TRY_ASSIGN(const std::string sha256, sha256_file(found.model));
+    if (sha256 != found.sha256)
+      return fail(ErrorCode::invalid_input, found.model.string() + " changed since it was exported (sha256 " + sha256 +
+                                                ", export.json says " + found.sha256 +
+                                                "): its reference outputs belong to another model");
+    files.push_back(model);
+    files.push_back(model.string() + ".data");  // the dynamo exporter's external weights
+  }
+  for (const fs::path& file : files) {
+    const auto status = fs::symlink_status(from / file, ec);
+    if (!fs::exists(status)) continue;
+    if (!fs::is_regular_file(status))
+      return fail(ErrorCode::invalid_input, (from / file).string() + " is not a regular file");
+    fs::copy_file(from / file, options.out / file, fs::copy_options::overwrite_existing, ec);
+    if (ec) return fail(ErrorCode::io, "cannot copy " + (from / file).string() + ": " + ec.message());
+  }
+  if (fs::is_directory(from / "reference", ec))
+    ONNXPROOF_TRY(copy_export_tree(from / "reference", options.out / "reference"));
+  return read_export_manifest(options.out);
+}
+
 Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& progress) {
+  if (!options.from_export.empty()) {
+    ONNXPROOF_TRY(require_replaceable_run_folder(options.out));
+    return adopt_export(options);
+  }
   ONNXPROOF_TRY(validate_export_options(options));
   if (options.exporter == "both")
     return fail(ErrorCode::usage, "--exporter both proves each exporter's model: it is for onnxproof pipeline");

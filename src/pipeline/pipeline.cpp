@@ -65,6 +65,7 @@ StepReport export_step(Run& run) {
     return step_error(step, result.error());
   }
   add_findings(run, result->findings);
+  if (run.report.model.empty()) run.report.model = result->spec;  // an adopted export (--from-export)
   // The front end's versions as that interpreter reported them, named apart from the engine's.
   for (const auto& [tool, version] : result->versions) {
     if (tool == "onnxproof") continue;

@@ -98,7 +98,27 @@ int run_run(const RunCommand& command, std::ostream& out, std::ostream& err) {
   return k_exit_pass;
 }
 
+namespace {
+
+// --from-export adopts a finished export: the options that shape one are refused, not ignored.
+Expected<ExportOptions> adopted_export_options(const ModelArguments& arguments, const fs::path& out) {
+  if (out.empty()) return fail(ErrorCode::usage, "--from-export needs --out: the run folder to prove the export in");
+  if (!arguments.inputs.empty() || !arguments.dynamic.empty() || !arguments.sweep.empty() || arguments.opset != 0 ||
+      arguments.exporter != "auto" || !arguments.data.empty() || !arguments.data_dir.empty())
+    return fail(ErrorCode::usage,
+                "--input, --dynamic, --sweep, --opset, --exporter and --data shape an export; --from-export proves "
+                "one already made (export again to change them)");
+  ExportOptions options;
+  options.from_export = arguments.from_export;
+  options.out = out;
+  return options;
+}
+
+}  // namespace
+
 Expected<ExportOptions> cli_export_options(const ModelArguments& arguments, const fs::path& out) {
+  if (!arguments.from_export.empty()) return adopted_export_options(arguments, out);
+  if (arguments.model.empty()) return fail(ErrorCode::usage, "give the model with --model SPEC (or --from-export DIR)");
   ExportOptions options;
   options.model = arguments.model;
   for (const auto& text : arguments.inputs) {
@@ -161,6 +181,16 @@ Expected<ParityOptions> parity_options(const ProofArguments& arguments) {
 }
 
 }  // namespace
+
+int run_opset(const OpsetCommand& command, std::ostream& out, std::ostream& err) {
+  auto targets = split_list(command.targets, "--target");
+  if (!targets) return report_error(err, targets.error());
+  auto tables = load_target_tables(*targets);
+  if (!tables) return report_error(err, tables.error());
+  const OpsetLimit limit = newest_supported_opset(*tables);
+  out << nlohmann::json{{"opset", limit.opset}, {"reason", limit.reason}}.dump() << '\n';
+  return k_exit_pass;
+}
 
 int run_ops(const OpsCommand& command, std::ostream& out, std::ostream& err) {
   auto targets = split_list(command.targets, "--target");
@@ -319,7 +349,8 @@ int finish_pipeline(const Report& report, const fs::path& out_dir, std::ostream&
 }  // namespace
 
 int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std::ostream& err) {
-  const fs::path out_dir = command.out.empty() ? default_run_folder(command.model.model) : command.out;
+  const fs::path out_dir =
+      command.out.empty() && command.model.from_export.empty() ? default_run_folder(command.model.model) : command.out;
   auto export_options = cli_export_options(command.model, out_dir);
   if (!export_options) return report_error(err, export_options.error());
   auto parity = parity_options(command.proof);

@@ -46,7 +46,8 @@ struct ModelArguments {
   std::string data;
   std::filesystem::path data_dir;
   std::string python;
-  double export_timeout = 1800;  // seconds
+  double export_timeout = 1800;       // seconds
+  std::filesystem::path from_export;  // pipeline: prove this finished export instead of exporting
 };
 
 /// The proof options shared by parity, golden and pipeline, as given on the command line.
@@ -97,6 +98,10 @@ struct OpsCommand {
   std::filesystem::path json_path;
 };
 
+struct OpsetCommand {
+  std::string targets = "ort-cpu";  // comma-separated
+};
+
 struct ProbeCommand {
   std::string provider = "cpu";
   int opset = 0;  // 0: the newest that ONNX and the loaded ONNX Runtime both support
@@ -135,6 +140,9 @@ int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std:
 int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err);
 int run_ops(const OpsCommand& command, std::ostream& out, std::ostream& err);
 int run_probe(const ProbeCommand& command, std::ostream& out, std::ostream& err);
+/// `ops opset`: the newest opset every target supports, as one JSON line (what the Python API
+/// exports at by default, as the pipeline does).
+int run_opset(const OpsetCommand& command, std::ostream& out, std::ostream& err);
 int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream& err);
 int run_export_command(const ExportCommand& command, std::ostream& out, std::ostream& err);
 

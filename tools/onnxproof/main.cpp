@@ -15,11 +15,19 @@ namespace {
 using namespace onnxproof::cli;
 
 // The model option group, spelled the same by every command that exports (DESIGN.md).
-void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model) {
-  app->add_option("--model", model.model,
-                  "SPEC: file.py:callable, package.module:callable, model.pt, torchvision:NAME, timm:NAME or "
-                  "hf:CLASS[:key=value,...] (random weights)")
-      ->required();
+// `adoptable`: the command may prove a finished export (--from-export) instead of a --model.
+void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model, bool adoptable = false) {
+  auto* spec = app->add_option("--model", model.model,
+                               "SPEC: file.py:callable, package.module:callable, model.pt, torchvision:NAME, timm:NAME "
+                               "or hf:CLASS[:key=value,...] (random weights)");
+  if (adoptable) {
+    app->add_option("--from-export", model.from_export,
+                    "Prove the export in this folder (export.json, model.onnx, reference/ from onnxproof export or "
+                    "onnxproof.prove) instead of exporting; needs --out")
+        ->excludes(spec);
+  } else {
+    spec->required();
+  }
   app->add_option("--input", model.inputs,
                   "NAME=DIMS:DTYPE[:LO..HI], e.g. x=1x3x224x224:float32 (repeat per input; torchvision:, timm: and "
                   "hf: models have default inputs)");
@@ -125,7 +133,7 @@ void add_pipeline(CLI::App& app, Commands& commands) {
   auto pipeline = std::make_shared<PipelineCommand>();
   auto* pipeline_app =
       app.add_subcommand("pipeline", "Export, check, prove parity and freeze golden data; write the report");
-  add_model_options(pipeline_app, pipeline->model);
+  add_model_options(pipeline_app, pipeline->model, true);
   add_proof_options(pipeline_app, pipeline->proof);
   pipeline_app
       ->add_option("--target", pipeline->targets,
@@ -157,6 +165,11 @@ void add_ops(CLI::App& app, Commands& commands) {
       ->capture_default_str();
   ops_app->add_option("--json", ops->json_path, "Also write the audit as JSON to this file");
   auto probe = std::make_shared<ProbeCommand>();
+  auto opset = std::make_shared<OpsetCommand>();
+  auto* opset_app =
+      ops_app->add_subcommand("opset", "Print the newest opset ONNX, ONNX Runtime and every target support (JSON)");
+  opset_app->add_option("--target", opset->targets, "Targets, comma-separated")->capture_default_str();
+  commands.push_back({opset_app, [opset] { return run_opset(*opset, std::cout, std::cerr); }});
   auto* probe_app = ops_app->add_subcommand("probe", "Ask the installed ONNX Runtime which operators it implements");
   probe_app->add_option("--provider", probe->provider, "Execution provider to probe")->capture_default_str();
   probe_app->add_option("--opset", probe->opset,

@@ -70,9 +70,14 @@ struct ExportOptions {
   /// The export front end is stopped after this long (a forward pass that never returns).
   double timeout_seconds = 1800;
   uint64_t seed = 0;
+  /// A finished export to adopt instead of running the front end: a folder holding export.json,
+  /// the model and reference/ (written by `onnxproof export` or by the Python API's prove()).
+  /// Its files are copied into `out`, never moved; the other model options are then unused.
+  std::filesystem::path from_export;
 };
 
 struct ExportResult {
+  std::string spec;             // the model as the export names it (its --model spec, or prove()'s description)
   std::filesystem::path model;  // OUT/model.onnx; empty when the export failed
   std::string sha256;
   std::string exporter;
@@ -98,6 +103,11 @@ Expected<ExportResult> read_export_manifest(const std::filesystem::path& out);
 /// analysis; empty options when there is none or it is not onnxproof's (another schema). An
 /// onnxproof export.json that breaks its schema is an error.
 Expected<FrozenShapeOptions> frozen_shape_options_beside(const std::filesystem::path& folder);
+
+/// Copies the export in `options.from_export` into `options.out` and reads it as run_export()
+/// does; ErrorCode::usage when the folder holds no onnxproof export or is `out` itself,
+/// ErrorCode::invalid_input when its model is not the one export.json names (sha256).
+Expected<ExportResult> adopt_export(const ExportOptions& options);
 
 /// Runs the front end, forwarding its progress lines to `progress`. Returns the findings (the
 /// export may have failed because of the model: then `model` is empty and findings say why).

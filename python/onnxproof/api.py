@@ -1,0 +1,224 @@
+"""The Python API: the whole pipeline on a model object in memory.
+
+    report = onnxproof.prove(model, (x,), dynamic_shapes={"x": {0: Dim("batch")}})
+
+The export and PyTorch's reference outputs happen here, in this process (the model never has to
+be importable by name); the engine then proves that export as `onnxproof pipeline --from-export`
+does, and the typed Report is read from the run folder's report.json.
+"""
+import inspect
+import itertools
+import json
+import os
+import re
+import shutil
+import tempfile
+
+from . import contract
+from .engine import captured_output, run_engine
+from .errors import UsageError
+from .report import read_report
+
+# A DataLoader (or any endless iterable) is read for at most this many batches by default.
+DEFAULT_DATA_BATCHES = 8
+
+
+def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None, data=None,
+          data_batches=DEFAULT_DATA_BATCHES, opset=None, exporter="auto", targets=("ort-cpu",), providers=("cpu",),
+          sweep=None, samples=3, rtol=None, atol=None, out=None, quiet=False):
+    """Exports `model` called as model(*args, **kwargs), proves the export and returns its Report.
+
+    dynamic_shapes: torch.export's spelling, {input: {axis: Dim("batch", min=1, max=64)}} or a
+        tuple in argument order; dynamic_axes: torch.onnx's, {input: {axis: "batch"}} or
+        {input: [axis, ...]}. One label on several inputs is one shared dimension.
+    data: real inputs to prove on: a tensor, a list of samples (tuples in argument order or dicts
+        by input name; a tuple with one more value ends with labels), or a DataLoader, of which the
+        first `data_batches` batches are used. Without data, generated inputs at every shape case.
+    exporter: "auto" (torch's default, then the other), "dynamo" or "torchscript".
+    targets: runtimes to audit operators against (ort-cpu, ort-cuda, tensorrt, openvino).
+    sweep: {label: [sizes]} to prove each dynamic axis at.
+    out: the run folder (default onnxproof-out/<model class>); replaced only when it is empty or
+        an earlier onnxproof run.
+    Raises onnxproof.UsageError for bad arguments and onnxproof.EngineError when the tool cannot
+    run; a model that fails the proof is a Report with verdict "fail", not an exception.
+    """
+    from .export import Exporter, InMemoryModel, caches_inside
+    from . import spec as specs
+    if exporter not in ("auto", "dynamo", "torchscript"):
+        raise UsageError(f"exporter must be auto, dynamo or torchscript, not {exporter!r}")
+    call, tensors = _callable_inputs(model, args, kwargs)
+    names = list(tensors)
+    inputs = [_input_spec(name, tensor) for name, tensor in tensors.items()]
+    dynamic = _dynamic_from(dynamic_shapes, dynamic_axes, names, tensors)
+    out = os.path.abspath(out or os.path.join("onnxproof-out", type(model).__name__))
+    config = {
+        "contract": contract.CONFIG, "model": _describe(model), "inputs": inputs, "dynamic": dynamic,
+        "opset": int(opset or 0), "exporter": exporter, "sweep": {k: [int(s) for s in v] for k, v in (sweep or {}).items()},
+        "samples": int(samples), "seed": 0, "out": "",
+    }
+    config.update(_opset_ceiling(targets))
+    example = {name: tensor.detach().cpu().numpy() for name, tensor in tensors.items()}
+    samples_given = None if data is None else specs.samples_from(_batches(data, data_batches), names, "data")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".onnxproof-export-", dir=os.path.dirname(out))
+    try:
+        config["out"] = staging
+        contract.check_config(config)
+        with caches_inside(staging), captured_output(os.path.join(staging, "export.log"), quiet):
+            Exporter(config, InMemoryModel(call, config["model"], example, samples_given)).run()
+        arguments = ["pipeline", "--from-export", staging, "--out", out, "--target", ",".join(targets),
+                     "--provider", ",".join(providers)]
+        arguments += ["--rtol", repr(float(rtol))] if rtol is not None else []
+        arguments += ["--atol", repr(float(atol))] if atol is not None else []
+        run_engine(arguments, quiet=quiet)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return read_report(out)
+
+
+def _describe(model):
+    kind = type(model)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _opset_ceiling(targets):
+    """The newest opset ONNX, ONNX Runtime and every target support, as the engine computes it
+    for the pipeline (the export picks min(this, the exporter's newest))."""
+    _, printed = run_engine(["ops", "opset", "--target", ",".join(targets)], quiet=True)
+    limit = json.loads(printed)
+    return {"opset_ceiling": int(limit["opset"]), "opset_ceiling_reason": str(limit["reason"])}
+
+
+def _positional_names(model, count):
+    try:
+        parameters = list(inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    names = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names[:count] if len(names) >= count else [f"input_{i}" for i in range(count)]
+
+
+def _callable_inputs(model, args, kwargs):
+    """(module to export, {input name: tensor}): tensors in args and kwargs become the model's
+    inputs, named after forward()'s parameters; other keyword values stay fixed."""
+    import torch
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError(f"model must be a torch.nn.Module, not {type(model).__name__}")
+    args = (args,) if isinstance(args, torch.Tensor) else tuple(args)
+    for index, value in enumerate(args):
+        if not isinstance(value, torch.Tensor):
+            raise UsageError(f"args[{index}] is a {type(value).__name__}: positional inputs must be tensors "
+                             "(pass fixed values as kwargs)")
+    kwargs = dict(kwargs or {})
+    tensors = dict(zip(_positional_names(model, len(args)), args))
+    keyword_tensors = {name: value for name, value in kwargs.items() if isinstance(value, torch.Tensor)}
+    if set(keyword_tensors) & set(tensors):
+        raise UsageError(f"{sorted(set(keyword_tensors) & set(tensors))} given both in args and kwargs")
+    if not keyword_tensors and not kwargs:
+        return model, tensors
+    fixed = {name: value for name, value in kwargs.items() if name not in keyword_tensors}
+    tensors.update(keyword_tensors)
+    return _keyword_call(model, list(tensors), len(args), fixed), tensors
+
+
+def _keyword_call(model, names, positional, fixed):
+    """A module whose forward takes every input positionally, under its own name (torch.export
+    keys dynamic shapes by forward()'s parameter names), and calls the model with keywords."""
+    import torch
+
+    class KeywordInputs(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *values):
+            return self.model(*values[:positional], **dict(zip(names[positional:], values[positional:])), **fixed)
+
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    parameters += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names]
+    KeywordInputs.forward.__signature__ = inspect.Signature(parameters)
+    wrapper = KeywordInputs()
+    wrapper.train(model.training)
+    return wrapper
+
+
+def _input_spec(name, tensor):
+    """The input as the export contract declares it; integer inputs are generated inside the
+    range the example spans (token ids stay inside what the example used)."""
+    import torch
+    dtype = str(tensor.dtype).replace("torch.", "")
+    spec = {"name": name, "dims": [int(d) for d in tensor.shape], "dtype": dtype}
+    if tensor.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8) and tensor.numel():
+        spec["range"] = [int(tensor.min()), int(tensor.max()) + 1]
+    return spec
+
+
+def _label(name, axis):
+    return re.sub(r"\W", "_", f"{name}_dim{axis}")
+
+
+def _dynamic_from(dynamic_shapes, dynamic_axes, names, tensors):
+    """The config's dynamic axes from either spelling: [{"input", "axis", "label"[, "min", "max"]}]."""
+    if dynamic_shapes is not None and dynamic_axes is not None:
+        raise UsageError("give dynamic_shapes (torch.export's spelling) or dynamic_axes (torch.onnx's), not both")
+    dynamic = []
+    if dynamic_axes is not None:
+        for name, axes in dict(dynamic_axes).items():
+            items = axes.items() if isinstance(axes, dict) else ((axis, _label(name, axis)) for axis in axes)
+            dynamic += [{"input": name, "axis": int(axis), "label": str(label)} for axis, label in items]
+    elif dynamic_shapes is not None:
+        by_name = dynamic_shapes if isinstance(dynamic_shapes, dict) else dict(zip(names, dynamic_shapes))
+        for name, axes in by_name.items():
+            items = axes.items() if isinstance(axes, dict) else enumerate(axes or ())
+            dynamic += [_dim_axis(name, int(axis), dim) for axis, dim in items if dim is not None]
+    for axis in dynamic:
+        if axis["input"] not in tensors:
+            raise UsageError(f"a dynamic axis names input {axis['input']!r}; the inputs are {', '.join(names)}")
+        if not 0 <= axis["axis"] < tensors[axis["input"]].dim():
+            raise UsageError(f"input {axis['input']!r} has no axis {axis['axis']} (rank {tensors[axis['input']].dim()})")
+    return dynamic
+
+
+def _dim_axis(name, axis, dim):
+    """One torch.export Dim as a dynamic axis: its name is the label, its bounds the range."""
+    label = getattr(dim, "__name__", None)
+    if not isinstance(label, str) or label in ("AUTO", "DYNAMIC", "STATIC"):
+        label = _label(name, axis)  # Dim.AUTO / Dim.DYNAMIC: no name of the user's
+    entry = {"input": name, "axis": axis, "label": label}
+    low, high = getattr(dim, "min", None), getattr(dim, "max", None)
+    if isinstance(high, int) and high < 2 ** 31:
+        entry.update(min=max(int(low or 1), 1), max=int(high))
+    return entry
+
+
+def _batches(data, limit):
+    """Samples from a tensor, a list of samples or a DataLoader (its first `limit` batches)."""
+    import torch
+    if isinstance(data, torch.Tensor):
+        return [(data,)]
+    if isinstance(data, (list, tuple)):
+        return data
+    return itertools.islice(iter(data), int(limit))
+
+
+def check(path):
+    """The checker, shape inference and static findings for an ONNX file: the dict
+    `onnxproof check --json` writes (findings with codes, the model's summary)."""
+    return _json_of(["check", os.fspath(path)])
+
+
+def parity(path, reference, providers=("cpu",), rtol=None, atol=None):
+    """ONNX Runtime against a reference folder (test_data_set_N/, as a run folder's reference/):
+    the dict `onnxproof parity --json` writes; its "verdict" is pass or fail."""
+    arguments = ["parity", os.fspath(path), "--reference", os.fspath(reference), "--provider", ",".join(providers)]
+    arguments += ["--rtol", repr(float(rtol))] if rtol is not None else []
+    arguments += ["--atol", repr(float(atol))] if atol is not None else []
+    return _json_of(arguments)
+
+
+def _json_of(arguments):
+    with tempfile.TemporaryDirectory(prefix="onnxproof-") as folder:
+        result = os.path.join(folder, "result.json")
+        run_engine(arguments + ["--json", result], quiet=True)
+        with open(result, encoding="utf-8") as handle:
+            return json.load(handle)

@@ -1,0 +1,88 @@
+"""Finds and runs the C++ engine (the `onnxproof` binary) for the Python API and the console
+script. The engine runs the proof; this process only exports (python -m onnxproof is the same
+front end the engine starts for a --model spec)."""
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+
+from .errors import EXIT_ERROR, EXIT_USAGE, FrontEndError, UsageError
+
+PACKAGE = os.path.dirname(os.path.abspath(__file__))
+# Where the wheel puts the engine (pyproject.toml: wheel.install-dir), and where a checkout builds it.
+_BUNDLED = os.path.join(PACKAGE, "_engine", "bin", "onnxproof")
+_CHECKOUT = os.path.join(os.path.dirname(os.path.dirname(PACKAGE)), "build", "bin", "onnxproof")
+
+
+class EngineError(FrontEndError):
+    """The engine could not do its job (exit 3): its one-line reason."""
+
+
+def engine_path():
+    """$ONNXPROOF_ENGINE, else the wheel's bundled binary, else this checkout's build."""
+    for candidate in (os.environ.get("ONNXPROOF_ENGINE"), _BUNDLED, _CHECKOUT):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    raise EngineError("the onnxproof engine was not found: install the onnxproof wheel, build this checkout "
+                      "(make demo), or set ONNXPROOF_ENGINE to the onnxproof binary")
+
+
+def engine_environment():
+    """The engine starts its Python front end with this interpreter and package: the ones running
+    now (a user's own choice in $ONNXPROOF_PYTHON / $ONNXPROOF_PYTHONPATH stands)."""
+    environment = dict(os.environ)
+    environment.setdefault("ONNXPROOF_PYTHON", sys.executable)
+    environment.setdefault("ONNXPROOF_PYTHONPATH", os.path.dirname(PACKAGE))
+    return environment
+
+
+def run_engine(arguments, quiet=False):
+    """Runs `onnxproof ARGUMENTS`; returns (exit code, stdout). Its progress (stderr) is passed on
+    unless `quiet`; exit 2 raises UsageError and 3 EngineError with the engine's last error line."""
+    process = subprocess.run([engine_path(), *arguments], env=engine_environment(), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+    if not quiet and process.stderr:
+        sys.stderr.write(process.stderr)
+    if process.returncode in (EXIT_USAGE, EXIT_ERROR) or process.returncode < 0:
+        lines = [line for line in process.stderr.splitlines() if line.startswith("onnxproof: error: ")]
+        reason = lines[-1][len("onnxproof: error: "):] if lines else (
+            f"the engine ended with exit code {process.returncode}: {process.stderr.strip()[-500:]}")
+        raise (UsageError if process.returncode == EXIT_USAGE else EngineError)(reason)
+    return process.returncode, process.stdout
+
+
+@contextlib.contextmanager
+def captured_output(log_path, quiet):
+    """Everything this process prints while the block runs (torch's and the exporter's chatter,
+    from Python or C++) goes to `log_path`, as the engine keeps export.log for a child; progress
+    lines ("onnxproof export: ...") still reach the terminal unless `quiet`."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    read_end, write_end = os.pipe()
+    log = open(log_path, "wb")
+
+    def forward():
+        with os.fdopen(read_end, "rb") as stream:
+            for line in stream:
+                log.write(line)
+                if not quiet and line.startswith(b"onnxproof export: "):
+                    os.write(saved[2], line)
+
+    reader = threading.Thread(target=forward, daemon=True)
+    reader.start()
+    for fd in (1, 2):
+        os.dup2(write_end, fd)
+    os.close(write_end)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)  # the pipe's last writer closes: the reader sees its end
+        reader.join()
+        log.close()
+        for copy in saved.values():
+            os.close(copy)

@@ -1,0 +1,114 @@
+"""The typed Report the Python API returns: read from the run folder's report.json
+(onnxproof.report/1, DESIGN.md), which stays the one source; to_dict() gives it back whole."""
+import dataclasses
+import json
+import os
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: str  # error | warning | info
+    step: str
+    message: str
+    where: str = ""
+    hint: str = ""
+
+    def __str__(self):
+        where = f" at {self.where}" if self.where else ""
+        hint = f" (hint: {self.hint})" if self.hint else ""
+        return f"{self.severity} {self.code}{where}: {self.message}{hint}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    """One of the five headline questions, answered yes / no / not run, with its evidence."""
+    question: str
+    answer: str
+    evidence: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ParityRow:
+    """One comparison: a reference case on one provider and optimization level, one output."""
+    case: str
+    provider: str
+    optimization: str
+    output: str
+    sizes: dict
+    status: str
+    max_abs: float
+    max_rel: float
+    mismatches: int
+    elements: int
+    argmax_flips: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    verdict: str  # pass | fail | error
+    model: str
+    folder: str   # the run folder
+    steps: dict   # step name -> pass | fail | skip | error
+    headline: tuple
+    findings: tuple
+    parity: tuple
+    raw: dict = dataclasses.field(repr=False, compare=False)
+
+    @property
+    def passed(self):
+        return self.verdict == "pass"
+
+    @property
+    def errors(self):
+        return tuple(f for f in self.findings if f.severity == "error")
+
+    def codes(self, severity=None):
+        """The finding codes, in report order (of one severity when given)."""
+        return [f.code for f in self.findings if severity in (None, f.severity)]
+
+    def path(self, name):
+        """A file of the run folder: 'model.onnx', 'report.html', 'golden', ..."""
+        return os.path.join(self.folder, name)
+
+    @property
+    def model_path(self):
+        """The model the proof is about: the simplified one when the run wrote it."""
+        simplified = self.path("model.sim.onnx")
+        return simplified if os.path.exists(simplified) else self.path("model.onnx")
+
+    def to_dict(self):
+        return json.loads(json.dumps(self.raw))
+
+    def __str__(self):
+        lines = [f"onnxproof: {self.model}: {self.verdict}"]
+        lines += [f"  {a.answer:<8} {a.question}  [{a.evidence}]" for a in self.headline]
+        lines += [f"  {f}" for f in self.findings if f.severity != "info"]
+        lines.append(f"  report: {self.path('report.md')}")
+        return "\n".join(lines)
+
+
+def _fields(kind, values):
+    names = {field.name for field in dataclasses.fields(kind)}
+    return kind(**{name: value for name, value in values.items() if name in names})
+
+
+def read_report(folder):
+    """The Report of a run folder (ValueError when it holds no onnxproof report)."""
+    path = os.path.join(folder, "report.json")
+    with open(path, encoding="utf-8") as handle:
+        raw = json.load(handle)
+    if raw.get("schema") != "onnxproof.report/1":
+        raise ValueError(f"{path} is not an onnxproof report (schema {raw.get('schema')!r})")
+    model = raw.get("model")
+    return Report(
+        verdict=raw["verdict"],
+        model=model if isinstance(model, str) else json.dumps(model),
+        folder=os.path.abspath(folder),
+        steps={step["name"]: step["status"] for step in raw.get("steps", [])},
+        headline=tuple(_fields(Answer, answer) for answer in raw.get("headline", [])),
+        findings=tuple(Finding(**{key: str(finding.get(key, "")) for key in
+                                  ("code", "severity", "step", "message", "where", "hint")})
+                       for finding in raw.get("findings", [])),
+        parity=tuple(_fields(ParityRow, dict({"sizes": {}}, **row)) for row in raw.get("parity", [])),
+        raw=raw)
