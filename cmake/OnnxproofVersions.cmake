@@ -3,7 +3,7 @@
 # baked in here (a user may pass --python or set $ONNXPROOF_PYTHON).
 set(ONNXPROOF_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
     "Default Python interpreter for the front end (torch, onnx)")
-if(NOT EXISTS "${ONNXPROOF_PYTHON}")
+if(IS_ABSOLUTE "${ONNXPROOF_PYTHON}" AND NOT EXISTS "${ONNXPROOF_PYTHON}")
   message(WARNING "onnxproof: ${ONNXPROOF_PYTHON} does not exist; run scripts/setup.sh to make the pinned environment")
 endif()
 message(STATUS "onnxproof: ONNX ${ONNX_VERSION}, protobuf ${Protobuf_VERSION}, front end ${ONNXPROOF_PYTHON}")

@@ -6,10 +6,20 @@ import functools
 import json
 import os
 
-# The registry beside the package: <root>/python/onnxproof -> <root>/data in a checkout, and
-# <prefix>/share/onnxproof/python/onnxproof -> <prefix>/share/onnxproof/data when installed.
-REGISTRY = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                        "data", "finding_codes.json")
+
+def _registry_path():
+    """$ONNXPROOF_DATA's, else the wheel's (onnxproof/_engine/share/onnxproof/data), else the one
+    beside the package: <root>/python/onnxproof -> <root>/data in a checkout, and
+    <prefix>/share/onnxproof/python/onnxproof -> <prefix>/share/onnxproof/data for cmake --install."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    for folder in (os.environ.get("ONNXPROOF_DATA"), os.path.join(package, "_engine", "share", "onnxproof", "data"),
+                   os.path.join(os.path.dirname(os.path.dirname(package)), "data")):
+        if folder and os.path.isfile(os.path.join(folder, "finding_codes.json")):
+            return os.path.join(folder, "finding_codes.json")
+    return os.path.join(os.path.dirname(os.path.dirname(package)), "data", "finding_codes.json")
+
+
+REGISTRY = _registry_path()
 
 
 @functools.lru_cache(maxsize=None)

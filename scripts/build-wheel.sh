@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds the onnxproof wheel into dist/: scikit-build-core compiles the engine with CMake (after
+# scripts/setup.sh made .deps/ and .venv/), then auditwheel copies the shared libraries the engine
+# needs from this machine (protobuf, fmt, OpenSSL's libcrypto) into the wheel and points the
+# binary at them, so `pip install dist/onnxproof-*.whl` needs nothing else of ours.
+#   scripts/build-wheel.sh            -> prints the path of the wheel
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.venv"
+raw="$root/build/wheel-raw"
+rm -rf "$raw" && mkdir -p "$raw" "$root/dist"
+echo "onnxproof wheel: building the engine and the package (scikit-build-core, CMake)" >&2
+# --no-build-isolation: the build tools are the lock's, in .venv, not whatever the index has today.
+PATH="$venv/bin:$PATH" "$venv/bin/pip" wheel "$root" --no-build-isolation --no-deps --quiet -w "$raw" \
+  2>&1 | grep -v '^WARNING: Location' >&2 || true
+wheel="$(ls "$raw"/onnxproof-*.whl 2>/dev/null | head -1)"
+[[ -n "$wheel" ]] || { echo "onnxproof wheel: the build wrote no wheel (see above)" >&2; exit 3; }
+echo "onnxproof wheel: vendoring shared libraries (auditwheel repair)" >&2
+rm -f "$root"/dist/onnxproof-*.whl
+PATH="$venv/bin:$PATH" "$venv/bin/auditwheel" repair --only-plat --plat auto -w "$root/dist" "$wheel" >&2 ||
+  PATH="$venv/bin:$PATH" "$venv/bin/auditwheel" repair -w "$root/dist" "$wheel" >&2
+ls "$root"/dist/onnxproof-*.whl

@@ -1,0 +1,160 @@
+"""The Python API (onnxproof.prove and friends) against the engine this checkout built
+($ONNXPROOF_ENGINE, set by CTest): real exports, real ONNX Runtime, the run folder's report."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import torch
+from torch import nn
+from torch.export import Dim
+
+import onnxproof
+from onnxproof import api
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+import trap_models  # noqa: E402
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+class KeywordModel(nn.Module):
+    """Takes its second tensor and a fixed flag by keyword."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(6, 3)
+
+    def forward(self, x, mask=None, scale=1.0):
+        return self.linear(x) * scale + mask.sum(dim=1, keepdim=True)
+
+
+class DynamicSpellings(unittest.TestCase):
+    tensors = {"x": torch.zeros(2, 3, 5), "y": torch.zeros(2, 7)}
+
+    def test_dynamic_axes_dict_and_list(self):
+        self.assertEqual(api._dynamic_from(None, {"x": {0: "batch", 2: "seq"}, "y": [0]}, ["x", "y"], self.tensors),
+                         [{"input": "x", "axis": 0, "label": "batch"}, {"input": "x", "axis": 2, "label": "seq"},
+                          {"input": "y", "axis": 0, "label": "y_dim0"}])
+
+    def test_dynamic_shapes_by_name_and_by_position_keep_dim_names_and_ranges(self):
+        batch = Dim("batch", min=1, max=64)
+        by_name = api._dynamic_from({"x": {0: batch}, "y": {0: batch}}, None, ["x", "y"], self.tensors)
+        by_position = api._dynamic_from(({0: batch}, {0: batch}), None, ["x", "y"], self.tensors)
+        self.assertEqual(by_name, by_position)
+        self.assertEqual(by_name[0], {"input": "x", "axis": 0, "label": "batch", "min": 1, "max": 64})
+
+    def test_unbounded_dim_has_no_range(self):
+        self.assertEqual(api._dynamic_from({"x": {1: Dim("channels")}}, None, ["x"], self.tensors),
+                         [{"input": "x", "axis": 1, "label": "channels"}])
+
+    def test_bad_axes_are_usage_errors(self):
+        with self.assertRaises(onnxproof.UsageError):
+            api._dynamic_from(None, {"z": {0: "batch"}}, ["x", "y"], self.tensors)
+        with self.assertRaises(onnxproof.UsageError):
+            api._dynamic_from(None, {"x": {3: "batch"}}, ["x", "y"], self.tensors)
+        with self.assertRaises(onnxproof.UsageError):
+            api._dynamic_from({}, {}, ["x"], self.tensors)
+
+
+class Prove(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="onnxproof-api-")
+        self.addCleanup(shutil.rmtree, self.folder, ignore_errors=True)
+
+    def out(self, name):
+        return os.path.join(self.folder, name)
+
+    def test_a_clean_model_passes_with_the_report_typed(self):
+        model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(5))
+        model(torch.randn(1, 3, 8, 8))
+        report = onnxproof.prove(model.eval(), (torch.randn(2, 3, 8, 8),),
+                                 dynamic_shapes={"input": {0: Dim("batch", min=1, max=32)}}, out=self.out("clean"),
+                                 quiet=True)
+        self.assertEqual(report.verdict, "pass", str(report))
+        self.assertTrue(report.passed)
+        self.assertEqual(report.model, "torch.nn.modules.container.Sequential")
+        self.assertEqual(set(report.steps.values()), {"pass"})
+        self.assertEqual(len(report.headline), 5)
+        self.assertEqual({row.sizes["batch"] for row in report.parity}, {1, 2, 3, 4})
+        self.assertTrue(all(row.status == "pass" for row in report.parity))
+        self.assertEqual(report.to_dict()["verdict"], "pass")
+        self.assertIn("pass", str(report))
+        for name in ("model.onnx", "export.json", "export.log", "report.html", "golden/manifest.json",
+                     "reference/cases.json"):
+            self.assertTrue(os.path.exists(report.path(name)), name)
+        self.assertFalse([name for name in os.listdir(self.folder) if name.startswith(".onnxproof-export-")])
+        manifest = read_json(report.path("export.json"))
+        self.assertEqual(manifest["exporter"], "dynamo")
+        self.assertEqual(manifest["exporter_options"]["dynamic_shapes"]["batch"], {"min": 1, "max": 32})
+
+    def test_a_trap_fails_at_the_users_line(self):
+        report = onnxproof.prove(trap_models.BranchOnValue().eval(), torch.randn(2, 8),
+                                 dynamic_axes={"x": {0: "batch"}}, exporter="torchscript", out=self.out("trap"),
+                                 quiet=True)
+        self.assertEqual(report.verdict, "fail")
+        branch = [f for f in report.findings if f.code == "DATA_DEPENDENT_CONTROL_FLOW"]
+        self.assertTrue(branch, report.codes())
+        self.assertIn("trap_models.py:11", branch[0].where)
+
+    def test_keyword_tensors_are_inputs_and_other_keywords_stay_fixed(self):
+        report = onnxproof.prove(KeywordModel().eval(), (torch.randn(2, 6),), {"mask": torch.ones(2, 4), "scale": 2.0},
+                                 dynamic_axes={"x": {0: "batch"}, "mask": {0: "batch"}}, out=self.out("keywords"),
+                                 quiet=True)
+        self.assertEqual(report.verdict, "pass", str(report))
+        inputs = [spec["name"] for spec in read_json(report.path("export.json"))["inputs"]]
+        self.assertEqual(inputs, ["x", "mask"])
+
+    def test_a_data_loader_of_inputs_and_labels_is_proved_with_accuracy(self):
+        model = nn.Sequential(nn.Linear(4, 3)).eval()
+        data = torch.utils.data.TensorDataset(torch.randn(40, 4), torch.randint(0, 3, (40,)))
+        loader = torch.utils.data.DataLoader(data, batch_size=8)
+        report = onnxproof.prove(model, (torch.randn(8, 4),), dynamic_axes={"input": {0: "batch"}}, data=loader,
+                                 data_batches=3, out=self.out("loader"), quiet=True)
+        self.assertEqual(report.verdict, "pass", str(report))
+        self.assertEqual({row.case for row in report.parity}, {f"test_data_set_{i}" for i in range(3)})
+        self.assertTrue(os.path.exists(report.path("reference/test_data_set_0/labels.pb")))
+
+    def test_bad_arguments_raise_usage_errors_before_any_export(self):
+        with self.assertRaises(onnxproof.UsageError):
+            onnxproof.prove(nn.Linear(2, 2), (3,), out=self.out("bad"))
+        with self.assertRaises(onnxproof.UsageError):
+            onnxproof.prove(lambda x: x, (torch.zeros(1),), out=self.out("bad"))
+        with self.assertRaises(onnxproof.UsageError):
+            onnxproof.prove(nn.Linear(2, 2), (torch.zeros(1, 2),), exporter="both", out=self.out("bad"))
+        self.assertFalse(os.path.exists(self.out("bad")))
+
+    def test_check_and_parity_on_a_run_folder(self):
+        report = onnxproof.prove(nn.Linear(3, 2).eval(), (torch.randn(2, 3),), out=self.out("linear"), quiet=True)
+        checked = onnxproof.check(report.path("model.onnx"))
+        self.assertEqual(checked["checker"], "pass")
+        proved = onnxproof.parity(report.path("model.onnx"), report.path("reference"))
+        self.assertEqual(proved["verdict"], "pass")
+        held, printed = onnxproof.golden.verify(report.model_path, report.path("golden"))
+        self.assertTrue(held, printed)
+
+
+class AssertProvedUnderPytest(unittest.TestCase):
+    def test_fails_on_the_trap_with_its_finding_and_passes_the_clean_model(self):
+        with tempfile.TemporaryDirectory(prefix="onnxproof-pytest-") as folder:
+            run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                                  os.path.join(HERE, "assert_proved_cases.py")],
+                                 env=dict(os.environ, ONNXPROOF_TEST_OUT=folder), capture_output=True, text=True,
+                                 timeout=900)
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        self.assertIn("1 failed, 1 passed", run.stdout)
+        self.assertIn("FAILED", run.stdout)
+        self.assertIn("test_trap_model_is_not_proved", run.stdout)
+        self.assertIn("AssertionError: onnxproof did not prove", run.stdout)
+        self.assertIn("DATA_DEPENDENT_CONTROL_FLOW", run.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
