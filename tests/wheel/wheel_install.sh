@@ -1,0 +1,68 @@
+#!/bin/bash
+# The wheel as a user gets it. scripts/build-wheel.sh builds it; a fresh virtual environment gets
+# only the wheel, torch, torchvision, onnx and onnxscript (at the lock's versions); there, outside
+# the checkout and with no onnxproof variable set, onnxproof.prove (on a model object) and the
+# `onnxproof` console script prove a torchvision ResNet-18, and both give the verdict and findings
+# of this checkout's own build. Prints the wheel's size and the time from pip install to a proof.
+# Usage: wheel_install.sh SOURCE_ENGINE (this checkout's build/bin/onnxproof)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+source_engine=$(realpath "$1")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+now() { date +%s.%N; }
+
+wheel=$("$root/scripts/build-wheel.sh" | tail -1)
+echo "wheel: $(basename "$wheel"), $(stat -c %s "$wheel") bytes"
+
+"$root/.venv/bin/python" -m venv "$work/venv"
+venv="$work/venv"
+install_start=$(now)
+"$venv/bin/pip" install --quiet -c "$root/python/requirements.lock" "$wheel" torchvision 2>&1 |
+  { grep -v '^WARNING: Location' || true; }
+install_end=$(now)
+installed=$("$venv/bin/pip" list --format=freeze)
+for absent in onnxruntime scikit-learn scikit_build_core auditwheel timm transformers; do
+  if grep -qi "^$absent==" <<< "$installed"; then echo "the fresh environment has $absent"; exit 1; fi
+done
+
+# Every library the engine loads comes from the wheel or the system's base (manylinux) set.
+engine=$(cd / && "$venv/bin/python" -c "from onnxproof import engine; print(engine.engine_path())")
+[[ "$engine" == "$venv/"* ]] || { echo "the engine found is not the wheel's: $engine"; exit 1; }
+libraries=$(ldd "$engine")
+if grep -q "not found\|$root" <<< "$libraries"; then echo "$libraries"; exit 1; fi
+grep -q "libonnxruntime.so.1 => $venv/" <<< "$libraries" || { echo "ONNX Runtime not from the wheel:"; echo "$libraries"; exit 1; }
+grep -q "libprotobuf-.* => $venv/" <<< "$libraries" || { echo "protobuf not from the wheel:"; echo "$libraries"; exit 1; }
+
+mkdir "$work/run" && cd "$work/run"
+clean_env=(env -i "PATH=/usr/bin:/bin" "HOME=$work" "LANG=C.UTF-8")
+proof_start=$(now)
+"${clean_env[@]}" "$venv/bin/python" - <<'PYTHON'
+import torch, torchvision, onnxproof
+report = onnxproof.prove(torchvision.models.resnet18().eval(), (torch.randn(2, 3, 224, 224),),
+                         dynamic_axes={"x": {0: "batch"}}, out="api", quiet=True)
+print(report)
+PYTHON
+proof_end=$(now)
+"${clean_env[@]}" "$venv/bin/onnxproof" pipeline --model torchvision:resnet18 --out cli > cli.log 2>&1 || true
+version=$("${clean_env[@]}" "$venv/bin/onnxproof" --version)
+grep -q "^data files  *$venv/" <<< "$version" || { echo "data files not from the wheel:"; echo "$version"; exit 1; }
+"$source_engine" pipeline --model torchvision:resnet18 --out source > source.log 2>&1 || true
+
+# The same verdict, findings (code and severity, in order) and shape cases from all three.
+"$root/.venv/bin/python" - <<'PYTHON'
+import json
+def outcome(folder):
+    with open(f"{folder}/report.json") as handle:
+        report = json.load(handle)
+    return (report["verdict"], [(f["code"], f["severity"]) for f in report["findings"]],
+            sorted({json.dumps(row["sizes"]) for row in report["parity"]}), len(report["parity"]))
+api, cli, source = outcome("api"), outcome("cli"), outcome("source")
+print("api:   ", api)
+print("cli:   ", cli)
+print("source:", source)
+assert api[0] == "pass", api
+assert api == cli == source, "the wheel's API, its console script and the source build disagree"
+PYTHON
+printf 'pip install: %.1f s; first proof (import, export, proof): %.1f s\n' \
+  "$(echo "$install_end - $install_start" | bc)" "$(echo "$proof_end - $proof_start" | bc)"
