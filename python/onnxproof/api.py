@@ -44,6 +44,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     """
     from .export import Exporter, InMemoryModel, caches_inside
     from . import spec as specs
+    targets, providers = _names(targets), _names(providers)
     if exporter not in ("auto", "dynamo", "torchscript"):
         raise UsageError(f"exporter must be auto, dynamo or torchscript, not {exporter!r}")
     call, tensors = _callable_inputs(model, args, kwargs)
@@ -51,6 +52,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     inputs = [_input_spec(name, tensor) for name, tensor in tensors.items()]
     dynamic = _dynamic_from(dynamic_shapes, dynamic_axes, names, tensors)
     out = os.path.abspath(out or os.path.join("onnxproof-out", type(model).__name__))
+    _require_replaceable(out)
     config = {
         "contract": contract.CONFIG, "model": _describe(model), "inputs": inputs, "dynamic": dynamic,
         "opset": int(opset or 0), "exporter": exporter, "sweep": {k: [int(s) for s in v] for k, v in (sweep or {}).items()},
@@ -74,6 +76,22 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return read_report(out)
+
+
+def _require_replaceable(out):
+    """The engine's rule (it checks again before publishing), asked before minutes of export: a
+    run folder replaces only an empty folder or an earlier run or golden set."""
+    if not os.path.exists(out) or (os.path.isdir(out) and not os.listdir(out)):
+        return
+    markers = ("report.json", "export.json", "export.log", os.path.join("golden", "manifest.json"))
+    if not os.path.isdir(out) or not any(os.path.exists(os.path.join(out, marker)) for marker in markers):
+        raise UsageError(f"refusing to replace {out}: it is not an onnxproof run folder; give a new or empty out=")
+
+
+def _names(value):
+    """"ort-cpu", "ort-cpu,tensorrt" or ("ort-cpu", "tensorrt") -> ("ort-cpu", "tensorrt")."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return tuple(item.strip() for item in items if item.strip())
 
 
 def _describe(model):
@@ -210,7 +228,8 @@ def check(path):
 def parity(path, reference, providers=("cpu",), rtol=None, atol=None):
     """ONNX Runtime against a reference folder (test_data_set_N/, as a run folder's reference/):
     the dict `onnxproof parity --json` writes; its "verdict" is pass or fail."""
-    arguments = ["parity", os.fspath(path), "--reference", os.fspath(reference), "--provider", ",".join(providers)]
+    arguments = ["parity", os.fspath(path), "--reference", os.fspath(reference), "--provider",
+                 ",".join(_names(providers))]
     arguments += ["--rtol", repr(float(rtol))] if rtol is not None else []
     arguments += ["--atol", repr(float(atol))] if atol is not None else []
     return _json_of(arguments)

@@ -77,6 +77,11 @@ class Report:
         simplified = self.path("model.sim.onnx")
         return simplified if os.path.exists(simplified) else self.path("model.onnx")
 
+    @property
+    def accuracy(self):
+        """With labelled data: per output, {"samples", "flipped", "accuracy": {"pytorch": .., "cpu": ..}}."""
+        return list(self.raw.get("summary", {}).get("accuracy", []))
+
     def to_dict(self):
         return json.loads(json.dumps(self.raw))
 

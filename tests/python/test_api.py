@@ -104,6 +104,21 @@ class Prove(unittest.TestCase):
         self.assertTrue(branch, report.codes())
         self.assertIn("trap_models.py:11", branch[0].where)
 
+    def test_a_model_no_exporter_can_translate_is_a_failed_report_not_an_exception(self):
+        report = onnxproof.prove(trap_models.BesselI0().eval(), (torch.randn(2, 8),), out=self.out("i0"), quiet=True)
+        self.assertEqual(report.verdict, "fail")
+        self.assertEqual(report.steps["export"], "fail")
+        self.assertIn("UNSUPPORTED_ATEN_OP", report.codes("error"))
+
+    def test_a_folder_onnxproof_did_not_make_is_never_replaced(self):
+        os.makedirs(self.out("project"))
+        with open(self.out("project/train.py"), "w") as handle:
+            handle.write("# the user's own file\n")
+        with self.assertRaisesRegex(onnxproof.UsageError, "refusing to replace"):
+            onnxproof.prove(nn.Linear(3, 2).eval(), (torch.randn(2, 3),), out=self.out("project"), quiet=True)
+        self.assertEqual(os.listdir(self.out("project")), ["train.py"])
+        self.assertEqual([name for name in os.listdir(self.folder) if name.startswith(".")], [])
+
     def test_keyword_tensors_are_inputs_and_other_keywords_stay_fixed(self):
         report = onnxproof.prove(KeywordModel().eval(), (torch.randn(2, 6),), {"mask": torch.ones(2, 4), "scale": 2.0},
                                  dynamic_axes={"x": {0: "batch"}, "mask": {0: "batch"}}, out=self.out("keywords"),
@@ -132,13 +147,25 @@ class Prove(unittest.TestCase):
         self.assertFalse(os.path.exists(self.out("bad")))
 
     def test_check_and_parity_on_a_run_folder(self):
-        report = onnxproof.prove(nn.Linear(3, 2).eval(), (torch.randn(2, 3),), out=self.out("linear"), quiet=True)
+        report = onnxproof.prove(nn.Linear(3, 2).eval(), (torch.randn(2, 3),), out=self.out("linear"), quiet=True,
+                                 targets="ort-cpu,tensorrt")
+        self.assertIn("tensorrt", report.headline[2].evidence)
         checked = onnxproof.check(report.path("model.onnx"))
         self.assertEqual(checked["checker"], "pass")
         proved = onnxproof.parity(report.path("model.onnx"), report.path("reference"))
         self.assertEqual(proved["verdict"], "pass")
         held, printed = onnxproof.golden.verify(report.model_path, report.path("golden"))
         self.assertTrue(held, printed)
+
+
+class ExampleScript(unittest.TestCase):
+    def test_the_training_script_example_proves_its_model(self):
+        with tempfile.TemporaryDirectory(prefix="onnxproof-example-") as folder:
+            run = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "examples", "prove_in_python.py"),
+                                  os.path.join(folder, "run")], capture_output=True, text=True, timeout=900)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertIn(": pass", run.stdout)
+        self.assertIn("0 predictions flipped", run.stdout)
 
 
 class AssertProvedUnderPytest(unittest.TestCase):
