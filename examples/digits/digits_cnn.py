@@ -44,8 +44,12 @@ def load_digits():
 
 
 def _cache_path():
-    root = os.environ.get("ONNXPROOF_CACHE",
-                          os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".cache"))
+    # A checkout's .cache/; an installed copy (the wheel's) uses the user's cache folder instead
+    # of writing beside itself.
+    checkout = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    default = (os.path.join(checkout, ".cache") if os.path.isdir(os.path.join(checkout, ".git")) else
+               os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "onnxproof"))
+    root = os.environ.get("ONNXPROOF_CACHE", default)
     with open(os.path.abspath(__file__), "rb") as source:
         digest = hashlib.sha256(source.read()).hexdigest()[:16]
     return os.path.join(root, f"digits_cnn-{digest}.pt")
