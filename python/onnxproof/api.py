@@ -6,6 +6,7 @@ The export and PyTorch's reference outputs happen here, in this process (the mod
 be importable by name); the engine then proves that export as `onnxproof pipeline --from-export`
 does, and the typed Report is read from the run folder's report.json.
 """
+import contextlib
 import inspect
 import itertools
 import json
@@ -59,14 +60,14 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         "samples": int(samples), "seed": 0, "out": "",
     }
     config.update(_opset_ceiling(targets))
-    example = {name: tensor.detach().cpu().numpy() for name, tensor in tensors.items()}
+    example = {name: _array(name, tensor) for name, tensor in tensors.items()}
     samples_given = None if data is None else specs.samples_from(_batches(data, data_batches), names, "data")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".onnxproof-export-", dir=os.path.dirname(out))
     try:
         config["out"] = staging
         contract.check_config(config)
-        with caches_inside(staging), captured_output(os.path.join(staging, "export.log"), quiet):
+        with caches_inside(staging), captured_output(os.path.join(staging, "export.log"), quiet), _restored(model):
             Exporter(config, InMemoryModel(call, config["model"], example, samples_given)).run()
         arguments = ["pipeline", "--from-export", staging, "--out", out, "--target", ",".join(targets),
                      "--provider", ",".join(providers)]
@@ -76,6 +77,20 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return read_report(out)
+
+
+@contextlib.contextmanager
+def _restored(model):
+    """The export puts the model in eval mode on the CPU (with a finding when it was not); the
+    caller's model object gets its mode and device back afterwards."""
+    training = model.training
+    devices = {tensor.device for tensor in itertools.chain(model.parameters(), model.buffers())}
+    try:
+        yield
+    finally:
+        model.train(training)
+        if len(devices) == 1 and next(iter(devices)).type != "cpu":
+            model.to(next(iter(devices)))
 
 
 def _require_replaceable(out):
@@ -169,6 +184,14 @@ def _input_spec(name, tensor):
     if tensor.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8) and tensor.numel():
         spec["range"] = [int(tensor.min()), int(tensor.max()) + 1]
     return spec
+
+
+def _array(name, tensor):
+    try:
+        return tensor.detach().cpu().numpy()
+    except TypeError as error:  # bfloat16 and other types numpy has not
+        raise UsageError(f"input {name!r}: {tensor.dtype} inputs are not supported by the export front end yet "
+                         f"({error})") from error
 
 
 def _label(name, axis):

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <functional>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -242,6 +243,52 @@ TEST(Pipeline, WritesNothingOutsideItsOutputFolder) {
 
 // A re-run into a run folder is built beside it and published at the end: killed during its
 // export, it leaves the last run exactly as it was and no staging folder behind.
+// pipeline --from-export proves an export made before (onnxproof export, or the Python API's
+// in-process export): copied, never changed; a model changed since is refused.
+TEST(Pipeline, FromExportProvesAFinishedExportAndNeverChangesIt) {
+  TempDir exported;
+  ASSERT_EQ(onnxproof_cli({"export", "--model", k_traps + ":dict_output", "--input", "x=2x8:float32", "--dynamic",
+                           "x:0=batch", "--samples", "1", "--out", exported.path().string()})
+                .exit_code,
+            0);
+  const auto contents = [&] {
+    std::map<std::string, std::string> files;
+    for (const auto& entry : fs::recursive_directory_iterator(exported.path()))
+      if (entry.is_regular_file()) files[entry.path().string()] = read_text(entry.path());
+    return files;
+  };
+  const auto before = contents();
+
+  TempDir out;
+  const auto proved =
+      onnxproof_cli({"pipeline", "--from-export", exported.path().string(), "--out", out.path().string()});
+  ASSERT_EQ(proved.exit_code, 0) << proved.out << proved.err;
+  const json report = read_json(out / "report.json");
+  EXPECT_EQ(report["model"], k_traps + ":dict_output");
+  EXPECT_EQ(report["steps"][0]["status"], "pass");
+  EXPECT_EQ(report["steps"][4]["status"], "pass");  // parity, on the export's own reference data
+  EXPECT_TRUE(fs::exists(out / "reference" / "cases.json"));
+  EXPECT_EQ(contents(), before);
+
+  const auto shaped = onnxproof_cli(
+      {"pipeline", "--from-export", exported.path().string(), "--out", (out / "again").string(), "--opset", "17"});
+  EXPECT_EQ(shaped.exit_code, 2) << shaped.err;
+  EXPECT_NE(shaped.err.find("--from-export proves one already made"), std::string::npos) << shaped.err;
+  EXPECT_EQ(onnxproof_cli({"pipeline", "--from-export", exported.path().string()}).exit_code, 2);
+  EXPECT_EQ(
+      onnxproof_cli({"pipeline", "--from-export", out.path().string() + "/nothing", "--out", (out / "again").string()})
+          .exit_code,
+      2);
+
+  tamper_one_weight(exported / "model.onnx");
+  TempDir refused;
+  const auto changed =
+      onnxproof_cli({"pipeline", "--from-export", exported.path().string(), "--out", refused.path().string()});
+  EXPECT_EQ(changed.exit_code, 3) << changed.err;
+  EXPECT_NE(changed.err.find("changed since it was exported"), std::string::npos) << changed.err;
+  EXPECT_FALSE(fs::exists(refused / "report.json"));
+}
+
 TEST(Pipeline, AKilledReRunLeavesThePreviousRunIntact) {
   TempDir parent;
   const fs::path out = parent / "run";

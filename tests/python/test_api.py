@@ -119,6 +119,13 @@ class Prove(unittest.TestCase):
         self.assertEqual(os.listdir(self.out("project")), ["train.py"])
         self.assertEqual([name for name in os.listdir(self.folder) if name.startswith(".")], [])
 
+    def test_the_callers_model_keeps_its_training_mode(self):
+        model = nn.Sequential(nn.Linear(3, 2), nn.Dropout(0.1))
+        report = onnxproof.prove(model, (torch.randn(2, 3),), out=self.out("training"), quiet=True)
+        self.assertIn("TRAINING_MODE", report.codes("warning"))
+        self.assertTrue(model.training)
+        self.assertEqual(report.verdict, "pass", str(report))
+
     def test_keyword_tensors_are_inputs_and_other_keywords_stay_fixed(self):
         report = onnxproof.prove(KeywordModel().eval(), (torch.randn(2, 6),), {"mask": torch.ones(2, 4), "scale": 2.0},
                                  dynamic_axes={"x": {0: "batch"}, "mask": {0: "batch"}}, out=self.out("keywords"),
@@ -144,6 +151,8 @@ class Prove(unittest.TestCase):
             onnxproof.prove(lambda x: x, (torch.zeros(1),), out=self.out("bad"))
         with self.assertRaises(onnxproof.UsageError):
             onnxproof.prove(nn.Linear(2, 2), (torch.zeros(1, 2),), exporter="both", out=self.out("bad"))
+        with self.assertRaisesRegex(onnxproof.UsageError, "bfloat16"):
+            onnxproof.prove(nn.Linear(2, 2), (torch.zeros(1, 2, dtype=torch.bfloat16),), out=self.out("bad"))
         self.assertFalse(os.path.exists(self.out("bad")))
 
     def test_check_and_parity_on_a_run_folder(self):
