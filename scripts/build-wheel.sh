@@ -17,6 +17,6 @@ wheel="$(ls "$raw"/onnxproof-*.whl 2>/dev/null | head -1)"
 [[ -n "$wheel" ]] || { echo "onnxproof wheel: the build wrote no wheel (see above)" >&2; exit 3; }
 echo "onnxproof wheel: vendoring shared libraries (auditwheel repair)" >&2
 rm -f "$root"/dist/onnxproof-*.whl
-PATH="$venv/bin:$PATH" "$venv/bin/auditwheel" repair --only-plat --plat auto -w "$root/dist" "$wheel" >&2 ||
-  PATH="$venv/bin:$PATH" "$venv/bin/auditwheel" repair -w "$root/dist" "$wheel" >&2
+# The platform tag is the oldest glibc the engine's symbols allow (manylinux_2_34 on Debian 12).
+PATH="$venv/bin:$PATH" "$venv/bin/auditwheel" repair -w "$root/dist" "$wheel" >&2
 ls "$root"/dist/onnxproof-*.whl
