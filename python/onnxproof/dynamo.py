@@ -223,10 +223,11 @@ def _range_from_guard(guard, label):
     return (1 if not low or int(low.group(1)) <= 2 else int(low.group(1))), int(high.group(1))
 
 
-def translate(program, args, inputs, dynamic, output_names, opset, path, run_folder):
+def translate(program, args, inputs, dynamic, output_names, opset, path, run_folder, translations=None):
     """Writes the ONNX model of an ExportedProgram to `path` (weights beside it over 2 GiB), its
     dynamic dimensions named by their labels; keeps the exporter's report as
-    run_folder/exporter_report.md. DynamoExportFailed when translation fails."""
+    run_folder/exporter_report.md. `translations`: the model's own custom_translation_table
+    (torch op -> onnxscript function), for custom ops. DynamoExportFailed when translation fails."""
     import torch
     artifacts = os.path.join(run_folder, f".exporter-artifacts.tmp-{os.getpid()}")
     try:
@@ -234,7 +235,7 @@ def translate(program, args, inputs, dynamic, output_names, opset, path, run_fol
             onnx_program = torch.onnx.export(program, args, None, dynamo=True, opset_version=opset,
                                              input_names=[spec["name"] for spec in inputs],
                                              output_names=output_names, report=True,
-                                             artifacts_dir=artifacts)
+                                             artifacts_dir=artifacts, custom_translation_table=translations)
         except Exception as error:
             traceback.print_exc()
             report = _keep_report(artifacts, run_folder)

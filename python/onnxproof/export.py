@@ -165,6 +165,9 @@ class Exporter:
         exporters = resolve_exporters(self.config.get("exporter", "auto"), int(self.config.get("opset") or 0))
         if self.given is None:
             progress(f"loading {model_spec}")
+            # Seeded: a model built with random weights is the same model when it is loaded again
+            # (divergence localization reruns it).
+            torch.manual_seed(int(self.config.get("seed", 0)))
             model, self.description, defaults = self.timed("load", specs.load_model, model_spec)
         else:
             model, self.description, defaults = self.given.model, self.given.description, None
@@ -342,8 +345,9 @@ class Exporter:
             program = dynamo.capture(model, args, self.inputs, self.dynamic, self.output_dataclasses)
             progress("translating the exported program into ONNX")
             staged = os.path.join(staging, os.path.basename(path))
+            # A model with custom ops carries their translations (torch.onnx's custom_translation_table).
             dynamo.translate(program, args, self.inputs, self.dynamic, self.output_names, self.opset, staged,
-                             self.out)
+                             self.out, translations=translation_table(model))
             if os.path.exists(staged + ".data"):
                 os.replace(staged + ".data", path + ".data")
             os.replace(staged, path)
@@ -581,6 +585,16 @@ class Exporter:
         return EXIT_FAIL if errors or not model_info else 0
 
 
+def translation_table(model):
+    """The model's `onnx_translation_table` ({torch op: onnxscript function}), looked for on the
+    model and on the module a wrapper holds as `.model`; None when it has none."""
+    for candidate in (model, getattr(model, "model", None)):
+        table = getattr(candidate, "onnx_translation_table", None)
+        if table:
+            return dict(table)
+    return None
+
+
 @contextlib.contextmanager
 def caches_inside(out):
     """torch.export compiles through Inductor, whose caches go to $TMPDIR/torchinductor_USER by
@@ -604,9 +618,15 @@ def caches_inside(out):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="onnxproof.export", description=__doc__.splitlines()[0])
-    parser.add_argument("--config-json", required=True, help="the export options as JSON")
+    parser.add_argument("--config-json", help="the export options as JSON")
+    parser.add_argument("--localize-json", help="divergence localization: {run, model, case} as JSON")
     args = parser.parse_args(argv)
+    if bool(args.config_json) == bool(args.localize_json):
+        parser.error("give --config-json or --localize-json")
     try:
+        if args.localize_json:
+            from . import localize
+            return localize.main(json.loads(args.localize_json))
         config = json.loads(args.config_json)
         contract.check_config(config)
         os.makedirs(config["out"], exist_ok=True)

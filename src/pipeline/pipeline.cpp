@@ -8,8 +8,10 @@
 #include <map>
 #include <set>
 
+#include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/staging.h"
 #include "onnxproof/golden/golden.h"
+#include "onnxproof/localize/localize.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
 #include "onnxproof/ops/opset_limits.h"
@@ -387,6 +389,42 @@ void run_steps(Run& run) {
   }
 }
 
+// After a parity failure (a mismatch, a flipped argmax, a NaN): where the outputs first diverge,
+// on the worst failing comparison. Not a step: it explains a failure and never changes the verdict;
+// when it cannot run, the report says why.
+Expected<Localization> localize_worst_case(const Run& run, const ParityRow& row) {
+  const ExportOptions& exported = run.options.export_options;
+  ONNXPROOF_TRY(capture_module_outputs(run.out, run.model.filename().string(), row.data_set, exported.python,
+                                       exported.timeout_seconds));
+  LocalizeOptions options{.data_set = row.data_set, .tolerance = run.options.parity.tolerance};
+  options.session.provider = row.provider;
+  options.session.optimization = row.optimization == "disabled" ? GraphOptimization::disabled : GraphOptimization::all;
+  ONNXPROOF_TRY_ASSIGN(Localization localization, localize_divergence(run.out, run.model, options));
+  ONNXPROOF_TRY(write_file_atomically(run.out / "localize" / "localization.json",
+                                      localization_to_json(localization).dump(1) + "\n"));
+  return localization;
+}
+
+void localize_after_parity(Run& run) {
+  const auto& findings = run.report.findings;
+  if (!run.options.localize || !run.report.parity || run.model.empty() ||
+      !(has_finding(findings, FindingCode::parity_mismatch) || has_finding(findings, FindingCode::argmax_flip) ||
+        has_finding(findings, FindingCode::nan_or_inf)))
+    return;
+  const auto row = worst_failing_row(*run.report.parity);
+  if (!row) return;
+  run.progress << "onnxproof pipeline: localize (" << row->data_set << ", " << row->provider << ")\n" << std::flush;
+  const auto start = std::chrono::steady_clock::now();
+  auto localization = localize_worst_case(run, *row);
+  if (!localization) {
+    run.report.localization_error = localization.error().describe();
+    return;
+  }
+  localization->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  add_findings(run, localization->findings);
+  run.report.localization = std::move(*localization);
+}
+
 // One exporter's run, written: its report, and the check step's summary of the exported model
 // (none when the export or the check did not get that far).
 struct FinishedRun {
@@ -405,6 +443,7 @@ Expected<FinishedRun> run_into(const PipelineOptions& options, const fs::path& o
   Run run{.options = options, .out = out, .published = published, .progress = progress, .report = report};
   run_steps(run);
   if (run.usage_error) return std::unexpected(std::move(*run.usage_error));
+  localize_after_parity(run);
   report.onnx_model = run.model;
   merge_frozen_dimension_evidence(report.findings);
   answer_headline(run, report);

@@ -8,6 +8,8 @@
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/report/check_report.h"
+#include "onnxproof/report/localize_report.h"
+#include "onnxproof/report/log_bar_chart.h"
 #include "onnxproof/report/parity_plot.h"
 #include "onnxproof/report/parity_report.h"
 
@@ -98,7 +100,10 @@ nlohmann::json report_to_json(const Report& report) {
           {"summary", report.parity ? parity_summary_to_json(*report.parity) : nlohmann::json::object()},
           {"parity", report.parity ? parity_rows_to_json(*report.parity) : nlohmann::json::array()},
           {"exporter_report", report.exporter_report.string()},
-          {"exporters", exporter_comparison_to_json(report.exporters)}};
+          {"exporters", exporter_comparison_to_json(report.exporters)},
+          {"localization", report.localization                 ? localization_to_json(*report.localization)
+                           : report.localization_error.empty() ? nlohmann::json(nullptr)
+                                                               : nlohmann::json{{"error", report.localization_error}}}};
 }
 
 std::string report_to_markdown(const Report& report) {
@@ -137,37 +142,13 @@ std::string report_to_markdown(const Report& report) {
         "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: |\n";
     for (const auto& row : parity_rows(report)) md += fmt::format("| {} |\n", fmt::join(parity_cells(row), " | "));
   }
+  if (report.localization) md += localization_to_markdown(*report.localization);
+  if (!report.localization_error.empty())
+    md += "\n## Where the outputs diverge\n\nNot localized: " + report.localization_error + "\n";
   md += "\n## Versions\n\n";
   for (const auto& [tool, version] : report.versions) md += fmt::format("- {}: {}\n", tool, version);
   return md;
 }
-
-namespace {
-
-std::string html_escape(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string report_to_html(const Report& report) {
   const std::string_view verdict = verdict_name(report.verdict);
@@ -178,19 +159,19 @@ std::string report_to_html(const Report& report) {
       ".yes,.pass{{color:#1a7f37;font-weight:bold}}.no,.fail,.error{{color:#cf222e;font-weight:bold}}"
       ".warning{{color:#9a6700;font-weight:bold}}.info,.skip{{color:#57606a}}code{{background:#f4f4f4;padding:1px 3px}}"
       "</style></head><body>\n<h1>onnxproof report: {0}</h1>\n<p>Verdict: <span class=\"{1}\">{1}</span></p>\n",
-      html_escape(report.model), verdict);
+      markup_escape(report.model), verdict);
   if (!report.onnx_model.empty())
-    html += fmt::format("<p>Model: <code>{}</code></p>\n", html_escape(report.onnx_model.string()));
+    html += fmt::format("<p>Model: <code>{}</code></p>\n", markup_escape(report.onnx_model.string()));
   if (!report.exporter_report.empty()) {
     html += fmt::format("<p>The exporter's own report: <a href=\"{0}\">{0}</a></p>\n",
-                        html_escape(report.exporter_report.string()));
+                        markup_escape(report.exporter_report.string()));
   }
-  if (!report.exporters.empty()) html += exporter_comparison_to_html(report.exporters, html_escape);
+  if (!report.exporters.empty()) html += exporter_comparison_to_html(report.exporters, markup_escape);
   html += "<h2>Can I ship?</h2>\n<table><tr><th>question</th><th>answer</th><th>evidence</th></tr>\n";
   for (const auto& a : report.headline) {
     const std::string css = a.answer == "yes" ? "yes" : a.answer == "no" ? "no" : "skip";
-    html += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>\n", html_escape(a.question), css,
-                        html_escape(a.answer), html_escape(a.evidence));
+    html += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>\n", markup_escape(a.question), css,
+                        markup_escape(a.answer), markup_escape(a.evidence));
   }
   html += "</table>\n<h2>Findings</h2>\n";
   if (report.findings.empty())
@@ -204,16 +185,16 @@ std::string report_to_html(const Report& report) {
           "<tr><td "
           "class=\"{0}\">{0}</td><td><code>{1}</code></td><td>{2}</td><td>{3}</td><td><code>{4}</code></td><td>{5}</"
           "td></tr>\n",
-          severity_name(f.severity), html_escape(std::string(f.code_name())), html_escape(f.step),
-          html_escape(f.message), html_escape(f.where), html_escape(f.hint));
+          severity_name(f.severity), markup_escape(std::string(f.code_name())), markup_escape(f.step),
+          markup_escape(f.message), markup_escape(f.where), markup_escape(f.hint));
     }
   }
   if (!report.findings.empty()) html += "</table>\n";
   html += "<h2>Steps</h2>\n<table><tr><th>step</th><th>status</th><th>seconds</th><th>note</th></tr>\n";
   for (const auto& step : report.steps) {
-    html +=
-        fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{:.2f}</td><td>{}</td></tr>\n", html_escape(step.name),
-                    status_name(step.status), status_name(step.status), step.seconds, html_escape(step.reason));
+    html += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{:.2f}</td><td>{}</td></tr>\n",
+                        markup_escape(step.name), status_name(step.status), status_name(step.status), step.seconds,
+                        markup_escape(step.reason));
   }
   html += "</table>\n";
   if (const std::string svg = parity_plot_svg(parity_rows(report)); !svg.empty()) {
@@ -226,15 +207,16 @@ std::string report_to_html(const Report& report) {
       const auto cells = parity_cells(row);
       for (std::size_t i = 0; i < cells.size(); ++i) {
         const std::string css = i == 5 ? fmt::format(" class=\"{}\"", row.compared() ? row.status : "fail") : "";
-        html += fmt::format("<td{}>{}</td>", css, html_escape(cells[i]));
+        html += fmt::format("<td{}>{}</td>", css, markup_escape(cells[i]));
       }
       html += "</tr>\n";
     }
     html += "</table>\n";
   }
+  if (report.localization) html += localization_to_html(*report.localization);
   html += "<h2>Versions</h2>\n<ul>\n";
   for (const auto& [tool, version] : report.versions)
-    html += fmt::format("<li>{}: {}</li>\n", tool, html_escape(version));
+    html += fmt::format("<li>{}: {}</li>\n", tool, markup_escape(version));
   html += "</ul>\n</body></html>\n";
   return html;
 }
@@ -246,6 +228,10 @@ Expected<void> write_report(const Report& report, const std::filesystem::path& o
       report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   if (const std::string svg = parity_plot_svg(parity_rows(report)); !svg.empty()) {
     ONNXPROOF_TRY(write_file_atomically(out / "report-parity.svg", svg));
+  }
+  if (report.localization) {
+    if (const std::string svg = localization_plot_svg(*report.localization); !svg.empty())
+      ONNXPROOF_TRY(write_file_atomically(out / "report-localize.svg", svg));
   }
   return write_file_atomically(out / "report.md", report_to_markdown(report));
 }

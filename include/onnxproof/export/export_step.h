@@ -115,6 +115,14 @@ Expected<ExportResult> adopt_export(const ExportOptions& options);
 /// when the interpreter cannot be started, ErrorCode::internal when the front end crashes.
 Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& progress);
 
+/// The front end's half of divergence localization (python/onnxproof/localize.py): the model
+/// loaded again from RUN/export.json's spec, every module's inputs and outputs on the reference
+/// case `data_set`, written to RUN/localize/ (modules.json and the tensors) with what it printed in
+/// RUN/localize/capture.log. `model_file` (relative to RUN) is the ONNX model whose values are
+/// mapped. ErrorCode::invalid_input with the front end's reason when it cannot.
+Expected<void> capture_module_outputs(const std::filesystem::path& run, const std::string& model_file,
+                                      const std::string& data_set, const std::string& python, double timeout_seconds);
+
 /// Everything that can be checked before Python starts, as ErrorCode::usage with the option named:
 /// the opset against 7 and opset_ceiling, --dynamic axes (an input that exists, an axis it has,
 /// one label per axis), --sweep labels, generated input sizes (4 GiB each at most) and types,

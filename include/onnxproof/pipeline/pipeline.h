@@ -20,6 +20,8 @@ struct PipelineOptions {
   ParityOptions parity;
   CheckOptions check;
   std::vector<SupportTable> targets;  // the operator audit's tables (--target)
+  /// After a parity failure, find where the outputs first diverge (report.localization).
+  bool localize = true;
 };
 
 /// The default run folder for a model spec: onnxproof-out/NAME, NAME being "resnet18" for

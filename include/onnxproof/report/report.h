@@ -14,6 +14,7 @@
 #include "onnxproof/core/error.h"
 #include "onnxproof/core/finding.h"
 #include "onnxproof/core/verdict.h"
+#include "onnxproof/localize/localize.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/report/exporter_comparison.h"
 
@@ -47,6 +48,10 @@ struct Report {
   std::vector<HeadlineAnswer> headline;
   /// --exporter both: one summary per exporter's run folder (empty otherwise).
   std::vector<ExporterSummary> exporters;
+  /// Where the outputs first diverge, when parity failed and localization ran; why it could not
+  /// run otherwise (then `localization` is empty).
+  std::optional<Localization> localization;
+  std::string localization_error;
   Verdict verdict = Verdict::error;  // set once, by finish_report()
 };
 
@@ -71,7 +76,7 @@ std::string report_to_markdown(const Report& report);
 std::string report_to_html(const Report& report);
 
 /// Writes OUT/report.json, OUT/report.md, OUT/report.html and, when parity ran,
-/// OUT/report-parity.svg, each atomically.
+/// OUT/report-parity.svg (and OUT/report-localize.svg after a localization), each atomically.
 Expected<void> write_report(const Report& report, const std::filesystem::path& out);
 
 }  // namespace onnxproof

@@ -1,0 +1,76 @@
+#pragma once
+// Divergence localization: where ONNX Runtime first departs from PyTorch, module by module.
+// The front end (python/onnxproof/localize.py) maps every PyTorch module to the ONNX values that
+// cross its boundary and saves PyTorch's tensors there for one reference case
+// (RUN/localize/modules.json); this runs a copy of the model with those values as extra outputs,
+// compares in the order the modules finished, and names the first module whose inputs agree and
+// whose outputs do not (DIVERGENCE_LOCATED).
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "onnxproof/core/error.h"
+#include "onnxproof/core/finding.h"
+#include "onnxproof/parity/parity.h"
+#include "onnxproof/runtime/session.h"
+
+namespace onnxproof {
+
+inline constexpr std::string_view k_localize_schema = "onnxproof.localize/1";
+
+/// One module's call(s), ONNX Runtime's values against PyTorch's.
+struct ModuleComparison {
+  std::string module;              // "blocks.7.act"; "" is the whole model
+  std::string class_name;          // "models.bert.FFN"
+  std::string source;              // file:line of its forward()
+  std::vector<std::string> nodes;  // the ONNX nodes the exporter attributed to it
+  int calls = 1;
+  bool matched = false;     // its values were paired and compared
+  std::string reason;       // why not, when not matched
+  double input_error = 0;   // largest max_rel over its inputs
+  double output_error = 0;  // largest max_rel over its outputs
+  double output_abs = 0;    // largest max_abs over its outputs
+  int64_t output_mismatches = 0;
+  int64_t output_elements = 0;
+  int64_t nonfinite_outputs = 0;  // NaN/Inf positions where PyTorch's value differs
+  bool inputs_agree = true;       // within tolerance, NaN where PyTorch has NaN only
+  bool outputs_agree = true;
+};
+
+/// The comparison of one reference case on one provider and optimization level.
+struct Localization {
+  std::string data_set;
+  std::string provider;
+  std::string optimization;                 // "all" or "disabled"
+  std::vector<ModuleComparison> modules{};  // in the order the modules finished
+  std::optional<std::size_t> located{};     // index into modules
+  std::vector<Finding> findings{};
+  double seconds = 0;  // capture and comparison together (set by the caller)
+};
+
+struct LocalizeOptions {
+  std::string data_set;      // the reference case to compare on
+  SessionOptions session{};  // the provider and optimization level of the failing comparison
+  ToleranceOptions tolerance{};
+};
+
+/// Compares module by module. Needs RUN/localize/modules.json (the front end's capture) and
+/// RUN/reference/; `model` is the ONNX model the capture mapped. ErrorCode::invalid_input when
+/// the capture is missing or malformed, ErrorCode::runtime when ONNX Runtime cannot run the copy.
+Expected<Localization> localize_divergence(const std::filesystem::path& run, const std::filesystem::path& model,
+                                           const LocalizeOptions& options);
+
+/// The failing comparison to localize on: the parity row with the largest error among the
+/// failed ones (NaN differences first, then argmax flips, then the largest max_abs); none when
+/// parity passed.
+std::optional<ParityRow> worst_failing_row(const ParityResult& parity);
+
+/// The localization as JSON (report.json's "localization", RUN/localize/localization.json).
+nlohmann::json localization_to_json(const Localization& localization);
+
+}  // namespace onnxproof

@@ -1,0 +1,277 @@
+"""Divergence localization, PyTorch's half (the engine compares; src/localize/).
+
+For one reference case, writes RUN/localize/modules.json (schema onnxproof.localize/1): every
+PyTorch module call in the order the calls finished, with its class, the source line of its
+forward(), the ONNX nodes the exporter attributed to it and the ONNX values that carry its inputs
+and outputs across the module's boundary, each paired with PyTorch's tensor (a .pb file beside
+it). The module of a node comes from what the exporter left: the dynamo exporter's node
+metadata (pkg.torch.onnx.name_scopes), the TorchScript exporter's scoped node names
+(/layer1/layer1.0/conv1/Conv). What cannot be matched is recorded with the reason, never guessed.
+
+    python -m onnxproof --localize-json '{"run": RUN, "model": "model.onnx", "case": "test_data_set_3"}'
+"""
+import ast
+import inspect
+import json
+import os
+import re
+
+from . import contract
+from .errors import FrontEndError, UsageError
+
+SCHEMA = "onnxproof.localize/1"
+NAME_SCOPES = "pkg.torch.onnx.name_scopes"
+_REPEATED_CALL = re.compile(r"_(\d+)$")  # relu_1: the second call of module relu
+
+
+def _resolve(name, prefix, modules):
+    """The module a scope component names: its qualified name, or the name under `prefix`, or
+    either without a repeated-call suffix; None when no module has it."""
+    for candidate in (name, f"{prefix}.{name}" if prefix else name):
+        if candidate in modules:
+            return candidate
+        base = _REPEATED_CALL.sub("", candidate)
+        if base != candidate and base in modules:
+            return base
+    return None
+
+
+def node_module(node, modules):
+    """The qualified name of the innermost module a node belongs to ('' for the root), or None."""
+    props = {prop.key: prop.value for prop in node.metadata_props}
+    if NAME_SCOPES in props:
+        try:
+            scopes = ast.literal_eval(props[NAME_SCOPES])
+        except (ValueError, SyntaxError):
+            return None
+        path = ""
+        for scope in scopes[1:-1]:  # [root '', modules..., the op itself]
+            resolved = _resolve(scope, path, modules)
+            if resolved is None:
+                break
+            path = resolved
+        return path
+    if not node.name.startswith("/"):
+        return None
+    path = ""
+    for part in node.name.split("/")[1:-1]:
+        resolved = _resolve(part, path, modules)
+        if resolved is None:
+            break
+        path = resolved
+    return path
+
+
+def _inside(path, module):
+    return module == "" or path == module or path.startswith(module + ".")
+
+
+def module_boundaries(graph, modules):
+    """{module: (nodes, input values, output values)}: the values that cross the boundary of the
+    nodes attributed to the module and its children, in graph order."""
+    paths = [node_module(node, modules) for node in graph.node]
+    consumers = {}
+    for index, node in enumerate(graph.node):
+        for value in node.input:
+            consumers.setdefault(value, []).append(index)
+    graph_outputs = {output.name for output in graph.output}
+    constants = {init.name for init in graph.initializer} | {
+        output for node in graph.node if node.op_type == "Constant" for output in node.output}
+    result = {}
+    for module in modules:
+        inside = [i for i, path in enumerate(paths) if path is not None and _inside(path, module)]
+        if not inside:
+            continue
+        members = set(inside)
+        produced = {value for i in inside for value in graph.node[i].output}
+        inputs, outputs = [], []
+        for i in inside:
+            for value in graph.node[i].input:
+                if value and value not in produced and value not in constants and value not in inputs:
+                    inputs.append(value)
+            for value in graph.node[i].output:
+                if value and (value in graph_outputs or any(c not in members for c in consumers.get(value, []))):
+                    outputs.append(value)
+        result[module] = ([graph.node[i].name for i in inside], inputs, outputs)
+    return result
+
+
+def _tensors(value):
+    """The tensors in a module's arguments or result, flattened in order."""
+    import torch
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in _tensors(item)]
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _tensors(item)]
+    if hasattr(value, "__dataclass_fields__"):
+        return [t for name in value.__dataclass_fields__ for t in _tensors(getattr(value, name))]
+    return []
+
+
+def _source(module):
+    try:
+        function = inspect.unwrap(type(module).forward)
+        return f"{inspect.getsourcefile(function)}:{inspect.getsourcelines(function)[1]}"
+    except (TypeError, OSError):
+        return ""
+
+
+def capture(model, args):
+    """Runs model(*args) with hooks on every module; returns (calls in the order they finished,
+    the model's outputs). A call: {module, call, class, source, inputs, outputs} with tensors."""
+    import torch
+    calls, counts, handles = [], {}, []
+    names = {id(module): name for name, module in model.named_modules()}
+
+    def hook(module, inputs, output):
+        name = names[id(module)]
+        counts[name] = counts.get(name, -1) + 1
+        calls.append({"module": name, "call": counts[name],
+                      "class": f"{type(module).__module__}.{type(module).__qualname__}", "source": _source(module),
+                      "inputs": [t.detach().clone() for t in _tensors(inputs)],
+                      "outputs": [t.detach().clone() for t in _tensors(output)]})
+
+    for module in model.modules():
+        handles.append(module.register_forward_hook(hook))
+    try:
+        with torch.no_grad():
+            outputs = model(*args)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return calls, outputs
+
+
+_FLOAT_TYPES = {1, 10, 11, 16}  # TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16
+
+
+def _float_values(model):
+    """Names of the graph's values shape inference types as floating point, and of all whose type
+    it could not tell (they are kept as candidates)."""
+    import onnx
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # a model the checker accepts but inference cannot type: no filter
+        return None
+    graph = inferred.graph
+    typed = {info.name: info.type.tensor_type.elem_type for info in
+             list(graph.value_info) + list(graph.input) + list(graph.output)}
+    return {name for name, elem in typed.items() if elem in _FLOAT_TYPES} | {
+        value for node in graph.node for value in node.output if value not in typed}
+
+
+def _pair(values, tensors, floats):
+    """(pairs, reason): ONNX values paired in order with PyTorch's floating-point tensors; no
+    pairs and the reason when they do not line up one to one (nothing is claimed then)."""
+    tensors = [t for t in tensors if t.is_floating_point()]
+    values = [v for v in values if floats is None or v in floats]
+    if not tensors or len(values) != len(tensors):
+        return [], f"{len(values)} floating-point ONNX values and {len(tensors)} PyTorch tensors cross its boundary"
+    return list(zip(values, tensors)), ""
+
+
+def _grouped(calls):
+    """One entry per module, in the order its first call finished; a module called several times
+    (a shared activation) has its calls' tensors one after the other, as the graph has them."""
+    grouped = {}
+    for call in calls:
+        entry = grouped.setdefault(call["module"], dict(call, calls=0, inputs=[], outputs=[]))
+        entry["calls"] += 1
+        entry["inputs"] += call["inputs"]
+        entry["outputs"] += call["outputs"]
+    return list(grouped.values())
+
+
+def _write_tensor(path, tensor):
+    import torch
+    from onnx import numpy_helper
+    data = tensor.float().numpy() if tensor.dtype == torch.bfloat16 else tensor.numpy()
+    with open(path, "wb") as handle:
+        handle.write(numpy_helper.from_array(data).SerializeToString())
+
+
+def _read_case(folder, prefix):
+    from onnx import TensorProto, numpy_helper
+    arrays, index = [], 0
+    while os.path.exists(os.path.join(folder, f"{prefix}_{index}.pb")):
+        proto = TensorProto()
+        with open(os.path.join(folder, f"{prefix}_{index}.pb"), "rb") as handle:
+            proto.ParseFromString(handle.read())
+        arrays.append(numpy_helper.to_array(proto))
+        index += 1
+    return arrays
+
+
+def _check_same_model(outputs, expected, case):
+    """The rerun must be the model that was exported: its outputs equal the reference's."""
+    import numpy as np
+    from .traps import flatten_outputs
+    named, _ = flatten_outputs(outputs)
+    got = [value.detach().cpu().numpy() for _, value in named]
+    if len(got) != len(expected) or not all(
+            a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True) for a, b in zip(got, expected)):
+        raise FrontEndError(f"the model loaded again does not reproduce PyTorch's reference outputs of {case} "
+                            "(random weights without a seed, or a nondeterministic forward): nothing to localize against")
+
+
+def write_localization(run, model_file, case, model):
+    """Captures every module of `model` on the reference case `case` of the run folder and
+    writes run/localize/modules.json with the ONNX values of `model_file` (in the run folder)."""
+    import onnx
+    import torch
+    reference = os.path.join(run, "reference", case)
+    inputs = _read_case(reference, "input")
+    if not inputs:
+        raise UsageError(f"{reference} holds no input_0.pb: no such reference case")
+    calls, outputs = capture(model, tuple(torch.from_numpy(array.copy()) for array in inputs))
+    _check_same_model(outputs, _read_case(reference, "output"), case)
+    onnx_model = onnx.load(os.path.join(run, model_file), load_external_data=False)
+    boundaries = module_boundaries(onnx_model.graph, {name for name, _ in model.named_modules()})
+    floats = _float_values(onnx_model)
+    folder = os.path.join(run, "localize")
+    os.makedirs(os.path.join(folder, "pytorch"), exist_ok=True)
+    modules = []
+    for order, entry in enumerate(_grouped(calls)):
+        record = {key: entry[key] for key in ("module", "class", "source", "calls")}
+        nodes, onnx_inputs, onnx_outputs = boundaries.get(entry["module"], ([], [], []))
+        record["nodes"] = nodes
+        pairs = {}
+        reason = "" if nodes else "no ONNX node carries this module's scope (fused, folded or inlined by the exporter)"
+        for side, values, tensors in (("inputs", onnx_inputs, entry["inputs"]), ("outputs", onnx_outputs, entry["outputs"])):
+            pairs[side], why = _pair(values, tensors, floats) if nodes else ([], "")
+            reason = reason or (why if side == "outputs" else "")
+        record["matched"] = bool(pairs["outputs"])
+        record["reason"] = "" if record["matched"] else reason
+        for side in ("inputs", "outputs"):
+            record[side] = []
+            for k, (value, tensor) in enumerate(pairs[side] if record["matched"] else []):
+                file = os.path.join("pytorch", f"{order:05d}_{side[:-1]}_{k}.pb")
+                _write_tensor(os.path.join(folder, file), tensor)
+                record[side].append({"onnx": value, "pytorch": file})
+        modules.append(record)
+    manifest = {"schema": SCHEMA, "case": case, "model": model_file, "modules": modules}
+    with open(os.path.join(folder, "modules.json.tmp"), "w", encoding="utf-8") as handle:
+        json.dump(manifest, handle, indent=1)
+    os.replace(os.path.join(folder, "modules.json.tmp"), os.path.join(folder, "modules.json"))
+    return manifest
+
+
+def main(request):
+    """The engine's call: {"run", "model", "case"}; the model is loaded again from the run's
+    export.json (its --model spec, seeded as the export was)."""
+    import torch
+    from . import spec as specs
+    for key in ("run", "model", "case"):
+        if not isinstance(request.get(key), str) or not request[key]:
+            raise contract.ContractError(f"localize.{key}: expected a non-empty string")
+    with open(os.path.join(request["run"], "export.json"), encoding="utf-8") as handle:
+        exported = json.load(handle)
+    options = exported.get("options", {})
+    torch.manual_seed(int(options.get("seed", 0)))
+    model, _, _ = specs.load_model(exported["model"])
+    model.eval()
+    model.cpu()
+    write_localization(request["run"], request["model"], request["case"], model)
+    return 0

@@ -1,0 +1,259 @@
+#include "onnxproof/localize/localize.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "onnxproof/core/json_file.h"
+#include "onnxproof/model/model_io.h"
+#include "onnxproof/parity/compare.h"
+#include "onnxproof/tensor/tensor_io.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// One value of a module's boundary: the ONNX value's name and PyTorch's tensor file.
+struct CapturedValue {
+  std::string onnx;
+  fs::path pytorch;
+};
+
+struct CapturedModule {
+  ModuleComparison comparison;
+  std::vector<CapturedValue> inputs;
+  std::vector<CapturedValue> outputs;
+};
+
+Expected<std::vector<CapturedValue>> captured_values(const nlohmann::json& list, const fs::path& folder,
+                                                     const std::string& context) {
+  std::vector<CapturedValue> values;
+  if (!list.is_array()) return fail(ErrorCode::invalid_input, context + ": expected a list");
+  for (const auto& item : list) {
+    if (!item.is_object() || !item.contains("onnx") || !item["onnx"].is_string() || !item.contains("pytorch") ||
+        !item["pytorch"].is_string())
+      return fail(ErrorCode::invalid_input, context + ": each value needs \"onnx\" and \"pytorch\" strings");
+    const fs::path file = item["pytorch"].get<std::string>();
+    if (file.is_absolute() || file.lexically_normal().string().starts_with(".."))
+      return fail(ErrorCode::invalid_input, context + ": " + file.string() + " lies outside the localize folder");
+    values.push_back({item["onnx"].get<std::string>(), folder / file});
+  }
+  return values;
+}
+
+// RUN/localize/modules.json, checked field by field.
+Expected<std::pair<std::string, std::vector<CapturedModule>>> read_capture(const fs::path& folder) {
+  const fs::path path = folder / "modules.json";
+  ONNXPROOF_TRY_ASSIGN(const nlohmann::json manifest, read_json_object(path, ErrorCode::invalid_input));
+  if (manifest.value("schema", "") != k_localize_schema)
+    return fail(ErrorCode::invalid_input, path.string() + ": schema is not " + std::string(k_localize_schema));
+  if (!manifest.contains("modules") || !manifest["modules"].is_array() || !manifest.contains("case") ||
+      !manifest["case"].is_string())
+    return fail(ErrorCode::invalid_input, path.string() + ": needs \"case\" and a \"modules\" list");
+  std::vector<CapturedModule> modules;
+  for (const auto& entry : manifest["modules"]) {
+    const std::string context = path.string() + ": module " + entry.value("module", std::string("?"));
+    CapturedModule module;
+    ModuleComparison& c = module.comparison;
+    c.module = entry.value("module", "");
+    c.class_name = entry.value("class", "");
+    c.source = entry.value("source", "");
+    c.calls = entry.value("calls", 1);
+    c.reason = entry.value("reason", "");
+    c.nodes = entry.value("nodes", std::vector<std::string>{});
+    ONNXPROOF_TRY_ASSIGN(module.inputs,
+                         captured_values(entry.value("inputs", nlohmann::json::array()), folder, context));
+    ONNXPROOF_TRY_ASSIGN(module.outputs,
+                         captured_values(entry.value("outputs", nlohmann::json::array()), folder, context));
+    c.matched = entry.value("matched", false) && !module.outputs.empty();
+    modules.push_back(std::move(module));
+  }
+  return std::pair{manifest["case"].get<std::string>(), std::move(modules)};
+}
+
+// A copy of the model whose outputs also carry every captured value.
+Expected<std::string> model_with_intermediates(const fs::path& model, const std::vector<CapturedModule>& modules) {
+  ONNXPROOF_TRY_ASSIGN(LoadedModel loaded, load_model(model, {.load_external_data = true}));
+  auto& graph = *loaded.proto.mutable_graph();
+  std::set<std::string> present;
+  for (const auto& value : graph.input()) present.insert(value.name());
+  for (const auto& value : graph.output()) present.insert(value.name());
+  for (const auto& value : graph.initializer()) present.insert(value.name());
+  for (const auto& module : modules) {
+    for (const auto* values : {&module.inputs, &module.outputs}) {
+      for (const auto& value : *values) {
+        if (present.insert(value.onnx).second) graph.add_output()->set_name(value.onnx);
+      }
+    }
+  }
+  if (loaded.proto.ByteSizeLong() >= (uint64_t{1} << 31))
+    return fail(ErrorCode::unsupported, "localization of models over 2 GiB is not supported yet");
+  return loaded.proto.SerializeAsString();
+}
+
+// Every value the copy gives for the case: its outputs by name, and the case's inputs.
+Expected<std::map<std::string, Tensor>> run_with_intermediates(const std::string& bytes, const ReferenceCase& c,
+                                                               const SessionOptions& options) {
+  ONNXPROOF_TRY_ASSIGN(Session session, Session::open_bytes(bytes, options));
+  ONNXPROOF_TRY_ASSIGN(std::vector<Tensor> outputs, run_case(session, c));
+  std::map<std::string, Tensor> values;
+  for (std::size_t i = 0; i < outputs.size(); ++i) values.emplace(session.outputs()[i].name, std::move(outputs[i]));
+  for (const auto& input : c.inputs) values.emplace(input.name, input.tensor);
+  return values;
+}
+
+struct SideResult {
+  bool agree = true;
+  double max_rel = 0;
+  double max_abs = 0;
+  int64_t mismatches = 0;
+  int64_t elements = 0;
+  int64_t nonfinite = 0;
+};
+
+// ONNX Runtime's values on one side of a module against PyTorch's.
+Expected<SideResult> compare_side(const std::vector<CapturedValue>& captured,
+                                  const std::map<std::string, Tensor>& values, const ToleranceOptions& tolerance) {
+  SideResult result;
+  for (const auto& value : captured) {
+    const auto found = values.find(value.onnx);
+    if (found == values.end()) return fail(ErrorCode::internal, "ONNX Runtime gave no value for " + value.onnx);
+    ONNXPROOF_TRY_ASSIGN(const NamedTensor expected, read_tensor_pb(value.pytorch));
+    const Comparison cmp =
+        compare_tensors(expected.tensor, found->second, tolerance.resolve(value.onnx, expected.tensor.dtype()));
+    result.agree = result.agree && cmp.allclose;
+    result.max_rel = std::max(result.max_rel, cmp.shape_match ? cmp.max_rel : 0.0);
+    result.max_abs = std::max(result.max_abs, cmp.shape_match ? cmp.max_abs : 0.0);
+    result.mismatches += cmp.shape_match ? cmp.mismatches : expected.tensor.size();
+    result.elements += expected.tensor.size();
+    result.nonfinite += cmp.nan_mismatches;
+  }
+  return result;
+}
+
+std::string describe_error(const SideResult& side) {
+  if (side.nonfinite > 0) return fmt::format("{} NaN/Inf positions PyTorch does not have", side.nonfinite);
+  return fmt::format("max abs {:.3g}, max rel {:.3g}", side.max_abs, side.max_rel);
+}
+
+Finding located_finding(const Localization& result, const ModuleComparison& m, const SideResult& in,
+                        const SideResult& out) {
+  const std::string name = m.module.empty() ? "the model itself" : "'" + m.module + "'";
+  const std::string nodes =
+      m.nodes.size() <= 4
+          ? fmt::format("{}", fmt::join(m.nodes, ", "))
+          : fmt::format("{}, ... ({} nodes)", fmt::join(m.nodes.begin(), m.nodes.begin() + 3, ", "), m.nodes.size());
+  const std::string inputs =
+      in.elements == 0 ? "it reads the model's inputs" : "its inputs match PyTorch's (" + describe_error(in) + ")";
+  return {FindingCode::divergence_located,
+          Severity::info,
+          "localize",
+          fmt::format("the error appears in {} ({}, {}), ONNX node(s) {}: {}, its outputs differ: {} of {} elements, "
+                      "{} (case {}, {}, {} optimizations)",
+                      name, m.class_name, m.source.empty() ? "source unknown" : m.source, nodes, inputs, out.mismatches,
+                      out.elements, describe_error(out), result.data_set, result.provider, result.optimization),
+          m.source.empty() ? m.module : m.module + " (" + m.source + ")",
+          "compare that module's ONNX nodes with its forward(); localize/ in the run folder has both sides' tensors"};
+}
+
+}  // namespace
+
+Expected<Localization> localize_divergence(const fs::path& run, const fs::path& model, const LocalizeOptions& options) {
+  ONNXPROOF_TRY_ASSIGN(auto capture, read_capture(run / "localize"));
+  auto& [data_set, modules] = capture;
+  if (!options.data_set.empty() && options.data_set != data_set)
+    return fail(ErrorCode::invalid_input,
+                "localize/modules.json was captured on " + data_set + ", not " + options.data_set + ": capture again");
+  ONNXPROOF_TRY_ASSIGN(const Reference reference, read_reference(run / "reference"));
+  const auto c = std::find_if(reference.cases.begin(), reference.cases.end(),
+                              [&](const ReferenceCase& candidate) { return candidate.data_set == data_set; });
+  if (c == reference.cases.end()) return fail(ErrorCode::invalid_input, "no reference case " + data_set);
+  ONNXPROOF_TRY_ASSIGN(const std::string bytes, model_with_intermediates(model, modules));
+  ONNXPROOF_TRY_ASSIGN(const auto values, run_with_intermediates(bytes, *c, options.session));
+
+  Localization result{.data_set = data_set,
+                      .provider = options.session.provider,
+                      .optimization = options.session.optimization == GraphOptimization::disabled ? "disabled" : "all"};
+  for (auto& module : modules) {
+    ModuleComparison& m = module.comparison;
+    if (m.matched) {
+      ONNXPROOF_TRY_ASSIGN(const SideResult in, compare_side(module.inputs, values, options.tolerance));
+      ONNXPROOF_TRY_ASSIGN(const SideResult out, compare_side(module.outputs, values, options.tolerance));
+      m.inputs_agree = in.agree;
+      m.outputs_agree = out.agree;
+      m.input_error = in.max_rel;
+      m.output_error = out.max_rel;
+      m.output_abs = out.max_abs;
+      m.output_mismatches = out.mismatches;
+      m.output_elements = out.elements;
+      m.nonfinite_outputs = out.nonfinite;
+      // The first module whose inputs agree and whose outputs do not: modules finish inner
+      // first, so this is the innermost one that introduces the error.
+      if (!result.located && in.agree && !out.agree) {
+        result.located = result.modules.size();
+        result.findings.push_back(located_finding(result, m, in, out));
+      }
+    }
+    result.modules.push_back(std::move(m));
+  }
+  if (!result.located) {
+    const auto unmatched = std::count_if(result.modules.begin(), result.modules.end(),
+                                         [](const ModuleComparison& m) { return !m.matched; });
+    result.findings.push_back(
+        {FindingCode::divergence_located, Severity::info, "localize",
+         fmt::format("no module could be named: none of the {} compared modules has agreeing inputs and differing "
+                     "outputs on {} ({} modules could not be paired with ONNX values)",
+                     result.modules.size() - static_cast<std::size_t>(unmatched), data_set, unmatched),
+         "", "the divergence lies between modules the exporter did not keep apart; see localize/modules.json"});
+  }
+  return result;
+}
+
+std::optional<ParityRow> worst_failing_row(const ParityResult& parity) {
+  const ParityRow* worst = nullptr;
+  const auto rank = [](const ParityRow& row) {
+    return std::tuple{row.comparison.nan_mismatches > 0, row.argmax && row.argmax->flips > 0, row.comparison.max_abs};
+  };
+  for (const auto& row : parity.rows) {
+    if (row.status != "fail") continue;
+    if (!worst || rank(row) > rank(*worst)) worst = &row;
+  }
+  if (!worst) return std::nullopt;
+  return *worst;
+}
+
+nlohmann::json localization_to_json(const Localization& localization) {
+  nlohmann::json modules = nlohmann::json::array();
+  for (const auto& m : localization.modules) {
+    modules.push_back({{"module", m.module},
+                       {"class", m.class_name},
+                       {"source", m.source},
+                       {"nodes", m.nodes},
+                       {"calls", m.calls},
+                       {"matched", m.matched},
+                       {"reason", m.reason},
+                       {"inputs_agree", m.inputs_agree},
+                       {"outputs_agree", m.outputs_agree},
+                       {"input_max_rel", m.input_error},
+                       {"output_max_rel", m.output_error},
+                       {"output_max_abs", m.output_abs},
+                       {"output_mismatches", m.output_mismatches},
+                       {"output_elements", m.output_elements},
+                       {"nonfinite_outputs", m.nonfinite_outputs}});
+  }
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& finding : localization.findings) findings.push_back(finding_to_json(finding));
+  return {{"case", localization.data_set},
+          {"provider", localization.provider},
+          {"optimization", localization.optimization},
+          {"seconds", localization.seconds},
+          {"located", localization.located ? nlohmann::json(localization.modules[*localization.located].module)
+                                           : nlohmann::json(nullptr)},
+          {"findings", findings},
+          {"modules", modules}};
+}
+
+}  // namespace onnxproof

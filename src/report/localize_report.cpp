@@ -1,0 +1,92 @@
+#include "onnxproof/report/localize_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "onnxproof/report/log_bar_chart.h"
+
+namespace onnxproof {
+namespace {
+
+std::string status_of(const ModuleComparison& m) {
+  if (!m.matched) return "not paired";
+  if (!m.inputs_agree) return m.outputs_agree ? "inputs differ" : "carried";
+  return m.outputs_agree ? "agree" : "DIVERGES";
+}
+
+std::string figure(double value) { return fmt::format("{:.2g}", value); }
+
+// The table's cells for one module: order, module, class, source, ONNX nodes, inputs' and
+// outputs' max rel, outputs' max abs, NaN/Inf, status (or why it was not paired).
+std::vector<std::string> cells(std::size_t order, const ModuleComparison& m) {
+  const std::string name = m.module.empty() ? "(model)" : m.module;
+  if (!m.matched)
+    return {std::to_string(order),    name, m.class_name, m.source, std::to_string(m.nodes.size()), "", "", "", "",
+            "not paired: " + m.reason};
+  return {std::to_string(order),
+          name,
+          m.class_name,
+          m.source,
+          std::to_string(m.nodes.size()),
+          figure(m.input_error),
+          figure(m.output_error),
+          figure(m.output_abs),
+          std::to_string(m.nonfinite_outputs),
+          status_of(m)};
+}
+
+std::string summary(const Localization& localization) {
+  for (const auto& finding : localization.findings) return finding.message;
+  return "";
+}
+
+constexpr const char* k_headers[] = {"#",      "module",  "class",   "source",  "ONNX nodes",
+                                     "in rel", "out rel", "out abs", "NaN/Inf", "status"};
+
+}  // namespace
+
+std::string localization_to_markdown(const Localization& localization) {
+  std::string md = fmt::format(
+      "\n## Where the outputs diverge\n\n{}\n\nCase {} on {} ({} optimizations), modules in the order they "
+      "finish; `in rel` / `out rel`: the largest relative error of the module's inputs and outputs.\n\n"
+      "![error growth per module](report-localize.svg)\n\n| {} |\n"
+      "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n",
+      summary(localization), localization.data_set, localization.provider, localization.optimization,
+      fmt::join(k_headers, " | "));
+  for (std::size_t i = 0; i < localization.modules.size(); ++i)
+    md += fmt::format("| {} |\n", fmt::join(cells(i, localization.modules[i]), " | "));
+  return md;
+}
+
+std::string localization_to_html(const Localization& localization) {
+  std::string html = fmt::format("<h2>Where the outputs diverge</h2>\n<p>{}</p>\n{}<table><tr>",
+                                 markup_escape(summary(localization)), localization_plot_svg(localization));
+  for (const char* header : k_headers) html += fmt::format("<th>{}</th>", header);
+  html += "</tr>\n";
+  for (std::size_t i = 0; i < localization.modules.size(); ++i) {
+    const auto row = cells(i, localization.modules[i]);
+    const bool located = localization.located == i;
+    html += located ? "<tr class=\"fail\">" : "<tr>";
+    for (const auto& cell : row) html += "<td>" + markup_escape(cell) + "</td>";
+    html += "</tr>\n";
+  }
+  return html + "</table>\n";
+}
+
+std::string localization_plot_svg(const Localization& localization) {
+  ChartPanel panel{.name = fmt::format("{}, {} optimizations, {}", localization.provider, localization.optimization,
+                                       localization.data_set)};
+  for (const auto& m : localization.modules) {
+    if (!m.matched) continue;
+    const double value = m.nonfinite_outputs > 0 ? std::numeric_limits<double>::infinity() : m.output_error;
+    panel.bars.push_back({m.module.empty() ? "(model)" : m.module, value, !m.outputs_agree});
+  }
+  return log_bar_chart_svg(
+      "Largest relative error of each module's outputs, in execution order (log scale; red: outside tolerance)",
+      {panel});
+}
+
+}  // namespace onnxproof
