@@ -26,7 +26,7 @@ DEFAULT_DATA_BATCHES = 8
 
 def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None, data=None,
           data_batches=DEFAULT_DATA_BATCHES, opset=None, exporter="auto", targets=("ort-cpu",), providers=("cpu",),
-          sweep=None, samples=3, rtol=None, atol=None, out=None, quiet=False):
+          sweep=None, samples=3, rtol=None, atol=None, out=None, quiet=False, localize=True):
     """Exports `model` called as model(*args, **kwargs), proves the export and returns its Report.
 
     dynamic_shapes: torch.export's spelling, {input: {axis: Dim("batch", min=1, max=64)}} or a
@@ -40,6 +40,8 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     sweep: {label: [sizes]} to prove each dynamic axis at.
     out: the run folder (default onnxproof-out/<model class>); replaced only when it is empty or
         an earlier onnxproof run.
+    localize: after a parity failure, find the module where the outputs first diverge (the
+        Report's `localization` and a DIVERGENCE_LOCATED finding; RUN/localize/).
     Raises onnxproof.UsageError for bad arguments and onnxproof.EngineError when the tool cannot
     run; a model that fails the proof is a Report with verdict "fail", not an exception.
     """
@@ -69,14 +71,43 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         contract.check_config(config)
         with caches_inside(staging), captured_output(os.path.join(staging, "export.log"), quiet), _restored(model):
             Exporter(config, InMemoryModel(call, config["model"], example, samples_given)).run()
-        arguments = ["pipeline", "--from-export", staging, "--out", out, "--target", ",".join(targets),
-                     "--provider", ",".join(providers)]
-        arguments += ["--rtol", repr(float(rtol))] if rtol is not None else []
-        arguments += ["--atol", repr(float(atol))] if atol is not None else []
-        run_engine(arguments, quiet=quiet)
+        tolerances = _tolerance_arguments(rtol, atol)
+        # The engine cannot load an object from this process again: the localization's PyTorch
+        # half runs here, below.
+        run_engine(["pipeline", "--from-export", staging, "--out", out, "--target", ",".join(targets), "--provider",
+                    ",".join(providers), "--no-localize"] + tolerances, quiet=quiet)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return read_report(out)
+    report = read_report(out)
+    if localize and set(report.codes("error")) & LOCALIZED_CODES:
+        with _restored(model):
+            _localize(report, call.eval().cpu(), tolerances, quiet)
+        report = read_report(out)
+    return report
+
+
+# The parity findings after which the pipeline localizes the divergence.
+LOCALIZED_CODES = {"PARITY_MISMATCH", "ARGMAX_FLIP", "NAN_OR_INF"}
+
+
+def _tolerance_arguments(rtol, atol):
+    return (["--rtol", repr(float(rtol))] if rtol is not None else []) + (
+        ["--atol", repr(float(atol))] if atol is not None else [])
+
+
+def _localize(report, model, tolerances, quiet):
+    """The PyTorch half in this process (module outputs by hooks on the worst failing case, the
+    engine's rule: NaN differences first, then argmax flips, then the largest error), then
+    `onnxproof localize --captured`, which writes RUN/localize/localization.json."""
+    from . import localize
+    failed = [row for row in report.raw.get("parity", []) if row.get("status") == "fail"]
+    if not failed:
+        return
+    worst = max(failed, key=lambda row: (row.get("nan_mismatch", 0) > 0, row.get("argmax_flips", 0) > 0,
+                                         row.get("max_abs", 0.0)))
+    localize.write_localization(report.folder, os.path.basename(report.raw["onnx_model"]), worst["case"], model)
+    run_engine(["localize", report.folder, "--captured", "--case", worst["case"], "--provider", worst["provider"],
+                "--optimization", worst["optimization"]] + tolerances, quiet=quiet)
 
 
 @contextlib.contextmanager

@@ -54,6 +54,14 @@ class Report:
     findings: tuple
     parity: tuple
     raw: dict = dataclasses.field(repr=False, compare=False)
+    # Where the outputs first diverge (report.json's "localization", or RUN/localize/localization.json
+    # that onnxproof.prove or `onnxproof localize` wrote after the run); None when none ran.
+    localization: dict = dataclasses.field(default=None, repr=False, compare=False)
+
+    @property
+    def located(self):
+        """The module named by the localization ('' is the model itself), or None."""
+        return (self.localization or {}).get("located")
 
     @property
     def passed(self):
@@ -106,6 +114,13 @@ def read_report(folder):
     if raw.get("schema") != "onnxproof.report/1":
         raise ValueError(f"{path} is not an onnxproof report (schema {raw.get('schema')!r})")
     model = raw.get("model")
+    localization = raw.get("localization")
+    findings = list(raw.get("findings", []))
+    separate = os.path.join(folder, "localize", "localization.json")
+    if not localization and os.path.exists(separate):
+        with open(separate, encoding="utf-8") as handle:
+            localization = json.load(handle)
+        findings += localization.get("findings", [])
     return Report(
         verdict=raw["verdict"],
         model=model if isinstance(model, str) else json.dumps(model),
@@ -114,6 +129,6 @@ def read_report(folder):
         headline=tuple(_fields(Answer, answer) for answer in raw.get("headline", [])),
         findings=tuple(Finding(**{key: str(finding.get(key, "")) for key in
                                   ("code", "severity", "step", "message", "where", "hint")})
-                       for finding in raw.get("findings", [])),
+                       for finding in findings),
         parity=tuple(_fields(ParityRow, dict({"sizes": {}}, **row)) for row in raw.get("parity", [])),
-        raw=raw)
+        raw=raw, localization=localization if localization and "modules" in localization else None)

@@ -11,9 +11,11 @@
 #include "onnxproof/check/check_model.h"
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/installation.h"
+#include "onnxproof/core/json_file.h"
 #include "onnxproof/core/verdict.h"
 #include "onnxproof/export/export_step.h"
 #include "onnxproof/golden/golden.h"
+#include "onnxproof/localize/localize.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
 #include "onnxproof/ops/opset_limits.h"
@@ -21,6 +23,7 @@
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/pipeline/pipeline.h"
 #include "onnxproof/report/check_report.h"
+#include "onnxproof/report/localize_report.h"
 #include "onnxproof/report/ops_report.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/simplify_report.h"
@@ -359,9 +362,79 @@ int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std:
   if (!targets) return report_error(err, targets.error());
   auto tables = load_target_tables(*targets);
   if (!tables) return report_error(err, tables.error());
-  auto report = run_pipeline(PipelineOptions{*export_options, *parity, CheckOptions{}, std::move(*tables)}, err);
+  PipelineOptions options{*export_options, *parity, CheckOptions{}, std::move(*tables)};
+  options.localize = !command.no_localize;
+  auto report = run_pipeline(options, err);
   if (!report) return report_error(err, report.error());
   return finish_pipeline(*report, out_dir, out, err);
+}
+
+namespace {
+
+// The case, provider and optimization level to localize on: as given, else the worst failing
+// comparison of the run's report.json.
+Expected<ParityRow> localize_target(const LocalizeCommand& command, const nlohmann::json& report) {
+  ParityRow chosen;
+  chosen.data_set = command.data_set;
+  chosen.provider = command.provider;
+  chosen.optimization = command.optimization;
+  if (!command.data_set.empty()) return chosen;
+  ParityResult parity;
+  for (const auto& row : report.value("parity", nlohmann::json::array())) {
+    ParityRow parsed;
+    parsed.data_set = row.value("case", "");
+    parsed.provider = row.value("provider", "cpu");
+    parsed.optimization = row.value("optimization", "all");
+    parsed.status = row.value("status", "");
+    parsed.comparison.max_abs = row.value("max_abs", 0.0);
+    parsed.comparison.nan_mismatches = row.value("nan_mismatch", int64_t{0});
+    parsed.argmax = ArgmaxCheck{.flips = row.value("argmax_flips", int64_t{0})};
+    parity.rows.push_back(std::move(parsed));
+  }
+  const auto worst = worst_failing_row(parity);
+  if (!worst)
+    return fail(ErrorCode::usage,
+                "the run's parity passed: nothing to localize (--case test_data_set_N compares "
+                "one case anyway)");
+  return *worst;
+}
+
+}  // namespace
+
+int run_localize(const LocalizeCommand& command, std::ostream& out, std::ostream& err) {
+  auto report = read_json_object(command.run / "report.json", ErrorCode::usage);
+  if (!report) return report_error(err, report.error());
+  auto parity = parity_options(command.proof);
+  if (!parity) return report_error(err, parity.error());
+  auto target = localize_target(command, *report);
+  if (!target) return report_error(err, target.error());
+  if (target->optimization != "all" && target->optimization != "disabled")
+    return report_error(err, fail(ErrorCode::usage, "--optimization must be all or disabled").error());
+  // The model the run proved (model.sim.onnx when simplification changed it), in the run folder.
+  const fs::path model = command.run / fs::path(report->value("onnx_model", "model.onnx")).filename();
+  if (!command.captured) {
+    out << "capturing every module's outputs in PyTorch on " << target->data_set << '\n' << std::flush;
+    if (auto captured =
+            capture_module_outputs(command.run, model.filename().string(), target->data_set, command.python, 1800);
+        !captured)
+      return report_error(err, captured.error());
+  }
+  LocalizeOptions options{.data_set = target->data_set, .session = {}, .tolerance = parity->tolerance};
+  options.session.provider = target->provider;
+  options.session.optimization =
+      target->optimization == "disabled" ? GraphOptimization::disabled : GraphOptimization::all;
+  auto localization = localize_divergence(command.run, model, options);
+  if (!localization) return report_error(err, localization.error());
+  const fs::path folder = command.run / "localize";
+  for (const auto& [file, text] :
+       {std::pair<std::string, std::string>{"localization.json", localization_to_json(*localization).dump(1) + "\n"},
+        {"localization.md", localization_to_markdown(*localization)},
+        {"report-localize.svg", localization_plot_svg(*localization)}}) {
+    if (auto written = write_file_atomically(folder / file, text); !written) return report_error(err, written.error());
+  }
+  print_findings(out, localization->findings);
+  out << fmt::format("localization     {}\n", (folder / "localization.md").string());
+  return localization->located ? k_exit_pass : k_exit_fail;
 }
 
 int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err) {

@@ -84,6 +84,7 @@ struct PipelineCommand {
   ProofArguments proof;
   std::string targets = "ort-cpu";  // comma-separated
   std::filesystem::path out;        // empty: ./onnxproof-out/<model name>
+  bool no_localize = false;         // skip the localization after a parity failure
 };
 
 struct DemoCommand {
@@ -119,6 +120,16 @@ struct SimplifyCommand {
   ProofArguments proof;
 };
 
+struct LocalizeCommand {
+  std::filesystem::path run;  // a pipeline's run folder
+  std::string data_set;       // empty: the worst failing parity case of its report
+  std::string provider = "cpu";
+  std::string optimization = "all";
+  std::string python;
+  bool captured = false;  // localize/modules.json is there already (onnxproof.prove captured in-process)
+  ProofArguments proof;
+};
+
 struct ExportCommand {
   ModelArguments model;
   std::filesystem::path out;
@@ -144,6 +155,8 @@ int run_probe(const ProbeCommand& command, std::ostream& out, std::ostream& err)
 /// exports at by default, as the pipeline does).
 int run_opset(const OpsetCommand& command, std::ostream& out, std::ostream& err);
 int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream& err);
+/// `localize RUN`: exit 0 when a module is named, 1 when none could be, 2/3 as usual.
+int run_localize(const LocalizeCommand& command, std::ostream& out, std::ostream& err);
 int run_export_command(const ExportCommand& command, std::ostream& out, std::ostream& err);
 
 }  // namespace onnxproof::cli

@@ -139,6 +139,8 @@ void add_pipeline(CLI::App& app, Commands& commands) {
       ->add_option("--target", pipeline->targets,
                    "Runtimes to audit the operators against: ort-cpu,ort-cuda,tensorrt,openvino")
       ->capture_default_str();
+  pipeline_app->add_flag("--no-localize", pipeline->no_localize,
+                         "After a parity failure, do not look for the module where the outputs first diverge");
   pipeline_app->add_option(
       "--out", pipeline->out,
       "The run folder: new, empty, or an earlier run it replaces (default ./onnxproof-out/<model>)");
@@ -204,6 +206,25 @@ void add_simplify(CLI::App& app, Commands& commands) {
   commands.push_back({simplify_app, [simplify] { return run_simplify(*simplify, std::cout, std::cerr); }});
 }
 
+void add_localize(CLI::App& app, Commands& commands) {
+  auto localize = std::make_shared<LocalizeCommand>();
+  auto* localize_app = app.add_subcommand(
+      "localize", "Find the module where ONNX Runtime's outputs first depart from PyTorch's, in a run folder");
+  localize_app->add_option("run", localize->run, "The run folder of onnxproof pipeline")->required();
+  localize_app->add_option("--case", localize->data_set,
+                           "The reference case, e.g. test_data_set_3 (default: the worst failing one)");
+  localize_app->add_option("--provider", localize->provider, "Execution provider")->capture_default_str();
+  localize_app
+      ->add_option("--optimization", localize->optimization, "ONNX Runtime graph optimizations: all or disabled")
+      ->capture_default_str();
+  localize_app->add_option("--python", localize->python, "Python interpreter with torch (as for the export)");
+  localize_app->add_flag("--captured", localize->captured,
+                         "localize/modules.json is there already (captured by onnxproof.prove in its own process)");
+  localize_app->add_option("--rtol", localize->proof.rtol, "Relative tolerance (default per dtype)");
+  localize_app->add_option("--atol", localize->proof.atol, "Absolute tolerance (default per dtype)");
+  commands.push_back({localize_app, [localize] { return run_localize(*localize, std::cout, std::cerr); }});
+}
+
 void add_export(CLI::App& app, Commands& commands) {
   auto export_command = std::make_shared<ExportCommand>();
   auto* export_app =
@@ -225,8 +246,8 @@ int main(int argc, char** argv) {
   bool show_version = false;
   app.add_flag("--version", show_version, "Print the versions of onnxproof and the tools it uses");
   Commands commands;
-  for (const auto add :
-       {add_check, add_run, add_parity, add_golden, add_pipeline, add_demo, add_ops, add_simplify, add_export})
+  for (const auto add : {add_check, add_run, add_parity, add_golden, add_pipeline, add_demo, add_ops, add_simplify,
+                         add_localize, add_export})
     add(app, commands);
 
   try {
