@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -126,6 +127,8 @@ TEST(Pipeline, CleanModelPassesWithEveryStepAndAReport) {
   EXPECT_TRUE(html.starts_with("<!DOCTYPE html>"));
   EXPECT_NE(html.find("Verdict: <span class=\"pass\">pass</span>"), std::string::npos);
   EXPECT_NE(html.find("<svg"), std::string::npos);  // the plot is inline: one self-contained page
+  EXPECT_TRUE(report["localization"].is_null());    // nothing failed: nothing to localize
+  EXPECT_FALSE(fs::exists(out / "localize"));
 }
 
 TEST(Pipeline, SimplifiedModelIsWhatGetsProvedAndShipped) {
@@ -574,4 +577,78 @@ TEST(Pipeline, BothIsForThePipelineOnly) {
                                      "--exporter", "both", "--out", out.path().string()});
   EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
   EXPECT_NE(result.err.find("--exporter both"), std::string::npos) << result.err;
+}
+
+// Divergence localization: twelve identical blocks, one of whose activations has an ONNX
+// translation that is not its forward (tests/fixtures/divergence_models.py), one model per
+// exporter, and a NaN that only the ONNX translation produces, for the negative inputs.
+struct PlantedDivergence {
+  std::string factory;
+  std::string exporter;
+  std::string module;  // what the localization must name
+  std::string code;    // the parity finding it explains
+  std::string node;    // part of an ONNX node name it must name
+};
+
+class Localization : public ::testing::TestWithParam<PlantedDivergence> {};
+
+int marked_line(const std::string& file, const std::string& marker) {
+  const std::string text = read_text(file);
+  const auto at = text.find(marker);
+  return at == std::string::npos ? -1 : 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+}
+
+TEST_P(Localization, NamesTheModuleItsNodesAndItsSourceLine) {
+  const auto& planted = GetParam();
+  const std::string fixtures = std::string(ONNXPROOF_TEST_SOURCE_DIR) + "/fixtures/divergence_models.py";
+  TempDir out;
+  const auto result =
+      onnxproof_cli({"pipeline", "--model", fixtures + ":" + planted.factory, "--input", "x=4x16:float32", "--dynamic",
+                     "x:0=batch", "--exporter", planted.exporter, "--samples", "1", "--out", out.path().string()});
+  ASSERT_EQ(result.exit_code, 1) << result.out << result.err;
+  const json report = read_json(out / "report.json");
+  EXPECT_TRUE(contains(codes(report["findings"]), planted.code)) << report["findings"].dump(1);
+  ASSERT_TRUE(report["localization"].is_object()) << report["localization"].dump();
+  EXPECT_EQ(report["localization"]["located"], planted.module);
+  std::vector<std::string> located;
+  for (const auto& finding : report["findings"]) {
+    if (finding["code"] == "DIVERGENCE_LOCATED") located.push_back(finding["message"]);
+  }
+  ASSERT_EQ(located.size(), 1U);
+  const std::string line = "divergence_models.py:" + std::to_string(marked_line(fixtures, "# LOCALIZED"));
+  EXPECT_NE(located[0].find("'" + planted.module + "'"), std::string::npos) << located[0];
+  EXPECT_NE(located[0].find(line), std::string::npos) << located[0];
+  EXPECT_NE(located[0].find(planted.node), std::string::npos) << located[0];
+  EXPECT_NE(located[0].find("its inputs match PyTorch's"), std::string::npos) << located[0];
+  // Every module before the planted one agrees; the error grows from it on.
+  for (const auto& module : report["localization"]["modules"]) {
+    if (module["module"] == planted.module) break;
+    if (module["matched"]) EXPECT_TRUE(module["outputs_agree"].get<bool>()) << module.dump();
+  }
+  EXPECT_NE(read_text(out / "report.md").find("## Where the outputs diverge"), std::string::npos);
+  EXPECT_TRUE(read_text(out / "report-localize.svg").starts_with("<svg"));
+  EXPECT_TRUE(fs::exists(out / "localize" / "modules.json"));
+
+  // `onnxproof localize RUN` finds it again from the run folder alone.
+  const auto again = onnxproof_cli({"localize", out.path().string()});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_NE(again.out.find("'" + planted.module + "'"), std::string::npos) << again.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Planted, Localization,
+    ::testing::Values(
+        PlantedDivergence{"shifted_torchscript", "torchscript", "blocks.7.act", "PARITY_MISMATCH", "/blocks.7/act/Add"},
+        PlantedDivergence{"shifted_dynamo", "dynamo", "blocks.7.act", "PARITY_MISMATCH", "node_shifted_silu"},
+        PlantedDivergence{"nan_torchscript", "torchscript", "blocks.4.act", "NAN_OR_INF", "/blocks.4/act/Sqrt"},
+        PlantedDivergence{"nan_dynamo", "dynamo", "blocks.4.act", "NAN_OR_INF", "node_sqrt_abs"}),
+    [](const auto& info) { return info.param.factory; });
+
+TEST(Localization, ARunThatPassedHasNothingToLocalize) {
+  TempDir out;
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  const auto result = onnxproof_cli({"localize", out.path().string()});
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("nothing to localize"), std::string::npos) << result.err;
+  EXPECT_EQ(onnxproof_cli({"localize", (out / "missing").string()}).exit_code, 2);
 }

@@ -402,6 +402,10 @@ Expected<ParityRow> localize_target(const LocalizeCommand& command, const nlohma
 }  // namespace
 
 int run_localize(const LocalizeCommand& command, std::ostream& out, std::ostream& err) {
+  if (!fs::is_regular_file(command.run / "report.json"))
+    return report_error(err, fail(ErrorCode::usage,
+                                  command.run.string() + " is not a run folder of onnxproof pipeline (no report.json)")
+                                 .error());
   auto report = read_json_object(command.run / "report.json", ErrorCode::usage);
   if (!report) return report_error(err, report.error());
   auto parity = parity_options(command.proof);
