@@ -17,6 +17,7 @@ from onnxproof import api
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+import divergence_models  # noqa: E402
 import trap_models  # noqa: E402
 
 
@@ -125,6 +126,16 @@ class Prove(unittest.TestCase):
         self.assertIn("TRAINING_MODE", report.codes("warning"))
         self.assertTrue(model.training)
         self.assertEqual(report.verdict, "pass", str(report))
+
+    def test_a_parity_failure_is_localized_in_this_process(self):
+        report = onnxproof.prove(divergence_models.shifted_dynamo(), (torch.randn(4, 16),),
+                                 dynamic_axes={"x": {0: "batch"}}, exporter="dynamo", out=self.out("planted"), quiet=True)
+        self.assertEqual(report.verdict, "fail")
+        self.assertEqual(report.located, "blocks.7.act")
+        located = [f for f in report.findings if f.code == "DIVERGENCE_LOCATED"]
+        self.assertEqual(len(located), 1)
+        self.assertIn("divergence_models.py:", located[0].where)
+        self.assertTrue(os.path.exists(report.path("localize/report-localize.svg")))
 
     def test_keyword_tensors_are_inputs_and_other_keywords_stay_fixed(self):
         report = onnxproof.prove(KeywordModel().eval(), (torch.randn(2, 6),), {"mask": torch.ones(2, 4), "scale": 2.0},

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Divergence localization against the parity step it follows: ResNet-50 and a BERT-base-sized
+encoder (12 layers, hidden 768, 12 heads, intermediate 3072) through `onnxproof pipeline`, then
+`onnxproof localize RUN --case test_data_set_0` (PyTorch's capture with hooks on every module,
+the model rerun in ONNX Runtime with every mapped value as an output, the comparison), timed
+`--repeat` times. The ratio is localization's median wall time over the parity step's seconds
+in report.json (the goal in issue 13: at most 3x).
+
+    python3 bench/localize/run_localize.py [--onnxproof build/bin/onnxproof] [--work /tmp/onnxproof-localize]
+
+Writes bench/localize/results.json; bench/RESULTS.md quotes it. Random weights, nothing
+downloaded; the parity runs are the pipeline's defaults (every shape case, two optimization
+levels), localization compares one case at one level, so the ratio is what a user waits for
+after a failed proof.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+MODELS = [
+    ("ResNet-50", "torchvision:resnet50", []),
+    ("BERT-base", "hf:BertModel:hidden_size=768,num_hidden_layers=12,num_attention_heads=12,intermediate_size=3072",
+     []),
+]
+
+
+def run(command):
+    start = time.perf_counter()
+    done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    return done, time.perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--onnxproof", default=os.path.join(ROOT, "build", "bin", "onnxproof"))
+    parser.add_argument("--work", default="/tmp/onnxproof-localize")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    rows = []
+    for name, spec, extra in MODELS:
+        folder = os.path.join(args.work, name)
+        done, pipeline_seconds = run([args.onnxproof, "pipeline", "--model", spec, "--samples", "1", "--out", folder,
+                                      *extra])
+        with open(os.path.join(folder, "report.json")) as handle:
+            report = json.load(handle)
+        parity = next(step for step in report["steps"] if step["name"] == "parity")
+        times, modules, matched = [], 0, 0
+        for _ in range(args.repeat):
+            done, seconds = run([args.onnxproof, "localize", folder, "--case", "test_data_set_0"])
+            times.append(seconds)
+        with open(os.path.join(folder, "localize", "localization.json")) as handle:
+            localization = json.load(handle)
+        modules = len(localization["modules"])
+        matched = sum(1 for m in localization["modules"] if m["matched"])
+        row = {"model": name, "spec": spec, "verdict": report["verdict"], "parity_cases": parity.get("cases"),
+               "parity_rows": parity.get("rows"), "parity_seconds": round(parity["seconds"], 2),
+               "localize_seconds": [round(t, 2) for t in times], "localize_median": round(statistics.median(times), 2),
+               "ratio": round(statistics.median(times) / parity["seconds"], 2), "modules": modules,
+               "modules_compared": matched, "pipeline_seconds": round(pipeline_seconds, 1),
+               "localize_exit": done.returncode}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    with open(os.path.join(HERE, "results.json"), "w") as handle:
+        json.dump(rows, handle, indent=1)
+        handle.write("\n")
+
+
+if __name__ == "__main__":
+    main()
