@@ -45,7 +45,7 @@ def main():
     rows = []
     for name, spec, extra in MODELS:
         folder = os.path.join(args.work, name)
-        done, pipeline_seconds = run([args.onnxproof, "pipeline", "--model", spec, "--samples", "1", "--out", folder,
+        done, pipeline_seconds = run([args.onnxproof, "pipeline", "--model", spec, "--out", folder,
                                       *extra])
         with open(os.path.join(folder, "report.json")) as handle:
             report = json.load(handle)

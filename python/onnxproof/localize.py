@@ -122,16 +122,24 @@ def capture(model, args):
     """Runs model(*args) with hooks on every module; returns (calls in the order they finished,
     the model's outputs). A call: {module, call, class, source, inputs, outputs} with tensors."""
     import torch
-    calls, counts, handles = [], {}, []
+    calls, counts, handles, copies = [], {}, [], {}
     names = {id(module): name for name, module in model.named_modules()}
+
+    def copy(tensor):
+        # One copy per tensor state: a block's output is its last child's, and the next module's
+        # input; the version counter tells an in-place change (ReLU(inplace=True)) apart. The
+        # original is kept alive with its copy, so its id is never reused by a later tensor.
+        key = (id(tensor), tensor._version)
+        if key not in copies:
+            copies[key] = (tensor, tensor.detach().clone())
+        return copies[key][1]
 
     def hook(module, inputs, output):
         name = names[id(module)]
         counts[name] = counts.get(name, -1) + 1
         calls.append({"module": name, "call": counts[name],
                       "class": f"{type(module).__module__}.{type(module).__qualname__}", "source": _source(module),
-                      "inputs": [t.detach().clone() for t in _tensors(inputs)],
-                      "outputs": [t.detach().clone() for t in _tensors(output)]})
+                      "inputs": [copy(t) for t in _tensors(inputs)], "outputs": [copy(t) for t in _tensors(output)]})
 
     for module in model.modules():
         handles.append(module.register_forward_hook(hook))
@@ -230,9 +238,11 @@ def write_localization(run, model_file, case, model):
     onnx_model = onnx.load(os.path.join(run, model_file), load_external_data=False)
     boundaries = module_boundaries(onnx_model.graph, {name for name, _ in model.named_modules()})
     floats = _float_values(onnx_model)
+    import shutil
     folder = os.path.join(run, "localize")
-    os.makedirs(os.path.join(folder, "pytorch"), exist_ok=True)
-    modules = []
+    shutil.rmtree(os.path.join(folder, "pytorch"), ignore_errors=True)  # no tensor of an earlier capture stays
+    os.makedirs(os.path.join(folder, "pytorch"))
+    modules, written = [], {}
     for order, entry in enumerate(_grouped(calls)):
         record = {key: entry[key] for key in ("module", "class", "source", "calls")}
         nodes, onnx_inputs, onnx_outputs = boundaries.get(entry["module"], ([], [], []))
@@ -247,9 +257,10 @@ def write_localization(run, model_file, case, model):
         for side in ("inputs", "outputs"):
             record[side] = []
             for k, (value, tensor) in enumerate(pairs[side] if record["matched"] else []):
-                file = os.path.join("pytorch", f"{order:05d}_{side[:-1]}_{k}.pb")
-                _write_tensor(os.path.join(folder, file), tensor)
-                record[side].append({"onnx": value, "pytorch": file})
+                if id(tensor) not in written:  # a tensor two modules share is written once
+                    written[id(tensor)] = os.path.join("pytorch", f"{order:05d}_{side[:-1]}_{k}.pb")
+                    _write_tensor(os.path.join(folder, written[id(tensor)]), tensor)
+                record[side].append({"onnx": value, "pytorch": written[id(tensor)]})
         modules.append(record)
     manifest = {"schema": SCHEMA, "case": case, "model": model_file, "modules": modules}
     with open(os.path.join(folder, "modules.json.tmp"), "w", encoding="utf-8") as handle:
