@@ -94,15 +94,30 @@ Expected<std::string> model_with_intermediates(const fs::path& model, const std:
   return loaded.proto.SerializeAsString();
 }
 
-// Every value the copy gives for the case: its outputs by name, and the case's inputs.
-Expected<std::map<std::string, Tensor>> run_with_intermediates(const std::string& bytes, const ReferenceCase& c,
-                                                               const SessionOptions& options) {
+// Every value the copy gives for the case (its outputs by name, and the case's inputs), and
+// whether its own outputs still miss PyTorch's as the parity step's did.
+struct ComparisonRun {
+  std::map<std::string, Tensor> values;
+  bool reproduced = false;
+  double largest_error = 0;  // max abs over the model's outputs
+};
+
+Expected<ComparisonRun> run_with_intermediates(const std::string& bytes, const ReferenceCase& c,
+                                               const SessionOptions& options, const ToleranceOptions& tolerance) {
   ONNXPROOF_TRY_ASSIGN(Session session, Session::open_bytes(bytes, options));
   ONNXPROOF_TRY_ASSIGN(std::vector<Tensor> outputs, run_case(session, c));
-  std::map<std::string, Tensor> values;
-  for (std::size_t i = 0; i < outputs.size(); ++i) values.emplace(session.outputs()[i].name, std::move(outputs[i]));
-  for (const auto& input : c.inputs) values.emplace(input.name, input.tensor);
-  return values;
+  ComparisonRun run;
+  // The copy's first outputs are the model's own, in order.
+  for (std::size_t i = 0; i < c.outputs.size() && i < outputs.size(); ++i) {
+    const Tensor& expected = c.outputs[i].tensor;
+    const Comparison cmp =
+        compare_tensors(expected, outputs[i], tolerance.resolve(session.outputs()[i].name, expected.dtype()));
+    run.reproduced = run.reproduced || !cmp.allclose;
+    run.largest_error = std::max(run.largest_error, cmp.max_abs);
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) run.values.emplace(session.outputs()[i].name, std::move(outputs[i]));
+  for (const auto& input : c.inputs) run.values.emplace(input.name, input.tensor);
+  return run;
 }
 
 // An intermediate value's tolerance: the output's for its dtype, with the absolute part raised to
@@ -178,6 +193,16 @@ Finding nothing_located(const Localization& result) {
       std::count_if(result.modules.begin(), result.modules.end(), [](const ModuleComparison& m) { return !m.matched; });
   const auto whole = std::find_if(result.modules.begin(), result.modules.end(),
                                   [](const ModuleComparison& m) { return m.module.empty() && m.matched; });
+  if (!result.reproduced)
+    return {FindingCode::divergence_located,
+            Severity::info,
+            "localize",
+            fmt::format("the parity miss does not show when every module's values are outputs too (largest error "
+                        "{:.3g} on {}): ONNX Runtime cannot fuse across an output, so an optimization that fuses "
+                        "across modules is the likely cause",
+                        result.largest_error, result.data_set),
+            "",
+            "see RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS when the case passes with optimizations disabled"};
   if (whole != result.modules.end() && whole->outputs_agree)
     return {FindingCode::divergence_located,
             Severity::info,
@@ -212,7 +237,9 @@ Expected<Localization> localize_divergence(const fs::path& run, const fs::path& 
                               [&](const ReferenceCase& candidate) { return candidate.data_set == data_set; });
   if (c == reference.cases.end()) return fail(ErrorCode::invalid_input, "no reference case " + data_set);
   ONNXPROOF_TRY_ASSIGN(const std::string bytes, model_with_intermediates(model, modules));
-  ONNXPROOF_TRY_ASSIGN(const auto values, run_with_intermediates(bytes, *c, options.session));
+  ONNXPROOF_TRY_ASSIGN(const ComparisonRun compared,
+                       run_with_intermediates(bytes, *c, options.session, options.tolerance));
+  const auto& values = compared.values;
 
   Localization result{.data_set = data_set,
                       .provider = options.session.provider,
@@ -239,6 +266,8 @@ Expected<Localization> localize_divergence(const fs::path& run, const fs::path& 
     }
     result.modules.push_back(std::move(m));
   }
+  result.reproduced = compared.reproduced;
+  result.largest_error = compared.largest_error;
   if (!result.located) result.findings.push_back(nothing_located(result));
   return result;
 }
@@ -281,6 +310,8 @@ nlohmann::json localization_to_json(const Localization& localization) {
           {"provider", localization.provider},
           {"optimization", localization.optimization},
           {"seconds", localization.seconds},
+          {"reproduced", localization.reproduced},
+          {"largest_error", localization.largest_error},
           {"located", localization.located ? nlohmann::json(localization.modules[*localization.located].module)
                                            : nlohmann::json(nullptr)},
           {"findings", findings},

@@ -405,6 +405,26 @@ Expected<Localization> localize_worst_case(const Run& run, const ParityRow& row)
   return localization;
 }
 
+// The case passed with ONNX Runtime's optimizations disabled: which optimizer changes it. (The
+// module comparison cannot always tell: exposing a value as an output keeps ONNX Runtime from
+// fusing across it.)
+void name_the_optimizer(Run& run, const ParityRow& row) {
+  if (!run.reference) return;
+  const auto& cases = run.reference->cases;
+  const auto c =
+      std::find_if(cases.begin(), cases.end(), [&](const auto& entry) { return entry.data_set == row.data_set; });
+  if (c == cases.end()) return;
+  run.progress << "onnxproof pipeline: naming the ONNX Runtime optimizer (" << row.data_set << ")\n" << std::flush;
+  SessionOptions options;
+  options.provider = row.provider;
+  auto search = find_optimizer_changing_outputs(run.model, *c, options, run.options.parity.tolerance);
+  if (!search) {
+    run.report.localization_error = "naming the optimizer: " + search.error().describe();
+    return;
+  }
+  add_findings(run, {optimizer_finding(*search, row.data_set, row.provider)});
+}
+
 void localize_after_parity(Run& run) {
   const auto& findings = run.report.findings;
   if (!run.options.localize || !run.report.parity || run.model.empty() ||
@@ -413,6 +433,7 @@ void localize_after_parity(Run& run) {
     return;
   const auto row = worst_failing_row(*run.report.parity);
   if (!row) return;
+  if (passes_without_optimizations(*run.report.parity, *row)) name_the_optimizer(run, *row);
   run.progress << "onnxproof pipeline: localize (" << row->data_set << ", " << row->provider << ")\n" << std::flush;
   const auto start = std::chrono::steady_clock::now();
   auto localization = localize_worst_case(run, *row);

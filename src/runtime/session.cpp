@@ -209,6 +209,13 @@ Expected<Session> Session::open_from(const std::filesystem::path* path, std::str
     session_options.SetIntraOpNumThreads(options.intra_op_threads);
     session_options.SetInterOpNumThreads(1);
     if (options.forbid_cpu_fallback) session_options.AddConfigEntry("session.disable_cpu_ep_fallback", "1");
+    if (!options.disabled_optimizers.empty()) {
+      // Separated by ';': ONNX Runtime 1.30 splits the list there (its header says commas; a
+      // comma-separated list disables nothing, measured).
+      std::string names;
+      for (const auto& name : options.disabled_optimizers) names += (names.empty() ? "" : ";") + name;
+      session_options.AddConfigEntry("optimization.disable_specified_optimizers", names.c_str());
+    }
     ONNXPROOF_TRY(append_provider(session_options, options.provider));
     impl->session = path ? Ort::Session(*env, path->c_str(), session_options)
                          : Ort::Session(*env, bytes.data(), bytes.size(), session_options);

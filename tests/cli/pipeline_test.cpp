@@ -623,7 +623,9 @@ TEST_P(Localization, NamesTheModuleItsNodesAndItsSourceLine) {
   // Every module before the planted one agrees; the error grows from it on.
   for (const auto& module : report["localization"]["modules"]) {
     if (module["module"] == planted.module) break;
-    if (module["matched"]) EXPECT_TRUE(module["outputs_agree"].get<bool>()) << module.dump();
+    if (module["matched"]) {
+      EXPECT_TRUE(module["outputs_agree"].get<bool>()) << module.dump();
+    }
   }
   EXPECT_NE(read_text(out / "report.md").find("## Where the outputs diverge"), std::string::npos);
   EXPECT_TRUE(read_text(out / "report-localize.svg").starts_with("<svg"));
@@ -642,7 +644,7 @@ INSTANTIATE_TEST_SUITE_P(
         PlantedDivergence{"shifted_dynamo", "dynamo", "blocks.7.act", "PARITY_MISMATCH", "node_shifted_silu"},
         PlantedDivergence{"nan_torchscript", "torchscript", "blocks.4.act", "NAN_OR_INF", "/blocks.4/act/Sqrt"},
         PlantedDivergence{"nan_dynamo", "dynamo", "blocks.4.act", "NAN_OR_INF", "node_sqrt_abs"}),
-    [](const auto& info) { return info.param.factory; });
+    [](const auto& test) { return test.param.factory; });
 
 TEST(Localization, ARunThatPassedHasNothingToLocalize) {
   TempDir out;
@@ -652,3 +654,33 @@ TEST(Localization, ARunThatPassedHasNothingToLocalize) {
   EXPECT_NE(result.err.find("nothing to localize"), std::string::npos) << result.err;
   EXPECT_EQ(onnxproof_cli({"localize", (out / "missing").string()}).exit_code, 2);
 }
+
+// A difference that only ONNX Runtime's optimizations make (tests/fixtures/runtime_models.py: its
+// ConvAddFusion folds an Add into a Conv's bias and skips a rounding PyTorch does) is traced to
+// the optimizer by name, with either exporter.
+class RuntimeOptimization : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RuntimeOptimization, TheOptimizerThatChangesTheOutputsIsNamed) {
+  const std::string fixtures = std::string(ONNXPROOF_TEST_SOURCE_DIR) + "/fixtures/runtime_models.py";
+  TempDir out;
+  const auto result = onnxproof_cli({"pipeline", "--model", fixtures + ":large_bias_conv", "--input",
+                                     "x=2x3x16x16:float32", "--dynamic", "x:0=batch", "--exporter", GetParam(),
+                                     "--samples", "1", "--out", out.path().string()});
+  ASSERT_EQ(result.exit_code, 1) << result.out << result.err;
+  const json report = read_json(out / "report.json");
+  for (const auto& row : report["parity"]) {  // the premise: it passes with optimizations disabled
+    if (row["optimization"] == "disabled") EXPECT_EQ(row["status"], "pass") << row.dump();
+  }
+  std::vector<json> named;
+  for (const auto& finding : report["findings"]) {
+    if (finding["code"] == "RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS") named.push_back(finding);
+  }
+  ASSERT_EQ(named.size(), 1U) << report["findings"].dump(1);
+  EXPECT_EQ(named[0]["where"], "ConvAddFusion");
+  EXPECT_NE(named[0]["message"].get<std::string>().find("optimizer ConvAddFusion changes the outputs"),
+            std::string::npos);
+  EXPECT_NE(named[0]["hint"].get<std::string>().find("optimization.disable_specified_optimizers=ConvAddFusion"),
+            std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothExporters, RuntimeOptimization, ::testing::Values("torchscript", "dynamo"));

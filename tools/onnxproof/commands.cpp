@@ -373,30 +373,45 @@ namespace {
 
 // The case, provider and optimization level to localize on: as given, else the worst failing
 // comparison of the run's report.json.
-Expected<ParityRow> localize_target(const LocalizeCommand& command, const nlohmann::json& report) {
+Expected<ParityRow> localize_target(const LocalizeCommand& command, const nlohmann::json& report,
+                                    ParityResult& parity) {
   ParityRow chosen;
   chosen.data_set = command.data_set;
   chosen.provider = command.provider;
   chosen.optimization = command.optimization;
-  if (!command.data_set.empty()) return chosen;
-  ParityResult parity;
   for (const auto& row : report.value("parity", nlohmann::json::array())) {
     ParityRow parsed;
     parsed.data_set = row.value("case", "");
     parsed.provider = row.value("provider", "cpu");
     parsed.optimization = row.value("optimization", "all");
     parsed.status = row.value("status", "");
+    parsed.output = row.value("output", "");
     parsed.comparison.max_abs = row.value("max_abs", 0.0);
     parsed.comparison.nan_mismatches = row.value("nan_mismatch", int64_t{0});
     parsed.argmax = ArgmaxCheck{.flips = row.value("argmax_flips", int64_t{0})};
     parity.rows.push_back(std::move(parsed));
   }
+  if (!command.data_set.empty()) return chosen;
   const auto worst = worst_failing_row(parity);
   if (!worst)
     return fail(ErrorCode::usage,
                 "the run's parity passed: nothing to localize (--case test_data_set_N compares "
                 "one case anyway)");
   return *worst;
+}
+
+// When the case passed with optimizations disabled: the ONNX Runtime optimizer that changes it.
+Expected<std::optional<Finding>> optimizer_behind(const fs::path& run, const fs::path& model, const ParityRow& target,
+                                                  const ParityResult& parity, const ToleranceOptions& tolerance) {
+  if (!passes_without_optimizations(parity, target)) return std::nullopt;
+  ONNXPROOF_TRY_ASSIGN(const Reference reference, read_reference(run / "reference"));
+  const auto c = std::find_if(reference.cases.begin(), reference.cases.end(),
+                              [&](const ReferenceCase& entry) { return entry.data_set == target.data_set; });
+  if (c == reference.cases.end()) return std::nullopt;
+  SessionOptions options;
+  options.provider = target.provider;
+  ONNXPROOF_TRY_ASSIGN(const OptimizerSearch search, find_optimizer_changing_outputs(model, *c, options, tolerance));
+  return optimizer_finding(search, target.data_set, target.provider);
 }
 
 }  // namespace
@@ -410,7 +425,8 @@ int run_localize(const LocalizeCommand& command, std::ostream& out, std::ostream
   if (!report) return report_error(err, report.error());
   auto parity = parity_options(command.proof);
   if (!parity) return report_error(err, parity.error());
-  auto target = localize_target(command, *report);
+  ParityResult recorded;  // the run's parity rows, as report.json has them
+  auto target = localize_target(command, *report, recorded);
   if (!target) return report_error(err, target.error());
   if (target->optimization != "all" && target->optimization != "disabled")
     return report_error(err, fail(ErrorCode::usage, "--optimization must be all or disabled").error());
@@ -436,9 +452,14 @@ int run_localize(const LocalizeCommand& command, std::ostream& out, std::ostream
         {"report-localize.svg", localization_plot_svg(*localization)}}) {
     if (auto written = write_file_atomically(folder / file, text); !written) return report_error(err, written.error());
   }
-  print_findings(out, localization->findings);
+  auto optimizer = optimizer_behind(command.run, model, *target, recorded, parity->tolerance);
+  if (!optimizer) return report_error(err, optimizer.error());
+  std::vector<Finding> findings = localization->findings;
+  if (*optimizer) findings.insert(findings.begin(), **optimizer);
+  print_findings(out, findings);
   out << fmt::format("localization     {}\n", (folder / "localization.md").string());
-  return localization->located ? k_exit_pass : k_exit_fail;
+  const bool named_optimizer = *optimizer && !(*optimizer)->where.empty();
+  return localization->located || named_optimizer ? k_exit_pass : k_exit_fail;
 }
 
 int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err) {

@@ -49,6 +49,10 @@ struct Localization {
   std::string optimization;                 // "all" or "disabled"
   std::vector<ModuleComparison> modules{};  // in the order the modules finished
   std::optional<std::size_t> located{};     // index into modules
+  /// The copy with every module's values as outputs still misses PyTorch's outputs, as parity
+  /// did (it may not: ONNX Runtime does not fuse across a graph output).
+  bool reproduced = true;
+  double largest_error = 0;  // max abs over the model's outputs in that run
   std::vector<Finding> findings{};
   double seconds = 0;  // capture and comparison together (set by the caller)
 };
@@ -64,6 +68,30 @@ struct LocalizeOptions {
 /// the capture is missing or malformed, ErrorCode::runtime when ONNX Runtime cannot run the copy.
 Expected<Localization> localize_divergence(const std::filesystem::path& run, const std::filesystem::path& model,
                                            const LocalizeOptions& options);
+
+/// Which ONNX Runtime optimizer changes a case's outputs, when they match PyTorch's with graph
+/// optimizations disabled and differ with them on: found by disabling optimizers by name (session
+/// config optimization.disable_specified_optimizers), half of the suspects at a time.
+struct OptimizerSearch {
+  std::vector<std::string> optimizers;  // disabling these (one, when a single one is to blame) restores the match
+  int sessions = 0;                     // sessions opened to find them
+  /// Disabling every named optimizer does not restore the match: the difference comes from what
+  /// the level changes otherwise (layouts, kernel choice).
+  bool unnamed = false;
+};
+
+/// Runs `c` with `failing` (optimizations on) and named optimizers disabled; compares with
+/// PyTorch's outputs in `c`.
+Expected<OptimizerSearch> find_optimizer_changing_outputs(const std::filesystem::path& model, const ReferenceCase& c,
+                                                          const SessionOptions& failing,
+                                                          const ToleranceOptions& tolerance);
+
+/// True when `failing` (a row with optimizations on) passed on the same case, provider and output
+/// with optimizations disabled: then an optimizer is to blame.
+bool passes_without_optimizations(const ParityResult& parity, const ParityRow& failing);
+
+/// RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS for a search's result on `data_set`.
+Finding optimizer_finding(const OptimizerSearch& search, const std::string& data_set, const std::string& provider);
 
 /// The failing comparison to localize on: the parity row with the largest error among the
 /// failed ones (NaN differences first, then argmax flips, then the largest max_abs); none when

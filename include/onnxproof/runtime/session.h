@@ -26,6 +26,9 @@ struct SessionOptions {
   /// Refuse to create the session when some nodes would fall back to the CPU provider (a GPU
   /// provider's silent fallback shows up as a session error).
   bool forbid_cpu_fallback = false;
+  /// ONNX Runtime graph transformers and rewrite rules not to apply, by name (its session config
+  /// optimization.disable_specified_optimizers, ';'-separated); names it does not know are ignored.
+  std::vector<std::string> disabled_optimizers{};
 };
 
 /// A model input or output as the session sees it.
