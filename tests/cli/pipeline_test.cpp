@@ -669,7 +669,9 @@ TEST_P(RuntimeOptimization, TheOptimizerThatChangesTheOutputsIsNamed) {
   ASSERT_EQ(result.exit_code, 1) << result.out << result.err;
   const json report = read_json(out / "report.json");
   for (const auto& row : report["parity"]) {  // the premise: it passes with optimizations disabled
-    if (row["optimization"] == "disabled") EXPECT_EQ(row["status"], "pass") << row.dump();
+    if (row["optimization"] == "disabled") {
+      EXPECT_EQ(row["status"], "pass") << row.dump();
+    }
   }
   std::vector<json> named;
   for (const auto& finding : report["findings"]) {
