@@ -273,6 +273,42 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
   return proof;
 }
 
+namespace {
+
+// After a failed proof: the pass whose skipping alone makes the proof hold, rerun one pass at a
+// time (only the passes that changed something); the findings then name it.
+Expected<void> name_the_pass(const std::filesystem::path& input, const std::filesystem::path& folder,
+                             const SimplifyOptions& options, const Reference* reference,
+                             const ToleranceOptions& tolerance, SimplifyOutcome& outcome) {
+  for (const auto& pass : outcome.result.passes) {
+    if (pass.changes == 0 || options.skip_passes.contains(pass.name)) continue;
+    SimplifyOptions without = options;
+    without.skip_passes.insert(pass.name);
+    const std::filesystem::path candidate = folder / ("without-" + pass.name + ".onnx");
+    bool changed = false;
+    {
+      ONNXPROOF_TRY_ASSIGN(auto model, load_model(input, LoadOptions{.load_external_data = true}));
+      ONNXPROOF_TRY_ASSIGN(const auto result, simplify_model(model.proto, without));
+      changed = result.changed();
+      if (changed) ONNXPROOF_TRY(save_model(model.proto, candidate));
+    }
+    if (changed) {  // unchanged without the pass: that pass alone made the change
+      ONNXPROOF_TRY_ASSIGN(const auto proof, prove_simplification(input, candidate, reference, tolerance));
+      if (has_errors(proof.findings) || proof.cases == 0) continue;
+    }
+    outcome.culprit_pass = pass.name;
+    for (auto& finding : outcome.proof.findings) {
+      if (finding.code != FindingCode::simplify_changed_outputs) continue;
+      finding.message += fmt::format(" (the pass '{}' makes the change: without it the proof holds)", pass.name);
+      finding.hint = fmt::format("simplify --skip-pass {} keeps the rest of the simplification", pass.name);
+    }
+    return {};
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, const std::filesystem::path& output,
                                         const SimplifyOptions& options, const Reference* reference,
                                         const ToleranceOptions& tolerance, bool copy_when_unchanged) {
@@ -303,7 +339,11 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
   }
   if (outcome.result.changed()) {  // an unchanged model needs no proof
     ONNXPROOF_TRY_ASSIGN(outcome.proof, prove_simplification(input, candidate, reference, tolerance));
-    if (has_errors(outcome.proof.findings) || outcome.proof.cases == 0) return outcome;
+    if (has_errors(outcome.proof.findings)) {
+      ONNXPROOF_TRY(name_the_pass(input, staging.path(), options, reference, tolerance, outcome));
+      return outcome;
+    }
+    if (outcome.proof.cases == 0) return outcome;
   }
 
   const fs::path data = candidate.string() + ".data";

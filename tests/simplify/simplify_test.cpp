@@ -449,3 +449,42 @@ TEST(ShapeFolding, AShapeChainOverASymbolicBatchBecomesAConstantShapeWithZero) {
   EXPECT_EQ(count(simplified, "Shape") + count(simplified, "Gather") + count(simplified, "Concat"), 0);
   EXPECT_EQ(count(simplified, "Reshape"), 1);
 }
+
+// A rewrite that is exact in arithmetic but not in float32: BatchNormalization folded into a Conv
+// whose large bias (1e5) the normalization's mean takes back off. The original rounds the
+// convolution at 1e5 before subtracting; the fused Conv skips that rounding. The proof refuses the
+// result and names the pass whose skipping makes it hold.
+TEST(SimplifyProof, AChangeToTheOutputsNamesThePassThatMadeIt) {
+  auto model =
+      single_node_model("Conv", {tensor_value("x", k_float, {1, 2, 6, 6})}, tensor_value("y", k_float, {1, 3, 6, 6}));
+  auto& conv = *model.mutable_graph()->mutable_node(0);
+  conv.add_input("w");
+  conv.add_input("b");
+  conv.set_output(0, "c");
+  add_ints(&conv, "pads", {1, 1, 1, 1});
+  std::vector<float> weights(3 * 2 * 3 * 3);
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = 0.01F * static_cast<float>(i % 7) - 0.03F;
+  add_initializer(model, "w", k_float, {3, 2, 3, 3}, weights);
+  add_initializer(model, "b", k_float, {3}, {1e5F, 1e5F, 1e5F});
+  add_initializer(model, "scale", k_float, {3}, {1.0F, 1.0F, 1.0F});
+  add_initializer(model, "shift", k_float, {3}, {0.0F, 0.0F, 0.0F});
+  add_initializer(model, "mean", k_float, {3}, {1e5F, 1e5F, 1e5F});
+  add_initializer(model, "var", k_float, {3}, {1.0F, 1.0F, 1.0F});
+  add_node(model, "BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"});
+  TempDir dir;
+  write_bytes(dir / "model.onnx", model.SerializeAsString());
+  auto outcome = simplify_file(dir / "model.onnx", dir / "simplified.onnx", {}, nullptr, {}, false);
+  ASSERT_TRUE(outcome) << outcome.error().describe();
+  EXPECT_FALSE(outcome->written);
+  EXPECT_FALSE(std::filesystem::exists(dir / "simplified.onnx"));
+  EXPECT_EQ(outcome->culprit_pass, "fusions");
+  ASSERT_FALSE(outcome->proof.findings.empty());
+  EXPECT_NE(outcome->proof.findings[0].message.find("the pass 'fusions' makes the change"), std::string::npos)
+      << outcome->proof.findings[0].message;
+  EXPECT_NE(outcome->proof.findings[0].hint.find("--skip-pass fusions"), std::string::npos);
+  // Without that pass, the rest of the simplification is proved and written.
+  auto without =
+      simplify_file(dir / "model.onnx", dir / "simplified.onnx", {.skip_passes = {"fusions"}}, nullptr, {}, true);
+  ASSERT_TRUE(without) << without.error().describe();
+  EXPECT_TRUE(without->written);
+}

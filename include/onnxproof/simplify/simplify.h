@@ -68,6 +68,9 @@ struct SimplifyOutcome {
   SimplifyResult result;
   SimplifyProof proof;
   bool written = false;  // false: the proof failed (see proof.findings), or nothing changed and no copy was asked for
+  /// After a failed proof: the pass whose skipping alone makes it hold (the findings name it);
+  /// empty when none does alone.
+  std::string culprit_pass{};
 };
 
 /// The whole job on files: loads `input` with its external data, simplifies, saves into a private
