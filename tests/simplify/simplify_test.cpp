@@ -314,21 +314,34 @@ TEST(Fusions, ANarrowingCastInTheMiddleStays) {
   EXPECT_EQ(count(simplified, "Cast"), 2);
 }
 
-TEST(Fusions, BatchNormalizationFoldsIntoTheConvBeforeIt) {
+// x (1x2x6x6) -> Conv (3 channels, 3x3, weights `step` apart; with bias `bias` when given)
+// -> BatchNormalization(scale, shift, mean, var) -> y.
+struct BatchNorm {
+  std::vector<float> scale, shift, mean, var;
+};
+onnx::ModelProto conv_batch_norm_model(float step, const std::vector<float>& bias, const BatchNorm& norm) {
   auto model =
-      single_node_model("Conv", {tensor_value("x", k_float, {1, 2, 4, 4})}, tensor_value("y", k_float, {1, 3, 4, 4}));
+      single_node_model("Conv", {tensor_value("x", k_float, {1, 2, 6, 6})}, tensor_value("y", k_float, {1, 3, 6, 6}));
   auto& conv = *model.mutable_graph()->mutable_node(0);
   conv.add_input("w");
+  if (!bias.empty()) conv.add_input("b");
   conv.set_output(0, "c");
   add_ints(&conv, "pads", {1, 1, 1, 1});
   std::vector<float> weights(3 * 2 * 3 * 3);
-  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = 0.1F * static_cast<float>(i % 7) - 0.3F;
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = step * static_cast<float>(i % 7) - 3 * step;
   add_initializer(model, "w", k_float, {3, 2, 3, 3}, weights);
-  add_initializer(model, "scale", k_float, {3}, {1.5F, 0.5F, -2.0F});
-  add_initializer(model, "shift", k_float, {3}, {0.1F, -0.2F, 0.3F});
-  add_initializer(model, "mean", k_float, {3}, {0.05F, 0.0F, -0.1F});
-  add_initializer(model, "var", k_float, {3}, {0.9F, 1.2F, 0.3F});
+  if (!bias.empty()) add_initializer(model, "b", k_float, {3}, bias);
+  add_initializer(model, "scale", k_float, {3}, norm.scale);
+  add_initializer(model, "shift", k_float, {3}, norm.shift);
+  add_initializer(model, "mean", k_float, {3}, norm.mean);
+  add_initializer(model, "var", k_float, {3}, norm.var);
   add_node(model, "BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"});
+  return model;
+}
+
+TEST(Fusions, BatchNormalizationFoldsIntoTheConvBeforeIt) {
+  const auto model = conv_batch_norm_model(
+      0.1F, {}, {{1.5F, 0.5F, -2.0F}, {0.1F, -0.2F, 0.3F}, {0.05F, 0.0F, -0.1F}, {0.9F, 1.2F, 0.3F}});
   const auto simplified = simplify_and_prove(model);
   EXPECT_EQ(count(simplified, "BatchNormalization"), 0);
   EXPECT_EQ(count(simplified, "Conv"), 1);
@@ -455,22 +468,8 @@ TEST(ShapeFolding, AShapeChainOverASymbolicBatchBecomesAConstantShapeWithZero) {
 // convolution at 1e5 before subtracting; the fused Conv skips that rounding. The proof refuses the
 // result and names the pass whose skipping makes it hold.
 TEST(SimplifyProof, AChangeToTheOutputsNamesThePassThatMadeIt) {
-  auto model =
-      single_node_model("Conv", {tensor_value("x", k_float, {1, 2, 6, 6})}, tensor_value("y", k_float, {1, 3, 6, 6}));
-  auto& conv = *model.mutable_graph()->mutable_node(0);
-  conv.add_input("w");
-  conv.add_input("b");
-  conv.set_output(0, "c");
-  add_ints(&conv, "pads", {1, 1, 1, 1});
-  std::vector<float> weights(3 * 2 * 3 * 3);
-  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = 0.01F * static_cast<float>(i % 7) - 0.03F;
-  add_initializer(model, "w", k_float, {3, 2, 3, 3}, weights);
-  add_initializer(model, "b", k_float, {3}, {1e5F, 1e5F, 1e5F});
-  add_initializer(model, "scale", k_float, {3}, {1.0F, 1.0F, 1.0F});
-  add_initializer(model, "shift", k_float, {3}, {0.0F, 0.0F, 0.0F});
-  add_initializer(model, "mean", k_float, {3}, {1e5F, 1e5F, 1e5F});
-  add_initializer(model, "var", k_float, {3}, {1.0F, 1.0F, 1.0F});
-  add_node(model, "BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"});
+  const auto model = conv_batch_norm_model(
+      0.01F, {1e5F, 1e5F, 1e5F}, {{1.0F, 1.0F, 1.0F}, {0.0F, 0.0F, 0.0F}, {1e5F, 1e5F, 1e5F}, {1.0F, 1.0F, 1.0F}});
   TempDir dir;
   write_bytes(dir / "model.onnx", model.SerializeAsString());
   auto outcome = simplify_file(dir / "model.onnx", dir / "simplified.onnx", {}, nullptr, {}, false);
