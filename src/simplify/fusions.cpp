@@ -39,10 +39,25 @@ const onnx::NodeProto* sole_producer(const onnx::GraphProto& graph, const GraphI
   return &graph.node(producer->second);
 }
 
+// The node that produces `value`, when every node reading it is a `reader_op` and it is no graph
+// output: rewriting each reader to skip it leaves it dead (the same node count when one reader
+// cannot be rewritten, never more). A shared Unsqueeze read by two Unsqueezes goes this way.
+const onnx::NodeProto* producer_read_only_by(const onnx::GraphProto& graph, const GraphIndex& index,
+                                             const std::string& value, std::string_view reader_op) {
+  const auto producer = index.producer.find(value);
+  const auto readers = index.consumers.find(value);
+  if (producer == index.producer.end() || index.graph_outputs.contains(value) || readers == index.consumers.end())
+    return nullptr;
+  for (const int reader : readers->second) {
+    if (!is(graph.node(reader), reader_op)) return nullptr;
+  }
+  return &graph.node(producer->second);
+}
+
 // Transpose(Transpose(x, p1), p2) is Transpose(x, p) with p[i] = p1[p2[i]].
 bool fuse_transposes(onnx::NodeProto& node, const onnx::GraphProto& graph, const GraphIndex& index) {
   if (!is(node, "Transpose") || node.input_size() != 1) return false;
-  const auto* first = sole_producer(graph, index, node.input(0));
+  const auto* first = producer_read_only_by(graph, index, node.input(0), "Transpose");
   if (!first || !is(*first, "Transpose") || first->input_size() != 1) return false;
   const auto* p1 = attribute(*first, "perm");
   auto* p2 = mutable_attribute(node, "perm");
@@ -64,7 +79,7 @@ bool fuse_reshapes(onnx::NodeProto& node, const onnx::GraphProto& graph, const G
   if (!is(node, "Reshape") || node.input_size() != 2) return false;
   const auto shape = int64_constant(index, node.input(1));
   if (!shape || std::find(shape->begin(), shape->end(), 0) != shape->end()) return false;
-  const auto* first = sole_producer(graph, index, node.input(0));
+  const auto* first = producer_read_only_by(graph, index, node.input(0), "Reshape");
   if (!first || first->input_size() < 1 ||
       !(is(*first, "Reshape") || is(*first, "Flatten") || is(*first, "Squeeze") || is(*first, "Unsqueeze")))
     return false;
@@ -88,7 +103,7 @@ bool widens_losslessly(int32_t from, int32_t to) {
 // between to lose).
 bool fuse_casts(onnx::NodeProto& node, const onnx::GraphProto& graph, const GraphIndex& index) {
   if (!is(node, "Cast") || node.input_size() != 1) return false;
-  const auto* first = sole_producer(graph, index, node.input(0));
+  const auto* first = producer_read_only_by(graph, index, node.input(0), "Cast");
   if (!first || !is(*first, "Cast") || first->input_size() != 1) return false;
   const auto* source = index.tensor_type(first->input(0));
   const int64_t middle = int_attribute(*first, "to", 0);
@@ -104,7 +119,7 @@ bool fuse_casts(onnx::NodeProto& node, const onnx::GraphProto& graph, const Grap
 bool fuse_unsqueezes(onnx::NodeProto& node, const onnx::GraphProto& graph, const GraphIndex& index,
                      std::vector<onnx::TensorProto>& added) {
   if (!is(node, "Unsqueeze") || node.input_size() != 2) return false;
-  const auto* first = sole_producer(graph, index, node.input(0));
+  const auto* first = producer_read_only_by(graph, index, node.input(0), "Unsqueeze");
   if (!first || !is(*first, "Unsqueeze") || first->input_size() != 2) return false;
   const auto a1 = int64_constant(index, first->input(1));
   const auto a2 = int64_constant(index, node.input(1));

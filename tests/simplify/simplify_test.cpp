@@ -416,6 +416,28 @@ TEST(Fusions, TwoUnsqueezesBecomeOneWithTheAxesCarriedThrough) {
   EXPECT_EQ(count(simplified, "Unsqueeze"), 1);
 }
 
+TEST(Fusions, AnUnsqueezeReadByTwoUnsqueezesGoesWhenBothReadItsSource) {
+  // x 2x3 -> Unsqueeze [0] -> u1 1x2x3, read by Unsqueeze [3] (-> 1x2x3x1) and Unsqueeze [1] (-> 1x1x2x3):
+  // both read x with composed axes, and u1 dies: 3 Unsqueezes become 2.
+  auto model =
+      single_node_model("Relu", {tensor_value("x", k_float, {2, 3})}, tensor_value("y", k_float, {1, 2, 3, 1}));
+  model.mutable_graph()->mutable_node(0)->set_input(0, "u2");
+  *model.mutable_graph()->add_output() = tensor_value("z", k_float, {1, 1, 2, 3});
+  add_initializer(model, "a1", onnx::TensorProto::INT64, {1}, {}, {0});
+  add_initializer(model, "a2", onnx::TensorProto::INT64, {1}, {}, {3});
+  add_initializer(model, "a3", onnx::TensorProto::INT64, {1}, {}, {1});
+  add_node(model, "Unsqueeze", {"x", "a1"}, {"u1"});
+  add_node(model, "Unsqueeze", {"u1", "a2"}, {"u2"});
+  add_node(model, "Unsqueeze", {"u1", "a3"}, {"z"});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Unsqueeze"), 2);
+  for (const auto& node : simplified.graph().node()) {
+    if (node.op_type() == "Unsqueeze") {
+      EXPECT_EQ(node.input(0), "x");
+    }
+  }
+}
+
 TEST(ShapeFolding, AStaticDimensionGatheredFromAPartlySymbolicShapeFolds) {
   // x is Nx3: Gather(Shape(x), 1) is 3 for every N; Gather(Shape(x), 0) stays.
   auto model = single_node_model("Identity", {tensor_value("x", k_float, {-1, 3})},
