@@ -1,6 +1,7 @@
 // Fusions: pairs of nodes that one node does as well. Each rule rewrites the second node of a
 // pair to read what the first one read (the first is then dead, and dead-code removes it), except
-// the two that merge numbers into weights (BatchNormalization into Conv, MatMul + Add into Gemm),
+// the three that merge numbers into weights (BatchNormalization or a per-channel Mul into Conv,
+// MatMul + Add into Gemm),
 // which rewrite the first node and drop the second. One sweep each, with one index: linear.
 
 #include <algorithm>
@@ -158,6 +159,38 @@ std::optional<Tensor> float_constant(const GraphIndex& index, const std::string&
   return tensor ? std::optional<Tensor>(std::move(*tensor)) : std::nullopt;
 }
 
+// Per output channel c of a Conv: W'[c] = W[c] * scale[c], b'[c] = (b[c] - minus[c]) * scale[c] + plus[c];
+// the Conv takes `output`'s name. Float32 weights only; false (nothing changed) otherwise.
+bool fold_into_conv(onnx::NodeProto& conv, const GraphIndex& index, const std::vector<double>& scale,
+                    const std::vector<double>& minus, const std::vector<double>& plus, const std::string& output,
+                    std::vector<onnx::TensorProto>& added) {
+  if (conv.input_size() < 2 || conv.output_size() != 1) return false;
+  auto weight = float_constant(index, conv.input(1));
+  if (!weight || weight->shape().empty() || weight->shape()[0] != static_cast<int64_t>(scale.size())) return false;
+  const int64_t channels = weight->shape()[0];
+  std::optional<Tensor> bias = conv.input_size() > 2 ? float_constant(index, conv.input(2)) : std::nullopt;
+  if (conv.input_size() > 2 && (!bias || bias->shape() != std::vector<int64_t>{channels})) return false;
+  auto new_bias = *Tensor::zeros(DType::float32, {channels});
+  auto w = weight->mutable_values<float>();
+  const auto per_channel = static_cast<std::size_t>(weight->size() / channels);
+  for (std::size_t k = 0; k < scale.size(); ++k) {
+    for (std::size_t i = 0; i < per_channel; ++i)
+      w[k * per_channel + i] = static_cast<float>(w[k * per_channel + i] * scale[k]);
+    const double b = bias ? bias->values<float>()[k] : 0.0;
+    new_bias.mutable_values<float>()[k] = static_cast<float>((b - minus[k]) * scale[k] + plus[k]);
+  }
+  const std::string base = output + "_fused";
+  added.push_back(tensor_to_proto(*weight, base + "_weight"));
+  added.push_back(tensor_to_proto(new_bias, base + "_bias"));
+  conv.set_input(1, base + "_weight");
+  if (conv.input_size() > 2)
+    conv.set_input(2, base + "_bias");
+  else
+    conv.add_input(base + "_bias");
+  conv.set_output(0, output);
+  return true;
+}
+
 // BatchNormalization(Conv(x, W, b)) in inference is Conv(x, W', b') with s = scale / sqrt(var + eps),
 // W' = W * s (per output channel) and b' = (b - mean) * s + B. The Conv takes the BN's output name;
 // the BN goes. Float32 weights and parameters only.
@@ -166,44 +199,53 @@ bool fuse_batch_norm(onnx::NodeProto& bn, onnx::GraphProto& graph, const GraphIn
   if (!is(bn, "BatchNormalization") || bn.input_size() != 5 || bn.output_size() != 1) return false;
   const auto producer = index.producer.find(bn.input(0));
   if (!sole_producer(graph, index, bn.input(0)) || !is(graph.node(producer->second), "Conv")) return false;
-  auto& conv = *graph.mutable_node(producer->second);
-  if (conv.input_size() < 2 || conv.output_size() != 1) return false;
-  auto weight = float_constant(index, conv.input(1));
   auto scale = float_constant(index, bn.input(1));
   auto shift = float_constant(index, bn.input(2));
   auto mean = float_constant(index, bn.input(3));
   auto variance = float_constant(index, bn.input(4));
-  if (!weight || !scale || !shift || !mean || !variance || weight->shape().empty()) return false;
-  const int64_t channels = weight->shape()[0];
-  for (const auto* p : {&*scale, &*shift, &*mean, &*variance}) {
-    if (p->shape() != std::vector<int64_t>{channels}) return false;
+  if (!scale || !shift || !mean || !variance || scale->shape().size() != 1) return false;
+  const auto channels = static_cast<std::size_t>(scale->shape()[0]);
+  for (const auto* p : {&*shift, &*mean, &*variance}) {
+    if (p->shape() != scale->shape()) return false;
   }
-  std::optional<Tensor> bias = conv.input_size() > 2 ? float_constant(index, conv.input(2)) : std::nullopt;
-  if (conv.input_size() > 2 && (!bias || bias->shape() != std::vector<int64_t>{channels})) return false;
   const auto* eps = attribute(bn, "epsilon");
   const double epsilon = eps ? eps->f() : 1e-5;
-  auto new_bias = *Tensor::zeros(DType::float32, {channels});
-  auto w = weight->mutable_values<float>();
-  const auto per_channel = static_cast<std::size_t>(weight->size() / channels);
-  for (int64_t c = 0; c < channels; ++c) {
-    const auto k = static_cast<std::size_t>(c);
-    const double s = scale->values<float>()[k] / std::sqrt(static_cast<double>(variance->values<float>()[k]) + epsilon);
-    for (std::size_t i = 0; i < per_channel; ++i)
-      w[k * per_channel + i] = static_cast<float>(w[k * per_channel + i] * s);
-    const double b = bias ? bias->values<float>()[k] : 0.0;
-    new_bias.mutable_values<float>()[k] =
-        static_cast<float>((b - mean->values<float>()[k]) * s + shift->values<float>()[k]);
+  std::vector<double> s(channels), m(channels), b(channels);
+  for (std::size_t k = 0; k < channels; ++k) {
+    s[k] = scale->values<float>()[k] / std::sqrt(static_cast<double>(variance->values<float>()[k]) + epsilon);
+    m[k] = mean->values<float>()[k];
+    b[k] = shift->values<float>()[k];
   }
-  const std::string base = bn.output(0) + "_fused";
-  added.push_back(tensor_to_proto(*weight, base + "_weight"));
-  added.push_back(tensor_to_proto(new_bias, base + "_bias"));
-  conv.set_input(1, base + "_weight");
-  if (conv.input_size() > 2)
-    conv.set_input(2, base + "_bias");
-  else
-    conv.add_input(base + "_bias");
-  conv.set_output(0, bn.output(0));
-  return true;
+  return fold_into_conv(*graph.mutable_node(producer->second), index, s, m, b, bn.output(0), added);
+}
+
+// Mul(Conv(x, W, b), g) is Conv(x, W * g, b * g) when g is a float32 constant holding one value per
+// output channel ([1, C, 1, ...] or [C, 1, ...]) or one for all (ConvNeXt's layer scale).
+bool fuse_mul_into_conv(onnx::NodeProto& mul, onnx::GraphProto& graph, const GraphIndex& index,
+                        std::vector<onnx::TensorProto>& added) {
+  if (!is(mul, "Mul") || mul.input_size() != 2 || mul.output_size() != 1) return false;
+  for (int side = 0; side < 2; ++side) {
+    const auto producer = index.producer.find(mul.input(side));
+    if (!sole_producer(graph, index, mul.input(side)) || !is(graph.node(producer->second), "Conv")) continue;
+    auto& conv = *graph.mutable_node(producer->second);
+    const auto gain = float_constant(index, mul.input(1 - side));
+    const auto weight = conv.input_size() > 1 ? float_constant(index, conv.input(1)) : std::nullopt;
+    if (!gain || !weight || weight->shape().empty()) continue;
+    const auto channels = static_cast<std::size_t>(weight->shape()[0]);
+    const auto& dims = gain->shape();
+    // The channel axis of the Conv's output is 1 (rank = W's rank); g broadcasts from the right.
+    const auto rank = weight->shape().size();
+    const bool scalar = gain->size() == 1 && dims.size() <= rank;
+    const bool per_channel = static_cast<std::size_t>(gain->size()) == channels && dims.size() <= rank &&
+                             dims.size() >= rank - 1 &&
+                             dims[dims.size() - (rank - 1)] == static_cast<int64_t>(channels);
+    if (!scalar && !per_channel) continue;
+    std::vector<double> g(channels);
+    for (std::size_t k = 0; k < channels; ++k) g[k] = gain->values<float>()[scalar ? 0 : k];
+    return fold_into_conv(conv, index, g, std::vector<double>(channels, 0.0), std::vector<double>(channels, 0.0),
+                          mul.output(0), added);
+  }
+  return false;
 }
 
 // Add(MatMul(A, B), C) is Gemm(A, B, C) when A is a matrix, B a constant matrix and C a constant
@@ -244,7 +286,8 @@ int fuse_in_graph(onnx::GraphProto& graph) {
         fuse_unsqueezes(node, graph, index, added)) {
       touched.insert(i);
       ++changes;
-    } else if (fuse_batch_norm(node, graph, index, added) || fuse_matmul_add(node, graph, index)) {
+    } else if (fuse_batch_norm(node, graph, index, added) || fuse_mul_into_conv(node, graph, index, added) ||
+               fuse_matmul_add(node, graph, index)) {
       removed[static_cast<std::size_t>(i)] = true;  // the first node of the pair does the work now
       touched.insert(i);
       ++changes;

@@ -314,12 +314,9 @@ TEST(Fusions, ANarrowingCastInTheMiddleStays) {
   EXPECT_EQ(count(simplified, "Cast"), 2);
 }
 
-// x (1x2x6x6) -> Conv (3 channels, 3x3, weights `step` apart; with bias `bias` when given)
-// -> BatchNormalization(scale, shift, mean, var) -> y.
-struct BatchNorm {
-  std::vector<float> scale, shift, mean, var;
-};
-onnx::ModelProto conv_batch_norm_model(float step, const std::vector<float>& bias, const BatchNorm& norm) {
+// x (1x2x6x6) -> Conv (3 channels, 3x3, weights `step` apart; with bias `bias` when given) -> c;
+// the graph's output y (1x3x6x6) is for the caller's node to write.
+onnx::ModelProto conv_model(float step, const std::vector<float>& bias) {
   auto model =
       single_node_model("Conv", {tensor_value("x", k_float, {1, 2, 6, 6})}, tensor_value("y", k_float, {1, 3, 6, 6}));
   auto& conv = *model.mutable_graph()->mutable_node(0);
@@ -331,6 +328,15 @@ onnx::ModelProto conv_batch_norm_model(float step, const std::vector<float>& bia
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = step * static_cast<float>(i % 7) - 3 * step;
   add_initializer(model, "w", k_float, {3, 2, 3, 3}, weights);
   if (!bias.empty()) add_initializer(model, "b", k_float, {3}, bias);
+  return model;
+}
+
+// conv_model -> BatchNormalization(scale, shift, mean, var) -> y.
+struct BatchNorm {
+  std::vector<float> scale, shift, mean, var;
+};
+onnx::ModelProto conv_batch_norm_model(float step, const std::vector<float>& bias, const BatchNorm& norm) {
+  auto model = conv_model(step, bias);
   add_initializer(model, "scale", k_float, {3}, norm.scale);
   add_initializer(model, "shift", k_float, {3}, norm.shift);
   add_initializer(model, "mean", k_float, {3}, norm.mean);
@@ -345,6 +351,21 @@ TEST(Fusions, BatchNormalizationFoldsIntoTheConvBeforeIt) {
   const auto simplified = simplify_and_prove(model);
   EXPECT_EQ(count(simplified, "BatchNormalization"), 0);
   EXPECT_EQ(count(simplified, "Conv"), 1);
+}
+
+TEST(Fusions, APerChannelMulAfterAConvFoldsIntoItsWeightsButALastAxisMulStays) {
+  // ConvNeXt's layer scale: Conv -> Mul by a [1, 3, 1, 1] constant is one Conv.
+  auto model = conv_model(0.1F, {0.5F, -0.5F, 0.25F});
+  add_initializer(model, "gamma", k_float, {1, 3, 1, 1}, {0.5F, 2.0F, -1.5F});
+  add_node(model, "Mul", {"c", "gamma"}, {"y"});
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Mul"), 0);
+  EXPECT_EQ(count(simplified, "Conv"), 1);
+  // A [6]-shaped constant scales the last axis (width), not the channels: it stays.
+  auto last_axis = conv_model(0.1F, {});
+  add_initializer(last_axis, "gamma", k_float, {6}, {0.5F, 1.5F, 2.5F, 3.5F, 4.5F, 5.5F});
+  add_node(last_axis, "Mul", {"gamma", "c"}, {"y"});
+  EXPECT_EQ(count(simplify_and_prove(last_axis), "Mul"), 1);
 }
 
 TEST(Fusions, MatMulPlusAConstantVectorIsAGemmAndSkipPassTurnsItOff) {
