@@ -74,15 +74,34 @@ bool fuse_transposes(onnx::NodeProto& node, const onnx::GraphProto& graph, const
   return true;
 }
 
+// A Transpose that only moves dimensions of size 1 ([N, 1, 1, C] -> [N, C, 1, 1]) keeps the
+// elements in order: it is a reshape. The input's shape must be known where it matters.
+bool transpose_only_moves_unit_dims(const onnx::NodeProto& transpose, const GraphIndex& index) {
+  const auto* perm = attribute(transpose, "perm");
+  const auto* x = index.tensor_type(transpose.input(0));
+  if (!perm || !x || !x->has_shape() || x->shape().dim_size() != perm->ints_size()) return false;
+  int64_t last = -1;
+  for (const int64_t axis : perm->ints()) {
+    if (axis < 0 || axis >= x->shape().dim_size()) return false;
+    const auto& dim = x->shape().dim(static_cast<int>(axis));
+    if (dim.has_dim_value() && dim.dim_value() == 1) continue;
+    if (axis < last) return false;  // two dimensions that are not 1 swap places
+    last = axis;
+  }
+  return true;
+}
+
 // Reshape(R(x), shape) is Reshape(x, shape) when R only reshapes (Reshape, Flatten, Squeeze,
-// Unsqueeze) and `shape` is a constant without 0 (a 0 would copy a dimension of R's output).
+// Unsqueeze, a Transpose of size-1 dimensions) and `shape` is a constant without 0 (a 0 would copy
+// a dimension of R's output).
 bool fuse_reshapes(onnx::NodeProto& node, const onnx::GraphProto& graph, const GraphIndex& index) {
   if (!is(node, "Reshape") || node.input_size() != 2) return false;
   const auto shape = int64_constant(index, node.input(1));
   if (!shape || std::find(shape->begin(), shape->end(), 0) != shape->end()) return false;
   const auto* first = producer_read_only_by(graph, index, node.input(0), "Reshape");
   if (!first || first->input_size() < 1 ||
-      !(is(*first, "Reshape") || is(*first, "Flatten") || is(*first, "Squeeze") || is(*first, "Unsqueeze")))
+      !(is(*first, "Reshape") || is(*first, "Flatten") || is(*first, "Squeeze") || is(*first, "Unsqueeze") ||
+        (is(*first, "Transpose") && transpose_only_moves_unit_dims(*first, index))))
     return false;
   node.set_input(0, first->input(0));
   return true;

@@ -303,6 +303,25 @@ TEST(Fusions, ReshapeAfterASqueezeAndAReshapeReadsTheSourceAndAWideningCastChain
   EXPECT_EQ(count(simplified, "Cast"), 1);
 }
 
+TEST(Fusions, ATransposeOfSizeOneDimensionsBeforeAReshapeGoesButARealOneStays) {
+  // x 2x1x1x5 -> Transpose [0, 3, 1, 2] (2x5x1x1, the same order of elements) -> Reshape [2, 5].
+  auto model =
+      single_node_model("Reshape", {tensor_value("x", k_float, {2, 1, 1, 5})}, tensor_value("y", k_float, {2, 5}));
+  auto& graph = *model.mutable_graph();
+  graph.mutable_node(0)->add_input("shape");
+  graph.mutable_node(0)->set_input(0, "t");
+  add_initializer(model, "shape", onnx::TensorProto::INT64, {2}, {}, {2, 5});
+  add_ints(add_node(model, "Transpose", {"x"}, {"t"}), "perm", {0, 3, 1, 2});
+  EXPECT_EQ(count(simplify_and_prove(model), "Transpose"), 0);
+  // x 2x3x1x5 -> Transpose [0, 3, 1, 2] moves the 3 and the 5 past each other: it stays.
+  graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(3);
+  graph.mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(15);
+  for (auto& initializer : *graph.mutable_initializer()) {
+    if (initializer.name() == "shape") initializer.set_int64_data(1, 15);
+  }
+  EXPECT_EQ(count(simplify_and_prove(model), "Transpose"), 1);
+}
+
 TEST(Fusions, ANarrowingCastInTheMiddleStays) {
   // float32 -> int32 -> float32 rounds: the pair must stay.
   auto model = single_node_model("Cast", {tensor_value("x", k_float, {2, 3})}, tensor_value("y", k_float, {2, 3}));
