@@ -5,6 +5,7 @@
 // which rewrite the first node and drop the second. One sweep each, with one index: linear.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -169,6 +170,49 @@ bool fuse_unsqueezes(onnx::NodeProto& node, const onnx::GraphProto& graph, const
   return true;
 }
 
+// Slice(Slice(x, s1, e1, a1, t1), s2, e2, a2, t2) on different axes is one Slice over both: the
+// axes are independent, so their starts, ends and steps just line up. Constant inputs only;
+// negative axes need x's rank.
+bool fuse_slices(onnx::NodeProto& node, const onnx::GraphProto& graph, const GraphIndex& index,
+                 std::vector<onnx::TensorProto>& added) {
+  if (!is(node, "Slice") || node.input_size() < 4) return false;
+  const auto* first = producer_read_only_by(graph, index, node.input(0), "Slice");
+  if (!first || first->input_size() < 4) return false;
+  const auto* x = index.tensor_type(first->input(0));
+  const int64_t rank = x && x->has_shape() ? x->shape().dim_size() : -1;
+  std::vector<std::vector<int64_t>> merged(4);  // starts, ends, axes, steps
+  std::set<int64_t> axes;
+  for (const auto* slice : {first, static_cast<const onnx::NodeProto*>(&node)}) {
+    std::vector<std::optional<std::vector<int64_t>>> parts;
+    for (int k = 1; k <= 4; ++k)
+      parts.push_back(k < slice->input_size() ? int64_constant(index, slice->input(k)) : std::nullopt);
+    if (!parts[0] || !parts[1] || !parts[2] || (slice->input_size() > 4 && !parts[3])) return false;
+    if (!parts[3]) parts[3] = std::vector<int64_t>(parts[0]->size(), 1);
+    for (std::size_t i = 0; i < parts[2]->size(); ++i) {
+      int64_t axis = (*parts[2])[i];
+      if (axis < 0 && rank < 0) return false;
+      if (axis < 0) axis += rank;
+      if (!axes.insert(axis).second) return false;  // the same axis twice: not a simple merge
+      (*parts[2])[i] = axis;
+    }
+    for (std::size_t k = 0; k < 4; ++k) merged[k].insert(merged[k].end(), parts[k]->begin(), parts[k]->end());
+  }
+  if (merged[0].size() != merged[2].size() || merged[1].size() != merged[2].size() ||
+      merged[3].size() != merged[2].size())
+    return false;
+  static constexpr std::array<std::string_view, 4> k_names = {"starts", "ends", "axes", "steps"};
+  while (node.input_size() < 5) node.add_input("");
+  for (std::size_t k = 0; k < 4; ++k) {
+    auto tensor = *Tensor::zeros(DType::int64, {static_cast<int64_t>(merged[k].size())});
+    std::copy(merged[k].begin(), merged[k].end(), tensor.mutable_values<int64_t>().begin());
+    const std::string name = node.output(0) + "_" + std::string(k_names[k]);
+    added.push_back(tensor_to_proto(tensor, name));
+    node.set_input(static_cast<int>(k) + 1, name);
+  }
+  node.set_input(0, first->input(0));
+  return true;
+}
+
 std::optional<Tensor> float_constant(const GraphIndex& index, const std::string& name) {
   const auto it = index.initializers.find(name);
   if (name.empty() || it == index.initializers.end() || index.graph_inputs.contains(name) ||
@@ -302,7 +346,7 @@ int fuse_in_graph(onnx::GraphProto& graph) {
     const auto producer = node.input_size() > 0 ? index.producer.find(node.input(0)) : index.producer.end();
     if (producer != index.producer.end() && touched.contains(producer->second)) continue;
     if (fuse_transposes(node, graph, index) || fuse_reshapes(node, graph, index) || fuse_casts(node, graph, index) ||
-        fuse_unsqueezes(node, graph, index, added)) {
+        fuse_unsqueezes(node, graph, index, added) || fuse_slices(node, graph, index, added)) {
       touched.insert(i);
       ++changes;
     } else if (fuse_batch_norm(node, graph, index, added) || fuse_mul_into_conv(node, graph, index, added) ||

@@ -685,4 +685,5 @@ TEST_P(RuntimeOptimization, TheOptimizerThatChangesTheOutputsIsNamed) {
             std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(BothExporters, RuntimeOptimization, ::testing::Values("torchscript", "dynamo"));
+INSTANTIATE_TEST_SUITE_P(BothExporters, RuntimeOptimization, ::testing::Values("torchscript", "dynamo"),
+                         [](const auto& test) { return test.param; });

@@ -322,6 +322,29 @@ TEST(Fusions, ATransposeOfSizeOneDimensionsBeforeAReshapeGoesButARealOneStays) {
   EXPECT_EQ(count(simplify_and_prove(model), "Transpose"), 1);
 }
 
+TEST(Fusions, TwoSlicesOnDifferentAxesBecomeOneButTwoOnTheSameAxisStay) {
+  // x 4x6x8 -> Slice axis 1 [1:5] -> Slice axis -1 [0:8:2] -> 4x4x4: one Slice over axes 1 and 2.
+  const auto build = [](int64_t second_axis) {
+    auto model = single_node_model("Slice", {tensor_value("x", k_float, {4, 6, 8})}, tensor_value("y", k_float, {}));
+    auto& graph = *model.mutable_graph();
+    graph.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+    auto& second = *graph.mutable_node(0);
+    second.set_input(0, "s1");
+    for (const char* name : {"starts2", "ends2", "axes2", "steps2"}) second.add_input(name);
+    add_initializer(model, "starts1", onnx::TensorProto::INT64, {1}, {}, {1});
+    add_initializer(model, "ends1", onnx::TensorProto::INT64, {1}, {}, {5});
+    add_initializer(model, "axes1", onnx::TensorProto::INT64, {1}, {}, {1});
+    add_initializer(model, "starts2", onnx::TensorProto::INT64, {1}, {}, {0});
+    add_initializer(model, "ends2", onnx::TensorProto::INT64, {1}, {}, {8});
+    add_initializer(model, "axes2", onnx::TensorProto::INT64, {1}, {}, {second_axis});
+    add_initializer(model, "steps2", onnx::TensorProto::INT64, {1}, {}, {2});
+    add_node(model, "Slice", {"x", "starts1", "ends1", "axes1"}, {"s1"});
+    return model;
+  };
+  EXPECT_EQ(count(simplify_and_prove(build(-1)), "Slice"), 1);
+  EXPECT_EQ(count(simplify_and_prove(build(1)), "Slice"), 2);
+}
+
 TEST(Fusions, ANarrowingCastInTheMiddleStays) {
   // float32 -> int32 -> float32 rounds: the pair must stay.
   auto model = single_node_model("Cast", {tensor_value("x", k_float, {2, 3})}, tensor_value("y", k_float, {2, 3}));
