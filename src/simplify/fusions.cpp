@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -364,6 +365,96 @@ int fuse_in_graph(onnx::GraphProto& graph) {
 
 }  // namespace
 
-int fuse_nodes(onnx::ModelProto& model) { return fuse_in_graph(*model.mutable_graph()); }
+namespace {
+
+int64_t default_opset(const onnx::ModelProto& model) {
+  for (const auto& entry : model.opset_import()) {
+    if (entry.domain().empty() || entry.domain() == "ai.onnx") return entry.version();
+  }
+  return 0;
+}
+
+// MatMuls that read the same input with constant float32 weights of the same row count
+// (attention's query, key and value projections) become one MatMul over the weights side by side
+// and a Split of its last axis: n nodes become 2. The Split takes each MatMul's output name.
+int merge_parallel_matmuls(onnx::GraphProto& graph) {
+  const GraphIndex index(graph);
+  std::map<std::string, std::vector<int>> by_input;  // input -> MatMuls with constant 2-D weights
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    if (!is(node, "MatMul") || node.input_size() != 2 || node.output_size() != 1) continue;
+    const auto weight = float_constant(index, node.input(1));
+    if (weight && weight->shape().size() == 2) by_input[node.input(0)].push_back(i);
+  }
+  std::vector<bool> removed(static_cast<std::size_t>(graph.node_size()), false);
+  std::map<int, std::vector<onnx::NodeProto>> inserted;  // at the first member's place: MatMul, Split
+  std::vector<onnx::TensorProto> added;
+  for (const auto& [input, members] : by_input) {
+    if (members.size() < 3) continue;  // two become two: nothing gained
+    std::vector<Tensor> weights;
+    for (const int i : members) weights.push_back(*float_constant(index, graph.node(i).input(1)));
+    const int64_t rows = weights[0].shape()[0];
+    if (std::any_of(weights.begin(), weights.end(), [&](const Tensor& w) { return w.shape()[0] != rows; })) continue;
+    int64_t columns = 0;
+    for (const auto& w : weights) columns += w.shape()[1];
+    auto merged = *Tensor::zeros(DType::float32, {rows, columns});
+    auto out = merged.mutable_values<float>();
+    std::vector<int64_t> splits;
+    int64_t offset = 0;
+    for (const auto& w : weights) {
+      const int64_t width = w.shape()[1];
+      for (int64_t r = 0; r < rows; ++r)
+        std::copy_n(w.values<float>().begin() + r * width, width, out.begin() + r * columns + offset);
+      offset += width;
+      splits.push_back(width);
+    }
+    const std::string base = graph.node(members[0]).output(0) + "_merged";
+    added.push_back(tensor_to_proto(merged, base + "_weight"));
+    auto split_sizes = *Tensor::zeros(DType::int64, {static_cast<int64_t>(splits.size())});
+    std::copy(splits.begin(), splits.end(), split_sizes.mutable_values<int64_t>().begin());
+    added.push_back(tensor_to_proto(split_sizes, base + "_split"));
+    onnx::NodeProto matmul;
+    matmul.set_op_type("MatMul");
+    matmul.set_name(base);
+    matmul.add_input(input);
+    matmul.add_input(base + "_weight");
+    matmul.add_output(base);
+    onnx::NodeProto split;
+    split.set_op_type("Split");
+    split.set_name(base + "_split");
+    split.add_input(base);
+    split.add_input(base + "_split");
+    auto* axis = split.add_attribute();
+    axis->set_name("axis");
+    axis->set_type(onnx::AttributeProto::INT);
+    axis->set_i(-1);
+    for (const int i : members) {
+      split.add_output(graph.node(i).output(0));
+      removed[static_cast<std::size_t>(i)] = true;
+    }
+    inserted[members[0]] = {std::move(matmul), std::move(split)};
+  }
+  if (inserted.empty()) return 0;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> order;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    // Every reader of a member comes after it, so after the first member: the new pair stands
+    // there, and the order stays topological.
+    if (const auto pair = inserted.find(i); pair != inserted.end())
+      for (auto& node : pair->second) *order.Add() = std::move(node);
+    if (!removed[static_cast<std::size_t>(i)]) *order.Add() = std::move(*graph.mutable_node(i));
+  }
+  graph.mutable_node()->Swap(&order);
+  for (auto& tensor : added) *graph.add_initializer() = std::move(tensor);
+  return static_cast<int>(inserted.size());
+}
+
+}  // namespace
+
+int fuse_nodes(onnx::ModelProto& model) {
+  int changes = fuse_in_graph(*model.mutable_graph());
+  // Split takes its sizes as an input from opset 13 on.
+  if (default_opset(model) >= 13) changes += merge_parallel_matmuls(*model.mutable_graph());
+  return changes;
+}
 
 }  // namespace onnxproof::simplify

@@ -48,8 +48,8 @@ constexpr std::string_view k_no_op_candidates[] = {"Identity", "Dropout",   "Cas
                                                    "Slice",    "Transpose", "Pad",  "Concat",  "Add",
                                                    "Sub",      "Mul",       "Div",  "And",     "Or"};
 constexpr std::string_view k_shape_queries[] = {"Shape", "Size"};  // and the Gathers and Reshapes that read one
-constexpr std::string_view k_fusion_candidates[] = {"Transpose", "Reshape", "Cast",      "BatchNormalization",
-                                                    "Add",       "Mul",     "Unsqueeze", "Slice"};
+constexpr std::string_view k_fusion_candidates[] = {"Transpose", "Reshape", "Cast",  "BatchNormalization", "Add", "Mul",
+                                                    "Unsqueeze", "Slice",   "MatMul"};
 
 // The rules, in the order one round runs them. Adding a rule is adding a line here (and its
 // file, declared in passes.h); each is counted on its own in the report.

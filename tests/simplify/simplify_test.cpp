@@ -410,6 +410,31 @@ TEST(Fusions, APerChannelMulAfterAConvFoldsIntoItsWeightsButALastAxisMulStays) {
   EXPECT_EQ(count(simplify_and_prove(last_axis), "Mul"), 1);
 }
 
+TEST(Fusions, ThreeMatMulsOfOneInputBecomeOneAndASplitButTwoStay) {
+  // Attention's query, key and value: x (2x4) times three constant matrices of 3, 2 and 5 columns.
+  const auto build = [](int projections) {
+    auto model = single_node_model("MatMul", {tensor_value("x", k_float, {2, 4})}, tensor_value("q", k_float, {2, 3}));
+    model.mutable_graph()->mutable_node(0)->add_input("wq");
+    add_initializer(model, "wq", k_float, {4, 3}, std::vector<float>(12, 0.5F));
+    std::vector<float> wk(8), wv(20);
+    for (std::size_t i = 0; i < wk.size(); ++i) wk[i] = 0.1F * static_cast<float>(i) - 0.3F;
+    for (std::size_t i = 0; i < wv.size(); ++i) wv[i] = 0.05F * static_cast<float>(i % 9) - 0.2F;
+    add_initializer(model, "wk", k_float, {4, 2}, wk);
+    add_node(model, "MatMul", {"x", "wk"}, {"k"});
+    *model.mutable_graph()->add_output() = tensor_value("k", k_float, {2, 2});
+    if (projections == 3) {
+      add_initializer(model, "wv", k_float, {4, 5}, wv);
+      add_node(model, "MatMul", {"x", "wv"}, {"v"});
+      *model.mutable_graph()->add_output() = tensor_value("v", k_float, {2, 5});
+    }
+    return model;
+  };
+  const auto merged = simplify_and_prove(build(3));
+  EXPECT_EQ(count(merged, "MatMul"), 1);
+  EXPECT_EQ(count(merged, "Split"), 1);
+  EXPECT_EQ(count(simplify_and_prove(build(2)), "MatMul"), 2);
+}
+
 TEST(Fusions, MatMulPlusAConstantVectorIsAGemmAndSkipPassTurnsItOff) {
   auto model = single_node_model("MatMul", {tensor_value("x", k_float, {2, 3})}, tensor_value("y", k_float, {2, 4}));
   auto& matmul = *model.mutable_graph()->mutable_node(0);
