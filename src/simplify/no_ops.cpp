@@ -50,6 +50,15 @@ bool constant_all(const GraphIndex& index, const std::string& value, double elem
   return true;
 }
 
+// Expand(x, [1, ..., 1]) with no more ones than x has dimensions: broadcasting against ones keeps
+// x's shape, whatever its (symbolic) sizes.
+bool expands_by_ones(const GraphIndex& index, const onnx::NodeProto& node) {
+  const auto* x = index.tensor_type(node.input(0));
+  const auto it = index.initializers.find(node.input(1));
+  return x && x->has_shape() && it != index.initializers.end() && it->second->dims_size() == 1 &&
+         it->second->dims(0) <= x->shape().dim_size() && constant_all(index, node.input(1), 1.0);
+}
+
 // x + 0, x - 0, x * 1, x / 1, x and true, x or false, with the constant second, when broadcasting
 // it leaves x's shape and type as they are.
 bool is_identity_element(const GraphIndex& index, const onnx::NodeProto& node) {
@@ -99,6 +108,7 @@ bool is_no_op(const GraphIndex& index, const onnx::NodeProto& node) {
     const auto from = elem_type(index, node.input(0));
     return to && from && to->i() == *from;
   }
+  if (op == "Expand" && node.input_size() == 2 && expands_by_ones(index, node)) return true;
   if (op == "Reshape" || op == "Expand" || op == "Slice") return same_static_shape(index, node);
   if (op == "Transpose") {
     const auto* perm = attribute(node, "perm");

@@ -113,6 +113,21 @@ TEST(ConstantFolding, AGraphWithoutConstantsKeepsItsNodes) {
   EXPECT_FALSE(simplified.graph().node(0).op_type().empty());
 }
 
+TEST(NoOps, AnExpandByOnesGoesOverSymbolicSizesButAnExpandThatGrowsStays) {
+  // x N x 3 (N symbolic) -> Expand [1, 1] -> N x 3 -> Relu: the Expand goes.
+  auto model = single_node_model("Relu", {tensor_value("x", k_float, {-1, 3})}, tensor_value("y", k_float, {-1, 3}));
+  model.mutable_graph()->mutable_node(0)->set_input(0, "e");
+  add_initializer(model, "ones", onnx::TensorProto::INT64, {2}, {}, {1, 1});
+  add_node(model, "Expand", {"x", "ones"}, {"e"});
+  EXPECT_EQ(count(simplify_and_prove(model), "Expand"), 0);
+  // Expand [2, 1, 1] adds a dimension of 2: it stays.
+  auto grows = single_node_model("Relu", {tensor_value("x", k_float, {-1, 3})}, tensor_value("y", k_float, {2, -1, 3}));
+  grows.mutable_graph()->mutable_node(0)->set_input(0, "e");
+  add_initializer(grows, "shape", onnx::TensorProto::INT64, {3}, {}, {2, 1, 1});
+  add_node(grows, "Expand", {"x", "shape"}, {"e"});
+  EXPECT_EQ(count(simplify_and_prove(grows), "Expand"), 1);
+}
+
 TEST(NoOps, MustNotFireWhenTheNodeChangesSomething) {
   // A Cast that changes the type, a Reshape that changes the shape, and an Identity that joins a
   // graph input to a graph output all stay.
