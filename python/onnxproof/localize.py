@@ -62,14 +62,22 @@ def node_module(node, modules):
     return path
 
 
-def _inside(path, module):
-    return module == "" or path == module or path.startswith(module + ".")
+def _ancestors(path, modules):
+    """The modules a node attributed to `path` belongs to: the root and every qualified prefix."""
+    parts = path.split(".") if path else []
+    return [""] + [name for name in (".".join(parts[:k]) for k in range(1, len(parts) + 1)) if name in modules]
 
 
 def module_boundaries(graph, modules):
     """{module: (nodes, input values, output values)}: the values that cross the boundary of the
-    nodes attributed to the module and its children, in graph order."""
-    paths = [node_module(node, modules) for node in graph.node]
+    nodes attributed to the module and its children, in graph order. Each node is visited once per
+    module around it (the depth of the module tree), not once per module of the model."""
+    members = {}
+    for index, node in enumerate(graph.node):
+        path = node_module(node, modules)
+        if path is not None:
+            for module in _ancestors(path, modules):
+                members.setdefault(module, []).append(index)
     consumers = {}
     for index, node in enumerate(graph.node):
         for value in node.input:
@@ -78,19 +86,17 @@ def module_boundaries(graph, modules):
     constants = {init.name for init in graph.initializer} | {
         output for node in graph.node if node.op_type == "Constant" for output in node.output}
     result = {}
-    for module in modules:
-        inside = [i for i, path in enumerate(paths) if path is not None and _inside(path, module)]
-        if not inside:
-            continue
-        members = set(inside)
+    for module, inside in members.items():
+        member_set = set(inside)
         produced = {value for i in inside for value in graph.node[i].output}
-        inputs, outputs = [], []
+        inputs, outputs, seen = [], [], set()
         for i in inside:
             for value in graph.node[i].input:
-                if value and value not in produced and value not in constants and value not in inputs:
+                if value and value not in produced and value not in constants and value not in seen:
+                    seen.add(value)
                     inputs.append(value)
             for value in graph.node[i].output:
-                if value and (value in graph_outputs or any(c not in members for c in consumers.get(value, []))):
+                if value and (value in graph_outputs or any(c not in member_set for c in consumers.get(value, []))):
                     outputs.append(value)
         result[module] = ([graph.node[i].name for i in inside], inputs, outputs)
     return result

@@ -120,4 +120,11 @@ Expected<Reference> read_reference(const fs::path& dir) {
   return reference;
 }
 
+const ReferenceCase* find_case(const Reference& reference, std::string_view data_set) {
+  for (const auto& c : reference.cases) {
+    if (c.data_set == data_set) return &c;
+  }
+  return nullptr;
+}
+
 }  // namespace onnxproof

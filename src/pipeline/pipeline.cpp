@@ -392,34 +392,34 @@ void run_steps(Run& run) {
 // After a parity failure (a mismatch, a flipped argmax, a NaN): where the outputs first diverge,
 // on the worst failing comparison. Not a step: it explains a failure and never changes the verdict;
 // when it cannot run, the report says why.
-Expected<Localization> localize_worst_case(const Run& run, const ParityRow& row) {
+Expected<Localization> localize_worst_case(const Run& run, const ReferenceCase& c, const ParityRow& row) {
   const ExportOptions& exported = run.options.export_options;
   ONNXPROOF_TRY(capture_module_outputs(run.out, run.model.filename().string(), row.data_set, exported.python,
                                        exported.timeout_seconds));
-  LocalizeOptions options{.data_set = row.data_set, .tolerance = run.options.parity.tolerance};
+  LocalizeOptions options{.tolerance = run.options.parity.tolerance};
   options.session.provider = row.provider;
   options.session.optimization = row.optimization == "disabled" ? GraphOptimization::disabled : GraphOptimization::all;
-  ONNXPROOF_TRY_ASSIGN(Localization localization, localize_divergence(run.out, run.model, options));
+  ONNXPROOF_TRY_ASSIGN(Localization localization, localize_divergence(run.out, run.model, c, options));
   ONNXPROOF_TRY(write_file_atomically(run.out / "localize" / "localization.json",
                                       localization_to_json(localization).dump(1) + "\n"));
   return localization;
 }
 
+// What kept the localization from running, one reason after the other.
+void note_localization_error(Report& report, const std::string& reason) {
+  report.localization_error += (report.localization_error.empty() ? "" : "; ") + reason;
+}
+
 // The case passed with ONNX Runtime's optimizations disabled: which optimizer changes it. (The
 // module comparison cannot always tell: exposing a value as an output keeps ONNX Runtime from
 // fusing across it.)
-void name_the_optimizer(Run& run, const ParityRow& row) {
-  if (!run.reference) return;
-  const auto& cases = run.reference->cases;
-  const auto c =
-      std::find_if(cases.begin(), cases.end(), [&](const auto& entry) { return entry.data_set == row.data_set; });
-  if (c == cases.end()) return;
+void name_the_optimizer(Run& run, const ReferenceCase& c, const ParityRow& row) {
   run.progress << "onnxproof pipeline: naming the ONNX Runtime optimizer (" << row.data_set << ")\n" << std::flush;
   SessionOptions options;
   options.provider = row.provider;
-  auto search = find_optimizer_changing_outputs(run.model, *c, options, run.options.parity.tolerance);
+  auto search = find_optimizer_changing_outputs(run.model, c, options, run.options.parity.tolerance);
   if (!search) {
-    run.report.localization_error = "naming the optimizer: " + search.error().describe();
+    note_localization_error(run.report, "naming the optimizer: " + search.error().describe());
     return;
   }
   add_findings(run, {optimizer_finding(*search, row.data_set, row.provider)});
@@ -432,13 +432,14 @@ void localize_after_parity(Run& run) {
         has_finding(findings, FindingCode::nan_or_inf)))
     return;
   const auto row = worst_failing_row(*run.report.parity);
-  if (!row) return;
-  if (passes_without_optimizations(*run.report.parity, *row)) name_the_optimizer(run, *row);
+  const ReferenceCase* c = row && run.reference ? find_case(*run.reference, row->data_set) : nullptr;
+  if (!c) return;
+  if (passes_without_optimizations(*run.report.parity, *row)) name_the_optimizer(run, *c, *row);
   run.progress << "onnxproof pipeline: localize (" << row->data_set << ", " << row->provider << ")\n" << std::flush;
   const auto start = std::chrono::steady_clock::now();
-  auto localization = localize_worst_case(run, *row);
+  auto localization = localize_worst_case(run, *c, *row);
   if (!localization) {
-    run.report.localization_error = localization.error().describe();
+    note_localization_error(run.report, localization.error().describe());
     return;
   }
   localization->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -214,6 +214,8 @@ std::string report_to_html(const Report& report) {
     html += "</table>\n";
   }
   if (report.localization) html += localization_to_html(*report.localization);
+  if (!report.localization_error.empty())
+    html += "<h2>Where the outputs diverge</h2>\n<p>Not localized: " + markup_escape(report.localization_error) + "</p>\n";
   html += "<h2>Versions</h2>\n<ul>\n";
   for (const auto& [tool, version] : report.versions)
     html += fmt::format("<li>{}: {}</li>\n", tool, markup_escape(version));

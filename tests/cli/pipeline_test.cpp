@@ -653,6 +653,13 @@ TEST(Localization, ARunThatPassedHasNothingToLocalize) {
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_NE(result.err.find("nothing to localize"), std::string::npos) << result.err;
   EXPECT_EQ(onnxproof_cli({"localize", (out / "missing").string()}).exit_code, 2);
+  const auto no_case = onnxproof_cli({"localize", out.path().string(), "--case", "test_data_set_99"});
+  EXPECT_EQ(no_case.exit_code, 2) << no_case.err;
+  EXPECT_NE(no_case.err.find("no reference case test_data_set_99"), std::string::npos) << no_case.err;
+  const auto level =
+      onnxproof_cli({"localize", out.path().string(), "--case", "test_data_set_0", "--optimization", "fast"});
+  EXPECT_EQ(level.exit_code, 2) << level.err;
+  EXPECT_NE(level.err.find("--optimization must be all or disabled"), std::string::npos) << level.err;
 }
 
 // A difference that only ONNX Runtime's optimizations make (tests/fixtures/runtime_models.py: its

@@ -401,16 +401,13 @@ Expected<ParityRow> localize_target(const LocalizeCommand& command, const nlohma
 }
 
 // When the case passed with optimizations disabled: the ONNX Runtime optimizer that changes it.
-Expected<std::optional<Finding>> optimizer_behind(const fs::path& run, const fs::path& model, const ParityRow& target,
-                                                  const ParityResult& parity, const ToleranceOptions& tolerance) {
+Expected<std::optional<Finding>> optimizer_behind(const fs::path& model, const ReferenceCase& c,
+                                                  const ParityRow& target, const ParityResult& parity,
+                                                  const ToleranceOptions& tolerance) {
   if (!passes_without_optimizations(parity, target)) return std::nullopt;
-  ONNXPROOF_TRY_ASSIGN(const Reference reference, read_reference(run / "reference"));
-  const auto c = std::find_if(reference.cases.begin(), reference.cases.end(),
-                              [&](const ReferenceCase& entry) { return entry.data_set == target.data_set; });
-  if (c == reference.cases.end()) return std::nullopt;
   SessionOptions options;
   options.provider = target.provider;
-  ONNXPROOF_TRY_ASSIGN(const OptimizerSearch search, find_optimizer_changing_outputs(model, *c, options, tolerance));
+  ONNXPROOF_TRY_ASSIGN(const OptimizerSearch search, find_optimizer_changing_outputs(model, c, options, tolerance));
   return optimizer_finding(search, target.data_set, target.provider);
 }
 
@@ -430,6 +427,13 @@ int run_localize(const LocalizeCommand& command, std::ostream& out, std::ostream
   if (!target) return report_error(err, target.error());
   if (target->optimization != "all" && target->optimization != "disabled")
     return report_error(err, fail(ErrorCode::usage, "--optimization must be all or disabled").error());
+  auto reference = read_reference(command.run / "reference");
+  if (!reference) return report_error(err, reference.error());
+  const ReferenceCase* c = find_case(*reference, target->data_set);
+  if (!c)
+    return report_error(err, fail(ErrorCode::usage, "no reference case " + target->data_set + " in " +
+                                                        (command.run / "reference").string())
+                                 .error());
   // The model the run proved (model.sim.onnx when simplification changed it), in the run folder.
   const fs::path model = command.run / fs::path(report->value("onnx_model", "model.onnx")).filename();
   if (!command.captured) {
@@ -439,11 +443,11 @@ int run_localize(const LocalizeCommand& command, std::ostream& out, std::ostream
         !captured)
       return report_error(err, captured.error());
   }
-  LocalizeOptions options{.data_set = target->data_set, .session = {}, .tolerance = parity->tolerance};
+  LocalizeOptions options{.session = {}, .tolerance = parity->tolerance};
   options.session.provider = target->provider;
   options.session.optimization =
       target->optimization == "disabled" ? GraphOptimization::disabled : GraphOptimization::all;
-  auto localization = localize_divergence(command.run, model, options);
+  auto localization = localize_divergence(command.run, model, *c, options);
   if (!localization) return report_error(err, localization.error());
   const fs::path folder = command.run / "localize";
   for (const auto& [file, text] :
@@ -452,7 +456,7 @@ int run_localize(const LocalizeCommand& command, std::ostream& out, std::ostream
         {"report-localize.svg", localization_plot_svg(*localization)}}) {
     if (auto written = write_file_atomically(folder / file, text); !written) return report_error(err, written.error());
   }
-  auto optimizer = optimizer_behind(command.run, model, *target, recorded, parity->tolerance);
+  auto optimizer = optimizer_behind(model, *c, *target, recorded, parity->tolerance);
   if (!optimizer) return report_error(err, optimizer.error());
   std::vector<Finding> findings = localization->findings;
   if (*optimizer) findings.insert(findings.begin(), **optimizer);

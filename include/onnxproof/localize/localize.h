@@ -58,16 +58,16 @@ struct Localization {
 };
 
 struct LocalizeOptions {
-  std::string data_set;      // the reference case to compare on
   SessionOptions session{};  // the provider and optimization level of the failing comparison
   ToleranceOptions tolerance{};
 };
 
-/// Compares module by module. Needs RUN/localize/modules.json (the front end's capture) and
-/// RUN/reference/; `model` is the ONNX model the capture mapped. ErrorCode::invalid_input when
-/// the capture is missing or malformed, ErrorCode::runtime when ONNX Runtime cannot run the copy.
+/// Compares module by module on the reference case `c`. Needs RUN/localize/modules.json (the front
+/// end's capture of that case); `model` is the ONNX model the capture mapped. ErrorCode::invalid_input
+/// when the capture is missing, malformed or of another case, ErrorCode::runtime when ONNX Runtime
+/// cannot run the copy.
 Expected<Localization> localize_divergence(const std::filesystem::path& run, const std::filesystem::path& model,
-                                           const LocalizeOptions& options);
+                                           const ReferenceCase& c, const LocalizeOptions& options);
 
 /// Which ONNX Runtime optimizer changes a case's outputs, when they match PyTorch's with graph
 /// optimizations disabled and differ with them on: found by disabling optimizers by name (session

@@ -60,6 +60,9 @@ Expected<CasesManifest> read_cases_manifest(const std::filesystem::path& path);
 /// no data set, a data set has no input or output, or a file is unreadable.
 Expected<Reference> read_reference(const std::filesystem::path& dir);
 
+/// The case named `data_set` (test_data_set_3); null when the reference has none.
+const ReferenceCase* find_case(const Reference& reference, std::string_view data_set);
+
 struct ParityOptions {
   std::vector<std::string> providers = {"cpu"};
   ToleranceOptions tolerance;
