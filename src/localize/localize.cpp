@@ -201,10 +201,10 @@ Finding nothing_located(const Localization& result) {
     return {FindingCode::divergence_located,
             Severity::info,
             "localize",
-            fmt::format("the parity miss does not show when every module's values are outputs too (largest error "
-                        "{:.3g} on {}): ONNX Runtime cannot fuse across an output, so an optimization that fuses "
-                        "across modules is the likely cause",
-                        result.largest_error, result.data_set),
+            fmt::format("the model's outputs match PyTorch's on {} when every module's values are outputs too "
+                        "(largest error {:.3g}): if parity failed on this case, an optimization that fuses across "
+                        "modules is the likely cause (ONNX Runtime cannot fuse across an output)",
+                        result.data_set, result.largest_error),
             "",
             "see RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS when the case passes with optimizations disabled"};
   if (whole != result.modules.end() && whole->outputs_agree)
