@@ -1,9 +1,10 @@
 #!/bin/bash
 # The wheel as a user gets it. scripts/build-wheel.sh builds it; a fresh virtual environment gets
-# only the wheel, torch, torchvision, onnx and onnxscript (at the lock's versions); there, outside
-# the checkout and with no onnxproof variable set, onnxproof.prove (on a model object) and the
-# `onnxproof` console script prove a torchvision ResNet-18, and both give the verdict and findings
-# of this checkout's own build. Prints the wheel's size and the time from pip install to a proof.
+# only the wheel, torch, torchvision, onnx and onnxscript (the lock's versions, linked from .venv's
+# installed files) and what they require; there, outside the checkout and with no onnxproof
+# variable set, onnxproof.prove (on a model object) and the `onnxproof` console script prove a
+# torchvision ResNet-18, and both give the verdict and findings of this checkout's own build.
+# Prints the wheel's size and the times of its pip install and of a first proof.
 # Usage: wheel_install.sh SOURCE_ENGINE (this checkout's build/bin/onnxproof)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,12 +16,21 @@ now() { date +%s%N; }  # nanoseconds
 wheel=$("$root/scripts/build-wheel.sh" | tail -1)
 echo "wheel: $(basename "$wheel"), $(stat -c %s "$wheel") bytes"
 
-"$root/.venv/bin/python" -m venv "$work/venv"
-venv="$work/venv"
+# The environment lives beside .venv (the same file system), so that torch and its dependencies
+# are hard links to .venv's installed files rather than a second 5.6 GB copy; pip then installs
+# the wheel and finds its requirements met. The run folder is outside the checkout.
+mkdir -p "$root/build"
+venv=$(mktemp -d "$root/build/wheel-venv.XXXXXX")
+trap 'rm -rf "$work" "$venv"' EXIT
+"$root/.venv/bin/python" -m venv "$venv"
+site_packages=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+"$root/.venv/bin/python" "$root/tests/wheel/link_installed.py" "$site_packages" \
+  torch torchvision onnx onnxscript numpy
 install_start=$(now)
-"$venv/bin/pip" install --quiet -c "$root/python/requirements.lock" "$wheel" torchvision 2>&1 |
+"$venv/bin/pip" install --quiet -c "$root/python/requirements.lock" "$wheel" 2>&1 |
   { grep -v '^WARNING: Location' || true; }
 install_end=$(now)
+"$venv/bin/pip" check
 installed=$("$venv/bin/pip" list --format=freeze)
 for absent in onnxruntime scikit-learn scikit_build_core auditwheel timm transformers; do
   if grep -qi "^$absent==" <<< "$installed"; then echo "the fresh environment has $absent"; exit 1; fi
@@ -30,7 +40,8 @@ done
 engine=$(cd / && "$venv/bin/python" -c "from onnxproof import engine; print(engine.engine_path())")
 [[ "$engine" == "$venv/"* ]] || { echo "the engine found is not the wheel's: $engine"; exit 1; }
 libraries=$(ldd "$engine")
-if grep -q "not found\|$root" <<< "$libraries"; then echo "$libraries"; exit 1; fi
+# (the environment lies inside the checkout's build folder: its own libraries are the wheel's)
+if grep -v "=> $venv/" <<< "$libraries" | grep -q "not found\|$root"; then echo "$libraries"; exit 1; fi
 grep -q "libonnxruntime.so.1 => $venv/" <<< "$libraries" || { echo "ONNX Runtime not from the wheel:"; echo "$libraries"; exit 1; }
 grep -q "libprotobuf-.* => $venv/" <<< "$libraries" || { echo "protobuf not from the wheel:"; echo "$libraries"; exit 1; }
 
@@ -64,5 +75,5 @@ print("source:", source)
 assert api[0] == "pass", api
 assert api == cli == source, "the wheel's API, its console script and the source build disagree"
 PYTHON
-echo "pip install: $(( (install_end - install_start) / 1000000 )) ms;" \
+echo "pip install of the wheel (its dependencies linked): $(( (install_end - install_start) / 1000000 )) ms;" \
   "first proof (import, export, proof): $(( (proof_end - proof_start) / 1000000 )) ms"

@@ -1,0 +1,71 @@
+"""Installs distributions into a fresh virtual environment by hard-linking the files the
+running interpreter's environment already has installed (as uv's hardlink mode does).
+
+Why: a second copy of torch's CUDA build is 5.6 GB, and a CI machine ran out of disk making it.
+The fresh environment still gets exactly the named distributions and what they require (their
+Requires-Dist, markers evaluated, extras not followed), each with its dist-info, so pip sees them
+installed and resolves nothing more. Scripts outside site-packages (bin/) are left out.
+
+Usage: python link_installed.py TARGET_SITE_PACKAGES NAME...
+"""
+
+import importlib.metadata
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+
+def canonical(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def closure(names):
+    """The named distributions and everything they require, by canonical name."""
+    seen, pending = {}, [canonical(name) for name in names]
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        distribution = importlib.metadata.distribution(name)
+        seen[name] = distribution
+        for line in distribution.requires or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                pending.append(canonical(requirement.name))
+    return seen
+
+
+def link_files(distribution, target):
+    """Links every file of the distribution that lies in site-packages; returns how many."""
+    linked = 0
+    for file in distribution.files or []:
+        if file.parts[0] == "..":
+            continue  # bin/ scripts: their shebangs name the other environment
+        source = Path(distribution.locate_file(file))
+        if not source.is_file():
+            continue
+        destination = target / file
+        if destination.exists():
+            continue  # a namespace package's __init__.py, shared by several distributions
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source, destination)
+        except OSError:  # another file system: a copy, as pip would make
+            shutil.copy2(source, destination)
+        linked += 1
+    return linked
+
+
+def main():
+    target = Path(sys.argv[1])
+    distributions = closure(sys.argv[2:])
+    files = sum(link_files(distribution, target) for distribution in distributions.values())
+    print(f"linked {len(distributions)} distributions ({files} files) into {target}")
+
+
+if __name__ == "__main__":
+    main()
