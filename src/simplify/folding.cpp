@@ -162,6 +162,88 @@ std::optional<Tensor> symbolic_reshape_shape(const onnx::GraphProto& graph, cons
   return int64_tensor(shape, {static_cast<int64_t>(shape.size())});
 }
 
+// How many elements a part of a shape Concat holds when it reads sizes (which are never
+// negative): Unsqueeze(Gather(Shape(x), i)) or Gather(Shape(x), [i, ...]); nothing otherwise.
+std::optional<std::size_t> size_read_length(const onnx::GraphProto& graph, const GraphIndex& index,
+                                            const std::string& name) {
+  const auto producer = index.producer.find(name);
+  if (producer == index.producer.end()) return std::nullopt;
+  const onnx::NodeProto* node = &graph.node(producer->second);
+  bool unsqueezed = false;
+  if (node->domain().empty() && node->op_type() == "Unsqueeze" && node->input_size() == 2 &&
+      int64_constant(index, node->input(1)) == std::vector<int64_t>{0}) {
+    const auto gather = index.producer.find(node->input(0));
+    if (gather == index.producer.end()) return std::nullopt;
+    node = &graph.node(gather->second);
+    unsqueezed = true;
+  }
+  if (!node->domain().empty() || node->op_type() != "Gather" || node->input_size() != 2) return std::nullopt;
+  const auto* axis = attribute(*node, "axis");
+  const auto query = index.producer.find(node->input(0));
+  const auto indices = index.initializers.find(node->input(1));
+  if ((axis && axis->i() != 0) || query == index.producer.end() || indices == index.initializers.end() ||
+      !is_shape_query(graph.node(query->second)) || graph.node(query->second).op_type() != "Shape")
+    return std::nullopt;
+  const auto picked = int64_constant(index, node->input(1));
+  const int rank = indices->second->dims_size();
+  if (!picked || (unsqueezed ? rank != 0 : rank != 1)) return std::nullopt;
+  return picked->size();
+}
+
+// Where(Equal(x, c), a, x) with x = Concat(parts) a shape built from constants and sizes: the
+// guard the TorchScript exporter writes before Expand so that a -1 in the sizes keeps a dimension.
+// A size is never negative, so where c < 0 the comparison is false for every read size; at the
+// constant parts it is computed. Returns the Concat that replaces the Where (its constant parts
+// resolved, new constants added to `values`), or nothing when the guard is not decided.
+std::optional<onnx::NodeProto> resolved_size_guard(const onnx::GraphProto& graph, const onnx::NodeProto& where,
+                                                   const GraphIndex& index, std::vector<onnx::TensorProto>& values) {
+  if (!where.domain().empty() || where.op_type() != "Where" || where.input_size() != 3) return std::nullopt;
+  const auto equal = index.producer.find(where.input(0));
+  const auto built = index.producer.find(where.input(2));
+  const auto chosen = int64_constant(index, where.input(1));
+  if (equal == index.producer.end() || built == index.producer.end() || !chosen) return std::nullopt;
+  const auto& compare = graph.node(equal->second);
+  const auto& concat = graph.node(built->second);
+  if (!compare.domain().empty() || compare.op_type() != "Equal" || compare.input_size() != 2 ||
+      !concat.domain().empty() || concat.op_type() != "Concat")
+    return std::nullopt;
+  const bool x_first = compare.input(0) == where.input(2);
+  const auto against = int64_constant(index, compare.input(x_first ? 1 : 0));
+  if (!against || (!x_first && compare.input(1) != where.input(2))) return std::nullopt;
+  // Element i of a constant that broadcasts (one element) or matches the shape's length.
+  const auto at = [](const std::vector<int64_t>& v, std::size_t i) { return v.size() == 1 ? v[0] : v[i]; };
+  onnx::NodeProto replacement = concat;
+  replacement.set_name(where.name());
+  replacement.set_output(0, where.output(0));
+  std::size_t position = 0;
+  std::vector<onnx::TensorProto> resolved;
+  for (int p = 0; p < concat.input_size(); ++p) {
+    if (const auto constant = int64_constant(index, concat.input(p))) {
+      std::vector<int64_t> out = *constant;
+      for (std::size_t i = 0; i < out.size(); ++i, ++position) {
+        if (position >= std::max(against->size(), chosen->size()) && (against->size() > 1 || chosen->size() > 1))
+          return std::nullopt;
+        if (out[i] == at(*against, position)) out[i] = at(*chosen, position);
+      }
+      if (out == *constant) continue;
+      resolved.push_back(tensor_to_proto(int64_tensor(out, {static_cast<int64_t>(out.size())}),
+                                         where.output(0) + "_part" + std::to_string(p)));
+      replacement.set_input(p, resolved.back().name());
+      continue;
+    }
+    const auto length = size_read_length(graph, index, concat.input(p));
+    if (!length) return std::nullopt;
+    for (std::size_t i = 0; i < *length; ++i, ++position) {
+      if (position >= against->size() && against->size() != 1) return std::nullopt;
+      if (at(*against, position) >= 0) return std::nullopt;  // a size could equal it
+    }
+  }
+  if ((against->size() != 1 && against->size() != position) || (chosen->size() != 1 && chosen->size() != position))
+    return std::nullopt;
+  for (auto& tensor : resolved) values.push_back(std::move(tensor));
+  return replacement;
+}
+
 }  // namespace
 
 // One pass: each folded node's value becomes an initializer, and the nodes go in one sweep.
@@ -179,18 +261,23 @@ int fold_shapes(onnx::ModelProto& model) {
     }
   }
   // Reshapes whose shape chain becomes a constant: the chain is then dead, for dead-code.
+  int guards = 0;
   for (int i = 0; i < graph.node_size(); ++i) {
     if (folded[static_cast<std::size_t>(i)]) continue;
     if (const auto shape = symbolic_reshape_shape(graph, graph.node(i), index)) {
       const std::string name = graph.node(i).output(0) + "_shape";
       values.push_back(tensor_to_proto(*shape, name));
       graph.mutable_node(i)->set_input(1, name);
+    } else if (auto concat = resolved_size_guard(graph, graph.node(i), index, values)) {
+      graph.mutable_node(i)->Swap(&*concat);  // the Equal is then dead, for dead-code
+      ++guards;
     }
   }
-  if (values.empty()) return 0;
+  if (values.empty() && guards == 0) return 0;
+  const int changes = static_cast<int>(values.size()) + guards;
   for (auto& value : values) *graph.add_initializer() = std::move(value);
   remove_nodes(graph, folded);
-  return static_cast<int>(values.size());
+  return changes;
 }
 
 namespace {

@@ -588,6 +588,39 @@ TEST(ShapeFolding, AShapeChainOverASymbolicBatchBecomesAConstantShapeWithZero) {
   EXPECT_EQ(count(simplified, "Reshape"), 1);
 }
 
+// Expand(x, Where(Equal(s, c), [1, 1, 1], s)) with s = Concat(Unsqueeze(Gather(Shape(x), 0)), [2],
+// [last]) and c = [compared] * 3: the TorchScript exporter's guard that turns a -1 in expand's
+// sizes into 1.
+onnx::ModelProto expand_guard_model(int64_t compared, int64_t last) {
+  auto model =
+      single_node_model("Expand", {tensor_value("x", k_float, {-1, 1, 3})}, tensor_value("y", k_float, {-1, 2, 3}));
+  model.mutable_graph()->mutable_node(0)->add_input("sizes");
+  add_initializer(model, "zero", onnx::TensorProto::INT64, {}, {}, {0});
+  add_initializer(model, "axes", onnx::TensorProto::INT64, {1}, {}, {0});
+  add_initializer(model, "two", onnx::TensorProto::INT64, {1}, {}, {2});
+  add_initializer(model, "keep", onnx::TensorProto::INT64, {1}, {}, {last});
+  add_initializer(model, "compared", onnx::TensorProto::INT64, {3}, {}, {compared, compared, compared});
+  add_initializer(model, "ones", onnx::TensorProto::INT64, {3}, {}, {1, 1, 1});
+  add_node(model, "Shape", {"x"}, {"s"});
+  add_node(model, "Gather", {"s", "zero"}, {"n"});
+  add_node(model, "Unsqueeze", {"n", "axes"}, {"n1"});
+  add_int(add_node(model, "Concat", {"n1", "two", "keep"}, {"built"}), "axis", 0);
+  add_node(model, "Equal", {"built", "compared"}, {"is_keep"});
+  add_node(model, "Where", {"is_keep", "ones", "built"}, {"sizes"});
+  return model;
+}
+
+TEST(ShapeFolding, TheExpandGuardOverSizesIsDecidedButNotWhenASizeCouldMatch) {
+  // Compared with -1: no size read from Shape is -1, so only the constant -1 becomes 1.
+  const auto decided = simplify_and_prove(expand_guard_model(-1, -1));
+  EXPECT_EQ(count(decided, "Where") + count(decided, "Equal"), 0);
+  EXPECT_EQ(count(decided, "Expand"), 1);
+  // Compared with 5: the batch size could be 5, the guard stays.
+  const auto open = simplify_and_prove(expand_guard_model(5, 3));
+  EXPECT_EQ(count(open, "Where"), 1);
+  EXPECT_EQ(count(open, "Equal"), 1);
+}
+
 // A rewrite that is exact in arithmetic but not in float32: BatchNormalization folded into a Conv
 // whose large bias (1e5) the normalization's mean takes back off. The original rounds the
 // convolution at 1e5 before subtracting; the fused Conv skips that rounding. The proof refuses the
