@@ -92,6 +92,42 @@ std::optional<Tensor> static_gathered_dims(const onnx::GraphProto& graph, const 
   return int64_tensor(values, {static_cast<int64_t>(values.size())});
 }
 
+// The [begin, end) positions a Slice of a shape vector of `rank` elements picks: constant
+// starts/ends of one element, axis 0, step 1; nothing otherwise.
+std::optional<std::pair<int64_t, int64_t>> sliced_range(const onnx::NodeProto& slice, const GraphIndex& index,
+                                                        int64_t rank) {
+  const auto starts = int64_constant(index, slice.input(1));
+  const auto ends = int64_constant(index, slice.input(2));
+  const auto is = [&](int i, int64_t wanted) {
+    return slice.input_size() <= i || slice.input(i).empty() ||
+           int64_constant(index, slice.input(i)) == std::vector{wanted};
+  };
+  if (!starts || !ends || starts->size() != 1 || ends->size() != 1 || !is(3, 0) || !is(4, 1)) return std::nullopt;
+  const auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+  return std::pair{clamp(starts->front()), std::max(clamp(starts->front()), clamp(ends->front()))};
+}
+
+// Slice(Shape(x), start, end) (one axis, step 1) when the dimensions it picks are static:
+// `q.shape[-1]` of a [batch, heads, tokens, 64] tensor, the attention scale's source, is [64].
+std::optional<Tensor> static_sliced_dims(const onnx::GraphProto& graph, const onnx::NodeProto& node,
+                                         const GraphIndex& index) {
+  if (!node.domain().empty() || node.op_type() != "Slice" || node.input_size() < 3 || node.input_size() > 5)
+    return std::nullopt;
+  const auto producer = index.producer.find(node.input(0));
+  if (producer == index.producer.end()) return std::nullopt;
+  const auto& shape = graph.node(producer->second);
+  if (!is_shape_query(shape) || shape.op_type() != "Shape") return std::nullopt;
+  const auto dims = shape_dims(shape, index);
+  const auto range = dims ? sliced_range(node, index, static_cast<int64_t>(dims->size())) : std::nullopt;
+  if (!range) return std::nullopt;
+  std::vector<int64_t> values;
+  for (int64_t i = range->first; i < range->second; ++i) {
+    if (!(*dims)[static_cast<std::size_t>(i)]) return std::nullopt;
+    values.push_back(*(*dims)[static_cast<std::size_t>(i)]);
+  }
+  return int64_tensor(values, {static_cast<int64_t>(values.size())});
+}
+
 // The symbol of a value's dimension (batch, unk__3), or "" when it is a number or unknown.
 std::string dim_symbol(const GraphIndex& index, const std::string& value, int64_t axis) {
   const auto* type = index.tensor_type(value);
@@ -131,6 +167,26 @@ std::optional<ShapePart> shape_part(const onnx::GraphProto& graph, const GraphIn
   return ShapePart{{}, symbol};
 }
 
+// How many dimensions a part reads when it is Slice(Shape(data), position, end): data's own
+// dimensions at the positions they fill (each a 0 in a Reshape of data); nothing otherwise.
+std::optional<std::size_t> own_dims_sliced(const onnx::GraphProto& graph, const GraphIndex& index,
+                                           const std::string& name, const std::string& data, std::size_t position) {
+  const auto producer = index.producer.find(name);
+  if (producer == index.producer.end()) return std::nullopt;
+  const auto& slice = graph.node(producer->second);
+  if (!slice.domain().empty() || slice.op_type() != "Slice" || slice.input_size() < 3) return std::nullopt;
+  const auto query = index.producer.find(slice.input(0));
+  if (query == index.producer.end()) return std::nullopt;
+  const auto& shape = graph.node(query->second);
+  const auto* type = index.tensor_type(data);
+  if (!is_shape_query(shape) || shape.op_type() != "Shape" || shape.attribute_size() != 0 || shape.input(0) != data ||
+      !type || !type->has_shape())
+    return std::nullopt;
+  const auto range = sliced_range(slice, index, type->shape().dim_size());
+  if (!range || range->first != static_cast<int64_t>(position) || range->second == range->first) return std::nullopt;
+  return static_cast<std::size_t>(range->second - range->first);
+}
+
 // Reshape(data, Concat(parts)) where every part is a constant or the size of a dimension that
 // data has at the same position (the same symbol): that part is Reshape's 0 ("copy this
 // dimension"), and the whole shape a constant. The chains exporters write over symbolic batch
@@ -147,6 +203,11 @@ std::optional<Tensor> symbolic_reshape_shape(const onnx::GraphProto& graph, cons
   std::vector<int64_t> shape;
   bool symbolic = false;
   for (const auto& name : parts.input()) {
+    if (const auto copied = own_dims_sliced(graph, index, name, node.input(0), shape.size())) {
+      shape.insert(shape.end(), *copied, 0);  // flatten(2)'s [batch, channels] prefix
+      symbolic = true;
+      continue;
+    }
     const auto part = shape_part(graph, index, name);
     if (!part) return std::nullopt;
     if (part->symbol.empty()) {
@@ -255,6 +316,7 @@ int fold_shapes(onnx::ModelProto& model) {
   for (int i = 0; i < graph.node_size(); ++i) {
     auto value = static_shape_value(graph.node(i), index);
     if (!value) value = static_gathered_dims(graph, graph.node(i), index);
+    if (!value) value = static_sliced_dims(graph, graph.node(i), index);
     if (value) {
       values.push_back(tensor_to_proto(*value, graph.node(i).output(0)));
       folded[static_cast<std::size_t>(i)] = true;

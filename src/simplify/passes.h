@@ -20,7 +20,7 @@ int eliminate_dead_code(onnx::ModelProto& model);
 /// shape information.
 int remove_no_ops(onnx::ModelProto& model);
 
-/// Replaces Shape and Size of tensors whose shape is fully static, and Gathers of static
+/// Replaces Shape and Size of tensors whose shape is fully static, and Gathers or Slices of static
 /// dimensions from any Shape, by constants; gives a Reshape whose shape is a Concat of constants
 /// and sizes of its data's own symbolic dimensions a constant shape (0 = copy that dimension);
 /// decides Where(Equal(sizes, c), a, sizes) over such a Concat where c < 0 at every size read.

@@ -588,6 +588,32 @@ TEST(ShapeFolding, AShapeChainOverASymbolicBatchBecomesAConstantShapeWithZero) {
   EXPECT_EQ(count(simplified, "Reshape"), 1);
 }
 
+TEST(ShapeFolding, SlicesOfAShapeFoldWhereStaticAndCopyTheDataOwnDimensionsInAReshape) {
+  // y = Reshape(x, Concat(Slice(Shape(x), 0, 2), [-1])) * Cast(Slice(Shape(x), -1, 4)), x Nx3x2x2:
+  // the first Slice reads x's own leading dimensions ([0, 0, -1]), the second a static one ([2]).
+  auto model = single_node_model("Mul", {tensor_value("x", k_float, {-1, 3, 2, 2})},
+                                 tensor_value("y", k_float, {-1, 3, 4}));
+  model.mutable_graph()->mutable_node(0)->set_input(0, "flat");
+  model.mutable_graph()->mutable_node(0)->add_input("size");
+  for (const auto& [name, value] : {std::pair{"zero", 0}, {"two", 2}, {"last", -1}, {"four", 4}})
+    add_initializer(model, name, onnx::TensorProto::INT64, {1}, {}, {value});
+  add_node(model, "Shape", {"x"}, {"s"});
+  add_node(model, "Slice", {"s", "zero", "two"}, {"leading"});
+  add_int(add_node(model, "Concat", {"leading", "last"}, {"shape"}), "axis", 0);
+  add_node(model, "Reshape", {"x", "shape"}, {"flat"});
+  add_node(model, "Slice", {"s", "last", "four"}, {"width"});
+  add_int(add_node(model, "Cast", {"width"}, {"size"}), "to", k_float);
+  const auto simplified = simplify_and_prove(model);
+  EXPECT_EQ(count(simplified, "Shape") + count(simplified, "Slice") + count(simplified, "Concat"), 0);
+  EXPECT_EQ(count(simplified, "Reshape"), 1);
+  // A Slice that reads the symbolic batch for another position stays.
+  auto moved = model;
+  moved.mutable_graph()->mutable_node(3)->set_input(0, "last");  // Concat([-1], leading)
+  moved.mutable_graph()->mutable_node(3)->set_input(1, "leading");
+  *moved.mutable_graph()->mutable_output(0) = tensor_value("y", k_float, {-1, -1, 3});
+  EXPECT_EQ(count(simplify_and_prove(moved), "Slice"), 1);
+}
+
 // Expand(x, Where(Equal(s, c), [1, 1, 1], s)) with s = Concat(Unsqueeze(Gather(Shape(x), 0)), [2],
 // [last]) and c = [compared] * 3: the TorchScript exporter's guard that turns a -1 in expand's
 // sizes into 1.
