@@ -450,8 +450,135 @@ int merge_parallel_matmuls(onnx::GraphProto& graph) {
 
 }  // namespace
 
+namespace {
+
+// Elementwise operators: the same value at each position, whatever the tensor's shape.
+constexpr std::array k_elementwise = {"Add",  "Sub",  "Mul",   "Div",     "Pow",        "Tanh",    "Erf",
+                                      "Sigmoid", "Relu", "Neg", "Sqrt",    "Exp",        "Log",     "Abs",
+                                      "Reciprocal", "Gelu", "Softplus", "LeakyRelu", "HardSigmoid", "Elu", "Cast"};
+
+int rank_of(const GraphIndex& index, const std::string& value) {
+  const auto* type = index.tensor_type(value);
+  return type && type->has_shape() ? type->shape().dim_size() : -1;
+}
+
+// The elementwise nodes that compute `top` from `source` and constants of one element (of rank at
+// most `max_rank`, so that they broadcast no dimension in), in graph order; nothing when `top`
+// depends on anything else or a value inside is read from outside (a graph output included).
+std::optional<std::vector<int>> elementwise_region(const onnx::GraphProto& graph, const GraphIndex& index,
+                                                   const std::string& top, const std::string& source, int max_rank) {
+  std::set<int> region;
+  std::vector<std::string> pending{top};
+  bool reaches_source = false;
+  while (!pending.empty()) {
+    const std::string value = pending.back();
+    pending.pop_back();
+    if (value == source) {
+      reaches_source = true;
+      continue;
+    }
+    if (const auto constant = index.initializers.find(value); constant != index.initializers.end()) {
+      const auto& dims = constant->second->dims();
+      if (dims.size() > max_rank || std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d != 1; }))
+        return std::nullopt;
+      continue;
+    }
+    const auto producer = index.producer.find(value);
+    if (producer == index.producer.end()) return std::nullopt;
+    const auto& node = graph.node(producer->second);
+    if (!node.domain().empty() || node.output_size() != 1 ||
+        std::find(k_elementwise.begin(), k_elementwise.end(), node.op_type()) == k_elementwise.end())
+      return std::nullopt;
+    if (region.insert(producer->second).second) pending.insert(pending.end(), node.input().begin(), node.input().end());
+  }
+  if (!reaches_source) return std::nullopt;
+  for (const int i : region) {
+    const auto& out = graph.node(i).output(0);
+    if (index.graph_outputs.contains(out)) return std::nullopt;
+    const auto readers = index.consumers.find(out);
+    if (out == top) continue;  // its reader is the Reshape back, checked by the caller
+    for (const int reader : readers->second)
+      if (!region.contains(reader)) return std::nullopt;
+  }
+  return std::vector<int>(region.begin(), region.end());
+}
+
+// Whether Reshape(·, shape) of a tensor shaped like `x` leaves it as it is: the shape has x's rank,
+// x's static sizes, and at most one -1 (no 0, which would copy from the Reshape's own input).
+bool reshape_restores(const GraphIndex& index, const std::string& x, const std::vector<int64_t>& shape) {
+  const auto* type = index.tensor_type(x);
+  if (!type || !type->has_shape() || type->shape().dim_size() != static_cast<int>(shape.size())) return false;
+  int inferred = 0;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const auto& dim = type->shape().dim(static_cast<int>(i));
+    if (shape[i] == -1) {
+      ++inferred;
+    } else if (!dim.has_dim_value() || dim.dim_value() != shape[i]) {
+      return false;
+    }
+  }
+  return inferred <= 1;
+}
+
+// Reshape(f(Reshape(x, s)), back) with f elementwise and `back` giving x's shape (GPT-2's MLP
+// reshapes [tokens, 4d] to [batch, seq, 4d] for GELU and back for the next Gemm): f reads x, and
+// both Reshapes go (the first once nothing else reads it). Declared shapes inside f are dropped.
+int elide_reshapes_around_elementwise(onnx::GraphProto& graph) {
+  const GraphIndex index(graph);
+  std::vector<bool> removed(static_cast<std::size_t>(graph.node_size()), false);
+  std::set<int> rewritten;
+  std::set<std::string> reshaped;  // values whose shape changes: their declarations go
+  std::unordered_map<std::string, std::string> renamed;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& back = graph.node(i);
+    if (!is(back, "Reshape") || back.input_size() != 2 || index.graph_outputs.contains(back.output(0))) continue;
+    const auto shape = int64_constant(index, back.input(1));
+    const auto top = index.producer.find(back.input(0));
+    const auto readers = index.consumers.find(back.input(0));
+    if (!shape || top == index.producer.end() || readers->second.size() != 1) continue;
+    // The first Reshape: the nearest one up the elementwise nodes.
+    std::string source, x;
+    std::vector<std::string> frontier{back.input(0)};
+    for (std::set<int> seen; !frontier.empty() && source.empty();) {
+      const auto found = index.producer.find(frontier.back());
+      frontier.pop_back();
+      if (found == index.producer.end() || !seen.insert(found->second).second) continue;
+      const auto& node = graph.node(found->second);
+      if (is(node, "Reshape") && node.input_size() == 2) {
+        source = node.output(0);
+        x = node.input(0);
+      } else if (std::find(k_elementwise.begin(), k_elementwise.end(), node.op_type()) != k_elementwise.end()) {
+        frontier.insert(frontier.end(), node.input().begin(), node.input().end());
+      }
+    }
+    if (source.empty() || !reshape_restores(index, x, *shape)) continue;
+    const auto region =
+        elementwise_region(graph, index, back.input(0), source, std::min(rank_of(index, x), rank_of(index, source)));
+    if (!region || std::any_of(region->begin(), region->end(), [&](int n) { return rewritten.contains(n); })) continue;
+    for (const int n : *region) {
+      auto& node = *graph.mutable_node(n);
+      for (auto& in : *node.mutable_input())
+        if (in == source) in = x;
+      reshaped.insert(node.output(0));
+      rewritten.insert(n);
+    }
+    renamed[back.output(0)] = back.input(0);
+    removed[static_cast<std::size_t>(i)] = true;
+  }
+  if (renamed.empty()) return 0;
+  rename_uses(graph, renamed);
+  remove_nodes(graph, removed);
+  auto* infos = graph.mutable_value_info();
+  for (int i = infos->size() - 1; i >= 0; --i)
+    if (reshaped.contains(infos->Get(i).name())) infos->DeleteSubrange(i, 1);
+  return static_cast<int>(renamed.size());
+}
+
+}  // namespace
+
 int fuse_nodes(onnx::ModelProto& model) {
   int changes = fuse_in_graph(*model.mutable_graph());
+  changes += elide_reshapes_around_elementwise(*model.mutable_graph());
   // Split takes its sizes as an input from opset 13 on.
   if (default_opset(model) >= 13) changes += merge_parallel_matmuls(*model.mutable_graph());
   return changes;

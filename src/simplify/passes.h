@@ -35,7 +35,8 @@ Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& opt
 /// Fuses pairs of nodes in the main graph: Transpose into Transpose (composed permutation),
 /// Reshape after a Reshape/Flatten/Squeeze/Unsqueeze (to a constant shape without 0), Cast after a
 /// lossless widening Cast, two Unsqueezes into one, BatchNormalization into the Conv before it (float32 constants), and
-/// MatMul + Add of a constant vector into Gemm (a matrix times a constant matrix).
+/// MatMul + Add of a constant vector into Gemm (a matrix times a constant matrix); and
+/// Reshape -> elementwise nodes -> Reshape back to the first one's input shape: both Reshapes go.
 int fuse_nodes(onnx::ModelProto& model);
 
 /// Merges nodes with the same operator, attributes and inputs (not random ops, not nodes with

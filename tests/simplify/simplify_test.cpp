@@ -506,6 +506,28 @@ TEST(CommonSubexpressions, TwinNodesAndTwinConstantsUnderOtherNamesMerge) {
   EXPECT_EQ(count(simplified, "Neg"), 1);
 }
 
+// Relu(Reshape(Add(Mul(t, 0.5), Tanh(t)), back)) with t = Reshape(x, [-1, 1, 6]), x Nx6.
+onnx::ModelProto reshapes_around_elementwise_model(std::vector<int64_t> back, std::vector<int64_t> out_dims) {
+  auto model =
+      single_node_model("Relu", {tensor_value("x", k_float, {-1, 6})}, tensor_value("y", k_float, std::move(out_dims)));
+  model.mutable_graph()->mutable_node(0)->set_input(0, "z");
+  add_initializer(model, "split", onnx::TensorProto::INT64, {3}, {}, {-1, 1, 6});
+  add_initializer(model, "back", onnx::TensorProto::INT64, {static_cast<int64_t>(back.size())}, {}, back);
+  add_initializer(model, "half", k_float, {}, {0.5F});
+  add_node(model, "Reshape", {"x", "split"}, {"t"});
+  add_node(model, "Mul", {"t", "half"}, {"m"});
+  add_node(model, "Tanh", {"t"}, {"h"});
+  add_node(model, "Add", {"m", "h"}, {"a"});
+  add_node(model, "Reshape", {"a", "back"}, {"z"});
+  return model;
+}
+
+TEST(Fusions, ReshapesAroundElementwiseNodesGoWhenTheSecondRestoresTheShape) {
+  EXPECT_EQ(count(simplify_and_prove(reshapes_around_elementwise_model({-1, 6}, {-1, 6})), "Reshape"), 0);
+  // Back to [-1, 3]: not x's shape, both stay.
+  EXPECT_EQ(count(simplify_and_prove(reshapes_around_elementwise_model({-1, 3}, {-1, 3})), "Reshape"), 2);
+}
+
 TEST(Fusions, TwoUnsqueezesBecomeOneWithTheAxesCarriedThrough) {
   // x 2x3 -> Unsqueeze [0] -> 1x2x3 -> Unsqueeze [3] -> 1x2x3x1: one Unsqueeze [0, 3].
   auto model =
