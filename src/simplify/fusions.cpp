@@ -453,9 +453,9 @@ int merge_parallel_matmuls(onnx::GraphProto& graph) {
 namespace {
 
 // Elementwise operators: the same value at each position, whatever the tensor's shape.
-constexpr std::array k_elementwise = {"Add",  "Sub",  "Mul",   "Div",     "Pow",        "Tanh",    "Erf",
-                                      "Sigmoid", "Relu", "Neg", "Sqrt",    "Exp",        "Log",     "Abs",
-                                      "Reciprocal", "Gelu", "Softplus", "LeakyRelu", "HardSigmoid", "Elu", "Cast"};
+constexpr std::array k_elementwise = {"Add",        "Sub",  "Mul",      "Div",       "Pow",         "Tanh", "Erf",
+                                      "Sigmoid",    "Relu", "Neg",      "Sqrt",      "Exp",         "Log",  "Abs",
+                                      "Reciprocal", "Gelu", "Softplus", "LeakyRelu", "HardSigmoid", "Elu",  "Cast"};
 
 int rank_of(const GraphIndex& index, const std::string& value) {
   const auto* type = index.tensor_type(value);

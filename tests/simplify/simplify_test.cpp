@@ -613,8 +613,8 @@ TEST(ShapeFolding, AShapeChainOverASymbolicBatchBecomesAConstantShapeWithZero) {
 TEST(ShapeFolding, SlicesOfAShapeFoldWhereStaticAndCopyTheDataOwnDimensionsInAReshape) {
   // y = Reshape(x, Concat(Slice(Shape(x), 0, 2), [-1])) * Cast(Slice(Shape(x), -1, 4)), x Nx3x2x2:
   // the first Slice reads x's own leading dimensions ([0, 0, -1]), the second a static one ([2]).
-  auto model = single_node_model("Mul", {tensor_value("x", k_float, {-1, 3, 2, 2})},
-                                 tensor_value("y", k_float, {-1, 3, 4}));
+  auto model =
+      single_node_model("Mul", {tensor_value("x", k_float, {-1, 3, 2, 2})}, tensor_value("y", k_float, {-1, 3, 4}));
   model.mutable_graph()->mutable_node(0)->set_input(0, "flat");
   model.mutable_graph()->mutable_node(0)->add_input("size");
   for (const auto& [name, value] : {std::pair{"zero", 0}, {"two", 2}, {"last", -1}, {"four", 4}})
