@@ -344,14 +344,18 @@ int fold_shapes(onnx::ModelProto& model) {
 
 namespace {
 
-// Constant nodes holding a tensor become initializers outright, in one sweep.
-int constant_nodes_to_initializers(onnx::GraphProto& graph) {
+// Constant nodes holding a tensor become initializers outright, in one sweep; in a body (an
+// If/Loop/Scan graph) not those that are the body's outputs, which a node must produce.
+int constant_nodes_to_initializers(onnx::GraphProto& graph, bool body) {
+  std::set<std::string> outputs;
+  if (body)
+    for (const auto& output : graph.output()) outputs.insert(output.name());
   int changes = 0;
   google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
   for (int i = 0; i < graph.node_size(); ++i) {
     auto& node = *graph.mutable_node(i);
     if (node.op_type() == "Constant" && node.domain().empty() && node.attribute_size() == 1 &&
-        node.attribute(0).name() == "value" && node.output_size() == 1) {
+        node.attribute(0).name() == "value" && node.output_size() == 1 && !outputs.contains(node.output(0))) {
       onnx::TensorProto& tensor = *graph.add_initializer();
       tensor.Swap(node.mutable_attribute(0)->mutable_t());  // the bytes move, they are not copied
       tensor.set_name(node.output(0));
@@ -403,8 +407,8 @@ ConstantSubgraph find_constant_subgraph(const onnx::GraphProto& graph, const Gra
 
 // The frontier's values: one model holding the constant subgraph, evaluated by ONNX Runtime from
 // memory without optimizations (no temporary file that a killed run would leave behind).
-Expected<std::vector<Tensor>> evaluate(const onnx::ModelProto& model, const ConstantSubgraph& constants) {
-  const auto& graph = model.graph();
+Expected<std::vector<Tensor>> evaluate(const onnx::ModelProto& model, const onnx::GraphProto& graph,
+                                       const ConstantSubgraph& constants) {
   onnx::ModelProto sub;
   sub.set_ir_version(model.ir_version());
   *sub.mutable_opset_import() = model.opset_import();
@@ -425,13 +429,14 @@ Expected<std::vector<Tensor>> evaluate(const onnx::ModelProto& model, const Cons
   return session.run({});
 }
 
-// The folded nodes that must stay: those computing a value over the size cap (or a string), and
-// every node such a value needs.
+// The folded nodes that must stay: those computing a value over the size cap (or a string), or
+// a body's output (which a node must produce), and every node such a value needs.
 std::set<int> nodes_to_keep(const onnx::GraphProto& graph, const GraphIndex& index, const ConstantSubgraph& constants,
-                            const std::vector<Tensor>& values, uint64_t max_bytes) {
+                            const std::vector<Tensor>& values, uint64_t max_bytes, bool body) {
   std::vector<std::string> pending;
   for (std::size_t k = 0; k < constants.frontier.size(); ++k) {
-    if (values[k].dtype() == DType::string || values[k].bytes().size() > max_bytes)
+    if (values[k].dtype() == DType::string || values[k].bytes().size() > max_bytes ||
+        (body && index.graph_outputs.contains(constants.frontier[k])))
       pending.push_back(constants.frontier[k]);
   }
   std::set<int> keep;
@@ -447,22 +452,23 @@ std::set<int> nodes_to_keep(const onnx::GraphProto& graph, const GraphIndex& ind
   return keep;
 }
 
-}  // namespace
-
-Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& options, PassReport& report) {
-  auto& graph = *model.mutable_graph();
-  int changes = constant_nodes_to_initializers(graph);
+// One graph's constant subgraph folded; `body`: an If/Loop/Scan graph (its outputs stay nodes).
+// Values read from an enclosing graph are not constants here, even where they are there.
+int fold_constants_in(onnx::GraphProto& graph, bool body, const onnx::ModelProto& model, const SimplifyOptions& options,
+                      PassReport& report) {
+  int changes = constant_nodes_to_initializers(graph, body);
   const GraphIndex index(graph);
   const ConstantSubgraph constants = find_constant_subgraph(graph, index);
   if (constants.frontier.empty()) return changes;
-  auto values = evaluate(model, constants);
+  auto values = evaluate(model, graph, constants);
   if (!values) {
     // Not an error of the model: the subgraph stays computed at run time, and the report says why.
-    report.notes.push_back("ONNX Runtime could not evaluate the constant subgraph, left unfolded: " +
-                           values.error().describe());
+    report.notes.push_back("ONNX Runtime could not evaluate the constant subgraph" +
+                           (body ? " of the body " + graph.name() : std::string()) +
+                           ", left unfolded: " + values.error().describe());
     return changes;
   }
-  const std::set<int> keep = nodes_to_keep(graph, index, constants, *values, options.max_fold_bytes);
+  const std::set<int> keep = nodes_to_keep(graph, index, constants, *values, options.max_fold_bytes, body);
   std::set<std::string> kept_outputs;  // a kept node still defines its outputs
   for (const int i : keep) kept_outputs.insert(graph.node(i).output().begin(), graph.node(i).output().end());
   for (std::size_t k = 0; k < constants.frontier.size(); ++k) {
@@ -479,6 +485,18 @@ Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& opt
     }
   }
   remove_nodes(graph, folded);
+  return changes;
+}
+
+}  // namespace
+
+// Bodies first, then the graphs around them.
+Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& options, PassReport& report) {
+  int changes = 0;
+  const onnx::GraphProto* main = &model.graph();
+  for_each_graph_bottom_up(*model.mutable_graph(), [&](onnx::GraphProto& graph) {
+    changes += fold_constants_in(graph, &graph != main, model, options, report);
+  });
   return changes;
 }
 

@@ -27,8 +27,8 @@ int remove_no_ops(onnx::ModelProto& model);
 int fold_shapes(onnx::ModelProto& model);
 
 /// Evaluates every node whose inputs are all constant with ONNX Runtime (the constant subgraph in
-/// one run) and replaces it by initializers; never folds random ops, subgraph ops or tensors over
-/// the size cap.
+/// one run, per graph: If/Loop/Scan bodies too) and replaces it by initializers; never folds
+/// random ops, subgraph ops, a body's outputs or tensors over the size cap.
 /// What ONNX Runtime cannot evaluate stays as it is, with a note in `report`.
 Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& options, PassReport& report);
 

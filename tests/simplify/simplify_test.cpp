@@ -239,6 +239,31 @@ TEST(Simplify, NoOpsInsideSubgraphsAreRemovedToo) {
   }
 }
 
+TEST(ConstantFolding, FoldsInsideIfBranchesButNotWhatReadsTheEnclosingGraph) {
+  // Each branch: out = Mul(Add(c, c), x) with c a Constant node and x the main graph's input.
+  auto model = if_model_with_constant_branches(false);
+  *model.mutable_graph()->add_input() = tensor_value("x", k_float, {1});
+  for (auto& attribute : *model.mutable_graph()->mutable_node(0)->mutable_attribute()) {
+    auto* graph = attribute.mutable_g();
+    const std::string out = graph->output(0).name();
+    graph->mutable_node(0)->set_output(0, out + "_c");
+    for (const auto& [op, inputs, output] : {std::tuple{"Add", std::vector{out + "_c", out + "_c"}, out + "_sum"},
+                                             {"Mul", std::vector{out + "_sum", std::string("x")}, out}}) {
+      auto* node = graph->add_node();
+      node->set_op_type(op);
+      for (const auto& in : inputs) node->add_input(in);
+      node->add_output(output);
+    }
+  }
+  const auto simplified = simplify_and_prove(model);
+  for (const auto& attribute : simplified.graph().node(0).attribute()) {
+    ASSERT_EQ(attribute.g().node_size(), 1);  // Constant and Add folded into an initializer
+    EXPECT_EQ(attribute.g().node(0).op_type(), "Mul");
+    ASSERT_EQ(attribute.g().initializer_size(), 1);  // (the proof checks its value)
+    EXPECT_EQ(attribute.g().initializer(0).name(), attribute.g().node(0).input(0));
+  }
+}
+
 TEST(Simplify, DeadNodesInsideSubgraphsAreRemovedToo) {
   const auto model = if_model_with_constant_branches(true);
   const auto simplified = simplify_and_prove(model);
