@@ -6,8 +6,9 @@ matches PyTorch on the zoo run's reference inputs (`onnxproof parity` on every t
 
     bench/simplify_peers/setup.sh                   # the peers' own environment, .venv-peers/
     python3 bench/simplify_peers/run_peers.py [--zoo /tmp/onnxproof-zoo] [--repeat 3]
+    python3 bench/simplify_peers/run_peers.py --big [--repeat 1]   # the 2.68 GB model only
 
-Writes bench/simplify_peers/results.json and results.md. The peers run with their defaults
+Writes bench/simplify_peers/results.json and results.md (--big: big.json and big.md). The peers run with their defaults
 (onnxsim and onnxslim check their output on random inputs themselves; onnxproof proves its own).
 """
 import argparse
@@ -24,11 +25,14 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 PEERS = os.path.join(ROOT, ".venv-peers", "bin")
 
 ORT_OFFLINE = """
-import sys, onnxruntime as ort
+import glob, os, sys, onnxruntime as ort
 options = ort.SessionOptions()
 options.graph_optimization_level = {"basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
                                     "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED}[sys.argv[1]]
 options.optimized_model_filepath = sys.argv[3]
+if glob.glob(sys.argv[2] + "*.data"):  # weights past protobuf's 2 GB limit: save them beside the model
+    options.add_session_config_entry("session.optimized_model_external_initializers_file_name",
+                                     os.path.basename(sys.argv[3]) + ".data")
 ort.InferenceSession(sys.argv[2], options, providers=["CPUExecutionProvider"])
 """
 
@@ -58,10 +62,41 @@ def timed(command, timeout):
         return done.returncode, wall, kb / 1024, last
 
 
+# The big model's reference: ONNX Runtime's outputs of the original on one random batch of 4,
+# written as a run folder's reference/test_data_set_0 (every tool's output is proved against it).
+BIG_REFERENCE = """
+import os, sys, numpy as np, onnx, onnxruntime as ort
+from onnx import numpy_helper
+model, folder = sys.argv[1], os.path.join(sys.argv[2], "test_data_set_0")
+os.makedirs(folder)
+x = np.random.default_rng(0).standard_normal((4, 8192), dtype=np.float32)
+(y,) = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+for name, value, kind in (("x", x, "input"), ("y", y, "output")):
+    with open(os.path.join(folder, f"{kind}_0.pb"), "wb") as handle:
+        handle.write(numpy_helper.from_array(value, name).SerializeToString())
+"""
+
+
+def big_model_folder(onnxproof, work):
+    """A run-like folder holding the synthetic 2.68 GB model (bench/make_big_model) and its reference."""
+    folder = os.path.join(work, "synthetic-2.68GB", "external-data")
+    os.makedirs(folder)
+    maker = os.path.join(os.path.dirname(os.path.dirname(onnxproof)), "bench", "make_big_model")
+    subprocess.run([maker, os.path.join(folder, "model.onnx")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([os.path.join(PEERS, "python"), "-c", BIG_REFERENCE, os.path.join(folder, "model.onnx"),
+                    os.path.join(folder, "reference")], check=True)
+    return folder
+
+
 def node_count(python, path):
     code = "import onnx,sys; print(len(onnx.load(sys.argv[1], load_external_data=False).graph.node))"
     done = subprocess.run([python, "-c", code, path], capture_output=True, text=True)
     return int(done.stdout) if done.returncode == 0 else None
+
+
+def model_bytes(run_folder):
+    """The model file and its external data."""
+    return sum(os.path.getsize(p) for p in glob.glob(os.path.join(run_folder, "model.onnx*")))
 
 
 def proved(onnxproof, model, reference):
@@ -74,7 +109,7 @@ def measure(onnxproof, run_folder, repeat, timeout, work, only=None, earlier=Non
     reference = os.path.join(run_folder, "reference")
     python = os.path.join(PEERS, "python")
     row = {"model": os.path.relpath(run_folder, os.path.dirname(os.path.dirname(run_folder))),
-           "nodes_before": node_count(python, model), "bytes": os.path.getsize(model),
+           "nodes_before": node_count(python, model), "bytes": model_bytes(run_folder),
            "tools": dict((earlier or {}).get("tools", {}))}
     for name, command in tools(onnxproof).items():
         if only and name not in only:
@@ -97,6 +132,8 @@ def measure(onnxproof, run_folder, repeat, timeout, work, only=None, earlier=Non
         else:
             result["note"] = last
         row["tools"][name] = result
+        for written in glob.glob(output + "*"):  # the big model's outputs are 2.7 GB each
+            os.remove(written)
     return row
 
 
@@ -122,9 +159,12 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--timeout", type=int, default=900)
     parser.add_argument("--tools", default="", help="comma-separated: rerun these only, keep the others' figures")
+    parser.add_argument("--big", action="store_true", help="the synthetic 2.68 GB model (needs ~11 GB of disk)")
     args = parser.parse_args()
     if not os.path.exists(os.path.join(PEERS, "onnxsim")):
         sys.exit("run bench/simplify_peers/setup.sh first")
+    if args.big:
+        return run_big(args)
     folders = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(args.zoo, "*", "*", "model.onnx")))
     only = set(filter(None, args.tools.split(",")))
     earlier = {}
@@ -141,6 +181,20 @@ def main():
                 json.dump(rows, handle, indent=1)
     with open(os.path.join(HERE, "results.md"), "w") as handle:
         handle.write(markdown(rows))
+    return 0
+
+
+def run_big(args):
+    with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "build")) as work:  # /tmp may be small
+        print("making the 2.68 GB model and its reference", file=sys.stderr, flush=True)
+        folder = big_model_folder(args.onnxproof, work)
+        outputs = os.path.join(work, "outputs")
+        os.makedirs(outputs)
+        row = measure(args.onnxproof, folder, args.repeat, args.timeout, outputs)
+    with open(os.path.join(HERE, "big.json"), "w") as handle:
+        json.dump([row], handle, indent=1)
+    with open(os.path.join(HERE, "big.md"), "w") as handle:
+        handle.write(markdown([row]))
     return 0
 
 

@@ -457,6 +457,10 @@ constexpr std::array k_elementwise = {"Add",        "Sub",  "Mul",      "Div",  
                                       "Sigmoid",    "Relu", "Neg",      "Sqrt",      "Exp",         "Log",  "Abs",
                                       "Reciprocal", "Gelu", "Softplus", "LeakyRelu", "HardSigmoid", "Elu",  "Cast"};
 
+// The most elementwise nodes one search visits (GELU's tanh form has 8): keeps the rule linear
+// in the node count when many Reshapes read one long elementwise chain.
+constexpr std::size_t k_max_region = 64;
+
 int rank_of(const GraphIndex& index, const std::string& value) {
   const auto* type = index.tensor_type(value);
   return type && type->has_shape() ? type->shape().dim_size() : -1;
@@ -490,6 +494,7 @@ std::optional<std::vector<int>> elementwise_region(const onnx::GraphProto& graph
         std::find(k_elementwise.begin(), k_elementwise.end(), node.op_type()) == k_elementwise.end())
       return std::nullopt;
     if (region.insert(producer->second).second) pending.insert(pending.end(), node.input().begin(), node.input().end());
+    if (region.size() > k_max_region) return std::nullopt;
   }
   if (!reaches_source) return std::nullopt;
   for (const int i : region) {
@@ -539,7 +544,7 @@ int elide_reshapes_around_elementwise(onnx::GraphProto& graph) {
     // The first Reshape: the nearest one up the elementwise nodes.
     std::string source, x;
     std::vector<std::string> frontier{back.input(0)};
-    for (std::set<int> seen; !frontier.empty() && source.empty();) {
+    for (std::set<int> seen; !frontier.empty() && source.empty() && seen.size() < k_max_region;) {
       const auto found = index.producer.find(frontier.back());
       frontier.pop_back();
       if (found == index.producer.end() || !seen.insert(found->second).second) continue;
