@@ -187,6 +187,13 @@ std::optional<std::size_t> own_dims_sliced(const onnx::GraphProto& graph, const 
   return static_cast<std::size_t>(range->second - range->first);
 }
 
+// Whether a value is declared as one element of rank 1 ([1]): an Unsqueezed scalar size.
+bool holds_one_element(const GraphIndex& index, const std::string& value) {
+  const auto* type = index.tensor_type(value);
+  return type && type->has_shape() && type->shape().dim_size() == 1 && type->shape().dim(0).has_dim_value() &&
+         type->shape().dim(0).dim_value() == 1;
+}
+
 // Reshape(data, Concat(parts)) where every part is a constant or the size of a dimension that
 // data has at the same position (the same symbol): that part is Reshape's 0 ("copy this
 // dimension"), and the whole shape a constant. The chains exporters write over symbolic batch
@@ -202,6 +209,7 @@ std::optional<Tensor> symbolic_reshape_shape(const onnx::GraphProto& graph, cons
   if (!parts.domain().empty() || parts.op_type() != "Concat") return std::nullopt;
   std::vector<int64_t> shape;
   bool symbolic = false;
+  std::optional<std::size_t> unknown;  // the position of the one part computed otherwise
   for (const auto& name : parts.input()) {
     if (const auto copied = own_dims_sliced(graph, index, name, node.input(0), shape.size())) {
       shape.insert(shape.end(), *copied, 0);  // flatten(2)'s [batch, channels] prefix
@@ -209,17 +217,25 @@ std::optional<Tensor> symbolic_reshape_shape(const onnx::GraphProto& graph, cons
       continue;
     }
     const auto part = shape_part(graph, index, name);
-    if (!part) return std::nullopt;
-    if (part->symbol.empty()) {
+    if (part && part->symbol.empty()) {
       // A 0 in a constant part copies the data's dimension at its position, as before.
       shape.insert(shape.end(), part->values.begin(), part->values.end());
-      continue;
+    } else if (part && dim_symbol(index, node.input(0), static_cast<int64_t>(shape.size())) == part->symbol) {
+      shape.push_back(0);
+      symbolic = true;
+    } else if (!unknown && holds_one_element(index, name)) {
+      unknown = shape.size();
+      shape.push_back(-1);
+    } else {
+      return std::nullopt;
     }
-    if (dim_symbol(index, node.input(0), static_cast<int64_t>(shape.size())) != part->symbol) return std::nullopt;
-    shape.push_back(0);
-    symbolic = true;
   }
-  if (!symbolic) return std::nullopt;  // all constants: constant folding's job
+  // One computed size (ViT's batch * heads) among sizes that are all known and positive is the
+  // only one that makes the element count match: Reshape's -1. Not beside a 0 (a copy), which an
+  // empty tensor would make 0, and -1 then undefined.
+  if (unknown && std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d == 0; })) return std::nullopt;
+  if (unknown && std::count(shape.begin(), shape.end(), -1) > 1) return std::nullopt;
+  if (!symbolic && !unknown) return std::nullopt;  // all constants: constant folding's job
   return int64_tensor(shape, {static_cast<int64_t>(shape.size())});
 }
 

@@ -93,18 +93,52 @@ bool transpose_only_moves_unit_dims(const onnx::NodeProto& transpose, const Grap
   return true;
 }
 
+// Whether every 0 of a Reshape's shape (a copy of its input's dimension there) copies the same
+// dimension from the Transpose's input: the Transpose leaves those positions in place.
+bool zeros_stay_in_place(const onnx::NodeProto& transpose, const std::vector<int64_t>& shape) {
+  const auto* perm = attribute(transpose, "perm");
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && (!perm || static_cast<int>(i) >= perm->ints_size() ||
+                          perm->ints(static_cast<int>(i)) != static_cast<int64_t>(i)))
+      return false;
+  }
+  return true;
+}
+
+// A shape with one 0 (copy that dimension), no -1 and otherwise positive sizes: the copied size is
+// the only one that makes the element count match, so -1 says the same without naming the input.
+std::optional<std::vector<int64_t>> zero_as_inferred(std::vector<int64_t> shape) {
+  if (std::count(shape.begin(), shape.end(), 0) != 1 ||
+      std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; }))
+    return std::nullopt;
+  *std::find(shape.begin(), shape.end(), 0) = -1;
+  return shape;
+}
+
 // Reshape(R(x), shape) is Reshape(x, shape) when R only reshapes (Reshape, Flatten, Squeeze,
 // Unsqueeze, a Transpose of size-1 dimensions) and `shape` is a constant without 0 (a 0 would copy
-// a dimension of R's output).
-bool fuse_reshapes(onnx::NodeProto& node, const onnx::GraphProto& graph, const GraphIndex& index) {
+// a dimension of R's output; after such a Transpose, a 0 where it leaves the dimension in place;
+// a lone 0 beside positive sizes becomes -1).
+bool fuse_reshapes(onnx::NodeProto& node, const onnx::GraphProto& graph, const GraphIndex& index,
+                   std::vector<onnx::TensorProto>& added) {
   if (!is(node, "Reshape") || node.input_size() != 2) return false;
   const auto shape = int64_constant(index, node.input(1));
-  if (!shape || std::find(shape->begin(), shape->end(), 0) != shape->end()) return false;
+  if (!shape) return false;
   const auto* first = producer_read_only_by(graph, index, node.input(0), "Reshape");
-  if (!first || first->input_size() < 1 ||
-      !(is(*first, "Reshape") || is(*first, "Flatten") || is(*first, "Squeeze") || is(*first, "Unsqueeze") ||
-        (is(*first, "Transpose") && transpose_only_moves_unit_dims(*first, index))))
-    return false;
+  if (!first || first->input_size() < 1) return false;
+  const bool zeros = std::find(shape->begin(), shape->end(), 0) != shape->end();
+  const bool unit_transpose = is(*first, "Transpose") && transpose_only_moves_unit_dims(*first, index);
+  const bool reshapes =
+      is(*first, "Reshape") || is(*first, "Flatten") || is(*first, "Squeeze") || is(*first, "Unsqueeze");
+  if (!unit_transpose && !reshapes) return false;
+  if (zeros && !(unit_transpose && zeros_stay_in_place(*first, *shape))) {
+    const auto inferred = zero_as_inferred(*shape);
+    if (!inferred) return false;
+    auto tensor = *Tensor::zeros(DType::int64, {static_cast<int64_t>(inferred->size())});
+    std::copy(inferred->begin(), inferred->end(), tensor.mutable_values<int64_t>().begin());
+    added.push_back(tensor_to_proto(tensor, node.output(0) + "_inferred_shape"));
+    node.set_input(1, added.back().name());
+  }
   node.set_input(0, first->input(0));
   return true;
 }
@@ -346,8 +380,9 @@ int fuse_in_graph(onnx::GraphProto& graph) {
     auto& node = *graph.mutable_node(i);
     const auto producer = node.input_size() > 0 ? index.producer.find(node.input(0)) : index.producer.end();
     if (producer != index.producer.end() && touched.contains(producer->second)) continue;
-    if (fuse_transposes(node, graph, index) || fuse_reshapes(node, graph, index) || fuse_casts(node, graph, index) ||
-        fuse_unsqueezes(node, graph, index, added) || fuse_slices(node, graph, index, added)) {
+    if (fuse_transposes(node, graph, index) || fuse_reshapes(node, graph, index, added) ||
+        fuse_casts(node, graph, index) || fuse_unsqueezes(node, graph, index, added) ||
+        fuse_slices(node, graph, index, added)) {
       touched.insert(i);
       ++changes;
     } else if (fuse_batch_norm(node, graph, index, added) || fuse_mul_into_conv(node, graph, index, added) ||

@@ -553,6 +553,28 @@ TEST(Fusions, ReshapesAroundElementwiseNodesGoWhenTheSecondRestoresTheShape) {
   EXPECT_EQ(count(simplify_and_prove(reshapes_around_elementwise_model({-1, 3}, {-1, 3})), "Reshape"), 2);
 }
 
+TEST(Fusions, AReshapeWithALoneCopiedSizeAfterAReshapeOrAUnitTransposeReadsTheSource) {
+  // Reshape(Reshape(x, [-1, 1, 1, 6]), [0, 6]): the 0 is the only size that fits, -1; and
+  // Reshape(Transpose(x4, [0, 2, 1, 3]), [0, 6]) with x4 Nx1x1x6 where the Transpose keeps axis 0.
+  auto model = single_node_model("Reshape", {tensor_value("x", k_float, {-1, 6})}, tensor_value("y", k_float, {-1, 6}));
+  model.mutable_graph()->mutable_node(0)->set_input(0, "r");
+  model.mutable_graph()->mutable_node(0)->add_input("copy");
+  add_initializer(model, "unit", onnx::TensorProto::INT64, {4}, {}, {-1, 1, 1, 6});
+  add_initializer(model, "copy", onnx::TensorProto::INT64, {2}, {}, {0, 6});
+  add_node(model, "Reshape", {"x", "unit"}, {"r"});
+  auto transposed = model;
+  EXPECT_EQ(count(simplify_and_prove(model), "Reshape"), 1);
+  auto* graph = transposed.mutable_graph();
+  graph->mutable_node(1)->set_op_type("Transpose");
+  graph->mutable_node(1)->mutable_input()->DeleteSubrange(1, 1);
+  add_ints(graph->mutable_node(1), "perm", {0, 2, 1, 3});
+  graph->mutable_node(1)->set_input(0, "x4");
+  *graph->mutable_input(0) = tensor_value("x4", k_float, {-1, 1, 1, 6});
+  const auto simplified = simplify_and_prove(transposed);
+  EXPECT_EQ(count(simplified, "Transpose"), 0);
+  EXPECT_EQ(count(simplified, "Reshape"), 1);
+}
+
 TEST(Fusions, TwoUnsqueezesBecomeOneWithTheAxesCarriedThrough) {
   // x 2x3 -> Unsqueeze [0] -> 1x2x3 -> Unsqueeze [3] -> 1x2x3x1: one Unsqueeze [0, 3].
   auto model =
@@ -659,6 +681,30 @@ TEST(ShapeFolding, SlicesOfAShapeFoldWhereStaticAndCopyTheDataOwnDimensionsInARe
   moved.mutable_graph()->mutable_node(3)->set_input(1, "leading");
   *moved.mutable_graph()->mutable_output(0) = tensor_value("y", k_float, {-1, -1, 3});
   EXPECT_EQ(count(simplify_and_prove(moved), "Slice"), 1);
+}
+
+// Reshape(x, Concat(Unsqueeze(Mul(Gather(Shape(x), 0), 2)), [width])): ViT's batch * heads.
+onnx::ModelProto computed_size_model(std::vector<int64_t> x_dims, int64_t width) {
+  auto model = single_node_model("Reshape", {tensor_value("x", k_float, std::move(x_dims))},
+                                 tensor_value("y", k_float, {-1, 3}));
+  model.mutable_graph()->mutable_node(0)->add_input("shape");
+  add_initializer(model, "zero", onnx::TensorProto::INT64, {}, {}, {0});
+  add_initializer(model, "axes", onnx::TensorProto::INT64, {1}, {}, {0});
+  add_initializer(model, "heads", onnx::TensorProto::INT64, {}, {}, {2});
+  add_initializer(model, "width", onnx::TensorProto::INT64, {1}, {}, {width});
+  add_node(model, "Shape", {"x"}, {"s"});
+  add_node(model, "Gather", {"s", "zero"}, {"n"});
+  add_node(model, "Mul", {"n", "heads"}, {"rows"});
+  add_node(model, "Unsqueeze", {"rows", "axes"}, {"rows1"});
+  add_int(add_node(model, "Concat", {"rows1", "width"}, {"shape"}), "axis", 0);
+  return model;
+}
+
+TEST(ShapeFolding, OneComputedSizeAmongPositiveConstantsBecomesMinusOne) {
+  // x Nx6 to [2N, 3]: 2N is the only size that fits, -1.
+  EXPECT_EQ(simplify_and_prove(computed_size_model({-1, 6}, 3)).graph().node_size(), 1);
+  // x Nx3x2 to [2N, 0] (0 copies the 3): beside a copy, which an empty x makes 0, it stays.
+  EXPECT_EQ(count(simplify_and_prove(computed_size_model({-1, 3, 2}, 0)), "Mul"), 1);
 }
 
 // Expand(x, Where(Equal(s, c), [1, 1, 1], s)) with s = Concat(Unsqueeze(Gather(Shape(x), 0)), [2],
