@@ -239,6 +239,26 @@ std::optional<Tensor> symbolic_reshape_shape(const onnx::GraphProto& graph, cons
   return int64_tensor(shape, {static_cast<int64_t>(shape.size())});
 }
 
+// Reshape(data, Shape(x)) where x's shape has one symbolic size and positive static ones (the
+// Reshape back after a normalization over a reshaped x): that size is the only one that fits, so
+// the shape is a constant with -1 there.
+std::optional<Tensor> shape_of_other_with_one_unknown(const onnx::GraphProto& graph, const onnx::NodeProto& node,
+                                                      const GraphIndex& index) {
+  if (!node.domain().empty() || node.op_type() != "Reshape" || node.input_size() != 2) return std::nullopt;
+  const auto producer = index.producer.find(node.input(1));
+  if (producer == index.producer.end()) return std::nullopt;
+  const auto& query = graph.node(producer->second);
+  if (!is_shape_query(query) || query.op_type() != "Shape" || query.attribute_size() != 0) return std::nullopt;
+  const auto dims = shape_dims(query, index);
+  if (!dims || std::count(dims->begin(), dims->end(), std::nullopt) != 1) return std::nullopt;
+  std::vector<int64_t> shape;
+  for (const auto& dim : *dims) {
+    if (dim && *dim <= 0) return std::nullopt;
+    shape.push_back(dim.value_or(-1));
+  }
+  return int64_tensor(shape, {static_cast<int64_t>(shape.size())});
+}
+
 // How many elements a part of a shape Concat holds when it reads sizes (which are never
 // negative): Unsqueeze(Gather(Shape(x), i)) or Gather(Shape(x), [i, ...]); nothing otherwise.
 std::optional<std::size_t> size_read_length(const onnx::GraphProto& graph, const GraphIndex& index,
@@ -342,7 +362,9 @@ int fold_shapes(onnx::ModelProto& model) {
   int guards = 0;
   for (int i = 0; i < graph.node_size(); ++i) {
     if (folded[static_cast<std::size_t>(i)]) continue;
-    if (const auto shape = symbolic_reshape_shape(graph, graph.node(i), index)) {
+    auto shape = symbolic_reshape_shape(graph, graph.node(i), index);
+    if (!shape) shape = shape_of_other_with_one_unknown(graph, graph.node(i), index);
+    if (shape) {
       const std::string name = graph.node(i).output(0) + "_shape";
       values.push_back(tensor_to_proto(*shape, name));
       graph.mutable_node(i)->set_input(1, name);

@@ -23,7 +23,8 @@ int remove_no_ops(onnx::ModelProto& model);
 /// Replaces Shape and Size of tensors whose shape is fully static, and Gathers or Slices of static
 /// dimensions from any Shape, by constants; gives a Reshape whose shape is a Concat of constants
 /// and sizes of its data's own symbolic dimensions a constant shape (0 = copy that dimension; one
-/// computed size among positive constants: -1);
+/// computed size among positive constants: -1), and one whose shape is Shape(x) with a single
+/// symbolic size x's sizes with -1 there;
 /// decides Where(Equal(sizes, c), a, sizes) over such a Concat where c < 0 at every size read.
 int fold_shapes(onnx::ModelProto& model);
 

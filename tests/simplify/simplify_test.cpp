@@ -707,6 +707,22 @@ TEST(ShapeFolding, OneComputedSizeAmongPositiveConstantsBecomesMinusOne) {
   EXPECT_EQ(count(simplify_and_prove(computed_size_model({-1, 3, 2}, 0)), "Mul"), 1);
 }
 
+TEST(ShapeFolding, AReshapeToTheShapeOfATensorWithOneSymbolicSizeGetsAConstantShape) {
+  // Reshape(Relu(Flatten(x)), Shape(x)), x Nx2x3: the shape is [-1, 2, 3] for every N.
+  auto model =
+      single_node_model("Reshape", {tensor_value("x", k_float, {-1, 2, 3})}, tensor_value("y", k_float, {-1, 2, 3}));
+  model.mutable_graph()->mutable_node(0)->set_input(0, "r");
+  model.mutable_graph()->mutable_node(0)->add_input("s");
+  add_node(model, "Flatten", {"x"}, {"f"});
+  add_node(model, "Relu", {"f"}, {"r"});
+  add_node(model, "Shape", {"x"}, {"s"});
+  EXPECT_EQ(count(simplify_and_prove(model), "Shape"), 0);
+  // Two symbolic sizes: the Shape stays.
+  *model.mutable_graph()->mutable_input(0) = tensor_value("x", k_float, {-1, -1, 3});
+  *model.mutable_graph()->mutable_output(0) = tensor_value("y", k_float, {-1, -1, 3});
+  EXPECT_EQ(count(simplify_and_prove(model), "Shape"), 1);
+}
+
 // Expand(x, Where(Equal(s, c), [1, 1, 1], s)) with s = Concat(Unsqueeze(Gather(Shape(x), 0)), [2],
 // [last]) and c = [compared] * 3: the TorchScript exporter's guard that turns a -1 in expand's
 // sizes into 1.
