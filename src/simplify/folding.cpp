@@ -143,26 +143,42 @@ struct ShapePart {
   std::string symbol;
 };
 
-std::optional<ShapePart> shape_part(const onnx::GraphProto& graph, const GraphIndex& index, const std::string& name) {
-  if (const auto constant = int64_constant(index, name)) return ShapePart{*constant, {}};
+// A part of a shape Concat that reads sizes (never negative): Unsqueeze(Gather(Shape(x), i), [0])
+// or Gather(Shape(x), [i, ...]); the Shape node and the positions it picks.
+struct SizeRead {
+  const onnx::NodeProto* shape;
+  std::vector<int64_t> picked;
+};
+
+std::optional<SizeRead> size_read(const onnx::GraphProto& graph, const GraphIndex& index, const std::string& name) {
   auto producer = index.producer.find(name);
   if (producer == index.producer.end()) return std::nullopt;
   const onnx::NodeProto* node = &graph.node(producer->second);
-  if (node->domain().empty() && node->op_type() == "Unsqueeze" && node->input_size() == 2) {
-    const auto axes = int64_constant(index, node->input(1));
-    if (!axes || *axes != std::vector<int64_t>{0}) return std::nullopt;
+  const bool unsqueezed = node->domain().empty() && node->op_type() == "Unsqueeze" && node->input_size() == 2;
+  if (unsqueezed) {
+    if (int64_constant(index, node->input(1)) != std::vector<int64_t>{0}) return std::nullopt;
     producer = index.producer.find(node->input(0));
     if (producer == index.producer.end()) return std::nullopt;
     node = &graph.node(producer->second);
   }
   if (!node->domain().empty() || node->op_type() != "Gather" || node->input_size() != 2) return std::nullopt;
   const auto* axis = attribute(*node, "axis");
+  const auto query = index.producer.find(node->input(0));
+  const auto indices = index.initializers.find(node->input(1));
   const auto picked = int64_constant(index, node->input(1));
-  const auto shape = index.producer.find(node->input(0));
-  if ((axis && axis->i() != 0) || !picked || picked->size() != 1 || shape == index.producer.end()) return std::nullopt;
-  const auto& query = graph.node(shape->second);
-  if (!query.domain().empty() || query.op_type() != "Shape" || query.attribute_size() != 0) return std::nullopt;
-  const std::string symbol = dim_symbol(index, query.input(0), picked->front());
+  if ((axis && axis->i() != 0) || query == index.producer.end() || indices == index.initializers.end() || !picked ||
+      indices->second->dims_size() != (unsqueezed ? 0 : 1))
+    return std::nullopt;
+  const auto& shape = graph.node(query->second);
+  if (!is_shape_query(shape) || shape.op_type() != "Shape") return std::nullopt;
+  return SizeRead{&shape, *picked};
+}
+
+std::optional<ShapePart> shape_part(const onnx::GraphProto& graph, const GraphIndex& index, const std::string& name) {
+  if (const auto constant = int64_constant(index, name)) return ShapePart{*constant, {}};
+  const auto read = size_read(graph, index, name);
+  if (!read || read->picked.size() != 1 || read->shape->attribute_size() != 0) return std::nullopt;
+  const std::string symbol = dim_symbol(index, read->shape->input(0), read->picked.front());
   if (symbol.empty()) return std::nullopt;
   return ShapePart{{}, symbol};
 }
@@ -259,34 +275,6 @@ std::optional<Tensor> shape_of_other_with_one_unknown(const onnx::GraphProto& gr
   return int64_tensor(shape, {static_cast<int64_t>(shape.size())});
 }
 
-// How many elements a part of a shape Concat holds when it reads sizes (which are never
-// negative): Unsqueeze(Gather(Shape(x), i)) or Gather(Shape(x), [i, ...]); nothing otherwise.
-std::optional<std::size_t> size_read_length(const onnx::GraphProto& graph, const GraphIndex& index,
-                                            const std::string& name) {
-  const auto producer = index.producer.find(name);
-  if (producer == index.producer.end()) return std::nullopt;
-  const onnx::NodeProto* node = &graph.node(producer->second);
-  bool unsqueezed = false;
-  if (node->domain().empty() && node->op_type() == "Unsqueeze" && node->input_size() == 2 &&
-      int64_constant(index, node->input(1)) == std::vector<int64_t>{0}) {
-    const auto gather = index.producer.find(node->input(0));
-    if (gather == index.producer.end()) return std::nullopt;
-    node = &graph.node(gather->second);
-    unsqueezed = true;
-  }
-  if (!node->domain().empty() || node->op_type() != "Gather" || node->input_size() != 2) return std::nullopt;
-  const auto* axis = attribute(*node, "axis");
-  const auto query = index.producer.find(node->input(0));
-  const auto indices = index.initializers.find(node->input(1));
-  if ((axis && axis->i() != 0) || query == index.producer.end() || indices == index.initializers.end() ||
-      !is_shape_query(graph.node(query->second)) || graph.node(query->second).op_type() != "Shape")
-    return std::nullopt;
-  const auto picked = int64_constant(index, node->input(1));
-  const int rank = indices->second->dims_size();
-  if (!picked || (unsqueezed ? rank != 0 : rank != 1)) return std::nullopt;
-  return picked->size();
-}
-
 // Where(Equal(x, c), a, x) with x = Concat(parts) a shape built from constants and sizes: the
 // guard the TorchScript exporter writes before Expand so that a -1 in the sizes keeps a dimension.
 // A size is never negative, so where c < 0 the comparison is false for every read size; at the
@@ -323,14 +311,13 @@ std::optional<onnx::NodeProto> resolved_size_guard(const onnx::GraphProto& graph
         if (out[i] == at(*against, position)) out[i] = at(*chosen, position);
       }
       if (out == *constant) continue;
-      resolved.push_back(tensor_to_proto(int64_tensor(out, {static_cast<int64_t>(out.size())}),
-                                         where.output(0) + "_part" + std::to_string(p)));
+      resolved.push_back(int64_initializer(out, where.output(0) + "_part" + std::to_string(p)));
       replacement.set_input(p, resolved.back().name());
       continue;
     }
-    const auto length = size_read_length(graph, index, concat.input(p));
-    if (!length) return std::nullopt;
-    for (std::size_t i = 0; i < *length; ++i, ++position) {
+    const auto read = size_read(graph, index, concat.input(p));
+    if (!read) return std::nullopt;
+    for (std::size_t i = 0; i < read->picked.size(); ++i, ++position) {
       if (position >= against->size() && against->size() != 1) return std::nullopt;
       if (at(*against, position) >= 0) return std::nullopt;  // a size could equal it
     }

@@ -134,9 +134,7 @@ bool fuse_reshapes(onnx::NodeProto& node, const onnx::GraphProto& graph, const G
   if (zeros && !(unit_transpose && zeros_stay_in_place(*first, *shape))) {
     const auto inferred = zero_as_inferred(*shape);
     if (!inferred) return false;
-    auto tensor = *Tensor::zeros(DType::int64, {static_cast<int64_t>(inferred->size())});
-    std::copy(inferred->begin(), inferred->end(), tensor.mutable_values<int64_t>().begin());
-    added.push_back(tensor_to_proto(tensor, node.output(0) + "_inferred_shape"));
+    added.push_back(int64_initializer(*inferred, node.output(0) + "_inferred_shape"));
     node.set_input(1, added.back().name());
   }
   node.set_input(0, first->input(0));
@@ -197,9 +195,7 @@ bool fuse_unsqueezes(onnx::NodeProto& node, const onnx::GraphProto& graph, const
     axes.insert(kept[static_cast<std::size_t>(m)]);
   }
   if (axes.size() != a1->size() + a2->size()) return false;
-  auto tensor = *Tensor::zeros(DType::int64, {static_cast<int64_t>(axes.size())});
-  std::copy(axes.begin(), axes.end(), tensor.mutable_values<int64_t>().begin());
-  added.push_back(tensor_to_proto(tensor, node.output(0) + "_axes"));
+  added.push_back(int64_initializer({axes.begin(), axes.end()}, node.output(0) + "_axes"));
   node.set_input(0, first->input(0));
   node.set_input(1, node.output(0) + "_axes");
   return true;
@@ -238,10 +234,8 @@ bool fuse_slices(onnx::NodeProto& node, const onnx::GraphProto& graph, const Gra
   static constexpr std::array<std::string_view, 4> k_names = {"starts", "ends", "axes", "steps"};
   while (node.input_size() < 5) node.add_input("");
   for (std::size_t k = 0; k < 4; ++k) {
-    auto tensor = *Tensor::zeros(DType::int64, {static_cast<int64_t>(merged[k].size())});
-    std::copy(merged[k].begin(), merged[k].end(), tensor.mutable_values<int64_t>().begin());
     const std::string name = node.output(0) + "_" + std::string(k_names[k]);
-    added.push_back(tensor_to_proto(tensor, name));
+    added.push_back(int64_initializer(merged[k], name));
     node.set_input(static_cast<int>(k) + 1, name);
   }
   node.set_input(0, first->input(0));
@@ -445,9 +439,7 @@ int merge_parallel_matmuls(onnx::GraphProto& graph) {
     }
     const std::string base = graph.node(members[0]).output(0) + "_merged";
     added.push_back(tensor_to_proto(merged, base + "_weight"));
-    auto split_sizes = *Tensor::zeros(DType::int64, {static_cast<int64_t>(splits.size())});
-    std::copy(splits.begin(), splits.end(), split_sizes.mutable_values<int64_t>().begin());
-    added.push_back(tensor_to_proto(split_sizes, base + "_split"));
+    added.push_back(int64_initializer(splits, base + "_split"));
     onnx::NodeProto matmul;
     matmul.set_op_type("MatMul");
     matmul.set_name(base);

@@ -74,4 +74,10 @@ std::optional<std::vector<int64_t>> int64_constant(const GraphIndex& index, cons
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
+onnx::TensorProto int64_initializer(const std::vector<int64_t>& values, const std::string& name) {
+  auto tensor = *Tensor::zeros(DType::int64, {static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), tensor.mutable_values<int64_t>().begin());
+  return tensor_to_proto(tensor, name);
+}
+
 }  // namespace onnxproof::simplify

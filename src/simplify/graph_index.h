@@ -48,4 +48,7 @@ bool is_random(const onnx::NodeProto& node);
 /// The small int64 constant a value holds (an initializer), or nothing.
 std::optional<std::vector<int64_t>> int64_constant(const GraphIndex& index, const std::string& value);
 
+/// A 1-D int64 initializer of that name (a shape, axes, split sizes a rule writes).
+onnx::TensorProto int64_initializer(const std::vector<int64_t>& values, const std::string& name);
+
 }  // namespace onnxproof::simplify
