@@ -18,7 +18,7 @@ import tempfile
 
 from . import contract
 from .engine import captured_output, run_engine
-from .errors import FrontEndError, UsageError
+from .errors import UsageError
 from .report import read_report
 
 # A DataLoader (or any endless iterable) is read for at most this many batches by default.
@@ -75,19 +75,57 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         tolerances = _tolerance_arguments(rtol, atol)
         # The engine cannot load an object from this process again: the localization's PyTorch
         # half runs here, below.
-        run_engine(["pipeline", "--from-export", staging, "--out", out, "--target", ",".join(targets), "--provider",
-                    ",".join(providers), "--no-localize"] + tolerances, quiet=quiet)
+        _run_pipeline(["pipeline", "--from-export", staging, "--out", out, "--target", ",".join(targets),
+                       "--provider", ",".join(providers), "--no-localize"] + tolerances, out, quiet)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     report = read_report(out)
     if localize and set(report.codes("error")) & LOCALIZED_CODES:
-        try:
-            with _restored(model):
-                _localize(report, call.eval().cpu(), tolerances, quiet)
-        except FrontEndError as error:  # the proof's verdict stands; where it diverges stays unknown, said
-            print(f"onnxproof: the divergence was not localized: {error}", file=sys.stderr)
-        report = read_report(out)
+        report = _localized(report, model, call, tolerances, quiet)
     return report
+
+
+def _run_pipeline(arguments, out, quiet):
+    """Runs the engine's pipeline. A verdict of "error" ends the engine with exit code 3, yet the
+    run reached a verdict and wrote its report: that report is the answer, not an exception. Only
+    when no fresh report.json was written (the engine could not start or died) does EngineError
+    stand."""
+    from .engine import EngineError
+    path = os.path.join(out, "report.json")
+    before = _stamp(path)
+    try:
+        run_engine(arguments, quiet=quiet)
+    except EngineError as error:
+        after = _stamp(path)
+        if after is None or after == before:
+            raise
+        print(f"onnxproof: the proof's verdict is error: {error}", file=sys.stderr)
+
+
+def _stamp(path):
+    """(inode, mtime in ns, size) of a file, None when absent: tells a fresh report from an old one."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_ino, status.st_mtime_ns, status.st_size
+
+
+def _localized(report, model, call, tolerances, quiet):
+    """The report after localization. Localization only explains a verdict the proof already
+    reached: whatever stops it (an integer output without error figures, a ScriptModule whose
+    modules cannot be hooked, a bug of ours) is said on stderr and the report is returned as is."""
+    try:
+        with _restored(model):
+            _localize(report, call.eval().cpu(), tolerances, quiet)
+    except Exception as error:  # noqa: BLE001 -- the proof's verdict stands; where it diverges stays unknown
+        print(f"onnxproof: the divergence was not localized: {type(error).__name__}: {error}", file=sys.stderr)
+        return report
+    try:
+        return read_report(report.folder)
+    except (OSError, ValueError) as error:
+        print(f"onnxproof: the report could not be read again after localization: {error}", file=sys.stderr)
+        return report
 
 
 # The parity findings after which the pipeline localizes the divergence.
@@ -107,11 +145,25 @@ def _localize(report, model, tolerances, quiet):
     failed = [row for row in report.raw.get("parity", []) if row.get("status") == "fail"]
     if not failed:
         return
-    worst = max(failed, key=lambda row: (row.get("nan_mismatch", 0) > 0, row.get("argmax_flips", 0) > 0,
-                                         row.get("max_abs", 0.0)))
+    worst = max(failed, key=_severity_key)
     localize.write_localization(report.folder, os.path.basename(report.raw["onnx_model"]), worst["case"], model)
     run_engine(["localize", report.folder, "--captured", "--case", worst["case"], "--provider", worst["provider"],
                 "--optimization", worst["optimization"]] + tolerances, quiet=quiet)
+
+
+def _number(value):
+    """A row's figure as a float: report rows leave figures null (integer outputs have no argmax,
+    an output PyTorch did not return has no error) or out entirely."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return number if number == number else float("inf")  # NaN: the worst
+
+
+def _severity_key(row):
+    """The engine's order of failing rows: NaN differences, then argmax flips, then the largest error."""
+    return _number(row.get("nan_mismatch")) > 0, _number(row.get("argmax_flips")) > 0, _number(row.get("max_abs"))
 
 
 @contextlib.contextmanager
@@ -166,6 +218,14 @@ def _positional_names(model, count):
     return names[:count] if len(names) >= count else [f"input_{i}" for i in range(count)]
 
 
+def _takes_var_positional(model):
+    try:
+        parameters = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind == p.VAR_POSITIONAL for p in parameters)
+
+
 def _callable_inputs(model, args, kwargs):
     """(module to export, {input name: tensor}): tensors in args and kwargs become the model's
     inputs, named after forward()'s parameters; other keyword values stay fixed."""
@@ -183,7 +243,9 @@ def _callable_inputs(model, args, kwargs):
     if set(keyword_tensors) & set(tensors):
         raise UsageError(f"{sorted(set(keyword_tensors) & set(tensors))} given both in args and kwargs")
     if not keyword_tensors and not kwargs:
-        return model, tensors
+        # forward(self, *args): torch.export binds the inputs as one tuple named `args`, which
+        # dynamic shapes keyed per input cannot describe; a wrapper names each input.
+        return (_keyword_call(model, list(tensors), len(args), {}) if _takes_var_positional(model) else model), tensors
     fixed = {name: value for name, value in kwargs.items() if name not in keyword_tensors}
     tensors.update(keyword_tensors)
     return _keyword_call(model, list(tensors), len(args), fixed), tensors

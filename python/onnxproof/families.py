@@ -45,7 +45,68 @@ def load(spec):
     torch.manual_seed(0)
     loader = {"torchvision": _torchvision, "timm": _timm, "hf": _transformers}[family]
     model, description, defaults = loader(rest)
-    return model.eval(), description + " (random weights, seed 0, eval mode)", defaults
+    realistic = realistic_parameters(model.eval(), defaults)
+    return model.eval(), description + f" (random weights, seed 0{realistic}, eval mode)", defaults
+
+
+def realistic_parameters(model, defaults, seed=0, passes=3):
+    """Makes a freshly initialized model look trained where that matters to a proof: PyTorch's
+    initial values (biases 0, norm weights 1 and biases 0, BatchNorm statistics 0 and 1) make
+    translation bugs in those parameters invisible (a wrong epsilon, a dropped bias, a swapped
+    mean and variance all give the same outputs). Seeded: the model is the same when it is loaded
+    again. Returns the words for the model's description ('' when nothing changed)."""
+    generator = torch.Generator().manual_seed(seed)
+    changed = 0
+    with torch.no_grad():
+        for name, module in model.named_modules():
+            is_norm = "norm" in type(module).__name__.lower()
+            for parameter_name in ("weight", "bias"):
+                parameter = getattr(module, parameter_name, None)
+                if not isinstance(parameter, torch.nn.Parameter) or not parameter.is_floating_point():
+                    continue
+                if parameter_name == "bias" and not parameter.any():
+                    parameter.copy_(0.1 * torch.randn(parameter.shape, generator=generator))
+                    changed += 1
+                elif is_norm and parameter_name == "weight" and bool((parameter == 1).all()):
+                    parameter.copy_(1 + 0.1 * torch.randn(parameter.shape, generator=generator))
+                    changed += 1
+    calibrated = _batch_norm_statistics(model, defaults, generator, passes)
+    words = ([f"{changed} bias/norm parameters drawn"] if changed else []) + (
+        ["BatchNorm statistics estimated on generated inputs"] if calibrated else [])
+    return ", " + ", ".join(words) if words else ""
+
+
+def _batch_norm_statistics(model, defaults, generator, passes):
+    """BatchNorm running statistics as training would leave them: a few forward passes on
+    generated inputs with only the BatchNorm layers in train mode (a cumulative average:
+    momentum None), under no_grad; the model ends in eval mode. False when the model has no
+    BatchNorm or its forward refuses the generated inputs (the statistics stay as built)."""
+    import numpy as np
+    from .cases import generate_in_domain
+    norms = [module for module in model.modules() if isinstance(module, torch.nn.modules.batchnorm._BatchNorm)
+             and module.track_running_stats]
+    if not norms or not defaults or not defaults.get("inputs"):
+        return False
+    saved = [module.momentum for module in norms]
+    rng = np.random.default_rng(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
+    model.eval()
+    try:
+        for module in norms:
+            module.reset_running_stats()
+            module.momentum = None
+            module.train()
+        with torch.no_grad():
+            for _ in range(passes):
+                model(*(torch.from_numpy(generate_in_domain(spec, spec["dims"], rng)) for spec in defaults["inputs"]))
+        return True
+    except Exception:  # noqa: BLE001 -- a model that cannot take them keeps its built statistics
+        for module in norms:
+            module.reset_running_stats()
+        return False
+    finally:
+        for module, momentum in zip(norms, saved):
+            module.momentum = momentum
+        model.eval()
 
 
 def _image_inputs(name, size, channels=3):

@@ -30,18 +30,23 @@ class Answer:
 
 @dataclasses.dataclass(frozen=True)
 class ParityRow:
-    """One comparison: a reference case on one provider and optimization level, one output."""
-    case: str
-    provider: str
-    optimization: str
-    output: str
-    sizes: dict
-    status: str
-    max_abs: float
-    max_rel: float
-    mismatches: int
-    elements: int
-    argmax_flips: int
+    """One comparison: a reference case on one provider and optimization level, one output.
+
+    Every figure may be None: a row where PyTorch or ONNX Runtime gave no tensor to compare (a
+    missing output, a failed run) has no error figures, and an integer output has no argmax.
+    Fields the engine adds later (the rule that decided, ratios, budgets) are kept in `extra`."""
+    case: str = ""
+    provider: str = ""
+    optimization: str = ""
+    output: str = ""
+    sizes: dict = dataclasses.field(default_factory=dict)
+    status: str = ""
+    max_abs: float = None
+    max_rel: float = None
+    mismatches: int = None
+    elements: int = None
+    argmax_flips: int = None
+    extra: dict = dataclasses.field(default_factory=dict, compare=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,9 +106,17 @@ class Report:
         return "\n".join(lines)
 
 
-def _fields(kind, values):
-    names = {field.name for field in dataclasses.fields(kind)}
-    return kind(**{name: value for name, value in values.items() if name in names})
+def _parity_row(values):
+    """A ParityRow from a report row; null sizes read as none, fields this reader does not know
+    go to `extra` (a newer engine's report stays readable)."""
+    names = {field.name for field in dataclasses.fields(ParityRow)}
+    known = {name: value for name, value in values.items() if name in names and name != "extra"}
+    known["sizes"] = dict(known.get("sizes") or {})
+    return ParityRow(**known, extra={name: value for name, value in values.items() if name not in names})
+
+
+def _answer(values):
+    return Answer(**{key: str(values.get(key, "")) for key in ("question", "answer", "evidence")})
 
 
 def read_report(folder):
@@ -115,20 +128,20 @@ def read_report(folder):
         raise ValueError(f"{path} is not an onnxproof report (schema {raw.get('schema')!r})")
     model = raw.get("model")
     localization = raw.get("localization")
-    findings = list(raw.get("findings", []))
+    findings = list(raw.get("findings", []) or [])
     separate = os.path.join(folder, "localize", "localization.json")
     if not localization and os.path.exists(separate):
         with open(separate, encoding="utf-8") as handle:
             localization = json.load(handle)
-        findings += localization.get("findings", [])
+        findings += localization.get("findings", []) or []
     return Report(
         verdict=raw["verdict"],
         model=model if isinstance(model, str) else json.dumps(model),
         folder=os.path.abspath(folder),
-        steps={step["name"]: step["status"] for step in raw.get("steps", [])},
-        headline=tuple(_fields(Answer, answer) for answer in raw.get("headline", [])),
+        steps={step.get("name", ""): step.get("status", "") for step in raw.get("steps", []) or []},
+        headline=tuple(_answer(answer) for answer in raw.get("headline", []) or []),
         findings=tuple(Finding(**{key: str(finding.get(key, "")) for key in
                                   ("code", "severity", "step", "message", "where", "hint")})
                        for finding in findings),
-        parity=tuple(_fields(ParityRow, dict({"sizes": {}}, **row)) for row in raw.get("parity", [])),
+        parity=tuple(_parity_row(row) for row in raw.get("parity", []) or []),
         raw=raw, localization=localization if localization and "modules" in localization else None)

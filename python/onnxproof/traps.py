@@ -290,6 +290,74 @@ def dataclass_types(value):
     return found
 
 
+def has_lists(value):
+    """True when a forward's result holds a list anywhere (List[Tensor], a tuple of lists): the
+    TorchScript exporter writes a list as one ONNX sequence output, not one output per tensor."""
+    if isinstance(value, list):
+        return True
+    if dataclasses.is_dataclass(value) and not isinstance(value, (type, dict)):
+        value = [getattr(value, field.name) for field in dataclasses.fields(value)]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else []
+    return any(has_lists(item) for item in items)
+
+
+def output_groups(value):
+    """How the TorchScript exporter lays out a scripted model's result as ONNX outputs: one entry
+    per ONNX output, the number of tensors it carries (a tensor 1, a list a sequence of len(list);
+    tuples and dicts are flattened), in flatten_outputs' order."""
+    if isinstance(value, list):
+        return [len(value)] if all(hasattr(item, "shape") for item in value) else \
+            [count for item in value for count in output_groups(item)]
+    if isinstance(value, dict):
+        value = tuple(value.values())
+    if isinstance(value, tuple):
+        return [count for item in value for count in output_groups(item)]
+    return [1]
+
+
+def expand_sequence_outputs(path, names, groups):
+    """Rewrites the model at `path` so that each sequence output (a scripted List[Tensor]) becomes
+    one tensor output per element (SequenceAt), and every output is named as flatten_outputs names
+    it: the reference stores one tensor per element, and ONNX Runtime's outputs must pair with them.
+    Leaves the model alone when its outputs do not match `groups` (False), else True."""
+    import onnx
+    model = onnx.load(path)
+    if not expand_sequences(model, names, groups):
+        return False
+    onnx.save(model, path)
+    return True
+
+
+def expand_sequences(model, names, groups):
+    """expand_sequence_outputs on a ModelProto, in place."""
+    import onnx
+    from onnx import helper
+    graph = model.graph
+    if len(graph.output) != len(groups) or sum(groups) != len(names):
+        return False
+    outputs, position = [], 0
+    for index, (output, count) in enumerate(zip(list(graph.output), groups)):
+        mine = names[position:position + count]
+        position += count
+        if output.type.HasField("sequence_type"):
+            element = output.type.sequence_type.elem_type.tensor_type.elem_type
+            for slot, name in enumerate(mine):
+                constant = f"{name}_sequence_index"
+                graph.node.extend([
+                    helper.make_node("Constant", [], [constant], name=f"{constant}_node",
+                                     value=helper.make_tensor(constant, onnx.TensorProto.INT64, [], [slot])),
+                    helper.make_node("SequenceAt", [output.name, constant], [name], name=f"{name}_sequence_at")])
+                outputs.append(helper.make_tensor_value_info(name, element, None))
+        elif output.name != mine[0]:
+            graph.node.append(helper.make_node("Identity", [output.name], [mine[0]], name=f"{mine[0]}_named"))
+            outputs.append(helper.make_tensor_value_info(mine[0], output.type.tensor_type.elem_type, None))
+        else:
+            outputs.append(output)
+    del graph.output[:]
+    graph.output.extend(outputs)
+    return True
+
+
 def with_flat_outputs(model):
     """The model with its outputs as a flat tuple, in flatten_outputs' order (the TorchScript
     exporter takes tuples, lists and dicts, not dataclasses). torch is imported lazily here, as
