@@ -21,7 +21,8 @@ import typing
 import warnings
 
 from . import __version__, contract
-from .cases import example_sizes, generate, shape_cases, shape_for, size_ranges
+from .cases import (cap_offsets, coupled_cases, coupled_groups, domain_of, example_sizes, generate_in_domain,
+                    shape_for, size_ranges)
 from .errors import EXIT_FAIL, FrontEndError, UsageError
 from .findings import finding
 from . import spec as specs
@@ -181,9 +182,7 @@ class Exporter:
         self.opset, self.opset_reason = choose_opset(self.config, self.exporter)  # until an export chooses
         model = self.prepare(model)
 
-        rng = np.random.default_rng(int(self.config.get("seed", 0)))
-        example = self.given.example if self.given else {
-            spec["name"]: generate(spec, spec["dims"], rng) for spec in self.inputs}
+        example = self.example_arrays()
         progress("running the forward pass on the example input")
         outputs = self.timed("forward", self.check_forward, model, example)
         if outputs is None:
@@ -223,8 +222,33 @@ class Exporter:
         return model
 
     def args_for(self, arrays):
+        """Fresh tensors for every call: a forward that mutates an input in place (x[i] += u) must
+        not change the stored arrays, which are what ONNX Runtime is fed later. np.array also turns
+        a 0-d numpy scalar (numpy.bool_) into the 0-d array torch.from_numpy needs."""
+        import numpy as np
         import torch
-        return tuple(torch.from_numpy(arrays[spec["name"]]) for spec in self.inputs)
+        return tuple(torch.from_numpy(np.array(arrays[spec["name"]], copy=True)) for spec in self.inputs)
+
+    def example_arrays(self):
+        """The example: the user's own arrays (the Python API), whose values set the domain every
+        generated input keeps, or generated ones. Also the candidate groups of coupled labels."""
+        import numpy as np
+        self.couplings = []  # groups of labels PyTorch needs at one size (label_output_axes finds them)
+        self.coupling_candidates = coupled_groups(self.inputs, self.dynamic)
+        if self.given:
+            self.domains = {name: domain_of(name, array) for name, array in self.given.example.items()}
+            self.example = dict(self.given.example)
+        else:
+            self.domains = {}
+            self.example = self.generate_inputs(self.examples, np.random.default_rng(int(self.config.get("seed", 0))))
+        return self.example
+
+    def generate_inputs(self, sizes, rng):
+        """{input name: array} at the axis sizes `sizes`, inside the example's value domain."""
+        arrays = {spec["name"]: generate_in_domain(spec, shape_for(spec, self.dynamic, sizes), rng,
+                                                   getattr(self, "domains", {}).get(spec["name"]))
+                  for spec in self.inputs}
+        return cap_offsets(arrays, getattr(self, "domains", {}))
 
     def forward(self, model, arrays):
         import torch
@@ -241,6 +265,8 @@ class Exporter:
             return None
         outputs, problems = traps.flatten_outputs(result)
         self.output_dataclasses = traps.dataclass_types(result)
+        self.output_lists = traps.has_lists(result)
+        self.output_groups = traps.output_groups(result)
         if problems:
             location = traps.forward_location(model)
             for problem in problems:
@@ -267,30 +293,53 @@ class Exporter:
         return size + 1 if size + 1 <= high else max(size - 1, low)
 
     def label_output_axes(self, model, example, outputs):
-        """{output name: {axis: label}}: resize one label at a time and see which output axes follow."""
+        """{output name: {axis: label}}: resize one label at a time and see which output axes follow.
+        A size PyTorch itself rejects is no ONNX defect: the label is resized with the labels that
+        share its example size (coupled: an RNN's input batch and h0 batch), then at twice its size
+        (divisibility: pixel_shuffle channels); only when no variation runs is the axis frozen."""
         import numpy as np
         axes = {name: {} for name in self.output_names}
         rng = np.random.default_rng(7)
         for label, size in self.examples.items():
-            other = self.other_size(label, size)
-            if other == size:
-                continue  # a range of one size: nothing to resize
-            sizes = dict(self.examples, **{label: other})
-            arrays = {spec["name"]: generate(spec, shape_for(spec, self.dynamic, sizes), rng) for spec in self.inputs}
-            try:
-                resized, _ = traps.flatten_outputs(self.forward(model, arrays))
-            except Exception as error:
+            resized, failure = self.resized_forward(model, label, size, rng)
+            if resized is None:
+                other = self.other_size(label, size)
                 self.findings.append(finding(
                     "FROZEN_DIMENSION", "error",
-                    f"PyTorch's own forward fails when '{label}' is {other} (example: {size}): {type(error).__name__}: {error}",
-                    label, "the model itself only accepts the example's size on this axis; drop the --dynamic axis or fix the model",
-                    axis=label))
+                    f"PyTorch's own forward fails when '{label}' is {other} (example: {size}), alone or with the "
+                    f"labels of the same size: {failure}", label,
+                    "the model itself only accepts the example's size on this axis; drop the --dynamic axis or fix "
+                    "the model", axis=label))
                 continue
             for (name, before), (_, after) in zip(outputs, resized):
                 for axis, (a, b) in enumerate(zip(before.shape, after.shape)):
                     if a != b:
                         axes[name].setdefault(axis, label)
         return axes
+
+    def resized_forward(self, model, label, size, rng):
+        """(PyTorch's flat outputs with `label` resized, None) or (None, PyTorch's error): tries the
+        label alone, then with each candidate group of coupled labels (recorded in self.couplings
+        when PyTorch needs it), at the next size and at twice the example's."""
+        low, high = size_ranges(self.dynamic).get(label, (1, None))
+        others = [other for other in dict.fromkeys((self.other_size(label, size), 2 * size))
+                  if other != size and other >= low and (high is None or other <= high)]
+        if not others:
+            return [], ""  # a range of one size: nothing to resize, nothing frozen either
+        groups = [[label]] + [group for group in self.coupling_candidates if label in group]
+        failure = ""
+        for other in others:
+            for group in groups:
+                sizes = dict(self.examples, **{member: other for member in group})
+                try:
+                    resized, _ = traps.flatten_outputs(self.forward(model, self.generate_inputs(sizes, rng)))
+                except Exception as error:  # noqa: BLE001 -- PyTorch's own refusal, reported by the caller
+                    failure = failure or f"{type(error).__name__}: {error}"
+                    continue
+                if len(group) > 1 and group not in self.couplings:
+                    self.couplings.append(group)
+                return resized, ""
+        return None, failure
 
     def dynamic_axes(self):
         axes = {}
@@ -332,7 +381,7 @@ class Exporter:
         if sizes == self.examples:
             return example
         rng = np.random.default_rng(int(self.config.get("seed", 0)))
-        return {spec["name"]: generate(spec, shape_for(spec, self.dynamic, sizes), rng) for spec in self.inputs}
+        return self.generate_inputs(sizes, rng)
 
     def export_with_dynamo(self, model, example, path):
         import shutil
@@ -360,16 +409,26 @@ class Exporter:
 
     def call_torchscript_exporter(self, model, arrays, target):
         import torch
+        # The TorchScript exporter takes tuples, lists and dicts only, and writes a list as one
+        # sequence output: both become the flat tuple of tensors the reference holds. A scripted
+        # model cannot be wrapped (its calls are not traced): its sequence outputs are expanded
+        # after the export (expand_sequence_outputs).
+        scripted_lists = self.scripted_lists(model)
+        if (self.output_dataclasses or getattr(self, "output_lists", False)) and not scripted_lists:
+            model = traps.with_flat_outputs(model)
         kwargs = dict(opset_version=self.opset, input_names=[spec["name"] for spec in self.inputs],
-                      output_names=self.output_names, do_constant_folding=True, export_params=True)
+                      output_names=None if scripted_lists else self.output_names, do_constant_folding=True,
+                      export_params=True)
         if "dynamo" in inspect.signature(torch.onnx.export).parameters:
             kwargs["dynamo"] = False
         return torch.onnx.export(model, self.args_for(arrays), target, dynamic_axes=self.dynamic_axes(), **kwargs)
 
+    def scripted_lists(self, model):
+        import torch
+        return isinstance(model, torch.jit.ScriptModule) and getattr(self, "output_lists", False)
+
     def export_with_torchscript(self, model, example, path):
         import torch
-        if self.output_dataclasses:  # the TorchScript exporter takes tuples, lists and dicts only
-            model = traps.with_flat_outputs(model)
         attempts = [("no_grad", torch.no_grad)]
         while attempts:
             mode, context = attempts.pop(0)
@@ -378,6 +437,8 @@ class Exporter:
                 try:
                     with context():
                         self.call_torchscript_exporter(model, example, temporary_path(path))
+                    if self.scripted_lists(model):
+                        traps.expand_sequence_outputs(temporary_path(path), self.output_names, self.output_groups)
                     os.replace(temporary_path(path), path)
                     self.findings += traps.classify_tracer_warnings(records)
                     return True
@@ -419,10 +480,13 @@ class Exporter:
         import onnx
         other = {label: self.other_size(label, size) for label, size in self.examples.items()}
         rng = np.random.default_rng(11)
-        arrays = {}
+        arrays = self.generate_inputs(other, rng)
         for spec in self.inputs:
-            values = generate(spec, shape_for(spec, self.dynamic, other), rng)
-            if values.dtype.kind == "f":  # move the mean to the other side of zero: value branches flip
+            values = arrays[spec["name"]]
+            domain = getattr(self, "domains", {}).get(spec["name"]) or {}
+            if values.dtype.kind == "f" and values.size and domain.get("low", -1) < 0 and "constant" not in domain:
+                # move the mean to the other side of zero: value branches flip (where the example
+                # itself has both signs: a domain of non-negative values stays in it)
                 values = (values - values.mean() - 2 * example[spec["name"]].mean()).astype(values.dtype)
             arrays[spec["name"]] = values
         buffer = io.BytesIO()
@@ -439,6 +503,8 @@ class Exporter:
             return
         first = onnx.load(path)
         second = onnx.load_from_string(buffer.getvalue())
+        if self.scripted_lists(model):  # as the first export was
+            traps.expand_sequences(second, self.output_names, self.output_groups)
         differences = traps.diff_graphs(first, second, self.examples, other)
         self.findings += differences
         if not any(f["code"] == "DATA_DEPENDENT_CONTROL_FLOW" for f in differences):
@@ -476,10 +542,54 @@ class Exporter:
         sweep = {label: [int(size) for size in sizes] for label, sizes in (self.config.get("sweep") or {}).items()}
         samples = int(self.config.get("samples", 3))
         rng = np.random.default_rng(int(self.config.get("seed", 0)) + 1)
-        for sizes in shape_cases(self.examples, sweep, size_ranges(self.dynamic)):
+        for number, sizes in enumerate(coupled_cases(self.examples, sweep, size_ranges(self.dynamic),
+                                                     getattr(self, "couplings", []))):
             for index in range(samples):
-                arrays = {spec["name"]: generate(spec, shape_for(spec, self.dynamic, sizes), rng) for spec in self.inputs}
-                yield sizes, index, "generated", arrays
+                # The example the user gave is always a case, the first.
+                if number == 0 and index == 0 and getattr(self, "example", None) is not None:
+                    yield sizes, index, "example", self.example
+                    continue
+                yield sizes, index, "generated", self.generate_inputs(sizes, rng)
+
+    def reference_failed(self, sizes, source, error):
+        """PyTorch's forward raised on a reference case. On the example or the user's data it is
+        REFERENCE_FAILED (an error: the proof lacks the case the user asked for); on a generated
+        case it is a size or value of ours the model does not take: the case is dropped, and
+        finish() says so in one CASE_REJECTED_BY_PYTORCH finding."""
+        text = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+        if source != "generated":
+            self.findings.append(finding(
+                "REFERENCE_FAILED", "error", f"PyTorch's forward fails at {sizes} ({source}): {text}",
+                json.dumps(sizes), "the model does not accept this input in PyTorch either"))
+            return
+        self.rejected_cases = getattr(self, "rejected_cases", {})
+        self.rejected_cases.setdefault(json.dumps(sizes, sort_keys=True), text)
+
+    def rejected_finding(self):
+        """The one finding for the generated cases PyTorch rejected (None when there were none): a
+        warning when a dynamic label was left proved at its example size only, else info."""
+        rejected = getattr(self, "rejected_cases", {})
+        if not rejected:
+            return None
+        listed = "; ".join(f"{sizes}: {text[:200]}" for sizes, text in list(rejected.items())[:6])
+        more = f" (and {len(rejected) - 6} more)" if len(rejected) > 6 else ""
+        proved = {}
+        try:
+            with open(os.path.join(self.out, "reference", "cases.json"), encoding="utf-8") as handle:
+                for case in json.load(handle).get("cases", []):
+                    for label, size in (case.get("sizes") or {}).items():
+                        proved.setdefault(label, set()).add(size)
+        except (OSError, ValueError):
+            pass
+        unproved = [label for label, size in self.examples.items() if proved.get(label, {size}) <= {size}
+                    and any(json.loads(sizes).get(label) != size for sizes in rejected)]
+        severity = "warning" if unproved else "info"
+        left = f"; '{', '.join(unproved)}' was proved at its example size only" if unproved else ""
+        return finding("CASE_REJECTED_BY_PYTORCH", severity,
+                       f"PyTorch itself rejects {len(rejected)} generated case(s), left out of the proof{left}: "
+                       f"{listed}{more}", ", ".join(rejected)[:300],
+                       "declare the sizes the model takes (--sweep, a --dynamic range, one label for axes that "
+                       "share a size) or prove on real data")
 
     def write_reference(self, model):
         """Writes reference/ into a fresh folder, then swaps it in: no data set of an earlier run
@@ -509,9 +619,7 @@ class Exporter:
             try:
                 outputs, problems = traps.flatten_outputs(self.forward(model, arrays))
             except Exception as error:
-                self.findings.append(finding(
-                    "REFERENCE_FAILED", "error", f"PyTorch's forward fails at {sizes}: {type(error).__name__}: {error}",
-                    json.dumps(sizes), "the model does not accept this shape in PyTorch either"))
+                self.reference_failed(sizes, source, error)
                 continue
             folder = os.path.join(reference, data_set)
             os.makedirs(folder, exist_ok=True)
@@ -559,6 +667,9 @@ class Exporter:
             with open(path, "rb") as handle:
                 data = handle.read()
             model_info = {"path": "model.onnx", "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        rejected = self.rejected_finding()
+        if rejected:
+            self.findings.append(rejected)
         manifest = {
             "schema": contract.EXPORT,
             "status": "exported" if model_info else "failed",
