@@ -60,7 +60,19 @@ def dynamic_shapes(model, inputs, dynamic):
     names = _positional_parameters(model)
     if names and len(names) == len(shapes):
         return dict(zip(names, shapes))
+    rest = _var_positional(model)
+    if rest and len(names) < len(shapes):  # forward(self, x, *args): the rest are one tuple, `args`
+        return dict(zip(names, shapes[:len(names)]), **{rest: tuple(shapes[len(names):])})
     return shapes
+
+
+def _var_positional(model):
+    """The name of forward()'s *args parameter, '' when it has none."""
+    try:
+        parameters = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return ""
+    return next((p.name for p in parameters if p.kind == p.VAR_POSITIONAL), "")
 
 
 def _identifier(label):
