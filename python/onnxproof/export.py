@@ -267,6 +267,7 @@ class Exporter:
         self.output_dataclasses = traps.dataclass_types(result)
         self.output_lists = traps.has_lists(result)
         self.output_groups = traps.output_groups(result)
+        self.output_ranks = [tensor.dim() for _, tensor in outputs]
         if problems:
             location = traps.forward_location(model)
             for problem in problems:
@@ -438,7 +439,8 @@ class Exporter:
                     with context():
                         self.call_torchscript_exporter(model, example, temporary_path(path))
                     if self.scripted_lists(model):
-                        traps.expand_sequence_outputs(temporary_path(path), self.output_names, self.output_groups)
+                        traps.expand_sequence_outputs(temporary_path(path), self.output_names, self.output_groups,
+                                                      self.output_ranks)
                     os.replace(temporary_path(path), path)
                     self.findings += traps.classify_tracer_warnings(records)
                     return True
@@ -504,7 +506,7 @@ class Exporter:
         first = onnx.load(path)
         second = onnx.load_from_string(buffer.getvalue())
         if self.scripted_lists(model):  # as the first export was
-            traps.expand_sequences(second, self.output_names, self.output_groups)
+            traps.expand_sequences(second, self.output_names, self.output_groups, self.output_ranks)
         differences = traps.diff_graphs(first, second, self.examples, other)
         self.findings += differences
         if not any(f["code"] == "DATA_DEPENDENT_CONTROL_FLOW" for f in differences):

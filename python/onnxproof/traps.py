@@ -315,27 +315,31 @@ def output_groups(value):
     return [1]
 
 
-def expand_sequence_outputs(path, names, groups):
+def expand_sequence_outputs(path, names, groups, ranks=None):
     """Rewrites the model at `path` so that each sequence output (a scripted List[Tensor]) becomes
     one tensor output per element (SequenceAt), and every output is named as flatten_outputs names
     it: the reference stores one tensor per element, and ONNX Runtime's outputs must pair with them.
     Leaves the model alone when its outputs do not match `groups` (False), else True."""
     import onnx
     model = onnx.load(path)
-    if not expand_sequences(model, names, groups):
+    if not expand_sequences(model, names, groups, ranks):
         return False
     onnx.save(model, path)
     return True
 
 
-def expand_sequences(model, names, groups):
-    """expand_sequence_outputs on a ModelProto, in place."""
+def expand_sequences(model, names, groups, ranks=None):
+    """expand_sequence_outputs on a ModelProto, in place. `ranks`: each flat output's rank (the
+    checker wants a shape on every graph output; its dimensions are left symbolic)."""
     import onnx
     from onnx import helper
     graph = model.graph
     if len(graph.output) != len(groups) or sum(groups) != len(names):
         return False
     outputs, position = [], 0
+    ranks = list(ranks) if ranks is not None and len(ranks) == len(names) else [None] * len(names)
+    shape = dict(zip(names, ([f"{name}_dim{i}" for i in range(rank)] if rank is not None else None
+                             for name, rank in zip(names, ranks))))
     for index, (output, count) in enumerate(zip(list(graph.output), groups)):
         mine = names[position:position + count]
         position += count
@@ -347,10 +351,10 @@ def expand_sequences(model, names, groups):
                     helper.make_node("Constant", [], [constant], name=f"{constant}_node",
                                      value=helper.make_tensor(constant, onnx.TensorProto.INT64, [], [slot])),
                     helper.make_node("SequenceAt", [output.name, constant], [name], name=f"{name}_sequence_at")])
-                outputs.append(helper.make_tensor_value_info(name, element, None))
+                outputs.append(helper.make_tensor_value_info(name, element, shape[name]))
         elif output.name != mine[0]:
             graph.node.append(helper.make_node("Identity", [output.name], [mine[0]], name=f"{mine[0]}_named"))
-            outputs.append(helper.make_tensor_value_info(mine[0], output.type.tensor_type.elem_type, None))
+            outputs.append(helper.make_tensor_value_info(mine[0], output.type.tensor_type.elem_type, shape[mine[0]]))
         else:
             outputs.append(output)
     del graph.output[:]
