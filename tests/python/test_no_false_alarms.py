@@ -174,8 +174,22 @@ class ReportReader(unittest.TestCase):
 
 class InputsStayAsFed(ProvedRun):
     def test_a_forward_that_mutates_its_input_passes(self):
-        result = self.prove("inplace", ScaleInPlace().eval(), (torch.randn(4, 5), torch.randn(2, 5)))
+        x, u = torch.randn(4, 5), torch.randn(2, 5)
+        given = x.clone()
+        result = self.prove("inplace", ScaleInPlace().eval(), (x, u))
         self.assertEqual(result.verdict, "pass", str(result))
+        # The example is case 0: what ONNX was fed is the example as given, and PyTorch's output is
+        # the forward of that (a verdict alone could hide a corrupted reference: the float64
+        # reference is recomputed from the stored input).
+        from onnx import numpy_helper, TensorProto
+
+        def stored(name):
+            tensor = TensorProto()
+            with open(result.path(f"reference/test_data_set_0/{name}.pb"), "rb") as handle:
+                tensor.ParseFromString(handle.read())
+            return numpy_helper.to_array(tensor)
+        np.testing.assert_array_equal(stored("input_0"), given.numpy())
+        np.testing.assert_array_equal(stored("output_0"), ScaleInPlace()(given.clone(), u).numpy())
 
 
 class ValueDomains(ProvedRun):
