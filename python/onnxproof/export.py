@@ -481,6 +481,8 @@ class Exporter:
         import numpy as np
         import onnx
         other = {label: self.other_size(label, size) for label, size in self.examples.items()}
+        for group in getattr(self, "couplings", []):  # labels PyTorch needs at one size move together
+            other.update({label: other[group[0]] for label in group})
         rng = np.random.default_rng(11)
         arrays = self.generate_inputs(other, rng)
         for spec in self.inputs:
