@@ -153,6 +153,15 @@ class ReportsNotExceptions(ProvedRun):
         self.assertEqual(result.verdict, "fail", str(result))
 
 
+    def test_a_verdict_of_error_is_a_report(self):
+        # A provider this machine cannot load (CUDA without its libraries) makes the run's
+        # verdict "error": the engine exits 3, yet the run reached a verdict and wrote its report.
+        result = self.prove("provider", nn.Linear(3, 2).eval(), (torch.randn(2, 3),), providers=("cuda",))
+        if result.verdict != "pass":  # a machine with a working CUDA provider passes
+            self.assertEqual(result.verdict, "error", str(result))
+            self.assertEqual(result.steps.get("parity"), "error", result.steps)
+
+
 class ReportReader(unittest.TestCase):
     def test_rows_without_figures_and_with_new_fields_are_read(self):
         raw = {"schema": "onnxproof.report/1", "verdict": "fail", "model": "m", "steps": [{"name": "parity",
