@@ -21,6 +21,7 @@ import typing
 import warnings
 
 from . import __version__, contract
+from .exact import ExactReference
 from .cases import (cap_offsets, coupled_cases, coupled_groups, domain_of, example_sizes, generate_in_domain,
                     shape_for, size_ranges)
 from .errors import EXIT_FAIL, FrontEndError, UsageError
@@ -618,6 +619,7 @@ class Exporter:
         """PyTorch's inputs and outputs of every case, and cases.json, into the folder `reference`."""
         from onnx import numpy_helper
         cases = []
+        exact = self.timed("exact_reference", ExactReference, model)
         for sizes, sample, source, arrays in self.reference_samples(model):
             data_set = f"test_data_set_{len(cases)}"
             try:
@@ -633,10 +635,22 @@ class Exporter:
             for index, (name, value) in enumerate(outputs):
                 tensor = numpy_helper.from_array(value.detach().cpu().numpy(), name)
                 write_atomically(os.path.join(folder, f"output_{index}.pb"), tensor.SerializeToString())
+            exact_values = self.timed("exact_reference", exact.outputs, self.forward, arrays,
+                                      [name for name, _ in outputs], [value for _, value in outputs])
+            for index, value in enumerate(exact_values):
+                if value is not None:
+                    tensor = numpy_helper.from_array(value, outputs[index][0])
+                    write_atomically(os.path.join(folder, f"exact_output_{index}.pb"), tensor.SerializeToString())
             if specs.LABELS in arrays and specs.LABELS not in [spec["name"] for spec in self.inputs]:
                 labels = numpy_helper.from_array(arrays[specs.LABELS].astype("int64"), specs.LABELS)
                 write_atomically(os.path.join(folder, "labels.pb"), labels.SerializeToString())
-            cases.append({"data_set": data_set, "sizes": sizes, "sample": sample, "source": source})
+            cases.append({"data_set": data_set, "sizes": sizes, "sample": sample, "source": source,
+                          "exact_outputs": [index for index, value in enumerate(exact_values) if value is not None]})
+        if exact.missing_reason():
+            self.findings.append(finding(
+                "EXACT_REFERENCE_MISSING", "info",
+                f"no float64 reference for some outputs, compared with the fixed tolerance instead: {exact.missing_reason()}",
+                "", "the calibrated rule needs the model to run in float64 (model.double()); the fixed rule still holds"))
         manifest = {
             "schema": contract.CASES,
             "inputs": [spec["name"] for spec in self.inputs],

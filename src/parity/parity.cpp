@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "onnxproof/runtime/session.h"
@@ -72,8 +73,74 @@ struct Variant {
   std::string name;
 };
 
+// Output name (or "#k" for an unnamed one) -> PyTorch's median noise relative to the output's scale.
+using NoiseByOutput = std::map<std::string, double>;
+
+std::string output_key(const ReferenceCase& c, std::size_t k) {
+  return c.outputs[k].name.empty() ? "#" + std::to_string(k) : c.outputs[k].name;
+}
+
+NoiseByOutput pooled_relative_noise(const Reference& reference) {
+  std::map<std::string, std::vector<double>> samples;
+  for (const auto& c : reference.cases) {
+    for (std::size_t k = 0; k < c.outputs.size() && k < c.exact_outputs.size(); ++k) {
+      if (c.exact_outputs[k]) samples[output_key(c, k)].push_back(relative_noise(c.outputs[k].tensor, *c.exact_outputs[k]));
+    }
+  }
+  NoiseByOutput pooled;
+  for (auto& [name, values] : samples) {
+    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+    pooled[name] = values[values.size() / 2];
+  }
+  return pooled;
+}
+
+// The range of PyTorch's values and the fixed rule's budget at their scale.
+EvidenceSample fixed_rule_evidence(const Tensor& expected, const Tolerance& tolerance) {
+  EvidenceSample sample{INFINITY, -INFINITY, 0.0, 0.0};
+  for (int64_t i = 0; i < expected.size(); ++i) {
+    const double value = expected.value_as_double(i);
+    if (!std::isfinite(value)) continue;
+    sample.low = std::min(sample.low, value);
+    sample.high = std::max(sample.high, value);
+    sample.scale = std::max(sample.scale, std::fabs(value));
+  }
+  if (sample.low > sample.high) sample.low = sample.high = 0.0;
+  sample.budget = tolerance.atol + tolerance.rtol * sample.scale;
+  return sample;
+}
+
+// Compares one output under the rule that applies to it: the user's tolerance when given, the
+// calibrated rule when the case carries a float64 reference of it, else the fixed defaults.
+void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual, const ParityOptions& options,
+                 const NoiseByOutput& noise, ParityRow& row) {
+  const Tensor& expected = c.outputs[index].tensor;
+  row.tolerance = options.tolerance.resolve(row.output, expected.dtype());
+  const Tensor* exact = exact_output(c, c.outputs[index].name, index);
+  const bool complex = expected.dtype() == DType::complex64 || expected.dtype() == DType::complex128;
+  if (!is_floating(expected.dtype()) && !complex) {
+    row.rule = ToleranceRule::exact;
+  } else if (options.tolerance.overridden(row.output)) {
+    row.rule = ToleranceRule::user;
+  } else if (exact && exact_applies(expected, *exact)) {
+    row.rule = ToleranceRule::calibrated;
+  }
+  if (row.rule != ToleranceRule::calibrated) {
+    row.comparison = compare_tensors(expected, actual, row.tolerance);
+    row.argmax = check_argmax(expected, actual);
+    if (!complex && row.rule != ToleranceRule::exact) row.evidence = fixed_rule_evidence(expected, row.tolerance);
+    return;
+  }
+  const auto pooled = noise.find(output_key(c, index));
+  ExactDeviation deviation;
+  row.comparison = compare_calibrated(expected, *exact, actual, pooled == noise.end() ? 0.0 : pooled->second, deviation);
+  row.exact = deviation;
+  row.evidence = EvidenceSample{deviation.low, deviation.high, deviation.scale, deviation.budget};
+  row.argmax = check_argmax(expected, actual, ArgmaxNoise{*exact, deviation.pytorch, deviation.onnx});
+}
+
 void run_variant(Session& session, const Variant& variant, const Reference& reference, const ParityOptions& options,
-                 ParityResult& result, PredictionMap& predictions) {
+                 const NoiseByOutput& noise, ParityResult& result, PredictionMap& predictions) {
   const std::size_t total = reference.cases.size();
   const std::size_t step = std::max<std::size_t>(1, total / 10);  // at most about ten lines per variant
   std::size_t done = 0;
@@ -120,10 +187,8 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
       }
       row.expected_shape = format_shape(expected->tensor.shape());
       row.expected_dtype = dtype_name(expected->tensor.dtype());
-      row.tolerance = options.tolerance.resolve(name, expected->tensor.dtype());
-      row.comparison = compare_tensors(expected->tensor, actual, row.tolerance);
+      compare_row(c, static_cast<std::size_t>(expected - c.outputs.data()), actual, options, noise, row);
       if (row.comparison.worst_index >= 0) row.worst_at = format_index(row.comparison.worst_index, actual.shape());
-      row.argmax = check_argmax(expected->tensor, actual);
       row.status = row.comparison.allclose && (!row.argmax || row.argmax->flips == 0) ? "pass" : "fail";
       if (c.labels && variant.name == "all") {
         predictions[{variant.provider, name, c.data_set}] = {argmax_rows(expected->tensor), argmax_rows(actual)};
@@ -180,6 +245,39 @@ RowGroups group_rows(const ParityResult& result) {
   return groups;
 }
 
+// The row that misses by most: a shape difference first, then the largest error for its budget
+// (calibrated rows) or the largest absolute difference.
+const ParityRow* worst_row(const std::vector<const ParityRow*>& rows) {
+  const auto badness = [](const ParityRow* row) -> double {
+    if (!row->comparison.shape_match || !row->comparison.dtype_match) return INFINITY;
+    if (row->exact) return row->exact->budget > 0.0 ? row->exact->onnx / row->exact->budget : INFINITY;
+    return row->comparison.max_abs;
+  };
+  const ParityRow* worst = rows.front();
+  for (const auto* row : rows) {
+    if (badness(row) > badness(worst)) worst = row;
+  }
+  return worst;
+}
+
+std::string format_ratio(const ExactDeviation& deviation) {
+  const auto ratio = deviation.ratio();
+  return ratio ? fmt::format("{:.3g}x as far from the exact (float64) answer as PyTorch float32 is", *ratio)
+               : std::string("off the exact (float64) answer where PyTorch float32 is exact");
+}
+
+std::string calibrated_miss_message(const ParityRow& worst, std::size_t failed_cases, std::size_t cases) {
+  const auto& d = *worst.exact;
+  const auto& cmp = worst.comparison;
+  return fmt::format(
+      "output '{}' on {} ({} optimizations) is {} in {} of {} cases; worst {} ({}): max |ONNX - exact| {:.3g}, "
+      "PyTorch's {:.3g}, budget {:.3g} ({:g}x PyTorch's noise + {:g} epsilons of the scale {:.3g}); {} of {} "
+      "elements over it, worst at {}",
+      worst.output, worst.provider, worst.optimization, format_ratio(d), failed_cases, cases, worst.data_set,
+      describe_sizes(worst.sizes), d.onnx, d.pytorch, d.budget, k_noise_multiple, k_floor_epsilons, d.scale,
+      cmp.mismatches, cmp.elements, worst.worst_at.empty() ? "-" : worst.worst_at);
+}
+
 // One PARITY_MISMATCH per (provider, optimization, output) that failed, naming the worst case.
 void add_mismatch_findings(const Reference& reference, const RowGroups& groups, ParityResult& result) {
   const auto& failed = groups.failed;
@@ -191,13 +289,12 @@ void add_mismatch_findings(const Reference& reference, const RowGroups& groups, 
     if (first->optimization == "disabled" && failed.contains(all_key)) continue;
     const bool also_disabled =
         first->optimization == "all" && failed.contains(first->provider + "|disabled|" + first->output);
-    const ParityRow* worst = rows.front();
-    for (const auto* row : rows) {
-      if (row->comparison.max_abs > worst->comparison.max_abs || !row->comparison.shape_match) worst = row;
-    }
+    const ParityRow* worst = worst_row(rows);
     const auto& cmp = worst->comparison;
     std::string message;
-    if (!cmp.shape_match || !cmp.dtype_match) {
+    if (worst->exact && cmp.shape_match && cmp.dtype_match) {
+      message = calibrated_miss_message(*worst, rows.size(), reference.cases.size());
+    } else if (!cmp.shape_match || !cmp.dtype_match) {
       // Both shape and dtype: a dtype difference alone read "PyTorch gives 2x8 but ONNX Runtime 2x8".
       message =
           fmt::format("output '{}' on {} ({} optimizations): PyTorch gives {} {} but ONNX Runtime {} {} in {} ({})",
@@ -245,11 +342,81 @@ void add_flip_findings(const RowGroups& groups, ParityResult& result) {
     result.findings.push_back(
         {FindingCode::argmax_flip, Severity::error, "parity",
          fmt::format("output '{}' on {} ({} optimizations): {} of {} rows predict another class than PyTorch "
-                     "(smallest PyTorch margin among them {:.3g}); first in {} row {}",
-                     first->output, first->provider, first->optimization, flips, total, margin, first->data_set,
+                     "(smallest {} margin among them {:.3g}{}); first in {} row {}",
+                     first->output, first->provider, first->optimization, flips, total,
+                     first->exact ? "exact (float64)" : "PyTorch", margin,
+                     first->exact ? ", larger than both sides' float noise" : "", first->data_set,
                      first->argmax->first_flip_row),
          first->output,
-         "close logits near a tie flip; check the numeric drift above, or accept it with a documented tolerance"});
+         first->exact ? "the class changes by more than float noise explains: find where ONNX Runtime departs "
+                        "from PyTorch (the localization below, or onnxproof localize)"
+                      : "close logits near a tie flip; check the numeric drift above, or accept it with a "
+                        "documented tolerance"});
+  }
+}
+
+// Argmax differences inside the float noise, one info line per output: no flip, said.
+void add_tie_findings(const ParityResult& result, std::vector<Finding>& findings) {
+  std::map<std::string, std::pair<int64_t, int64_t>> ties;  // output -> (tied rows, rows)
+  for (const auto& row : result.rows) {
+    if (row.optimization != "all" || !row.argmax || row.argmax->ties == 0) continue;
+    auto& [tied, total] = ties[row.output + " on " + row.provider];
+    tied += row.argmax->ties;
+    total += row.argmax->rows;
+  }
+  for (const auto& [where, counts] : ties) {
+    findings.push_back({FindingCode::argmax_tie, Severity::info, "parity",
+                        fmt::format("output {}: {} of {} rows pick another class than PyTorch where the two classes "
+                                    "are tied within float noise (not counted as flips)",
+                                    where, counts.first, counts.second),
+                        where.substr(0, where.find(" on ")), ""});
+  }
+}
+
+// Output -> the largest change between cases of one output shape (inputs differ between cases):
+// the exact values where the case has them, else PyTorch's. Outputs with no two cases of one
+// shape are absent.
+std::map<std::string, double> input_effects(const Reference& reference) {
+  std::map<std::string, double> effects;
+  std::map<std::pair<std::string, std::vector<int64_t>>, const Tensor*> first_of_shape;
+  for (const auto& c : reference.cases) {
+    for (std::size_t k = 0; k < c.outputs.size(); ++k) {
+      const Tensor* exact = exact_output(c, c.outputs[k].name, k);
+      const Tensor& values = exact ? *exact : c.outputs[k].tensor;
+      if (!is_floating(values.dtype())) continue;
+      const auto [first, inserted] = first_of_shape.try_emplace({output_key(c, k), values.shape()}, &values);
+      if (inserted) continue;
+      double change = 0.0;
+      for (int64_t i = 0; i < values.size(); ++i) {
+        const double delta = std::fabs(values.value_as_double(i) - first->second->value_as_double(i));
+        if (std::isfinite(delta)) change = std::max(change, delta);
+      }
+      effects[c.outputs[k].name] = std::max(effects[c.outputs[k].name], change);
+    }
+  }
+  return effects;
+}
+
+// EVIDENCE_WEAK for each floating output that passed on evidence too weak to see a plausible bug.
+void add_evidence_findings(const Reference& reference, const ParityResult& result, std::vector<Finding>& findings) {
+  const auto effects = input_effects(reference);
+  std::map<std::string, std::vector<EvidenceSample>> samples;
+  std::set<std::string> failed;
+  for (const auto& row : result.rows) {
+    if (!row.compared()) continue;
+    if (row.status == "fail") failed.insert(row.output);
+    if (row.optimization == "all" && row.evidence) samples[row.output].push_back(*row.evidence);
+  }
+  for (const auto& [output, evidence] : samples) {
+    if (failed.contains(output)) continue;  // the comparison saw a problem: it was not blind
+    const auto effect = effects.find(output);
+    const std::string reason =
+        weak_evidence_reason(evidence, effect == effects.end() ? std::nullopt : std::optional(effect->second));
+    if (reason.empty()) continue;
+    findings.push_back({FindingCode::evidence_weak, Severity::warning, "parity",
+                        fmt::format("output '{}' passed on weak evidence: {}", output, reason), output,
+                        "prove on real data (--data) or trained weights so the output carries signal; a random-weight "
+                        "model whose activations vanish proves little"});
   }
 }
 
@@ -301,8 +468,10 @@ void add_findings(const Reference& reference, ParityResult& result) {
   const RowGroups groups = group_rows(result);
   add_mismatch_findings(reference, groups, result);
   add_flip_findings(groups, result);
+  add_tie_findings(result, result.findings);
   add_nan_findings(groups, result);
   add_rejected_findings(reference, groups, result);
+  add_evidence_findings(reference, result, result.findings);
 }
 
 void add_accuracy(const Reference& reference, const ParityOptions& options, ParityResult& result,
@@ -376,6 +545,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
   ONNXPROOF_TRY(options.tolerance.validate());
   ParityResult result;
   PredictionMap predictions;
+  const NoiseByOutput noise = pooled_relative_noise(reference);
   for (const auto& provider : options.providers) {
     std::vector<Variant> variants = {{provider, GraphOptimization::all, "all"}};
     if (options.compare_optimization_off && provider == options.providers.front()) {
@@ -424,7 +594,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
         }
         add_missing_output_findings(*session, reference, result);
       }
-      run_variant(*session, variant, reference, options, result, predictions);
+      run_variant(*session, variant, reference, options, noise, result, predictions);
     }
     result.providers.push_back(status);
   }

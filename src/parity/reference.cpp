@@ -105,6 +105,15 @@ Expected<Reference> read_reference(const fs::path& dir) {
     if (reference_case.outputs.empty()) {
       return fail(ErrorCode::invalid_input, folder.string() + " lacks output_0.pb");
     }
+    for (std::size_t k = 0; k < reference_case.outputs.size(); ++k) {
+      const fs::path file = folder / ("exact_output_" + std::to_string(k) + ".pb");
+      std::optional<Tensor> exact;
+      if (fs::exists(file)) {
+        ONNXPROOF_TRY_ASSIGN(auto tensor, read_tensor_pb(file));
+        exact = std::move(tensor.tensor);
+      }
+      reference_case.exact_outputs.push_back(std::move(exact));
+    }
     if (fs::exists(folder / "labels.pb")) {
       ONNXPROOF_TRY_ASSIGN(auto labels, read_tensor_pb(folder / "labels.pb"));
       reference_case.labels = std::move(labels.tensor);
@@ -118,6 +127,14 @@ Expected<Reference> read_reference(const fs::path& dir) {
     reference.cases.push_back(std::move(reference_case));
   }
   return reference;
+}
+
+const Tensor* exact_output(const ReferenceCase& c, const std::string& name, std::size_t index) {
+  for (std::size_t k = 0; k < c.outputs.size() && k < c.exact_outputs.size(); ++k) {
+    const bool same = c.outputs[k].name.empty() ? k == index : c.outputs[k].name == name;
+    if (same && c.exact_outputs[k]) return &*c.exact_outputs[k];
+  }
+  return nullptr;
 }
 
 const ReferenceCase* find_case(const Reference& reference, std::string_view data_set) {

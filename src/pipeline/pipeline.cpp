@@ -282,7 +282,34 @@ std::string yes_no(const StepReport* step, bool yes) { return !ran(step) ? "not 
 
 bool passed(const StepReport* step) { return step && step->status == StepStatus::pass; }
 
-// MISSION.md's five headline questions, answered from the steps' typed results.
+// How much the parity proof could see: which rule decided its rows, and the outputs whose
+// comparison could not have shown a plausible bug (EVIDENCE_WEAK).
+HeadlineAnswer evidence_answer(const Report& report, const StepReport* parity) {
+  const char* question = "How strong is the evidence?";
+  if (!report.parity || !ran(parity)) return {question, "not checked", "no parity comparison ran"};
+  std::map<std::string, int> by_rule;
+  int compared = 0;
+  for (const auto& row : report.parity->rows) {
+    if (!row.compared()) continue;
+    ++compared;
+    ++by_rule[rule_name(row.rule)];
+  }
+  std::vector<std::string> rules;
+  for (const auto& [rule, count] : by_rule) rules.push_back(fmt::format("{} {}", count, rule));
+  std::set<std::string> weak;
+  for (const auto& finding : report.findings) {
+    if (finding.code == FindingCode::evidence_weak) weak.insert(finding.where);
+  }
+  const std::string rows = fmt::format("{} rows compared ({})", compared, fmt::join(rules, ", "));
+  if (!weak.empty()) {
+    return {question, "weak",
+            fmt::format("{}; outputs {} passed on evidence that could not show a 1% error (EVIDENCE_WEAK)", rows,
+                        fmt::join(weak, ", "))};
+  }
+  return {question, compared ? "strong" : "none", rows};
+}
+
+// MISSION.md's five headline questions, answered from the steps' typed results, and the evidence.
 void answer_headline(const Run& run, Report& report) {
   const auto& findings = report.findings;
   const auto* parity = find_step(report, "parity");
@@ -330,6 +357,8 @@ void answer_headline(const Run& run, Report& report) {
        yes_no(parity, passed(parity)),
        fmt::format("{} comparisons; providers: {}", report.parity ? report.parity->rows.size() : 0,
                    providers.empty() ? "none" : fmt::format("{}", fmt::join(providers, ", ")))});
+
+  report.headline.push_back(evidence_answer(report, parity));
 
   const auto* golden = find_step(report, "golden");
   const bool golden_said = golden && golden->status != StepStatus::error && !run.golden_evidence.empty();

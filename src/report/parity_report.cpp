@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 
 namespace onnxproof {
 
@@ -31,7 +32,18 @@ nlohmann::json parity_rows_to_json(const ParityResult& result) {
                     {"expected_shape", row.expected_shape},
                     {"actual_shape", row.actual_shape},
                     {"argmax_flips", row.argmax ? nlohmann::json(row.argmax->flips) : nlohmann::json(nullptr)},
-                    {"rows", row.argmax ? nlohmann::json(row.argmax->rows) : nlohmann::json(nullptr)}});
+                    {"argmax_ties", row.argmax ? nlohmann::json(row.argmax->ties) : nlohmann::json(nullptr)},
+                    {"rows", row.argmax ? nlohmann::json(row.argmax->rows) : nlohmann::json(nullptr)},
+                    {"rule", rule_name(row.rule)}});
+      if (row.exact) {
+        // The calibrated rule's figures: distances from the float64 answer and their ratio.
+        const auto ratio = row.exact->ratio();
+        entry.update({{"onnx_error", row.exact->onnx},
+                      {"pytorch_error", row.exact->pytorch},
+                      {"error_ratio", ratio ? nlohmann::json(*ratio) : nlohmann::json(nullptr)},
+                      {"budget", row.exact->budget},
+                      {"scale", row.exact->scale}});
+      }
     } else {
       entry["note"] = row.note;
     }
@@ -79,6 +91,7 @@ void print_parity_result(std::ostream& out, const ParityResult& result) {
     double max_abs = 0.0;
     double max_rel = 0.0;
     int64_t flips = 0;
+    std::optional<double> ratio;  // largest |ONNX - exact| / |PyTorch - exact| among calibrated rows
   };
   std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
   for (const auto& row : result.rows) {
@@ -89,14 +102,19 @@ void print_parity_result(std::ostream& out, const ParityResult& result) {
     group.max_abs = std::max(group.max_abs, row.comparison.max_abs);
     group.max_rel = std::max(group.max_rel, row.comparison.max_rel);
     if (row.argmax) group.flips += row.argmax->flips;
+    if (row.exact && row.exact->ratio()) group.ratio = std::max(group.ratio.value_or(0.0), *row.exact->ratio());
   }
-  out << fmt::format("{:<9} {:<9} {:<16} {:>11} {:>9} {:>10} {:>10} {:>6}\n", "provider", "graph opt", "output",
-                     "cases pass", "refused", "max abs", "max rel", "flips");
+  out << fmt::format("{:<9} {:<9} {:<16} {:>11} {:>9} {:>10} {:>10} {:>6} {:>9}\n", "provider", "graph opt", "output",
+                     "cases pass", "refused", "max abs", "max rel", "flips", "vs exact");
   for (const auto& [key, g] : groups) {
     const auto& [provider, optimization, output] = key;
-    out << fmt::format("{:<9} {:<9} {:<16} {:>5} / {:<3} {:>9} {:>10.3g} {:>10.3g} {:>6}\n", provider, optimization,
-                       output, g.passed, g.cases, g.rejected, g.max_abs, g.max_rel, g.flips);
+    out << fmt::format("{:<9} {:<9} {:<16} {:>5} / {:<3} {:>9} {:>10.3g} {:>10.3g} {:>6} {:>9}\n", provider,
+                       optimization, output, g.passed, g.cases, g.rejected, g.max_abs, g.max_rel, g.flips,
+                       g.ratio ? fmt::format("{:.3g}x", *g.ratio) : "-");
   }
+  out << "vs exact: the largest distance of ONNX Runtime from the float64 answer, as a multiple of PyTorch "
+         "float32's own; the calibrated rule allows "
+      << k_noise_multiple << "x plus a floor\n";
   for (const auto& a : result.accuracy) {
     std::string figures;
     for (const auto& [who, value] : a.accuracy)

@@ -32,13 +32,16 @@ std::vector<std::string> parity_cells(const ParityRow& row) {
   for (const auto& [label, size] : row.sizes) sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", label, size);
   std::vector<std::string> cells = {row.data_set, sizes, row.provider, row.optimization, row.output, row.status};
   if (!row.compared()) {
-    cells.insert(cells.end(), {"", "", "", row.note});
+    cells.insert(cells.end(), {"", "", "", "", "", "", row.note});
     return cells;
   }
   const auto& cmp = row.comparison;
-  cells.insert(cells.end(), {fmt::format("{:.3g}", cmp.max_abs), fmt::format("{:.3g}", cmp.max_rel),
-                             fmt::format("{} / {}", cmp.mismatches, cmp.elements),
-                             row.argmax ? std::to_string(row.argmax->flips) : "-"});
+  const auto ratio = row.exact ? row.exact->ratio() : std::nullopt;
+  cells.insert(cells.end(),
+               {rule_name(row.rule), fmt::format("{:.3g}", cmp.max_abs), fmt::format("{:.3g}", cmp.max_rel),
+                row.exact ? fmt::format("{:.3g} / {:.3g}", row.exact->onnx, row.exact->pytorch) : "-",
+                ratio ? fmt::format("{:.3g}x", *ratio) : "-", fmt::format("{} / {}", cmp.mismatches, cmp.elements),
+                row.argmax ? std::to_string(row.argmax->flips) : "-"});
   return cells;
 }
 
@@ -138,8 +141,10 @@ std::string report_to_markdown(const Report& report) {
   if (!parity_rows(report).empty()) {
     md +=
         "\n## Parity (ONNX Runtime against PyTorch)\n\n![largest error per case](report-parity.svg)\n\n"
-        "| case | sizes | provider | graph opt | output | status | max abs | max rel | mismatches | argmax flips |\n"
-        "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: |\n";
+        "The rule: " + std::string(k_rule_sentence) +
+        "\n\n| case | sizes | provider | graph opt | output | status | rule | max abs | max rel | "
+        "error vs exact (ONNX / PyTorch) | ONNX / PyTorch | mismatches | argmax flips |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
     for (const auto& row : parity_rows(report)) md += fmt::format("| {} |\n", fmt::join(parity_cells(row), " | "));
   }
   if (report.localization) md += localization_to_markdown(*report.localization);
@@ -198,10 +203,12 @@ std::string report_to_html(const Report& report) {
   }
   html += "</table>\n";
   if (const std::string svg = parity_plot_svg(parity_rows(report)); !svg.empty()) {
-    html += "<h2>Parity (ONNX Runtime against PyTorch)</h2>\n" + svg;
+    html += "<h2>Parity (ONNX Runtime against PyTorch)</h2>\n<p>The rule: " + markup_escape(k_rule_sentence) +
+            "</p>\n" + svg;
     html +=
         "<table><tr><th>case</th><th>sizes</th><th>provider</th><th>graph opt</th><th>output</th><th>status</th>"
-        "<th>max abs</th><th>max rel</th><th>mismatches</th><th>argmax flips</th></tr>\n";
+        "<th>rule</th><th>max abs</th><th>max rel</th><th>error vs exact (ONNX / PyTorch)</th><th>ONNX / PyTorch</th>"
+        "<th>mismatches</th><th>argmax flips</th></tr>\n";
     for (const auto& row : parity_rows(report)) {
       html += "<tr>";
       const auto cells = parity_cells(row);

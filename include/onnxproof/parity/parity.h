@@ -14,6 +14,7 @@
 #include "onnxproof/core/error.h"
 #include "onnxproof/core/finding.h"
 #include "onnxproof/parity/argmax.h"
+#include "onnxproof/parity/calibrated.h"
 #include "onnxproof/parity/compare.h"
 #include "onnxproof/parity/tolerance.h"
 #include "onnxproof/runtime/session.h"
@@ -29,6 +30,9 @@ struct ReferenceCase {
   std::string source;  // "generated", or the --data spec
   std::vector<NamedTensor> inputs;
   std::vector<NamedTensor> outputs;  // PyTorch's
+  /// The float64 reference of each output (exact_output_K.pb), aligned with `outputs`; nullopt
+  /// where the front end could not run the model in float64 (or for integer outputs).
+  std::vector<std::optional<Tensor>> exact_outputs;
   std::optional<Tensor> labels;      // task labels, when the data carried them (labels.pb)
 };
 
@@ -55,10 +59,14 @@ struct CasesManifest {
 /// mismatch.
 Expected<CasesManifest> read_cases_manifest(const std::filesystem::path& path);
 
-/// Reads DIR/test_data_set_*/{input,output}_K.pb (and labels.pb), with DIR/cases.json when
+/// Reads DIR/test_data_set_*/{input,output}_K.pb (and labels.pb, exact_output_K.pb), with DIR/cases.json when
 /// present (written by `onnxproof export`; ONNX's own test folders have none). Fails when DIR has
 /// no data set, a data set has no input or output, or a file is unreadable.
 Expected<Reference> read_reference(const std::filesystem::path& dir);
+
+/// The float64 reference of the case's output `name` (by position `index` where the reference
+/// names none); null when the case has none.
+const Tensor* exact_output(const ReferenceCase& c, const std::string& name, std::size_t index);
 
 /// The case named `data_set` (test_data_set_3); null when the reference has none.
 const ReferenceCase* find_case(const Reference& reference, std::string_view data_set);
@@ -82,8 +90,12 @@ struct ParityRow {
   std::string optimization;  // "all" or "disabled"
   std::string output;
   std::string status;  // pass | fail | rejected | error
-  Tolerance tolerance;
+  ToleranceRule rule = ToleranceRule::fixed;  // which rule decided the row
+  Tolerance tolerance;                        // the fixed or user rule's figures
   Comparison comparison;
+  std::optional<ExactDeviation> exact;  // the calibrated rule's figures
+  /// The compared values' range, scale and budget, for floating outputs: how strong the evidence is.
+  std::optional<EvidenceSample> evidence;
   std::optional<ArgmaxCheck> argmax;
   std::string expected_shape;
   std::string actual_shape;

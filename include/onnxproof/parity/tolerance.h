@@ -22,6 +22,10 @@ struct ToleranceOptions {
   std::optional<double> atol;
   std::map<std::string, Tolerance> per_output;  // output name -> tolerance
 
+  /// True when the user set the tolerance of this output (--rtol, --atol or --output-tolerance):
+  /// their figures then decide instead of the calibrated rule.
+  bool overridden(const std::string& output) const { return rtol || atol || per_output.contains(output); }
+
   /// The tolerance for one output of the given dtype.
   Tolerance resolve(const std::string& output, DType dtype) const;
 

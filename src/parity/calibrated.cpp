@@ -1,0 +1,153 @@
+#include "onnxproof/parity/calibrated.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace onnxproof {
+
+namespace {
+
+// The spacing of the output's dtype at 1.0: the unit of the budget's floor.
+double epsilon_of(DType dtype) {
+  switch (dtype) {
+    case DType::float16:
+      return 9.765625e-4;  // 2^-10
+    case DType::bfloat16:
+      return 7.8125e-3;  // 2^-7
+    case DType::float64:
+      return std::numeric_limits<double>::epsilon();
+    default:
+      return std::numeric_limits<float>::epsilon();
+  }
+}
+
+// The smallest normal value of the dtype: below it a difference is denormal dust, whatever the scale.
+double tiny_of(DType dtype) {
+  switch (dtype) {
+    case DType::float16:
+      return 6.1035e-5;
+    case DType::float64:
+      return std::numeric_limits<double>::min();
+    default:
+      return std::numeric_limits<float>::min();
+  }
+}
+
+bool finite(double value) { return std::isfinite(value); }
+
+}  // namespace
+
+const char* rule_name(ToleranceRule rule) {
+  switch (rule) {
+    case ToleranceRule::calibrated:
+      return "calibrated";
+    case ToleranceRule::user:
+      return "user";
+    case ToleranceRule::exact:
+      return "exact";
+    case ToleranceRule::fixed:
+      break;
+  }
+  return "fixed";
+}
+
+std::optional<double> ExactDeviation::ratio() const {
+  if (!(pytorch > 0.0)) return std::nullopt;
+  return onnx / pytorch;
+}
+
+bool exact_applies(const Tensor& pytorch, const Tensor& exact) {
+  return is_floating(pytorch.dtype()) && exact.dtype() == DType::float64 && exact.shape() == pytorch.shape();
+}
+
+double relative_noise(const Tensor& pytorch, const Tensor& exact) {
+  if (!exact_applies(pytorch, exact)) return 0.0;
+  double noise = 0.0;
+  double scale = 0.0;
+  for (int64_t i = 0; i < exact.size(); ++i) {
+    const double x = exact.value_as_double(i);
+    const double p = pytorch.value_as_double(i);
+    if (!finite(x) || !finite(p)) continue;
+    noise = std::max(noise, std::fabs(p - x));
+    scale = std::max(scale, std::fabs(x));
+  }
+  return scale > 0.0 ? noise / scale : 0.0;
+}
+
+Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const Tensor& actual,
+                              double pooled_relative_noise, ExactDeviation& deviation) {
+  // NaN/Inf positions, shapes, dtypes and the figures against PyTorch: the plain comparison with a
+  // tolerance that accepts every finite difference.
+  Comparison result = compare_tensors(pytorch, actual, Tolerance{0.0, std::numeric_limits<double>::infinity()});
+  if (!result.dtype_match || !result.shape_match) return result;
+  deviation = {};
+  double low = std::numeric_limits<double>::infinity();
+  double high = -low;
+  for (int64_t i = 0; i < exact.size(); ++i) {
+    const double x = exact.value_as_double(i);
+    const double p = pytorch.value_as_double(i);
+    const double a = actual.value_as_double(i);
+    if (!finite(x) || !finite(p) || !finite(a)) continue;
+    deviation.pytorch = std::max(deviation.pytorch, std::fabs(p - x));
+    deviation.onnx = std::max(deviation.onnx, std::fabs(a - x));
+    deviation.scale = std::max(deviation.scale, std::fabs(x));
+    low = std::min(low, x);
+    high = std::max(high, x);
+  }
+  deviation.low = high >= low ? low : 0.0;
+  deviation.high = high >= low ? high : 0.0;
+  const double noise = std::max(deviation.pytorch, pooled_relative_noise * deviation.scale);
+  deviation.budget = k_noise_multiple * noise + k_floor_epsilons * epsilon_of(pytorch.dtype()) * deviation.scale +
+                     tiny_of(pytorch.dtype());
+  double worst_excess = -std::numeric_limits<double>::infinity();
+  int64_t over_budget = 0;
+  for (int64_t i = 0; i < exact.size(); ++i) {
+    const double x = exact.value_as_double(i);
+    const double a = actual.value_as_double(i);
+    if (!finite(x) || !finite(a)) continue;
+    const double excess = std::fabs(a - x) - deviation.budget;
+    if (excess > 0.0) ++over_budget;
+    if (excess > worst_excess) {
+      worst_excess = excess;
+      if (result.nan_mismatches == 0) result.worst_index = i;
+    }
+  }
+  result.mismatches = result.nan_mismatches + over_budget;
+  result.allclose = result.mismatches == 0;
+  return result;
+}
+
+std::string weak_evidence_reason(const std::vector<EvidenceSample>& samples, std::optional<double> input_effect) {
+  if (samples.empty()) return "";
+  double low = std::numeric_limits<double>::infinity();
+  double high = -low;
+  double budget = 0.0;
+  bool bug_visible = false;
+  for (const auto& sample : samples) {
+    low = std::min(low, sample.low);
+    high = std::max(high, sample.high);
+    budget = std::max(budget, sample.budget);
+    bug_visible = bug_visible || k_plausible_bug * sample.scale > sample.budget;
+  }
+  if (!(high - low > budget)) {
+    return fmt::format("its values stay within {:.3g} of each other across every case, inside the budget {:.3g}: "
+                       "a model that ignored its inputs would pass",
+                       high > low ? high - low : 0.0, budget);
+  }
+  if (input_effect && !(*input_effect > budget)) {
+    return fmt::format("it does not change with the input: cases of one shape with different inputs give the same "
+                       "values within {:.3g} (budget {:.3g}), so a model that ignored its inputs would pass",
+                       *input_effect, budget);
+  }
+  if (!bug_visible) {
+    return fmt::format("a {:g}% change of it stays inside the budget in every case (largest value {:.3g}, budget "
+                       "{:.3g})",
+                       100 * k_plausible_bug, std::max(std::fabs(low), std::fabs(high)), budget);
+  }
+  return "";
+}
+
+}  // namespace onnxproof
