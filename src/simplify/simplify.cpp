@@ -244,8 +244,16 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
     expected_outputs.push_back(outputs ? std::optional(std::move(*outputs)) : std::nullopt);
   }
   before.reset();  // released before the simplified model is loaded
-  ONNXPROOF_TRY_ASSIGN(auto after, Session::open(simplified, as_written));
   SimplifyProof proof;
+  auto opened_after = Session::open(simplified, as_written);
+  if (!opened_after) {
+    // The original loads and the simplified model does not: the passes broke it, a finding.
+    proof.findings.push_back({FindingCode::simplify_changed_outputs, Severity::error, "simplify",
+                              "ONNX Runtime refuses the simplified model: " + opened_after.error().describe(), "",
+                              "report it: a pass broke the model"});
+    return proof;
+  }
+  Session after = std::move(*opened_after);
   for (std::size_t index = 0; index < cases.cases.size(); ++index) {
     const auto& c = cases.cases[index];
     if (!expected_outputs[index]) continue;
@@ -280,7 +288,12 @@ namespace {
 Expected<void> name_the_pass(const std::filesystem::path& input, const std::filesystem::path& folder,
                              const SimplifyOptions& options, const Reference* reference,
                              const ToleranceOptions& tolerance, SimplifyOutcome& outcome) {
-  for (const auto& pass : outcome.result.passes) {
+  // Without a result (the passes wrote an invalid model) every pass that ran is a suspect.
+  std::vector<PassReport> suspects = outcome.result.passes;
+  if (suspects.empty()) {
+    for (const auto& pass : k_passes) suspects.push_back({std::string(pass.name), 1});
+  }
+  for (const auto& pass : suspects) {
     if (pass.changes == 0 || options.skip_passes.contains(pass.name)) continue;
     SimplifyOptions without = options;
     without.skip_passes.insert(pass.name);
@@ -288,8 +301,9 @@ Expected<void> name_the_pass(const std::filesystem::path& input, const std::file
     bool changed = false;
     {
       ONNXPROOF_TRY_ASSIGN(auto model, load_model(input, LoadOptions{.load_external_data = true}));
-      ONNXPROOF_TRY_ASSIGN(const auto result, simplify_model(model.proto, without));
-      changed = result.changed();
+      const auto result = simplify_model(model.proto, without);
+      if (!result) continue;  // still invalid without it: not this pass alone
+      changed = result->changed();
       if (changed) ONNXPROOF_TRY(save_model(model.proto, candidate));
     }
     if (changed) {  // unchanged without the pass: that pass alone made the change
@@ -332,6 +346,14 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
     ONNXPROOF_TRY(require_not_an_input(output.string() + ".data", inputs, "-o's data file"));
     ONNXPROOF_TRY(require_replaceable_file(output));
     auto result = simplify_model(model->proto, options);
+    if (!result && result.error().code() == ErrorCode::internal) {
+      // The passes wrote a model the checker or strict shape inference rejects: onnxproof's
+      // defect, reported as a finding naming the pass, and nothing is written.
+      outcome.proof.findings.push_back({FindingCode::simplify_changed_outputs, Severity::error, "simplify",
+                                        result.error().describe(), "", "report it: a pass broke the model"});
+      ONNXPROOF_TRY(name_the_pass(input, staging.path(), options, reference, tolerance, outcome));
+      return outcome;
+    }
     if (!result) return std::unexpected(std::move(result.error()));
     outcome.result = std::move(*result);
     if (!outcome.result.changed() && !copy_when_unchanged) return outcome;
