@@ -23,7 +23,7 @@ SHIPPED_SUITES = ("simple", "pytorch-converted", "pytorch-operator")
 
 # Written into the stamp beside onnx's version: a change to the suites generated here regenerates
 # the folder.
-GENERATOR_VERSION = "onnxproof-suites-2"
+GENERATOR_VERSION = "onnxproof-suites-3"
 
 
 def serialize_value(value, declared):

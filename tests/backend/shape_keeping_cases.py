@@ -67,6 +67,15 @@ def _cases(x):
           helper.make_node("Cast", ["i"], ["y"], to=TensorProto.FLOAT)], [], np.trunc(x).astype(np.float32)),
         ("tile_ones", [helper.make_node("Tile", ["x", "repeats"], ["y"])], [_ints("repeats", [1, 1])], x),
         ("concat_one_input", [helper.make_node("Concat", ["x"], ["y"], axis=1)], [], x),
+        # The TorchScript exporter's Pad: the pads vector computed at run time, then reversed
+        # (torchvision's detection transform pads its images this way).
+        ("pad_with_reversed_pads_vector",
+         [helper.make_node("Shape", ["x"], ["size"]), helper.make_node("Sub", ["size", "less"], ["begin"]),
+          helper.make_node("Concat", ["begin", "zeros"], ["pads"], axis=0),
+          helper.make_node("Slice", ["pads", "starts", "ends", "axes", "steps"], ["reversed"]),
+          helper.make_node("Pad", ["x", "reversed"], ["y"])],
+         [_ints("less", [4, 3]), _ints("zeros", [0, 0]), _ints("starts", [-1]), _ints("ends", [INT64_MIN]),
+          _ints("axes", [0]), _ints("steps", [-1])], np.pad(x, ((0, 1), (0, 0)))),
     ]
 
 

@@ -29,9 +29,9 @@ class FlipAndReflectionPadding(unittest.TestCase):
         self.folder = tempfile.mkdtemp(prefix="onnxproof-flip-")
         self.addCleanup(shutil.rmtree, self.folder, ignore_errors=True)
 
-    def prove(self, exporter):
+    def prove(self, exporter, opset):
         x = torch.randn(2, 3, 5, 6)
-        return onnxproof.prove(FlipAndReflect().eval(), (x,), exporter=exporter, opset=17,
+        return onnxproof.prove(FlipAndReflect().eval(), (x,), exporter=exporter, opset=opset,
                                out=os.path.join(self.folder, exporter), quiet=True, localize=False)
 
     def check(self, report):
@@ -43,10 +43,10 @@ class FlipAndReflectionPadding(unittest.TestCase):
         self.assertTrue({"Slice", "Gather", "ReverseSequence"} & set(ops), ops)
 
     def test_torchscript(self):
-        self.check(self.prove("torchscript"))
+        self.check(self.prove("torchscript", 17))
 
     def test_dynamo(self):
-        self.check(self.prove("dynamo"))
+        self.check(self.prove("dynamo", 18))  # its oldest opset
 
 
 if __name__ == "__main__":
