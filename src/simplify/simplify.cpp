@@ -325,12 +325,9 @@ Expected<void> name_the_pass(const std::filesystem::path& input, const std::file
   }
   if (culprits.empty()) return {};
   outcome.culprit_pass = culprits.front();
-  const std::string named = culprits.size() == 1
-                                ? fmt::format("the pass '{}' makes the change: without it the proof holds", culprits[0])
-                                : fmt::format(
-                                      "the pass '{}' makes the change: without it the proof holds (so it does "
-                                      "without any one of: {})",
-                                      culprits[0], fmt::join(culprits, ", "));
+  std::string named = fmt::format("the pass '{}' makes the change: without it the proof holds", culprits[0]);
+  if (culprits.size() > 1)
+    named += fmt::format(", as it does without any one of {}", fmt::join(std::span(culprits).subspan(1), ", "));
   for (auto& finding : outcome.proof.findings) {
     if (finding.code != FindingCode::simplify_changed_outputs) continue;
     finding.message += " (" + named + ")";
