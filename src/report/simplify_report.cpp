@@ -46,6 +46,10 @@ void print_simplify_outcome(std::ostream& out, const SimplifyOutcome& outcome, c
   }
   out << fmt::format("bytes            {} -> {}\n", format_bytes(result.bytes_before),
                      format_bytes(result.bytes_after));
+  if (!result.changed() && has_errors(outcome.proof.findings)) {  // refused: the passes wrote an invalid model
+    print_findings(out, outcome.proof.findings);
+    return;
+  }
   if (!result.changed()) {
     out << fmt::format("simplified       nothing to simplify; {} is a copy\n", output.string());
     return;

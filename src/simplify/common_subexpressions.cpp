@@ -66,6 +66,11 @@ int merge_in_graph(onnx::GraphProto& graph) {
     const bool interface = std::any_of(node.output().begin(), node.output().end(),
                                        [&](const std::string& out) { return graph_outputs.contains(out); });
     if (interface) continue;  // its names are the graph's outputs: it stays
+    // An output the kept node leaves unnamed (an optional output it does not ask for) cannot stand
+    // in for one this node names.
+    bool unnamed = false;
+    for (int k = 0; k < node.output_size(); ++k) unnamed |= !node.output(k).empty() && kept.output(k).empty();
+    if (unnamed) continue;
     for (int k = 0; k < node.output_size(); ++k) {
       if (!node.output(k).empty()) renamed[node.output(k)] = kept.output(k);
     }

@@ -295,8 +295,10 @@ std::optional<onnx::NodeProto> resolved_size_guard(const onnx::GraphProto& graph
   const bool x_first = compare.input(0) == where.input(2);
   const auto against = int64_constant(index, compare.input(x_first ? 1 : 0));
   if (!against || (!x_first && compare.input(1) != where.input(2))) return std::nullopt;
-  // Element i of a constant that broadcasts (one element) or matches the shape's length.
+  // Element i of a constant that broadcasts (one element) or matches the shape's length; the
+  // lengths are checked before any element is read.
   const auto at = [](const std::vector<int64_t>& v, std::size_t i) { return v.size() == 1 ? v[0] : v[i]; };
+  const auto fits = [](const std::vector<int64_t>& v, std::size_t i) { return v.size() == 1 || i < v.size(); };
   onnx::NodeProto replacement = concat;
   replacement.set_name(where.name());
   replacement.set_output(0, where.output(0));
@@ -306,8 +308,7 @@ std::optional<onnx::NodeProto> resolved_size_guard(const onnx::GraphProto& graph
     if (const auto constant = int64_constant(index, concat.input(p))) {
       std::vector<int64_t> out = *constant;
       for (std::size_t i = 0; i < out.size(); ++i, ++position) {
-        if (position >= std::max(against->size(), chosen->size()) && (against->size() > 1 || chosen->size() > 1))
-          return std::nullopt;
+        if (!fits(*against, position) || !fits(*chosen, position)) return std::nullopt;
         if (out[i] == at(*against, position)) out[i] = at(*chosen, position);
       }
       if (out == *constant) continue;
@@ -318,7 +319,7 @@ std::optional<onnx::NodeProto> resolved_size_guard(const onnx::GraphProto& graph
     const auto read = size_read(graph, index, concat.input(p));
     if (!read) return std::nullopt;
     for (std::size_t i = 0; i < read->picked.size(); ++i, ++position) {
-      if (position >= against->size() && against->size() != 1) return std::nullopt;
+      if (!fits(*against, position)) return std::nullopt;
       if (at(*against, position) >= 0) return std::nullopt;  // a size could equal it
     }
   }

@@ -126,7 +126,9 @@ bool fuse_reshapes(onnx::NodeProto& node, const onnx::GraphProto& graph, const G
   if (!shape) return false;
   const auto* first = producer_read_only_by(graph, index, node.input(0), "Reshape");
   if (!first || first->input_size() < 1) return false;
-  const bool zeros = std::find(shape->begin(), shape->end(), 0) != shape->end();
+  // With allowzero = 1 a 0 is a size of 0, not a copy: the shape reads nothing of R's output.
+  const bool zeros =
+      int_attribute(node, "allowzero", 0) == 0 && std::find(shape->begin(), shape->end(), 0) != shape->end();
   const bool unit_transpose = is(*first, "Transpose") && transpose_only_moves_unit_dims(*first, index);
   const bool reshapes =
       is(*first, "Reshape") || is(*first, "Flatten") || is(*first, "Squeeze") || is(*first, "Unsqueeze");
@@ -288,7 +290,10 @@ bool fold_into_conv(onnx::NodeProto& conv, const GraphIndex& index, const std::v
 // the BN goes. Float32 weights and parameters only.
 bool fuse_batch_norm(onnx::NodeProto& bn, onnx::GraphProto& graph, const GraphIndex& index,
                      std::vector<onnx::TensorProto>& added) {
-  if (!is(bn, "BatchNormalization") || bn.input_size() != 5 || bn.output_size() != 1) return false;
+  // Training mode normalizes by the batch's own statistics, not the constants.
+  if (!is(bn, "BatchNormalization") || bn.input_size() != 5 || bn.output_size() != 1 ||
+      int_attribute(bn, "training_mode", 0) != 0)
+    return false;
   const auto producer = index.producer.find(bn.input(0));
   if (!sole_producer(graph, index, bn.input(0)) || !is(graph.node(producer->second), "Conv")) return false;
   auto scale = float_constant(index, bn.input(1));
@@ -354,8 +359,9 @@ bool fuse_matmul_add(onnx::NodeProto& add, onnx::GraphProto& graph, const GraphI
     if (!a || a->shape().dim_size() != 2 || b == index.initializers.end() || b->second->dims_size() != 2 ||
         c == index.initializers.end() || c->second->dims_size() != 1 || c->second->dims(0) != b->second->dims(1) ||
         index.graph_inputs.contains(b->first) || index.graph_inputs.contains(c->first) ||
-        b->second->data_type() != c->second->data_type() || a->elem_type() != b->second->data_type())
-      continue;
+        b->second->data_type() != c->second->data_type() || a->elem_type() != b->second->data_type() ||
+        !(a->elem_type() == onnx::TensorProto::FLOAT || a->elem_type() == onnx::TensorProto::DOUBLE))
+      continue;  // Gemm's kernels in ONNX Runtime are float and double: an integer MatMul stays
     matmul.set_op_type("Gemm");
     matmul.add_input(add.input(1 - side));
     matmul.set_output(0, add.output(0));
@@ -543,6 +549,7 @@ bool reshape_restores(const GraphIndex& index, const std::string& x, const std::
   int inferred = 0;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     const auto& dim = type->shape().dim(static_cast<int>(i));
+    if (shape[i] == 0) return false;  // a copy of the reshaped tensor's size there, not x's
     if (shape[i] == -1) {
       ++inferred;
     } else if (!dim.has_dim_value() || dim.dim_value() != shape[i]) {

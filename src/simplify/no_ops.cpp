@@ -91,44 +91,98 @@ void put_identity_element_second(const GraphIndex& index, onnx::NodeProto& node)
     node.mutable_input()->SwapElements(0, 1);
 }
 
+// Dropout hands x through in inference: no training_mode input (or a constant false one), and not
+// the training mode that opsets 1-6 chose with is_test = 0.
+bool is_inference_dropout(const GraphIndex& index, const onnx::NodeProto& node) {
+  if (const auto* is_test = attribute(node, "is_test"); is_test && is_test->i() == 0) return false;
+  if (node.input_size() < 3 || node.input(2).empty()) return true;
+  const auto it = index.initializers.find(node.input(2));
+  return it != index.initializers.end() && !index.graph_inputs.contains(node.input(2)) &&
+         it->second->raw_data().find_first_not_of('\0') == std::string::npos && it->second->int32_data_size() == 0;
+}
+
+bool is_same_type_cast(const GraphIndex& index, const onnx::NodeProto& node) {
+  const auto* to = attribute(node, "to");
+  const auto from = elem_type(index, node.input(0));
+  return to && from && to->i() == *from;
+}
+
+// Every step of a Slice positive: absent (1), or a constant (int64) without a step <= 0. Why it
+// matters: a step -1 over a whole axis (torch.flip, reflection padding) keeps the shape and
+// reverses the values.
+bool slice_steps_positive(const GraphIndex& index, const onnx::NodeProto& node) {
+  if (node.input_size() < 5 || node.input(4).empty()) return true;  // opset 1-9 Slice has no steps
+  const auto steps = int64_constant(index, node.input(4));
+  return steps && std::all_of(steps->begin(), steps->end(), [](int64_t step) { return step > 0; });
+}
+
+// A Slice whose output shape equals its input's and whose steps are positive takes each whole
+// axis in order: with step s >= 1 over a clamped [start, end) of at most n elements, n outputs
+// need s = 1, start 0 and end n (or n = 1, where the one element is the first). Shapes alone do
+// not prove it: the step's sign is the difference between a copy and a reversal.
+bool is_whole_slice(const GraphIndex& index, const onnx::NodeProto& node) {
+  return slice_steps_positive(index, node) && same_static_shape(index, node);
+}
+
+// Reshape and Expand to the input's own static shape keep every element where it was (row-major
+// order is what Reshape preserves; Expand to the same shape broadcasts nothing).
+bool reshapes_to_same_shape(const GraphIndex& index, const onnx::NodeProto& node) {
+  return same_static_shape(index, node);
+}
+
+bool expands_nothing(const GraphIndex& index, const onnx::NodeProto& node) {
+  return (node.input_size() == 2 && expands_by_ones(index, node)) || same_static_shape(index, node);
+}
+
+bool is_identity_transpose(const GraphIndex&, const onnx::NodeProto& node) {
+  const auto* perm = attribute(node, "perm");  // none: the dimensions reversed
+  if (!perm) return false;
+  for (int i = 0; i < perm->ints_size(); ++i) {
+    if (perm->ints(i) != i) return false;
+  }
+  return true;
+}
+
+// Zero pads add nothing in every mode (constant, reflect, edge, wrap): the values stay. Any
+// non-zero or unknown pad (an input computed at run time) keeps the node.
+bool pads_nothing(const GraphIndex& index, const onnx::NodeProto& node) {
+  const auto zero = [](int64_t p) { return p == 0; };
+  if (const auto* pads = attribute(node, "pads")) return std::all_of(pads->ints().begin(), pads->ints().end(), zero);
+  if (attribute(node, "paddings")) return false;  // opset 1's spelling: not worth a rule
+  if (node.input_size() < 2) return false;
+  const auto pads = int64_constant(index, node.input(1));
+  return pads && std::all_of(pads->begin(), pads->end(), zero);
+}
+
+bool concatenates_one(const GraphIndex&, const onnx::NodeProto& node) { return node.input_size() == 1; }
+
+bool hands_through(const GraphIndex&, const onnx::NodeProto&) { return true; }
+
+// A no-op rule: the operator, and the condition under which the node's first output equals its
+// first input, value for value. Each condition proves the values unchanged, not only the shape.
+struct NoOpRule {
+  std::string_view op;
+  bool (*holds)(const GraphIndex&, const onnx::NodeProto&);
+};
+
+constexpr NoOpRule k_no_op_rules[] = {
+    {"Identity", hands_through},          {"Dropout", is_inference_dropout},
+    {"Cast", is_same_type_cast},          {"Expand", expands_nothing},
+    {"Reshape", reshapes_to_same_shape},  {"Slice", is_whole_slice},
+    {"Transpose", is_identity_transpose}, {"Pad", pads_nothing},
+    {"Concat", concatenates_one},         {"Add", is_identity_element},
+    {"Sub", is_identity_element},         {"Mul", is_identity_element},
+    {"Div", is_identity_element},         {"And", is_identity_element},
+    {"Or", is_identity_element},
+};
+
 // True when the node hands its first input through unchanged.
 bool is_no_op(const GraphIndex& index, const onnx::NodeProto& node) {
   if (!node.domain().empty() || node.input_size() == 0 || node.output_size() == 0 || node.input(0).empty())
     return false;
-  const std::string& op = node.op_type();
-  if (op == "Identity") return true;
-  if (op == "Dropout") {
-    if (node.input_size() < 3 || node.input(2).empty()) return true;  // inference unless training_mode says so
-    const auto it = index.initializers.find(node.input(2));
-    return it != index.initializers.end() && it->second->raw_data().find_first_not_of('\0') == std::string::npos &&
-           it->second->int32_data_size() == 0;
+  for (const auto& rule : k_no_op_rules) {
+    if (rule.op == node.op_type()) return rule.holds(index, node);
   }
-  if (op == "Cast") {
-    const auto* to = attribute(node, "to");
-    const auto from = elem_type(index, node.input(0));
-    return to && from && to->i() == *from;
-  }
-  if (op == "Expand" && node.input_size() == 2 && expands_by_ones(index, node)) return true;
-  if (op == "Reshape" || op == "Expand" || op == "Slice") return same_static_shape(index, node);
-  if (op == "Transpose") {
-    const auto* perm = attribute(node, "perm");
-    if (!perm) return false;
-    for (int i = 0; i < perm->ints_size(); ++i) {
-      if (perm->ints(i) != i) return false;
-    }
-    return true;
-  }
-  if (op == "Pad") {
-    if (const auto* pads = attribute(node, "pads")) {
-      return std::all_of(pads->ints().begin(), pads->ints().end(), [](int64_t p) { return p == 0; });
-    }
-    if (node.input_size() < 2) return false;
-    const auto pads = int64_constant(index, node.input(1));
-    return pads && std::all_of(pads->begin(), pads->end(), [](int64_t p) { return p == 0; });
-  }
-  if (op == "Concat") return node.input_size() == 1;
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "And" || op == "Or")
-    return is_identity_element(index, node);
   return false;
 }
 

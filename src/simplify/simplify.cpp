@@ -4,9 +4,11 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <random>
@@ -244,8 +246,16 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
     expected_outputs.push_back(outputs ? std::optional(std::move(*outputs)) : std::nullopt);
   }
   before.reset();  // released before the simplified model is loaded
-  ONNXPROOF_TRY_ASSIGN(auto after, Session::open(simplified, as_written));
   SimplifyProof proof;
+  auto opened_after = Session::open(simplified, as_written);
+  if (!opened_after) {
+    // The original loads and the simplified model does not: the passes broke it, a finding.
+    proof.findings.push_back({FindingCode::simplify_changed_outputs, Severity::error, "simplify",
+                              "ONNX Runtime refuses the simplified model: " + opened_after.error().describe(), "",
+                              "report it: a pass broke the model"});
+    return proof;
+  }
+  Session after = std::move(*opened_after);
   for (std::size_t index = 0; index < cases.cases.size(); ++index) {
     const auto& c = cases.cases[index];
     if (!expected_outputs[index]) continue;
@@ -275,34 +285,53 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
 
 namespace {
 
-// After a failed proof: the pass whose skipping alone makes the proof hold, rerun one pass at a
-// time (only the passes that changed something); the findings then name it.
+// Whether the proof holds when `pass` is skipped (unchanged without it counts: the pass alone
+// made the change).
+Expected<bool> holds_without(const std::string& pass, const std::filesystem::path& input,
+                             const std::filesystem::path& folder, const SimplifyOptions& options,
+                             const Reference* reference, const ToleranceOptions& tolerance) {
+  SimplifyOptions without = options;
+  without.skip_passes.insert(pass);
+  const std::filesystem::path candidate = folder / ("without-" + pass + ".onnx");
+  {
+    ONNXPROOF_TRY_ASSIGN(auto model, load_model(input, LoadOptions{.load_external_data = true}));
+    const auto result = simplify_model(model.proto, without);
+    if (!result) return false;  // still invalid without it
+    if (!result->changed()) return true;
+    ONNXPROOF_TRY(save_model(model.proto, candidate));
+  }
+  ONNXPROOF_TRY_ASSIGN(const auto proof, prove_simplification(input, candidate, reference, tolerance));
+  return !has_errors(proof.findings) && proof.cases > 0;
+}
+
+// After a failed proof or an invalid result: the passes whose skipping alone makes the proof hold,
+// rerun one pass at a time (those that changed something; every pass when the passes wrote an
+// invalid model and left no counts); the findings then name them. Every pass is tried, the rule
+// passes before dead-code: removing what nothing reads changes which nodes the others see, so
+// skipping it can hide another pass's defect, and naming only that would point at the wrong code.
 Expected<void> name_the_pass(const std::filesystem::path& input, const std::filesystem::path& folder,
                              const SimplifyOptions& options, const Reference* reference,
                              const ToleranceOptions& tolerance, SimplifyOutcome& outcome) {
-  for (const auto& pass : outcome.result.passes) {
+  std::vector<PassReport> suspects = outcome.result.passes;
+  if (suspects.empty()) {
+    for (const auto& pass : k_passes) suspects.push_back({std::string(pass.name), 1});
+  }
+  std::stable_partition(suspects.begin(), suspects.end(), [](const PassReport& p) { return p.name != "dead-code"; });
+  std::vector<std::string> culprits;
+  for (const auto& pass : suspects) {
     if (pass.changes == 0 || options.skip_passes.contains(pass.name)) continue;
-    SimplifyOptions without = options;
-    without.skip_passes.insert(pass.name);
-    const std::filesystem::path candidate = folder / ("without-" + pass.name + ".onnx");
-    bool changed = false;
-    {
-      ONNXPROOF_TRY_ASSIGN(auto model, load_model(input, LoadOptions{.load_external_data = true}));
-      ONNXPROOF_TRY_ASSIGN(const auto result, simplify_model(model.proto, without));
-      changed = result.changed();
-      if (changed) ONNXPROOF_TRY(save_model(model.proto, candidate));
-    }
-    if (changed) {  // unchanged without the pass: that pass alone made the change
-      ONNXPROOF_TRY_ASSIGN(const auto proof, prove_simplification(input, candidate, reference, tolerance));
-      if (has_errors(proof.findings) || proof.cases == 0) continue;
-    }
-    outcome.culprit_pass = pass.name;
-    for (auto& finding : outcome.proof.findings) {
-      if (finding.code != FindingCode::simplify_changed_outputs) continue;
-      finding.message += fmt::format(" (the pass '{}' makes the change: without it the proof holds)", pass.name);
-      finding.hint = fmt::format("simplify --skip-pass {} keeps the rest of the simplification", pass.name);
-    }
-    return {};
+    ONNXPROOF_TRY_ASSIGN(const bool holds, holds_without(pass.name, input, folder, options, reference, tolerance));
+    if (holds) culprits.push_back(pass.name);
+  }
+  if (culprits.empty()) return {};
+  outcome.culprit_pass = culprits.front();
+  std::string named = fmt::format("the pass '{}' makes the change: without it the proof holds", culprits[0]);
+  if (culprits.size() > 1)
+    named += fmt::format(", as it does without any one of {}", fmt::join(std::span(culprits).subspan(1), ", "));
+  for (auto& finding : outcome.proof.findings) {
+    if (finding.code != FindingCode::simplify_changed_outputs) continue;
+    finding.message += " (" + named + ")";
+    finding.hint = fmt::format("simplify --skip-pass {} keeps the rest of the simplification", culprits[0]);
   }
   return {};
 }
@@ -332,6 +361,14 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
     ONNXPROOF_TRY(require_not_an_input(output.string() + ".data", inputs, "-o's data file"));
     ONNXPROOF_TRY(require_replaceable_file(output));
     auto result = simplify_model(model->proto, options);
+    if (!result && result.error().code() == ErrorCode::internal) {
+      // The passes wrote a model the checker or strict shape inference rejects: onnxproof's
+      // defect, reported as a finding naming the pass, and nothing is written.
+      outcome.proof.findings.push_back({FindingCode::simplify_changed_outputs, Severity::error, "simplify",
+                                        result.error().describe(), "", "report it: a pass broke the model"});
+      ONNXPROOF_TRY(name_the_pass(input, staging.path(), options, reference, tolerance, outcome));
+      return outcome;
+    }
     if (!result) return std::unexpected(std::move(result.error()));
     outcome.result = std::move(*result);
     if (!outcome.result.changed() && !copy_when_unchanged) return outcome;

@@ -21,6 +21,10 @@ from onnx import numpy_helper
 # "light" is left out: its models come without input files.
 SHIPPED_SUITES = ("simple", "pytorch-converted", "pytorch-operator")
 
+# Written into the stamp beside onnx's version: a change to the suites generated here regenerates
+# the folder.
+GENERATOR_VERSION = "onnxproof-suites-3"
+
 
 def serialize_value(value, declared):
     """One input or output as a TensorProto / SequenceProto / MapProto / OptionalProto."""
@@ -50,12 +54,48 @@ def write_case(case, folder):
                     handle.write(serialize_value(value, declared[k]).SerializeToString())
 
 
+def constant_inputs_case(case):
+    """The case with every input after the first an initializer holding data set 0's value: the
+    variant a simplifier sees when an exporter writes starts, steps, pads, shapes and axes as
+    constants (the node suite feeds them as inputs, where no rule can read them). None when the
+    case has one input or a non-tensor one."""
+    graph = case.model.graph
+    inputs, outputs = case.data_sets[0]
+    if len(graph.input) < 2 or any(not d.type.HasField("tensor_type") for d in graph.input):
+        return None
+    if any(isinstance(v, (list, dict)) or v is None for v in inputs):
+        return None
+    model = onnx.ModelProto()
+    model.CopyFrom(case.model)
+    kept = model.graph.input[0]
+    for declared, value in zip(list(model.graph.input)[1:], inputs[1:]):
+        if not declared.name:  # an omitted optional input stays omitted
+            continue
+        tensor = value if isinstance(value, onnx.TensorProto) else numpy_helper.from_array(value, declared.name)
+        tensor.name = declared.name
+        model.graph.initializer.append(tensor)
+    first = onnx.ValueInfoProto()
+    first.CopyFrom(kept)
+    del model.graph.input[:]
+    model.graph.input.append(first)
+    if model.ir_version < 4:
+        model.ir_version = 4  # initializers that are not graph inputs need IR version 4
+    return SimpleCase(case.name, model, [([inputs[0]], outputs)])
+
+
+class SimpleCase:
+    """A case of this script's own: a name, a model and data sets of (inputs, outputs)."""
+
+    def __init__(self, name, model, data_sets):
+        self.name, self.model, self.data_sets = name, model, data_sets
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir")
     args = parser.parse_args()
     stamp = os.path.join(args.out_dir, "ONNX_VERSION")
-    if os.path.exists(stamp) and open(stamp).read().strip() == onnx.__version__:
+    if os.path.exists(stamp) and open(stamp).read().split() == [onnx.__version__, GENERATOR_VERSION]:
         return 0
 
     # Built beside the destination, then swapped in: an interrupted run leaves no half suite.
@@ -65,17 +105,28 @@ def main():
     warnings.simplefilter("ignore")  # the case scripts' own numpy warnings (1 / 0 for an expected inf)
     from onnx.backend.test.case import node
     cases = [case for case in node.collect_testcases() if case.model is not None and case.data_sets]
+    variants = 0
     for case in cases:
         write_case(case, os.path.join(staging, "node", case.name))
+        variant = constant_inputs_case(case)
+        if variant is not None:
+            write_case(variant, os.path.join(staging, "node-constant", case.name))
+            variants += 1
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from shape_keeping_cases import shape_keeping_cases  # noqa: E402 (beside this script)
+    own = shape_keeping_cases()
+    for name, model, data_sets in own:
+        write_case(SimpleCase(name, model, data_sets), os.path.join(staging, "shape-keeping", name))
     shipped = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
     for suite in SHIPPED_SUITES:
         if os.path.isdir(os.path.join(shipped, suite)):
             shutil.copytree(os.path.join(shipped, suite), os.path.join(staging, suite))
     with open(os.path.join(staging, "ONNX_VERSION"), "w") as handle:
-        handle.write(onnx.__version__ + "\n")
+        handle.write(f"{onnx.__version__} {GENERATOR_VERSION}\n")
     shutil.rmtree(args.out_dir, ignore_errors=True)
     os.replace(staging, args.out_dir)
-    print(f"ONNX {onnx.__version__} backend test data: {len(cases)} node cases generated, "
+    print(f"ONNX {onnx.__version__} backend test data: {len(cases)} node cases generated "
+          f"({variants} with constant inputs too), {len(own)} shape-keeping cases, "
           f"suites {', '.join(SHIPPED_SUITES)} copied, into {args.out_dir}")
     return 0
 

@@ -2,6 +2,7 @@
 // with ONNX Runtime, and the cases where a pass must not fire.
 #include <gtest/gtest.h>
 
+#include "graph_builder.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/runtime/session.h"
 #include "onnxproof/simplify/simplify.h"
@@ -11,56 +12,6 @@ using namespace onnxproof;
 using namespace onnxproof::testing;
 
 namespace {
-
-constexpr int32_t k_float = onnx::TensorProto::FLOAT;
-
-int count(const onnx::ModelProto& model, const std::string& op) {
-  int n = 0;
-  for (const auto& node : model.graph().node()) n += node.op_type() == op;
-  return n;
-}
-
-onnx::NodeProto* add_node(onnx::ModelProto& model, const std::string& op, std::vector<std::string> inputs,
-                          std::vector<std::string> outputs) {
-  auto* node = model.mutable_graph()->add_node();
-  node->set_op_type(op);
-  node->set_name(op + "_" + std::to_string(model.graph().node_size()));
-  for (auto& in : inputs) node->add_input(in);
-  for (auto& out : outputs) node->add_output(out);
-  return node;
-}
-
-void add_initializer(onnx::ModelProto& model, const std::string& name, int32_t type, std::vector<int64_t> dims,
-                     const std::vector<float>& floats, const std::vector<int64_t>& ints = {}) {
-  auto* t = model.mutable_graph()->add_initializer();
-  t->set_name(name);
-  t->set_data_type(type);
-  for (auto d : dims) t->add_dims(d);
-  for (auto f : floats) t->add_float_data(f);
-  for (auto i : ints) t->add_int64_data(i);
-}
-
-// y = Relu(x) with x 2x3 float.
-onnx::ModelProto relu_model() {
-  return single_node_model("Relu", {tensor_value("x", k_float, {2, 3})}, tensor_value("y", k_float, {2, 3}));
-}
-
-// Simplifies a copy and proves it with generated inputs through ONNX Runtime.
-onnx::ModelProto simplify_and_prove(const onnx::ModelProto& model, SimplifyOptions options = {}) {
-  TempDir dir;
-  write_bytes(dir / "before.onnx", model.SerializeAsString());
-  onnx::ModelProto simplified = model;
-  auto result = simplify_model(simplified, options);
-  EXPECT_TRUE(result) << result.error().describe();
-  write_bytes(dir / "after.onnx", simplified.SerializeAsString());
-  auto proof = prove_simplification(dir / "before.onnx", dir / "after.onnx", nullptr, {});
-  EXPECT_TRUE(proof) << proof.error().describe();
-  if (proof) {
-    EXPECT_GT(proof->cases, 0);
-    EXPECT_TRUE(proof->findings.empty()) << proof->findings[0].message;
-  }
-  return simplified;
-}
 
 TEST(DeadCode, RemovesNodesAndInitializersNothingReads) {
   auto model = relu_model();
