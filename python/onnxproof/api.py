@@ -206,7 +206,8 @@ def _opset_ceiling(targets):
     for the pipeline (the export picks min(this, the exporter's newest))."""
     _, printed = run_engine(["ops", "opset", "--target", ",".join(targets)], quiet=True)
     limit = json.loads(printed)
-    return {"opset_ceiling": int(limit["opset"]), "opset_ceiling_reason": str(limit["reason"])}
+    return {"opset_ceiling": int(limit["opset"]), "opset_ceiling_reason": str(limit["reason"]),
+            "opset_op_limits": {str(op): int(opset) for op, opset in limit.get("op_limits", {}).items()}}
 
 
 def _positional_names(model, count):

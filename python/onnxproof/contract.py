@@ -45,7 +45,9 @@ def _check_dynamic(axis, field):
 
 
 _REQUIRED = {"contract", "model", "inputs", "dynamic", "opset", "exporter", "sweep", "samples", "seed", "out"}
-_OPTIONAL = {"opset_ceiling", "opset_ceiling_reason", "data", "data_dir"}
+# opset_op_limits: {op type: the newest opset every --target table supports it at}, only for
+# operators a table does not support at the ceiling (the engine's OpsetLimit::op_limits).
+_OPTIONAL = {"opset_ceiling", "opset_ceiling_reason", "opset_op_limits", "data", "data_dir"}
 
 
 def check_config(config):
@@ -73,6 +75,11 @@ def check_config(config):
         "config.sweep", "an object of label -> list of integers")
     if "opset_ceiling" in config:
         _expect(_is_int(config["opset_ceiling"]), "config.opset_ceiling", "an integer")
+    if "opset_op_limits" in config:
+        limits = config["opset_op_limits"]
+        _expect(isinstance(limits, dict) and all(isinstance(op, str) and _is_int(opset) and opset > 0
+                                                 for op, opset in limits.items()),
+                "config.opset_op_limits", "an object of operator type -> positive opset")
     for key in ("opset_ceiling_reason", "data", "data_dir"):
         if key in config:
             _expect(isinstance(config[key], str), f"config.{key}", "a string")

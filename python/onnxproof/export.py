@@ -15,6 +15,8 @@ import io
 import json
 import os
 import platform
+import re
+import shutil
 import sys
 import time
 import typing
@@ -117,6 +119,83 @@ def fallback_finding(failed, used, found, out):
         f"the {failed} exporter, torch {torch_version()}'s default, failed{report}, so the model was exported with "
         f"the {used} exporter; the {failed} exporter's finding: {said}", cause["where"] if cause else "",
         f"fix the cause to use the {failed} exporter, or choose one with --exporter", source=failed)
+
+
+def refusal_finding(refused, opset, cause, used):
+    """EXPORTER_FALLBACK: ONNX Runtime could not run `refused`'s model, so `used`'s was kept."""
+    return finding(
+        "EXPORTER_FALLBACK", "info",
+        f"ONNX Runtime cannot run the {refused} exporter's model (opset {opset}) on the example, so the model was "
+        f"exported with the {used} exporter; ONNX Runtime said: {cause}", f"{refused} opset {opset}",
+        f"the {refused} export works once ONNX Runtime runs the quoted operator; --exporter pins one exporter",
+        source=refused)
+
+def model_operators(path):
+    """The default-domain operator types of the ONNX model at `path`, subgraphs included (the
+    weights are not read)."""
+    import onnx
+    model = onnx.load(path, load_external_data=False)
+    found = set()
+
+    def walk(graph):
+        for node in graph.node:
+            if node.domain in ("", "ai.onnx"):
+                found.add(node.op_type)
+            for attribute in node.attribute:
+                for body in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                    walk(body)
+    walk(model.graph)
+    return found
+
+
+def table_opset_limit(path, opset, limits):
+    """(opset, operators): the newest opset the --target tables support for every operator of the
+    model when that is below `opset` (the engine's `opset_op_limits`: {op type: newest opset}),
+    else (None, [])."""
+    over = sorted(op for op in model_operators(path) if 0 < int(limits.get(op, opset)) < opset)
+    if not over:
+        return None, []
+    return min(int(limits[op]) for op in over), over
+
+
+def runtime_refusal(path, example):
+    """None when ONNX Runtime's CPU provider loads the model and runs it on the example; else its
+    message. The proof runs the same runtime later: a model it refuses proves nothing."""
+    import onnxruntime
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # its own warnings would flood export.log; the error is returned
+    try:
+        session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        session.run(None, {i.name: example[i.name] for i in session.get_inputs() if i.name in example})
+    except Exception as error:  # onnxruntime raises its own classes (Fail, InvalidGraph, ...)
+        text = " ".join(str(error).split())
+        return text[:400] + ("..." if len(text) > 400 else "")
+    return None
+
+
+# How ONNX Runtime names the operator it refused: "running RotaryEmbedding node",
+# "implementation for RoiAlign(22)", "Op type not registered 'X'".
+_NAMED_OPERATOR = re.compile(r"running (\w+) node|implementation for (\w+)\(|Op type not registered '(\w+)'")
+
+
+def lower_opset(path, opset, refusal, oldest):
+    """The newest opset under `opset` at which the operator ONNX Runtime named (when it named
+    none: the model's operator with the newest schema) resolves to an older schema, so the
+    exporter writes it differently or not at all; None when that is below `oldest`."""
+    import onnx.defs
+    named = {name for match in _NAMED_OPERATOR.finditer(refusal or "") for name in match.groups() if name}
+    operators = model_operators(path)
+    suspects = (named & operators) or operators
+    since = []
+    for op in suspects:
+        try:
+            since.append(onnx.defs.get_schema(op, opset).since_version)
+        except onnx.defs.SchemaError:
+            continue
+    if not since:
+        return None
+    lower = min(max(since) - 1, opset - 1)
+    return lower if lower >= oldest else None
 
 
 class InMemoryModel(typing.NamedTuple):
@@ -353,25 +432,120 @@ class Exporter:
         return axes
 
     def export_with_fallback(self, model, example, exporters):
-        """Exports with the first exporter; when it fails and another is allowed (--exporter auto),
-        with the next one. When that one succeeds, the first failure becomes an EXPORTER_FALLBACK
-        finding quoting it; when every exporter fails, each one's findings stand."""
-        failures = []  # (exporter, its findings)
+        """Exports with the first exporter; when it fails, or ONNX Runtime cannot run its model
+        (checked unless --exporter and --opset were both given), with the next one allowed
+        (--exporter auto). Each fallback is an EXPORTER_FALLBACK finding quoting its cause. When
+        every exporter fails, each one's findings stand; when ONNX Runtime refuses every export,
+        the first one is kept for the proof to report."""
+        failures, refused = [], []  # (exporter, its findings); (exporter, opset, ONNX Runtime's message)
+        kept = None  # the first refused export's findings, its files in the stash
         for exporter in exporters:
-            self.exporter = exporter
-            self.opset, self.opset_reason = choose_opset(self.config, exporter)
-            progress(f"exporting with the {exporter} exporter at opset {self.opset}")
             before = len(self.findings)
-            export = self.export_with_dynamo if exporter == "dynamo" else self.export_with_torchscript
-            if export(model, example, self.model_path):
+            self.opset_notes = []
+            cause = self.export_runnable(model, example, exporter)
+            if cause == "":
+                self.findings += self.opset_notes
                 for failed, found in failures:
                     self.findings.append(fallback_finding(failed, exporter, found, self.out))
+                self.findings += [refusal_finding(failed, opset, said, exporter) for failed, opset, said in refused]
+                shutil.rmtree(self.stash_folder(), ignore_errors=True)
                 return True
-            failures.append((exporter, self.findings[before:]))
+            if cause is None:
+                failures.append((exporter, self.findings[before:]))
+            else:
+                refused.append((exporter, self.opset, cause))
+                if kept is None:
+                    kept = (exporter, self.opset, self.opset_reason, self.findings[before:] + self.opset_notes)
+                    self.stash_export()
             del self.findings[before:]
+        if kept is not None:
+            self.restore_export(kept, refused)
+            return True
         for _, found in failures:
             self.findings += found
         return False
+
+    def export_at(self, model, example, exporter, opset=0, reason=""):
+        """One export at `opset` (0: the default for this exporter); True when it wrote model.onnx."""
+        self.exporter = exporter
+        self.opset, self.opset_reason = (opset, reason) if opset else choose_opset(self.config, exporter)
+        progress(f"exporting with the {exporter} exporter at opset {self.opset}")
+        export = self.export_with_dynamo if exporter == "dynamo" else self.export_with_torchscript
+        return export(model, example, self.model_path)
+
+    def opset_is_default(self):
+        return not int(self.config.get("opset") or 0)
+
+    def export_runnable(self, model, example, exporter):
+        """Exports with `exporter`: None when it could not export, else "" when the model may be
+        kept, or ONNX Runtime's reason for refusing it. Under the default opset the model is
+        exported again at the opset the --target tables support for its operators, and once more
+        at the newest lower opset when ONNX Runtime cannot load or run it on the example."""
+        start = len(self.findings)
+        if not self.export_at(model, example, exporter):
+            return None
+        if self.opset_is_default():
+            limit, operators = table_opset_limit(self.model_path, self.opset, self.config.get("opset_op_limits") or {})
+            if limit:
+                self.export_again(model, example, start, limit,
+                                  f"the --target tables support {', '.join(operators)} only up to opset {limit}")
+        if not self.opset_is_default() and self.config.get("exporter", "auto") != "auto":
+            return ""  # both chosen by the user: respected, and the proof reports what fails
+        cause = self.timed("runtime_check", runtime_refusal, self.model_path, example)
+        oldest = dynamo.OLDEST_OPSET if exporter == "dynamo" else 7
+        lower = lower_opset(self.model_path, self.opset, cause, oldest) if cause and self.opset_is_default() else None
+        if lower and self.export_again(model, example, start, lower,
+                                       f"ONNX Runtime cannot run it on the example: {cause}"):
+            again = self.timed("runtime_check", runtime_refusal, self.model_path, example)
+            cause = f"{cause}; at opset {lower}: {again}" if again else None
+        return cause or ""
+
+    def export_again(self, model, example, start, opset, cause):
+        """Replaces the export (and its findings from `start` on) by one at `opset`, noting why;
+        when that export fails, the first one stands. True when replaced."""
+        first, first_reason, before = self.opset, self.opset_reason, len(self.findings)
+        if self.export_at(model, example, self.exporter, opset, f"opset {first} replaced: {cause}"):
+            del self.findings[start:before]
+            self.opset_notes.append(finding(
+                "EXPORTER_FALLBACK", "info",
+                f"the {self.exporter} exporter's model at the default opset {first} was exported again at opset "
+                f"{opset}: {cause}", f"opset {first}",
+                "nothing to do; --opset pins one (then a model the runtime refuses is reported, not replaced)",
+                source=self.exporter))
+            return True
+        del self.findings[before:]
+        self.opset, self.opset_reason = first, first_reason
+        return False
+
+    def stash_folder(self):
+        return os.path.join(self.out, ".refused-export")
+
+    def stash_export(self):
+        """Moves model.onnx (and its weights file) aside while other exports are tried."""
+        stash = self.stash_folder()
+        shutil.rmtree(stash, ignore_errors=True)
+        os.makedirs(stash)
+        for path in (self.model_path, self.model_path + ".data"):
+            if os.path.exists(path):
+                os.replace(path, os.path.join(stash, os.path.basename(path)))
+
+    def restore_export(self, kept, refused):
+        """Puts the first refused export back, with its findings and one finding naming every refusal."""
+        self.exporter, self.opset, self.opset_reason, found = kept
+        for path in (self.model_path, self.model_path + ".data"):
+            if os.path.exists(path):
+                os.remove(path)
+            stashed = os.path.join(self.stash_folder(), os.path.basename(path))
+            if os.path.exists(stashed):
+                os.replace(stashed, path)
+        shutil.rmtree(self.stash_folder(), ignore_errors=True)
+        said = "; ".join(f"{exporter} at opset {opset}: {cause}" for exporter, opset, cause in refused)
+        self.findings += found + [finding(
+            "EXPORTER_FALLBACK", "warning",
+            f"ONNX Runtime refused every export tried ({said}); the {self.exporter} export at opset {self.opset} "
+            "is kept and proved", f"opset {self.opset}",
+            "the quoted runtime errors name the operator; --exporter and --opset choose another export",
+            source=self.exporter)]
 
     def dynamo_example(self, example):
         """The example torch.export traces: a dynamic axis of size 0 or 1 is traced at 2, since

@@ -214,6 +214,7 @@ nlohmann::json config_json(const ExportOptions& options) {
     config["opset_ceiling"] = options.opset_ceiling;
     config["opset_ceiling_reason"] = options.opset_ceiling_reason;
   }
+  if (!options.opset_op_limits.empty()) config["opset_op_limits"] = options.opset_op_limits;
   if (!options.data.empty()) config["data"] = options.data;
   if (!options.data_dir.empty()) config["data_dir"] = options.data_dir.string();
   return config;

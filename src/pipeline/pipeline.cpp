@@ -61,6 +61,7 @@ StepReport export_step(Run& run) {
   const OpsetLimit limit = newest_supported_opset(run.options.targets);
   options.opset_ceiling = limit.opset;
   options.opset_ceiling_reason = limit.reason;
+  options.opset_op_limits = limit.op_limits;
   auto result = run_export(options, run.progress);
   if (!result) {
     if (result.error().code() == ErrorCode::usage) run.usage_error = result.error();
@@ -300,6 +301,31 @@ void merge_frozen_dimension_evidence(std::vector<Finding>& findings) {
   }
 }
 
+// A static FROZEN_DIMENSION warning (check) on an axis the sweep proved, every row at every
+// size of it compared and passed with at least two sizes, is contradicted by that evidence:
+// demoted to info, with the sizes that ran. A dynamic failure at any size keeps it.
+void demote_contradicted_frozen_warnings(Report& report) {
+  if (!report.parity) return;
+  for (auto& finding : report.findings) {
+    if (finding.code != FindingCode::frozen_dimension || finding.severity != Severity::warning ||
+        finding.step != "check" || finding.evidence.axis.empty()) {
+      continue;
+    }
+    std::set<int64_t> sizes;
+    bool all_passed = true;
+    for (const auto& row : report.parity->rows) {
+      const auto size = row.sizes.find(finding.evidence.axis);
+      if (size == row.sizes.end()) continue;
+      sizes.insert(size->second);
+      all_passed = all_passed && row.status == "pass";
+    }
+    if (!all_passed || sizes.size() < 2) continue;
+    finding.severity = Severity::info;
+    finding.message += fmt::format(" | contradicted by the sweep: every case at '{}' = {} ran and matched PyTorch",
+                                   finding.evidence.axis, fmt::join(sizes, ", "));
+  }
+}
+
 bool ran(const StepReport* step) {
   return step && (step->status == StepStatus::pass || step->status == StepStatus::fail);
 }
@@ -523,6 +549,7 @@ Expected<FinishedRun> run_into(const PipelineOptions& options, const fs::path& o
   localize_after_parity(run);
   report.onnx_model = run.model;
   merge_frozen_dimension_evidence(report.findings);
+  demote_contradicted_frozen_warnings(report);
   answer_headline(run, report);
   finish_report(report);
   name_published_paths(report, out, published);

@@ -5,6 +5,7 @@
 #include "onnxproof/check/check_model.h"
 #include "onnxproof/check/frozen_shapes.h"
 #include "onnxproof/ops/opset_limits.h"
+#include "onnxproof/ops/support_table.h"
 #include "onnxproof/runtime/session.h"
 #include "test_support.h"
 
@@ -152,6 +153,21 @@ TEST(CheckModel, OpsetLimitsAreTheOnesOfTheInstalledLibraries) {
   EXPECT_EQ(newest_supported_opset().opset, std::min(onnx_last_released_opset(), onnxruntime_newest_opset()));
 }
 
+// The ort-cpu table (probed from ONNX Runtime 1.30) has no RoiAlign-22 kernel: the default opset
+// of a model holding RoiAlign stops at 21, the newest with a supported RoiAlign; operators the
+// table supports at the ceiling set no limit.
+TEST(OpsetLimits, AnOperatorTheTableSupportsOnlyAtAnOlderOpsetLimitsTheDefault) {
+  auto table = load_target_table("ort-cpu");
+  ASSERT_TRUE(table) << table.error().describe();
+  const OpsetLimit limit = newest_supported_opset({*table});
+  ASSERT_GE(limit.opset, 22);
+  ASSERT_TRUE(limit.op_limits.contains("RoiAlign"));
+  EXPECT_EQ(limit.op_limits.at("RoiAlign"), 21);
+  EXPECT_FALSE(limit.op_limits.contains("Conv"));
+  EXPECT_FALSE(limit.op_limits.contains("Add"));
+  for (const auto& [op_type, opset] : limit.op_limits) EXPECT_LT(opset, limit.opset) << op_type;
+}
+
 TEST(CheckModel, Opset21ModelWithGroupNormalizationAndInt4CastPasses) {
   // GroupNormalization-21 and Cast to int4 (new in opset 21) through the checker and strict
   // shape inference.
@@ -248,6 +264,96 @@ TEST(FrozenShapes, AConstantShapeInsideASubgraphFromTheOuterScopeIsFound) {
   EXPECT_EQ(findings[0].code, FindingCode::frozen_dimension);
   EXPECT_EQ(findings[0].where, "reshape_in_branch");
   EXPECT_EQ(findings[0].evidence.axis, "batch");
+}
+
+// A graph of `nodes` (op type, inputs, output) on x (batch x 3 x 8, batch symbolic), with
+// int64 initializers, for the frozen-shape analysis; the last node's output is the graph's.
+struct NodeSpec {
+  std::string op_type;
+  std::vector<std::string> inputs;
+  std::string output;
+  std::vector<int64_t> perm{};
+};
+
+onnx::ModelProto shape_graph(const std::vector<NodeSpec>& nodes,
+                             const std::vector<std::pair<std::string, std::vector<int64_t>>>& constants) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  auto* graph = model.mutable_graph();
+  graph->set_name("shapes");
+  *graph->add_input() = tensor_value("x", k_float, {-1, 3, 8});
+  for (const auto& [name, values] : constants) {
+    auto* tensor = graph->add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(onnx::TensorProto::INT64);
+    tensor->add_dims(static_cast<int64_t>(values.size()));
+    for (const auto value : values) tensor->add_int64_data(value);
+  }
+  for (const auto& spec : nodes) {
+    auto* node = graph->add_node();
+    node->set_op_type(spec.op_type);
+    node->set_name(spec.output + "_node");
+    for (const auto& input : spec.inputs) node->add_input(input);
+    node->add_output(spec.output);
+    if (!spec.perm.empty()) {
+      auto* perm = node->add_attribute();
+      perm->set_name("perm");
+      perm->set_type(onnx::AttributeProto::INTS);
+      for (const auto axis : spec.perm) perm->add_ints(axis);
+    }
+    *graph->add_output() = tensor_value(spec.output, k_float, {});
+    graph->mutable_output()->rbegin()->mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+  return model;
+}
+
+std::vector<std::string> frozen_nodes(const onnx::ModelProto& model, int64_t batch) {
+  FrozenShapeOptions options;
+  options.dynamic.push_back({"x", 0, "batch", batch});
+  std::vector<std::string> nodes;
+  for (const auto& finding : find_frozen_dimensions(model, options)) nodes.push_back(finding.where);
+  return nodes;
+}
+
+// ViT's q/k/v split: Slices on the fixed axis of size 3 (after a Transpose) and a Reshape whose
+// 3 lies on a fixed axis hold the example's batch of 3 by coincidence: no evidence.
+TEST(FrozenShapes, AConstantOnAFixedAxisIsNoEvidenceEvenWhenItEqualsTheBatch) {
+  const auto model = shape_graph(
+      {{"Transpose", {"x"}, "t", {1, 0, 2}},
+       {"Slice", {"t", "one", "two", "axis0"}, "k"},
+       {"Slice", {"t", "two", "three", "axis0"}, "v"},
+       {"Slice", {"x", "two", "three", "axis1"}, "last_channel"},
+       {"Reshape", {"x", "flat3"}, "r"}},
+      {{"one", {1}}, {"two", {2}}, {"three", {3}}, {"axis0", {0}}, {"axis1", {1}}, {"flat3", {-1, 3, 8}}});
+  EXPECT_EQ(frozen_nodes(model, 3), std::vector<std::string>{});
+  EXPECT_EQ(frozen_nodes(model, 2), std::vector<std::string>{});
+}
+
+// Must fire: the same constants where they meet the dynamic batch axis.
+TEST(FrozenShapes, AConstantOnTheDynamicAxisIsStillFound) {
+  auto model = shape_graph(
+      {{"Slice", {"x", "zero", "three", "axis0"}, "first_three"},
+       {"Reshape", {"x", "batch_first"}, "r"},
+       {"Transpose", {"x"}, "t", {1, 0, 2}},
+       {"Slice", {"t", "zero", "three", "axis1"}, "on_moved_batch"},
+       {"Expand", {"row", "expanded_shape"}, "expanded"}},
+      {{"zero", {0}},
+       {"three", {3}},
+       {"axis0", {0}},
+       {"axis1", {1}},
+       {"batch_first", {3, -1}},
+       {"expanded_shape", {3, 8}}});
+  // A fixed row broadcast to the batch by a Python int: the constant makes the axis; kept.
+  *model.mutable_graph()->add_input() = tensor_value("row", k_float, {1, 8});
+  EXPECT_EQ(frozen_nodes(model, 3), (std::vector<std::string>{"first_three_node", "r_node", "on_moved_batch_node",
+                                                               "expanded_node"}));
+}
+
+// Without a -1 or 0 a Reshape fixes every size of a tensor with a dynamic axis.
+TEST(FrozenShapes, AReshapeToConstantSizesOfADynamicTensorIsFound) {
+  const auto model = shape_graph({{"Reshape", {"x", "fixed"}, "r"}}, {{"fixed", {2, 24}}});
+  EXPECT_EQ(frozen_nodes(model, 2), std::vector<std::string>{"r_node"});
 }
 
 }  // namespace

@@ -145,6 +145,7 @@ Expected<ExportOptions> cli_export_options(const ModelArguments& arguments, cons
   const OpsetLimit limit = newest_supported_opset();
   options.opset_ceiling = limit.opset;
   options.opset_ceiling_reason = limit.reason;
+  options.opset_op_limits = limit.op_limits;
   options.exporter = arguments.exporter;
   options.samples = arguments.samples;
   options.data = arguments.data;
@@ -191,7 +192,7 @@ int run_opset(const OpsetCommand& command, std::ostream& out, std::ostream& err)
   auto tables = load_target_tables(*targets);
   if (!tables) return report_error(err, tables.error());
   const OpsetLimit limit = newest_supported_opset(*tables);
-  out << nlohmann::json{{"opset", limit.opset}, {"reason", limit.reason}}.dump() << '\n';
+  out << nlohmann::json{{"opset", limit.opset}, {"reason", limit.reason}, {"op_limits", limit.op_limits}}.dump() << '\n';
   return k_exit_pass;
 }
 

@@ -60,6 +60,7 @@ struct ExportOptions {
   /// end exports at min(this, the exporter's newest) when `opset` is 0.
   int64_t opset_ceiling = 0;
   std::string opset_ceiling_reason;
+  std::map<std::string, int> opset_op_limits;  // OpsetLimit::op_limits: lowers the default opset
   std::string exporter = "auto";  // auto | torchscript | dynamo (both: the pipeline runs one export per exporter)
   std::map<std::string, std::vector<int64_t>> sweep;
   int samples = 3;

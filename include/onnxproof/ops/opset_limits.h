@@ -2,6 +2,7 @@
 // How new an opset onnxproof can prove: the ONNX library's last released opset, the newest one
 // the loaded ONNX Runtime accepts, and the opset ranges of the target support tables.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ struct OpsetLimit {
   int opset = 0;
   /// What set it, e.g. "ONNX Runtime 1.30.0 runs up to 26; ONNX 1.23.1 knows up to 27".
   std::string reason;
+  /// Default-domain operators that some target table does not support at `opset` but does at an
+  /// older one: op type -> the newest such opset (over every table). The export lowers the
+  /// default opset to this when the model holds the operator (RoiAlign-22 has no ONNX Runtime
+  /// 1.30 CPU kernel: 21).
+  std::map<std::string, int> op_limits;
 };
 
 /// The newest ai.onnx opset that the ONNX library, the loaded ONNX Runtime and every given
