@@ -110,7 +110,8 @@ TEST(Pipeline, CleanModelPassesWithEveryStepAndAReport) {
       EXPECT_TRUE(row.contains(key)) << key << " missing in " << row.dump();
     }
   }
-  ASSERT_EQ(report["headline"].size(), 5U);
+  ASSERT_EQ(report["headline"].size(), 6U);  // the five questions and the evidence's strength
+  EXPECT_EQ(report["headline"][4]["question"], "How strong is the evidence?");
   EXPECT_EQ(report["headline"][0]["answer"], "yes");
   EXPECT_EQ(report["headline"][2]["answer"], "yes");
   EXPECT_NE(report["headline"][2]["evidence"].get<std::string>().find("ort-cpu"), std::string::npos);

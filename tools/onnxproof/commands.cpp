@@ -373,6 +373,14 @@ int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std:
 
 namespace {
 
+// A number of a report row, or `fallback` when the row has none (null: an integer output has no
+// argmax figures, a refused case no error figures).
+template <typename T>
+T row_number(const nlohmann::json& row, const char* key, T fallback) {
+  const auto it = row.find(key);
+  return it != row.end() && it->is_number() ? it->get<T>() : fallback;
+}
+
 // The case, provider and optimization level to localize on: as given, else the worst failing
 // comparison of the run's report.json.
 Expected<ParityRow> localize_target(const LocalizeCommand& command, const nlohmann::json& report,
@@ -388,9 +396,9 @@ Expected<ParityRow> localize_target(const LocalizeCommand& command, const nlohma
     parsed.optimization = row.value("optimization", "all");
     parsed.status = row.value("status", "");
     parsed.output = row.value("output", "");
-    parsed.comparison.max_abs = row.value("max_abs", 0.0);
-    parsed.comparison.nan_mismatches = row.value("nan_mismatch", int64_t{0});
-    parsed.argmax = ArgmaxCheck{.flips = row.value("argmax_flips", int64_t{0})};
+    parsed.comparison.max_abs = row_number(row, "max_abs", 0.0);
+    parsed.comparison.nan_mismatches = row_number(row, "nan_mismatch", int64_t{0});
+    parsed.argmax = ArgmaxCheck{.flips = row_number(row, "argmax_flips", int64_t{0})};
     parity.rows.push_back(std::move(parsed));
   }
   if (!command.data_set.empty()) return chosen;
