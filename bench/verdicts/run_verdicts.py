@@ -1,0 +1,557 @@
+#!/usr/bin/env python3
+"""The proof's precision and recall: planted export bugs and correct exports, each judged by four
+methods.
+
+    .venv/bin/python bench/verdicts/run_verdicts.py [--onnxproof build/bin/onnxproof]
+                     [--work /tmp/onnxproof-verdicts] [--only NAME,...] [--no-zoo]
+
+1. Base models (models.py: small, seeded, realistic parameters; torchvision's mobilenet_v3_small
+   as the issue's own case) are exported once each through `onnxproof pipeline` (TorchScript,
+   opset 17); each run folder holds model.onnx and reference/ (PyTorch float32 outputs and the
+   float64 exact outputs of every case).
+2. Planted bugs are ONNX graph mutations of those exports (mutations.py), each valid for
+   onnx.checker; correct exports are the unmutated ones, the same models through the dynamo
+   exporter (opset 18, its oldest), and a few torchvision/timm models (skipped with --no-zoo).
+3. Every (model, variant) is judged by
+   - calibrated: `onnxproof parity MODEL --reference REF` (the default rule, every case);
+   - fixed:      the same with `--rtol 1e-3 --atol 1e-5` (the old rule, every case);
+   - allclose:   numpy.testing.assert_allclose(ort, torch, rtol=1e-3, atol=1e-5) on the example case
+                 (test_data_set_0) only, ONNX Runtime run here;
+   - optimum:    np.allclose(torch, ort, atol=1e-4) on the example case (Optimum's
+                 validate_model_outputs: its atol, numpy's default rtol 1e-5).
+   A method "catches" a variant when it says fail (an error running the model counts as fail).
+4. The calibrated rows' figures (onnx_error, pytorch_error, budget, scale) let the verdict be
+   recomputed exactly for other constants (noise multiple M, floor F epsilons): the sensitivity
+   table in RESULTS.md.
+
+Writes bench/verdicts/results.json, RESULTS.md and recall.svg. With --only, the other entries of
+the last results.json are kept.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import mutations  # noqa: E402
+
+F32_EPS = float(np.finfo(np.float32).eps)
+NOISE_MULTIPLE, FLOOR_EPSILONS = 8.0, 4.0  # the engine's constants (include/onnxproof/parity/calibrated.h)
+MODELS_FILE = os.path.join(HERE, "models.py")
+
+# name -> pipeline arguments. Bugs are planted in every base model's TorchScript export.
+BASE = {
+    "tiny_regressor": ["--model", f"{MODELS_FILE}:tiny_regressor", "--input", "x=2x16:float32",
+                       "--dynamic", "x:0=batch", "--sweep", "batch=1,3"],
+    "classifier": ["--model", f"{MODELS_FILE}:classifier", "--input", "x=2x32:float32",
+                   "--dynamic", "x:0=batch", "--sweep", "batch=1,3"],
+    "small_cnn": ["--model", f"{MODELS_FILE}:small_cnn", "--input", "image=2x3x16x16:float32",
+                  "--dynamic", "image:0=batch", "--sweep", "batch=1,3"],
+    "transformer_block": ["--model", f"{MODELS_FILE}:transformer_block", "--input", "x=2x8x32:float32",
+                          "--input", "attention_mask=2x8:int64:0..1", "--dynamic", "x:0=batch",
+                          "--dynamic", "x:1=seq", "--dynamic", "attention_mask:0=batch",
+                          "--dynamic", "attention_mask:1=seq", "--sweep", "batch=1,3", "--sweep", "seq=3,8"],
+    "text_pooler": ["--model", f"{MODELS_FILE}:text_pooler", "--input", "input_ids=2x8:int64:0..49",
+                    "--input", "attention_mask=2x8:int64:0..1", "--dynamic", "input_ids:0=batch",
+                    "--dynamic", "input_ids:1=seq", "--dynamic", "attention_mask:0=batch",
+                    "--dynamic", "attention_mask:1=seq", "--sweep", "batch=1,3", "--sweep", "seq=3,8"],
+    "large_output": ["--model", f"{MODELS_FILE}:large_output", "--input", "features=2x8:float32",
+                     "--dynamic", "features:0=batch", "--sweep", "batch=1,3"],
+    "segmentation_head": ["--model", f"{MODELS_FILE}:segmentation_head", "--input", "features=2x16x8x8:float32",
+                          "--dynamic", "features:0=batch", "--sweep", "batch=1,3"],
+    "mobilenet_v3_small": ["--model", "torchvision:mobilenet_v3_small", "--sweep", "batch=1,3", "--samples", "1"],
+}
+# Extra correct exports (no bugs planted): the base models through dynamo, and zoo models.
+EXTRA = [(f"{name} (dynamo)", args, "dynamo") for name, args in BASE.items() if not args[1].startswith("torchvision")]
+ZOO = [
+    ("timm:mobilenetv4_conv_small", ["--model", "timm:mobilenetv4_conv_small", "--sweep", "batch=1,3", "--samples", "1"],
+     "torchscript"),
+    ("torchvision:resnet18", ["--model", "torchvision:resnet18", "--sweep", "batch=1,3", "--samples", "1"],
+     "torchscript"),
+    ("torchvision:lraspp_mobilenet_v3_large",
+     ["--model", "torchvision:lraspp_mobilenet_v3_large", "--sweep", "batch=1,2", "--samples", "1"], "torchscript"),
+]
+
+METHODS = ("calibrated", "fixed", "allclose", "optimum")
+MULTIPLES = (1, 2, 4, 8, 16, 32, 64, 128, 1024)  # the sensitivity table's noise multiples and floors
+FLOORS = (0, 1, 4, 16, 64)
+
+
+def run(command, timeout=1800):
+    for attempt in range(30):  # the engine may be relinked while this runs (others build the checkout)
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+            code, err = done.returncode, done.stderr + done.stdout
+        except subprocess.TimeoutExpired:
+            code, err = -1, "timed out"
+        except OSError as error:
+            code, err = -1, f"cannot start {command[0]}: {error}"
+            time.sleep(10)
+            continue
+        break
+    return code, err, time.perf_counter() - start
+
+
+def slug(name):
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+
+# --- exports -----------------------------------------------------------------------------------
+
+def export(onnxproof, name, args, exporter, work):
+    """The pipeline run of one model: its folder, verdict, seconds and float64 cost."""
+    folder = os.path.join(work, "runs", slug(name))
+    shutil.rmtree(folder, ignore_errors=True)  # a fresh run: an earlier golden set would turn freeze into verify
+    samples = [] if "--samples" in args else ["--samples", "2"]
+    command = [onnxproof, "pipeline", *args, *samples, "--exporter", exporter,
+               "--opset", "18" if exporter == "dynamo" else "17", "--no-localize",
+               "--out", folder]
+    code, err, seconds = run(command)
+    entry = {"name": name, "exporter": exporter, "folder": folder, "exit": code, "seconds": round(seconds, 2),
+             "command": " ".join(command)}
+    report_path = os.path.join(folder, "report.json")
+    if not os.path.exists(os.path.join(folder, "model.onnx")) or not os.path.exists(report_path):
+        entry.update(ok=False, note=(err.strip().splitlines() or ["no output"])[-1][:300])
+        return entry
+    with open(report_path) as handle:
+        report = json.load(handle)
+    entry["pipeline_verdict"] = report["verdict"]
+    entry["pipeline_findings"] = sorted({f"{f['code']} ({f['severity']})" for f in report["findings"]
+                                         if f["severity"] in ("error", "warning")})
+    entry["steps_s"] = {step["name"]: round(step.get("seconds", 0.0), 2) for step in report["steps"]}
+    with open(os.path.join(folder, "export.json")) as handle:
+        timings = json.load(handle).get("timings_s", {})
+    entry["timings_s"] = timings
+    exact, reference = timings.get("exact_reference"), timings.get("reference")
+    if exact is not None and reference:
+        entry["exact_cost"] = exact / max(reference - exact, 1e-9)
+    entry["ok"] = True
+    return entry
+
+
+def example_case(folder):
+    """({input name: array}, [torch float32 outputs]) of test_data_set_0: the example."""
+    import onnx
+    from onnx import numpy_helper
+    case = os.path.join(folder, "reference", "test_data_set_0")
+    inputs, outputs = {}, []
+    index = 0
+    while os.path.exists(os.path.join(case, f"input_{index}.pb")):
+        tensor = onnx.load_tensor(os.path.join(case, f"input_{index}.pb"))
+        inputs[tensor.name] = numpy_helper.to_array(tensor)
+        index += 1
+    index = 0
+    while os.path.exists(os.path.join(case, f"output_{index}.pb")):
+        outputs.append(numpy_helper.to_array(onnx.load_tensor(os.path.join(case, f"output_{index}.pb"))))
+        index += 1
+    return inputs, outputs
+
+
+# --- the four methods --------------------------------------------------------------------------
+
+def parity(onnxproof, model, reference, out_json, fixed):
+    command = [onnxproof, "parity", model, "--reference", reference, "--json", out_json]
+    if fixed:
+        command += ["--rtol", "1e-3", "--atol", "1e-5"]
+    code, err, seconds = run(command, timeout=900)
+    result = {"seconds": round(seconds, 2), "exit": code}
+    if not os.path.exists(out_json):
+        result.update(verdict="error", caught=True, note=(err.strip().splitlines() or ["no output"])[-1][:300])
+        return result
+    with open(out_json) as handle:
+        proof = json.load(handle)
+    os.remove(out_json)  # a stale file must never stand in for the next run's
+    rows = proof.get("parity", [])
+    result["verdict"] = proof["verdict"]
+    result["caught"] = proof["verdict"] != "pass"
+    result["findings"] = sorted({f"{f['code']} ({f['severity']})" for f in proof.get("findings", [])})
+    result["rules"] = sorted({row.get("rule", "-") for row in rows if "rule" in row})
+    result["rows"] = len(rows)
+    result["rows_failed"] = sum(row["status"] != "pass" for row in rows)
+    ratios = [row["error_ratio"] for row in rows if row.get("error_ratio") is not None]
+    result["max_ratio"] = max(ratios) if ratios else None
+    uses = [row["onnx_error"] / row["budget"] for row in rows if row.get("budget")]
+    result["max_budget_use"] = max(uses) if uses else None
+    result["max_abs"] = max((row.get("max_abs", 0.0) for row in rows if "max_abs" in row), default=None)
+    if not fixed:  # what the sensitivity table recomputes from
+        result["row_figures"] = [
+            {key: row.get(key) for key in ("case", "output", "optimization", "status", "rule", "onnx_error",
+                                           "pytorch_error", "budget", "scale", "shape_match", "nan_mismatch")}
+            for row in rows]
+    return result
+
+
+def one_shape(model_path, inputs, expected):
+    """The two single-case checks a user writes by hand: (allclose result, optimum result)."""
+    import onnxruntime as ort
+    start = time.perf_counter()
+    try:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        session = ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
+        feed = {i.name: inputs[i.name] for i in session.get_inputs()}
+        actual = session.run(None, feed)
+    except Exception as error:  # a model that does not run fails both checks
+        note = f"{type(error).__name__}: {str(error)[:200]}"
+        seconds = round(time.perf_counter() - start, 3)
+        return ({"caught": True, "note": note, "seconds": seconds}, {"caught": True, "note": note, "seconds": seconds})
+    seconds = round(time.perf_counter() - start, 3)
+    allclose = {"caught": False, "seconds": seconds}
+    optimum = {"caught": False, "seconds": seconds}
+    worst = 0.0
+    for ort_value, torch_value in zip(actual, expected):
+        if ort_value.shape != torch_value.shape:
+            allclose.update(caught=True, note="shape")
+            optimum.update(caught=True, note="shape")
+            continue
+        worst = max(worst, float(np.max(np.abs(ort_value.astype(np.float64) - torch_value))) if ort_value.size else 0)
+        try:
+            np.testing.assert_allclose(ort_value, torch_value, rtol=1e-3, atol=1e-5)
+        except AssertionError:
+            allclose["caught"] = True
+        if not np.allclose(torch_value, ort_value, atol=1e-4):
+            optimum["caught"] = True
+    if len(actual) != len(expected):
+        allclose.update(caught=True, note="output count")
+        optimum.update(caught=True, note="output count")
+    allclose["max_abs"] = optimum["max_abs"] = worst
+    return allclose, optimum
+
+
+def judge(onnxproof, model_path, folder, scratch):
+    reference = os.path.join(folder, "reference")
+    inputs, expected = example_case(folder)
+    allclose, optimum = one_shape(model_path, inputs, expected)
+    return {
+        "calibrated": parity(onnxproof, model_path, reference, os.path.join(scratch, "calibrated.json"), False),
+        "fixed": parity(onnxproof, model_path, reference, os.path.join(scratch, "fixed.json"), True),
+        "allclose": allclose,
+        "optimum": optimum,
+    }
+
+
+# --- the figures -------------------------------------------------------------------------------
+
+def recomputed_caught(calibrated, multiple, floor):
+    """The calibrated verdict for other constants, recomputed from the rows: a row fails when it
+    could not be compared (error, shape, NaN) or when ONNX's error exceeds multiple x noise + floor
+    x eps x scale, noise being what the engine's budget holds (budget = 8 x noise + 4 eps x scale)."""
+    rows = calibrated.get("row_figures")
+    if rows is None:
+        return calibrated["caught"]
+    for row in rows:
+        if row["status"] not in ("pass", "fail") or row.get("shape_match") is False or row.get("nan_mismatch"):
+            if row["status"] != "pass":
+                return True
+            continue
+        if row.get("rule") != "calibrated" or row.get("budget") is None:
+            if row["status"] == "fail":
+                return True
+            continue
+        floor_now = FLOOR_EPSILONS * F32_EPS * row["scale"]
+        noise = max(row["budget"] - floor_now, 0.0) / NOISE_MULTIPLE
+        if row["onnx_error"] > multiple * noise + floor * F32_EPS * row["scale"] + 1.2e-38:
+            return True
+    return False
+
+
+def percentile(values, q):
+    return float(np.percentile(values, q)) if values else None
+
+
+def summary(entries):
+    bugs = [e for e in entries if e["kind"] == "bug"]
+    correct = [e for e in entries if e["kind"] == "correct"]
+    table = {}
+    for method in METHODS:
+        caught = sum(e["methods"][method]["caught"] for e in bugs)
+        alarms = sum(e["methods"][method]["caught"] for e in correct)
+        table[method] = {"bugs_caught": caught, "bugs": len(bugs), "recall": caught / len(bugs) if bugs else None,
+                         "false_alarms": alarms, "correct": len(correct),
+                         "false_alarm_rate": alarms / len(correct) if correct else None}
+    correct_rows = [row.get("onnx_error") / row["pytorch_error"] for e in correct
+                    for row in e["methods"]["calibrated"].get("row_figures", [])
+                    if row.get("pytorch_error") and row.get("onnx_error") is not None]
+    correct_runs = [e["methods"]["calibrated"]["max_ratio"] for e in correct
+                    if e["methods"]["calibrated"].get("max_ratio") is not None]
+    correct_use = [e["methods"]["calibrated"]["max_budget_use"] for e in correct
+                   if e["methods"]["calibrated"].get("max_budget_use") is not None]
+    bug_runs = [e["methods"]["calibrated"]["max_ratio"] for e in bugs
+                if e["methods"]["calibrated"].get("max_ratio") is not None]
+    caught_runs = [e["methods"]["calibrated"]["max_ratio"] for e in bugs if e["methods"]["calibrated"]["caught"]
+                   and e["methods"]["calibrated"].get("max_ratio") is not None]
+    comparable = [e for e in bugs if e["methods"]["calibrated"].get("row_figures") and all(
+        row["status"] in ("pass", "fail") and row.get("rule") == "calibrated" and row.get("shape_match") is not False
+        for row in e["methods"]["calibrated"]["row_figures"])]
+    comparable_caught = [e["methods"]["calibrated"]["max_ratio"] for e in comparable
+                         if e["methods"]["calibrated"]["caught"] and e["methods"]["calibrated"].get("max_ratio")]
+    top_correct = sorted(((row["onnx_error"] / row["pytorch_error"], e["model"], e["variant"], row["case"],
+                           row["optimization"]) for e in correct for row in e["methods"]["calibrated"].get(
+                              "row_figures", []) if row.get("pytorch_error") and row.get("onnx_error") is not None),
+                         reverse=True)[:5]
+    low_bugs = sorted((e["methods"]["calibrated"]["max_ratio"], e["model"], e["variant"],
+                       e["methods"]["calibrated"]["caught"]) for e in comparable
+                      if e["methods"]["calibrated"].get("max_ratio") is not None)[:8]
+    ratios = {
+        "correct_rows": len(correct_rows), "correct_row_max": max(correct_rows, default=None),
+        "correct_row_p99": percentile(correct_rows, 99), "correct_row_p50": percentile(correct_rows, 50),
+        "correct_run_max": max(correct_runs, default=None), "correct_budget_use_max": max(correct_use, default=None),
+        "bug_runs": len(bug_runs), "bug_run_min": min(bug_runs, default=None),
+        "bug_run_median": percentile(bug_runs, 50), "caught_bug_run_min": min(caught_runs, default=None),
+        "comparable_bugs": len(comparable), "comparable_caught_min": min(comparable_caught, default=None),
+        "top_correct_rows": [list(t) for t in top_correct], "lowest_comparable_bugs": [list(t) for t in low_bugs],
+    }
+    sensitivity = []
+    for multiple in MULTIPLES:
+        for floor in FLOORS:
+            sensitivity.append({
+                "multiple": multiple, "floor_eps": floor,
+                "bugs_caught": sum(recomputed_caught(e["methods"]["calibrated"], multiple, floor) for e in bugs),
+                "false_alarms": sum(recomputed_caught(e["methods"]["calibrated"], multiple, floor) for e in correct)})
+    return {"methods": table, "ratios": ratios, "sensitivity": sensitivity}
+
+
+def fmt(value, digits=3):
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def write_svg(path, result):
+    """Recall and false alarms per method as grouped bars, drawn by hand (no matplotlib in the venv)."""
+    methods = result["summary"]["methods"]
+    width, height, left, bottom, top = 560, 300, 60, 250, 40
+    bar, gap = 36, 40
+    colours = {"recall": "#2b7bba", "false alarms": "#d6604d"}
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+             'font-size="12">', f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">'
+             'Planted bugs caught (recall) and correct exports failed (false alarms)</text>']
+    scale = bottom - top
+    for tick in (0, 0.25, 0.5, 0.75, 1.0):
+        y = bottom - tick * scale
+        parts.append(f'<line x1="{left}" x2="{width - 20}" y1="{y}" y2="{y}" stroke="#ddd"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4}" text-anchor="end">{int(tick * 100)}%</text>')
+    for index, method in enumerate(METHODS):
+        x0 = left + 20 + index * (2 * bar + gap)
+        figures = methods[method]
+        for offset, (label, value, count) in enumerate(
+                (("recall", figures["recall"] or 0.0, f"{figures['bugs_caught']}/{figures['bugs']}"),
+                 ("false alarms", figures["false_alarm_rate"] or 0.0, f"{figures['false_alarms']}/{figures['correct']}"))):
+            x = x0 + offset * bar
+            h = value * scale
+            parts.append(f'<rect x="{x}" y="{bottom - h}" width="{bar - 4}" height="{h}" fill="{colours[label]}"/>')
+            parts.append(f'<text x="{x + (bar - 4) / 2}" y="{bottom - h - 4}" text-anchor="middle" font-size="10">'
+                         f'{count}</text>')
+        parts.append(f'<text x="{x0 + bar}" y="{bottom + 16}" text-anchor="middle">{method}</text>')
+    for index, (label, colour) in enumerate(colours.items()):
+        x = left + 20 + index * 130
+        parts.append(f'<rect x="{x}" y="{height - 22}" width="12" height="12" fill="{colour}"/>')
+        parts.append(f'<text x="{x + 18}" y="{height - 12}">{label}</text>')
+    parts.append("</svg>")
+    with open(path, "w") as handle:
+        handle.write("\n".join(parts) + "\n")
+
+
+def mark(caught):
+    return "**FAIL**" if caught else "pass"
+
+
+def tables(result):
+    """The measured part of RESULTS.md, regenerated on every run."""
+    summary_ = result["summary"]
+    entries, exports = result["entries"], result["exports"]
+    lines = [f"Measured by `run_verdicts.py` in {result['seconds']:.0f} s (whole script); engine constants: noise "
+             f"multiple {result['constants']['noise_multiple']:g}, floor {result['constants']['floor_epsilons']:g} "
+             "float32 epsilons.", "", "### Recall and false alarms", "",
+             "| method | bugs caught (recall) | correct exports failed (false alarms) |", "| --- | ---: | ---: |"]
+    for method in METHODS:
+        m = summary_["methods"][method]
+        lines.append(f"| {method} | {m['bugs_caught']} / {m['bugs']} ({100 * (m['recall'] or 0):.0f}%) | "
+                     f"{m['false_alarms']} / {m['correct']} ({100 * (m['false_alarm_rate'] or 0):.0f}%) |")
+    r = summary_["ratios"]
+    lines += ["", "### Error ratios (|ONNX - float64| / |PyTorch float32 - float64|, calibrated rows)", "",
+              "| set | figure | value |", "| --- | --- | ---: |",
+              f"| correct exports | rows | {r['correct_rows']} |",
+              f"| correct exports | median over rows | {fmt(r['correct_row_p50'])} |",
+              f"| correct exports | p99 over rows | {fmt(r['correct_row_p99'])} |",
+              f"| correct exports | max over rows | {fmt(r['correct_row_max'])} |",
+              f"| correct exports | max budget use (ONNX error / budget) | {fmt(r['correct_budget_use_max'])} |",
+              f"| planted bugs | runs with a ratio | {r['bug_runs']} |",
+              f"| planted bugs | median of the per-run max | {fmt(r['bug_run_median'])} |",
+              f"| planted bugs | min of the per-run max | {fmt(r['bug_run_min'])} |",
+              f"| planted bugs caught by calibrated | min of the per-run max | {fmt(r['caught_bug_run_min'])} |",
+              f"| planted bugs whose every row compared (no runtime error, same shapes) | count | {r['comparable_bugs']} |",
+              f"| those caught by calibrated | min of the per-run max | {fmt(r['comparable_caught_min'])} |",
+              "", "Largest ratios on correct exports (ratio, model, variant, case, graph optimization): "
+              + "; ".join(f"{fmt(t[0])} {t[1]} {t[3]} {t[4]}" for t in r["top_correct_rows"]) + ".", "",
+              "Smallest per-run ratios among comparable planted bugs (ratio, model, bug, caught by calibrated): "
+              + "; ".join(f"{fmt(t[0])} {t[1]}/{t[2]} {'caught' if t[3] else 'missed'}" for t in r["lowest_comparable_bugs"])
+              + ".",
+              "", "### Other constants, recomputed from the same rows", "",
+              "A row fails when ONNX's error exceeds M x noise + F x eps32 x scale (noise as the engine pooled it). "
+              "Rows that could not be compared (errors, shapes) fail whatever the constants.", "",
+              "Each cell: bugs caught / false alarms (of "
+              f"{summary_['methods']['calibrated']['bugs']} bugs and {summary_['methods']['calibrated']['correct']} "
+              "correct exports); the engine's constants in bold.", "",
+              "| noise multiple M | " + " | ".join(f"floor {f} eps" for f in FLOORS) + " |",
+              "| ---: | " + " | ".join("---:" for _ in FLOORS) + " |"]
+    cells = {(x["multiple"], x["floor_eps"]): f"{x['bugs_caught']} / {x['false_alarms']}" for x in summary_["sensitivity"]}
+    for multiple in MULTIPLES:
+        row = []
+        for floor in FLOORS:
+            cell = cells[(multiple, floor)]
+            row.append(f"**{cell}**" if multiple == NOISE_MULTIPLE and floor == FLOOR_EPSILONS else cell)
+        lines.append(f"| {multiple} | " + " | ".join(row) + " |")
+    lines += ["", "### Every variant", "",
+              "calibrated ratio: the largest error_ratio over the calibrated run's rows; budget use: the largest "
+              "onnx_error / budget (above 1 fails); max abs: the fixed run's largest |ONNX - PyTorch|.", "",
+              "| model | variant | calibrated | fixed | allclose | optimum | calibrated ratio | budget use | max abs | "
+              "calibrated findings | the change |", "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | --- | --- |"]
+    for e in entries:
+        m = e["methods"]
+        findings = ", ".join(f.split(" ")[0] for f in m["calibrated"].get("findings", [])) or "-"
+        lines.append(f"| {e['model']} | {e['variant']} | " + " | ".join(mark(m[k]["caught"]) for k in METHODS)
+                     + f" | {fmt(m['calibrated'].get('max_ratio'))} | {fmt(m['calibrated'].get('max_budget_use'))} | "
+                     f"{fmt(m['fixed'].get('max_abs'))} | {findings} | {e['what']} |")
+    missed = [e for e in entries if e["kind"] == "bug" and not any(e["methods"][k]["caught"] for k in METHODS)]
+    lines += ["", "### Bugs no method catches", ""]
+    lines += [f"- {e['model']} / {e['variant']}: {e['what']} (calibrated ratio {fmt(e['methods']['calibrated'].get('max_ratio'))}, "
+              f"largest |ONNX - PyTorch| {fmt(e['methods']['fixed'].get('max_abs'))})" for e in missed] or ["- none"]
+    lines += ["", "### Exports and the cost of the float64 pass", "",
+              "reference: export.json's timings_s.reference (PyTorch's capture of every case, the float64 pass "
+              "included); exact: timings_s.exact_reference (the float64 copy and its forward passes alone).", "",
+              "| model | exporter | pipeline verdict | warnings and errors | pipeline s | reference s | exact s | "
+              "exact / (reference - exact) |", "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    for x in exports:
+        t = x.get("timings_s", {})
+        lines.append(f"| {x['name']} | {x['exporter']} | {x.get('pipeline_verdict', 'error')} | "
+                     f"{', '.join(x.get('pipeline_findings', [])) or x.get('note', '-')} | {x['seconds']:.1f} | "
+                     f"{fmt(t.get('reference'))} | {fmt(t.get('exact_reference'))} | {fmt(x.get('exact_cost'), 2)} |")
+    cost = {k: [e["methods"][k]["seconds"] for e in entries if "seconds" in e["methods"][k]] for k in METHODS}
+    lines += ["", "### Seconds per check (one variant, median and max)", "", "| method | median s | max s |",
+              "| --- | ---: | ---: |"]
+    for k in METHODS:
+        lines.append(f"| {k} | {fmt(percentile(cost[k], 50))} | {fmt(max(cost[k], default=None))} |")
+    return "\n".join(lines) + "\n"
+
+
+BEGIN, END = "<!-- tables:begin (run_verdicts.py writes this part) -->", "<!-- tables:end -->"
+
+
+def write_results_md(path, result):
+    """Replaces the measured part of RESULTS.md; the analysis around it is written by hand."""
+    text = open(path).read() if os.path.exists(path) else f"# The proof's precision and recall\n\n{BEGIN}\n{END}\n"
+    head, _, rest = text.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    with open(path + ".tmp", "w") as handle:
+        handle.write(head + BEGIN + "\n" + tables(result) + END + tail)
+    os.replace(path + ".tmp", path)
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+def judge_entry(onnxproof, kind, model_name, variant, what, model_path, folder, scratch):
+    os.makedirs(scratch, exist_ok=True)
+    start = time.perf_counter()
+    methods = judge(onnxproof, model_path, folder, scratch)
+    entry = {"kind": kind, "model": model_name, "variant": variant, "what": what, "model_path": model_path,
+             "run_folder": folder, "methods": methods, "seconds": round(time.perf_counter() - start, 2)}
+    flags = " ".join(f"{m}={'FAIL' if methods[m]['caught'] else 'pass'}" for m in METHODS)
+    ratio = methods["calibrated"].get("max_ratio")
+    print(f"  {variant:22} {flags}  ratio {fmt(ratio)}", file=sys.stderr, flush=True)
+    return entry
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--onnxproof", default=os.path.join(ROOT, "build", "bin", "onnxproof"))
+    parser.add_argument("--work", default="/tmp/onnxproof-verdicts")
+    parser.add_argument("--only", default="", help="comma-separated model names (base, '(dynamo)' or zoo names)")
+    parser.add_argument("--no-zoo", action="store_true", help="skip the torchvision/timm correct exports")
+    args = parser.parse_args()
+    only = set(filter(None, args.only.split(",")))
+    wanted = lambda name: not only or name in only  # noqa: E731
+    import onnx
+
+    exports, entries = [], []
+    started = time.perf_counter()
+    for name, pipeline_args in BASE.items():
+        if not wanted(name):
+            continue
+        print(f"[export] {name}", file=sys.stderr, flush=True)
+        run_entry = export(args.onnxproof, name, pipeline_args, "torchscript", args.work)
+        exports.append(run_entry)
+        if not run_entry["ok"]:
+            print(f"  export failed: {run_entry['note']}", file=sys.stderr, flush=True)
+            continue
+        folder = run_entry["folder"]
+        model_path = os.path.join(folder, "model.onnx")
+        scratch = os.path.join(args.work, "judge", slug(name))
+        entries.append(judge_entry(args.onnxproof, "correct", name, "correct (torchscript)", "unmutated export",
+                                   model_path, folder, scratch))
+        model = onnx.load(model_path)
+        inputs, _ = example_case(folder)
+        context = mutations.Context(inputs)
+        mutant_dir = os.path.join(args.work, "mutants", slug(name))
+        shutil.rmtree(mutant_dir, ignore_errors=True)
+        os.makedirs(mutant_dir)
+        for bug in mutations.MUTATIONS:
+            try:
+                mutated = mutations.mutate(model, bug, context)
+            except Exception as error:  # a mutation that breaks the checker is left out, said so
+                print(f"  {bug}: not planted ({type(error).__name__}: {str(error)[:120]})", file=sys.stderr)
+                continue
+            if mutated is None:
+                continue
+            path = os.path.join(mutant_dir, f"{bug}.onnx")
+            onnx.save(mutated[0], path)
+            entries.append(judge_entry(args.onnxproof, "bug", name, bug, mutated[1], path, folder, scratch))
+
+    extras = EXTRA + ([] if args.no_zoo else ZOO)
+    for name, pipeline_args, exporter in extras:
+        if not wanted(name):
+            continue
+        print(f"[export] {name}", file=sys.stderr, flush=True)
+        run_entry = export(args.onnxproof, name, pipeline_args, exporter, args.work)
+        exports.append(run_entry)
+        if not run_entry["ok"]:
+            print(f"  export failed: {run_entry['note']}", file=sys.stderr, flush=True)
+            continue
+        folder = run_entry["folder"]
+        entries.append(judge_entry(args.onnxproof, "correct", name, f"correct ({exporter})", "unmutated export",
+                                   os.path.join(folder, "model.onnx"), folder, os.path.join(args.work, "judge",
+                                                                                            slug(name))))
+
+    results_path = os.path.join(HERE, "results.json")
+    if only and os.path.exists(results_path):  # keep the other models' entries of the last run
+        with open(results_path) as handle:
+            last = json.load(handle)
+        entries = [e for e in last["entries"] if e["model"] not in only] + entries
+        exports = [e for e in last["exports"] if e["name"] not in only] + exports
+    result = {"schema": "onnxproof.bench.verdicts/1", "constants": {"noise_multiple": NOISE_MULTIPLE,
+                                                                    "floor_epsilons": FLOOR_EPSILONS},
+              "seconds": round(time.perf_counter() - started, 1), "exports": exports, "entries": entries}
+    result["summary"] = summary(entries)
+    with open(results_path + ".tmp", "w") as handle:
+        json.dump(result, handle, indent=1)
+    os.replace(results_path + ".tmp", results_path)
+    write_svg(os.path.join(HERE, "recall.svg"), result)
+    write_results_md(os.path.join(HERE, "RESULTS.md"), result)
+    print(json.dumps(result["summary"]["methods"], indent=1), file=sys.stderr)
+    print(json.dumps(result["summary"]["ratios"], indent=1), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
