@@ -1,0 +1,131 @@
+"""Hand judgments of the corpus's non-pass verdicts: (name, exporter or "*") -> (class, why).
+
+class: "true-defect" (the export really is wrong or cannot be made: why it is real, in one line)
+or "false-alarm" (a correct model onnxproof fails or errors: the cause in onnxproof). Each was
+judged from the findings, the run folder (report.json, export.log, reference/) and, where the
+finding alone did not settle it, by exporting the same module directly with torch.onnx.export /
+torch.export and running ONNX Runtime at several sizes (see NOTES)."""
+
+T, F = "true-defect", "false-alarm"
+
+_RANGE = ("onnxproof's dynamo capture (python/onnxproof/dynamo.py: capture() exports with strict named "
+          "torch.export.Dim; _specialized_finding() makes every 'Not all values of X in the specified range satisfy "
+          "the generated guard' an error) fails the export on a range refinement")
+
+JUDGED = {
+    # --- exporters that cannot translate an operator (UNSUPPORTED_ATEN_OP / EXPORT_FAILED) ---
+    ("index_add", "torchscript"): (T, "TorchScript exporter: index_add with alpha != 1 is unsupported (its own error)"),
+    ("take_along_topk", "torchscript"): (T, "TorchScript exporter has no symbolic for aten::take_along_dim"),
+    ("take_along_topk", "dynamo"): (T, "torch.export specializes batch to 3 inside take_along_dim's broadcast even "
+                                       "with Dim.DYNAMIC (checked directly): no dynamic-batch export exists"),
+    ("torch_cond", "torchscript"): (T, "torch.cond cannot be traced by torch.jit.trace (torch's own error)"),
+    ("interp_nearest_exact", "torchscript"): (T, "no TorchScript symbolic for _upsample_nearest_exact2d"),
+    ("interp_antialias_down", "torchscript"): (T, "no TorchScript symbolic for _upsample_bilinear2d_aa (antialias)"),
+    ("maxpool_unpool", "torchscript"): (T, "torch.onnx.export(dynamo=False) itself raises in max_unpool2d's "
+                                          "torch._check on a traced tensor (reproduced without onnxproof)"),
+    ("median_dim", "*"): (T, "aten::median(dim) has no ONNX translation in either exporter"),
+    ("kthvalue", "*"): (T, "aten::kthvalue has no ONNX translation in either exporter"),
+    ("masked_select", "dynamo"): (T, "dynamo exporter has no translation for aten.masked_select "
+                                     "(TorchScript's has one and passes)"),
+    ("bitwise_int32", "torchscript"): (T, "TorchScript exporter refuses bitwise OR on integers (ONNX BitwiseOr "
+                                          "exists since opset 18; dynamo passes)"),
+    ("roi_pool", "dynamo"): (T, "torch.onnx's torchvision::roi_pool translation is called with 5 arguments and "
+                                "takes 3-4: a TypeError inside the exporter"),
+    ("fliplr_rot90", "torchscript"): (T, "no TorchScript symbolic for aten::fliplr"),
+    ("searchsorted", "*"): (T, "aten::searchsorted has no ONNX translation in either exporter"),
+    ("cumprod", "*"): (T, "cumprod has no ONNX translation (no ONNX CumProd; neither exporter decomposes it)"),
+    ("cummax", "*"): (T, "aten::cummax has no ONNX translation in either exporter"),
+    ("logcumsumexp", "torchscript"): (T, "no TorchScript symbolic for aten::logcumsumexp (dynamo passes)"),
+    ("rmsnorm", "torchscript"): (T, "no TorchScript symbolic for aten::rms_norm (nn.RMSNorm); dynamo passes"),
+    ("cross_entropy", "torchscript"): (T, "TorchScript exporter refuses label_smoothing (its own error)"),
+    ("erfinv_ndtri", "*"): (T, "erfinv has no ONNX translation in either exporter"),
+    ("atan2_hypot", "*"): (T, "hypot has no ONNX translation in either exporter"),
+    ("diff", "torchscript"): (T, "no TorchScript symbolic for aten::diff"),
+    ("sign_floor_round_frac", "torchscript"): (T, "no TorchScript symbolic for aten::frac (dynamo passes)"),
+    ("cdist", "dynamo"): (T, "aten._cdist_forward has no dynamo translation (DispatchError even with Dim.DYNAMIC or a "
+                             "declared range); onnxproof names the lesser cause: FROZEN_DIMENSION 'm <= 25' from "
+                             "cdist's size branch, a range refinement (see the false alarms)"),
+    # --- exports that are really wrong or frozen ---
+    ("loop_dynamic_length", "torchscript"): (T, "a Python loop over x.shape[1] is unrolled by the trace: ONNX is wrong "
+                                                "(3.59 off) at seq=7 and ORT refuses seq=1,2"),
+    ("loop_dynamic_length", "dynamo"): (T, "the same loop specializes seq to 5 in torch.export: no dynamic export"),
+    ("if_on_value", "dynamo"): (T, "a Python if on a tensor value: torch.export cannot capture it (needs torch.cond)"),
+    ("lstm_h0_c0", "dynamo"): (T, "torch.export specializes the sequence length of nn.LSTM (checked directly: "
+                                  "'You marked seq as dynamic but your code specialized it'); TorchScript passes"),
+    ("gru_bidirectional_h0", "dynamo"): (T, "torch.export specializes the sequence length of nn.GRU"),
+    ("lstm_no_state", "dynamo"): (T, "torch.export specializes the sequence length of nn.LSTM"),
+    ("rnn_list_axes", "dynamo"): (T, "torch.export specializes the sequence length of nn.RNN"),
+    ("linspace_dynamic", "dynamo"): (T, "torch.export specializes linspace's step count to 5, also with Dim.DYNAMIC"),
+    ("linspace_dynamic", "torchscript"): (T, "TorchScript's linspace divides by steps-1: ONNX returns NaN at n=1 "
+                                             "where torch.linspace(0, 1, 1) is [0] (checked in the run folder)"),
+    ("floor_divide_int", "torchscript"): (T, "`a // 3` on int64 exports as truncating Div: ONNX -4 where PyTorch "
+                                             "floors to -5 (-14 // 3); torch.div(rounding_mode='floor') is right"),
+    ("mha_key_padding", "torchscript"): (T, "the trace of nn.MultiheadAttention freezes seq in a Reshape "
+                                            "({5,8,4}); reproduced with torch.onnx.export(dynamo=False): ORT "
+                                            "refuses seq=6"),
+    ("encoder_layer_padding", "torchscript"): (T, "same frozen Reshape inside TransformerEncoderLayer's self-attention"),
+    ("mha_causal_weights", "torchscript"): (T, "same frozen Reshape inside nn.MultiheadAttention"),
+    ("inplace_slice_assign_input", "torchscript"): (T, "TorchScript exporter drops `x[:, 0] = 0` on a graph input: "
+                                                       "ONNX is relu(x) (reproduced with torch.onnx.export directly, "
+                                                       "inputs cloned); dynamo passes"),
+    ("cross_entropy", "dynamo"): (T, "dynamo's SoftmaxCrossEntropyLoss translation of label_smoothing=0.1 is off "
+                                     "by 0.0065-0.064 (reproduced directly) and declares a rank-1 output for a "
+                                     "rank-0 loss (strict shape inference rejects it)"),
+    # --- false alarms: range refinements torch.export cannot prove, on correct models ---
+    ("maxpool_ceil", "dynamo"): (F, _RANGE + " that always holds ((-2) + 2*(h//2) < h): with Dim.DYNAMIC the export "
+                                 "succeeds and matches PyTorch at h=2..30; TorchScript passes"),
+    ("topk_dynamic_k", "dynamo"): (F, _RANGE + " that always holds ((n//2) <= n): with Dim.DYNAMIC the export matches "
+                                   "PyTorch at n=1..30"),
+    ("float_arange", "dynamo"): (F, _RANGE + " that always holds (2n == ceil(n/0.5)): with Dim.DYNAMIC the export "
+                                 "matches PyTorch at n=1..30"),
+    ("diff", "dynamo"): (F, _RANGE + " ((seq-1) != 1, a 0/1 specialization of the narrowed size): with Dim.DYNAMIC the "
+                         "export matches PyTorch at seq=1..30, including 2"),
+    ("pad_reflect_conv", "dynamo"): (F, _RANGE + " the model really has (h, w >= 3: reflection padding 2); sizes "
+                                     "below are ones PyTorch itself rejects (the TorchScript run drops them with "
+                                     "CASE_REJECTED_BY_PYTORCH and passes); exported with min=3 it matches at 3..20"),
+    ("batched_nms", "dynamo"): (F, _RANGE + " from torchvision's size branch (boxes.numel() > 4000): the graph "
+                                "exported with n <= 1000 gives PyTorch's exact answer at n=2, 5 and 1500"),
+}
+
+# Exports judged wrong (ONNX Runtime answers differently or refuses sizes PyTorch runs): a later pass
+# of one of these, with the same torch, is a miss of the proof, not a fix.
+WRONG_OUTPUT = {
+    ("loop_dynamic_length", "torchscript"), ("linspace_dynamic", "torchscript"), ("floor_divide_int", "torchscript"),
+    ("mha_key_padding", "torchscript"), ("encoder_layer_padding", "torchscript"), ("mha_causal_weights", "torchscript"),
+    ("inplace_slice_assign_input", "torchscript"), ("cross_entropy", "dynamo"),
+}
+
+NOTES = """\
+## Notes (not verdict changes)
+
+- **The false alarms, rerun**: `run_corpus.py --only maxpool_ceil,topk_dynamic_k,float_arange,diff,pad_reflect_conv,batched_nms --exporters dynamo`.
+  Smallest: `onnxproof.prove(TopkDynamicK(), (torch.randn(2, 8),), dynamic_axes={"x": {0: "batch", 1: "n"}},
+  exporter="dynamo")` (forward: `x.topk(x.shape[1] // 2, dim=1).values`) says fail FROZEN_DIMENSION
+  "holds only where (n // 2) <= n". A fix that keeps the exact path: on a range refinement, export
+  again with the range torch suggests (or Dim.DYNAMIC), make the finding a warning naming the guard,
+  and let the sweep decide (sizes PyTorch rejects dropped as CASE_REJECTED_BY_PYTORCH, sizes ONNX
+  Runtime refuses reported as SHAPE_REJECTED); the TorchScript runs of the same models already pass.
+
+- **Integer parity figures**: an int64 output that differs is reported as `max abs 0, max rel 0`
+  ("misses rtol 0.001 / atol 1e-05 ... 5 of 12 elements ... max abs 0") in floor_divide_int:
+  `src/parity/compare.cpp` `compare_tensors()` takes the exact 64-bit path and `continue`s before
+  updating `max_abs`/`max_rel`; the message (`src/parity/parity.cpp` ~315) also quotes rtol/atol
+  for a row whose rule is `exact`.
+- **NaN rows**: linspace_dynamic (TorchScript) says `max |ONNX - exact| 0 ... budget 1.18e-38 ... 2
+  of 2 elements over it` for a NaN output, and NAN_OR_INF appears twice with the same message.
+- **Differential trace message**: if_on_value (TorchScript) passes with the warning "tracing again
+  ... with values of the other sign gave the same graph", but `python/onnxproof/export.py`
+  `differential_trace()` flips the sign only when the example has a negative value; the example
+  here was all positive, so no other-sign trace ran. The exported model (`Mul` only) is wrong for
+  inputs with a negative mean; within the domain read from the example (non-negative) it is right,
+  so this is counted a pass, but the message claims evidence that was not gathered.
+- **Noisy warnings on passes**: TRAINING_MODE on every parameterless module left in training mode
+  says "dropout active, batch norm on batch statistics" though the module has neither;
+  DATA_DEPENDENT_CONTROL_FLOW (warning) on `if x.shape[1] == 3` (a static axis) in if_on_shape;
+  FROZEN_DIMENSION (warning) on `math.sqrt(q.shape[-1])` of a static axis in einsum_attention.
+- **Exporter fallbacks that worked**: mha_key_padding and encoder_layer_padding (dynamo) export an
+  opset-23 `Attention` node ONNX Runtime 1.30 refuses; onnxproof re-exported at opset 22 and passed
+  (EXPORTER_FALLBACK info). RoiAlign models went to opset 21 by the target table.
+- **localize=True** on the parity failures (a side run, `--localize`): no crash; localization named
+  no module (single-module models), as expected.
+"""
