@@ -7,12 +7,19 @@ why no exact value exists when one cannot be had (an op without a double kernel,
 casts internally, a model too large to copy)."""
 import contextlib
 import copy
+import time
 
 from . import traps
 
 # A float64 copy doubles a float32 model's parameters on top of the original: above this many
 # bytes of parameters (the copy's size) the exact pass is skipped, said in a finding.
 MAX_COPY_BYTES = 8 * 2**30
+
+# The float64 pass may take this many times the float32 capture's time. The first case always
+# runs; later ones while the pass stays within the budget (CPU convolutions in float64 run 10-20x
+# slower than in float32). Cases without a float64 run are judged with the median noise of those
+# with one (the engine's rule "pooled").
+TIME_BUDGET = 1.3
 
 
 @contextlib.contextmanager
@@ -36,6 +43,9 @@ class ExactReference:
         self.model = None
         self.reason = ""
         self.output_reasons = {}  # output name -> why its exact value is missing (first case seen)
+        self.float32_seconds = 0.0  # the reference capture's float32 forwards so far (the caller adds)
+        self.exact_seconds = 0.0
+        self.cases_run = 0
         try:
             self.model = self.copy_in_float64(model)
         except Exception as error:  # any failure of the copy is a reason, not a crash
@@ -52,6 +62,14 @@ class ExactReference:
             raise MemoryError(f"its float64 copy would take {size * 8 / 2**30:.1f} GiB")
         return copy.deepcopy(model).double().eval()
 
+    def wanted(self):
+        """Whether the next case gets a float64 run: always the first, then while one more run
+        (at the mean cost so far) keeps the pass within TIME_BUDGET of the float32 capture."""
+        if self.model is None or self.cases_run == 0:
+            return self.model is not None
+        mean = self.exact_seconds / self.cases_run
+        return self.exact_seconds + mean <= TIME_BUDGET * self.float32_seconds
+
     def outputs(self, forward, arrays, names, float32_outputs):
         """Float64 arrays aligned with `float32_outputs` (None where an output has no exact value).
         `forward(model, arrays)` is the export's own call of the model; `arrays` the case's inputs
@@ -63,12 +81,17 @@ class ExactReference:
             return exact
         widened = {name: value.astype(np.float64) if np.asarray(value).dtype.kind == "f" else value
                    for name, value in arrays.items()}
+        start = time.perf_counter()
         try:
             with default_dtype(torch.float64):
                 result, _ = traps.flatten_outputs(forward(self.model, widened))
         except Exception as error:
             self.reason = self.reason or f"the float64 forward fails: {type(error).__name__}: {str(error)[:200]}"
+            self.model = None  # one failure says it all: no later case tries again
             return exact
+        finally:
+            self.exact_seconds += time.perf_counter() - start
+            self.cases_run += 1
         for index, (name, value) in enumerate(zip(names, [v for _, v in result])):
             expected = float32_outputs[index]
             if not expected.is_floating_point():

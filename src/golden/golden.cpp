@@ -231,8 +231,6 @@ Expected<GoldenManifest> read_golden_manifest(const fs::path& golden_dir, const 
     // The recorded tolerances hold unless the caller overrides them explicitly.
     for (const auto& [output, t] : manifest.at("tolerances").items()) {
       if (result.tolerance.per_output.contains(output)) continue;
-      // Manifests from before the calibrated rule carry no "rule": their figures hold as recorded.
-      if (t.value("rule", "user") == "default") continue;
       const Tolerance recorded{t.at("rtol"), t.at("atol")};
       if (!(recorded.rtol >= 0 && recorded.rtol <= k_max_manifest_rtol && recorded.atol >= 0 &&
             recorded.atol <= k_max_manifest_atol)) {
@@ -242,6 +240,8 @@ Expected<GoldenManifest> read_golden_manifest(const fs::path& golden_dir, const 
                         ") is looser than a manifest may set (rtol <= 0.5, atol <= 1); pass it with "
                         "--output-tolerance to use it");
       }
+      // Manifests from before the calibrated rule carry no "rule": their figures hold as recorded.
+      if (t.value("rule", "user") == "default") continue;
       result.tolerance.per_output[output] = recorded;
     }
   } catch (const nlohmann::json::exception& error) {

@@ -1,6 +1,8 @@
 #include "onnxproof/parity/argmax.h"
 
 #include <algorithm>
+#include <cctype>
+#include <initializer_list>
 #include <cmath>
 #include <limits>
 
@@ -42,6 +44,21 @@ int64_t top_class(const Tensor& tensor, const ClassLayout& layout, int64_t outer
 }
 
 }  // namespace
+
+bool is_class_scores(const std::string& name, const std::vector<int64_t>& shape) {
+  std::string lower;
+  for (const char ch : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const auto says = [&](std::initializer_list<const char*> words) {
+    return std::any_of(words.begin(), words.end(), [&](const char* word) { return lower.find(word) != std::string::npos; });
+  };
+  if (says({"hidden", "embed", "feature", "state", "attention", "attn", "pooled", "pooler", "encoder", "past", "cache"}))
+    return false;
+  if (shape.size() < 2 || shape.size() > 5) return false;
+  if (says({"logit", "score", "prob", "class", "cls", "pred", "label", "seg"})) return true;
+  // torchvision's segmentation models name their maps "out" and "aux"; "output_0" is no name at all.
+  if ((lower == "out" || lower == "aux") && shape.size() >= 4) return true;
+  return shape.size() == 2;
+}
 
 std::vector<int64_t> argmax_rows(const Tensor& tensor) {
   if (!is_floating(tensor.dtype()) || tensor.rank() == 0 || tensor.shape().back() < 2) return {};

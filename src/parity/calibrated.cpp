@@ -38,6 +38,26 @@ double tiny_of(DType dtype) {
 
 bool finite(double value) { return std::isfinite(value); }
 
+// Elements of `actual` farther than `budget` from `reference` become the comparison's mismatches
+// (with the NaN/Inf differences already counted), and the worst of them its worst element.
+void count_over_budget(const Tensor& reference, const Tensor& actual, double budget, Comparison& result) {
+  double worst_excess = -std::numeric_limits<double>::infinity();
+  int64_t over_budget = 0;
+  for (int64_t i = 0; i < reference.size(); ++i) {
+    const double r = reference.value_as_double(i);
+    const double a = actual.value_as_double(i);
+    if (!finite(r) || !finite(a)) continue;
+    const double excess = std::fabs(a - r) - budget;
+    if (excess > 0.0) ++over_budget;
+    if (excess > worst_excess) {
+      worst_excess = excess;
+      if (result.nan_mismatches == 0) result.worst_index = i;
+    }
+  }
+  result.mismatches = result.nan_mismatches + over_budget;
+  result.allclose = result.mismatches == 0;
+}
+
 }  // namespace
 
 const char* rule_name(ToleranceRule rule) {
@@ -46,6 +66,8 @@ const char* rule_name(ToleranceRule rule) {
       return "calibrated";
     case ToleranceRule::user:
       return "user";
+    case ToleranceRule::pooled:
+      return "pooled";
     case ToleranceRule::exact:
       return "exact";
     case ToleranceRule::fixed:
@@ -102,21 +124,32 @@ Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const 
   const double noise = std::max(deviation.pytorch, pooled_relative_noise * deviation.scale);
   deviation.budget = k_noise_multiple * noise + k_floor_epsilons * epsilon_of(pytorch.dtype()) * deviation.scale +
                      tiny_of(pytorch.dtype());
-  double worst_excess = -std::numeric_limits<double>::infinity();
-  int64_t over_budget = 0;
-  for (int64_t i = 0; i < exact.size(); ++i) {
-    const double x = exact.value_as_double(i);
+  count_over_budget(exact, actual, deviation.budget, result);
+  return result;
+}
+
+Comparison compare_pooled(const Tensor& pytorch, const Tensor& actual, double relative_noise,
+                          ExactDeviation& deviation) {
+  Comparison result = compare_tensors(pytorch, actual, Tolerance{0.0, std::numeric_limits<double>::infinity()});
+  if (!result.dtype_match || !result.shape_match) return result;
+  deviation = {};
+  double low = std::numeric_limits<double>::infinity();
+  double high = -low;
+  for (int64_t i = 0; i < pytorch.size(); ++i) {
+    const double p = pytorch.value_as_double(i);
     const double a = actual.value_as_double(i);
-    if (!finite(x) || !finite(a)) continue;
-    const double excess = std::fabs(a - x) - deviation.budget;
-    if (excess > 0.0) ++over_budget;
-    if (excess > worst_excess) {
-      worst_excess = excess;
-      if (result.nan_mismatches == 0) result.worst_index = i;
-    }
+    if (!finite(p) || !finite(a)) continue;
+    deviation.onnx = std::max(deviation.onnx, std::fabs(a - p));
+    deviation.scale = std::max(deviation.scale, std::fabs(p));
+    low = std::min(low, p);
+    high = std::max(high, p);
   }
-  result.mismatches = result.nan_mismatches + over_budget;
-  result.allclose = result.mismatches == 0;
+  deviation.low = high >= low ? low : 0.0;
+  deviation.high = high >= low ? high : 0.0;
+  deviation.pytorch = relative_noise * deviation.scale;
+  deviation.budget = (k_noise_multiple + 1.0) * deviation.pytorch +
+                     k_floor_epsilons * epsilon_of(pytorch.dtype()) * deviation.scale + tiny_of(pytorch.dtype());
+  count_over_budget(pytorch, actual, deviation.budget, result);
   return result;
 }
 

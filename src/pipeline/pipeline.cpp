@@ -306,23 +306,33 @@ void merge_frozen_dimension_evidence(std::vector<Finding>& findings) {
 // demoted to info, with the sizes that ran. A dynamic failure at any size keeps it.
 void demote_contradicted_frozen_warnings(Report& report) {
   if (!report.parity) return;
+  // Every label's sizes, and whether every row passed.
+  std::map<std::string, std::set<int64_t>> swept;
+  bool all_passed = !report.parity->rows.empty();
+  for (const auto& row : report.parity->rows) {
+    for (const auto& [label, size] : row.sizes) swept[label].insert(size);
+    all_passed = all_passed && row.status == "pass";
+  }
+  if (!all_passed) return;
   for (auto& finding : report.findings) {
-    if (finding.code != FindingCode::frozen_dimension || finding.severity != Severity::warning ||
-        finding.step != "check" || finding.evidence.axis.empty()) {
-      continue;
+    if (finding.code != FindingCode::frozen_dimension || finding.severity != Severity::warning) continue;
+    // A suspect on one axis needs that axis swept; one without an axis (a tracer's warning about a
+    // Python int taken from some shape) needs every dynamic axis swept.
+    std::vector<std::string> labels;
+    if (!finding.evidence.axis.empty()) {
+      labels.push_back(finding.evidence.axis);
+    } else {
+      for (const auto& [label, sizes] : swept) labels.push_back(label);
     }
-    std::set<int64_t> sizes;
-    bool all_passed = true;
-    for (const auto& row : report.parity->rows) {
-      const auto size = row.sizes.find(finding.evidence.axis);
-      if (size == row.sizes.end()) continue;
-      sizes.insert(size->second);
-      all_passed = all_passed && row.status == "pass";
-    }
-    if (!all_passed || sizes.size() < 2) continue;
+    const bool contradicted = !labels.empty() && std::all_of(labels.begin(), labels.end(), [&](const std::string& l) {
+      return swept.contains(l) && swept.at(l).size() >= 2;
+    });
+    if (!contradicted) continue;
     finding.severity = Severity::info;
-    finding.message += fmt::format(" | contradicted by the sweep: every case at '{}' = {} ran and matched PyTorch",
-                                   finding.evidence.axis, fmt::join(sizes, ", "));
+    std::vector<std::string> evidence;
+    for (const auto& label : labels) evidence.push_back(fmt::format("'{}' = {}", label, fmt::join(swept.at(label), ", ")));
+    finding.message += fmt::format(" | contradicted by the sweep: every case at {} ran and matched PyTorch",
+                                   fmt::join(evidence, "; "));
   }
 }
 

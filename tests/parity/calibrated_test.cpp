@@ -144,3 +144,27 @@ TEST(Evidence, OutputThatIgnoresItsInputsIsWeak) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ClassScores, DecidedByNameAndRank) {
+  EXPECT_TRUE(is_class_scores("logits", {2, 16, 1000}));  // token logits
+  EXPECT_TRUE(is_class_scores("output_0", {8, 10}));      // an unnamed classifier's (batch, classes)
+  EXPECT_TRUE(is_class_scores("out", {1, 21, 64, 64}));   // torchvision segmentation, per pixel
+  EXPECT_FALSE(is_class_scores("last_hidden_state", {2, 16, 64}));
+  EXPECT_FALSE(is_class_scores("sentence_embedding", {2, 64}));
+  EXPECT_FALSE(is_class_scores("output_0", {1, 64, 7, 7}));  // a feature map
+  EXPECT_FALSE(is_class_scores("logits", {10}));
+}
+
+TEST(PooledRule, CaseWithoutItsOwnFloat64RunUsesTheMedianNoise) {
+  const auto values = values_at(1.0, 16);
+  const Tensor pytorch = floats({16}, values);
+  ExactDeviation deviation;
+  // Noise 1e-6 of the scale: ONNX Runtime 5e-6 away from PyTorch passes, 5e-4 away fails.
+  EXPECT_TRUE(compare_pooled(pytorch, floats({16}, scaled(values, 1.0 + 5e-6)), 1e-6, deviation).allclose);
+  EXPECT_FALSE(compare_pooled(pytorch, floats({16}, scaled(values, 1.0 + 5e-4)), 1e-6, deviation).allclose);
+  EXPECT_GT(deviation.budget, 0.0);
+}
+
+}  // namespace

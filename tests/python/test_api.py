@@ -86,7 +86,7 @@ class Prove(unittest.TestCase):
         self.assertEqual(len(report.headline), 6)  # MISSION.md's five questions and the evidence's strength
         self.assertEqual(report.headline[4].question, "How strong is the evidence?")
         self.assertEqual(report.headline[4].answer, "strong")
-        self.assertTrue(all(row.extra.get("rule") == "calibrated" for row in report.parity))
+        self.assertTrue(all(row.extra.get("rule") in ("calibrated", "pooled") for row in report.parity))
         self.assertEqual({row.sizes["batch"] for row in report.parity}, {1, 2, 3, 4})
         self.assertTrue(all(row.status == "pass" for row in report.parity))
         self.assertEqual(report.to_dict()["verdict"], "pass")

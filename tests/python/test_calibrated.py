@@ -126,7 +126,7 @@ class CalibratedProof(unittest.TestCase):
         self.assertEqual(report.verdict, "pass", str(report))
         compared = [row for row in report.parity if row.status == "pass"]
         self.assertTrue(compared)
-        self.assertTrue(all(row.extra.get("rule") == "calibrated" for row in compared))
+        self.assertTrue(all(row.extra.get("rule") in ("calibrated", "pooled") for row in compared))
         self.assertNotIn("EVIDENCE_WEAK", report.codes("warning"))
 
     def test_a_vanishing_output_is_weak_evidence_and_says_so(self):

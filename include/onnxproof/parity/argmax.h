@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "onnxproof/tensor/tensor.h"
 
@@ -33,6 +35,13 @@ struct ArgmaxNoise {
 /// row is a flip; with it, only one whose exact margin exceeds both deviations (the rest are ties).
 std::optional<ArgmaxCheck> check_argmax(const Tensor& expected, const Tensor& actual,
                                         const std::optional<ArgmaxNoise>& noise = std::nullopt);
+
+/// Whether an output holds class scores, by its name and rank: names that say scores (logits,
+/// scores, probabilities, class, pred, out/aux as torchvision's segmentation models name theirs)
+/// of rank 2 to 5, and any output of rank 2 whose name does not say otherwise; never names that
+/// say features (hidden, embedding, feature, state, attention, pooled, encoder). A feature map
+/// compared by argmax would count ties of meaningless channels.
+bool is_class_scores(const std::string& name, const std::vector<int64_t>& shape);
 
 /// Argmax along the last axis per row (first maximum wins, NaN never wins); empty when not applicable.
 std::vector<int64_t> argmax_rows(const Tensor& tensor);

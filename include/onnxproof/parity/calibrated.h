@@ -33,6 +33,7 @@ inline constexpr const char* k_rule_sentence =
 enum class ToleranceRule {
   calibrated,  // against the float64 reference, budget from PyTorch's own noise
   fixed,       // rtol/atol defaults: no float64 reference for this output
+  pooled,      // no float64 run for this case (time budget): the median noise of the cases with one
   user,        // --rtol/--atol/--output-tolerance given
   exact,       // integers, bools, strings: equal or not
 };
@@ -63,6 +64,14 @@ double relative_noise(const Tensor& pytorch, const Tensor& exact);
 /// PyTorch's included. `pooled_relative_noise` is relative_noise_by_output's figure (0 if none).
 Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const Tensor& actual,
                               double pooled_relative_noise, ExactDeviation& deviation);
+
+/// The calibrated rule for a case without its own float64 run: the noise is
+/// `relative_noise` (the median of the cases with one) times the output's scale, and ONNX Runtime
+/// is compared with PyTorch, so the budget grows by that noise: |onnx - pytorch| <= |onnx - exact|
+/// + |pytorch - exact|. The deviation's `pytorch` is the estimated noise, `onnx` the distance
+/// from PyTorch.
+Comparison compare_pooled(const Tensor& pytorch, const Tensor& actual, double relative_noise,
+                          ExactDeviation& deviation);
 
 /// True when `exact` can calibrate `pytorch`: a float64 tensor of the same shape as a floating
 /// PyTorch output.
