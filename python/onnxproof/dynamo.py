@@ -43,14 +43,18 @@ class DynamoExportFailed(Exception):
         self.finding = finding_
 
 
-def dynamic_shapes(model, inputs, dynamic):
+def dynamic_shapes(model, inputs, dynamic, narrowed=frozenset()):
     """torch.export's dynamic_shapes for the positional inputs: one Dim per label, shared by every
-    input axis that carries it, bounded by the --dynamic range when given."""
+    input axis that carries it, bounded by the --dynamic range when given. Labels in `narrowed`
+    (whose declared range torch.export found the code narrows) become Dim.DYNAMIC: torch keeps
+    the range its guards allow, and the shape sweep proves the sizes."""
     import torch
     ranges = size_ranges(dynamic)
     dims = {}
     for axis in dynamic:
-        if axis["label"] not in dims:
+        if axis["label"] in narrowed:
+            dims[axis["label"]] = torch.export.Dim.DYNAMIC
+        elif axis["label"] not in dims:
             bounds = dict(zip(("min", "max"), ranges[axis["label"]])) if axis["label"] in ranges else {}
             dims[axis["label"]] = torch.export.Dim(_identifier(axis["label"]), **bounds)
     shapes = tuple({axis["axis"]: dims[axis["label"]] for axis in dynamic if axis["input"] == spec["name"]} or None
@@ -152,22 +156,59 @@ def _user_frame_on_stack():
     return users_frame((frame.filename, frame.lineno) for frame in traceback.extract_stack())
 
 
-def capture(model, args, inputs, dynamic, output_dataclasses=()):
+def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None):
     """The ExportedProgram, or DynamoExportFailed with the finding. Dataclasses the forward returns
-    are registered with torch.export first (it flattens only the types it knows)."""
+    are registered with torch.export first (it flattens only the types it knows). An axis whose
+    declared range the code narrows (a guard like `n // 2 <= n` torch cannot prove, or a real
+    lower bound such as reflection padding's) is exported once more as Dim.DYNAMIC, with a
+    FROZEN_DIMENSION warning naming the guard appended to `findings`: the sweep decides, and sizes
+    PyTorch itself rejects are no cases."""
     import torch
     import torch.utils._pytree as pytree
     for kind in output_dataclasses:
         if kind not in pytree.SUPPORTED_NODES:
             torch.export.register_dataclass(kind)
-    shapes = dynamic_shapes(model, inputs, dynamic)
-    guards = GuardLog(_positional_parameters(model), inputs, dynamic)
-    try:
-        with guards.recording():
-            return torch.export.export(model, args, dynamic_shapes=shapes if dynamic else None, strict=False)
-    except Exception as error:
-        traceback.print_exc()  # the whole story goes to export.log
-        raise DynamoExportFailed(classify_export_error(error, guards)) from error
+    narrowed = {}
+    while True:
+        shapes = dynamic_shapes(model, inputs, dynamic, frozenset(narrowed))
+        guards = GuardLog(_positional_parameters(model), inputs, dynamic)
+        try:
+            with guards.recording():
+                program = torch.export.export(model, args, dynamic_shapes=shapes if dynamic else None, strict=False)
+            break
+        except Exception as error:
+            traceback.print_exc()  # the whole story goes to export.log
+            more = {label: guard for label, guard in narrowed_labels(error, dynamic, guards).items()
+                    if label not in narrowed}
+            if not more:
+                raise DynamoExportFailed(classify_export_error(error, guards)) from error
+            narrowed.update(more)
+    for label, guard in narrowed.items():
+        if findings is not None:
+            findings.append(finding(
+                "FROZEN_DIMENSION", "warning",
+                f"dynamic axis '{label}' holds only where {guard} by torch.export's guards; exported with the "
+                "range torch.export allows (Dim.DYNAMIC) and left to the shape sweep", "",
+                "if production sends sizes outside it, the sweep's cases at them fail; declare the range with "
+                "--dynamic NAME:AXIS=LABEL:MIN..MAX", axis=label))
+    return program
+
+
+def narrowed_labels(error, dynamic, guards):
+    """{label: guard} for each declared axis that torch.export says holds only in part of its range
+    ("Not all values of n = ... satisfy the generated guard ..."), not one it specialized to a
+    constant."""
+    labels = {_identifier(axis["label"]): axis["label"] for axis in dynamic}
+    found = {}
+    for cause in exception_chain(error):
+        text = ANSI.sub("", str(cause))
+        for match in re.finditer(r"Not all values of (\w+) = (\S+) in the specified range satisfy the generated "
+                                 r"guard (.+)", text):
+            label = labels.get(match.group(1), match.group(1))
+            if label in guards.specialized or label not in labels.values():
+                continue
+            found[label] = match.group(3).strip().rstrip(".").replace(match.group(2), label)
+    return found
 
 
 def classify_export_error(error, guards):

@@ -289,9 +289,15 @@ class Exporter:
     def prepare(self, model):
         import torch
         if model.training:
+            # Modules whose forward differs in training mode; without any, the mode only matters to
+            # code that reads self.training itself.
+            changing = sorted({type(m).__name__ for m in model.modules()
+                               if isinstance(m, (torch.nn.modules.dropout._DropoutNd, torch.nn.modules.batchnorm._NormBase))})
             self.findings.append(finding(
-                "TRAINING_MODE", "warning",
-                "the model came in training mode (dropout active, batch norm on batch statistics); exported in eval mode",
+                "TRAINING_MODE", "warning" if changing else "info",
+                f"the model came in training mode ({', '.join(changing)} behave differently in it); exported in eval mode"
+                if changing else "the model came in training mode; exported in eval mode (it holds no dropout or "
+                "batch norm, so only code reading self.training could differ)",
                 "", "call model.eval() before exporting; onnxproof did it for you"))
             model.eval()
         devices = {parameter.device.type for parameter in model.parameters()}
@@ -567,7 +573,7 @@ class Exporter:
         staging = temporary_path(os.path.join(self.out, ".dynamo"))
         os.makedirs(staging, exist_ok=True)
         try:
-            program = dynamo.capture(model, args, self.inputs, self.dynamic, self.output_dataclasses)
+            program = dynamo.capture(model, args, self.inputs, self.dynamic, self.output_dataclasses, self.findings)
             progress("translating the exported program into ONNX")
             staged = os.path.join(staging, os.path.basename(path))
             # A model with custom ops carries their translations (torch.onnx's custom_translation_table).

@@ -696,7 +696,10 @@ TEST_P(RuntimeOptimization, TheOptimizerThatChangesTheOutputsIsNamed) {
             std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(BothExporters, RuntimeOptimization, ::testing::Values("torchscript", "dynamo"),
+// TorchScript only: the dynamo export of this fixture rounds at 1e5 in another order even with
+// the optimizations off (it differs from PyTorch by ~0.03 there too), so the premise that only an
+// optimizer changes the outputs does not hold for it under the fixed rule.
+INSTANTIATE_TEST_SUITE_P(TorchScript, RuntimeOptimization, ::testing::Values("torchscript"),
                          [](const auto& test) { return test.param; });
 
 // The calibrated rule asks how far each side is from the float64 answer: ConvAddFusion skips a
@@ -711,8 +714,8 @@ TEST(RuntimeOptimization, AFusionThatIsNoFartherFromExactThanPyTorchPasses) {
   EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
   const json report = read_json(out / "report.json");
   for (const auto& row : report["parity"]) {
-    if (row["status"] != "pass") continue;
-    EXPECT_EQ(row["rule"], "calibrated") << row.dump();
-    EXPECT_GT(row["max_abs"].get<double>() + 1.0, 1.0);  // figures present
+    EXPECT_EQ(row["status"], "pass") << row.dump();
+    EXPECT_TRUE(row["rule"] == "calibrated" || row["rule"] == "pooled") << row.dump();
+    EXPECT_LT(row["error_ratio"].get<double>(), 8.0) << row.dump();  // no farther from exact than 8x PyTorch
   }
 }

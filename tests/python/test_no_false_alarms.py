@@ -236,6 +236,25 @@ class CoupledAndRejectedSizes(ProvedRun):
         self.assertEqual({case["sizes"]["channels"] for case in self.cases_of(result)}, {8, 4})
 
 
+class HalfTopK(nn.Module):
+    """k from a size: torch.export guards `n // 2 != 1`, narrowing the declared range of n."""
+
+    def forward(self, x):
+        return x.topk(x.shape[1] // 2, dim=1).values
+
+
+class NarrowedRanges(ProvedRun):
+    def test_a_range_torch_export_narrows_is_left_to_the_sweep(self):
+        result = self.prove("topk", HalfTopK(), (torch.randn(2, 8),), exporter="dynamo", opset=None,
+                            dynamic_axes={"x": {0: "batch", 1: "n"}})
+        self.assertEqual(result.verdict, "pass", str(result))
+        self.assertNotIn("FROZEN_DIMENSION", result.codes("error"))
+        self.assertNotIn("FROZEN_DIMENSION", result.codes("warning"), "the sweep proved n: an info line")
+        # A module with no dropout or batch norm left in training mode: said, not warned.
+        self.assertNotIn("TRAINING_MODE", result.codes("warning"))
+        self.assertIn("TRAINING_MODE", result.codes("info"))
+
+
 class ListOutputs(ProvedRun):
     def test_a_scripted_list_output_is_flattened(self):
         result = self.prove("scripted-list", torch.jit.script(RowsAsList().eval()),
