@@ -666,6 +666,7 @@ class Exporter:
             other.update({label: other[group[0]] for label in group})
         rng = np.random.default_rng(11)
         arrays = self.generate_inputs(other, rng)
+        flipped = False  # whether some input's values moved to the other side of zero
         for spec in self.inputs:
             values = arrays[spec["name"]]
             domain = getattr(self, "domains", {}).get(spec["name"]) or {}
@@ -673,6 +674,7 @@ class Exporter:
                 # move the mean to the other side of zero: value branches flip (where the example
                 # itself has both signs: a domain of non-negative values stays in it)
                 values = (values - values.mean() - 2 * example[spec["name"]].mean()).astype(values.dtype)
+                flipped = True
             arrays[spec["name"]] = values
         buffer = io.BytesIO()
         import torch
@@ -698,7 +700,10 @@ class Exporter:
             for f in self.findings:
                 if f["code"] == "DATA_DEPENDENT_CONTROL_FLOW" and f["severity"] == "error":
                     f["severity"] = "warning"
-                    f["message"] += (f"; tracing again at {other} with values of the other sign gave the same graph, "
+                    tried = ("values of the other sign" if flipped else
+                             "other values in the example's domain (no input has negative values, so no other "
+                             "sign was tried)")
+                    f["message"] += (f"; tracing again at {other} with {tried} gave the same graph, "
                                      "so it held for the shapes and values tried")
 
     def fast_path_retried(self):
