@@ -38,6 +38,29 @@ double tiny_of(DType dtype) {
 
 bool finite(double value) { return std::isfinite(value); }
 
+// The budget's floor: a few epsilons of the output's scale, and never below denormal dust.
+double floor_of(DType dtype, double scale) { return k_floor_epsilons * epsilon_of(dtype) * scale + tiny_of(dtype); }
+
+// Against `reference` over the finite pairs: the largest distance of `other` (as `onnx`), the
+// largest magnitude and the range of `reference`.
+ExactDeviation measure(const Tensor& reference, const Tensor& other) {
+  ExactDeviation measured;
+  double low = std::numeric_limits<double>::infinity();
+  double high = -low;
+  for (int64_t i = 0; i < reference.size(); ++i) {
+    const double r = reference.value_as_double(i);
+    const double o = other.value_as_double(i);
+    if (!finite(r) || !finite(o)) continue;
+    measured.onnx = std::max(measured.onnx, std::fabs(o - r));
+    measured.scale = std::max(measured.scale, std::fabs(r));
+    low = std::min(low, r);
+    high = std::max(high, r);
+  }
+  measured.low = high >= low ? low : 0.0;
+  measured.high = high >= low ? high : 0.0;
+  return measured;
+}
+
 // Elements of `actual` farther than `budget` from `reference` become the comparison's mismatches
 // (with the NaN/Inf differences already counted), and the worst of them its worst element.
 void count_over_budget(const Tensor& reference, const Tensor& actual, double budget, Comparison& result) {
@@ -87,16 +110,8 @@ bool exact_applies(const Tensor& pytorch, const Tensor& exact) {
 
 double relative_noise(const Tensor& pytorch, const Tensor& exact) {
   if (!exact_applies(pytorch, exact)) return 0.0;
-  double noise = 0.0;
-  double scale = 0.0;
-  for (int64_t i = 0; i < exact.size(); ++i) {
-    const double x = exact.value_as_double(i);
-    const double p = pytorch.value_as_double(i);
-    if (!finite(x) || !finite(p)) continue;
-    noise = std::max(noise, std::fabs(p - x));
-    scale = std::max(scale, std::fabs(x));
-  }
-  return scale > 0.0 ? noise / scale : 0.0;
+  const ExactDeviation measured = measure(exact, pytorch);
+  return measured.scale > 0.0 ? measured.onnx / measured.scale : 0.0;
 }
 
 Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const Tensor& actual,
@@ -105,25 +120,10 @@ Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const 
   // tolerance that accepts every finite difference.
   Comparison result = compare_tensors(pytorch, actual, Tolerance{0.0, std::numeric_limits<double>::infinity()});
   if (!result.dtype_match || !result.shape_match) return result;
-  deviation = {};
-  double low = std::numeric_limits<double>::infinity();
-  double high = -low;
-  for (int64_t i = 0; i < exact.size(); ++i) {
-    const double x = exact.value_as_double(i);
-    const double p = pytorch.value_as_double(i);
-    const double a = actual.value_as_double(i);
-    if (!finite(x) || !finite(p) || !finite(a)) continue;
-    deviation.pytorch = std::max(deviation.pytorch, std::fabs(p - x));
-    deviation.onnx = std::max(deviation.onnx, std::fabs(a - x));
-    deviation.scale = std::max(deviation.scale, std::fabs(x));
-    low = std::min(low, x);
-    high = std::max(high, x);
-  }
-  deviation.low = high >= low ? low : 0.0;
-  deviation.high = high >= low ? high : 0.0;
+  deviation = measure(exact, actual);
+  deviation.pytorch = measure(exact, pytorch).onnx;
   const double noise = std::max(deviation.pytorch, pooled_relative_noise * deviation.scale);
-  deviation.budget = k_noise_multiple * noise + k_floor_epsilons * epsilon_of(pytorch.dtype()) * deviation.scale +
-                     tiny_of(pytorch.dtype());
+  deviation.budget = k_noise_multiple * noise + floor_of(pytorch.dtype(), deviation.scale);
   count_over_budget(exact, actual, deviation.budget, result);
   return result;
 }
@@ -132,23 +132,9 @@ Comparison compare_pooled(const Tensor& pytorch, const Tensor& actual, double re
                           ExactDeviation& deviation) {
   Comparison result = compare_tensors(pytorch, actual, Tolerance{0.0, std::numeric_limits<double>::infinity()});
   if (!result.dtype_match || !result.shape_match) return result;
-  deviation = {};
-  double low = std::numeric_limits<double>::infinity();
-  double high = -low;
-  for (int64_t i = 0; i < pytorch.size(); ++i) {
-    const double p = pytorch.value_as_double(i);
-    const double a = actual.value_as_double(i);
-    if (!finite(p) || !finite(a)) continue;
-    deviation.onnx = std::max(deviation.onnx, std::fabs(a - p));
-    deviation.scale = std::max(deviation.scale, std::fabs(p));
-    low = std::min(low, p);
-    high = std::max(high, p);
-  }
-  deviation.low = high >= low ? low : 0.0;
-  deviation.high = high >= low ? high : 0.0;
+  deviation = measure(pytorch, actual);
   deviation.pytorch = relative_noise * deviation.scale;
-  deviation.budget = (k_noise_multiple + 1.0) * deviation.pytorch +
-                     k_floor_epsilons * epsilon_of(pytorch.dtype()) * deviation.scale + tiny_of(pytorch.dtype());
+  deviation.budget = (k_noise_multiple + 1.0) * deviation.pytorch + floor_of(pytorch.dtype(), deviation.scale);
   count_over_budget(pytorch, actual, deviation.budget, result);
   return result;
 }

@@ -1,5 +1,6 @@
 #include "onnxproof/parity/compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -48,7 +49,15 @@ Comparison compare_tensors(const Tensor& expected, const Tensor& actual, const T
       const bool same = expected.values<uint64_t>()[index] == actual.values<uint64_t>()[index];
       if (!same) {
         ++result.mismatches;
-        if (result.worst_index < 0) result.worst_index = i;
+        // Equality is decided on the integers; the figures, for the report, in double.
+        const double diff = std::fabs(expected.value_as_double(i) - actual.value_as_double(i));
+        const double e_abs = std::fabs(expected.value_as_double(i));
+        result.max_abs = std::max(result.max_abs, diff);
+        if (e_abs > 0.0) result.max_rel = std::max(result.max_rel, diff / e_abs);
+        if (diff > worst_excess) {
+          worst_excess = diff;
+          result.worst_index = i;
+        }
       }
       continue;
     } else {

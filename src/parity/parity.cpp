@@ -279,13 +279,15 @@ std::string format_ratio(const ExactDeviation& deviation) {
 std::string calibrated_miss_message(const ParityRow& worst, std::size_t failed_cases, std::size_t cases) {
   const auto& d = *worst.exact;
   const auto& cmp = worst.comparison;
+  // NaN/Inf positions carry no distance: said apart (NAN_OR_INF has them too).
+  const std::string nan = cmp.nan_mismatches ? fmt::format(", {} of them NaN/Inf where the other side is not", cmp.nan_mismatches) : "";
   return fmt::format(
-      "output '{}' on {} ({} optimizations) is {} in {} of {} cases; worst {} ({}): max |ONNX - exact| {:.3g}, "
-      "PyTorch's {:.3g}, budget {:.3g} ({:g}x PyTorch's noise + {:g} epsilons of the scale {:.3g}); {} of {} "
-      "elements over it, worst at {}",
+      "output '{}' on {} ({} optimizations) is {} in {} of {} cases; worst {} ({}): max |ONNX - exact| {:.3g} "
+      "over finite values, PyTorch's {:.3g}, budget {:.3g} ({:g}x PyTorch's noise + {:g} epsilons of the scale "
+      "{:.3g}); {} of {} elements over it{}, worst at {}",
       worst.output, worst.provider, worst.optimization, format_ratio(d), failed_cases, cases, worst.data_set,
       describe_sizes(worst.sizes), d.onnx, d.pytorch, d.budget, k_noise_multiple, k_floor_epsilons, d.scale,
-      cmp.mismatches, cmp.elements, worst.worst_at.empty() ? "-" : worst.worst_at);
+      cmp.mismatches, cmp.elements, nan, worst.worst_at.empty() ? "-" : worst.worst_at);
 }
 
 // One PARITY_MISMATCH per (provider, optimization, output) that failed, naming the worst case.
@@ -304,6 +306,13 @@ void add_mismatch_findings(const Reference& reference, const RowGroups& groups, 
     std::string message;
     if (worst->exact && cmp.shape_match && cmp.dtype_match) {
       message = calibrated_miss_message(*worst, rows.size(), reference.cases.size());
+    } else if (worst->rule == ToleranceRule::exact && cmp.shape_match && cmp.dtype_match) {
+      message = fmt::format(
+          "output '{}' on {} ({} optimizations) differs from PyTorch's {} values (compared exactly) in {} of {} "
+          "cases; worst {} ({}): {} of {} elements, largest difference {:.6g}, worst at {}",
+          worst->output, worst->provider, worst->optimization, worst->expected_dtype, rows.size(),
+          reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches, cmp.elements,
+          cmp.max_abs, worst->worst_at.empty() ? "-" : worst->worst_at);
     } else if (!cmp.shape_match || !cmp.dtype_match) {
       // Both shape and dtype: a dtype difference alone read "PyTorch gives 2x8 but ONNX Runtime 2x8".
       message =
@@ -433,12 +442,16 @@ void add_evidence_findings(const Reference& reference, const ParityResult& resul
 void add_nan_findings(const RowGroups& groups, ParityResult& result) {
   const auto& nan_rows = groups.nan_rows;
   for (const auto& [key, rows] : nan_rows) {
+    const auto* first = rows.front();
+    // One finding per output and provider: the disabled level's only when "all" has none.
+    if (first->optimization == "disabled" && nan_rows.contains(first->provider + "|all|" + first->output)) continue;
     int64_t positions = 0;
     for (const auto* row : rows) positions += row->comparison.nan_mismatches;
     result.findings.push_back(
         {FindingCode::nan_or_inf, Severity::error, "parity",
-         fmt::format("output '{}' on {}: {} NaN/Inf positions differ from PyTorch's across {} cases",
-                     rows.front()->output, rows.front()->provider, positions, rows.size()),
+         fmt::format("output '{}' on {} ({} optimizations): {} NaN/Inf positions differ from PyTorch's across {} "
+                     "cases",
+                     first->output, first->provider, first->optimization, positions, rows.size()),
          rows.front()->output, "look for log/div/sqrt of zero or overflow in float16 in one runtime only"});
   }
 }
