@@ -25,9 +25,10 @@ inline constexpr double k_plausible_bug = 1e-2;
 /// The rule in one sentence, for reports.
 inline constexpr const char* k_rule_sentence =
     "each floating output of ONNX Runtime must be within 8x PyTorch float32's own distance from the exact "
-    "(float64) answer, plus 4 epsilons of the output's scale (rule 'calibrated'); outputs without a float64 "
-    "reference use rtol 1e-3 / atol 1e-5 (rule 'fixed'), --rtol/--atol/--output-tolerance override both "
-    "(rule 'user'), integers and bools compare exactly.";
+    "(float64) answer, plus 4 epsilons of the output's scale (rule 'calibrated'; rule 'pooled' where a case has "
+    "no float64 run of its own and the noise is the median of the cases that have one); outputs without a "
+    "float64 reference use rtol 1e-3 / atol 1e-5 (rule 'fixed'), --rtol/--atol/--output-tolerance override "
+    "them all (rule 'user'), integers and bools compare exactly.";
 
 /// Which rule decided a parity row.
 enum class ToleranceRule {
