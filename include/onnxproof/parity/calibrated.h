@@ -30,6 +30,8 @@ inline constexpr const char* k_rule_sentence =
     "float64 reference use rtol 1e-3 / atol 1e-5 (rule 'fixed'), --rtol/--atol/--output-tolerance override "
     "them all (rule 'user'), integers and bools compare exactly.";
 
+static_assert(k_noise_multiple == 8.0 && k_floor_epsilons == 4.0, "k_rule_sentence quotes the constants");
+
 /// Which rule decided a parity row.
 enum class ToleranceRule {
   calibrated,  // against the float64 reference, budget from PyTorch's own noise
