@@ -44,6 +44,8 @@ class ExactReference:
         self.reason = ""
         self.output_reasons = {}  # output name -> why its exact value is missing (first case seen)
         self.float32_seconds = 0.0  # the reference capture's float32 forwards so far (the caller adds)
+        self.last_float32_seconds = 0.0  # the current case's float32 forward (the caller sets)
+        self.float32_of_exact = 0.0  # the float32 time of the cases that got a float64 run
         self.exact_seconds = 0.0
         self.cases_run = 0
         try:
@@ -63,12 +65,14 @@ class ExactReference:
         return copy.deepcopy(model).double().eval()
 
     def wanted(self):
-        """Whether the next case gets a float64 run: always the first, then while one more run
-        (at the mean cost so far) keeps the pass within TIME_BUDGET of the float32 capture."""
+        """Whether the current case gets a float64 run: always the first, then while its predicted
+        cost (its float32 time times the float64/float32 ratio seen so far) keeps the pass within
+        TIME_BUDGET of the float32 capture."""
         if self.model is None or self.cases_run == 0:
             return self.model is not None
-        mean = self.exact_seconds / self.cases_run
-        return self.exact_seconds + mean <= TIME_BUDGET * self.float32_seconds
+        ratio = self.exact_seconds / max(self.float32_of_exact, 1e-9)
+        predicted = ratio * self.last_float32_seconds
+        return self.exact_seconds + predicted <= TIME_BUDGET * self.float32_seconds
 
     def outputs(self, forward, arrays, names, float32_outputs):
         """Float64 arrays aligned with `float32_outputs` (None where an output has no exact value).
@@ -91,6 +95,7 @@ class ExactReference:
             return exact
         finally:
             self.exact_seconds += time.perf_counter() - start
+            self.float32_of_exact += self.last_float32_seconds
             self.cases_run += 1
         for index, (name, value) in enumerate(zip(names, [v for _, v in result])):
             expected = float32_outputs[index]
