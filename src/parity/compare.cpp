@@ -6,6 +6,25 @@
 
 namespace onnxproof {
 
+namespace {
+
+// One differing 64-bit integer element: equality was decided on the integers; the figures, for
+// the report, are in double.
+void add_integer_mismatch(const Tensor& expected, const Tensor& actual, int64_t i, double& worst_excess,
+                          Comparison& result) {
+  ++result.mismatches;
+  const double diff = std::fabs(expected.value_as_double(i) - actual.value_as_double(i));
+  const double e_abs = std::fabs(expected.value_as_double(i));
+  result.max_abs = std::max(result.max_abs, diff);
+  if (e_abs > 0.0) result.max_rel = std::max(result.max_rel, diff / e_abs);
+  if (diff > worst_excess) {
+    worst_excess = diff;
+    result.worst_index = i;
+  }
+}
+
+}  // namespace
+
 Comparison compare_tensors(const Tensor& expected, const Tensor& actual, const Tolerance& tolerance) {
   Comparison result;
   result.elements = expected.size();
@@ -47,18 +66,7 @@ Comparison compare_tensors(const Tensor& expected, const Tensor& actual, const T
       // Exact comparison of 64-bit integers must not go through double.
       const auto index = static_cast<std::size_t>(i);
       const bool same = expected.values<uint64_t>()[index] == actual.values<uint64_t>()[index];
-      if (!same) {
-        ++result.mismatches;
-        // Equality is decided on the integers; the figures, for the report, in double.
-        const double diff = std::fabs(expected.value_as_double(i) - actual.value_as_double(i));
-        const double e_abs = std::fabs(expected.value_as_double(i));
-        result.max_abs = std::max(result.max_abs, diff);
-        if (e_abs > 0.0) result.max_rel = std::max(result.max_rel, diff / e_abs);
-        if (diff > worst_excess) {
-          worst_excess = diff;
-          result.worst_index = i;
-        }
-      }
+      if (!same) add_integer_mismatch(expected, actual, i, worst_excess, result);
       continue;
     } else {
       e = expected.value_as_double(i);
