@@ -168,3 +168,20 @@ TEST(PooledRule, CaseWithoutItsOwnFloat64RunUsesTheMedianNoise) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ExactRule, IntegerMismatchReportsItsLargestDifference) {
+  const auto ints = [](std::vector<int64_t> values) {
+    std::vector<std::byte> bytes(values.size() * sizeof(int64_t));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    return *Tensor::from_bytes(DType::int64, {static_cast<int64_t>(values.size())}, std::move(bytes));
+  };
+  const auto result = compare_tensors(ints({1, -5, 7}), ints({1, -4, 7}));
+  EXPECT_FALSE(result.allclose);
+  EXPECT_EQ(result.mismatches, 1);
+  EXPECT_EQ(result.max_abs, 1.0);
+  EXPECT_EQ(result.worst_index, 1);
+}
+
+}  // namespace
