@@ -160,8 +160,12 @@ def table_opset_limit(path, opset, limits):
 
 def runtime_refusal(path, example):
     """None when ONNX Runtime's CPU provider loads the model and runs it on the example; else its
-    message. The proof runs the same runtime later: a model it refuses proves nothing."""
-    import onnxruntime
+    message. The proof runs the same runtime later: a model it refuses proves nothing. Without the
+    onnxruntime Python package (the wheel does not need it) the engine's own runtime is asked."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return engine_refusal(path, example)
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # its own warnings would flood export.log; the error is returned
     try:
@@ -171,6 +175,34 @@ def runtime_refusal(path, example):
         text = " ".join(str(error).split())
         return text[:400] + ("..." if len(text) > 400 else "")
     return None
+
+
+def engine_refusal(path, example):
+    """runtime_refusal through `onnxproof run` (the engine's ONNX Runtime): None when it runs the
+    example, else its error line; None too when no engine is found (nothing to ask)."""
+    import subprocess
+    import tempfile
+    import numpy as np
+    from .engine import EngineError, engine_path
+    try:
+        engine = engine_path()
+    except EngineError:
+        return None
+    import onnx
+    graph = onnx.load(path, load_external_data=False).graph
+    inputs = {value.name for value in graph.input} - {tensor.name for tensor in graph.initializer}
+    with tempfile.TemporaryDirectory(prefix="onnxproof-runtime-check-") as folder:
+        arguments = [engine, "run", path, "--output-dir", os.path.join(folder, "out")]
+        for name, value in ((name, value) for name, value in example.items() if name in inputs):
+            file = os.path.join(folder, f"input_{len(arguments)}.npy")
+            np.save(file, np.asarray(value))
+            arguments += ["--input", f"{name}={file}"]
+        process = subprocess.run(arguments, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, errors="replace")
+    if process.returncode == 0:
+        return None
+    lines = [line for line in process.stderr.splitlines() if line.strip()]
+    return (lines[-1] if lines else f"exit code {process.returncode}")[:400]
 
 
 # How ONNX Runtime names the operator it refused: "running RotaryEmbedding node",

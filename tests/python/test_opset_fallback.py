@@ -134,3 +134,22 @@ class Prove(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RuntimeCheckWithoutThePythonRuntime(unittest.TestCase):
+    """The wheel does not install the onnxruntime package: the check asks the engine instead."""
+
+    def test_the_engine_answers_when_onnxruntime_cannot_be_imported(self):
+        import sys
+        import tempfile
+        import numpy as np
+        from unittest import mock
+        from onnxproof import export
+        folder = tempfile.mkdtemp(prefix="onnxproof-engine-check-")
+        path = os.path.join(folder, "linear.onnx")
+        torch.onnx.export(torch.nn.Linear(4, 2).eval(), (torch.randn(2, 4),), path, input_names=["x"], dynamo=False,
+                          opset_version=17)
+        with mock.patch.dict(sys.modules, {"onnxruntime": None}):
+            self.assertIsNone(export.runtime_refusal(path, {"x": np.ones((2, 4), np.float32)}))
+            refusal = export.runtime_refusal(path, {"x": np.ones((2, 5), np.float32)})
+        self.assertIn("axis 1 is fixed at 4", refusal)
