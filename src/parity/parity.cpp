@@ -110,8 +110,9 @@ EvidenceSample fixed_rule_evidence(const Tensor& expected, const Tolerance& tole
   return sample;
 }
 
-// Compares one output under the rule that applies to it: the user's tolerance when given, the
-// calibrated rule when the case carries a float64 reference of it, else the fixed defaults.
+// Compares one output under the rule that applies to it: exactly for integers, bools and strings;
+// the user's tolerance when given; the calibrated rule when the case carries a float64 reference
+// of it; the pooled rule when other cases do; else the fixed defaults.
 void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual, const ParityOptions& options,
                  const NoiseByOutput& noise, ParityRow& row) {
   const Tensor& expected = c.outputs[index].tensor;

@@ -301,9 +301,9 @@ void merge_frozen_dimension_evidence(std::vector<Finding>& findings) {
   }
 }
 
-// A static FROZEN_DIMENSION warning (check) on an axis the sweep proved, every row at every
-// size of it compared and passed with at least two sizes, is contradicted by that evidence:
-// demoted to info, with the sizes that ran. A dynamic failure at any size keeps it.
+// A FROZEN_DIMENSION warning (a static suspect, a tracer's int, a range torch.export narrowed)
+// is contradicted when every parity row passed and its axis (every axis, for a warning that names
+// none) ran at two or more sizes: demoted to info, with the sizes that ran.
 void demote_contradicted_frozen_warnings(Report& report) {
   if (!report.parity) return;
   // Every label's sizes, and whether every row passed.
@@ -365,7 +365,7 @@ HeadlineAnswer evidence_answer(const Report& report, const StepReport* parity) {
   const std::string rows = fmt::format("{} rows compared ({})", compared, fmt::join(rules, ", "));
   if (!weak.empty()) {
     return {question, "weak",
-            fmt::format("{}; outputs {} passed on evidence that could not show a 1% error (EVIDENCE_WEAK)", rows,
+            fmt::format("{}; outputs {} passed on evidence too weak to show a plausible bug (EVIDENCE_WEAK)", rows,
                         fmt::join(weak, ", "))};
   }
   return {question, compared ? "strong" : "none", rows};
