@@ -184,7 +184,8 @@ Finding located_finding(const Localization& result, const ModuleComparison& m, c
           fmt::format("the error appears in {} ({}, {}), ONNX node(s) {}: {}, its outputs differ: {} of {} elements, "
                       "{} (case {}, {}, {} optimizations)",
                       name, m.class_name, m.source.empty() ? "source unknown" : m.source, nodes, inputs, out.mismatches,
-                      out.elements, describe_error(out), result.data_set, result.provider, result.optimization),
+                      out.elements, describe_error(out), result.data_set, result.provider,
+                      optimization_name(result.optimization)),
           m.source.empty() ? m.module : m.module + " (" + m.source + ")",
           "compare that module's ONNX nodes with its forward(); localize/ in the run folder has both sides' tensors"};
 }
@@ -244,7 +245,7 @@ Expected<Localization> localize_divergence(const fs::path& run, const fs::path& 
 
   Localization result{.data_set = data_set,
                       .provider = options.session.provider,
-                      .optimization = options.session.optimization == GraphOptimization::disabled ? "disabled" : "all"};
+                      .optimization = options.session.optimization};
   for (auto& module : modules) {
     ModuleComparison& m = module.comparison;
     if (m.matched) {
@@ -279,7 +280,7 @@ std::optional<ParityRow> worst_failing_row(const ParityResult& parity) {
     return std::tuple{row.comparison.nan_mismatches > 0, row.argmax && row.argmax->flips > 0, row.comparison.max_abs};
   };
   for (const auto& row : parity.rows) {
-    if (row.status != "fail") continue;
+    if (row.status != RowStatus::fail) continue;
     if (!worst || rank(row) > rank(*worst)) worst = &row;
   }
   if (!worst) return std::nullopt;
@@ -309,7 +310,7 @@ nlohmann::json localization_to_json(const Localization& localization) {
   for (const auto& finding : localization.findings) findings.push_back(finding_to_json(finding));
   return {{"case", localization.data_set},
           {"provider", localization.provider},
-          {"optimization", localization.optimization},
+          {"optimization", optimization_name(localization.optimization)},
           {"seconds", localization.seconds},
           {"reproduced", localization.reproduced},
           {"largest_error", localization.largest_error},

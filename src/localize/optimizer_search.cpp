@@ -122,9 +122,9 @@ Expected<OptimizerSearch> find_optimizer_changing_outputs(const std::filesystem:
 }
 
 bool passes_without_optimizations(const ParityResult& parity, const ParityRow& failing) {
-  if (failing.optimization != "all") return false;
+  if (failing.optimization != GraphOptimization::all) return false;
   return std::any_of(parity.rows.begin(), parity.rows.end(), [&](const ParityRow& row) {
-    return row.optimization == "disabled" && row.status == "pass" && row.data_set == failing.data_set &&
+    return row.optimization == GraphOptimization::disabled && row.status == RowStatus::pass && row.data_set == failing.data_set &&
            row.provider == failing.provider && row.output == failing.output;
   });
 }

@@ -6,9 +6,20 @@
 
 #include <map>
 
+#include "onnxproof/core/name_table.h"
 #include "onnxproof/model/model_io.h"
 
 namespace onnxproof {
+
+constexpr NameTable<OperatorStatus, 4> k_operator_status_names = {
+    {OperatorStatus::supported, "supported"},
+    {OperatorStatus::restricted, "restricted"},
+    {OperatorStatus::unsupported, "unsupported"},
+    {OperatorStatus::needs_opset, "needs-opset"},
+};
+
+std::string_view operator_status_name(OperatorStatus status) { return name_in(k_operator_status_names, status); }
+
 namespace {
 
 std::string display(const std::string& domain) { return domain.empty() ? "ai.onnx" : domain; }
@@ -20,7 +31,7 @@ int resolve_schema_version(const std::string& op_type, int64_t opset, const std:
 }
 
 TargetVerdict judge(const SupportTable& table, const AuditedOperator& op) {
-  TargetVerdict verdict{table.target, "unsupported", "", 0};
+  TargetVerdict verdict{table.target, OperatorStatus::unsupported, "", 0};
   std::vector<const SupportEntry*> rows;
   for (const auto& entry : table.entries) {
     if (entry.domain == op.domain && entry.op_type == op.op_type) rows.push_back(&entry);
@@ -44,12 +55,13 @@ TargetVerdict judge(const SupportTable& table, const AuditedOperator& op) {
     last_until = std::max(last_until, row->until_version);
   }
   if (covering && covering->status != SupportStatus::unsupported) {
-    verdict.status = covering->status == SupportStatus::supported ? "supported" : "restricted";
+    verdict.status =
+        covering->status == SupportStatus::supported ? OperatorStatus::supported : OperatorStatus::restricted;
     verdict.detail = covering->status == SupportStatus::supported ? "" : covering->restrictions;
     return verdict;
   }
   if (next_since > 0) {  // a later version of the operator is supported: a newer opset is the way out
-    verdict.status = "needs-opset";
+    verdict.status = OperatorStatus::needs_opset;
     verdict.needs_opset = next_since;
     verdict.detail =
         fmt::format("supported only from version {} of the operator (opset {} or newer)", next_since, next_since);
@@ -106,17 +118,17 @@ OpsAudit audit_operators(const onnx::ModelProto& model, std::vector<SupportTable
     for (const auto& table : audit.tables) {
       TargetVerdict verdict = judge(table, op);
       const std::string name = op.domain + "::" + op.op_type;
-      if (verdict.status == "restricted") {
+      if (verdict.status == OperatorStatus::restricted) {
         audit.findings.push_back(
             {FindingCode::op_restricted_by_target, Severity::warning, "ops",
              fmt::format("{} supports {} with restrictions: {}", table.runtime, name, verdict.detail),
              node_list(op.nodes), "check that these nodes meet the restrictions before you ship"});
-      } else if (verdict.status == "needs-opset") {
+      } else if (verdict.status == OperatorStatus::needs_opset) {
         audit.findings.push_back({FindingCode::op_unsupported_by_target, Severity::error, "ops",
                                   fmt::format("{} does not support {}-{} (the model's opset {}): {}", table.runtime,
                                               name, op.schema_version, op.opset, verdict.detail),
                                   node_list(op.nodes), fmt::format("re-export with --opset {}", verdict.needs_opset)});
-      } else if (verdict.status == "unsupported") {
+      } else if (verdict.status == OperatorStatus::unsupported) {
         audit.findings.push_back(
             {FindingCode::op_unsupported_by_target, Severity::error, "ops",
              fmt::format("{} does not support {} ({} node(s)): {}", table.runtime, name, op.count, verdict.detail),

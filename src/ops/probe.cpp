@@ -12,10 +12,19 @@
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/runtime/session.h"
+#include "onnxproof/core/name_table.h"
 #include "onnxproof/tensor/dtype.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
+
+constexpr NameTable<ProbeStatus, 3> k_probe_status_names = {
+    {ProbeStatus::supported, "supported"},
+    {ProbeStatus::not_implemented, "not-implemented"},
+    {ProbeStatus::error, "error"},
+};
+
+std::string_view probe_status_name(ProbeStatus status) { return name_in(k_probe_status_names, status); }
 
 namespace {
 
@@ -221,7 +230,7 @@ Expected<std::vector<ProbeRow>> probe_operators(const ProbeOptions& options) {
   std::vector<ProbeRow> rows;
   for (const auto* schema : schemas) {
     ProbeRow row{schema->domain().empty() ? "ai.onnx" : schema->domain(), schema->Name(), schema->SinceVersion(),
-                 "error", ""};
+                 ProbeStatus::error, ""};
     // ai.onnx.ml has its own, smaller version numbers: its schemas are probed at their own version.
     const int opset = options.all_versions || !schema->domain().empty() ? schema->SinceVersion() : options.opset;
     for (const auto& choice : type_choices(*schema)) {
@@ -237,7 +246,7 @@ Expected<std::vector<ProbeRow>> probe_operators(const ProbeOptions& options) {
           path, SessionOptions{
                     .provider = options.provider, .optimization = GraphOptimization::disabled, .intra_op_threads = 1});
       if (session) {
-        row.status = "supported";
+        row.status = ProbeStatus::supported;
         row.message = choice.describe.empty() ? "" : "probed with " + choice.describe;
         break;
       }
@@ -245,19 +254,19 @@ Expected<std::vector<ProbeRow>> probe_operators(const ProbeOptions& options) {
         return std::unexpected(session.error());  // the provider itself
       const std::string message = session.error().message();
       if (kernel_found(message)) {
-        row.status = "supported";
+        row.status = ProbeStatus::supported;
         row.message = "kernel found (its constructor rejected the probe's placeholder attributes)";
         break;
       }
       if (is_not_implemented(message)) {
-        row.status = "not-implemented";
+        row.status = ProbeStatus::not_implemented;
         row.message = message.substr(0, 300);
         continue;  // another type may have a kernel
       }
       // A malformed probe: a type change will not fix it. After a "no kernel" for the preferred
       // type, that answer stands.
-      if (row.status != "not-implemented") {
-        row.status = "error";
+      if (row.status != ProbeStatus::not_implemented) {
+        row.status = ProbeStatus::error;
         row.message = message.substr(0, 300);
       }
       break;
@@ -285,14 +294,15 @@ SupportTable probed_table(const std::vector<ProbeRow>& rows, const SupportTable&
     std::sort(versions.begin(), versions.end(), [](auto* a, auto* b) { return a->since_version < b->since_version; });
     for (std::size_t i = 0; i < versions.size(); ++i) {
       const auto* row = versions[i];
-      if (row->status == "error") {
+      if (row->status == ProbeStatus::error) {
         undecided.insert(key);
         continue;
       }
       const int until = i + 1 < versions.size() ? versions[i + 1]->since_version - 1 : 0;
       table.entries.push_back({row->domain, row->op_type, row->since_version, until,
-                               row->status == "supported" ? SupportStatus::supported : SupportStatus::unsupported,
-                               row->status == "supported" ? row->message : "no kernel in the installed ONNX Runtime"});
+                               row->status == ProbeStatus::supported ? SupportStatus::supported
+                                                                     : SupportStatus::unsupported,
+                               row->status == ProbeStatus::supported ? row->message : "no kernel in the installed ONNX Runtime"});
     }
   }
   for (const auto& entry : documented.entries) {
@@ -322,12 +332,10 @@ Expected<void> write_support_table(const SupportTable& table, const fs::path& pa
     return std::tie(a.domain, a.op_type, a.since_version) < std::tie(b.domain, b.op_type, b.since_version);
   });
   for (const auto& e : entries) {
-    const char* status = e.status == SupportStatus::supported    ? "supported"
-                         : e.status == SupportStatus::restricted ? "restricted"
-                                                                 : "unsupported";
     text +=
         fmt::format("{},{},{},{},{},{}\n", e.domain, e.op_type, e.since_version ? std::to_string(e.since_version) : "",
-                    e.until_version ? std::to_string(e.until_version) : "", status, quote(e.restrictions));
+                    e.until_version ? std::to_string(e.until_version) : "", support_status_name(e.status),
+                    quote(e.restrictions));
   }
   return write_file_atomically(path, text);
 }
@@ -335,14 +343,14 @@ Expected<void> write_support_table(const SupportTable& table, const fs::path& pa
 std::vector<ProbeDifference> differences_from_table(const std::vector<ProbeRow>& rows, const SupportTable& documented) {
   std::vector<ProbeDifference> differences;
   for (const auto& row : rows) {
-    if (row.status == "error") continue;  // inconclusive
+    if (row.status == ProbeStatus::error) continue;  // inconclusive
     const bool documented_supported =
         std::any_of(documented.entries.begin(), documented.entries.end(), [&](const SupportEntry& entry) {
           return entry.domain == row.domain && entry.op_type == row.op_type &&
                  entry.since_version <= row.since_version &&
                  (entry.until_version == 0 || row.since_version <= entry.until_version);
         });
-    if (documented_supported != (row.status == "supported")) differences.push_back({row, documented_supported});
+    if (documented_supported != (row.status == ProbeStatus::supported)) differences.push_back({row, documented_supported});
   }
   return differences;
 }

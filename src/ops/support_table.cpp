@@ -6,9 +6,22 @@
 #include <fstream>
 
 #include "onnxproof/core/installation.h"
+#include "onnxproof/core/name_table.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
+
+constexpr NameTable<SupportStatus, 3> k_support_status_names = {
+    {SupportStatus::supported, "supported"},
+    {SupportStatus::restricted, "restricted"},
+    {SupportStatus::unsupported, "unsupported"},
+};
+
+std::string_view support_status_name(SupportStatus status) { return name_in(k_support_status_names, status); }
+
+std::optional<SupportStatus> parse_support_status(std::string_view name) {
+  return parse_in(k_support_status_names, name);
+}
 
 namespace {
 
@@ -91,14 +104,9 @@ Expected<SupportTable> load_support_table(const fs::path& path) {
     if (!parse_version(fields[2], entry.since_version) || !parse_version(fields[3], entry.until_version)) {
       return bad("malformed opset version");
     }
-    if (fields[4] == "supported")
-      entry.status = SupportStatus::supported;
-    else if (fields[4] == "restricted")
-      entry.status = SupportStatus::restricted;
-    else if (fields[4] == "unsupported")
-      entry.status = SupportStatus::unsupported;
-    else
-      return bad("unknown status '" + fields[4] + "'");
+    const auto status = parse_support_status(fields[4]);
+    if (!status) return bad("unknown status '" + fields[4] + "'");
+    entry.status = *status;
     entry.restrictions = fields[5];
     table.entries.push_back(std::move(entry));
   }

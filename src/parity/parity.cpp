@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
+#include "onnxproof/core/name_table.h"
 #include "onnxproof/runtime/session.h"
 
 namespace onnxproof {
@@ -16,6 +18,22 @@ std::string describe_sizes(const std::map<std::string, int64_t>& sizes) {
   for (const auto& [label, size] : sizes) text += fmt::format("{}{}={}", text.empty() ? "" : ", ", label, size);
   return text.empty() ? "example shape" : text;
 }
+
+namespace {
+
+// One name table for the row statuses: row_status_name and parse_row_status both read it.
+constexpr NameTable<RowStatus, 4> k_status_names = {
+    {RowStatus::pass, "pass"},
+    {RowStatus::fail, "fail"},
+    {RowStatus::rejected, "rejected"},
+    {RowStatus::error, "error"},
+};
+
+}  // namespace
+
+std::string_view row_status_name(RowStatus status) { return name_in(k_status_names, status); }
+
+std::optional<RowStatus> parse_row_status(std::string_view name) { return parse_in(k_status_names, name); }
 
 namespace {
 
@@ -70,7 +88,6 @@ using PredictionMap = std::map<PredictionKey, Predictions>;
 struct Variant {
   std::string provider;
   GraphOptimization level;
-  std::string name;
 };
 
 // Output name (or "#k" for an unnamed one) -> PyTorch's median noise relative to the output's scale.
@@ -158,7 +175,7 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
   for (const auto& c : reference.cases) {
     if (options.progress && (done % step == 0 || done + 1 == total)) {
       *options.progress << fmt::format("onnxproof parity: {}, optimizations {}: case {}/{}\n", variant.provider,
-                                       variant.name, done + 1, total)
+                                       optimization_name(variant.level), done + 1, total)
                         << std::flush;
     }
     ++done;
@@ -166,10 +183,10 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
     base.data_set = c.data_set;
     base.sizes = c.sizes;
     base.provider = variant.provider;
-    base.optimization = variant.name;
+    base.optimization = variant.level;
     if (const auto conflict = fixed_dimension_conflict(session, c)) {
       ParityRow row = base;
-      row.status = "rejected";
+      row.status = RowStatus::rejected;
       row.note = *conflict;
       result.rows.push_back(row);
       continue;
@@ -177,7 +194,7 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
     auto outputs = run_case(session, c);
     if (!outputs) {
       ParityRow row = base;
-      row.status = outputs.error().code() == ErrorCode::runtime ? "rejected" : "error";
+      row.status = outputs.error().code() == ErrorCode::runtime ? RowStatus::rejected : RowStatus::error;
       row.note = outputs.error().describe();
       result.rows.push_back(row);
       continue;
@@ -191,7 +208,7 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
       row.actual_dtype = dtype_name(actual.dtype());
       const NamedTensor* expected = expected_output(c, name, k);
       if (!expected) {
-        row.status = "error";
+        row.status = RowStatus::error;
         row.note = "the reference has no output named '" + name + "'";
         result.rows.push_back(row);
         continue;
@@ -200,8 +217,8 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
       row.expected_dtype = dtype_name(expected->tensor.dtype());
       compare_row(c, static_cast<std::size_t>(expected - c.outputs.data()), actual, options, noise, row);
       if (row.comparison.worst_index >= 0) row.worst_at = format_index(row.comparison.worst_index, actual.shape());
-      row.status = row.comparison.allclose && (!row.argmax || row.argmax->flips == 0) ? "pass" : "fail";
-      if (c.labels && variant.name == "all") {
+      row.status = row.comparison.allclose && (!row.argmax || row.argmax->flips == 0) ? RowStatus::pass : RowStatus::fail;
+      if (c.labels && variant.level == GraphOptimization::all) {
         predictions[{variant.provider, name, c.data_set}] = {argmax_rows(expected->tensor), argmax_rows(actual)};
       }
       result.rows.push_back(std::move(row));
@@ -229,29 +246,46 @@ void add_missing_output_findings(const Session& session, const Reference& refere
   }
 }
 
+// What findings group rows by: one finding per provider, optimization level and output.
+// Ordered by the level's name, so findings keep the report's order ("all" before "disabled").
+struct RowKey {
+  std::string provider;
+  GraphOptimization optimization;
+  std::string output;
+  bool operator<(const RowKey& other) const {
+    return std::tuple(provider, optimization_name(optimization), output) <
+           std::tuple(other.provider, optimization_name(other.optimization), other.output);
+  }
+};
+
+RowKey key_of(const ParityRow& row) { return {row.provider, row.optimization, row.output}; }
+
+// The same provider and output at another optimization level.
+RowKey at_level(const ParityRow& row, GraphOptimization level) { return {row.provider, level, row.output}; }
+
 // The parity rows grouped the way findings report them: by (provider, optimization, output), and
 // refused or failed runs by sizes (the model's problem, whatever the provider).
 struct RowGroups {
-  std::map<std::string, std::vector<const ParityRow*>> failed;
-  std::map<std::string, std::vector<const ParityRow*>> flipped;
-  std::map<std::string, std::vector<const ParityRow*>> nan_rows;
-  std::map<std::string, const ParityRow*> rejected;
-  std::set<std::string> disabled_passes;  // data_set|output that match with optimizations disabled
+  std::map<RowKey, std::vector<const ParityRow*>> failed;
+  std::map<RowKey, std::vector<const ParityRow*>> flipped;
+  std::map<RowKey, std::vector<const ParityRow*>> nan_rows;
+  std::map<std::pair<std::string, std::string_view>, const ParityRow*> rejected;  // (sizes, status name)
+  std::set<std::pair<std::string, std::string>> disabled_passes;  // (data_set, output) that match unoptimized
 };
 
 RowGroups group_rows(const ParityResult& result) {
   RowGroups groups;
   for (const auto& row : result.rows) {
-    const std::string key = row.provider + "|" + row.optimization + "|" + row.output;
-    if (row.status == "rejected" || row.status == "error") {
-      groups.rejected.emplace(describe_sizes(row.sizes) + "|" + row.status, &row);
+    const RowKey key = key_of(row);
+    if (!row.compared()) {
+      groups.rejected.emplace(std::pair(describe_sizes(row.sizes), row_status_name(row.status)), &row);
       continue;
     }
     if (!row.comparison.allclose) groups.failed[key].push_back(&row);
     if (row.argmax && row.argmax->flips > 0) groups.flipped[key].push_back(&row);
     if (row.comparison.nan_mismatches > 0) groups.nan_rows[key].push_back(&row);
-    if (row.optimization == "disabled" && row.status == "pass")
-      groups.disabled_passes.insert(row.data_set + "|" + row.output);
+    if (row.optimization == GraphOptimization::disabled && row.status == RowStatus::pass)
+      groups.disabled_passes.emplace(row.data_set, row.output);
   }
   return groups;
 }
@@ -286,7 +320,7 @@ std::string calibrated_miss_message(const ParityRow& worst, std::size_t failed_c
       "output '{}' on {} ({} optimizations) is {} in {} of {} cases; worst {} ({}): max |ONNX - exact| {:.3g} "
       "over finite values, PyTorch's {:.3g}, budget {:.3g} ({:g}x PyTorch's noise + {:g} epsilons of the scale "
       "{:.3g}); {} of {} elements over it{}, worst at {}",
-      worst.output, worst.provider, worst.optimization, format_ratio(d), failed_cases, cases, worst.data_set,
+      worst.output, worst.provider, optimization_name(worst.optimization), format_ratio(d), failed_cases, cases, worst.data_set,
       describe_sizes(worst.sizes), d.onnx, d.pytorch, d.budget, k_noise_multiple, k_floor_epsilons, d.scale,
       cmp.mismatches, cmp.elements, nan, worst.worst_at.empty() ? "-" : worst.worst_at);
 }
@@ -298,10 +332,10 @@ void add_mismatch_findings(const Reference& reference, const RowGroups& groups, 
   for (const auto& [key, rows] : failed) {
     // A miss that shows with optimizations on and off is one problem: report it once, on "all".
     const ParityRow* first = rows.front();
-    const std::string all_key = first->provider + "|all|" + first->output;
-    if (first->optimization == "disabled" && failed.contains(all_key)) continue;
-    const bool also_disabled =
-        first->optimization == "all" && failed.contains(first->provider + "|disabled|" + first->output);
+    if (first->optimization == GraphOptimization::disabled && failed.contains(at_level(*first, GraphOptimization::all)))
+      continue;
+    const bool also_disabled = first->optimization == GraphOptimization::all &&
+                               failed.contains(at_level(*first, GraphOptimization::disabled));
     const ParityRow* worst = worst_row(rows);
     const auto& cmp = worst->comparison;
     std::string message;
@@ -311,20 +345,20 @@ void add_mismatch_findings(const Reference& reference, const RowGroups& groups, 
       message = fmt::format(
           "output '{}' on {} ({} optimizations) differs from PyTorch's {} values (compared exactly) in {} of {} "
           "cases; worst {} ({}): {} of {} elements, largest difference {:.6g}, worst at {}",
-          worst->output, worst->provider, worst->optimization, worst->expected_dtype, rows.size(),
+          worst->output, worst->provider, optimization_name(worst->optimization), worst->expected_dtype, rows.size(),
           reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches, cmp.elements,
           cmp.max_abs, worst->worst_at.empty() ? "-" : worst->worst_at);
     } else if (!cmp.shape_match || !cmp.dtype_match) {
       // Both shape and dtype: a dtype difference alone read "PyTorch gives 2x8 but ONNX Runtime 2x8".
       message =
           fmt::format("output '{}' on {} ({} optimizations): PyTorch gives {} {} but ONNX Runtime {} {} in {} ({})",
-                      worst->output, worst->provider, worst->optimization, worst->expected_shape, worst->expected_dtype,
+                      worst->output, worst->provider, optimization_name(worst->optimization), worst->expected_shape, worst->expected_dtype,
                       worst->actual_shape, worst->actual_dtype, worst->data_set, describe_sizes(worst->sizes));
     } else {
       message = fmt::format(
           "output '{}' on {} ({} optimizations) misses rtol {:g} / atol {:g} in {} of {} cases; worst {} ({}): "
           "{} of {} elements ({:.3g}%), max abs {:.3g}, max rel {:.3g}, worst at {}",
-          worst->output, worst->provider, worst->optimization, worst->tolerance.rtol, worst->tolerance.atol,
+          worst->output, worst->provider, optimization_name(worst->optimization), worst->tolerance.rtol, worst->tolerance.atol,
           rows.size(), reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches,
           cmp.elements,
           cmp.elements ? 100.0 * static_cast<double>(cmp.mismatches) / static_cast<double>(cmp.elements) : 0.0,
@@ -332,7 +366,7 @@ void add_mismatch_findings(const Reference& reference, const RowGroups& groups, 
     }
     if (also_disabled) message += " (the same with graph optimizations disabled)";
     std::string hint = "find the first diverging node (compare intermediate outputs), then check its opset translation";
-    if (worst->optimization == "all" && disabled_passes.contains(worst->data_set + "|" + worst->output)) {
+    if (worst->optimization == GraphOptimization::all && disabled_passes.contains({worst->data_set, worst->output})) {
       hint =
           "with graph optimizations disabled this case matches: an ONNX Runtime fusion shifts the numbers; "
           "deploy with the optimization level that passes or loosen the tolerance knowingly";
@@ -363,7 +397,7 @@ void add_flip_findings(const RowGroups& groups, ParityResult& result) {
         {FindingCode::argmax_flip, Severity::error, "parity",
          fmt::format("output '{}' on {} ({} optimizations): {} of {} rows predict another class than PyTorch "
                      "(smallest {} margin among them {:.3g}{}); first in {} row {}",
-                     first->output, first->provider, first->optimization, flips, total,
+                     first->output, first->provider, optimization_name(first->optimization), flips, total,
                      first->exact ? "exact (float64)" : "PyTorch", margin,
                      first->exact ? ", larger than both sides' float noise" : "", first->data_set,
                      first->argmax->first_flip_row),
@@ -379,7 +413,7 @@ void add_flip_findings(const RowGroups& groups, ParityResult& result) {
 void add_tie_findings(const ParityResult& result, std::vector<Finding>& findings) {
   std::map<std::string, std::pair<int64_t, int64_t>> ties;  // output -> (tied rows, rows)
   for (const auto& row : result.rows) {
-    if (row.optimization != "all" || !row.argmax || row.argmax->ties == 0) continue;
+    if (row.optimization != GraphOptimization::all || !row.argmax || row.argmax->ties == 0) continue;
     auto& [tied, total] = ties[row.output + " on " + row.provider];
     tied += row.argmax->ties;
     total += row.argmax->rows;
@@ -424,8 +458,8 @@ void add_evidence_findings(const Reference& reference, const ParityResult& resul
   std::set<std::string> failed;
   for (const auto& row : result.rows) {
     if (!row.compared()) continue;
-    if (row.status == "fail") failed.insert(row.output);
-    if (row.optimization == "all" && row.evidence) samples[row.output].push_back(*row.evidence);
+    if (row.status == RowStatus::fail) failed.insert(row.output);
+    if (row.optimization == GraphOptimization::all && row.evidence) samples[row.output].push_back(*row.evidence);
   }
   for (const auto& [output, evidence] : samples) {
     if (failed.contains(output)) continue;  // the comparison saw a problem: it was not blind
@@ -445,14 +479,16 @@ void add_nan_findings(const RowGroups& groups, ParityResult& result) {
   for (const auto& [key, rows] : nan_rows) {
     const auto* first = rows.front();
     // One finding per output and provider: the disabled level's only when "all" has none.
-    if (first->optimization == "disabled" && nan_rows.contains(first->provider + "|all|" + first->output)) continue;
+    if (first->optimization == GraphOptimization::disabled &&
+        nan_rows.contains(at_level(*first, GraphOptimization::all)))
+      continue;
     int64_t positions = 0;
     for (const auto* row : rows) positions += row->comparison.nan_mismatches;
     result.findings.push_back(
         {FindingCode::nan_or_inf, Severity::error, "parity",
          fmt::format("output '{}' on {} ({} optimizations): {} NaN/Inf positions differ from PyTorch's across {} "
                      "cases",
-                     first->output, first->provider, first->optimization, positions, rows.size()),
+                     first->output, first->provider, optimization_name(first->optimization), positions, rows.size()),
          rows.front()->output, "look for log/div/sqrt of zero or overflow in float16 in one runtime only"});
   }
 }
@@ -463,13 +499,13 @@ void add_rejected_findings(const Reference& reference, const RowGroups& groups, 
   // is then RUN_FAILED (the graph cannot run as written), not SHAPE_REJECTED.
   const bool fails_as_traced = std::any_of(rejected.begin(), rejected.end(), [&](const auto& entry) {
     const auto& sizes = entry.second->sizes;
-    return entry.second->status == "rejected" && std::all_of(sizes.begin(), sizes.end(), [&](const auto& size) {
+    return entry.second->status == RowStatus::rejected && std::all_of(sizes.begin(), sizes.end(), [&](const auto& size) {
              const auto example = reference.example_sizes.find(size.first);
              return example != reference.example_sizes.end() && example->second == size.second;
            });
   });
   for (const auto& [key, row] : rejected) {
-    const bool refused = row->status == "rejected" && !fails_as_traced;
+    const bool refused = row->status == RowStatus::rejected && !fails_as_traced;
     const auto changed = changed_sizes(row->sizes, reference);
     result.findings.push_back(
         {refused ? FindingCode::shape_rejected : FindingCode::run_failed,
@@ -571,9 +607,9 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
   PredictionMap predictions;
   const NoiseByOutput noise = pooled_relative_noise(reference);
   for (const auto& provider : options.providers) {
-    std::vector<Variant> variants = {{provider, GraphOptimization::all, "all"}};
+    std::vector<Variant> variants = {{provider, GraphOptimization::all}};
     if (options.compare_optimization_off && provider == options.providers.front()) {
-      variants.push_back({provider, GraphOptimization::disabled, "disabled"});
+      variants.push_back({provider, GraphOptimization::disabled});
     }
     ProviderStatus status{provider, false, ""};
     for (const auto& variant : variants) {
@@ -591,7 +627,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
         }
         break;
       }
-      if (provider != "cpu" && variant.name == "all") {
+      if (provider != "cpu" && variant.level == GraphOptimization::all) {
         auto strict = Session::open(model, SessionOptions{.provider = provider,
                                                           .optimization = variant.level,
                                                           .intra_op_threads = options.intra_op_threads,
@@ -604,7 +640,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
         }
       }
       status.ran = true;
-      if (provider == options.providers.front() && variant.name == "all") {
+      if (provider == options.providers.front() && variant.level == GraphOptimization::all) {
         // A per-output tolerance for a name the model lacks is a typo that would prove nothing.
         for (const auto& [name, tolerance] : options.tolerance.per_output) {
           const bool known = std::any_of(session->outputs().begin(), session->outputs().end(),

@@ -311,7 +311,7 @@ void demote_contradicted_frozen_warnings(Report& report) {
   bool all_passed = !report.parity->rows.empty();
   for (const auto& row : report.parity->rows) {
     for (const auto& [label, size] : row.sizes) swept[label].insert(size);
-    all_passed = all_passed && row.status == "pass";
+    all_passed = all_passed && row.status == RowStatus::pass;
   }
   if (!all_passed) return;
   for (auto& finding : report.findings) {
@@ -489,7 +489,7 @@ Expected<Localization> localize_worst_case(const Run& run, const ReferenceCase& 
                                        exported.timeout_seconds));
   LocalizeOptions options{.tolerance = run.options.parity.tolerance};
   options.session.provider = row.provider;
-  options.session.optimization = row.optimization == "disabled" ? GraphOptimization::disabled : GraphOptimization::all;
+  options.session.optimization = row.optimization;
   ONNXPROOF_TRY_ASSIGN(Localization localization, localize_divergence(run.out, run.model, c, options));
   ONNXPROOF_TRY(write_file_atomically(run.out / "localize" / "localization.json",
                                       localization_to_json(localization).dump(1) + "\n"));

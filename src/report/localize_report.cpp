@@ -54,7 +54,7 @@ std::string localization_to_markdown(const Localization& localization) {
       "finish; `in rel` / `out rel`: the largest relative error of the module's inputs and outputs.\n\n"
       "![error growth per module](report-localize.svg)\n\n| {} |\n"
       "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n",
-      summary(localization), localization.data_set, localization.provider, localization.optimization,
+      summary(localization), localization.data_set, localization.provider, optimization_name(localization.optimization),
       fmt::join(k_headers, " | "));
   for (std::size_t i = 0; i < localization.modules.size(); ++i)
     md += fmt::format("| {} |\n", fmt::join(cells(i, localization.modules[i]), " | "));
@@ -77,7 +77,7 @@ std::string localization_to_html(const Localization& localization) {
 }
 
 std::string localization_plot_svg(const Localization& localization) {
-  ChartPanel panel{.name = fmt::format("{}, {} optimizations, {}", localization.provider, localization.optimization,
+  ChartPanel panel{.name = fmt::format("{}, {} optimizations, {}", localization.provider, optimization_name(localization.optimization),
                                        localization.data_set)};
   for (const auto& m : localization.modules) {
     if (!m.matched) continue;

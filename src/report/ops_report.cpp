@@ -17,7 +17,7 @@ nlohmann::json ops_audit_to_json(const OpsAudit& audit) {
   for (const auto& op : audit.operators) {
     nlohmann::json verdicts = nlohmann::json::object();
     for (const auto& v : op.verdicts) {
-      verdicts[v.target] = {{"status", v.status}, {"detail", v.detail}};
+      verdicts[v.target] = {{"status", operator_status_name(v.status)}, {"detail", v.detail}};
       if (v.needs_opset) verdicts[v.target]["needs_opset"] = v.needs_opset;
     }
     operators.push_back({{"domain", op.domain},
@@ -42,28 +42,29 @@ void print_ops_audit(std::ostream& out, const OpsAudit& audit) {
   for (const auto& op : audit.operators) {
     out << fmt::format("{:<{}} {:>5} {:>7} {:>5}", op.domain + "::" + op.op_type, width, op.opset, op.schema_version,
                        op.count);
-    for (const auto& v : op.verdicts) out << fmt::format("  {:<12}", v.status);
+    for (const auto& v : op.verdicts) out << fmt::format("  {:<12}", operator_status_name(v.status));
     out << '\n';
   }
 }
 
 void print_probe_result(std::ostream& out, const std::vector<ProbeRow>& rows,
                         const std::vector<ProbeDifference>& differences, const std::string& provider) {
-  std::map<std::string, int> counts;
+  std::map<ProbeStatus, int> counts;
   for (const auto& row : rows) {
     ++counts[row.status];
-    if (row.status != "supported") {
-      out << fmt::format("{:<16} {}::{}-{}: {}\n", row.status, row.domain, row.op_type, row.since_version, row.message);
+    if (row.status != ProbeStatus::supported) {
+      out << fmt::format("{:<16} {}::{}-{}: {}\n", probe_status_name(row.status), row.domain, row.op_type, row.since_version, row.message);
     }
   }
   for (const auto& [row, documented] : differences) {
     out << fmt::format("differs          {}::{}-{}: documented {}, probed {}\n", row.domain, row.op_type,
-                       row.since_version, documented ? "supported" : "absent", row.status);
+                       row.since_version, documented ? "supported" : "absent", probe_status_name(row.status));
   }
   out << fmt::format(
       "probed {} schemas on {} (ONNX Runtime {}): {} supported, {} not implemented, {} errors; "
       "{} differences from the documented table\n",
-      rows.size(), provider, onnxruntime_version(), counts["supported"], counts["not-implemented"], counts["error"],
+      rows.size(), provider, onnxruntime_version(), counts[ProbeStatus::supported], counts[ProbeStatus::not_implemented],
+      counts[ProbeStatus::error],
       differences.size());
 }
 

@@ -15,7 +15,7 @@ std::string parity_plot_svg(const std::vector<ParityRow>& rows) {
   std::map<std::string, std::map<std::string, std::size_t>> index;
   for (const auto& row : rows) {
     if (!row.compared()) continue;
-    const std::string name = row.provider + ", optimizations " + row.optimization;
+    const std::string name = row.provider + ", optimizations " + std::string(optimization_name(row.optimization));
     std::string label = row.data_set;
     for (const auto& [axis, size] : row.sizes) label += fmt::format(" {}={}", axis, size);
     auto& panel = panels[name];
@@ -24,7 +24,7 @@ std::string parity_plot_svg(const std::vector<ParityRow>& rows) {
     if (inserted) panel.bars.push_back({label, 0.0, false});
     ChartBar& bar = panel.bars[it->second];
     bar.value = std::max(bar.value, row.comparison.max_abs);
-    bar.highlighted |= row.status != "pass";
+    bar.highlighted |= row.status != RowStatus::pass;
   }
   std::vector<ChartPanel> ordered;
   for (auto& [name, panel] : panels) ordered.push_back(std::move(panel));

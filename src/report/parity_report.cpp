@@ -12,9 +12,9 @@ nlohmann::json parity_rows_to_json(const ParityResult& result) {
   for (const auto& row : result.rows) {
     const auto& cmp = row.comparison;
     nlohmann::json entry = {{"case", row.data_set},     {"sizes", row.sizes},
-                            {"provider", row.provider}, {"optimization", row.optimization},
-                            {"output", row.output},     {"status", row.status}};
-    if (row.status == "pass" || row.status == "fail") {
+                            {"provider", row.provider}, {"optimization", optimization_name(row.optimization)},
+                            {"output", row.output},     {"status", row_status_name(row.status)}};
+    if (row.compared()) {
       entry.update({{"rtol", row.tolerance.rtol},
                     {"atol", row.tolerance.atol},
                     {"max_abs", cmp.max_abs},
@@ -93,12 +93,12 @@ void print_parity_result(std::ostream& out, const ParityResult& result) {
     int64_t flips = 0;
     std::optional<double> ratio;  // largest |ONNX - exact| / |PyTorch - exact| among calibrated rows
   };
-  std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
+  std::map<std::tuple<std::string, std::string_view, std::string>, Group> groups;
   for (const auto& row : result.rows) {
-    auto& group = groups[{row.provider, row.optimization, row.output.empty() ? "(all)" : row.output}];
+    auto& group = groups[{row.provider, optimization_name(row.optimization), row.output.empty() ? "(all)" : row.output}];
     ++group.cases;
-    group.passed += row.status == "pass";
-    group.rejected += row.status == "rejected" || row.status == "error";
+    group.passed += row.status == RowStatus::pass;
+    group.rejected += !row.compared();
     group.max_abs = std::max(group.max_abs, row.comparison.max_abs);
     group.max_rel = std::max(group.max_rel, row.comparison.max_rel);
     if (row.argmax) group.flips += row.argmax->flips;

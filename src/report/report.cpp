@@ -30,7 +30,12 @@ namespace {
 std::vector<std::string> parity_cells(const ParityRow& row) {
   std::string sizes;
   for (const auto& [label, size] : row.sizes) sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", label, size);
-  std::vector<std::string> cells = {row.data_set, sizes, row.provider, row.optimization, row.output, row.status};
+  std::vector<std::string> cells = {row.data_set,
+                                    sizes,
+                                    row.provider,
+                                    std::string(optimization_name(row.optimization)),
+                                    row.output,
+                                    std::string(row_status_name(row.status))};
   if (!row.compared()) {
     cells.insert(cells.end(), {"", "", "", "", "", "", row.note});
     return cells;
@@ -213,7 +218,7 @@ std::string report_to_html(const Report& report) {
       html += "<tr>";
       const auto cells = parity_cells(row);
       for (std::size_t i = 0; i < cells.size(); ++i) {
-        const std::string css = i == 5 ? fmt::format(" class=\"{}\"", row.compared() ? row.status : "fail") : "";
+        const std::string css = i == 5 ? fmt::format(" class=\"{}\"", row.compared() ? row_status_name(row.status) : "fail") : "";
         html += fmt::format("<td{}>{}</td>", css, markup_escape(cells[i]));
       }
       html += "</tr>\n";

@@ -11,6 +11,8 @@
 #include <set>
 #include <utility>
 
+#include "onnxproof/core/name_table.h"
+
 namespace onnxproof {
 namespace {
 
@@ -130,6 +132,14 @@ Expected<Tensor> from_ort_value(const std::string& name, const Ort::Value& value
   return Tensor::from_bytes(*dtype, std::move(shape), std::move(data));
 }
 
+// One name table for the levels: optimization_name and parse_optimization both read it.
+constexpr NameTable<GraphOptimization, 4> k_level_names = {
+    {GraphOptimization::disabled, "disabled"},
+    {GraphOptimization::basic, "basic"},
+    {GraphOptimization::extended, "extended"},
+    {GraphOptimization::all, "all"},
+};
+
 GraphOptimizationLevel ort_level(GraphOptimization level) {
   switch (level) {
     case GraphOptimization::disabled:
@@ -172,6 +182,10 @@ Expected<void> append_provider(Ort::SessionOptions& session_options, const std::
 }
 
 }  // namespace
+
+std::string_view optimization_name(GraphOptimization level) { return name_in(k_level_names, level); }
+
+std::optional<GraphOptimization> parse_optimization(std::string_view name) { return parse_in(k_level_names, name); }
 
 struct Session::Impl {
   Ort::Session session{nullptr};
@@ -402,3 +416,4 @@ std::vector<std::string> available_providers() {
 }
 
 }  // namespace onnxproof
+

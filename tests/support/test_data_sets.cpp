@@ -17,7 +17,7 @@ std::string run_test_data_sets(const std::filesystem::path& model, const std::fi
     if (!provider.ran) return "provider " + provider.provider + " did not run: " + provider.reason;
   }
   for (const auto& row : result->rows) {
-    if (row.status == "rejected" || row.status == "error") return row.data_set + ": " + row.status + ": " + row.note;
+    if (!row.compared()) return row.data_set + ": " + std::string(row_status_name(row.status)) + ": " + row.note;
   }
   for (const auto& finding : result->findings) {
     if (finding.severity == Severity::error) return std::string(finding.code_name()) + ": " + finding.message;

@@ -385,16 +385,19 @@ T row_number(const nlohmann::json& row, const char* key, T fallback) {
 // comparison of the run's report.json.
 Expected<ParityRow> localize_target(const LocalizeCommand& command, const nlohmann::json& report,
                                     ParityResult& parity) {
+  const auto level = parse_optimization(command.optimization);
+  if (level != GraphOptimization::all && level != GraphOptimization::disabled)
+    return fail(ErrorCode::usage, "--optimization must be all or disabled");
   ParityRow chosen;
   chosen.data_set = command.data_set;
   chosen.provider = command.provider;
-  chosen.optimization = command.optimization;
+  chosen.optimization = *level;
   for (const auto& row : report.value("parity", nlohmann::json::array())) {
     ParityRow parsed;
     parsed.data_set = row.value("case", "");
     parsed.provider = row.value("provider", "cpu");
-    parsed.optimization = row.value("optimization", "all");
-    parsed.status = row.value("status", "");
+    parsed.optimization = parse_optimization(row.value("optimization", "all")).value_or(GraphOptimization::all);
+    parsed.status = parse_row_status(row.value("status", "")).value_or(RowStatus::error);
     parsed.output = row.value("output", "");
     parsed.comparison.max_abs = row_number(row, "max_abs", 0.0);
     parsed.comparison.nan_mismatches = row_number(row, "nan_mismatch", int64_t{0});
@@ -435,8 +438,6 @@ int run_localize(const LocalizeCommand& command, std::ostream& out, std::ostream
   ParityResult recorded;  // the run's parity rows, as report.json has them
   auto target = localize_target(command, *report, recorded);
   if (!target) return report_error(err, target.error());
-  if (target->optimization != "all" && target->optimization != "disabled")
-    return report_error(err, fail(ErrorCode::usage, "--optimization must be all or disabled").error());
   auto reference = read_reference(command.run / "reference");
   if (!reference) return report_error(err, reference.error());
   const ReferenceCase* c = find_case(*reference, target->data_set);
@@ -455,8 +456,7 @@ int run_localize(const LocalizeCommand& command, std::ostream& out, std::ostream
   }
   LocalizeOptions options{.session = {}, .tolerance = parity->tolerance};
   options.session.provider = target->provider;
-  options.session.optimization =
-      target->optimization == "disabled" ? GraphOptimization::disabled : GraphOptimization::all;
+  options.session.optimization = target->optimization;
   auto localization = localize_divergence(command.run, model, *c, options);
   if (!localization) return report_error(err, localization.error());
   const fs::path folder = command.run / "localize";

@@ -46,7 +46,7 @@ struct ModuleComparison {
 struct Localization {
   std::string data_set;
   std::string provider;
-  std::string optimization;                 // "all" or "disabled"
+  GraphOptimization optimization = GraphOptimization::all;
   std::vector<ModuleComparison> modules{};  // in the order the modules finished
   std::optional<std::size_t> located{};     // index into modules
   /// The copy with every module's values as outputs still misses PyTorch's outputs, as parity

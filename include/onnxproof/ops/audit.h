@@ -3,6 +3,7 @@
 // opset resolves to, checked against each target runtime's support table.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
@@ -13,9 +14,15 @@
 
 namespace onnxproof {
 
+/// A target's answer for one operator: needs_opset when only a later version of it is supported.
+enum class OperatorStatus { supported, restricted, unsupported, needs_opset };
+
+/// "supported", "restricted", "unsupported", "needs-opset": report.json's names.
+std::string_view operator_status_name(OperatorStatus status);
+
 struct TargetVerdict {
   std::string target;
-  std::string status;   // supported | restricted | unsupported | needs-opset
+  OperatorStatus status = OperatorStatus::unsupported;
   std::string detail;   // restriction text, or why unsupported
   int needs_opset = 0;  // for needs-opset: the opset to re-export with
 };

@@ -5,6 +5,7 @@
 // implementation. The probe stops at session creation: that is where kernels are chosen.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onnxproof/core/error.h"
@@ -19,11 +20,18 @@ struct ProbeOptions {
   std::vector<std::string> only;  // op types to probe; empty: all
 };
 
+/// What the probe found for one schema: a kernel, none, or nothing conclusive (the one-node model
+/// could not be built or run for another reason).
+enum class ProbeStatus { supported, not_implemented, error };
+
+/// "supported", "not-implemented", "error".
+std::string_view probe_status_name(ProbeStatus status);
+
 struct ProbeRow {
   std::string domain;
   std::string op_type;
   int since_version = 0;
-  std::string status;   // supported | not-implemented | error
+  ProbeStatus status = ProbeStatus::error;
   std::string message;  // the type tried, or ONNX Runtime's error
 };
 

@@ -3,7 +3,9 @@
 // file per target, all in one format; adding a runtime is adding a file).
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onnxproof/core/error.h"
@@ -11,6 +13,10 @@
 namespace onnxproof {
 
 enum class SupportStatus { supported, restricted, unsupported };
+
+/// "supported", "restricted", "unsupported": the tables' status column.
+std::string_view support_status_name(SupportStatus status);
+std::optional<SupportStatus> parse_support_status(std::string_view name);
 
 struct SupportEntry {
   std::string domain;  // "ai.onnx" for the default domain

@@ -82,14 +82,23 @@ struct ParityOptions {
   std::ostream* progress = nullptr;
 };
 
+/// What became of one comparison: pass or fail when the outputs were compared; rejected when ONNX
+/// Runtime refused the case (its shapes); error when it could not be run or read.
+enum class RowStatus { pass, fail, rejected, error };
+
+/// "pass", "fail", "rejected", "error": report.json's names.
+std::string_view row_status_name(RowStatus status);
+/// The status a name stands for; nullopt for any other text.
+std::optional<RowStatus> parse_row_status(std::string_view name);
+
 /// One case x provider x optimization level x output.
 struct ParityRow {
   std::string data_set;
   std::map<std::string, int64_t> sizes;
   std::string provider;
-  std::string optimization;  // "all" or "disabled"
+  GraphOptimization optimization = GraphOptimization::all;  // all or disabled
   std::string output;
-  std::string status;  // pass | fail | rejected | error
+  RowStatus status = RowStatus::error;  // a row nobody decided is never a pass
   ToleranceRule rule = ToleranceRule::fixed;  // which rule decided the row
   Tolerance tolerance;                        // the fixed or user rule's figures
   Comparison comparison;
@@ -105,7 +114,7 @@ struct ParityRow {
   std::string note;      // why rejected / errored
 
   /// True when the outputs were compared (status pass or fail), so the figures mean something.
-  bool compared() const { return status == "pass" || status == "fail"; }
+  bool compared() const { return status == RowStatus::pass || status == RowStatus::fail; }
 };
 
 struct ProviderStatus {

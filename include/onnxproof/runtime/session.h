@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,11 @@ namespace onnxproof {
 
 /// ONNX Runtime's graph optimization levels.
 enum class GraphOptimization { disabled, basic, extended, all };
+
+/// "disabled", "basic", "extended", "all": the names report.json and --optimization use.
+std::string_view optimization_name(GraphOptimization level);
+/// The level a name stands for; nullopt for any other text.
+std::optional<GraphOptimization> parse_optimization(std::string_view name);
 
 struct SessionOptions {
   /// "cpu" or "cuda" (onnxproof's short provider names).
