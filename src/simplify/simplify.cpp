@@ -19,13 +19,12 @@
 #include "onnxproof/core/staging.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/runtime/session.h"
+#include "culprit.h"
 #include "passes.h"
 
 namespace onnxproof {
 
 namespace {
-
-using simplify::eliminate_dead_code;
 
 std::map<std::string, int> count_ops(const onnx::ModelProto& model) {
   std::map<std::string, int> counts;
@@ -45,54 +44,110 @@ void infer_shapes(onnx::ModelProto& model) {
   }
 }
 
-// The operators each rule rewrites; a round skips a rule when the model holds none of them.
-constexpr std::string_view k_no_op_candidates[] = {"Identity", "Dropout",   "Cast", "Reshape", "Expand",
-                                                   "Slice",    "Transpose", "Pad",  "Concat",  "Add",
-                                                   "Sub",      "Mul",       "Div",  "And",     "Or"};
-constexpr std::string_view k_shape_queries[] = {"Shape", "Size"};  // and the Gathers and Reshapes that read one
-constexpr std::string_view k_fusion_candidates[] = {"Transpose", "Reshape", "Cast",  "BatchNormalization", "Add", "Mul",
-                                                    "Unsqueeze", "Slice",   "MatMul"};
-
-// The rules, in the order one round runs them. Adding a rule is adding a line here (and its
-// file, declared in passes.h); each is counted on its own in the report.
-struct PassDefinition {
-  std::string_view name;
-  std::span<const std::string_view> applies_to;  // empty: any operator
-  Expected<int> (*run)(onnx::ModelProto&, const SimplifyOptions&, PassReport&);
-};
-constexpr PassDefinition k_passes[] = {
-    {"dead-code",
-     {},
-     [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> {
-       return simplify::eliminate_dead_code(m);
-     }},
-    {"no-ops", k_no_op_candidates,
-     [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> {
-       return simplify::remove_no_ops(m);
-     }},
-    {"shape-folding", k_shape_queries,
-     [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> {
-       return simplify::fold_shapes(m);
-     }},
-    {"constant-folding", {}, simplify::fold_constants},
-    {"common-subexpressions",
-     {},
-     [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> {
-       return simplify::merge_common_subexpressions(m);
-     }},
-    {"fusions", k_fusion_candidates,
-     [](onnx::ModelProto& m, const SimplifyOptions&, PassReport&) -> Expected<int> { return simplify::fuse_nodes(m); }},
-};
-
-std::string pass_names() {
-  std::string names;
-  for (const auto& pass : k_passes) names += (names.empty() ? "" : ", ") + std::string(pass.name);
-  return names;
+// The rules of one run: the built-in ones, and each of the caller's after the built-in ones of
+// its pass (a new pass at the end).
+std::vector<Rule> rules_of_run(const SimplifyOptions& options) {
+  std::vector<Rule> rules = builtin_rules();
+  for (const auto& extra : options.extra_rules) {
+    const auto last = std::find_if(rules.rbegin(), rules.rend(), [&](const Rule& r) { return r.pass == extra.pass; });
+    rules.insert(last.base(), extra);
+  }
+  return rules;
 }
 
-bool applies(const PassDefinition& pass, const std::map<std::string, int>& ops) {
-  return pass.applies_to.empty() || std::any_of(pass.applies_to.begin(), pass.applies_to.end(),
-                                                [&](auto op) { return ops.contains(std::string(op)); });
+// A name not in `known` is a usage error that lists the names.
+Expected<void> require_known(const std::set<std::string>& asked, const std::vector<std::string>& known,
+                             std::string_view option, std::string_view kind) {
+  for (const auto& name : asked) {
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      return fail(ErrorCode::usage,
+                  fmt::format("{} {}: no such {} ({})", option, name, kind, fmt::join(known, ", ")));
+  }
+  return {};
+}
+
+Expected<void> check_rules(const std::vector<Rule>& rules, const SimplifyOptions& options) {
+  std::vector<std::string> passes, names;
+  for (const auto& rule : rules) {
+    if (std::find(names.begin(), names.end(), rule.name) != names.end())
+      return fail(ErrorCode::usage, "two simplify rules are named " + rule.name);
+    const bool node_rule = !rule.targets.empty() && rule.condition && rule.apply;
+    if (!node_rule && !(rule.targets.empty() && rule.run))
+      return fail(ErrorCode::usage, "the simplify rule " + rule.name + " needs targets, condition and apply, or run");
+    names.push_back(rule.name);
+    if (std::find(passes.begin(), passes.end(), rule.pass) == passes.end()) passes.push_back(rule.pass);
+  }
+  ONNXPROOF_TRY(require_known(options.skip_passes, passes, "--skip-pass", "pass"));
+  return require_known(options.skip_rules, names, "--skip-rule", "rule");
+}
+
+// Whether a round runs the rule: the model holds an operator it needs (or it needs none).
+bool applies(const Rule& rule, const std::map<std::string, int>& ops) {
+  const auto& needed = rule.needs.empty() ? rule.targets : rule.needs;
+  return needed.empty() || std::any_of(needed.begin(), needed.end(), [&](const auto& op) { return ops.contains(op); });
+}
+
+bool skipped(const Rule& rule, const SimplifyOptions& options) {
+  return options.skip_passes.contains(rule.pass) || options.skip_rules.contains(rule.name);
+}
+
+// One pass of a round: its node rules in one walk, then its whole-model rules in order; each
+// rule's changes counted in `result.rules` (indexed like `rules`), the sum in the pass.
+Expected<int> run_pass(onnx::ModelProto& model, std::size_t pass, const std::vector<Rule>& rules,
+                       const SimplifyOptions& options, SimplifyResult& result) {
+  const auto ops = count_ops(model);
+  std::vector<std::size_t> chosen;
+  for (std::size_t k = 0; k < rules.size(); ++k) {
+    if (rules[k].pass == result.passes[pass].name && !skipped(rules[k], options) && applies(rules[k], ops))
+      chosen.push_back(k);
+  }
+  if (chosen.empty()) return 0;
+  infer_shapes(model);
+  std::vector<const Rule*> node_rules;
+  std::vector<std::size_t> node_rule_index;
+  for (const std::size_t k : chosen) {
+    if (rules[k].targets.empty()) continue;
+    node_rules.push_back(&rules[k]);
+    node_rule_index.push_back(k);
+  }
+  std::vector<int> walked(node_rules.size(), 0);
+  int total = simplify::walk_node_rules(model, node_rules, walked);
+  for (std::size_t j = 0; j < walked.size(); ++j) result.rules[node_rule_index[j]].changes += walked[j];
+  for (const std::size_t k : chosen) {
+    if (!rules[k].targets.empty()) continue;
+    auto changed = rules[k].run(model, options, result.passes[pass].notes);
+    if (!changed) return std::unexpected(std::move(changed.error().add_context("rule " + rules[k].name)));
+    result.rules[k].changes += *changed;
+    total += *changed;
+  }
+  result.passes[pass].changes += total;
+  return total;
+}
+
+// The report's rows, every rule and pass at 0, with the skips noted.
+void list_rules(const std::vector<Rule>& rules, const SimplifyOptions& options, SimplifyResult& result) {
+  for (const auto& rule : rules) {
+    if (result.passes.empty() || result.passes.back().name != rule.pass) {
+      result.passes.push_back({rule.pass, 0});
+      if (options.skip_passes.contains(rule.pass)) result.passes.back().notes.push_back("skipped (--skip-pass)");
+    }
+    result.rules.push_back({rule.name, rule.pass, 0});
+    if (options.skip_rules.contains(rule.name))
+      result.passes.back().notes.push_back("rule " + rule.name + " skipped (--skip-rule)");
+  }
+}
+
+// The last round's folds and merges leave dead nodes when the rounds ran out: one more sweep.
+void sweep_dead_code(onnx::ModelProto& model, const std::vector<Rule>& rules, const SimplifyOptions& options,
+                     SimplifyResult& result) {
+  for (std::size_t k = 0; k < rules.size(); ++k) {
+    if (rules[k].name != "remove-dead-code" || skipped(rules[k], options)) continue;
+    const int changes = simplify::eliminate_dead_code(model);
+    result.rules[k].changes += changes;
+    for (auto& pass : result.passes) {
+      if (pass.name == rules[k].pass) pass.changes += changes;
+    }
+  }
 }
 
 }  // namespace
@@ -118,34 +173,22 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
   SimplifyResult result;
   result.ops_before = count_ops(model);
   result.bytes_before = model.ByteSizeLong();
-  for (const auto& skipped : options.skip_passes) {
-    if (std::none_of(std::begin(k_passes), std::end(k_passes), [&](const auto& pass) { return pass.name == skipped; }))
-      return fail(ErrorCode::usage, "--skip-pass " + skipped + ": no such pass (" + pass_names() + ")");
-  }
-  for (const auto& pass : k_passes) {
-    result.passes.push_back({std::string(pass.name), 0});
-    if (options.skip_passes.contains(std::string(pass.name)))
-      result.passes.back().notes.push_back("skipped (--skip-pass)");
-  }
+  const std::vector<Rule> rules = rules_of_run(options);
+  ONNXPROOF_TRY(check_rules(rules, options));
+  list_rules(rules, options, result);
 
   simplify::sort_topologically(model);
   for (int round = 0; round < options.max_rounds; ++round) {
     ++result.rounds;
     int changes = 0;
-    for (std::size_t p = 0; p < std::size(k_passes); ++p) {
-      if (options.skip_passes.contains(std::string(k_passes[p].name)) || !applies(k_passes[p], count_ops(model)))
-        continue;
-      infer_shapes(model);
-      auto changed = k_passes[p].run(model, options, result.passes[p]);
-      if (!changed)
-        return std::unexpected(std::move(changed.error().add_context("pass " + std::string(k_passes[p].name))));
-      result.passes[p].changes += *changed;
-      changes += *changed;
+    for (std::size_t pass = 0; pass < result.passes.size(); ++pass) {
+      if (options.skip_passes.contains(result.passes[pass].name)) continue;
+      ONNXPROOF_TRY_ASSIGN(const int changed, run_pass(model, pass, rules, options, result));
+      changes += changed;
     }
     if (changes == 0) break;
   }
-  // The last round's folds and merges leave dead nodes when the rounds ran out: one more sweep.
-  if (!options.skip_passes.contains("dead-code")) result.passes.front().changes += simplify::eliminate_dead_code(model);
+  sweep_dead_code(model, rules, options, result);
   simplify::sort_topologically(model);
   // IR version 3 required every initializer to be a graph input; folded constants are not, and
   // IR version 4 dropped that rule and nothing else: such a model is stamped 4.
@@ -283,61 +326,6 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
   return proof;
 }
 
-namespace {
-
-// Whether the proof holds when `pass` is skipped (unchanged without it counts: the pass alone
-// made the change).
-Expected<bool> holds_without(const std::string& pass, const std::filesystem::path& input,
-                             const std::filesystem::path& folder, const SimplifyOptions& options,
-                             const Reference* reference, const ToleranceOptions& tolerance) {
-  SimplifyOptions without = options;
-  without.skip_passes.insert(pass);
-  const std::filesystem::path candidate = folder / ("without-" + pass + ".onnx");
-  {
-    ONNXPROOF_TRY_ASSIGN(auto model, load_model(input, LoadOptions{.load_external_data = true}));
-    const auto result = simplify_model(model.proto, without);
-    if (!result) return false;  // still invalid without it
-    if (!result->changed()) return true;
-    ONNXPROOF_TRY(save_model(model.proto, candidate));
-  }
-  ONNXPROOF_TRY_ASSIGN(const auto proof, prove_simplification(input, candidate, reference, tolerance));
-  return !has_errors(proof.findings) && proof.cases > 0;
-}
-
-// After a failed proof or an invalid result: the passes whose skipping alone makes the proof hold,
-// rerun one pass at a time (those that changed something; every pass when the passes wrote an
-// invalid model and left no counts); the findings then name them. Every pass is tried, the rule
-// passes before dead-code: removing what nothing reads changes which nodes the others see, so
-// skipping it can hide another pass's defect, and naming only that would point at the wrong code.
-Expected<void> name_the_pass(const std::filesystem::path& input, const std::filesystem::path& folder,
-                             const SimplifyOptions& options, const Reference* reference,
-                             const ToleranceOptions& tolerance, SimplifyOutcome& outcome) {
-  std::vector<PassReport> suspects = outcome.result.passes;
-  if (suspects.empty()) {
-    for (const auto& pass : k_passes) suspects.push_back({std::string(pass.name), 1});
-  }
-  std::stable_partition(suspects.begin(), suspects.end(), [](const PassReport& p) { return p.name != "dead-code"; });
-  std::vector<std::string> culprits;
-  for (const auto& pass : suspects) {
-    if (pass.changes == 0 || options.skip_passes.contains(pass.name)) continue;
-    ONNXPROOF_TRY_ASSIGN(const bool holds, holds_without(pass.name, input, folder, options, reference, tolerance));
-    if (holds) culprits.push_back(pass.name);
-  }
-  if (culprits.empty()) return {};
-  outcome.culprit_pass = culprits.front();
-  std::string named = fmt::format("the pass '{}' makes the change: without it the proof holds", culprits[0]);
-  if (culprits.size() > 1)
-    named += fmt::format(", as it does without any one of {}", fmt::join(std::span(culprits).subspan(1), ", "));
-  for (auto& finding : outcome.proof.findings) {
-    if (finding.code != FindingCode::simplify_changed_outputs) continue;
-    finding.message += " (" + named + ")";
-    finding.hint = fmt::format("simplify --skip-pass {} keeps the rest of the simplification", culprits[0]);
-  }
-  return {};
-}
-
-}  // namespace
-
 Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, const std::filesystem::path& output,
                                         const SimplifyOptions& options, const Reference* reference,
                                         const ToleranceOptions& tolerance, bool copy_when_unchanged) {
@@ -366,7 +354,7 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
       // defect, reported as a finding naming the pass, and nothing is written.
       outcome.proof.findings.push_back({FindingCode::simplify_changed_outputs, Severity::error, "simplify",
                                         result.error().describe(), "", "report it: a pass broke the model"});
-      ONNXPROOF_TRY(name_the_pass(input, staging.path(), options, reference, tolerance, outcome));
+      ONNXPROOF_TRY(simplify::name_the_rule(input, staging.path(), options, reference, tolerance, outcome));
       return outcome;
     }
     if (!result) return std::unexpected(std::move(result.error()));
@@ -377,7 +365,7 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
   if (outcome.result.changed()) {  // an unchanged model needs no proof
     ONNXPROOF_TRY_ASSIGN(outcome.proof, prove_simplification(input, candidate, reference, tolerance));
     if (has_errors(outcome.proof.findings)) {
-      ONNXPROOF_TRY(name_the_pass(input, staging.path(), options, reference, tolerance, outcome));
+      ONNXPROOF_TRY(simplify::name_the_rule(input, staging.path(), options, reference, tolerance, outcome));
       return outcome;
     }
     if (outcome.proof.cases == 0) return outcome;

@@ -710,8 +710,8 @@ TEST(ShapeFolding, TheExpandGuardOverSizesIsDecidedButNotWhenASizeCouldMatch) {
 // A rewrite that is exact in arithmetic but not in float32: BatchNormalization folded into a Conv
 // whose large bias (1e5) the normalization's mean takes back off. The original rounds the
 // convolution at 1e5 before subtracting; the fused Conv skips that rounding. The proof refuses the
-// result and names the pass whose skipping makes it hold.
-TEST(SimplifyProof, AChangeToTheOutputsNamesThePassThatMadeIt) {
+// result and names the rule whose skipping makes it hold.
+TEST(SimplifyProof, AChangeToTheOutputsNamesTheRuleThatMadeIt) {
   const auto model = conv_batch_norm_model(
       0.01F, {1e5F, 1e5F, 1e5F}, {{1.0F, 1.0F, 1.0F}, {0.0F, 0.0F, 0.0F}, {1e5F, 1e5F, 1e5F}, {1.0F, 1.0F, 1.0F}});
   TempDir dir;
@@ -720,12 +720,13 @@ TEST(SimplifyProof, AChangeToTheOutputsNamesThePassThatMadeIt) {
   ASSERT_TRUE(outcome) << outcome.error().describe();
   EXPECT_FALSE(outcome->written);
   EXPECT_FALSE(std::filesystem::exists(dir / "simplified.onnx"));
-  EXPECT_EQ(outcome->culprit_pass, "fusions");
+  EXPECT_EQ(outcome->culprit_pass, "fuse-batch-norm-into-conv");
   ASSERT_FALSE(outcome->proof.findings.empty());
-  EXPECT_NE(outcome->proof.findings[0].message.find("the pass 'fusions' makes the change"), std::string::npos)
+  EXPECT_NE(outcome->proof.findings[0].message.find("the rule 'fuse-batch-norm-into-conv' makes the change"),
+            std::string::npos)
       << outcome->proof.findings[0].message;
-  EXPECT_NE(outcome->proof.findings[0].hint.find("--skip-pass fusions"), std::string::npos);
-  // Without that pass, the rest of the simplification is proved and written.
+  EXPECT_NE(outcome->proof.findings[0].hint.find("--skip-rule fuse-batch-norm-into-conv"), std::string::npos);
+  // Without its pass, the rest of the simplification is proved and written (--skip-pass as before).
   auto without =
       simplify_file(dir / "model.onnx", dir / "simplified.onnx", {.skip_passes = {"fusions"}}, nullptr, {}, true);
   ASSERT_TRUE(without) << without.error().describe();
