@@ -1,3 +1,6 @@
+// No-ops: nodes whose first output equals their first input, one rule per kind, bypassed by one
+// shared step (their readers read the input).
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -196,18 +199,21 @@ int bypass(RuleContext& context, const onnx::NodeProto& node) {
 
 // A no-op rule: the operators, and the condition under which the node's first output equals its
 // first input, value for value. Each condition proves the values unchanged, not only the shape.
-Rule no_op_rule(std::string name, std::vector<std::string> ops, bool (*holds)(const GraphIndex&, const onnx::NodeProto&)) {
+using NoOpCondition = bool (*)(const GraphIndex&, const onnx::NodeProto&);
+Rule no_op_rule(std::string name, std::vector<std::string> ops, NoOpCondition holds) {
   return Rule{.name = std::move(name),
               .pass = "no-ops",
               .targets = std::move(ops),
               .in_bodies = true,
-              .condition = [holds](const RuleContext& context,
-                                   const onnx::NodeProto& node) { return has_first_input_and_output(node) && holds(context.index, node); },
+              .condition =
+                  [holds](const RuleContext& context, const onnx::NodeProto& node) {
+                    return has_first_input_and_output(node) && holds(context.index, node);
+                  },
               .apply = [](RuleContext& context, onnx::NodeProto& node) { return bypass(context, node); }};
 }
 
-// x + 0, x * 1, ...: the constant is put second first (0 + x is x + 0; the operands of a
-// commutative operator swapped, whether or not the node then goes, as before rules had names).
+// x + 0, x * 1, ...: 0 + x is first made x + 0 (the same computation). The swap stays, uncounted,
+// when the node then stays, so the graphs come out as they did before the rules had names.
 Rule identity_element_rule() {
   return Rule{.name = "remove-identity-element",
               .pass = "no-ops",

@@ -81,7 +81,8 @@ std::map<std::string, std::function<onnx::ModelProto()>> no_op_models() {
       {"remove-single-input-concat",
        [] { return no_op("Concat", {}, [](auto&, auto* node) { add_int(node, "axis", 0); }); }},
       {"remove-identity-element", [] {
-         return no_op("Add", {"zeros"}, [](auto& model, auto*) { add_initializer(model, "zeros", k_float, {3}, {0, 0, 0}); });
+         return no_op("Add", {"zeros"},
+                      [](auto& model, auto*) { add_initializer(model, "zeros", k_float, {3}, {0, 0, 0}); });
        }},
   };
 }
@@ -332,8 +333,10 @@ Rule wrong_mul_rule() {
   return Rule{.name = "planted-wrong-mul",
               .pass = "planted",
               .targets = {"Mul"},
-              .condition = [is_two](const RuleContext& context,
-                                    const onnx::NodeProto& node) { return node.input_size() == 2 && is_two(context, node.input(1)); },
+              .condition =
+                  [is_two](const RuleContext& context, const onnx::NodeProto& node) {
+                    return node.input_size() == 2 && is_two(context, node.input(1));
+                  },
               .apply = [](RuleContext& context, onnx::NodeProto& node) {
                 onnx::TensorProto& nearly = context.added.emplace_back();
                 nearly.set_name("nearly_two");
