@@ -144,7 +144,7 @@ StepReport simplify_step(Run& run) {
   if (has_errors(outcome->proof.findings)) {
     step.reason = outcome->culprit_pass.empty()
                       ? "the simplified model was refused (see the warning); the export is kept"
-                      : fmt::format("the pass '{}' changed the model (see the warning); the export is kept",
+                      : fmt::format("the rule '{}' changed the model (see the warning); the export is kept",
                                     outcome->culprit_pass);
     add_simplify_defect(run, outcome->proof.findings);
   } else if (!result.changed()) {

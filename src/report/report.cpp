@@ -12,6 +12,7 @@
 #include "onnxproof/report/log_bar_chart.h"
 #include "onnxproof/report/parity_plot.h"
 #include "onnxproof/report/parity_report.h"
+#include "onnxproof/report/simplify_report.h"
 
 namespace onnxproof {
 
@@ -142,6 +143,8 @@ std::string report_to_markdown(const Report& report) {
   for (const auto& step : report.steps) {
     md += fmt::format("| {} | {} | {:.2f} | {} |\n", step.name, status_name(step.status), step.seconds, step.reason);
   }
+  for (const auto& step : report.steps)
+    if (step.name == "simplify") md += simplify_rules_to_markdown(step.details);
 
   if (!parity_rows(report).empty()) {
     md +=
@@ -207,6 +210,8 @@ std::string report_to_html(const Report& report) {
                         markup_escape(step.reason));
   }
   html += "</table>\n";
+  for (const auto& step : report.steps)
+    if (step.name == "simplify") html += simplify_rules_to_html(step.details);
   if (const std::string svg = parity_plot_svg(parity_rows(report)); !svg.empty()) {
     html += "<h2>Parity (ONNX Runtime against PyTorch)</h2>\n<p>The rule: " + markup_escape(k_rule_sentence) +
             "</p>\n" + svg;

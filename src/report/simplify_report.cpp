@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "onnxproof/report/check_report.h"
+#include "onnxproof/report/log_bar_chart.h"
 
 namespace onnxproof {
 
@@ -17,6 +18,10 @@ nlohmann::json simplify_outcome_to_json(const SimplifyOutcome& outcome) {
     passes[pass.name] = pass.changes;
     if (!pass.notes.empty()) notes[pass.name] = pass.notes;
   }
+  nlohmann::json rules = nlohmann::json::object();  // the rules that changed something
+  for (const auto& rule : result.rules) {
+    if (rule.changes > 0) rules[rule.name] = rule.changes;
+  }
   nlohmann::json details = {{"nodes_before", result.nodes_before()},
                             {"nodes_after", result.nodes_after()},
                             {"ops_before", result.ops_before},
@@ -24,6 +29,7 @@ nlohmann::json simplify_outcome_to_json(const SimplifyOutcome& outcome) {
                             {"bytes_before", result.bytes_before},
                             {"bytes_after", result.bytes_after},
                             {"passes", passes},
+                            {"rules", rules},
                             {"rounds", result.rounds},
                             {"proof", {{"cases", outcome.proof.cases}, {"max_abs", outcome.proof.max_abs}}}};
   if (!notes.empty()) details["notes"] = notes;
@@ -34,6 +40,10 @@ void print_simplify_outcome(std::ostream& out, const SimplifyOutcome& outcome, c
   const auto& result = outcome.result;
   for (const auto& pass : result.passes) {
     out << fmt::format("pass {:<22} {:>5} changes\n", pass.name, pass.changes);
+    for (const auto& rule : result.rules) {
+      if (rule.pass == pass.name && rule.changes > 0)
+        out << fmt::format("  rule {:<34} {:>5}\n", rule.name, rule.changes);
+    }
     for (const auto& note : pass.notes) out << fmt::format("  note: {}\n", note);
   }
   std::map<std::string, std::pair<int, int>> ops;
@@ -58,6 +68,21 @@ void print_simplify_outcome(std::ostream& out, const SimplifyOutcome& outcome, c
                      outcome.proof.max_abs);
   print_findings(out, outcome.proof.findings);
   if (outcome.written) out << fmt::format("simplified       {}\n", output.string());
+}
+
+std::string simplify_rules_to_markdown(const nlohmann::json& details) {
+  if (!details.contains("rules") || details["rules"].empty()) return {};
+  std::string md = "\n## Simplify rules\n\n| rule | changes |\n| --- | ---: |\n";
+  for (const auto& [rule, changes] : details["rules"].items()) md += fmt::format("| {} | {} |\n", rule, changes.dump());
+  return md;
+}
+
+std::string simplify_rules_to_html(const nlohmann::json& details) {
+  if (!details.contains("rules") || details["rules"].empty()) return {};
+  std::string html = "<h2>Simplify rules</h2>\n<table><tr><th>rule</th><th>changes</th></tr>\n";
+  for (const auto& [rule, changes] : details["rules"].items())
+    html += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", markup_escape(rule), changes.dump());
+  return html + "</table>\n";
 }
 
 }  // namespace onnxproof

@@ -86,10 +86,15 @@ int merge_in_graph(onnx::GraphProto& graph) {
 }  // namespace
 
 // Bodies first, each graph on its own (a body's nodes are not merged with its parent's).
-int merge_common_subexpressions(onnx::ModelProto& model) {
-  int changes = 0;
-  for_each_graph_bottom_up(*model.mutable_graph(), [&](onnx::GraphProto& graph) { changes += merge_in_graph(graph); });
-  return changes;
+std::vector<Rule> common_subexpression_rules() {
+  return {Rule{.name = "merge-common-subexpressions",
+               .pass = "common-subexpressions",
+               .run = [](onnx::ModelProto& model, const SimplifyOptions&, std::vector<std::string>&) -> Expected<int> {
+                 int changes = 0;
+                 for_each_graph_bottom_up(*model.mutable_graph(),
+                                          [&](onnx::GraphProto& graph) { changes += merge_in_graph(graph); });
+                 return changes;
+               }}};
 }
 
 }  // namespace onnxproof::simplify

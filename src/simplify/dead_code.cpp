@@ -58,4 +58,12 @@ int eliminate_dead_code(onnx::ModelProto& model) {
   return changes;
 }
 
+std::vector<Rule> dead_code_rules() {
+  return {Rule{.name = "remove-dead-code",
+               .pass = "dead-code",
+               .run = [](onnx::ModelProto& model, const SimplifyOptions&, std::vector<std::string>&) -> Expected<int> {
+                 return eliminate_dead_code(model);
+               }}};
+}
+
 }  // namespace onnxproof::simplify

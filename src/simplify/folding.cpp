@@ -331,41 +331,73 @@ std::optional<onnx::NodeProto> resolved_size_guard(const onnx::GraphProto& graph
 
 }  // namespace
 
-// One pass: each folded node's value becomes an initializer, and the nodes go in one sweep.
-int fold_shapes(onnx::ModelProto& model) {
-  auto& graph = *model.mutable_graph();
-  const GraphIndex index(graph);
-  std::vector<bool> folded(static_cast<std::size_t>(graph.node_size()), false);
-  std::vector<onnx::TensorProto> values;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    auto value = static_shape_value(graph.node(i), index);
-    if (!value) value = static_gathered_dims(graph, graph.node(i), index);
-    if (!value) value = static_sliced_dims(graph, graph.node(i), index);
-    if (value) {
-      values.push_back(tensor_to_proto(*value, graph.node(i).output(0)));
-      folded[static_cast<std::size_t>(i)] = true;
-    }
-  }
-  // Reshapes whose shape chain becomes a constant: the chain is then dead, for dead-code.
-  int guards = 0;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    if (folded[static_cast<std::size_t>(i)]) continue;
-    auto shape = symbolic_reshape_shape(graph, graph.node(i), index);
-    if (!shape) shape = shape_of_other_with_one_unknown(graph, graph.node(i), index);
-    if (shape) {
-      const std::string name = graph.node(i).output(0) + "_shape";
-      values.push_back(tensor_to_proto(*shape, name));
-      graph.mutable_node(i)->set_input(1, name);
-    } else if (auto concat = resolved_size_guard(graph, graph.node(i), index, values)) {
-      graph.mutable_node(i)->Swap(&*concat);  // the Equal is then dead, for dead-code
-      ++guards;
-    }
-  }
-  if (values.empty() && guards == 0) return 0;
-  const int changes = static_cast<int>(values.size()) + guards;
-  for (auto& value : values) *graph.add_initializer() = std::move(value);
-  remove_nodes(graph, folded);
-  return changes;
+namespace {
+
+// A value computed from static dimensions replaces the node: its output becomes a constant.
+Rule folding_rule(std::string name, std::vector<std::string> ops,
+                  std::optional<Tensor> (*value)(const onnx::GraphProto&, const onnx::NodeProto&, const GraphIndex&)) {
+  return Rule{.name = std::move(name),
+              .pass = "shape-folding",
+              .targets = std::move(ops),
+              .needs = {"Shape", "Size"},
+              .condition = [](const RuleContext&, const onnx::NodeProto& node) { return node.input_size() > 0; },
+              .apply = [value](RuleContext& context, onnx::NodeProto& node) {
+                auto folded = value(context.graph, node, context.index);
+                if (!folded) return 0;
+                context.constants.push_back(tensor_to_proto(*folded, node.output(0)));
+                context.removed[static_cast<std::size_t>(context.node_index)] = true;
+                return 1;
+              }};
+}
+
+// A Reshape whose shape chain becomes a constant (the chain is then dead, for dead-code).
+Rule reshape_shape_rule(std::string name, std::optional<Tensor> (*shape)(const onnx::GraphProto&,
+                                                                          const onnx::NodeProto&, const GraphIndex&)) {
+  return Rule{.name = std::move(name),
+              .pass = "shape-folding",
+              .targets = {"Reshape"},
+              .needs = {"Shape", "Size"},
+              .condition = [](const RuleContext&, const onnx::NodeProto& node) { return node.input_size() == 2; },
+              .apply = [shape](RuleContext& context, onnx::NodeProto& node) {
+                const auto constant = shape(context.graph, node, context.index);
+                if (!constant) return 0;
+                context.added.push_back(tensor_to_proto(*constant, node.output(0) + "_shape"));
+                node.set_input(1, context.added.back().name());
+                return 1;
+              }};
+}
+
+// The Where guard over sizes becomes the Concat it decides (the Equal is then dead); one change
+// for the guard and one per constant part it resolved.
+Rule size_guard_rule() {
+  return Rule{.name = "decide-size-guard",
+              .pass = "shape-folding",
+              .targets = {"Where"},
+              .needs = {"Shape", "Size"},
+              .condition = [](const RuleContext&, const onnx::NodeProto& node) { return node.input_size() == 3; },
+              .apply = [](RuleContext& context, onnx::NodeProto& node) {
+                const std::size_t before = context.added.size();
+                auto concat = resolved_size_guard(context.graph, node, context.index, context.added);
+                if (!concat) return 0;
+                node.Swap(&*concat);
+                return 1 + static_cast<int>(context.added.size() - before);
+              }};
+}
+
+}  // namespace
+
+std::vector<Rule> shape_folding_rules() {
+  return {
+      folding_rule("fold-static-shape", {"Shape", "Size"},
+                   [](const onnx::GraphProto&, const onnx::NodeProto& node, const GraphIndex& index) {
+                     return static_shape_value(node, index);
+                   }),
+      folding_rule("fold-gathered-static-dims", {"Gather"}, static_gathered_dims),
+      folding_rule("fold-sliced-static-dims", {"Slice"}, static_sliced_dims),
+      reshape_shape_rule("fold-symbolic-reshape-shape", symbolic_reshape_shape),
+      reshape_shape_rule("fold-reshape-to-shape-with-one-unknown", shape_of_other_with_one_unknown),
+      size_guard_rule(),
+  };
 }
 
 namespace {
@@ -481,7 +513,7 @@ std::set<int> nodes_to_keep(const onnx::GraphProto& graph, const GraphIndex& ind
 // One graph's constant subgraph folded; `body`: an If/Loop/Scan graph (its outputs stay nodes).
 // Values read from an enclosing graph are not constants here, even where they are there.
 int fold_constants_in(onnx::GraphProto& graph, bool body, const onnx::ModelProto& model, const SimplifyOptions& options,
-                      PassReport& report) {
+                      std::vector<std::string>& notes) {
   int changes = constant_nodes_to_initializers(graph, body);
   const GraphIndex index(graph);
   const ConstantSubgraph constants = find_constant_subgraph(graph, index);
@@ -489,7 +521,7 @@ int fold_constants_in(onnx::GraphProto& graph, bool body, const onnx::ModelProto
   auto values = evaluate(model, graph, constants);
   if (!values) {
     // Not an error of the model: the subgraph stays computed at run time, and the report says why.
-    report.notes.push_back("ONNX Runtime could not evaluate the constant subgraph" +
+    notes.push_back("ONNX Runtime could not evaluate the constant subgraph" +
                            (body ? " of the body " + graph.name() : std::string()) +
                            ", left unfolded: " + values.error().describe());
     return changes;
@@ -514,16 +546,25 @@ int fold_constants_in(onnx::GraphProto& graph, bool body, const onnx::ModelProto
   return changes;
 }
 
-}  // namespace
-
 // Bodies first, then the graphs around them.
-Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& options, PassReport& report) {
+int fold_constants(onnx::ModelProto& model, const SimplifyOptions& options, std::vector<std::string>& notes) {
   int changes = 0;
   const onnx::GraphProto* main = &model.graph();
   for_each_graph_bottom_up(*model.mutable_graph(), [&](onnx::GraphProto& graph) {
-    changes += fold_constants_in(graph, &graph != main, model, options, report);
+    changes += fold_constants_in(graph, &graph != main, model, options, notes);
   });
   return changes;
+}
+
+}  // namespace
+
+std::vector<Rule> constant_folding_rules() {
+  return {Rule{.name = "fold-constants",
+               .pass = "constant-folding",
+               .run = [](onnx::ModelProto& model, const SimplifyOptions& options,
+                         std::vector<std::string>& notes) -> Expected<int> {
+                 return fold_constants(model, options, notes);
+               }}};
 }
 
 // Kahn's algorithm, the ready node with the smallest original index first (so an ordered graph

@@ -2,7 +2,8 @@
 // pair to read what the first one read (the first is then dead, and dead-code removes it), except
 // the three that merge numbers into weights (BatchNormalization or a per-channel Mul into Conv,
 // MatMul + Add into Gemm),
-// which rewrite the first node and drop the second. One sweep each, with one index: linear.
+// which rewrite the first node and drop the second. Each is a rule (fusion_rules(), the end of
+// this file); one walk over the main graph, with one index: linear.
 
 #include <algorithm>
 #include <array>
@@ -370,32 +371,32 @@ bool fuse_matmul_add(onnx::NodeProto& add, onnx::GraphProto& graph, const GraphI
   return false;
 }
 
-int fuse_in_graph(onnx::GraphProto& graph) {
-  const GraphIndex index(graph);
-  std::vector<bool> removed(static_cast<std::size_t>(graph.node_size()), false);
-  std::vector<onnx::TensorProto> added;
-  std::set<int> touched;  // a node one rule rewrote is left alone by the others this sweep
-  int changes = 0;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    auto& node = *graph.mutable_node(i);
-    const auto producer = node.input_size() > 0 ? index.producer.find(node.input(0)) : index.producer.end();
-    if (producer != index.producer.end() && touched.contains(producer->second)) continue;
-    if (fuse_transposes(node, graph, index) || fuse_reshapes(node, graph, index, added) ||
-        fuse_casts(node, graph, index) || fuse_unsqueezes(node, graph, index, added) ||
-        fuse_slices(node, graph, index, added)) {
-      touched.insert(i);
-      ++changes;
-    } else if (fuse_batch_norm(node, graph, index, added) || fuse_mul_into_conv(node, graph, index, added) ||
-               fuse_matmul_add(node, graph, index)) {
-      removed[static_cast<std::size_t>(i)] = true;  // the first node of the pair does the work now
-      touched.insert(i);
-      ++changes;
-    }
-  }
-  if (changes == 0) return 0;
-  for (auto& tensor : added) *graph.add_initializer() = std::move(tensor);
-  remove_nodes(graph, removed);
-  return changes;
+// A rewrite reading the node before it is left alone when that node was rewritten in this walk
+// (its outputs are not what the index says any more).
+bool reads_unrewritten(const RuleContext& context, const onnx::NodeProto& node) {
+  if (node.input_size() == 0) return true;
+  const auto producer = context.index.producer.find(node.input(0));
+  return producer == context.index.producer.end() || !context.rewritten.contains(producer->second);
+}
+
+using FusionRewrite = bool (*)(RuleContext&, onnx::NodeProto&);
+
+// A fusion of the node before into `op`. `into_first`: the node before does the work now (it took
+// the numbers and the output name), so this one goes.
+Rule fusion_rule(std::string name, std::string op, std::size_t inputs, FusionRewrite rewrite, bool into_first = false) {
+  return Rule{.name = std::move(name),
+              .pass = "fusions",
+              .targets = {std::move(op)},
+              .condition =
+                  [inputs](const RuleContext& context, const onnx::NodeProto& node) {
+                    return static_cast<std::size_t>(node.input_size()) >= inputs && reads_unrewritten(context, node);
+                  },
+              .apply =
+                  [rewrite, into_first](RuleContext& context, onnx::NodeProto& node) {
+                    if (!rewrite(context, node)) return 0;
+                    if (into_first) context.removed[static_cast<std::size_t>(context.node_index)] = true;
+                    return 1;
+                  }};
 }
 
 }  // namespace
@@ -615,12 +616,41 @@ int elide_reshapes_around_elementwise(onnx::GraphProto& graph) {
 
 }  // namespace
 
-int fuse_nodes(onnx::ModelProto& model) {
-  int changes = fuse_in_graph(*model.mutable_graph());
-  changes += elide_reshapes_around_elementwise(*model.mutable_graph());
-  // Split takes its sizes as an input from opset 13 on.
-  if (default_opset(model) >= 13) changes += merge_parallel_matmuls(*model.mutable_graph());
-  return changes;
+std::vector<Rule> fusion_rules() {
+  const auto whole_graph = [](std::string name, std::string needs, int (*run)(onnx::ModelProto&)) {
+    return Rule{.name = std::move(name),
+                .pass = "fusions",
+                .needs = {std::move(needs)},
+                .run = [run](onnx::ModelProto& model, const SimplifyOptions&, std::vector<std::string>&)
+                    -> Expected<int> { return run(model); }};
+  };
+  return {
+      fusion_rule("fuse-transposes", "Transpose", 1,
+                  [](RuleContext& c, onnx::NodeProto& n) { return fuse_transposes(n, c.graph, c.index); }),
+      fusion_rule("fuse-reshapes", "Reshape", 2,
+                  [](RuleContext& c, onnx::NodeProto& n) { return fuse_reshapes(n, c.graph, c.index, c.added); }),
+      fusion_rule("fuse-widening-casts", "Cast", 1,
+                  [](RuleContext& c, onnx::NodeProto& n) { return fuse_casts(n, c.graph, c.index); }),
+      fusion_rule("fuse-unsqueezes", "Unsqueeze", 2,
+                  [](RuleContext& c, onnx::NodeProto& n) { return fuse_unsqueezes(n, c.graph, c.index, c.added); }),
+      fusion_rule("fuse-slices", "Slice", 4,
+                  [](RuleContext& c, onnx::NodeProto& n) { return fuse_slices(n, c.graph, c.index, c.added); }),
+      fusion_rule(
+          "fuse-batch-norm-into-conv", "BatchNormalization", 5,
+          [](RuleContext& c, onnx::NodeProto& n) { return fuse_batch_norm(n, c.graph, c.index, c.added); }, true),
+      fusion_rule(
+          "fuse-mul-into-conv", "Mul", 2,
+          [](RuleContext& c, onnx::NodeProto& n) { return fuse_mul_into_conv(n, c.graph, c.index, c.added); }, true),
+      fusion_rule(
+          "fuse-matmul-add-into-gemm", "Add", 2,
+          [](RuleContext& c, onnx::NodeProto& n) { return fuse_matmul_add(n, c.graph, c.index); }, true),
+      whole_graph("elide-reshapes-around-elementwise", "Reshape",
+                  [](onnx::ModelProto& m) { return elide_reshapes_around_elementwise(*m.mutable_graph()); }),
+      // Split takes its sizes as an input from opset 13 on.
+      whole_graph("merge-parallel-matmuls", "MatMul", [](onnx::ModelProto& m) {
+        return default_opset(m) >= 13 ? merge_parallel_matmuls(*m.mutable_graph()) : 0;
+      }),
+  };
 }
 
 }  // namespace onnxproof::simplify

@@ -1,8 +1,12 @@
+// No-ops: nodes whose first output equals their first input, one rule per kind, bypassed by one
+// shared step (their readers read the input).
+
 #include <algorithm>
 #include <unordered_map>
 
 #include "graph_index.h"
 #include "onnxproof/tensor/tensor_io.h"
+#include "onnxproof/simplify/rules.h"
 #include "passes.h"
 
 namespace onnxproof::simplify {
@@ -158,89 +162,86 @@ bool concatenates_one(const GraphIndex&, const onnx::NodeProto& node) { return n
 
 bool hands_through(const GraphIndex&, const onnx::NodeProto&) { return true; }
 
-// A no-op rule: the operator, and the condition under which the node's first output equals its
-// first input, value for value. Each condition proves the values unchanged, not only the shape.
-struct NoOpRule {
-  std::string_view op;
-  bool (*holds)(const GraphIndex&, const onnx::NodeProto&);
-};
-
-constexpr NoOpRule k_no_op_rules[] = {
-    {"Identity", hands_through},          {"Dropout", is_inference_dropout},
-    {"Cast", is_same_type_cast},          {"Expand", expands_nothing},
-    {"Reshape", reshapes_to_same_shape},  {"Slice", is_whole_slice},
-    {"Transpose", is_identity_transpose}, {"Pad", pads_nothing},
-    {"Concat", concatenates_one},         {"Add", is_identity_element},
-    {"Sub", is_identity_element},         {"Mul", is_identity_element},
-    {"Div", is_identity_element},         {"And", is_identity_element},
-    {"Or", is_identity_element},
-};
-
-// True when the node hands its first input through unchanged.
-bool is_no_op(const GraphIndex& index, const onnx::NodeProto& node) {
-  if (!node.domain().empty() || node.input_size() == 0 || node.output_size() == 0 || node.input(0).empty())
-    return false;
-  for (const auto& rule : k_no_op_rules) {
-    if (rule.op == node.op_type()) return rule.holds(index, node);
-  }
-  return false;
+bool has_first_input_and_output(const onnx::NodeProto& node) {
+  return node.input_size() > 0 && node.output_size() > 0 && !node.input(0).empty();
 }
 
-// One pass over the nodes, in order: a no-op's output is renamed to its (already resolved) input
-// and the node dropped; the renames are applied and the nodes removed once at the end, so the
-// pass is linear in the node count (it rebuilt the index after each removal before).
-int remove_no_ops_in_graph(onnx::GraphProto& graph) {
-  const GraphIndex index(graph);
-  std::unordered_map<std::string, std::string> renamed;  // removed output -> the value that replaces it
-  const auto resolve = [&](const std::string& name) {
-    const auto it = renamed.find(name);
-    return it == renamed.end() ? name : it->second;  // chains are resolved as they are made
-  };
-  std::vector<bool> removed(static_cast<std::size_t>(graph.node_size()), false);
-  int changes = 0;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    put_identity_element_second(index, *graph.mutable_node(i));
-    const auto& node = graph.node(i);
-    if (!is_no_op(index, node)) continue;
-    const std::string& out = node.output(0);
-    bool extra_used = false;
-    for (int k = 1; k < node.output_size(); ++k) {
-      const auto& extra = node.output(k);
-      extra_used |= !extra.empty() && (index.consumers.contains(extra) || index.graph_outputs.contains(extra));
-    }
-    if (extra_used) continue;
-    if (!index.graph_outputs.contains(out)) {
-      renamed[out] = resolve(node.input(0));
-    } else {
-      // `out` is part of the interface: the producer of the input takes that name, when only this
-      // node reads the input and nothing renamed it.
-      const std::string& in = node.input(0);
-      const auto producer = index.producer.find(in);
-      const auto readers = index.consumers.find(in);
-      if (renamed.contains(in) || producer == index.producer.end() || index.graph_outputs.contains(in) ||
-          readers == index.consumers.end() || readers->second.size() != 1)
-        continue;
-      for (auto& name : *graph.mutable_node(producer->second)->mutable_output()) {
-        if (name == in) name = out;
-      }
-    }
-    removed[static_cast<std::size_t>(i)] = true;
-    ++changes;
+// The node's first output equals its first input: it goes, and its readers read the input (its
+// name resolved through earlier bypasses in this walk). 0 when it must stay: another output is
+// read, or the output is a graph output that the input's producer cannot take over.
+int bypass(RuleContext& context, const onnx::NodeProto& node) {
+  const auto& index = context.index;
+  for (int k = 1; k < node.output_size(); ++k) {
+    const auto& extra = node.output(k);
+    if (!extra.empty() && (index.consumers.contains(extra) || index.graph_outputs.contains(extra))) return 0;
   }
-  if (changes == 0) return 0;
-  rename_uses(graph, renamed);
-  remove_nodes(graph, removed);
-  return changes;
+  const std::string& out = node.output(0);
+  const std::string& in = node.input(0);
+  if (!index.graph_outputs.contains(out)) {
+    const auto earlier = context.renamed.find(in);
+    std::string resolved = earlier == context.renamed.end() ? in : earlier->second;
+    context.renamed[out] = std::move(resolved);  // chains are resolved as they are made
+  } else {
+    // `out` is part of the interface: the producer of the input takes that name, when only this
+    // node reads the input and nothing renamed it.
+    const auto producer = index.producer.find(in);
+    const auto readers = index.consumers.find(in);
+    if (context.renamed.contains(in) || producer == index.producer.end() || index.graph_outputs.contains(in) ||
+        readers == index.consumers.end() || readers->second.size() != 1)
+      return 0;
+    for (auto& name : *context.graph.mutable_node(producer->second)->mutable_output()) {
+      if (name == in) name = out;
+    }
+  }
+  context.removed[static_cast<std::size_t>(context.node_index)] = true;
+  return 1;
+}
+
+// A no-op rule: the operators, and the condition under which the node's first output equals its
+// first input, value for value. Each condition proves the values unchanged, not only the shape.
+using NoOpCondition = bool (*)(const GraphIndex&, const onnx::NodeProto&);
+Rule no_op_rule(std::string name, std::vector<std::string> ops, NoOpCondition holds) {
+  return Rule{.name = std::move(name),
+              .pass = "no-ops",
+              .targets = std::move(ops),
+              .in_bodies = true,
+              .condition =
+                  [holds](const RuleContext& context, const onnx::NodeProto& node) {
+                    return has_first_input_and_output(node) && holds(context.index, node);
+                  },
+              .apply = [](RuleContext& context, onnx::NodeProto& node) { return bypass(context, node); }};
+}
+
+// x + 0, x * 1, ...: 0 + x is first made x + 0 (the same computation). The swap stays, uncounted,
+// when the node then stays, so the graphs come out as they did before the rules had names.
+Rule identity_element_rule() {
+  return Rule{.name = "remove-identity-element",
+              .pass = "no-ops",
+              .targets = {"Add", "Sub", "Mul", "Div", "And", "Or"},
+              .in_bodies = true,
+              .condition = [](const RuleContext&, const onnx::NodeProto& node) { return node.input_size() == 2; },
+              .apply =
+                  [](RuleContext& context, onnx::NodeProto& node) {
+                    put_identity_element_second(context.index, node);
+                    return has_first_input_and_output(node) && is_identity_element(context.index, node)
+                               ? bypass(context, node)
+                               : 0;
+                  }};
 }
 
 }  // namespace
 
-// Bodies first: their outputs are their interface.
-int remove_no_ops(onnx::ModelProto& model) {
-  int changes = 0;
-  for_each_graph_bottom_up(*model.mutable_graph(),
-                           [&](onnx::GraphProto& graph) { changes += remove_no_ops_in_graph(graph); });
-  return changes;
+std::vector<Rule> no_op_rules() {
+  return {no_op_rule("remove-identity", {"Identity"}, hands_through),
+          no_op_rule("remove-inference-dropout", {"Dropout"}, is_inference_dropout),
+          no_op_rule("remove-same-type-cast", {"Cast"}, is_same_type_cast),
+          no_op_rule("remove-no-op-expand", {"Expand"}, expands_nothing),
+          no_op_rule("remove-same-shape-reshape", {"Reshape"}, reshapes_to_same_shape),
+          no_op_rule("remove-whole-slice", {"Slice"}, is_whole_slice),
+          no_op_rule("remove-identity-transpose", {"Transpose"}, is_identity_transpose),
+          no_op_rule("remove-zero-pad", {"Pad"}, pads_nothing),
+          no_op_rule("remove-single-input-concat", {"Concat"}, concatenates_one),
+          identity_element_rule()};
 }
 
 }  // namespace onnxproof::simplify

@@ -1,49 +1,47 @@
 #pragma once
-// The graph passes. Each takes the model, changes it in place, and returns how many changes it
-// made (0: nothing to do), so the manager can run them until a round changes nothing.
+// The rules of each pass, one list per unit (registry.cpp puts them in order), the walk that
+// dispatches node rules by operator type, and the two whole-model steps the manager calls itself.
+
+#include <string>
+#include <vector>
 
 #include <onnx/onnx_pb.h>
 
-#include "onnxproof/core/error.h"
+#include "onnxproof/simplify/rules.h"
 #include "onnxproof/simplify/simplify.h"
 
 namespace onnxproof::simplify {
 
-/// Removes nodes whose outputs reach no graph output (in subgraphs too), unused initializers and
-/// value_info of values that no longer exist.
+/// remove-dead-code: nodes whose outputs reach no graph output (in subgraphs too), unused
+/// initializers and value_info of values that no longer exist.
+std::vector<Rule> dead_code_rules();
+
+/// Rules bypassing nodes that leave their input unchanged (Identity, inference Dropout, a Cast to
+/// the same type, ...); in subgraphs too. They need shape information.
+std::vector<Rule> no_op_rules();
+
+/// Rules replacing shape computations over static dimensions by constants, and giving Reshapes
+/// whose shape is built from their data's own sizes a constant shape.
+std::vector<Rule> shape_folding_rules();
+
+/// fold-constants: every node whose inputs are all constant, evaluated with ONNX Runtime.
+std::vector<Rule> constant_folding_rules();
+
+/// merge-common-subexpressions: nodes with the same operator, attributes and inputs.
+std::vector<Rule> common_subexpression_rules();
+
+/// Rules fusing pairs of nodes in the main graph (Transposes, Reshapes, Casts, BatchNormalization
+/// into Conv, MatMul + Add into Gemm, ...), and the two whole-graph fusions.
+std::vector<Rule> fusion_rules();
+
+/// One walk per graph (bodies first when a rule rewrites bodies) over the nodes: each node is
+/// offered to the rules that target its operator, in order, until one changes it; then the walk's
+/// removals, renames and initializers are applied. Adds each rule's changes to `changes` (indexed
+/// like `rules`) and returns their sum.
+int walk_node_rules(onnx::ModelProto& model, const std::vector<const Rule*>& rules, std::vector<int>& changes);
+
+/// Removes what reaches no graph output (the manager's last sweep); returns the changes.
 int eliminate_dead_code(onnx::ModelProto& model);
-
-/// Bypasses nodes that leave their input unchanged: Identity, Dropout (inference), Cast to the
-/// same type, Reshape/Expand/Slice whose output shape equals the input's, Transpose with the
-/// identity permutation, Pad with zero pads, Concat of one input, Add/Sub/Mul/Div/And/Or with
-/// their identity element as a constant that does not broadcast x up; in subgraphs too. Needs
-/// shape information.
-int remove_no_ops(onnx::ModelProto& model);
-
-/// Replaces Shape and Size of tensors whose shape is fully static, and Gathers or Slices of static
-/// dimensions from any Shape, by constants; gives a Reshape whose shape is a Concat of constants
-/// and sizes of its data's own symbolic dimensions a constant shape (0 = copy that dimension; one
-/// computed size among positive constants: -1), and one whose shape is Shape(x) with a single
-/// symbolic size x's sizes with -1 there;
-/// decides Where(Equal(sizes, c), a, sizes) over such a Concat where c < 0 at every size read.
-int fold_shapes(onnx::ModelProto& model);
-
-/// Evaluates every node whose inputs are all constant with ONNX Runtime (the constant subgraph in
-/// one run, per graph: If/Loop/Scan bodies too) and replaces it by initializers; never folds
-/// random ops, subgraph ops, a body's outputs or tensors over the size cap.
-/// What ONNX Runtime cannot evaluate stays as it is, with a note in `report`.
-Expected<int> fold_constants(onnx::ModelProto& model, const SimplifyOptions& options, PassReport& report);
-
-/// Fuses pairs of nodes in the main graph: Transpose into Transpose (composed permutation),
-/// Reshape after a Reshape/Flatten/Squeeze/Unsqueeze (to a constant shape without 0), Cast after a
-/// lossless widening Cast, two Unsqueezes into one, BatchNormalization into the Conv before it (float32 constants), and
-/// MatMul + Add of a constant vector into Gemm (a matrix times a constant matrix); and
-/// Reshape -> elementwise nodes -> Reshape back to the first one's input shape: both Reshapes go.
-int fuse_nodes(onnx::ModelProto& model);
-
-/// Merges nodes with the same operator, attributes and inputs (not random ops, not nodes with
-/// subgraphs), in each graph; the later node's readers read the earlier one's outputs.
-int merge_common_subexpressions(onnx::ModelProto& model);
 
 /// Restores topological order (Kahn's algorithm, stable); returns 1 when the order changed.
 int sort_topologically(onnx::ModelProto& model);

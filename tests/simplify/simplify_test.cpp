@@ -244,23 +244,6 @@ TEST(SimplifyProof, HugeDeclaredInputsAreAClearErrorNotBadAlloc) {
 
 }  // namespace
 
-namespace {
-
-void add_ints(onnx::NodeProto* node, const std::string& name, std::vector<int64_t> values) {
-  auto* a = node->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (const int64_t v : values) a->add_ints(v);
-}
-
-void add_int(onnx::NodeProto* node, const std::string& name, int64_t value) {
-  auto* a = node->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
-}
-
-}  // namespace
 
 TEST(Fusions, TwoTransposesBecomeOneAndAnIdentityPairGoes) {
   // x 2x3x4: perm [1,2,0] then [2,0,1] is the identity: both go; a third chain composes.
@@ -347,36 +330,6 @@ TEST(Fusions, ANarrowingCastInTheMiddleStays) {
   EXPECT_EQ(count(simplified, "Cast"), 2);
 }
 
-// x (1x2x6x6) -> Conv (3 channels, 3x3, weights `step` apart; with bias `bias` when given) -> c;
-// the graph's output y (1x3x6x6) is for the caller's node to write.
-onnx::ModelProto conv_model(float step, const std::vector<float>& bias) {
-  auto model =
-      single_node_model("Conv", {tensor_value("x", k_float, {1, 2, 6, 6})}, tensor_value("y", k_float, {1, 3, 6, 6}));
-  auto& conv = *model.mutable_graph()->mutable_node(0);
-  conv.add_input("w");
-  if (!bias.empty()) conv.add_input("b");
-  conv.set_output(0, "c");
-  add_ints(&conv, "pads", {1, 1, 1, 1});
-  std::vector<float> weights(3 * 2 * 3 * 3);
-  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = step * static_cast<float>(i % 7) - 3 * step;
-  add_initializer(model, "w", k_float, {3, 2, 3, 3}, weights);
-  if (!bias.empty()) add_initializer(model, "b", k_float, {3}, bias);
-  return model;
-}
-
-// conv_model -> BatchNormalization(scale, shift, mean, var) -> y.
-struct BatchNorm {
-  std::vector<float> scale, shift, mean, var;
-};
-onnx::ModelProto conv_batch_norm_model(float step, const std::vector<float>& bias, const BatchNorm& norm) {
-  auto model = conv_model(step, bias);
-  add_initializer(model, "scale", k_float, {3}, norm.scale);
-  add_initializer(model, "shift", k_float, {3}, norm.shift);
-  add_initializer(model, "mean", k_float, {3}, norm.mean);
-  add_initializer(model, "var", k_float, {3}, norm.var);
-  add_node(model, "BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"});
-  return model;
-}
 
 TEST(Fusions, BatchNormalizationFoldsIntoTheConvBeforeIt) {
   const auto model = conv_batch_norm_model(
@@ -483,20 +436,6 @@ TEST(CommonSubexpressions, TwinNodesAndTwinConstantsUnderOtherNamesMerge) {
 }
 
 // Relu(Reshape(Add(Mul(t, 0.5), Tanh(t)), back)) with t = Reshape(x, [-1, 1, 6]), x Nx6.
-onnx::ModelProto reshapes_around_elementwise_model(std::vector<int64_t> back, std::vector<int64_t> out_dims) {
-  auto model =
-      single_node_model("Relu", {tensor_value("x", k_float, {-1, 6})}, tensor_value("y", k_float, std::move(out_dims)));
-  model.mutable_graph()->mutable_node(0)->set_input(0, "z");
-  add_initializer(model, "split", onnx::TensorProto::INT64, {3}, {}, {-1, 1, 6});
-  add_initializer(model, "back", onnx::TensorProto::INT64, {static_cast<int64_t>(back.size())}, {}, back);
-  add_initializer(model, "half", k_float, {}, {0.5F});
-  add_node(model, "Reshape", {"x", "split"}, {"t"});
-  add_node(model, "Mul", {"t", "half"}, {"m"});
-  add_node(model, "Tanh", {"t"}, {"h"});
-  add_node(model, "Add", {"m", "h"}, {"a"});
-  add_node(model, "Reshape", {"a", "back"}, {"z"});
-  return model;
-}
 
 TEST(Fusions, ReshapesAroundElementwiseNodesGoWhenTheSecondRestoresTheShape) {
   EXPECT_EQ(count(simplify_and_prove(reshapes_around_elementwise_model({-1, 6}, {-1, 6})), "Reshape"), 0);
@@ -677,24 +616,6 @@ TEST(ShapeFolding, AReshapeToTheShapeOfATensorWithOneSymbolicSizeGetsAConstantSh
 // Expand(x, Where(Equal(s, c), [1, 1, 1], s)) with s = Concat(Unsqueeze(Gather(Shape(x), 0)), [2],
 // [last]) and c = [compared] * 3: the TorchScript exporter's guard that turns a -1 in expand's
 // sizes into 1.
-onnx::ModelProto expand_guard_model(int64_t compared, int64_t last) {
-  auto model =
-      single_node_model("Expand", {tensor_value("x", k_float, {-1, 1, 3})}, tensor_value("y", k_float, {-1, 2, 3}));
-  model.mutable_graph()->mutable_node(0)->add_input("sizes");
-  add_initializer(model, "zero", onnx::TensorProto::INT64, {}, {}, {0});
-  add_initializer(model, "axes", onnx::TensorProto::INT64, {1}, {}, {0});
-  add_initializer(model, "two", onnx::TensorProto::INT64, {1}, {}, {2});
-  add_initializer(model, "keep", onnx::TensorProto::INT64, {1}, {}, {last});
-  add_initializer(model, "compared", onnx::TensorProto::INT64, {3}, {}, {compared, compared, compared});
-  add_initializer(model, "ones", onnx::TensorProto::INT64, {3}, {}, {1, 1, 1});
-  add_node(model, "Shape", {"x"}, {"s"});
-  add_node(model, "Gather", {"s", "zero"}, {"n"});
-  add_node(model, "Unsqueeze", {"n", "axes"}, {"n1"});
-  add_int(add_node(model, "Concat", {"n1", "two", "keep"}, {"built"}), "axis", 0);
-  add_node(model, "Equal", {"built", "compared"}, {"is_keep"});
-  add_node(model, "Where", {"is_keep", "ones", "built"}, {"sizes"});
-  return model;
-}
 
 TEST(ShapeFolding, TheExpandGuardOverSizesIsDecidedButNotWhenASizeCouldMatch) {
   // Compared with -1: no size read from Shape is -1, so only the constant -1 becomes 1.
@@ -710,8 +631,8 @@ TEST(ShapeFolding, TheExpandGuardOverSizesIsDecidedButNotWhenASizeCouldMatch) {
 // A rewrite that is exact in arithmetic but not in float32: BatchNormalization folded into a Conv
 // whose large bias (1e5) the normalization's mean takes back off. The original rounds the
 // convolution at 1e5 before subtracting; the fused Conv skips that rounding. The proof refuses the
-// result and names the pass whose skipping makes it hold.
-TEST(SimplifyProof, AChangeToTheOutputsNamesThePassThatMadeIt) {
+// result and names the rule whose skipping makes it hold.
+TEST(SimplifyProof, AChangeToTheOutputsNamesTheRuleThatMadeIt) {
   const auto model = conv_batch_norm_model(
       0.01F, {1e5F, 1e5F, 1e5F}, {{1.0F, 1.0F, 1.0F}, {0.0F, 0.0F, 0.0F}, {1e5F, 1e5F, 1e5F}, {1.0F, 1.0F, 1.0F}});
   TempDir dir;
@@ -720,12 +641,13 @@ TEST(SimplifyProof, AChangeToTheOutputsNamesThePassThatMadeIt) {
   ASSERT_TRUE(outcome) << outcome.error().describe();
   EXPECT_FALSE(outcome->written);
   EXPECT_FALSE(std::filesystem::exists(dir / "simplified.onnx"));
-  EXPECT_EQ(outcome->culprit_pass, "fusions");
+  EXPECT_EQ(outcome->culprit_pass, "fuse-batch-norm-into-conv");
   ASSERT_FALSE(outcome->proof.findings.empty());
-  EXPECT_NE(outcome->proof.findings[0].message.find("the pass 'fusions' makes the change"), std::string::npos)
+  EXPECT_NE(outcome->proof.findings[0].message.find("the rule 'fuse-batch-norm-into-conv' makes the change"),
+            std::string::npos)
       << outcome->proof.findings[0].message;
-  EXPECT_NE(outcome->proof.findings[0].hint.find("--skip-pass fusions"), std::string::npos);
-  // Without that pass, the rest of the simplification is proved and written.
+  EXPECT_NE(outcome->proof.findings[0].hint.find("--skip-rule fuse-batch-norm-into-conv"), std::string::npos);
+  // Without its pass, the rest of the simplification is proved and written (--skip-pass as before).
   auto without =
       simplify_file(dir / "model.onnx", dir / "simplified.onnx", {.skip_passes = {"fusions"}}, nullptr, {}, true);
   ASSERT_TRUE(without) << without.error().describe();

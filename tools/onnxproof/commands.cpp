@@ -252,6 +252,7 @@ int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream
   }
   SimplifyOptions options{.max_fold_bytes = static_cast<uint64_t>(command.max_fold_bytes)};
   options.skip_passes.insert(command.skip_passes.begin(), command.skip_passes.end());
+  options.skip_rules.insert(command.skip_rules.begin(), command.skip_rules.end());
   auto outcome = simplify_file(command.model, command.output, options, reference ? &*reference : nullptr,
                                parity->tolerance, /*copy_when_unchanged=*/true);
   if (!outcome) return report_error(err, outcome.error());

@@ -117,6 +117,7 @@ struct SimplifyCommand {
   int64_t max_fold_bytes = int64_t{64} << 20;  // signed, so "-5" is caught rather than wrapped
   std::filesystem::path reference;             // optional: prove on these inputs
   std::vector<std::string> skip_passes;        // --skip-pass NAME
+  std::vector<std::string> skip_rules;         // --skip-rule NAME
   ProofArguments proof;
 };
 

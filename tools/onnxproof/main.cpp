@@ -199,6 +199,7 @@ void add_simplify(CLI::App& app, Commands& commands) {
   simplify_app->add_option(
       "--skip-pass", simplify->skip_passes,
       "A pass not to run (repeat): dead-code, no-ops, shape-folding, constant-folding, common-subexpressions, fusions");
+  simplify_app->add_option("--skip-rule", simplify->skip_rules, "A rule not to run (repeat), e.g. fuse-transposes");
   simplify_app->add_option("--reference", simplify->reference,
                            "Prove on these inputs (test_data_set_N/) instead of generated ones");
   add_proof_options(simplify_app, simplify->proof);

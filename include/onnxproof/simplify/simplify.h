@@ -1,6 +1,6 @@
 #pragma once
-// Graph simplification: passes declared one per unit, run by a small manager until nothing
-// changes (with a step limit), then proved: the original and the simplified model run on the same
+// Graph simplification: named rules (rules.h) grouped in passes, run by a small manager until
+// nothing changes (with a step limit), then proved: the original and the simplified model run on the same
 // inputs and must agree, or the simplified model is not the result.
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "onnxproof/core/error.h"
 #include "onnxproof/core/finding.h"
 #include "onnxproof/parity/parity.h"
+#include "onnxproof/simplify/rules.h"
 
 namespace onnxproof {
 
@@ -24,8 +25,12 @@ struct SimplifyOptions {
   /// Passes run in rounds until a round changes nothing, at most this many rounds.
   int max_rounds = 10;
   /// Passes not to run (--skip-pass NAME): dead-code, no-ops, shape-folding, constant-folding, common-subexpressions,
-  /// fusions.
+  /// fusions; each skips all its rules.
   std::set<std::string> skip_passes{};
+  /// Rules not to run (--skip-rule NAME), by name (rules.h).
+  std::set<std::string> skip_rules{};
+  /// Rules run after the built-in ones of their pass (a new pass runs last); for tests.
+  std::vector<Rule> extra_rules{};
 };
 
 /// What one pass did over the whole run.
@@ -35,8 +40,16 @@ struct PassReport {
   std::vector<std::string> notes{};  // what the pass could not do, and why (never dropped silently)
 };
 
+/// What one rule did over the whole run.
+struct RuleReport {
+  std::string name;
+  std::string pass;
+  int changes = 0;
+};
+
 struct SimplifyResult {
-  std::vector<PassReport> passes;
+  std::vector<PassReport> passes;  // the totals of each pass's rules, and its notes
+  std::vector<RuleReport> rules;   // every rule run, in order
   int rounds = 0;
   std::map<std::string, int> ops_before;  // op type -> count, subgraphs included
   std::map<std::string, int> ops_after;
@@ -49,7 +62,8 @@ struct SimplifyResult {
 };
 
 /// Simplifies `model` in place (it must hold its tensor bytes). The result passes the ONNX
-/// checker and strict shape inference, or an Error says which pass broke it.
+/// checker and strict shape inference, or an Error says which pass broke it. A name in
+/// `skip_passes` or `skip_rules` that is no pass or rule is a usage error listing the names.
 Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyOptions& options = {});
 
 /// The proof: runs both models on the reference cases (or, without them, on generated inputs for
@@ -68,8 +82,9 @@ struct SimplifyOutcome {
   SimplifyResult result;
   SimplifyProof proof;
   bool written = false;  // false: the proof failed (see proof.findings), or nothing changed and no copy was asked for
-  /// After a failed proof: the pass whose skipping alone makes it hold (the findings name it);
-  /// empty when none does alone.
+  /// After a failed proof: the rule whose skipping alone makes it hold, found by bisecting the
+  /// rules that changed something (the findings name it); empty when none does alone. (A rule
+  /// name, under the field's old name: report.json's key is `culprit_pass`.)
   std::string culprit_pass{};
 };
 
