@@ -19,6 +19,13 @@ void print_verdict(std::ostream& out, Verdict verdict) {
   out << fmt::format("verdict          {}\n", verdict_name(verdict));
 }
 
+// The end of most summaries: the findings, then the verdict line.
+template <typename Result>
+void print_findings_and_verdict(std::ostream& out, const Outcome<Result>& outcome) {
+  print_findings(out, outcome.findings);
+  print_verdict(out, outcome.verdict);
+}
+
 }  // namespace
 
 void print_outcome(std::ostream& out, const Outcome<VersionsResult>& outcome) {
@@ -47,8 +54,7 @@ void print_outcome(std::ostream& out, const Outcome<std::vector<WrittenOutput>>&
 
 void print_outcome(std::ostream& out, const Outcome<OpsAudit>& outcome) {
   print_ops_audit(out, outcome.result);
-  print_findings(out, outcome.findings);
-  print_verdict(out, outcome.verdict);
+  print_findings_and_verdict(out, outcome);
 }
 
 void print_outcome(std::ostream& out, const Outcome<OpsetLimit>& outcome) {
@@ -71,8 +77,7 @@ void print_outcome(std::ostream& out, const Outcome<SimplifiedModel>& outcome) {
 
 void print_outcome(std::ostream& out, const Outcome<ParityResult>& outcome) {
   print_parity_result(out, outcome.result);
-  print_findings(out, outcome.findings);
-  print_verdict(out, outcome.verdict);
+  print_findings_and_verdict(out, outcome);
 }
 
 void print_outcome(std::ostream& out, const Outcome<FreezeResult>& outcome) {
@@ -90,8 +95,7 @@ void print_outcome(std::ostream& out, const Outcome<FreezeResult>& outcome) {
 
 void print_outcome(std::ostream& out, const Outcome<VerifyResult>& outcome) {
   print_parity_result(out, outcome.result.parity);
-  print_findings(out, outcome.findings);
-  print_verdict(out, outcome.verdict);
+  print_findings_and_verdict(out, outcome);
 }
 
 void print_outcome(std::ostream& out, const Outcome<ExportResult>& outcome) {
@@ -104,8 +108,7 @@ void print_outcome(std::ostream& out, const Outcome<ExportResult>& outcome) {
     out << fmt::format("reference        {} data sets in {}\n", exported.reference_sets,
                        outcome.artifacts.back().string());
   }
-  print_findings(out, outcome.findings);
-  print_verdict(out, outcome.verdict);
+  print_findings_and_verdict(out, outcome);
 }
 
 void print_outcome(std::ostream& out, const Outcome<Report>& outcome) {
