@@ -40,6 +40,8 @@ int exit_code(Verdict verdict) {
   return 3;
 }
 
+int exit_code(const Error& error) { return error.code() == ErrorCode::usage ? 2 : 3; }
+
 StepStatus status_from(bool passed, const std::vector<Finding>& findings) {
   return passed && !has_errors(findings) ? StepStatus::pass : StepStatus::fail;
 }
@@ -53,8 +55,28 @@ Verdict verdict_from(std::span<const StepStatus> statuses) {
   return failed ? Verdict::fail : Verdict::pass;
 }
 
-Verdict verdict_from(const std::vector<Finding>& findings) {
-  return has_errors(findings) ? Verdict::fail : Verdict::pass;
+Verdict verdict_from(std::span<const StepStatus> statuses, const std::vector<Finding>& findings) {
+  const Verdict verdict = verdict_from(statuses);
+  return verdict == Verdict::pass && has_errors(findings) ? Verdict::fail : verdict;
+}
+
+Verdict verdict_from(const std::vector<Finding>& findings) { return verdict_from(true, true, findings); }
+
+Verdict verdict_from(bool completed, bool passed, const std::vector<Finding>& findings) {
+  if (!completed) return Verdict::error;
+  return passed && !has_errors(findings) ? Verdict::pass : Verdict::fail;
+}
+
+StepStatus status_from(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::pass:
+      return StepStatus::pass;
+    case Verdict::fail:
+      return StepStatus::fail;
+    case Verdict::error:
+      return StepStatus::error;
+  }
+  return StepStatus::error;
 }
 
 }  // namespace onnxproof

@@ -8,7 +8,6 @@
 #include <map>
 #include <set>
 
-#include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/staging.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/localize/localize.h"
@@ -480,42 +479,14 @@ void run_steps(Run& run) {
   }
 }
 
-// After a parity failure (a mismatch, a flipped argmax, a NaN): where the outputs first diverge,
-// on the worst failing comparison. Not a step: it explains a failure and never changes the verdict;
-// when it cannot run, the report says why.
-Expected<Localization> localize_worst_case(const Run& run, const ReferenceCase& c, const ParityRow& row) {
-  const ExportOptions& exported = run.options.export_options;
-  ONNXPROOF_TRY(capture_module_outputs(run.out, run.model.filename().string(), row.data_set, exported.python,
-                                       exported.timeout_seconds));
-  LocalizeOptions options{.tolerance = run.options.parity.tolerance};
-  options.session.provider = row.provider;
-  options.session.optimization = row.optimization;
-  ONNXPROOF_TRY_ASSIGN(Localization localization, localize_divergence(run.out, run.model, c, options));
-  ONNXPROOF_TRY(write_file_atomically(run.out / "localize" / "localization.json",
-                                      localization_to_json(localization).dump(1) + "\n"));
-  return localization;
-}
-
 // What kept the localization from running, one reason after the other.
 void note_localization_error(Report& report, const std::string& reason) {
   report.localization_error += (report.localization_error.empty() ? "" : "; ") + reason;
 }
 
-// The case passed with ONNX Runtime's optimizations disabled: which optimizer changes it. (The
-// module comparison cannot always tell: exposing a value as an output keeps ONNX Runtime from
-// fusing across it.)
-void name_the_optimizer(Run& run, const ReferenceCase& c, const ParityRow& row) {
-  run.progress << "onnxproof pipeline: naming the ONNX Runtime optimizer (" << row.data_set << ")\n" << std::flush;
-  SessionOptions options;
-  options.provider = row.provider;
-  auto search = find_optimizer_changing_outputs(run.model, c, options, run.options.parity.tolerance);
-  if (!search) {
-    note_localization_error(run.report, "naming the optimizer: " + search.error().describe());
-    return;
-  }
-  add_findings(run, {optimizer_finding(*search, row.data_set, row.provider)});
-}
-
+// After a parity failure (a mismatch, a flipped argmax, a NaN): where the outputs first diverge,
+// on the worst failing comparison. Not a step: it explains a failure and never changes the verdict;
+// when it cannot run, the report says why.
 void localize_after_parity(Run& run) {
   const auto& findings = run.report.findings;
   if (!run.options.localize || !run.report.parity || run.model.empty() ||
@@ -525,17 +496,28 @@ void localize_after_parity(Run& run) {
   const auto row = worst_failing_row(*run.report.parity);
   const ReferenceCase* c = row && run.reference ? find_case(*run.reference, row->data_set) : nullptr;
   if (!c) return;
-  if (passes_without_optimizations(*run.report.parity, *row)) name_the_optimizer(run, *c, *row);
-  run.progress << "onnxproof pipeline: localize (" << row->data_set << ", " << row->provider << ")\n" << std::flush;
-  const auto start = std::chrono::steady_clock::now();
-  auto localization = localize_worst_case(run, *c, *row);
-  if (!localization) {
-    note_localization_error(run.report, localization.error().describe());
+  const ExportOptions& exported = run.options.export_options;
+  LocalizeCaseOptions options{.run = run.out,
+                              .model = run.model,
+                              .target = *row,
+                              .parity = &*run.report.parity,
+                              .tolerance = run.options.parity.tolerance,
+                              .capture = run.options.capture,
+                              .progress = &run.progress};
+  if (!options.capture)
+    options.capture =
+        python_capture(run.out, run.model.filename().string(), exported.python, exported.timeout_seconds);
+  auto localized = localize_case(options, *c);
+  if (!localized.optimizer)
+    note_localization_error(run.report, "naming the optimizer: " + localized.optimizer.error().describe());
+  else if (*localized.optimizer)
+    add_findings(run, {**localized.optimizer});
+  if (!localized.localization) {
+    note_localization_error(run.report, localized.localization.error().describe());
     return;
   }
-  localization->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  add_findings(run, localization->findings);
-  run.report.localization = std::move(*localization);
+  add_findings(run, localized.localization->findings);
+  run.report.localization = std::move(*localized.localization);
 }
 
 // One exporter's run, written: its report, and the check step's summary of the exported model
@@ -622,9 +604,7 @@ Expected<Report> run_both_exporters(const PipelineOptions& options, const fs::pa
     ONNXPROOF_TRY_ASSIGN(const FinishedRun run, run_into(one, staging / exporter, published / exporter, progress));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const Verdict verdict = run.report.verdict;
-    const StepStatus status = verdict == Verdict::pass   ? StepStatus::pass
-                              : verdict == Verdict::fail ? StepStatus::fail
-                                                         : StepStatus::error;
+    const StepStatus status = status_from(verdict);
     report.steps.push_back({.name = exporter,
                             .status = status,
                             .seconds = seconds,

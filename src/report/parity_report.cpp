@@ -65,8 +65,7 @@ nlohmann::json parity_summary_to_json(const ParityResult& result) {
 }
 
 Verdict parity_verdict(const ParityResult& result) {
-  if (result.provider_not_run()) return Verdict::error;
-  return result.passed() ? Verdict::pass : Verdict::fail;
+  return verdict_from(result.provider_not_run() == nullptr, result.passed());
 }
 
 nlohmann::json parity_result_to_json(const std::filesystem::path& model, const ParityResult& result) {

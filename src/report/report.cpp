@@ -19,8 +19,7 @@ namespace onnxproof {
 void finish_report(Report& report) {
   std::vector<StepStatus> statuses;
   for (const auto& step : report.steps) statuses.push_back(step.status);
-  report.verdict = verdict_from(statuses);
-  if (report.verdict == Verdict::pass && has_errors(report.findings)) report.verdict = Verdict::fail;
+  report.verdict = verdict_from(statuses, report.findings);
 }
 
 namespace {

@@ -1,4 +1,6 @@
-// onnxproof's command line: turns argv into command structs (CLI11) and hands them to commands.cpp.
+// onnxproof's command line: turns argv into each workflow's options (CLI11), calls the workflow,
+// prints its outcome and maps it to the exit code (DESIGN.md: 0 pass, 1 the proof failed, 2 usage
+// error, 3 the tool could not run). Every workflow lives in the library (onnxproof/workflow/).
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -6,17 +8,31 @@
 #include <memory>
 #include <vector>
 
-#include "commands.h"
 #include "onnxproof/core/installation.h"
 #include "onnxproof/core/staging.h"
+#include "onnxproof/workflow/present.h"
 #include "printable_output.h"
 
 namespace {
-using namespace onnxproof::cli;
+using namespace onnxproof;
+
+// Prints "onnxproof: error: ..." as one line and returns the exit code for the error.
+int report_error(const Error& error) {
+  std::cerr << "onnxproof: error: " << error.describe() << '\n';
+  return exit_code(error);
+}
+
+// The one place an outcome becomes an exit code: its summary on stdout, then its error, if any.
+template <typename Result>
+int present(const Expected<Outcome<Result>>& outcome) {
+  if (!outcome) return report_error(outcome.error());
+  print_outcome(std::cout, *outcome);
+  return outcome->error ? report_error(*outcome->error) : exit_code(outcome->verdict);
+}
 
 // The model option group, spelled the same by every command that exports (DESIGN.md).
 // `adoptable`: the command may prove a finished export (--from-export) instead of a --model.
-void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model, bool adoptable = false) {
+void add_model_options(CLI::App* app, ModelArguments& model, bool adoptable = false) {
   auto* spec = app->add_option("--model", model.model,
                                "SPEC: file.py:callable, package.module:callable, model.pt, torchvision:NAME, timm:NAME "
                                "or hf:CLASS[:key=value,...] (random weights)");
@@ -52,7 +68,7 @@ void add_model_options(CLI::App* app, onnxproof::cli::ModelArguments& model, boo
 }
 
 // The proof option group: providers and tolerances, spelled the same by parity, golden and pipeline.
-void add_proof_options(CLI::App* app, onnxproof::cli::ProofArguments& proof) {
+void add_proof_options(CLI::App* app, ProofArguments& proof) {
   app->add_option("--provider", proof.providers, "Execution providers to prove on, comma-separated: cpu,cuda")
       ->capture_default_str();
   app->add_option("--rtol", proof.rtol, "Relative tolerance for every float output (default per dtype: float32 1e-3)");
@@ -81,7 +97,7 @@ void add_check(CLI::App& app, Commands& commands) {
   check_app->add_option("--dynamic", check->dynamic,
                         "NAME:AXIS=LABEL, an axis that must stay dynamic (export.json beside the model is read too)");
 
-  commands.push_back({check_app, [check] { return run_check(*check, std::cout, std::cerr); }});
+  commands.push_back({check_app, [check] { return present(check_workflow(*check)); }});
 }
 
 void add_run(CLI::App& app, Commands& commands) {
@@ -93,7 +109,7 @@ void add_run(CLI::App& app, Commands& commands) {
   run_app->add_option("--provider", run->provider, "Execution provider: cpu or cuda")->capture_default_str();
   run_app->add_option("--format", run->format, "Output file format: pb or npy")->capture_default_str();
 
-  commands.push_back({run_app, [run] { return run_run(*run, std::cout, std::cerr); }});
+  commands.push_back({run_app, [run] { return present(run_workflow(*run)); }});
 }
 
 void add_parity(CLI::App& app, Commands& commands) {
@@ -104,7 +120,7 @@ void add_parity(CLI::App& app, Commands& commands) {
   add_proof_options(parity_app, parity->proof);
   parity_app->add_option("--json", parity->json_path, "Also write the result as JSON to this file");
 
-  commands.push_back({parity_app, [parity] { return run_parity_command(*parity, std::cout, std::cerr); }});
+  commands.push_back({parity_app, [parity] { return present(parity_workflow(*parity, std::cerr)); }});
 }
 
 void add_golden(CLI::App& app, Commands& commands) {
@@ -125,8 +141,8 @@ void add_golden(CLI::App& app, Commands& commands) {
   verify_app->add_option("--golden", verify->golden, "The golden folder")->required();
   add_proof_options(verify_app, verify->proof);
 
-  commands.push_back({freeze_app, [freeze] { return run_golden_freeze(*freeze, std::cout, std::cerr); }});
-  commands.push_back({verify_app, [verify] { return run_golden_verify(*verify, std::cout, std::cerr); }});
+  commands.push_back({freeze_app, [freeze] { return present(golden_freeze_workflow(*freeze)); }});
+  commands.push_back({verify_app, [verify] { return present(golden_verify_workflow(*verify)); }});
 }
 
 void add_pipeline(CLI::App& app, Commands& commands) {
@@ -145,7 +161,7 @@ void add_pipeline(CLI::App& app, Commands& commands) {
       "--out", pipeline->out,
       "The run folder: new, empty, or an earlier run it replaces (default ./onnxproof-out/<model>)");
 
-  commands.push_back({pipeline_app, [pipeline] { return run_pipeline_command(*pipeline, std::cout, std::cerr); }});
+  commands.push_back({pipeline_app, [pipeline] { return present(pipeline_workflow(*pipeline, std::cerr)); }});
 }
 
 void add_demo(CLI::App& app, Commands& commands) {
@@ -156,7 +172,10 @@ void add_demo(CLI::App& app, Commands& commands) {
       ->capture_default_str();
   demo_app->add_option("--python", demo->python, "Python interpreter with torch");
 
-  commands.push_back({demo_app, [demo] { return run_demo(*demo, std::cout, std::cerr); }});
+  commands.push_back({demo_app, [demo] {
+                        std::cout << k_demo_announcement;
+                        return present(demo_workflow(*demo, std::cerr));
+                      }});
 }
 
 void add_ops(CLI::App& app, Commands& commands) {
@@ -171,7 +190,7 @@ void add_ops(CLI::App& app, Commands& commands) {
   auto* opset_app =
       ops_app->add_subcommand("opset", "Print the newest opset ONNX, ONNX Runtime and every target support (JSON)");
   opset_app->add_option("--target", opset->targets, "Targets, comma-separated")->capture_default_str();
-  commands.push_back({opset_app, [opset] { return run_opset(*opset, std::cout, std::cerr); }});
+  commands.push_back({opset_app, [opset] { return present(opset_workflow(*opset)); }});
   auto* probe_app = ops_app->add_subcommand("probe", "Ask the installed ONNX Runtime which operators it implements");
   probe_app->add_option("--provider", probe->provider, "Execution provider to probe")->capture_default_str();
   probe_app->add_option("--opset", probe->opset,
@@ -180,11 +199,10 @@ void add_ops(CLI::App& app, Commands& commands) {
   probe_app->add_option("--op", probe->ops, "Probe only this operator (repeat)");
   probe_app->add_option("--write-table", probe->write_table, "Write the probed support table (data/op-support format)");
 
-  commands.push_back({probe_app, [probe] { return run_probe(*probe, std::cout, std::cerr); }});
+  commands.push_back({probe_app, [probe] { return present(probe_workflow(*probe)); }});
   commands.push_back({ops_app, [ops] {
-                        if (!ops->model.empty()) return run_ops(*ops, std::cout, std::cerr);
-                        std::cerr << "onnxproof: error: ops needs a MODEL.onnx (or the probe subcommand)\n";
-                        return k_exit_usage;
+                        if (!ops->model.empty()) return present(ops_workflow(*ops));
+                        return report_error(Error(ErrorCode::usage, "ops needs a MODEL.onnx (or the probe subcommand)"));
                       }});
 }
 
@@ -204,7 +222,7 @@ void add_simplify(CLI::App& app, Commands& commands) {
                            "Prove on these inputs (test_data_set_N/) instead of generated ones");
   add_proof_options(simplify_app, simplify->proof);
 
-  commands.push_back({simplify_app, [simplify] { return run_simplify(*simplify, std::cout, std::cerr); }});
+  commands.push_back({simplify_app, [simplify] { return present(simplify_workflow(*simplify)); }});
 }
 
 void add_localize(CLI::App& app, Commands& commands) {
@@ -223,7 +241,7 @@ void add_localize(CLI::App& app, Commands& commands) {
                          "localize/modules.json is there already (captured by onnxproof.prove in its own process)");
   localize_app->add_option("--rtol", localize->proof.rtol, "Relative tolerance (default per dtype)");
   localize_app->add_option("--atol", localize->proof.atol, "Absolute tolerance (default per dtype)");
-  commands.push_back({localize_app, [localize] { return run_localize(*localize, std::cout, std::cerr); }});
+  commands.push_back({localize_app, [localize] { return present(localize_workflow(*localize, std::cout)); }});
 }
 
 void add_export(CLI::App& app, Commands& commands) {
@@ -234,13 +252,14 @@ void add_export(CLI::App& app, Commands& commands) {
   export_app->add_option("--out", export_command->out, "The run folder: new, empty, or an earlier run")->required();
 
   commands.push_back(
-      {export_app, [export_command] { return run_export_command(*export_command, std::cout, std::cerr); }});
+      {export_app, [export_command] { return present(export_workflow(*export_command, std::cerr)); }});
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace onnxproof::cli;
+  using namespace onnxproof;
+  using onnxproof::cli::PrintableStandardStreams;
   const PrintableStandardStreams printable;  // names from a model never drive the terminal
   CLI::App app{"onnxproof: turn a PyTorch model into an ONNX file that can be trusted (conversion plus proof)"};
   app.require_subcommand(0, 1);
@@ -259,7 +278,7 @@ int main(int argc, char** argv) {
     return app.exit(help);
   } catch (const CLI::ParseError& error) {
     std::cerr << "onnxproof: error: " << error.what() << " (see onnxproof --help)\n";
-    return k_exit_usage;
+    return exit_code(Error(ErrorCode::usage, error.what()));
   }
 
   // The environment and the install layout are read here, once; the libraries get the result.
@@ -267,15 +286,15 @@ int main(int argc, char** argv) {
   onnxproof::install_interrupt_cleanup();  // SIGINT/SIGTERM remove staging folders and end a child
 
   try {
-    if (show_version) return run_version(std::cout);
+    if (show_version) return present(Expected<Outcome<VersionsResult>>(versions_workflow()));
     for (const auto& command : commands) {
       if (*command.parsed) return command.run();
     }
     std::cout << app.help();
-    return k_exit_usage;
+    return exit_code(Error(ErrorCode::usage, "no command"));
   } catch (const std::exception& error) {
     // Library code returns errors as values; reaching here is a bug, still reported in one line.
     std::cerr << "onnxproof: error: internal error: " << error.what() << '\n';
-    return k_exit_error;
+    return exit_code(Error(ErrorCode::internal, error.what()));
   }
 }

@@ -11,6 +11,7 @@
 #include "onnxproof/export/export_step.h"
 #include "onnxproof/ops/support_table.h"
 #include "onnxproof/parity/parity.h"
+#include "onnxproof/pipeline/localize_case.h"
 #include "onnxproof/report/report.h"
 
 namespace onnxproof {
@@ -22,6 +23,9 @@ struct PipelineOptions {
   std::vector<SupportTable> targets;  // the operator audit's tables (--target)
   /// After a parity failure, find where the outputs first diverge (report.localization).
   bool localize = true;
+  /// Captures the modules' outputs in PyTorch for the localization; empty: the Python front end
+  /// (export_options.python, with the export's timeout).
+  CaptureModuleOutputs capture{};
 };
 
 /// The default run folder for a model spec: onnxproof-out/NAME, NAME being "resnet18" for

@@ -1,23 +1,18 @@
 #pragma once
-// The CLI's commands: each takes its plain options struct, calls the library, prints to the given
-// streams and returns the process exit code (DESIGN.md: 0 pass, 1 the proof failed, 2 usage
-// error, 3 the tool could not run).
+// Each workflow's options, as plain structs the command line fills (tools/onnxproof/main.cpp) and
+// the workflows (workflow/workflows.h) resolve: specs given as text (NAME=DIMS:DTYPE, NAME:AXIS=LABEL,
+// comma-separated lists) are parsed by the workflow, which answers a malformed one with
+// ErrorCode::usage naming the option.
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 
-#include "onnxproof/core/error.h"
-#include "onnxproof/export/export_step.h"
+#include "onnxproof/pipeline/localize_case.h"
 
-namespace onnxproof::cli {
-
-inline constexpr int k_exit_pass = 0;
-inline constexpr int k_exit_fail = 1;
-inline constexpr int k_exit_usage = 2;
-inline constexpr int k_exit_error = 3;
+namespace onnxproof {
 
 struct CheckCommand {
   std::filesystem::path model;
@@ -85,6 +80,7 @@ struct PipelineCommand {
   std::string targets = "ort-cpu";  // comma-separated
   std::filesystem::path out;        // empty: ./onnxproof-out/<model name>
   bool no_localize = false;         // skip the localization after a parity failure
+  CaptureModuleOutputs capture{};   // empty: the Python front end captures the modules' outputs
 };
 
 struct DemoCommand {
@@ -128,6 +124,7 @@ struct LocalizeCommand {
   std::string optimization = "all";
   std::string python;
   bool captured = false;  // localize/modules.json is there already (onnxproof.prove captured in-process)
+  CaptureModuleOutputs capture{};  // empty: the Python front end captures (unless `captured`)
   ProofArguments proof;
 };
 
@@ -136,28 +133,4 @@ struct ExportCommand {
   std::filesystem::path out;
 };
 
-/// Parses the model options into the export step's options (usage errors for malformed specs).
-Expected<ExportOptions> cli_export_options(const ModelArguments& arguments, const std::filesystem::path& out);
-
-/// Prints "onnxproof: error: ..." as one line and returns the exit code for the error.
-int report_error(std::ostream& err, const Error& error);
-
-int run_check(const CheckCommand& command, std::ostream& out, std::ostream& err);
-int run_run(const RunCommand& command, std::ostream& out, std::ostream& err);
-int run_version(std::ostream& out);
-int run_parity_command(const ParityCommand& command, std::ostream& out, std::ostream& err);
-int run_golden_freeze(const GoldenFreezeCommand& command, std::ostream& out, std::ostream& err);
-int run_golden_verify(const GoldenVerifyCommand& command, std::ostream& out, std::ostream& err);
-int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std::ostream& err);
-int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err);
-int run_ops(const OpsCommand& command, std::ostream& out, std::ostream& err);
-int run_probe(const ProbeCommand& command, std::ostream& out, std::ostream& err);
-/// `ops opset`: the newest opset every target supports, as one JSON line (what the Python API
-/// exports at by default, as the pipeline does).
-int run_opset(const OpsetCommand& command, std::ostream& out, std::ostream& err);
-int run_simplify(const SimplifyCommand& command, std::ostream& out, std::ostream& err);
-/// `localize RUN`: exit 0 when a module is named, 1 when none could be, 2/3 as usual.
-int run_localize(const LocalizeCommand& command, std::ostream& out, std::ostream& err);
-int run_export_command(const ExportCommand& command, std::ostream& out, std::ostream& err);
-
-}  // namespace onnxproof::cli
+}  // namespace onnxproof

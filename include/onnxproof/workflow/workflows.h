@@ -1,0 +1,119 @@
+#pragma once
+// Every command of onnxproof as one library call: typed options in (workflow/options.h), one
+// Outcome out (workflow/outcome.h). Workflows print nothing but progress (to the stream given);
+// workflow/present.h turns an outcome into the command line's summary. Each returns an Error
+// (ErrorCode::usage for bad options) when it cannot start or its input cannot be read.
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnxproof/check/check_model.h"
+#include "onnxproof/export/export_step.h"
+#include "onnxproof/golden/golden.h"
+#include "onnxproof/localize/localize.h"
+#include "onnxproof/model/model_io.h"
+#include "onnxproof/ops/audit.h"
+#include "onnxproof/ops/opset_limits.h"
+#include "onnxproof/ops/probe.h"
+#include "onnxproof/parity/parity.h"
+#include "onnxproof/report/report.h"
+#include "onnxproof/runtime/run_to_folder.h"
+#include "onnxproof/simplify/simplify.h"
+#include "onnxproof/workflow/options.h"
+#include "onnxproof/workflow/outcome.h"
+
+namespace onnxproof {
+
+using ToolVersions = std::vector<std::pair<std::string, std::string>>;
+
+/// `--version`: the engine's tools, its data folders, and the front end's versions as the
+/// interpreter an export would use now reports them (or why it cannot).
+struct VersionsResult {
+  ToolVersions engine;
+  std::filesystem::path data_dir;
+  std::filesystem::path python_dir;
+  Expected<ToolVersions> front_end = ToolVersions{};
+};
+Outcome<VersionsResult> versions_workflow();
+
+struct CheckedModel {
+  LoadedModel model;
+  CheckResult check;
+};
+/// `check`: the checker, shape inference and the frozen-shape analysis (export.json beside the
+/// model read too); fail on an error finding. Writes command.json_path when given.
+Expected<Outcome<CheckedModel>> check_workflow(const CheckCommand& command);
+
+/// `run`: the model's outputs on the given inputs, written to command.output_dir.
+Expected<Outcome<std::vector<WrittenOutput>>> run_workflow(const RunCommand& command);
+
+/// `ops`: the operator audit against the targets' tables; fail on an error finding.
+Expected<Outcome<OpsAudit>> ops_workflow(const OpsCommand& command);
+
+/// `ops opset`: the newest opset every target supports.
+Expected<Outcome<OpsetLimit>> opset_workflow(const OpsetCommand& command);
+
+struct ProbeReport {
+  std::string provider;
+  std::vector<ProbeRow> rows;
+  std::vector<ProbeDifference> differences;  // from the documented CPU table
+  std::size_t table_rows = 0;                // of the table written (command.write_table)
+};
+/// `ops probe`: which operators the installed ONNX Runtime implements.
+Expected<Outcome<ProbeReport>> probe_workflow(const ProbeCommand& command);
+
+struct SimplifiedModel {
+  SimplifyOutcome simplify;
+  std::filesystem::path output;
+};
+/// `simplify`: pass when the simplified model was proved and written (or copied unchanged); fail
+/// when it was refused (the findings say why).
+Expected<Outcome<SimplifiedModel>> simplify_workflow(const SimplifyCommand& command);
+
+/// `parity`: the parity proof; error when a provider could not run (outcome.error says which).
+Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, std::ostream& progress);
+
+/// `golden freeze`: pass when the proof held and the data sets were frozen in command.out.
+Expected<Outcome<FreezeResult>> golden_freeze_workflow(const GoldenFreezeCommand& command);
+
+/// `golden verify`: pass when the model still gives the frozen outputs.
+Expected<Outcome<VerifyResult>> golden_verify_workflow(const GoldenVerifyCommand& command);
+
+/// `export`: fail when no model was exported or a finding is an error.
+Expected<Outcome<ExportResult>> export_workflow(const ExportCommand& command, std::ostream& progress);
+
+/// `pipeline`: the whole proof into one run folder (artifacts: the folder); error when a step
+/// could not run (outcome.error names it).
+Expected<Outcome<Report>> pipeline_workflow(const PipelineCommand& command, std::ostream& progress);
+
+/// What `demo` proves, said before it starts.
+inline constexpr const char* k_demo_announcement =
+    "onnxproof demo: a small CNN trained on scikit-learn's digits, proved on the 450 held-out images\n";
+struct DemoRun {
+  Report report;  // its parity's accuracy: PyTorch's and ONNX Runtime's on the held-out digits
+};
+/// `demo`: the pipeline on the built-in digits example.
+Expected<Outcome<DemoRun>> demo_workflow(const DemoCommand& command, std::ostream& progress);
+
+struct LocalizedRun {
+  Localization localization;
+  std::filesystem::path markdown;  // RUN/localize/localization.md
+};
+/// `localize RUN`: pass when a module (or an ONNX Runtime optimizer) is named, fail when none
+/// could be. The findings put the optimizer's first. `progress` hears about the capture.
+Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command, std::ostream& progress);
+
+/// The export options the model options give (ErrorCode::usage for a malformed spec).
+Expected<ExportOptions> export_options_from(const ModelArguments& arguments, const std::filesystem::path& out);
+
+/// The parity options the proof options give (ErrorCode::usage for a malformed list or tolerance).
+Expected<ParityOptions> parity_options_from(const ProofArguments& arguments);
+
+/// A comma-separated option's items; ErrorCode::usage naming `option` for an empty item.
+Expected<std::vector<std::string>> split_list(const std::string& list, const std::string& option);
+
+}  // namespace onnxproof

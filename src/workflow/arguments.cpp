@@ -1,0 +1,93 @@
+// The option groups shared by several workflows (model, proof, lists), resolved into the
+// libraries' options.
+#include <string>
+#include <vector>
+
+#include "onnxproof/ops/opset_limits.h"
+#include "onnxproof/workflow/workflows.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// --from-export adopts a finished export: the options that shape one are refused, not ignored.
+Expected<ExportOptions> adopted_export_options(const ModelArguments& arguments, const fs::path& out) {
+  if (out.empty()) return fail(ErrorCode::usage, "--from-export needs --out: the run folder to prove the export in");
+  if (!arguments.inputs.empty() || !arguments.dynamic.empty() || !arguments.sweep.empty() || arguments.opset != 0 ||
+      arguments.exporter != "auto" || !arguments.data.empty() || !arguments.data_dir.empty())
+    return fail(ErrorCode::usage,
+                "--input, --dynamic, --sweep, --opset, --exporter and --data shape an export; --from-export proves "
+                "one already made (export again to change them)");
+  ExportOptions options;
+  options.from_export = arguments.from_export;
+  options.out = out;
+  return options;
+}
+
+}  // namespace
+
+Expected<ExportOptions> export_options_from(const ModelArguments& arguments, const fs::path& out) {
+  if (!arguments.from_export.empty()) return adopted_export_options(arguments, out);
+  if (arguments.model.empty()) return fail(ErrorCode::usage, "give the model with --model SPEC (or --from-export DIR)");
+  ExportOptions options;
+  options.model = arguments.model;
+  for (const auto& text : arguments.inputs) {
+    ONNXPROOF_TRY_ASSIGN(auto spec, parse_input_spec(text));
+    options.inputs.push_back(std::move(spec));
+  }
+  for (const auto& text : arguments.dynamic) {
+    ONNXPROOF_TRY_ASSIGN(auto axis, parse_dynamic_axis(text));
+    options.dynamic.push_back(std::move(axis));
+  }
+  for (const auto& text : arguments.sweep) {
+    ONNXPROOF_TRY_ASSIGN(auto sweep, parse_sweep(text));
+    options.sweep[sweep.first] = std::move(sweep.second);
+  }
+  if (arguments.samples < 1) return fail(ErrorCode::usage, "--samples must be at least 1");
+  if (!arguments.data.empty() && !arguments.data_dir.empty()) {
+    return fail(ErrorCode::usage, "--data and --data-dir are alternatives; give one");
+  }
+  if (arguments.opset < 0) return fail(ErrorCode::usage, "--opset must be a positive opset number");
+  options.opset = arguments.opset;
+  const OpsetLimit limit = newest_supported_opset();
+  options.opset_ceiling = limit.opset;
+  options.opset_ceiling_reason = limit.reason;
+  options.opset_op_limits = limit.op_limits;
+  options.exporter = arguments.exporter;
+  options.samples = arguments.samples;
+  options.data = arguments.data;
+  options.data_dir = arguments.data_dir;
+  options.python = arguments.python;
+  if (!(arguments.export_timeout > 0))
+    return fail(ErrorCode::usage, "--export-timeout must be a positive number of seconds");
+  options.timeout_seconds = arguments.export_timeout;
+  options.out = out;
+  return options;
+}
+
+Expected<std::vector<std::string>> split_list(const std::string& list, const std::string& option) {
+  std::vector<std::string> items;
+  for (std::size_t start = 0; start <= list.size();) {
+    const auto comma = list.find(',', start);
+    const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) return fail(ErrorCode::usage, option + " takes a comma-separated list, e.g. cpu,cuda");
+    items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+Expected<ParityOptions> parity_options_from(const ProofArguments& arguments) {
+  ParityOptions options;
+  ONNXPROOF_TRY_ASSIGN(options.providers, split_list(arguments.providers, "--provider"));
+  options.tolerance.rtol = arguments.rtol;
+  options.tolerance.atol = arguments.atol;
+  for (const auto& text : arguments.output_tolerances) ONNXPROOF_TRY(options.tolerance.add_output_tolerance(text));
+  ONNXPROOF_TRY(options.tolerance.validate());
+  options.compare_optimization_off = !arguments.skip_optimization_check;
+  return options;
+}
+
+}  // namespace onnxproof

@@ -1,0 +1,91 @@
+// The workflows that inspect one model or the installation: check, run, ops, ops opset, ops probe
+// and --version.
+#include "onnxproof/core/installation.h"
+#include "onnxproof/report/check_report.h"
+#include "onnxproof/report/ops_report.h"
+#include "onnxproof/report/versions.h"
+#include "onnxproof/runtime/session.h"
+#include "onnxproof/workflow/workflows.h"
+#include "json_output.h"
+
+namespace onnxproof {
+
+Outcome<VersionsResult> versions_workflow() {
+  Outcome<VersionsResult> outcome{.verdict = verdict_from(true, true)};
+  outcome.result = {tool_versions(), installation().data_dir, installation().python_dir, front_end_versions("")};
+  return outcome;
+}
+
+Expected<Outcome<CheckedModel>> check_workflow(const CheckCommand& command) {
+  ONNXPROOF_TRY_ASSIGN(auto model, load_model(command.model));
+  // A run folder's export.json says which axes were declared dynamic and their traced sizes.
+  CheckOptions options;
+  options.min_opset = command.min_opset;
+  ONNXPROOF_TRY_ASSIGN(options.frozen, frozen_shape_options_beside(model.folder));
+  for (const auto& text : command.dynamic) {
+    ONNXPROOF_TRY_ASSIGN(auto axis, parse_dynamic_axis(text));
+    options.frozen.dynamic.push_back({axis.input, axis.axis, axis.label, 0});
+  }
+  ONNXPROOF_TRY(require_output_apart_from(command.json_path, model, "--json"));
+  auto result = check_model(model, options);
+  if (!result) return std::unexpected(result.error().add_context(command.model.string()));
+  ONNXPROOF_TRY(write_json_output(command.json_path, check_result_to_json(model, *result)));
+  Outcome<CheckedModel> outcome{.verdict = verdict_from(result->findings), .findings = result->findings};
+  if (!command.json_path.empty()) outcome.artifacts.push_back(command.json_path);
+  outcome.result = {std::move(model), std::move(*result)};
+  return outcome;
+}
+
+Expected<Outcome<std::vector<WrittenOutput>>> run_workflow(const RunCommand& command) {
+  RunToFolderOptions options{command.model, {}, command.provider, command.format, command.output_dir};
+  for (const auto& spec : command.inputs) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return fail(ErrorCode::usage, "--input takes NAME=FILE, got '" + spec + "'");
+    options.inputs.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+  }
+  ONNXPROOF_TRY_ASSIGN(auto written, run_to_folder(options));
+  Outcome<std::vector<WrittenOutput>> outcome{.verdict = verdict_from(true, true)};
+  for (const auto& output : written) outcome.artifacts.push_back(output.file);
+  outcome.result = std::move(written);
+  return outcome;
+}
+
+Expected<Outcome<OpsAudit>> ops_workflow(const OpsCommand& command) {
+  ONNXPROOF_TRY_ASSIGN(const auto targets, split_list(command.targets, "--target"));
+  ONNXPROOF_TRY_ASSIGN(auto tables, load_target_tables(targets));
+  ONNXPROOF_TRY_ASSIGN(const auto model, load_model(command.model));
+  ONNXPROOF_TRY(require_output_apart_from(command.json_path, model, "--json"));
+  OpsAudit audit = audit_operators(model.proto, std::move(tables));
+  Outcome<OpsAudit> outcome{.verdict = verdict_from(audit.findings), .findings = audit.findings};
+  ONNXPROOF_TRY(write_json_output(command.json_path, ops_audit_to_json(audit)));
+  if (!command.json_path.empty()) outcome.artifacts.push_back(command.json_path);
+  outcome.result = std::move(audit);
+  return outcome;
+}
+
+Expected<Outcome<OpsetLimit>> opset_workflow(const OpsetCommand& command) {
+  ONNXPROOF_TRY_ASSIGN(const auto targets, split_list(command.targets, "--target"));
+  ONNXPROOF_TRY_ASSIGN(const auto tables, load_target_tables(targets));
+  return Outcome<OpsetLimit>{.verdict = verdict_from(true, true), .result = newest_supported_opset(tables)};
+}
+
+Expected<Outcome<ProbeReport>> probe_workflow(const ProbeCommand& command) {
+  const int opset = command.opset > 0 ? command.opset : newest_supported_opset().opset;
+  ProbeOptions options{command.provider, opset, command.all_versions, command.ops};
+  ONNXPROOF_TRY_ASSIGN(auto rows, probe_operators(options));
+  ONNXPROOF_TRY_ASSIGN(const auto documented, load_support_table(support_table_dir() / "ort-cpu-documented.csv"));
+  Outcome<ProbeReport> outcome{.verdict = verdict_from(true, true)};
+  outcome.result = {command.provider, std::move(rows), {}, 0};
+  outcome.result.differences = differences_from_table(outcome.result.rows, documented);
+  if (!command.write_table.empty()) {
+    const auto table = probed_table(outcome.result.rows, documented,
+                                    "ONNX Runtime " + onnxruntime_version() + " CPUExecutionProvider (probed)");
+    ONNXPROOF_TRY(write_support_table(table, command.write_table));
+    outcome.result.table_rows = table.entries.size();
+    outcome.artifacts.push_back(command.write_table);
+  }
+  return outcome;
+}
+
+}  // namespace onnxproof

@@ -1,0 +1,118 @@
+// `onnxproof localize RUN`: the pipeline's localization (pipeline/localize_case.h) on a finished
+// run folder, on its worst failing comparison or the case given.
+#include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/json_file.h"
+#include "onnxproof/pipeline/localize_case.h"
+#include "onnxproof/report/localize_report.h"
+#include "onnxproof/workflow/workflows.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// A number of a report row, or `fallback` when the row has none (null: an integer output has no
+// argmax figures, a refused case no error figures).
+template <typename T>
+T row_number(const nlohmann::json& row, const char* key, T fallback) {
+  const auto it = row.find(key);
+  return it != row.end() && it->is_number() ? it->get<T>() : fallback;
+}
+
+// report.json's parity rows as ParityRows: the fields the choice of a case and the optimizer
+// search read (the one place a report's rows are parsed back).
+ParityResult parity_rows_from_report(const nlohmann::json& report) {
+  ParityResult parity;
+  for (const auto& row : report.value("parity", nlohmann::json::array())) {
+    ParityRow parsed;
+    parsed.data_set = row.value("case", "");
+    parsed.provider = row.value("provider", "cpu");
+    parsed.optimization = parse_optimization(row.value("optimization", "all")).value_or(GraphOptimization::all);
+    parsed.status = parse_row_status(row.value("status", "")).value_or(RowStatus::error);
+    parsed.output = row.value("output", "");
+    parsed.comparison.max_abs = row_number(row, "max_abs", 0.0);
+    parsed.comparison.nan_mismatches = row_number(row, "nan_mismatch", int64_t{0});
+    parsed.argmax = ArgmaxCheck{.flips = row_number(row, "argmax_flips", int64_t{0})};
+    parity.rows.push_back(std::move(parsed));
+  }
+  return parity;
+}
+
+// The case, provider and optimization level to localize on: as given, else the worst failing
+// comparison of the run's report.
+Expected<ParityRow> localize_target(const LocalizeCommand& command, const ParityResult& recorded) {
+  ParityRow chosen;
+  if (command.data_set.empty()) {
+    const auto worst = worst_failing_row(recorded);
+    if (!worst)
+      return fail(ErrorCode::usage,
+                  "the run's parity passed: nothing to localize (--case test_data_set_N compares "
+                  "one case anyway)");
+    chosen = *worst;
+  } else {
+    const auto level = parse_optimization(command.optimization);
+    if (level != GraphOptimization::all && level != GraphOptimization::disabled)
+      return fail(ErrorCode::usage, "--optimization must be all or disabled");
+    chosen.data_set = command.data_set;
+    chosen.provider = command.provider;
+    chosen.optimization = *level;
+  }
+  return chosen;
+}
+
+// The capture as asked: none when the run holds one already, else the one given or the front end's
+// (said on `progress` first).
+CaptureModuleOutputs capture_for(const LocalizeCommand& command, const fs::path& model, std::ostream& progress) {
+  if (command.captured) return [](const std::string&) -> Expected<void> { return {}; };
+  CaptureModuleOutputs capture =
+      command.capture ? command.capture : python_capture(command.run, model.filename().string(), command.python, 1800);
+  return [capture, &progress](const std::string& data_set) {
+    progress << "capturing every module's outputs in PyTorch on " << data_set << '\n' << std::flush;
+    return capture(data_set);
+  };
+}
+
+// localization.md and report-localize.svg beside the localization.json localize_case wrote.
+Expected<void> write_localization_views(const Localization& localization, const fs::path& folder) {
+  ONNXPROOF_TRY(write_file_atomically(folder / "localization.md", localization_to_markdown(localization)));
+  return write_file_atomically(folder / "report-localize.svg", localization_plot_svg(localization));
+}
+
+}  // namespace
+
+Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command, std::ostream& progress) {
+  if (!fs::is_regular_file(command.run / "report.json"))
+    return fail(ErrorCode::usage, command.run.string() + " is not a run folder of onnxproof pipeline (no report.json)");
+  ONNXPROOF_TRY_ASSIGN(const auto report, read_json_object(command.run / "report.json", ErrorCode::usage));
+  ONNXPROOF_TRY_ASSIGN(const auto parity, parity_options_from(command.proof));
+  const ParityResult recorded = parity_rows_from_report(report);
+  ONNXPROOF_TRY_ASSIGN(const auto target, localize_target(command, recorded));
+  ONNXPROOF_TRY_ASSIGN(const auto reference, read_reference(command.run / "reference"));
+  const ReferenceCase* c = find_case(reference, target.data_set);
+  if (!c)
+    return fail(ErrorCode::usage,
+                "no reference case " + target.data_set + " in " + (command.run / "reference").string());
+  // The model the run proved (model.sim.onnx when simplification changed it), in the run folder.
+  const fs::path model = command.run / fs::path(report.value("onnx_model", "model.onnx")).filename();
+  LocalizedCase localized = localize_case({.run = command.run,
+                                           .model = model,
+                                           .target = target,
+                                           .parity = &recorded,
+                                           .tolerance = parity.tolerance,
+                                           .capture = capture_for(command, model, progress)},
+                                          *c);
+  if (!localized.localization) return std::unexpected(localized.localization.error());
+  const fs::path folder = command.run / "localize";
+  ONNXPROOF_TRY(write_localization_views(*localized.localization, folder));
+  if (!localized.optimizer) return std::unexpected(localized.optimizer.error());
+  const auto& optimizer = *localized.optimizer;
+  Outcome<LocalizedRun> outcome{.findings = localized.localization->findings};
+  if (optimizer) outcome.findings.insert(outcome.findings.begin(), *optimizer);
+  const bool named_optimizer = optimizer && !optimizer->where.empty();
+  outcome.verdict = verdict_from(true, localized.localization->located || named_optimizer);
+  outcome.artifacts = {folder / "localization.json", folder / "localization.md", folder / "report-localize.svg"};
+  outcome.result = {std::move(*localized.localization), folder / "localization.md"};
+  return outcome;
+}
+
+}  // namespace onnxproof

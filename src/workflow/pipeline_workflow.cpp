@@ -1,0 +1,56 @@
+// The pipeline workflows: `pipeline` on the options given, `demo` on the built-in example.
+#include "onnxproof/core/installation.h"
+#include "onnxproof/pipeline/pipeline.h"
+#include "onnxproof/workflow/workflows.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// A finished run as an outcome: the report's verdict and findings, the run folder written, and
+// the step that could not run, if any.
+Outcome<Report> run_outcome(Report report, const fs::path& out_dir) {
+  Outcome<Report> outcome{.verdict = report.verdict, .findings = report.findings, .artifacts = {out_dir}};
+  if (const auto* step = first_error_step(report))
+    outcome.error = Error(ErrorCode::runtime, step->name + " step: " + step->reason);
+  outcome.result = std::move(report);
+  return outcome;
+}
+
+}  // namespace
+
+Expected<Outcome<Report>> pipeline_workflow(const PipelineCommand& command, std::ostream& progress) {
+  const fs::path out_dir =
+      command.out.empty() && command.model.from_export.empty() ? default_run_folder(command.model.model) : command.out;
+  ONNXPROOF_TRY_ASSIGN(auto export_options, export_options_from(command.model, out_dir));
+  ONNXPROOF_TRY_ASSIGN(auto parity, parity_options_from(command.proof));
+  ONNXPROOF_TRY_ASSIGN(const auto targets, split_list(command.targets, "--target"));
+  ONNXPROOF_TRY_ASSIGN(auto tables, load_target_tables(targets));
+  PipelineOptions options{std::move(export_options), std::move(parity), CheckOptions{}, std::move(tables)};
+  options.localize = !command.no_localize;
+  options.capture = command.capture;
+  ONNXPROOF_TRY_ASSIGN(auto report, run_pipeline(options, progress));
+  return run_outcome(std::move(report), out_dir);
+}
+
+Expected<Outcome<DemoRun>> demo_workflow(const DemoCommand& command, std::ostream& progress) {
+  const std::string example = (installation().examples_dir / "digits" / "digits_cnn.py").string();
+  ModelArguments model;
+  model.model = example + ":build";
+  model.inputs = {"image=1x1x8x8:float32"};
+  model.dynamic = {"image:0=batch"};
+  model.data = example + ":held_out_batches";
+  model.python = command.python;
+  ONNXPROOF_TRY_ASSIGN(auto export_options, export_options_from(model, command.out));
+  ONNXPROOF_TRY_ASSIGN(auto tables, load_target_tables({"ort-cpu"}));
+  ONNXPROOF_TRY_ASSIGN(
+      auto report,
+      run_pipeline(PipelineOptions{std::move(export_options), ParityOptions{}, CheckOptions{}, std::move(tables)},
+                   progress));
+  Outcome<Report> run = run_outcome(std::move(report), command.out);
+  return Outcome<DemoRun>{run.verdict, std::move(run.findings), std::move(run.artifacts), std::move(run.error),
+                          DemoRun{std::move(run.result)}};
+}
+
+}  // namespace onnxproof

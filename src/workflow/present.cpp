@@ -1,0 +1,133 @@
+// The command line's summaries, from the outcomes alone: what each command printed before the
+// workflows moved into the library, line for line.
+#include "onnxproof/workflow/present.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "onnxproof/report/check_report.h"
+#include "onnxproof/report/ops_report.h"
+#include "onnxproof/report/parity_report.h"
+#include "onnxproof/report/simplify_report.h"
+
+namespace onnxproof {
+
+namespace {
+
+void print_verdict(std::ostream& out, Verdict verdict) {
+  out << fmt::format("verdict          {}\n", verdict_name(verdict));
+}
+
+// The end of most summaries: the findings, then the verdict line.
+template <typename Result>
+void print_findings_and_verdict(std::ostream& out, const Outcome<Result>& outcome) {
+  print_findings(out, outcome.findings);
+  print_verdict(out, outcome.verdict);
+}
+
+}  // namespace
+
+void print_outcome(std::ostream& out, const Outcome<VersionsResult>& outcome) {
+  const auto& versions = outcome.result;
+  for (const auto& [tool, version] : versions.engine) out << fmt::format("{:<18} {}\n", tool, version);
+  out << fmt::format("{:<18} {}\n", "data files", versions.data_dir.string());
+  out << fmt::format("{:<18} {}\n", "front end", versions.python_dir.string());
+  if (!versions.front_end) {
+    out << fmt::format("{:<18} {}\n", "python", "not available: " + versions.front_end.error().describe());
+    return;
+  }
+  for (const auto& [tool, version] : *versions.front_end)
+    out << fmt::format("{:<18} {}\n", tool == "onnx" ? "onnx (python)" : tool, version);
+}
+
+void print_outcome(std::ostream& out, const Outcome<CheckedModel>& outcome) {
+  print_check_result(out, outcome.result.model, outcome.result.check);
+}
+
+void print_outcome(std::ostream& out, const Outcome<std::vector<WrittenOutput>>& outcome) {
+  for (const auto& output : outcome.result) {
+    out << fmt::format("{:<24} {:<8} {:<16} -> {}\n", output.name, dtype_name(output.dtype), format_shape(output.shape),
+                       output.file.string());
+  }
+}
+
+void print_outcome(std::ostream& out, const Outcome<OpsAudit>& outcome) {
+  print_ops_audit(out, outcome.result);
+  print_findings_and_verdict(out, outcome);
+}
+
+void print_outcome(std::ostream& out, const Outcome<OpsetLimit>& outcome) {
+  const OpsetLimit& limit = outcome.result;
+  out << nlohmann::json{{"opset", limit.opset}, {"reason", limit.reason}, {"op_limits", limit.op_limits}}.dump() << '\n';
+}
+
+void print_outcome(std::ostream& out, const Outcome<ProbeReport>& outcome) {
+  const ProbeReport& probe = outcome.result;
+  print_probe_result(out, probe.rows, probe.differences, probe.provider);
+  if (!outcome.artifacts.empty())
+    out << fmt::format("table            {} ({} rows)\n", outcome.artifacts.front().string(), probe.table_rows);
+}
+
+void print_outcome(std::ostream& out, const Outcome<SimplifiedModel>& outcome) {
+  print_simplify_outcome(out, outcome.result.simplify, outcome.result.output);
+  out << fmt::format("verdict          {}{}\n", verdict_name(outcome.verdict),
+                     outcome.result.simplify.written ? "" : " (the simplified model was not written)");
+}
+
+void print_outcome(std::ostream& out, const Outcome<ParityResult>& outcome) {
+  print_parity_result(out, outcome.result);
+  print_findings_and_verdict(out, outcome);
+}
+
+void print_outcome(std::ostream& out, const Outcome<FreezeResult>& outcome) {
+  const FreezeResult& freeze = outcome.result;
+  print_parity_result(out, freeze.parity);
+  print_findings(out, outcome.findings);
+  if (freeze.frozen) {
+    out << fmt::format("golden           {} data sets frozen in {}\n", freeze.data_sets,
+                       outcome.artifacts.front().string());
+  } else {
+    out << "golden           nothing frozen: the parity proof failed\n";
+  }
+  print_verdict(out, outcome.verdict);
+}
+
+void print_outcome(std::ostream& out, const Outcome<VerifyResult>& outcome) {
+  print_parity_result(out, outcome.result.parity);
+  print_findings_and_verdict(out, outcome);
+}
+
+void print_outcome(std::ostream& out, const Outcome<ExportResult>& outcome) {
+  const ExportResult& exported = outcome.result;
+  if (exported.model.empty()) {
+    out << "exported         nothing: the export failed\n";
+  } else {
+    out << fmt::format("exported         {} ({} exporter, sha256 {})\n", exported.model.string(), exported.exporter,
+                       exported.sha256.substr(0, 16));
+    out << fmt::format("reference        {} data sets in {}\n", exported.reference_sets,
+                       outcome.artifacts.back().string());
+  }
+  print_findings_and_verdict(out, outcome);
+}
+
+void print_outcome(std::ostream& out, const Outcome<Report>& outcome) {
+  print_report_summary(out, outcome.result, outcome.artifacts.front());
+}
+
+void print_outcome(std::ostream& out, const Outcome<DemoRun>& outcome) {
+  const Report& report = outcome.result.report;
+  for (auto accuracy : report.parity ? report.parity->accuracy : std::vector<TaskAccuracy>{}) {
+    out << fmt::format(
+        "accuracy         PyTorch {:.1f}%, ONNX Runtime {:.1f}% on {} held-out digits; {} predictions flipped\n",
+        100.0 * accuracy.accuracy["pytorch"], 100.0 * accuracy.accuracy["cpu"], accuracy.samples, accuracy.flipped);
+  }
+  print_report_summary(out, report, outcome.artifacts.front());
+}
+
+void print_outcome(std::ostream& out, const Outcome<LocalizedRun>& outcome) {
+  print_findings(out, outcome.findings);
+  out << fmt::format("localization     {}\n", outcome.result.markdown.string());
+}
+
+}  // namespace onnxproof

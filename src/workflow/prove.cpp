@@ -1,0 +1,79 @@
+// The workflows that prove one model file: parity, golden freeze and verify, simplify, and the
+// export that makes one.
+#include "onnxproof/report/parity_report.h"
+#include "onnxproof/report/versions.h"
+#include "onnxproof/workflow/workflows.h"
+#include "json_output.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, std::ostream& progress) {
+  ONNXPROOF_TRY_ASSIGN(auto options, parity_options_from(command.proof));
+  ONNXPROOF_TRY_ASSIGN(const auto model, load_model(command.model));
+  ONNXPROOF_TRY(require_output_apart_from(command.json_path, model, "--json"));
+  ONNXPROOF_TRY_ASSIGN(const auto reference, read_reference(command.reference));
+  options.progress = &progress;
+  ONNXPROOF_TRY_ASSIGN(auto result, run_parity(command.model, reference, options));
+  ONNXPROOF_TRY(write_json_output(command.json_path, parity_result_to_json(command.model, result)));
+  Outcome<ParityResult> outcome{.verdict = parity_verdict(result), .findings = result.findings};
+  if (!command.json_path.empty()) outcome.artifacts.push_back(command.json_path);
+  if (const auto* missing = result.provider_not_run())
+    outcome.error = Error(ErrorCode::not_found, "provider " + missing->provider + " could not run: " + missing->reason);
+  outcome.result = std::move(result);
+  return outcome;
+}
+
+Expected<Outcome<FreezeResult>> golden_freeze_workflow(const GoldenFreezeCommand& command) {
+  ONNXPROOF_TRY_ASSIGN(const auto parity, parity_options_from(command.proof));
+  ONNXPROOF_TRY(load_model(command.model));
+  ONNXPROOF_TRY_ASSIGN(const auto reference, read_reference(command.reference));
+  ONNXPROOF_TRY_ASSIGN(auto result, freeze_golden(command.model, reference, command.out, {parity, tool_versions()}));
+  Outcome<FreezeResult> outcome{.verdict = verdict_from(true, result.frozen), .findings = result.parity.findings};
+  if (result.frozen) outcome.artifacts.push_back(command.out);
+  outcome.result = std::move(result);
+  return outcome;
+}
+
+Expected<Outcome<VerifyResult>> golden_verify_workflow(const GoldenVerifyCommand& command) {
+  ONNXPROOF_TRY_ASSIGN(auto parity, parity_options_from(command.proof));
+  parity.compare_optimization_off = false;  // the golden outputs came from all optimizations
+  ONNXPROOF_TRY(load_model(command.model));
+  ONNXPROOF_TRY_ASSIGN(auto result, verify_golden(command.model, command.golden, {parity, tool_versions()}));
+  Outcome<VerifyResult> outcome{.verdict = verdict_from(true, result.passed()), .findings = result.findings};
+  outcome.result = std::move(result);
+  return outcome;
+}
+
+Expected<Outcome<SimplifiedModel>> simplify_workflow(const SimplifyCommand& command) {
+  if (command.max_fold_bytes < 0) return fail(ErrorCode::usage, "--max-fold-bytes must be 0 or more");
+  ONNXPROOF_TRY_ASSIGN(const auto parity, parity_options_from(command.proof));
+  std::optional<Reference> reference;
+  if (!command.reference.empty()) {
+    ONNXPROOF_TRY_ASSIGN(reference, read_reference(command.reference));
+  }
+  SimplifyOptions options{.max_fold_bytes = static_cast<uint64_t>(command.max_fold_bytes)};
+  options.skip_passes.insert(command.skip_passes.begin(), command.skip_passes.end());
+  options.skip_rules.insert(command.skip_rules.begin(), command.skip_rules.end());
+  ONNXPROOF_TRY_ASSIGN(auto simplified, simplify_file(command.model, command.output, options,
+                                                      reference ? &*reference : nullptr, parity.tolerance,
+                                                      /*copy_when_unchanged=*/true));
+  // Written: proved (or unchanged and copied); not written: refused, the findings say why.
+  Outcome<SimplifiedModel> outcome{.verdict = verdict_from(true, simplified.written),
+                                   .findings = simplified.proof.findings};
+  if (simplified.written) outcome.artifacts.push_back(command.output);
+  outcome.result = {std::move(simplified), command.output};
+  return outcome;
+}
+
+Expected<Outcome<ExportResult>> export_workflow(const ExportCommand& command, std::ostream& progress) {
+  ONNXPROOF_TRY_ASSIGN(const auto options, export_options_from(command.model, command.out));
+  ONNXPROOF_TRY_ASSIGN(auto result, run_export(options, progress));
+  Outcome<ExportResult> outcome{.verdict = verdict_from(true, !result.model.empty(), result.findings),
+                                .findings = result.findings};
+  if (!result.model.empty()) outcome.artifacts = {result.model, command.out / "reference"};
+  outcome.result = std::move(result);
+  return outcome;
+}
+
+}  // namespace onnxproof
