@@ -485,8 +485,11 @@ void run_steps(Run& run) {
 // when it cannot run, the report says why.
 Expected<Localization> localize_worst_case(const Run& run, const ReferenceCase& c, const ParityRow& row) {
   const ExportOptions& exported = run.options.export_options;
-  ONNXPROOF_TRY(capture_module_outputs(run.out, run.model.filename().string(), row.data_set, exported.python,
-                                       exported.timeout_seconds));
+  const std::string model_file = run.model.filename().string();
+  if (run.options.capture_module_outputs)
+    ONNXPROOF_TRY(run.options.capture_module_outputs(run.out, model_file, row.data_set));
+  else
+    ONNXPROOF_TRY(capture_module_outputs(run.out, model_file, row.data_set, exported.python, exported.timeout_seconds));
   LocalizeOptions options{.tolerance = run.options.parity.tolerance};
   options.session.provider = row.provider;
   options.session.optimization = row.optimization == "disabled" ? GraphOptimization::disabled : GraphOptimization::all;

@@ -117,6 +117,14 @@ Expected<ExportOptions> adopted_export_options(const ModelArguments& arguments, 
   return options;
 }
 
+// --attach: the export arrives over the protocol, so the options that name or shape one are refused.
+Expected<ExportOptions> attached_export_options(const ModelArguments& arguments, const fs::path& out) {
+  if (out.empty()) return fail(ErrorCode::usage, "--attach needs --out: the run folder to prove the export in");
+  if (!arguments.model.empty() || !arguments.from_export.empty())
+    return fail(ErrorCode::usage, "--attach takes the export from the front end: give no --model or --from-export");
+  return adopted_export_options(arguments, out);
+}
+
 }  // namespace
 
 Expected<ExportOptions> cli_export_options(const ModelArguments& arguments, const fs::path& out) {
@@ -354,9 +362,11 @@ int finish_pipeline(const Report& report, const fs::path& out_dir, std::ostream&
 }  // namespace
 
 int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std::ostream& err) {
-  const fs::path out_dir =
-      command.out.empty() && command.model.from_export.empty() ? default_run_folder(command.model.model) : command.out;
-  auto export_options = cli_export_options(command.model, out_dir);
+  const fs::path out_dir = command.out.empty() && command.model.from_export.empty() && !command.attach
+                              ? default_run_folder(command.model.model)
+                              : command.out;
+  auto export_options =
+      command.attach ? attached_export_options(command.model, out_dir) : cli_export_options(command.model, out_dir);
   if (!export_options) return report_error(err, export_options.error());
   auto parity = parity_options(command.proof);
   if (!parity) return report_error(err, parity.error());
@@ -366,6 +376,7 @@ int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std:
   if (!tables) return report_error(err, tables.error());
   PipelineOptions options{*export_options, *parity, CheckOptions{}, std::move(*tables)};
   options.localize = !command.no_localize;
+  if (command.attach) return run_attached_pipeline_command(std::move(options), err);
   auto report = run_pipeline(options, err);
   if (!report) return report_error(err, report.error());
   return finish_pipeline(*report, out_dir, out, err);

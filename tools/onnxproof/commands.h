@@ -11,6 +11,7 @@
 
 #include "onnxproof/core/error.h"
 #include "onnxproof/export/export_step.h"
+#include "onnxproof/pipeline/pipeline.h"
 
 namespace onnxproof::cli {
 
@@ -85,6 +86,7 @@ struct PipelineCommand {
   std::string targets = "ort-cpu";  // comma-separated
   std::filesystem::path out;        // empty: ./onnxproof-out/<model name>
   bool no_localize = false;         // skip the localization after a parity failure
+  bool attach = false;              // the export comes from a front end over stdin/stdout
 };
 
 struct DemoCommand {
@@ -147,6 +149,8 @@ int run_version(std::ostream& out);
 int run_parity_command(const ParityCommand& command, std::ostream& out, std::ostream& err);
 int run_golden_freeze(const GoldenFreezeCommand& command, std::ostream& out, std::ostream& err);
 int run_golden_verify(const GoldenVerifyCommand& command, std::ostream& out, std::ostream& err);
+/// `pipeline --attach`: run_attached_pipeline() over this process's stdin and stdout (attached_command.cpp).
+int run_attached_pipeline_command(PipelineOptions options, std::ostream& err);
 int run_pipeline_command(const PipelineCommand& command, std::ostream& out, std::ostream& err);
 int run_demo(const DemoCommand& command, std::ostream& out, std::ostream& err);
 int run_ops(const OpsCommand& command, std::ostream& out, std::ostream& err);

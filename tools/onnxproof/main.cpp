@@ -141,6 +141,9 @@ void add_pipeline(CLI::App& app, Commands& commands) {
       ->capture_default_str();
   pipeline_app->add_flag("--no-localize", pipeline->no_localize,
                          "After a parity failure, do not look for the module where the outputs first diverge");
+  pipeline_app->add_flag("--attach", pipeline->attach,
+                         "Take the export from a front end over stdin/stdout (onnxproof.prove; the line protocol "
+                         "of include/onnxproof/pipeline/attached_front_end.h); needs --out");
   pipeline_app->add_option(
       "--out", pipeline->out,
       "The run folder: new, empty, or an earlier run it replaces (default ./onnxproof-out/<model>)");
