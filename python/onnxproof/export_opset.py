@@ -86,6 +86,7 @@ def refusal_finding(refused, opset, cause, used):
         f"the {refused} export works once ONNX Runtime runs the quoted operator; --exporter pins one exporter",
         source=refused)
 
+
 def model_operators(path):
     """The default-domain operator types of the ONNX model at `path`, subgraphs included (the
     weights are not read)."""
