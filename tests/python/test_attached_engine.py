@@ -143,6 +143,28 @@ class FrontEndGoesAway(EngineTestCase):
         self.assertTrue(wait_until_ended(starts[0][0], 60), "the engine outlived its front end")
         self.assertFalse(os.path.exists(self.out("killed")))
 
+    def test_a_front_end_killed_during_the_capture_leaves_the_run_written_without_localization(self):
+        # The engine asks for PyTorch's module outputs; the front end dies instead of answering.
+        script = textwrap.dedent(f"""
+            import os, sys, torch
+            sys.path.insert(0, {os.path.join(HERE, "..", "fixtures")!r})
+            import divergence_models
+            import onnxproof.api as api
+            api._capture_module_outputs = lambda *args: os._exit(9)
+            api.prove(divergence_models.shifted_dynamo(), (torch.randn(4, 16),), exporter="dynamo",
+                      out={self.out("capture")!r}, quiet=True)
+        """)
+        front_end = subprocess.run([sys.executable, "-c", script], env=dict(os.environ), timeout=600,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.assertEqual(front_end.returncode, 9, front_end.stdout)
+        starts = engine_starts(self.folder)
+        self.assertEqual(len(starts), 1, starts)
+        self.assertTrue(wait_until_ended(starts[0][0], 120), "the engine outlived its front end")
+        with open(os.path.join(self.out("capture"), "report.json"), encoding="utf-8") as handle:
+            report = json.load(handle)
+        self.assertEqual(report["verdict"], "fail")
+        self.assertIn("the front end went away", report["localization"]["error"])
+
 
 if __name__ == "__main__":
     unittest.main()
