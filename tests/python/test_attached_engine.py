@@ -84,7 +84,8 @@ class OneEnginePerProof(EngineTestCase):
 
     def test_a_failing_model_is_localized_by_the_same_engine(self):
         report = onnxproof.prove(divergence_models.shifted_dynamo(), (torch.randn(4, 16),),
-                                 dynamic_axes={"x": {0: "batch"}}, exporter="dynamo", out=self.out("planted"), quiet=True)
+                                 dynamic_axes={"x": {0: "batch"}}, exporter="dynamo", out=self.out("planted"),
+                                 quiet=True)
         self.assertEqual(report.verdict, "fail")
         self.assertEqual(report.located, "blocks.7.act")
         self.assertEqual(report.raw["localization"]["located"], "blocks.7.act")  # in report.json, as pipeline writes
