@@ -3,10 +3,13 @@
     report = onnxproof.prove(model, (x,), dynamic_shapes={"x": {0: Dim("batch")}})
 
 The export and PyTorch's reference outputs happen here, in this process (the model never has to
-be importable by name); the engine then proves that export as `onnxproof pipeline --from-export`
-does, and the typed Report is read from the run folder's report.json.
+be importable by name); one engine process (`onnxproof pipeline --attach`, attached.py) gives the
+export its opset limit, proves the export as `onnxproof pipeline --from-export` does, asks this
+process for PyTorch's module outputs when it localizes a divergence, and the typed Report is read
+from the run folder's report.json.
 """
 import contextlib
+import functools
 import inspect
 import itertools
 import json
@@ -17,6 +20,7 @@ import sys
 import tempfile
 
 from . import contract
+from .attached import AttachedEngine
 from .engine import captured_output, run_engine
 from .errors import UsageError
 from .report import read_report
@@ -46,7 +50,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     Raises onnxproof.UsageError for bad arguments and onnxproof.EngineError when the tool cannot
     run; a model that fails the proof is a Report with verdict "fail", not an exception.
     """
-    from .export import Exporter, InMemoryModel, caches_inside
+    from .export import InMemoryModel
     from . import spec as specs
     targets, providers = _names(targets), _names(providers)
     if exporter not in ("auto", "dynamo", "torchscript"):
@@ -62,108 +66,55 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         "opset": int(opset or 0), "exporter": exporter, "sweep": {k: [int(s) for s in v] for k, v in (sweep or {}).items()},
         "samples": int(samples), "seed": 0, "out": "",
     }
-    config.update(_opset_ceiling(targets))
     example = {name: _array(name, tensor) for name, tensor in tensors.items()}
     samples_given = None if data is None else specs.samples_from(_batches(data, data_batches), names, "data")
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".onnxproof-export-", dir=os.path.dirname(out))
+    arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
+    arguments += _tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
+    # One engine for the whole proof; the export and the localization's PyTorch half run here,
+    # where the model object is (the engine cannot load it again).
+    with AttachedEngine(arguments, quiet) as engine:
+        config.update(_opset_ceiling(engine.opset_limit()))
+        staging = tempfile.mkdtemp(prefix=".onnxproof-export-", dir=os.path.dirname(out))
+        try:
+            config["out"] = staging
+            _export(engine, config, InMemoryModel(call, config["model"], example, samples_given), model, quiet)
+            outcome = engine.prove(staging, functools.partial(_capture_module_outputs, model, call))
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    if outcome["verdict"] == "error" and outcome.get("error"):
+        print(f"onnxproof: the proof's verdict is error: {outcome['error']}", file=sys.stderr)
+    return read_report(os.path.dirname(outcome["report"]))
+
+
+def _export(engine, config, in_memory, model, quiet):
+    """The export into config["out"], everything it prints in export.log there; the engine is
+    told when it did not happen."""
+    from .export import Exporter, caches_inside
     try:
-        config["out"] = staging
         contract.check_config(config)
-        with caches_inside(staging), captured_output(os.path.join(staging, "export.log"), quiet), _restored(model):
-            Exporter(config, InMemoryModel(call, config["model"], example, samples_given)).run()
-        tolerances = _tolerance_arguments(rtol, atol)
-        # The engine cannot load an object from this process again: the localization's PyTorch
-        # half runs here, below.
-        _run_pipeline(["pipeline", "--from-export", staging, "--out", out, "--target", ",".join(targets),
-                       "--provider", ",".join(providers), "--no-localize"] + tolerances, out, quiet)
+        engine.hold_progress(True)
+        with caches_inside(config["out"]), captured_output(os.path.join(config["out"], "export.log"), quiet), \
+                _restored(model):
+            Exporter(config, in_memory).run()
+    except BaseException as error:
+        engine.abort(f"{type(error).__name__}: {error}")
+        raise
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    report = read_report(out)
-    if localize and set(report.codes("error")) & LOCALIZED_CODES:
-        report = _localized(report, model, call, tolerances, quiet)
-    return report
+        engine.hold_progress(False)
 
 
-def _run_pipeline(arguments, out, quiet):
-    """Runs the engine's pipeline. A verdict of "error" ends the engine with exit code 3, yet the
-    run reached a verdict and wrote its report: that report is the answer, not an exception. Only
-    when no fresh report.json was written (the engine could not start or died) does EngineError
-    stand."""
-    from .engine import EngineError
-    path = os.path.join(out, "report.json")
-    before = _stamp(path)
-    try:
-        run_engine(arguments, quiet=quiet)
-    except EngineError as error:
-        after = _stamp(path)
-        if after is None or after == before:
-            raise
-        print(f"onnxproof: the proof's verdict is error: {error}", file=sys.stderr)
-
-
-def _stamp(path):
-    """(inode, mtime in ns, size) of a file, None when absent: tells a fresh report from an old one."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    return status.st_ino, status.st_mtime_ns, status.st_size
-
-
-def _localized(report, model, call, tolerances, quiet):
-    """The report after localization. Localization only explains a verdict the proof already
-    reached: whatever stops it (an integer output without error figures, a ScriptModule whose
-    modules cannot be hooked, a bug of ours) is said on stderr and the report is returned as is."""
-    try:
-        with _restored(model):
-            _localize(report, call.eval().cpu(), tolerances, quiet)
-    except Exception as error:  # noqa: BLE001 -- the proof's verdict stands; where it diverges stays unknown
-        print(f"onnxproof: the divergence was not localized: {type(error).__name__}: {error}", file=sys.stderr)
-        return report
-    try:
-        return read_report(report.folder)
-    except (OSError, ValueError) as error:
-        print(f"onnxproof: the report could not be read again after localization: {error}", file=sys.stderr)
-        return report
-
-
-# The parity findings after which the pipeline localizes the divergence.
-LOCALIZED_CODES = {"PARITY_MISMATCH", "ARGMAX_FLIP", "NAN_OR_INF"}
+def _capture_module_outputs(model, call, folder, model_file, case):
+    """Localization's PyTorch half, asked by the engine: module outputs by hooks on `case`,
+    written to FOLDER/localize/; the caller's model keeps its mode and device."""
+    from . import localize
+    with _restored(model):
+        localize.write_localization(folder, model_file, case, call.eval().cpu())
 
 
 def _tolerance_arguments(rtol, atol):
     return (["--rtol", repr(float(rtol))] if rtol is not None else []) + (
         ["--atol", repr(float(atol))] if atol is not None else [])
-
-
-def _localize(report, model, tolerances, quiet):
-    """The PyTorch half in this process (module outputs by hooks on the worst failing case, the
-    engine's rule: NaN differences first, then argmax flips, then the largest error), then
-    `onnxproof localize --captured`, which writes RUN/localize/localization.json."""
-    from . import localize
-    failed = [row for row in report.raw.get("parity", []) if row.get("status") == "fail"]
-    if not failed:
-        return
-    worst = max(failed, key=_severity_key)
-    localize.write_localization(report.folder, os.path.basename(report.raw["onnx_model"]), worst["case"], model)
-    run_engine(["localize", report.folder, "--captured", "--case", worst["case"], "--provider", worst["provider"],
-                "--optimization", worst["optimization"]] + tolerances, quiet=quiet)
-
-
-def _number(value):
-    """A row's figure as a float: report rows leave figures null (integer outputs have no argmax,
-    an output PyTorch did not return has no error) or out entirely."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return 0.0
-    return number if number == number else float("inf")  # NaN: the worst
-
-
-def _severity_key(row):
-    """The engine's order of failing rows: NaN differences, then argmax flips, then the largest error."""
-    return _number(row.get("nan_mismatch")) > 0, _number(row.get("argmax_flips")) > 0, _number(row.get("max_abs"))
 
 
 @contextlib.contextmanager
@@ -201,11 +152,9 @@ def _describe(model):
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
-def _opset_ceiling(targets):
-    """The newest opset ONNX, ONNX Runtime and every target support, as the engine computes it
-    for the pipeline (the export picks min(this, the exporter's newest))."""
-    _, printed = run_engine(["ops", "opset", "--target", ",".join(targets)], quiet=True)
-    limit = json.loads(printed)
+def _opset_ceiling(limit):
+    """The config's opset ceiling from the engine's limit for the targets (the newest opset ONNX,
+    ONNX Runtime and every target support; the export picks min(this, the exporter's newest))."""
     return {"opset_ceiling": int(limit["opset"]), "opset_ceiling_reason": str(limit["reason"]),
             "opset_op_limits": {str(op): int(opset) for op, opset in limit.get("op_limits", {}).items()}}
 

@@ -502,11 +502,15 @@ void localize_after_parity(Run& run) {
                               .target = *row,
                               .parity = &*run.report.parity,
                               .tolerance = run.options.parity.tolerance,
-                              .capture = run.options.capture,
                               .progress = &run.progress};
-  if (!options.capture)
-    options.capture =
-        python_capture(run.out, run.model.filename().string(), exported.python, exported.timeout_seconds);
+  const std::string model_file = run.model.filename().string();
+  if (run.options.capture) {
+    options.capture = [&run, model_file](const std::string& data_set) {
+      return run.options.capture(run.out, model_file, data_set);
+    };
+  } else {
+    options.capture = python_capture(run.out, model_file, exported.python, exported.timeout_seconds);
+  }
   auto localized = localize_case(options, *c);
   if (!localized.optimizer)
     note_localization_error(run.report, "naming the optimizer: " + localized.optimizer.error().describe());

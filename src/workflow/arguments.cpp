@@ -27,6 +27,13 @@ Expected<ExportOptions> adopted_export_options(const ModelArguments& arguments, 
 
 }  // namespace
 
+Expected<ExportOptions> attached_export_options_from(const ModelArguments& arguments, const fs::path& out) {
+  if (out.empty()) return fail(ErrorCode::usage, "--attach needs --out: the run folder to prove the export in");
+  if (!arguments.model.empty() || !arguments.from_export.empty())
+    return fail(ErrorCode::usage, "--attach takes the export from the front end: give no --model or --from-export");
+  return adopted_export_options(arguments, out);
+}
+
 Expected<ExportOptions> export_options_from(const ModelArguments& arguments, const fs::path& out) {
   if (!arguments.from_export.empty()) return adopted_export_options(arguments, out);
   if (arguments.model.empty()) return fail(ErrorCode::usage, "give the model with --model SPEC (or --from-export DIR)");

@@ -1,5 +1,6 @@
 // The pipeline workflows: `pipeline` on the options given, `demo` on the built-in example.
 #include "onnxproof/core/installation.h"
+#include "onnxproof/pipeline/attached_front_end.h"
 #include "onnxproof/pipeline/pipeline.h"
 #include "onnxproof/workflow/workflows.h"
 
@@ -18,19 +19,38 @@ Outcome<Report> run_outcome(Report report, const fs::path& out_dir) {
   return outcome;
 }
 
-}  // namespace
+fs::path run_folder(const PipelineCommand& command) {
+  const bool named = !command.out.empty() || !command.model.from_export.empty() || command.attach;
+  return named ? command.out : default_run_folder(command.model.model);
+}
 
-Expected<Outcome<Report>> pipeline_workflow(const PipelineCommand& command, std::ostream& progress) {
-  const fs::path out_dir =
-      command.out.empty() && command.model.from_export.empty() ? default_run_folder(command.model.model) : command.out;
-  ONNXPROOF_TRY_ASSIGN(auto export_options, export_options_from(command.model, out_dir));
+// The pipeline's options; with --attach the export comes from the front end, not from options.
+Expected<PipelineOptions> pipeline_options(const PipelineCommand& command, const fs::path& out_dir) {
+  ONNXPROOF_TRY_ASSIGN(auto export_options, command.attach ? attached_export_options_from(command.model, out_dir)
+                                                           : export_options_from(command.model, out_dir));
   ONNXPROOF_TRY_ASSIGN(auto parity, parity_options_from(command.proof));
   ONNXPROOF_TRY_ASSIGN(const auto targets, split_list(command.targets, "--target"));
   ONNXPROOF_TRY_ASSIGN(auto tables, load_target_tables(targets));
   PipelineOptions options{std::move(export_options), std::move(parity), CheckOptions{}, std::move(tables)};
   options.localize = !command.no_localize;
-  options.capture = command.capture;
+  return options;
+}
+
+}  // namespace
+
+Expected<Outcome<Report>> pipeline_workflow(const PipelineCommand& command, std::ostream& progress) {
+  const fs::path out_dir = run_folder(command);
+  ONNXPROOF_TRY_ASSIGN(const auto options, pipeline_options(command, out_dir));
   ONNXPROOF_TRY_ASSIGN(auto report, run_pipeline(options, progress));
+  return run_outcome(std::move(report), out_dir);
+}
+
+Expected<Outcome<Report>> attached_pipeline_workflow(const PipelineCommand& command, std::istream& from_front_end,
+                                                     std::ostream& to_front_end, std::ostream& progress) {
+  const fs::path out_dir = run_folder(command);
+  ONNXPROOF_TRY_ASSIGN(auto options, pipeline_options(command, out_dir));
+  ONNXPROOF_TRY_ASSIGN(auto report,
+                       run_attached_pipeline(std::move(options), from_front_end, to_front_end, progress));
   return run_outcome(std::move(report), out_dir);
 }
 

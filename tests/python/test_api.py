@@ -138,7 +138,9 @@ class Prove(unittest.TestCase):
         located = [f for f in report.findings if f.code == "DIVERGENCE_LOCATED"]
         self.assertEqual(len(located), 1)
         self.assertIn("divergence_models.py:", located[0].where)
-        self.assertTrue(os.path.exists(report.path("localize/report-localize.svg")))
+        # The engine localized as `pipeline` does, with the module outputs this process captured.
+        self.assertTrue(os.path.exists(report.path("report-localize.svg")))
+        self.assertTrue(os.path.exists(report.path("localize/modules.json")))
 
     def test_keyword_tensors_are_inputs_and_other_keywords_stay_fixed(self):
         report = onnxproof.prove(KeywordModel().eval(), (torch.randn(2, 6),), {"mask": torch.ones(2, 4), "scale": 2.0},

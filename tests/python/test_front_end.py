@@ -4,7 +4,7 @@ import unittest
 
 import torch
 
-from onnxproof import cases, dynamo, export, spec, traps
+from onnxproof import cases, dynamo, export_opset, spec, traps
 from onnxproof.errors import UsageError
 
 
@@ -59,22 +59,22 @@ class FlattenOutputs(unittest.TestCase):
 
 class DefaultOpset(unittest.TestCase):
     def test_an_explicit_opset_wins(self):
-        self.assertEqual(export.choose_opset({"opset": 13, "opset_ceiling": 26}, "torchscript"), (13, "--opset"))
+        self.assertEqual(export_opset.choose_opset({"opset": 13, "opset_ceiling": 26}, "torchscript"), (13, "--opset"))
 
     def test_the_engine_ceiling_and_the_exporter_limit_both_bound_the_default(self):
-        newest = export.exporter_newest_opset("torchscript")
-        opset, why = export.choose_opset({"opset": 0, "opset_ceiling": newest + 3, "opset_ceiling_reason": "r"},
+        newest = export_opset.exporter_newest_opset("torchscript")
+        opset, why = export_opset.choose_opset({"opset": 0, "opset_ceiling": newest + 3, "opset_ceiling_reason": "r"},
                                          "torchscript")
         self.assertEqual(opset, newest)
         self.assertIn("torchscript exporter", why)
-        opset, why = export.choose_opset({"opset_ceiling": newest - 1, "opset_ceiling_reason": "tensorrt 9-24"},
+        opset, why = export_opset.choose_opset({"opset_ceiling": newest - 1, "opset_ceiling_reason": "tensorrt 9-24"},
                                          "torchscript")
         self.assertEqual(opset, newest - 1)
         self.assertIn("tensorrt", why)
 
     def test_the_dynamo_exporter_writes_newer_opsets_than_torchscript(self):
-        self.assertGreaterEqual(export.exporter_newest_opset("dynamo"), 18)
-        self.assertGreater(export.exporter_newest_opset("dynamo"), export.exporter_newest_opset("torchscript"))
+        self.assertGreaterEqual(export_opset.exporter_newest_opset("dynamo"), 18)
+        self.assertGreater(export_opset.exporter_newest_opset("dynamo"), export_opset.exporter_newest_opset("torchscript"))
 
 
 class DataSpecs(unittest.TestCase):
@@ -118,7 +118,7 @@ class FindingRegistry(unittest.TestCase):
         import pathlib
         import re
         from onnxproof.findings import registry
-        package = pathlib.Path(export.__file__).parent
+        package = pathlib.Path(export_opset.__file__).parent
         used = set()
         for source in package.glob("*.py"):
             used |= set(re.findall(r'finding\(\s*"([A-Z][A-Z0-9_]+)"', source.read_text()))

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 import onnxproof
-from onnxproof import export
+from onnxproof import export_opset
 
 
 def read_json(path):
@@ -72,13 +72,13 @@ class Helpers(unittest.TestCase):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 torch.onnx.export(RoiAlignModel().eval(), roi_args(), path, opset_version=22, dynamo=True)
-            self.assertIn("RoiAlign", export.model_operators(path))
-            refusal = export.runtime_refusal(path, dict(zip(("features", "boxes"), (a.numpy() for a in roi_args()))))
+            self.assertIn("RoiAlign", export_opset.model_operators(path))
+            refusal = export_opset.runtime_refusal(path, dict(zip(("features", "boxes"), (a.numpy() for a in roi_args()))))
             self.assertIn("RoiAlign(22)", refusal)
-            self.assertEqual(export.lower_opset(path, 22, refusal, 18), 21)
-            self.assertIsNone(export.lower_opset(path, 22, refusal, 22))
-            self.assertEqual(export.table_opset_limit(path, 22, {"RoiAlign": 21, "Conv": 11}), (21, ["RoiAlign"]))
-            self.assertEqual(export.table_opset_limit(path, 21, {"RoiAlign": 21}), (None, []))
+            self.assertEqual(export_opset.lower_opset(path, 22, refusal, 18), 21)
+            self.assertIsNone(export_opset.lower_opset(path, 22, refusal, 22))
+            self.assertEqual(export_opset.table_opset_limit(path, 22, {"RoiAlign": 21, "Conv": 11}), (21, ["RoiAlign"]))
+            self.assertEqual(export_opset.table_opset_limit(path, 21, {"RoiAlign": 21}), (None, []))
 
 
 class Prove(unittest.TestCase):
@@ -150,6 +150,6 @@ class RuntimeCheckWithoutThePythonRuntime(unittest.TestCase):
         torch.onnx.export(torch.nn.Linear(4, 2).eval(), (torch.randn(2, 4),), path, input_names=["x"], dynamo=False,
                           opset_version=17)
         with mock.patch.dict(sys.modules, {"onnxruntime": None}):
-            self.assertIsNone(export.runtime_refusal(path, {"x": np.ones((2, 4), np.float32)}))
-            refusal = export.runtime_refusal(path, {"x": np.ones((2, 5), np.float32)})
+            self.assertIsNone(export_opset.runtime_refusal(path, {"x": np.ones((2, 4), np.float32)}))
+            refusal = export_opset.runtime_refusal(path, {"x": np.ones((2, 5), np.float32)})
         self.assertIn("axis 1 is fixed at 4", refusal)

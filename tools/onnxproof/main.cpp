@@ -11,6 +11,7 @@
 #include "onnxproof/core/installation.h"
 #include "onnxproof/core/staging.h"
 #include "onnxproof/workflow/present.h"
+#include "attached_command.h"
 #include "printable_output.h"
 
 namespace {
@@ -157,11 +158,21 @@ void add_pipeline(CLI::App& app, Commands& commands) {
       ->capture_default_str();
   pipeline_app->add_flag("--no-localize", pipeline->no_localize,
                          "After a parity failure, do not look for the module where the outputs first diverge");
+  pipeline_app->add_flag("--attach", pipeline->attach,
+                         "Take the export from a front end over stdin/stdout (onnxproof.prove; the line protocol "
+                         "of include/onnxproof/pipeline/attached_front_end.h); needs --out");
   pipeline_app->add_option(
       "--out", pipeline->out,
       "The run folder: new, empty, or an earlier run it replaces (default ./onnxproof-out/<model>)");
 
-  commands.push_back({pipeline_app, [pipeline] { return present(pipeline_workflow(*pipeline, std::cerr)); }});
+  commands.push_back({pipeline_app, [pipeline] {
+                        if (!pipeline->attach) return present(pipeline_workflow(*pipeline, std::cerr));
+                        return cli::with_front_end_channel(
+                            [&](std::istream& in, std::ostream& out) {
+                              return present(attached_pipeline_workflow(*pipeline, in, out, std::cerr));
+                            },
+                            report_error);
+                      }});
 }
 
 void add_demo(CLI::App& app, Commands& commands) {

@@ -4,7 +4,9 @@
 // the run folder and adds its results and findings to the report; no step calls another.
 
 #include <filesystem>
+#include <functional>
 #include <ostream>
+#include <string>
 
 #include "onnxproof/check/check_model.h"
 #include "onnxproof/core/error.h"
@@ -16,6 +18,11 @@
 
 namespace onnxproof {
 
+/// The front end's half of localization: PyTorch's module outputs on reference case `data_set`,
+/// written to RUN/localize/ for the ONNX model `model_file` (relative to RUN).
+using ModuleCapture = std::function<Expected<void>(const std::filesystem::path& run, const std::string& model_file,
+                                                   const std::string& data_set)>;
+
 struct PipelineOptions {
   ExportOptions export_options;  // its `out` is the run folder
   ParityOptions parity;
@@ -23,9 +30,10 @@ struct PipelineOptions {
   std::vector<SupportTable> targets;  // the operator audit's tables (--target)
   /// After a parity failure, find where the outputs first diverge (report.localization).
   bool localize = true;
-  /// Captures the modules' outputs in PyTorch for the localization; empty: the Python front end
-  /// (export_options.python, with the export's timeout).
-  CaptureModuleOutputs capture{};
+  /// Captures the module outputs localization compares with; unset: capture_module_outputs(),
+  /// a child that loads the model again from export.json's spec (an attached front end captures
+  /// from the model object it holds).
+  ModuleCapture capture{};
 };
 
 /// The default run folder for a model spec: onnxproof-out/NAME, NAME being "resnet18" for

@@ -80,7 +80,7 @@ struct PipelineCommand {
   std::string targets = "ort-cpu";  // comma-separated
   std::filesystem::path out;        // empty: ./onnxproof-out/<model name>
   bool no_localize = false;         // skip the localization after a parity failure
-  CaptureModuleOutputs capture{};   // empty: the Python front end captures the modules' outputs
+  bool attach = false;              // the export comes from a front end over stdin/stdout
 };
 
 struct DemoCommand {

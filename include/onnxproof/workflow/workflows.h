@@ -5,6 +5,7 @@
 // (ErrorCode::usage for bad options) when it cannot start or its input cannot be read.
 
 #include <filesystem>
+#include <istream>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -89,6 +90,9 @@ Expected<Outcome<ExportResult>> export_workflow(const ExportCommand& command, st
 /// `pipeline`: the whole proof into one run folder (artifacts: the folder); error when a step
 /// could not run (outcome.error names it).
 Expected<Outcome<Report>> pipeline_workflow(const PipelineCommand& command, std::ostream& progress);
+/// `pipeline --attach`: the same, for a front end on the two streams (pipeline/attached_front_end.h).
+Expected<Outcome<Report>> attached_pipeline_workflow(const PipelineCommand& command, std::istream& from_front_end,
+                                                     std::ostream& to_front_end, std::ostream& progress);
 
 /// What `demo` proves, said before it starts.
 inline constexpr const char* k_demo_announcement =
@@ -109,6 +113,9 @@ Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command
 
 /// The export options the model options give (ErrorCode::usage for a malformed spec).
 Expected<ExportOptions> export_options_from(const ModelArguments& arguments, const std::filesystem::path& out);
+/// --attach: the export arrives over the protocol, so options that name or shape one are usage errors.
+Expected<ExportOptions> attached_export_options_from(const ModelArguments& arguments,
+                                                     const std::filesystem::path& out);
 
 /// The parity options the proof options give (ErrorCode::usage for a malformed list or tolerance).
 Expected<ParityOptions> parity_options_from(const ProofArguments& arguments);

@@ -1,0 +1,43 @@
+#pragma once
+// The pipeline driven by a front end attached over two streams (`onnxproof pipeline --attach`,
+// started by onnxproof.prove): the front end exports in its own process, with the user's model
+// object, and this engine process does everything else, once per prove().
+//
+// The protocol, onnxproof.attach/1: one JSON object per line, each with an "event".
+//   engine -> front end (the engine's stdout; progress stays on stderr)
+//     {"event": "opset_limit", "protocol": "onnxproof.attach/1", "opset": N, "reason": "...",
+//      "op_limits": {op: opset}}                          first: the export's opset ceiling
+//     {"event": "capture", "folder": RUN, "model_file": "model.onnx", "case": "test_data_set_N"}
+//                                                         localization needs PyTorch's module outputs
+//     {"event": "outcome", "verdict": "pass|fail|error", "report": "OUT/report.json", "error": "..."}
+//                                                         last, when the run was written
+//     {"event": "error", "code": "usage|...", "message": "..."}
+//                                                         last, when it could not be
+//   front end -> engine (the engine's stdin)
+//     {"event": "export_ready", "folder": STAGING} or {"event": "abort", "reason": "..."}
+//     {"event": "captured"} or {"event": "capture_failed", "reason": "..."}   (answers "capture")
+// End of input or a malformed line means the front end went away: the run ends with an error
+// (or, during a capture, the localization does, and the run is written as after any error of it).
+
+#include <istream>
+#include <ostream>
+#include <string_view>
+
+#include "onnxproof/core/error.h"
+#include "onnxproof/pipeline/pipeline.h"
+#include "onnxproof/report/report.h"
+
+namespace onnxproof {
+
+inline constexpr std::string_view k_attach_protocol = "onnxproof.attach/1";
+
+/// Runs the pipeline for an attached front end: sends the opset limit of `options.targets`, waits
+/// for the export, proves it as run_pipeline() does for --from-export (options.export_options.out
+/// is the run folder), asks the front end to capture module outputs when the pipeline localizes,
+/// and sends the outcome. Returns the report. Fails as run_pipeline() does, and with
+/// ErrorCode::invalid_input when the front end aborts, goes away or breaks the protocol; every
+/// failure is also sent as an "error" event while the channel is open.
+Expected<Report> run_attached_pipeline(PipelineOptions options, std::istream& from_front_end,
+                                       std::ostream& to_front_end, std::ostream& progress);
+
+}  // namespace onnxproof

@@ -1,0 +1,152 @@
+"""One engine process per prove(): `onnxproof pipeline --attach`, spoken to over the line protocol
+onnxproof.attach/1 (include/onnxproof/pipeline/attached_front_end.h has the whole of it).
+
+The engine sends the opset limit of the targets first (the export needs it), waits for the export
+this process makes, runs the pipeline on it and, when its own rule says the divergence is to be
+localized, asks this process for PyTorch's module outputs: only this process holds the model
+object. Its last message is the outcome. One JSON object a line: engine -> here on its stdout,
+here -> engine on its stdin; its progress stays on stderr, passed on unless quiet.
+"""
+import json
+import subprocess
+import sys
+import threading
+
+from .engine import EngineError, engine_environment, engine_path
+from .errors import EXIT_USAGE, UsageError
+
+PROTOCOL = "onnxproof.attach/1"
+# How long the engine may take to end after its last message (it has written the run by then).
+_EXIT_SECONDS = 60
+
+
+class AttachedEngine:
+    """`onnxproof pipeline --attach ARGUMENTS` for one prove(); a context manager that leaves no
+    engine behind: on the way out its stdin closes (the engine ends on end of input) and it is
+    waited for, then killed when it does not end."""
+
+    def __init__(self, arguments, quiet):
+        self._quiet = quiet
+        self._held = []      # progress held back while the export captures this process's output
+        self._holding = False
+        self._errors = []    # the engine's "onnxproof: error: " lines
+        self._lock = threading.Lock()
+        self._process = subprocess.Popen(
+            [engine_path(), "pipeline", "--attach", *arguments], env=engine_environment(), stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace", bufsize=1)
+        self._progress = threading.Thread(target=self._pass_progress_on, daemon=True)
+        self._progress.start()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        self.close()
+
+    def opset_limit(self):
+        """The first message: {"opset", "reason", "op_limits"} for the targets."""
+        message = self._receive("opset_limit")
+        if message.get("protocol") != PROTOCOL:
+            raise EngineError(f"the engine speaks {message.get('protocol')!r}, not {PROTOCOL}: reinstall onnxproof")
+        return message
+
+    def hold_progress(self, holding):
+        """While the export runs, this process's stderr is its export.log: the engine's progress
+        waits, and is passed on when `holding` turns false."""
+        with self._lock:
+            self._holding = holding
+            released = [] if holding else self._held
+            if not holding:
+                self._held = []
+        for line in released:
+            self._show(line)
+
+    def abort(self, reason):
+        """The export did not happen: the engine ends without a run, and says nothing more."""
+        self._quiet = True
+        try:
+            self._send({"event": "abort", "reason": reason})
+        except EngineError:
+            pass  # it has ended already: the export's own error is the one to raise
+
+    def prove(self, folder, capture):
+        """Hands the export in `folder` over and answers the engine's capture requests with
+        `capture(folder, model_file, case)` (an exception is the reason it failed) until the
+        outcome: {"verdict", "report", "error"}."""
+        self._send({"event": "export_ready", "folder": folder})
+        while True:
+            message = self._receive("capture", "outcome")
+            if message["event"] == "outcome":
+                return message
+            self._send(_answer(capture, message))
+
+    def close(self):
+        """Ends the conversation: the engine sees end of input and ends; one that does not is killed."""
+        try:
+            self._process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self._process.wait(timeout=_EXIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._progress.join()
+        self._process.stdout.close()
+
+    def _send(self, message):
+        try:
+            self._process.stdin.write(json.dumps(message) + "\n")
+            self._process.stdin.flush()
+        except OSError:
+            self._fail("the engine ended before it was sent " + message["event"])
+
+    def _receive(self, *events):
+        line = self._process.stdout.readline()
+        if not line:
+            self._fail(f"the engine ended before it sent {' or '.join(events)}")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            raise EngineError(f"the engine sent a malformed line: {line[:200]!r}")
+        if message.get("event") == "error":
+            raise (UsageError if message.get("code") == "usage" else EngineError)(str(message.get("message")))
+        if message.get("event") not in events:
+            raise EngineError(f"the engine sent {message.get('event')!r} where {' or '.join(events)} was expected")
+        return message
+
+    def _fail(self, what):
+        """The engine ended early: UsageError (exit 2) or EngineError with its last error line."""
+        self.close()
+        with self._lock:
+            reason = self._errors[-1] if self._errors else f"{what}: exit code {self._process.returncode}"
+        raise (UsageError if self._process.returncode == EXIT_USAGE else EngineError)(reason)
+
+    def _pass_progress_on(self):
+        for line in self._process.stderr:
+            with self._lock:
+                if line.startswith("onnxproof: error: "):
+                    self._errors.append(line[len("onnxproof: error: "):].rstrip("\n"))
+                if self._holding:
+                    self._held.append(line)
+                    continue
+            self._show(line)
+        self._process.stderr.close()
+
+    def _show(self, line):
+        if not self._quiet:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
+
+def _answer(capture, request):
+    """The answer to a capture request: captured, or capture_failed with the reason."""
+    try:
+        capture(request["folder"], request["model_file"], request["case"])
+    except Exception as error:  # noqa: BLE001 -- localization only explains the verdict; the engine records why not
+        reason = f"{type(error).__name__}: {error}"
+        print(f"onnxproof: the divergence was not localized: {reason}", file=sys.stderr)
+        return {"event": "capture_failed", "reason": reason}
+    return {"event": "captured"}

@@ -1,0 +1,91 @@
+"""Export stage 2, check the forward pass and label the output axes: the model runs on the
+example (a failure, a non-tensor output or a random forward is a finding), and each dynamic label
+is resized in turn to see which output axes follow it."""
+from . import traps
+from .cases import size_ranges
+from .findings import finding
+
+
+def check_forward(state, model, example):
+    try:
+        result = state.forward(model, example)
+    except Exception as error:
+        state.findings.append(finding("EXPORT_FAILED", "error",
+                                      f"the model's forward fails on the example input: {type(error).__name__}: {error}",
+                                      "", "check the --input names, shapes and dtypes against forward()'s arguments"))
+        return None
+    outputs, problems = traps.flatten_outputs(result)
+    state.output_dataclasses = traps.dataclass_types(result)
+    state.output_lists = traps.has_lists(result)
+    state.output_groups = traps.output_groups(result)
+    state.output_ranks = [tensor.dim() for _, tensor in outputs]
+    if problems:
+        location = traps.forward_location(model)
+        for problem in problems:
+            if location:
+                problem["where"] += f" (returned by forward, {location})"
+        state.findings += problems
+        return None
+    state.output_names = [name for name, _ in outputs]
+    again, _ = traps.flatten_outputs(state.forward(model, example))
+    differing = traps.compare_forwards(outputs, again)
+    if differing:
+        where = traps.op_source_line(model, state.args_for(example), traps.RANDOM_OPS) or ", ".join(differing)
+        state.findings.append(finding(
+            "NONDETERMINISTIC_FORWARD", "error",
+            f"two forward passes on the same input differ (output {', '.join(differing)}): the forward draws random numbers",
+            where,
+            "remove random ops from inference (torch.rand*, bernoulli, F.dropout(training=True)) or seed them "
+            "outside the model; no parity proof can hold otherwise"))
+    return outputs
+
+
+def label_output_axes(state, model, example, outputs):
+    """{output name: {axis: label}}: resize one label at a time and see which output axes follow.
+    A size PyTorch itself rejects is no ONNX defect: the label is resized with the labels that
+    share its example size (coupled: an RNN's input batch and h0 batch), then at twice its size
+    (divisibility: pixel_shuffle channels); only when no variation runs is the axis frozen."""
+    import numpy as np
+    axes = {name: {} for name in state.output_names}
+    rng = np.random.default_rng(7)
+    for label, size in state.examples.items():
+        resized, failure = resized_forward(state, model, label, size, rng)
+        if resized is None:
+            other = state.other_size(label, size)
+            state.findings.append(finding(
+                "FROZEN_DIMENSION", "error",
+                f"PyTorch's own forward fails when '{label}' is {other} (example: {size}), alone or with the "
+                f"labels of the same size: {failure}", label,
+                "the model itself only accepts the example's size on this axis; drop the --dynamic axis or fix "
+                "the model", axis=label))
+            continue
+        for (name, before), (_, after) in zip(outputs, resized):
+            for axis, (a, b) in enumerate(zip(before.shape, after.shape)):
+                if a != b:
+                    axes[name].setdefault(axis, label)
+    return axes
+
+
+def resized_forward(state, model, label, size, rng):
+    """(PyTorch's flat outputs with `label` resized, None) or (None, PyTorch's error): tries the
+    label alone, then with each candidate group of coupled labels (recorded in state.couplings
+    when PyTorch needs it), at the next size and at twice the example's."""
+    low, high = size_ranges(state.dynamic).get(label, (1, None))
+    others = [other for other in dict.fromkeys((state.other_size(label, size), 2 * size))
+              if other != size and other >= low and (high is None or other <= high)]
+    if not others:
+        return [], ""  # a range of one size: nothing to resize, nothing frozen either
+    groups = [[label]] + [group for group in state.coupling_candidates if label in group]
+    failure = ""
+    for other in others:
+        for group in groups:
+            sizes = dict(state.examples, **{member: other for member in group})
+            try:
+                resized, _ = traps.flatten_outputs(state.forward(model, state.generate_inputs(sizes, rng)))
+            except Exception as error:  # noqa: BLE001 -- PyTorch's own refusal, reported by the caller
+                failure = failure or f"{type(error).__name__}: {error}"
+                continue
+            if len(group) > 1 and group not in state.couplings:
+                state.couplings.append(group)
+            return resized, ""
+    return None, failure

@@ -1,0 +1,76 @@
+"""Export stage 1, load and prepare: the model (from its spec, or the object the Python API
+holds), its inputs (a model family's own when none were declared), the exporters to try, the
+model in eval mode on the CPU, and the example the other stages run on."""
+from . import families
+from . import spec as specs
+from .cases import coupled_groups, domain_of, example_sizes
+from .errors import UsageError
+from .export_io import progress
+from .export_opset import choose_opset, resolve_exporters
+from .findings import finding
+
+
+def load_and_prepare(state):
+    """(the model ready to export, the exporters to try in order); UsageError for a malformed spec
+    or undeclared inputs."""
+    import torch
+    model_spec = state.config["model"]
+    if state.given is None:
+        specs.check_model_spec(model_spec)
+    if not state.inputs and not families.is_family(model_spec):
+        raise UsageError("declare the model's inputs with --input NAME=DIMS:DTYPE")
+    exporters = resolve_exporters(state.config.get("exporter", "auto"), int(state.config.get("opset") or 0))
+    if state.given is None:
+        progress(f"loading {model_spec}")
+        # Seeded: a model built with random weights is the same model when it is loaded again
+        # (divergence localization reruns it).
+        torch.manual_seed(int(state.config.get("seed", 0)))
+        model, state.description, defaults = state.timed("load", specs.load_model, model_spec)
+    else:
+        model, state.description, defaults = state.given.model, state.given.description, None
+    if not state.inputs:
+        # The family's own inputs; a --dynamic given alone is not mixed with them.
+        state.inputs, state.dynamic = defaults["inputs"], defaults["dynamic"]
+        progress("inputs: " + ", ".join(f"{spec['name']} {'x'.join(map(str, spec['dims']))} {spec['dtype']}"
+                                        for spec in state.inputs))
+    state.examples = example_sizes(state.inputs, state.dynamic)
+    state.exporter = exporters[0]
+    state.opset, state.opset_reason = choose_opset(state.config, state.exporter)  # until an export chooses
+    return prepare(state, model), exporters
+
+
+def prepare(state, model):
+    import torch
+    if model.training:
+        # Modules whose forward differs in training mode; without any, the mode only matters to
+        # code that reads self.training itself.
+        changing = sorted({type(m).__name__ for m in model.modules()
+                           if isinstance(m, (torch.nn.modules.dropout._DropoutNd, torch.nn.modules.batchnorm._NormBase))})
+        state.findings.append(finding(
+            "TRAINING_MODE", "warning" if changing else "info",
+            f"the model came in training mode ({', '.join(changing)} behave differently in it); exported in eval mode"
+            if changing else "the model came in training mode; exported in eval mode (it holds no dropout or "
+            "batch norm, so only code reading self.training could differ)",
+            "", "call model.eval() before exporting; onnxproof did it for you"))
+        model.eval()
+    devices = {parameter.device.type for parameter in model.parameters()}
+    if devices - {"cpu"}:
+        state.findings.append(finding("MOVED_TO_CPU", "info", f"the model was on {', '.join(sorted(devices))}; "
+                                      "moved to the CPU for export and reference outputs", "", ""))
+        model.cpu()
+    return model
+
+
+def example_arrays(state):
+    """The example: the user's own arrays (the Python API), whose values set the domain every
+    generated input keeps, or generated ones. Also the candidate groups of coupled labels."""
+    import numpy as np
+    state.couplings = []  # groups of labels PyTorch needs at one size (label_output_axes finds them)
+    state.coupling_candidates = coupled_groups(state.inputs, state.dynamic)
+    if state.given:
+        state.domains = {name: domain_of(name, array) for name, array in state.given.example.items()}
+        state.example = dict(state.given.example)
+    else:
+        state.domains = {}
+        state.example = state.generate_inputs(state.examples, np.random.default_rng(int(state.config.get("seed", 0))))
+    return state.example

@@ -1,0 +1,167 @@
+"""Export stage 4, reference and exact capture: PyTorch's inputs and outputs for every case
+(the example, the user's data or generated shape cases) into reference/, with float64 outputs
+where the calibrated rule can use them (exact.py) and cases.json (onnxproof.cases/1)."""
+import json
+import os
+import shutil
+import time
+
+from . import contract
+from . import spec as specs
+from . import traps
+from .cases import coupled_cases, size_ranges
+from .exact import ExactReference
+from .export_io import write_atomically
+from .findings import finding
+
+
+def reference_samples(state, model):
+    """(sizes, sample index, source, arrays) for every reference data set."""
+    import numpy as np
+    input_names = [spec["name"] for spec in state.inputs]
+    if state.given and state.given.samples is not None:
+        for index, arrays in enumerate(state.given.samples):
+            sizes = {axis["label"]: int(arrays[axis["input"]].shape[axis["axis"]]) for axis in state.dynamic
+                     if axis["axis"] < arrays[axis["input"]].ndim}
+            yield sizes, index, "data", arrays
+        return
+    if state.config.get("data") or state.config.get("data_dir"):
+        if state.config.get("data"):
+            samples, source = specs.load_data(state.config["data"], input_names), state.config["data"]
+        else:
+            samples, source = specs.load_data_dir(state.config["data_dir"], input_names), state.config["data_dir"]
+        for index, arrays in enumerate(samples):
+            sizes = {axis["label"]: int(arrays[axis["input"]].shape[axis["axis"]]) for axis in state.dynamic
+                     if axis["axis"] < arrays[axis["input"]].ndim}
+            yield sizes, index, source, arrays
+        return
+    sweep = {label: [int(size) for size in sizes] for label, sizes in (state.config.get("sweep") or {}).items()}
+    samples = int(state.config.get("samples", 3))
+    rng = np.random.default_rng(int(state.config.get("seed", 0)) + 1)
+    for number, sizes in enumerate(coupled_cases(state.examples, sweep, size_ranges(state.dynamic),
+                                                 state.couplings)):
+        for index in range(samples):
+            # The example the user gave is always a case, the first.
+            if number == 0 and index == 0 and state.example is not None:
+                yield sizes, index, "example", state.example
+                continue
+            yield sizes, index, "generated", state.generate_inputs(sizes, rng)
+
+
+def reference_failed(state, sizes, source, error):
+    """PyTorch's forward raised on a reference case. On the example or the user's data it is
+    REFERENCE_FAILED (an error: the proof lacks the case the user asked for); on a generated
+    case it is a size or value of ours the model does not take: the case is dropped, and
+    finish() says so in one CASE_REJECTED_BY_PYTORCH finding."""
+    text = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+    if source != "generated":
+        state.findings.append(finding(
+            "REFERENCE_FAILED", "error", f"PyTorch's forward fails at {sizes} ({source}): {text}",
+            json.dumps(sizes), "the model does not accept this input in PyTorch either"))
+        return
+    state.rejected_cases.setdefault(json.dumps(sizes, sort_keys=True), text)
+
+
+def rejected_finding(state):
+    """The one finding for the generated cases PyTorch rejected (None when there were none): a
+    warning when a dynamic label was left proved at its example size only, else info."""
+    rejected = state.rejected_cases
+    if not rejected:
+        return None
+    listed = "; ".join(f"{sizes}: {text[:200]}" for sizes, text in list(rejected.items())[:6])
+    more = f" (and {len(rejected) - 6} more)" if len(rejected) > 6 else ""
+    proved = {}
+    try:
+        with open(os.path.join(state.out, "reference", "cases.json"), encoding="utf-8") as handle:
+            for case in json.load(handle).get("cases", []):
+                for label, size in (case.get("sizes") or {}).items():
+                    proved.setdefault(label, set()).add(size)
+    except (OSError, ValueError):
+        pass
+    unproved = [label for label, size in state.examples.items() if proved.get(label, {size}) <= {size}
+                and any(json.loads(sizes).get(label) != size for sizes in rejected)]
+    severity = "warning" if unproved else "info"
+    left = f"; '{', '.join(unproved)}' was proved at its example size only" if unproved else ""
+    return finding("CASE_REJECTED_BY_PYTORCH", severity,
+                   f"PyTorch itself rejects {len(rejected)} generated case(s), left out of the proof{left}: "
+                   f"{listed}{more}", ", ".join(rejected)[:300],
+                   "declare the sizes the model takes (--sweep, a --dynamic range, one label for axes that "
+                   "share a size) or prove on real data")
+
+
+def write_reference(state, model):
+    """Writes reference/ into a fresh folder, then swaps it in: no data set of an earlier run
+    survives, and an interrupted run leaves the old reference whole."""
+    final = os.path.join(state.out, "reference")
+    reference = final + ".partial"
+    shutil.rmtree(reference, ignore_errors=True)
+    os.makedirs(reference)
+    try:
+        fill_reference(state, model, reference)
+    except BaseException:
+        shutil.rmtree(reference, ignore_errors=True)  # a failed capture leaves no half folder
+        raise
+    if os.path.exists(final):
+        shutil.rmtree(final + ".old", ignore_errors=True)
+        os.replace(final, final + ".old")
+    os.replace(reference, final)
+    shutil.rmtree(final + ".old", ignore_errors=True)
+
+
+def fill_reference(state, model, reference):
+    """PyTorch's inputs and outputs of every case, and cases.json, into the folder `reference`."""
+    from onnx import numpy_helper
+    cases = []
+    exact = state.timed("exact_reference", ExactReference, model)
+    for sizes, sample, source, arrays in reference_samples(state, model):
+        data_set = f"test_data_set_{len(cases)}"
+        try:
+            start = time.perf_counter()
+            outputs, problems = traps.flatten_outputs(state.forward(model, arrays))
+            exact.last_float32_seconds = time.perf_counter() - start
+            exact.float32_seconds += exact.last_float32_seconds
+        except Exception as error:
+            reference_failed(state, sizes, source, error)
+            continue
+        folder = os.path.join(reference, data_set)
+        os.makedirs(folder, exist_ok=True)
+        for index, spec in enumerate(state.inputs):
+            tensor = numpy_helper.from_array(arrays[spec["name"]], spec["name"])
+            write_atomically(os.path.join(folder, f"input_{index}.pb"), tensor.SerializeToString())
+        for index, (name, value) in enumerate(outputs):
+            tensor = numpy_helper.from_array(value.detach().cpu().numpy(), name)
+            write_atomically(os.path.join(folder, f"output_{index}.pb"), tensor.SerializeToString())
+        exact_values = state.timed("exact_reference", write_exact, state, exact, folder, arrays, outputs)
+        if specs.LABELS in arrays and specs.LABELS not in [spec["name"] for spec in state.inputs]:
+            labels = numpy_helper.from_array(arrays[specs.LABELS].astype("int64"), specs.LABELS)
+            write_atomically(os.path.join(folder, "labels.pb"), labels.SerializeToString())
+        cases.append({"data_set": data_set, "sizes": sizes, "sample": sample, "source": source,
+                      "exact_outputs": [index for index, value in enumerate(exact_values) if value is not None]})
+    if exact.missing_reason():
+        state.findings.append(finding(
+            "EXACT_REFERENCE_MISSING", "info",
+            f"no float64 reference for some outputs, compared with the fixed tolerance instead: {exact.missing_reason()}",
+            "", "the calibrated rule needs the model to run in float64 (model.double()); the fixed rule still holds"))
+    state.timings["exact_cases"] = exact.cases_run
+    manifest = {
+        "schema": contract.CASES,
+        "inputs": [spec["name"] for spec in state.inputs],
+        "outputs": state.output_names,
+        "dynamic_axes": {label: size for label, size in state.examples.items()},
+        "cases": cases,
+    }
+    write_atomically(os.path.join(reference, "cases.json"), json.dumps(manifest, indent=2) + "\n")
+
+
+def write_exact(state, exact, folder, arrays, outputs):
+    """The float64 outputs of one case into `folder` (exact_output_K.pb), when the float64 pass
+    is within its time budget; the list of them (None where an output has none)."""
+    from onnx import numpy_helper
+    if not exact.wanted():
+        return [None] * len(outputs)
+    values = exact.outputs(state.forward, arrays, [name for name, _ in outputs], [value for _, value in outputs])
+    for index, value in enumerate(values):
+        if value is not None:
+            tensor = numpy_helper.from_array(value, outputs[index][0])
+            write_atomically(os.path.join(folder, f"exact_output_{index}.pb"), tensor.SerializeToString())
+    return values

@@ -1,0 +1,92 @@
+"""What one export run knows, shared by its stages (export.py runs them in order): the
+configuration, the model's inputs and axes, the example, the findings and timings so far, the
+chosen exporter and opset, and what the forward pass learnt about the outputs. Also the small
+operations every stage needs on it: calling the model, generating inputs, timing a stage."""
+import os
+import time
+
+from .cases import generate_in_domain, cap_offsets, shape_for, size_ranges
+
+
+class ExportState:
+    """One export run's state; the stages read and extend it, export.json is written from it."""
+
+    def __init__(self, config, given=None):
+        """`given`: an InMemoryModel (the Python API's model object, example and data) in place
+        of loading config["model"] and generating the example."""
+        self.config = config
+        self.given = given
+        self.out = config["out"]
+        self.model_path = os.path.join(self.out, "model.onnx")
+        self.inputs = config["inputs"]
+        self.dynamic = config.get("dynamic", [])
+        self.description = ""
+        self.exporter = ""  # the exporter of the export kept (set before any stage runs)
+        self.opset = None  # chosen once the exporter is known
+        self.opset_reason = ""
+        self.opset_notes = []  # EXPORTER_FALLBACK notes of the export being tried
+        self.findings = []
+        self.timings = {}
+        self.examples = {}  # {label: the example's size}
+        self.example = None  # {input name: array}
+        self.domains = {}  # {input name: the value domain of the user's example}
+        self.couplings = []  # groups of labels PyTorch needs at one size (found by label_output_axes)
+        self.coupling_candidates = []
+        self.output_names = []
+        self.output_dataclasses = []
+        self.output_lists = False
+        self.output_groups = None
+        self.output_ranks = []
+        self.output_axes = {}
+        self.rejected_cases = {}  # generated cases PyTorch refused: {sizes as JSON: its error}
+
+    def timed(self, stage, function, *args):
+        start = time.perf_counter()
+        try:
+            return function(*args)
+        finally:
+            self.timings[stage] = round(self.timings.get(stage, 0.0) + time.perf_counter() - start, 4)
+
+    def args_for(self, arrays):
+        """Fresh tensors for every call: a forward that mutates an input in place (x[i] += u) must
+        not change the stored arrays, which are what ONNX Runtime is fed later. np.array also turns
+        a 0-d numpy scalar (numpy.bool_) into the 0-d array torch.from_numpy needs."""
+        import numpy as np
+        import torch
+        return tuple(torch.from_numpy(np.array(arrays[spec["name"]], copy=True)) for spec in self.inputs)
+
+    def forward(self, model, arrays):
+        import torch
+        with torch.no_grad():
+            return model(*self.args_for(arrays))
+
+    def generate_inputs(self, sizes, rng):
+        """{input name: array} at the axis sizes `sizes`, inside the example's value domain."""
+        arrays = {spec["name"]: generate_in_domain(spec, shape_for(spec, self.dynamic, sizes), rng,
+                                                   self.domains.get(spec["name"]))
+                  for spec in self.inputs}
+        return cap_offsets(arrays, self.domains)
+
+    def other_size(self, label, size):
+        """A size next to the example's on a dynamic axis, inside its --dynamic range."""
+        low, high = size_ranges(self.dynamic).get(label, (1, size + 1))
+        return size + 1 if size + 1 <= high else max(size - 1, low)
+
+    def dynamic_axes(self):
+        axes = {}
+        for axis in self.dynamic:
+            axes.setdefault(axis["input"], {})[axis["axis"]] = axis["label"]
+        for name, labels in self.output_axes.items():
+            if labels:
+                axes[name] = dict(labels)
+        return axes
+
+    def opset_is_default(self):
+        return not int(self.config.get("opset") or 0)
+
+    def fast_path_retried(self):
+        return any(f["code"] == "UNSUPPORTED_ATEN_OP" and f["severity"] == "info" for f in self.findings)
+
+    def scripted_lists(self, model):
+        import torch
+        return isinstance(model, torch.jit.ScriptModule) and self.output_lists

@@ -1,0 +1,132 @@
+#include "onnxproof/pipeline/attached_front_end.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "onnxproof/core/verdict.h"
+#include "onnxproof/ops/opset_limits.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The two streams to the front end, one JSON object a line. Once the front end has gone away
+// (end of input, a malformed line, a failed write) every later exchange fails at once: the run
+// must never wait on a front end that will not answer. Its input may be gone while the output
+// still takes the error that says so.
+class FrontEndChannel {
+ public:
+  FrontEndChannel(std::istream& from_front_end, std::ostream& to_front_end)
+      : m_in(from_front_end), m_out(to_front_end) {}
+
+  /// Sends one message; ErrorCode::io when the front end cannot be written to.
+  Expected<void> send(const nlohmann::json& message) {
+    if (m_output_gone) return fail(ErrorCode::io, "the front end went away");
+    m_out << message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
+    if (m_out) return {};
+    m_output_gone = true;
+    return fail(ErrorCode::io, "the front end went away: the engine cannot write to it");
+  }
+
+  /// The next message, whose "event" must be one of `events`; ErrorCode::invalid_input when the
+  /// input ends, a line is not a JSON object with an "event", or the event is another.
+  Expected<nlohmann::json> receive(std::initializer_list<std::string_view> events) {
+    const std::string awaited = fmt::format("{}", fmt::join(events, " or "));
+    if (gone()) return fail(ErrorCode::invalid_input, "the front end went away before sending " + awaited);
+    std::string line;
+    if (!std::getline(m_in, line)) return lost("the front end went away (end of input) before sending " + awaited);
+    auto message = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!message.is_object() || !message.contains("event") || !message["event"].is_string())
+      return lost("the front end sent a malformed line where " + awaited + " was expected: " + line.substr(0, 200));
+    const std::string event = message["event"];
+    for (const auto expected : events) {
+      if (event == expected) return message;
+    }
+    return lost(fmt::format("the front end sent {} where {} was expected", event, awaited));
+  }
+
+  bool gone() const { return m_input_gone || m_output_gone; }
+
+ private:
+  std::unexpected<Error> lost(std::string reason) {
+    m_input_gone = true;
+    return fail(ErrorCode::invalid_input, std::move(reason));
+  }
+
+  std::istream& m_in;
+  std::ostream& m_out;
+  bool m_input_gone = false;
+  bool m_output_gone = false;
+};
+
+// A string field of a front end's message; ErrorCode::invalid_input when absent or not a string.
+Expected<std::string> text_field(const nlohmann::json& message, const char* field) {
+  const auto it = message.find(field);
+  if (it == message.end() || !it->is_string())
+    return fail(ErrorCode::invalid_input, fmt::format("the front end's {} message has no \"{}\" text",
+                                                      message["event"].get<std::string>(), field));
+  return it->get<std::string>();
+}
+
+// The front end's half of localization, asked over the channel: it captures with hooks on the
+// model object it holds, in RUN/localize/, and answers.
+ModuleCapture capture_by_front_end(FrontEndChannel& channel) {
+  return [&channel](const fs::path& run, const std::string& model_file, const std::string& data_set) -> Expected<void> {
+    ONNXPROOF_TRY(channel.send(
+        {{"event", "capture"}, {"folder", run.string()}, {"model_file", model_file}, {"case", data_set}}));
+    ONNXPROOF_TRY_ASSIGN(const nlohmann::json answer, channel.receive({"captured", "capture_failed"}));
+    if (answer["event"] == "captured") return {};
+    ONNXPROOF_TRY_ASSIGN(const std::string reason, text_field(answer, "reason"));
+    return fail(ErrorCode::invalid_input, "the front end could not capture the module outputs: " + reason);
+  };
+}
+
+// Sends the opset limit, waits for the export, runs the pipeline on it.
+Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& channel, std::ostream& progress) {
+  const OpsetLimit limit = newest_supported_opset(options.targets);
+  ONNXPROOF_TRY(channel.send({{"event", "opset_limit"},
+                              {"protocol", k_attach_protocol},
+                              {"opset", limit.opset},
+                              {"reason", limit.reason},
+                              {"op_limits", limit.op_limits}}));
+  ONNXPROOF_TRY_ASSIGN(const nlohmann::json ready, channel.receive({"export_ready", "abort"}));
+  if (ready["event"] == "abort") {
+    ONNXPROOF_TRY_ASSIGN(const std::string reason, text_field(ready, "reason"));
+    return fail(ErrorCode::invalid_input, "the front end gave up the export: " + reason);
+  }
+  ONNXPROOF_TRY_ASSIGN(const std::string folder, text_field(ready, "folder"));
+  options.export_options.from_export = folder;
+  options.capture = capture_by_front_end(channel);
+  ONNXPROOF_TRY_ASSIGN(Report report, run_pipeline(options, progress));
+  // A front end that went away during the capture: the run is written, without its localization.
+  if (channel.gone()) return fail(ErrorCode::invalid_input, "the front end went away during the run");
+  return report;
+}
+
+}  // namespace
+
+Expected<Report> run_attached_pipeline(PipelineOptions options, std::istream& from_front_end,
+                                       std::ostream& to_front_end, std::ostream& progress) {
+  FrontEndChannel channel{from_front_end, to_front_end};
+  const fs::path report_path = options.export_options.out / "report.json";
+  auto report = run_with_front_end(std::move(options), channel, progress);
+  if (!report) {
+    const std::string kind = report.error().code() == ErrorCode::usage ? "usage" : "error";
+    (void)channel.send({{"event", "error"}, {"code", kind}, {"message", report.error().describe()}});
+    return report;
+  }
+  const StepReport* failed_step = first_error_step(*report);
+  ONNXPROOF_TRY(channel.send({{"event", "outcome"},
+                              {"verdict", verdict_name(report->verdict)},
+                              {"report", report_path.string()},
+                              {"error", failed_step ? failed_step->name + " step: " + failed_step->reason : ""}}));
+  return report;
+}
+
+}  // namespace onnxproof
