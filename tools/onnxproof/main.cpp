@@ -2,7 +2,11 @@
 // prints its outcome and maps it to the exit code (DESIGN.md: 0 pass, 1 the proof failed, 2 usage
 // error, 3 the tool could not run). Every workflow lives in the library (onnxproof/workflow/).
 #include <CLI/CLI.hpp>
+#include <ext/stdio_filebuf.h>
+#include <unistd.h>
 
+#include <csignal>
+#include <cstdio>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -11,7 +15,6 @@
 #include "onnxproof/core/installation.h"
 #include "onnxproof/core/staging.h"
 #include "onnxproof/workflow/present.h"
-#include "attached_command.h"
 #include "printable_output.h"
 
 namespace {
@@ -29,6 +32,20 @@ int present(const Expected<Outcome<Result>>& outcome) {
   if (!outcome) return report_error(outcome.error());
   print_outcome(std::cout, *outcome);
   return outcome->error ? report_error(*outcome->error) : exit_code(outcome->verdict);
+}
+
+// `pipeline --attach`: stdout becomes the front end's channel (fd 1 then points at stderr, so a
+// library's chatter and the summary join the progress); a front end gone is an error, not SIGPIPE.
+int with_front_end_channel(const PipelineCommand& command) {
+  std::signal(SIGPIPE, SIG_IGN);
+  std::cout.flush();
+  std::fflush(stdout);
+  const int channel_fd = ::dup(STDOUT_FILENO);
+  if (channel_fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+    return report_error(Error(ErrorCode::io, "cannot set up the front end's channel on stdout"));
+  __gnu_cxx::stdio_filebuf<char> channel_buffer(channel_fd, std::ios::out);
+  std::ostream to_front_end(&channel_buffer);
+  return present(attached_pipeline_workflow(command, std::cin, to_front_end, std::cerr));
 }
 
 // The model option group, spelled the same by every command that exports (DESIGN.md).
@@ -166,12 +183,8 @@ void add_pipeline(CLI::App& app, Commands& commands) {
       "The run folder: new, empty, or an earlier run it replaces (default ./onnxproof-out/<model>)");
 
   commands.push_back({pipeline_app, [pipeline] {
-                        if (!pipeline->attach) return present(pipeline_workflow(*pipeline, std::cerr));
-                        return cli::with_front_end_channel(
-                            [&](std::istream& in, std::ostream& out) {
-                              return present(attached_pipeline_workflow(*pipeline, in, out, std::cerr));
-                            },
-                            report_error);
+                        return pipeline->attach ? with_front_end_channel(*pipeline)
+                                                : present(pipeline_workflow(*pipeline, std::cerr));
                       }});
 }
 
