@@ -874,7 +874,7 @@ class Exporter:
             "dynamic_axes": {label: size for label, size in self.examples.items()},
             "cases": cases,
         }
-        write_atomically(os.path.join(reference, "cases.json"), json.dumps(manifest, indent=2) + "\n")
+        write_atomically(os.path.join(reference, "cases.json"), contract.dumps(manifest, "cases", indent=2) + "\n")
 
     def write_exact(self, exact, folder, arrays, outputs):
         """The float64 outputs of one case into `folder` (exact_output_K.pb), when the float64 pass
@@ -938,7 +938,7 @@ class Exporter:
             "findings": self.findings,
             "onnx_model": model_info,
         }
-        write_atomically(os.path.join(self.out, "export.json"), json.dumps(manifest, indent=2) + "\n")
+        write_atomically(os.path.join(self.out, "export.json"), contract.dumps(manifest, "export", indent=2) + "\n")
         errors = [f for f in self.findings if f["severity"] == "error"]
         return EXIT_FAIL if errors or not model_info else 0
 

@@ -4,6 +4,8 @@ import dataclasses
 import json
 import os
 
+from . import contract
+
 
 @dataclasses.dataclass(frozen=True)
 class Finding:
@@ -124,8 +126,14 @@ def read_report(folder):
     path = os.path.join(folder, "report.json")
     with open(path, encoding="utf-8") as handle:
         raw = json.load(handle)
-    if raw.get("schema") != "onnxproof.report/1":
-        raise ValueError(f"{path} is not an onnxproof report (schema {raw.get('schema')!r})")
+    if raw.get("schema") != contract.REPORT:
+        raise ValueError(f"{path} is not an onnxproof report (schema {raw.get('schema')!r}, this onnxproof reads "
+                         f"{contract.REPORT!r})")
+    # The fields every report has (schemas/report.schema.json); their contents are read leniently
+    # below, so that a newer engine's report stays readable.
+    missing = [field for field in contract.schema("report")["required"] if field not in raw]
+    if missing:
+        raise ValueError(f"{path}: {missing[0]}: expected a value (the field is missing from {contract.REPORT})")
     model = raw.get("model")
     localization = raw.get("localization")
     findings = list(raw.get("findings", []) or [])
