@@ -17,6 +17,9 @@ import sys
 
 KEYWORDS = {"$schema", "title", "description", "type", "properties", "required", "additionalProperties", "items",
             "enum", "const", "minimum", "minLength", "minItems", "maxItems"}
+# JSON names that are C++ keywords get a trailing underscore as members ("class" -> class_).
+CPP_KEYWORDS = {"case", "class", "default", "delete", "namespace", "new", "operator", "private", "public", "register",
+                "struct", "switch", "template", "this", "throw", "try", "typename", "union", "using", "virtual"}
 SCALARS = {"string": "std::string", "integer": "int64_t", "number": "double", "boolean": "bool"}
 
 
@@ -121,18 +124,19 @@ class Generator:
         fields, reads, writes = [], [], []
         required = set(node.get("required", []))
         for prop, child in node["properties"].items():
+            member = prop + "_" if prop in CPP_KEYWORDS else prop
             value_type = self.cpp_type(child, title + camel(prop))
             optional = prop not in required
-            member = f"std::optional<{value_type}>" if optional else value_type
+            declared = f"std::optional<{value_type}>" if optional else value_type
             comment = f"  /// {child['description']}\n" if "description" in child else ""
-            fields.append(f"{comment}  {member} {prop}{{}};")
+            fields.append(f"{comment}  {declared} {member}{{}};")
             how = "optional" if optional else "required"
-            reads.append(f"  ONNXPROOF_TRY_ASSIGN(out.{prop}, r.{how}(v, at, \"{prop}\", "
+            reads.append(f"  ONNXPROOF_TRY_ASSIGN(out.{member}, r.{how}(v, at, \"{prop}\", "
                          f"{self.read_expr(child, title + camel(prop))}));")
             if optional:
-                writes.append(f"  if (value.{prop}) out[\"{prop}\"] = contract_value(*value.{prop});")
+                writes.append(f"  if (value.{member}) out[\"{prop}\"] = contract_value(*value.{member});")
             else:
-                writes.append(f"  out[\"{prop}\"] = contract_value(value.{prop});")
+                writes.append(f"  out[\"{prop}\"] = contract_value(value.{member});")
         known = ""
         if node.get("additionalProperties", True) is False:
             names = ", ".join(json.dumps(p) for p in node["properties"])
@@ -236,9 +240,9 @@ struct SchemaDigest {{
 }};
 
 /// Every schema the engine was generated from.
-inline constexpr std::array k_schemas = {{
+inline constexpr std::array<SchemaDigest, {len(names)}> k_schemas = {{{{
 {chr(10).join(listing)}
-}};
+}}}};
 
 }}  // namespace onnxproof::contract
 """)
