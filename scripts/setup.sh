@@ -20,6 +20,8 @@ fi
 readonly packages=(
   # build
   build-essential cmake ninja-build pkg-config git
+  # the contract generator (scripts/contract-codegen.py) and the .venv
+  python3
   libgtest-dev libgmock-dev libbenchmark-dev
   # the tests use pgrep and timeout
   procps coreutils

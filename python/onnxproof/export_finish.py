@@ -1,7 +1,6 @@
 """Export stage 5, finish: export.json (onnxproof.export/1) from the state, with the model's
 sha256, the exporter's options, the opset and why, versions, timings and findings; the exit code."""
 import hashlib
-import json
 import os
 import platform
 
@@ -62,6 +61,6 @@ def finish(state, exported):
         "findings": state.findings,
         "onnx_model": model_info,
     }
-    write_atomically(os.path.join(state.out, "export.json"), json.dumps(manifest, indent=2) + "\n")
+    write_atomically(os.path.join(state.out, "export.json"), contract.dumps(manifest, "export", indent=2) + "\n")
     errors = [f for f in state.findings if f["severity"] == "error"]
     return EXIT_FAIL if errors or not model_info else 0

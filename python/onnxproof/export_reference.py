@@ -150,7 +150,7 @@ def fill_reference(state, model, reference):
         "dynamic_axes": {label: size for label, size in state.examples.items()},
         "cases": cases,
     }
-    write_atomically(os.path.join(reference, "cases.json"), json.dumps(manifest, indent=2) + "\n")
+    write_atomically(os.path.join(reference, "cases.json"), contract.dumps(manifest, "cases", indent=2) + "\n")
 
 
 def write_exact(state, exact, folder, arrays, outputs):

@@ -19,7 +19,7 @@ import re
 from . import contract
 from .errors import FrontEndError, UsageError
 
-SCHEMA = "onnxproof.localize/1"
+SCHEMA = contract.LOCALIZE
 NAME_SCOPES = "pkg.torch.onnx.name_scopes"
 _REPEATED_CALL = re.compile(r"_(\d+)$")  # relu_1: the second call of module relu
 
@@ -273,7 +273,7 @@ def write_localization(run, model_file, case, model):
         modules.append(record)
     manifest = {"schema": SCHEMA, "case": case, "model": model_file, "modules": modules}
     with open(os.path.join(folder, "modules.json.tmp"), "w", encoding="utf-8") as handle:
-        json.dump(manifest, handle, indent=1)
+        handle.write(contract.dumps(manifest, "localize", indent=1))
     os.replace(os.path.join(folder, "modules.json.tmp"), os.path.join(folder, "modules.json"))
     return manifest
 

@@ -4,6 +4,8 @@ import dataclasses
 import json
 import os
 
+from . import contract
+
 
 @dataclasses.dataclass(frozen=True)
 class Finding:
@@ -124,8 +126,9 @@ def read_report(folder):
     path = os.path.join(folder, "report.json")
     with open(path, encoding="utf-8") as handle:
         raw = json.load(handle)
-    if raw.get("schema") != "onnxproof.report/1":
-        raise ValueError(f"{path} is not an onnxproof report (schema {raw.get('schema')!r})")
+    if raw.get("schema") != contract.REPORT:
+        raise ValueError(f"{path} is not an onnxproof report (schema {raw.get('schema')!r}, this onnxproof reads "
+                         f"{contract.REPORT!r})")
     model = raw.get("model")
     localization = raw.get("localization")
     findings = list(raw.get("findings", []) or [])

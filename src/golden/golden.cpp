@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "onnxproof/contract/cases.h"
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/json_file.h"
 #include "onnxproof/core/numbered_name.h"
@@ -38,7 +39,9 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
                                nlohmann::json& files, nlohmann::json& tolerances, const ToleranceOptions& tolerance) {
   auto session = Session::open(model, SessionOptions{.provider = "cpu"});
   if (!session) return std::unexpected(std::move(session.error()));
-  nlohmann::json cases = nlohmann::json::array();
+  contract::CasesDocument manifest{.schema = std::string(contract::k_cases_version),
+                                   .dynamic_axes = reference.example_sizes,
+                                   .cases = std::vector<contract::CasesEntry>{}};
   for (const auto& c : reference.cases) {
     const fs::path set = folder / c.data_set;
     fs::create_directories(set);
@@ -60,12 +63,11 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
       // outputs are here); "user": the figures the user gave at freeze time hold.
       tolerances[name] = {{"rtol", t.rtol}, {"atol", t.atol}, {"rule", tolerance.overridden(name) ? "user" : "default"}};
     }
-    cases.push_back({{"data_set", c.data_set}, {"sizes", c.sizes}, {"sample", c.sample}, {"source", c.source}});
+    manifest.cases->push_back({.data_set = c.data_set, .sizes = c.sizes, .sample = c.sample, .source = c.source});
   }
-  nlohmann::json examples(reference.example_sizes);
   ONNXPROOF_TRY(write_file_atomically(
       folder / "cases.json",
-      nlohmann::json{{"schema", k_cases_schema}, {"dynamic_axes", examples}, {"cases", cases}}.dump(
+      contract::write_cases(manifest).dump(
           2, ' ', false, nlohmann::json::error_handler_t::replace) +
           "\n"));
   for (const auto& entry : fs::recursive_directory_iterator(folder)) {

@@ -1,5 +1,7 @@
 #include "onnxproof/localize/localize.h"
 
+#include "onnxproof/contract/localize.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -44,6 +46,8 @@ Expected<std::vector<CapturedValue>> captured_values(const nlohmann::json& list,
   }
   return values;
 }
+
+static_assert(k_localize_schema == contract::k_localize_version, "localize.h names another version than schemas/ holds");
 
 // RUN/localize/modules.json, checked field by field.
 Expected<std::pair<std::string, std::vector<CapturedModule>>> read_capture(const fs::path& folder) {

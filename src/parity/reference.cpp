@@ -3,13 +3,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "onnxproof/core/json_file.h"
-
+#include "onnxproof/contract/cases.h"
 #include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/json_file.h"
 #include "onnxproof/parity/parity.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
+
+static_assert(k_cases_schema == contract::k_cases_version, "parity.h names another version than schemas/ holds");
 
 namespace {
 
@@ -30,52 +32,19 @@ int data_set_number(const fs::path& folder) {
   return std::atoi(name.c_str() + std::string("test_data_set_").size());
 }
 
-Expected<CasesManifest> cases_manifest_fields(const nlohmann::json& json, const fs::path& path) {
-  const auto bad = [&](const std::string& field, const std::string& what) {
-    return std::unexpected(field_error(path, ErrorCode::invalid_input, field, what));
-  };
-  // Folders frozen before the schema field existed have none; any other schema is not ours.
-  if (json.contains("schema") && json["schema"] != k_cases_schema) return bad("schema", std::string(k_cases_schema));
-  const auto sizes_of = [](const nlohmann::json& value, std::map<std::string, int64_t>& sizes) {
-    if (!value.is_object()) return false;
-    for (const auto& [label, size] : value.items()) {
-      if (!size.is_number_integer()) return false;
-      sizes[label] = size.get<int64_t>();
-    }
-    return true;
-  };
-  CasesManifest manifest;
-  if (json.contains("dynamic_axes") && !sizes_of(json["dynamic_axes"], manifest.example_sizes))
-    return bad("dynamic_axes", "an object of label -> integer size");
-  const auto cases = json.value("cases", nlohmann::json::array());
-  if (!cases.is_array()) return bad("cases", "a list");
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    const auto& entry = cases[i];
-    const std::string field = "cases[" + std::to_string(i) + "]";
-    CasesManifest::Entry parsed;
-    if (!entry.is_object() || !entry.contains("data_set") || !entry["data_set"].is_string())
-      return bad(field + ".data_set", "a string");
-    parsed.data_set = entry["data_set"].get<std::string>();
-    if (entry.contains("sizes") && !sizes_of(entry["sizes"], parsed.sizes))
-      return bad(field + ".sizes", "an object of label -> integer size");
-    if (entry.contains("sample") && !entry["sample"].is_number_integer()) return bad(field + ".sample", "an integer");
-    if (entry.contains("source") && !entry["source"].is_string()) return bad(field + ".source", "a string");
-    parsed.sample = entry.value("sample", 0);
-    parsed.source = entry.value("source", "");
-    manifest.cases.push_back(std::move(parsed));
-  }
-  return manifest;
-}
-
 }  // namespace
 
 Expected<CasesManifest> read_cases_manifest(const fs::path& path) {
   ONNXPROOF_TRY_ASSIGN(const nlohmann::json json, read_json_object(path, ErrorCode::invalid_input));
-  try {
-    return cases_manifest_fields(json, path);
-  } catch (const nlohmann::json::exception& error) {  // a field of a type no check above expected
-    return fail(ErrorCode::invalid_input, path.string() + " is malformed: " + error.what());
+  // Folders frozen before the schema field existed have none; any other version is not ours.
+  ONNXPROOF_TRY_ASSIGN(const contract::CasesDocument read, contract::read_cases(json, path, ErrorCode::invalid_input));
+  CasesManifest manifest;
+  manifest.example_sizes = read.dynamic_axes.value_or(std::map<std::string, int64_t>{});
+  for (const auto& entry : read.cases.value_or(std::vector<contract::CasesEntry>{})) {
+    manifest.cases.push_back({entry.data_set, entry.sizes.value_or(std::map<std::string, int64_t>{}),
+                              static_cast<int>(entry.sample.value_or(0)), entry.source.value_or("")});
   }
+  return manifest;
 }
 
 Expected<Reference> read_reference(const fs::path& dir) {

@@ -1,0 +1,149 @@
+#include "child_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "onnxproof/core/installation.h"
+#include "onnxproof/core/staging.h"
+
+extern char** environ;
+
+namespace onnxproof {
+namespace {
+
+// Ends a child that overran its time: SIGTERM, then SIGKILL after five seconds.
+void end_child(pid_t pid) {
+  ::kill(pid, SIGTERM);
+  for (int waited = 0; waited < 50; ++waited) {
+    if (::waitpid(pid, nullptr, WNOHANG) == pid) return;
+    ::usleep(100000);
+  }
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
+// Our environment, with the front end first on PYTHONPATH and ONNX Runtime's telemetry off (should
+// the exporter load it).
+std::vector<std::string> front_end_environment() {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry; ++entry) {
+    const std::string_view text(*entry);
+    if (!text.starts_with("PYTHONPATH=") && !text.starts_with("ORT_DISABLE_TELEMETRY=")) environment.emplace_back(text);
+  }
+  std::string path_entry = installation().python_dir.string();
+  if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
+    path_entry += std::string(":") + existing;
+  environment.push_back("PYTHONPATH=" + path_entry);
+  environment.push_back("ORT_DISABLE_TELEMETRY=1");
+  return environment;
+}
+
+
+// Starts `python ARGS...` with the front end on PYTHONPATH, stdin from /dev/null and
+// `captured_fd` going into a pipe; returns the child's pid and the pipe's read end.
+Expected<std::pair<pid_t, int>> spawn_front_end(const std::string& python, std::vector<std::string> args,
+                                                int captured_fd) {
+  args.insert(args.begin(), python);
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  std::vector<std::string> environment = front_end_environment();
+  std::vector<char*> envp;
+  for (auto& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+    return fail(ErrorCode::io, "cannot create a pipe: " + std::string(std::strerror(errno)));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // k_both_streams: the child's stdout and stderr share the pipe, so nothing it prints reaches ours.
+  for (const int fd :
+       captured_fd == k_both_streams ? std::vector{STDOUT_FILENO, STDERR_FILENO} : std::vector{captured_fd})
+    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], fd);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  pid_t pid = 0;
+  const int spawned = ::posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  if (spawned != 0) {
+    ::close(pipe_fds[0]);
+    return fail(ErrorCode::not_found,
+                "cannot run the Python interpreter '" + python + "': " + std::strerror(spawned) +
+                    " (set --python or ONNXPROOF_PYTHON; scripts/setup.sh makes the default .venv)");
+  }
+
+  return std::pair{pid, pipe_fds[0]};
+}
+
+}  // namespace
+
+Expected<int> run_front_end(const std::string& python, std::vector<std::string> args, int captured_fd,
+                            const std::function<void(const std::string&)>& on_line, double timeout_seconds) {
+  ONNXPROOF_TRY_ASSIGN(const auto spawned, spawn_front_end(python, std::move(args), captured_fd));
+  const auto [pid, read_fd] = spawned;
+  // SIGINT or SIGTERM to onnxproof ends the child too (and removes live staging folders),
+  // instead of leaving it running on its own.
+  set_interrupt_child(pid);
+  struct sigaction old_int {
+  }, old_term{};
+  ::sigaction(SIGINT, nullptr, &old_int);
+  ::sigaction(SIGTERM, nullptr, &old_term);
+  install_interrupt_cleanup();
+  const auto restore = [&] {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+    set_interrupt_child(0);
+  };
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  std::string pending;
+  char buffer[4096];
+  while (true) {
+    if (timeout_seconds > 0) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd readable{read_fd, POLLIN, 0};
+      const int ready =
+          left.count() > 0 ? ::poll(&readable, 1, static_cast<int>(std::min<int64_t>(left.count(), 60000))) : 0;
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) {
+        if (std::chrono::steady_clock::now() < deadline) continue;
+        end_child(pid);
+        ::close(read_fd);
+        restore();
+        return fail(ErrorCode::limit_exceeded, "the export front end ran past its time limit of " +
+                                                   std::to_string(static_cast<int64_t>(timeout_seconds)) +
+                                                   " s and was stopped (--export-timeout raises it)");
+      }
+    }
+    const ssize_t n = ::read(read_fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buffer, static_cast<std::size_t>(n));
+    for (auto newline = pending.find('\n'); newline != std::string::npos; newline = pending.find('\n')) {
+      on_line(pending.substr(0, newline));
+      pending.erase(0, newline + 1);
+    }
+  }
+  if (!pending.empty()) on_line(pending);
+  ::close(read_fd);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  restore();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace onnxproof

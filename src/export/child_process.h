@@ -1,0 +1,29 @@
+#pragma once
+// Runs the Python front end as a child process: spawned with the front end on PYTHONPATH and stdin
+// closed, its output captured line by line, ended when it overruns its time.
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "onnxproof/core/error.h"
+
+namespace onnxproof {
+
+/// The front end's last line when it fails, and the prefix of its progress lines.
+inline constexpr std::string_view k_front_end_error_prefix = "onnxproof: error: ";
+inline constexpr std::string_view k_front_end_progress_prefix = "onnxproof export: ";
+
+/// run_front_end's `captured_fd` for the child's stdout and stderr together.
+inline constexpr int k_both_streams = -1;
+
+/// Runs `python ARGS...` with the front end on PYTHONPATH and stdin from /dev/null; every line the
+/// child writes to `captured_fd` (its stdout, its stderr, or k_both_streams) goes to `on_line`.
+/// Returns the exit code (128 + signal when it was killed); ErrorCode::not_found when the
+/// interpreter cannot start; ErrorCode::limit_exceeded when it runs past `timeout_seconds`
+/// (0: no limit), after ending it.
+Expected<int> run_front_end(const std::string& python, std::vector<std::string> args, int captured_fd,
+                            const std::function<void(const std::string&)>& on_line, double timeout_seconds);
+
+}  // namespace onnxproof

@@ -1,0 +1,127 @@
+// The engine's half of the contract with the Python front end, through the types generated from
+// schemas/config.schema.json and schemas/export.schema.json (scripts/contract-codegen.py).
+#include "contract.h"
+
+#include "onnxproof/contract/config.h"
+#include "onnxproof/contract/export.h"
+#include "onnxproof/core/json_file.h"
+#include "onnxproof/parity/parity.h"
+#include "text_parsing.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+static_assert(k_config_contract == contract::k_config_version && k_export_schema == contract::k_export_version,
+              "export_step.h names another version than schemas/ holds");
+
+namespace {
+
+contract::ConfigDocument config_document(const ExportOptions& options) {
+  contract::ConfigDocument config;
+  config.contract = contract::k_config_version;
+  config.model = options.model;
+  for (const auto& input : options.inputs) {
+    contract::ConfigInput& spec = config.inputs.emplace_back(contract::ConfigInput{input.name, input.dims, input.dtype});
+    if (input.range) spec.range = std::vector<int64_t>{input.range->first, input.range->second};
+  }
+  for (const auto& axis : options.dynamic) {
+    contract::ConfigDynamicAxis& entry = config.dynamic.emplace_back(contract::ConfigDynamicAxis{axis.input, axis.axis, axis.label});
+    if (axis.range) {
+      entry.min = axis.range->first;
+      entry.max = axis.range->second;
+    }
+  }
+  config.opset = options.opset;
+  config.exporter = options.exporter;
+  config.sweep = options.sweep;
+  config.samples = options.samples;
+  config.seed = static_cast<int64_t>(options.seed);
+  config.out = options.out.string();
+  if (options.opset_ceiling > 0) {
+    config.opset_ceiling = options.opset_ceiling;
+    config.opset_ceiling_reason = options.opset_ceiling_reason;
+  }
+  if (!options.opset_op_limits.empty())
+    config.opset_op_limits = std::map<std::string, int64_t>(options.opset_op_limits.begin(), options.opset_op_limits.end());
+  if (!options.data.empty()) config.data = options.data;
+  if (!options.data_dir.empty()) config.data_dir = options.data_dir.string();
+  return config;
+}
+
+// The declared axes (options.dynamic) with their sizes in the traced example (inputs[].dims) and
+// the output axes that follow them (outputs[].dynamic_axes), for the frozen-shape analysis.
+Expected<FrozenShapeOptions> frozen_shape_options_from(const contract::ExportDocument& manifest, const fs::path& path) {
+  FrozenShapeOptions frozen;
+  const auto inputs = manifest.inputs.value_or(std::vector<contract::ExportInput>{});
+  if (manifest.options && manifest.options->dynamic) {
+    for (const auto& axis : *manifest.options->dynamic) {
+      DeclaredAxis declared{axis.input, axis.axis, axis.label, 0};
+      for (const auto& input : inputs) {
+        if (input.name == declared.input && declared.axis < static_cast<int64_t>(input.dims.size()))
+          declared.example_size = input.dims[static_cast<std::size_t>(declared.axis)];
+      }
+      frozen.dynamic.push_back(std::move(declared));
+    }
+  }
+  for (const auto& output : manifest.outputs.value_or(std::vector<contract::ExportOutput>{})) {
+    for (const auto& [axis, label] : output.dynamic_axes.value_or(std::map<std::string, std::string>{})) {
+      const auto index = export_text::parse_int(axis);
+      if (!index)
+        return std::unexpected(field_error(path, ErrorCode::internal, "outputs[].dynamic_axes." + axis, "a decimal axis"));
+      frozen.output_axes[output.name][*index] = label;
+    }
+  }
+  return frozen;
+}
+
+Expected<ExportResult> export_result_from(const contract::ExportDocument& manifest, const fs::path& out,
+                                          const fs::path& path) {
+  ExportResult result;
+  result.exporter = manifest.exporter;
+  result.spec = manifest.model.value_or("");
+  for (const auto& [tool, version] : manifest.versions.value_or(std::map<std::string, std::string>{}))
+    result.versions.emplace_back(tool, version);
+  for (std::size_t i = 0; i < manifest.findings.size(); ++i) {
+    ONNXPROOF_TRY_ASSIGN(Finding finding,
+                         finding_from_json(manifest.findings[i], "export.json: findings[" + std::to_string(i) + "]"));
+    result.findings.push_back(std::move(finding));
+  }
+  if (manifest.onnx_model && *manifest.onnx_model) {
+    result.model = out / (*manifest.onnx_model)->path;
+    result.sha256 = (*manifest.onnx_model)->sha256;
+  }
+  ONNXPROOF_TRY_ASSIGN(result.frozen, frozen_shape_options_from(manifest, path));
+  if (const fs::path cases = out / "reference" / "cases.json"; fs::exists(cases)) {
+    ONNXPROOF_TRY_ASSIGN(const CasesManifest read, read_cases_manifest(cases));
+    result.reference_sets = static_cast<int>(read.cases.size());
+  }
+  return result;
+}
+
+}  // namespace
+
+nlohmann::json config_json(const ExportOptions& options) {
+  return contract::write_config(config_document(options));
+}
+
+Expected<ExportResult> read_export_manifest(const fs::path& out) {
+  const fs::path path = out / "export.json";
+  ONNXPROOF_TRY_ASSIGN(const nlohmann::json json, read_json_object(path, ErrorCode::internal));
+  // A front end from another onnxproof version, or a broken one, is an error naming the field,
+  // never empty options.
+  ONNXPROOF_TRY_ASSIGN(const contract::ExportDocument manifest, contract::read_export(json, path, ErrorCode::internal));
+  return export_result_from(manifest, out, path);
+}
+
+Expected<FrozenShapeOptions> frozen_shape_options_beside(const fs::path& folder) {
+  std::error_code ec;
+  if (!fs::exists(folder / "export.json", ec)) return FrozenShapeOptions{};
+  const auto manifest = read_json_object(folder / "export.json", ErrorCode::invalid_input);
+  const auto schema = manifest ? manifest->find("schema") : nlohmann::json::const_iterator();
+  if (!manifest || schema == manifest->end() || !schema->is_string() || schema->get<std::string>() != k_export_schema)
+    return FrozenShapeOptions{};
+  ONNXPROOF_TRY_ASSIGN(const ExportResult exported, read_export_manifest(folder));
+  return exported.frozen;
+}
+
+}  // namespace onnxproof

@@ -1,0 +1,149 @@
+// What can be checked in the export options before Python starts.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "onnxproof/export/export_step.h"
+#include "onnxproof/tensor/dtype.h"
+#include "onnxproof/tensor/tensor.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// --dynamic ranges: one per label, holding the example's size and every --sweep size.
+Expected<void> validate_dynamic_ranges(const ExportOptions& options) {
+  std::map<std::string, std::pair<int64_t, int64_t>> ranges;
+  for (const auto& axis : options.dynamic) {
+    if (!axis.range) continue;
+    const auto [known, inserted] = ranges.emplace(axis.label, *axis.range);
+    if (!inserted && known->second != *axis.range)
+      return fail(ErrorCode::usage, "--dynamic gives '" + axis.label + "' two ranges; give it one");
+  }
+  const auto outside = [&](const std::string& label, int64_t size) {
+    const auto range = ranges.find(label);
+    return range != ranges.end() && (size < range->second.first || size > range->second.second);
+  };
+  const auto range_text = [&](const std::string& label) {
+    return std::to_string(ranges[label].first) + ".." + std::to_string(ranges[label].second);
+  };
+  for (const auto& axis : options.dynamic) {
+    for (const auto& input : options.inputs) {
+      if (input.name != axis.input || axis.axis >= static_cast<int64_t>(input.dims.size())) continue;
+      const int64_t size = input.dims[static_cast<std::size_t>(axis.axis)];
+      if (outside(axis.label, size))
+        return fail(ErrorCode::usage, "--input " + input.name + ": axis " + std::to_string(axis.axis) + " is " +
+                                          std::to_string(size) + ", outside the range " + range_text(axis.label) +
+                                          " given for '" + axis.label + "'");
+    }
+  }
+  for (const auto& [label, sizes] : options.sweep) {
+    for (const int64_t size : sizes) {
+      if (outside(label, size))
+        return fail(ErrorCode::usage, "--sweep " + label + ": " + std::to_string(size) + " is outside the range " +
+                                          range_text(label) + " given with --dynamic");
+    }
+  }
+  return {};
+}
+
+// Generated inputs are held in memory several times over: refuse sizes no machine can hold, and
+// types numpy cannot generate.
+Expected<void> validate_generated_inputs(const ExportOptions& options) {
+  constexpr uint64_t k_max_input_bytes = uint64_t{4} << 30;
+  for (const auto& input : options.inputs) {
+    const auto dtype = dtype_from_name(input.dtype);
+    const bool generated = options.data.empty() && options.data_dir.empty();
+    // Generated inputs are numpy arrays: no strings, and none of the narrow types (float8, int4, ...).
+    const bool numpy_type =
+        dtype && *dtype != DType::string && static_cast<int>(*dtype) <= static_cast<int>(DType::bfloat16);
+    if (!dtype || (generated && !numpy_type))
+      return fail(ErrorCode::usage, "--input " + input.name + ": onnxproof cannot generate " + input.dtype +
+                                        " inputs; give real samples with --data or --data-dir");
+    if (dtype_storage_bytes(*dtype, 1) == 0) continue;  // strings: their size is the data's
+    uint64_t count = 1;
+    for (const int64_t dim : input.dims) {
+      if (dim > 0 && count > k_max_input_bytes / static_cast<uint64_t>(dim))
+        count = k_max_input_bytes + 1;
+      else
+        count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
+    }
+    if (count > k_max_input_bytes || dtype_storage_bytes(*dtype, count) > k_max_input_bytes) {
+      return fail(ErrorCode::usage, "--input " + input.name + ": " + format_shape(input.dims) + " of " + input.dtype +
+                                        " is over 4 GiB; declare the size one sample has");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<void> validate_export_options(const ExportOptions& options) {
+  if (!options.from_export.empty()) {
+    if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
+    std::error_code ec;
+    if (!fs::is_regular_file(options.from_export / "export.json", ec))
+      return fail(ErrorCode::usage, "--from-export " + options.from_export.string() +
+                                        " holds no export.json: give a folder written by onnxproof export or prove()");
+    return {};
+  }
+  if (options.model.empty()) return fail(ErrorCode::usage, "--model is required");
+  if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
+  if (options.exporter != "auto" && options.exporter != "torchscript" && options.exporter != "dynamo" &&
+      options.exporter != "both")
+    return fail(ErrorCode::usage,
+                "--exporter must be auto, torchscript, dynamo or both, not '" + options.exporter + "'");
+  if (options.inputs.empty() && !is_model_family(options.model))
+    return fail(ErrorCode::usage, "--input is required for " + options.model +
+                                      " (torchvision:, timm: and hf: models bring their own inputs)");
+  // The configuration reaches Python as JSON, which holds UTF-8 text only.
+  for (const auto& [option, text] : {std::pair<const char*, std::string>{"--model", options.model},
+                                     {"--out", options.out.string()},
+                                     {"--data", options.data},
+                                     {"--data-dir", options.data_dir.string()}}) {
+    try {
+      (void)nlohmann::json(text).dump();
+    } catch (const nlohmann::json::exception&) {
+      return fail(ErrorCode::usage, std::string(option) + " is not valid UTF-8 text; rename the path");
+    }
+  }
+  if (options.opset != 0 && options.opset < 7)
+    return fail(ErrorCode::usage, "--opset " + std::to_string(options.opset) + ": the oldest opset is 7");
+  if (options.opset_ceiling > 0 && options.opset > options.opset_ceiling) {
+    return fail(ErrorCode::usage, "--opset " + std::to_string(options.opset) + " is newer than onnxproof can prove (" +
+                                      options.opset_ceiling_reason + ")");
+  }
+  std::set<std::string> labels;
+  std::map<std::pair<std::string, int64_t>, std::string> axes;
+  for (const auto& axis : options.dynamic) {
+    const auto input = std::find_if(options.inputs.begin(), options.inputs.end(),
+                                    [&](const InputSpec& spec) { return spec.name == axis.input; });
+    if (input == options.inputs.end())
+      return fail(ErrorCode::usage, "--dynamic names input '" + axis.input + "', which no --input declares");
+    if (axis.axis >= static_cast<int64_t>(input->dims.size())) {
+      return fail(ErrorCode::usage, "--dynamic " + axis.input + ":" + std::to_string(axis.axis) + ": '" + axis.input +
+                                        "' has " + std::to_string(input->dims.size()) + " dimensions");
+    }
+    const auto [known, inserted] = axes.emplace(std::pair{axis.input, axis.axis}, axis.label);
+    if (!inserted && known->second != axis.label) {
+      return fail(ErrorCode::usage, "--dynamic gives " + axis.input + ":" + std::to_string(axis.axis) +
+                                        " two labels, '" + known->second + "' and '" + axis.label + "'");
+    }
+    labels.insert(axis.label);
+  }
+  for (const auto& [label, sizes] : options.sweep) {
+    // A model family's own inputs name their axes in the front end, which checks those labels.
+    if (!labels.contains(label) && !options.inputs.empty())
+      return fail(ErrorCode::usage, "--sweep " + label + ": no --dynamic axis has that label");
+  }
+  ONNXPROOF_TRY(validate_dynamic_ranges(options));
+  ONNXPROOF_TRY(validate_generated_inputs(options));
+  if (!options.data_dir.empty() && !fs::is_directory(options.data_dir))
+    return fail(ErrorCode::usage, "--data-dir " + options.data_dir.string() + " is not a folder");
+  return {};
+}
+
+}  // namespace onnxproof

@@ -1,0 +1,33 @@
+// The front end's interpreter and the versions it actually uses.
+#include <unistd.h>
+
+#include "child_process.h"
+#include "onnxproof/core/installation.h"
+#include "onnxproof/export/export_step.h"
+
+namespace onnxproof {
+
+std::string front_end_interpreter(const std::string& requested) {
+  if (!requested.empty()) return requested;
+  return installation().python;
+}
+
+Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(const std::string& requested) {
+  const std::string python = front_end_interpreter(requested);
+  std::vector<std::pair<std::string, std::string>> versions;
+  ONNXPROOF_TRY_ASSIGN(const int code, run_front_end(
+                                           python, {"-m", "onnxproof.versions"}, STDOUT_FILENO,
+                                           [&](const std::string& line) {
+                                             const auto space = line.find(' ');
+                                             if (space == std::string::npos) return;
+                                             versions.emplace_back(line.substr(0, space), line.substr(space + 1));
+                                           },
+                                           /*timeout_seconds=*/60));
+  if (code != 0 || versions.empty()) {
+    return fail(ErrorCode::not_found, "the front end's interpreter " + python +
+                                          " cannot report its versions (exit code " + std::to_string(code) + ")");
+  }
+  return versions;
+}
+
+}  // namespace onnxproof
