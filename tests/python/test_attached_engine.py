@@ -106,6 +106,15 @@ class FrontEndGoesAway(EngineTestCase):
         self.addCleanup(engine.__exit__, None, None, None)  # closes its pipes, waits for it
         return engine
 
+    def run_dying_front_end(self, script, timeout, engine_grace):
+        """Runs a prove() script whose process dies with status 9; its one engine must end too."""
+        front_end = subprocess.run([sys.executable, "-c", script], env=dict(os.environ), timeout=timeout,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.assertEqual(front_end.returncode, 9, front_end.stdout)
+        starts = engine_starts(self.folder)
+        self.assertEqual(len(starts), 1, starts)
+        self.assertTrue(wait_until_ended(starts[0][0], engine_grace), "the engine outlived its front end")
+
     def test_end_of_input_ends_the_engine_with_an_error_and_no_run(self):
         engine = self.attached(self.out("eof"))
         limit = json.loads(engine.stdout.readline())
@@ -136,12 +145,7 @@ class FrontEndGoesAway(EngineTestCase):
             Exporter.run = lambda self: os._exit(9)
             api.prove(nn.Linear(3, 2).eval(), (torch.randn(2, 3),), out={self.out("killed")!r}, quiet=True)
         """)
-        front_end = subprocess.run([sys.executable, "-c", script], env=dict(os.environ), timeout=300,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.assertEqual(front_end.returncode, 9, front_end.stdout)
-        starts = engine_starts(self.folder)
-        self.assertEqual(len(starts), 1, starts)
-        self.assertTrue(wait_until_ended(starts[0][0], 60), "the engine outlived its front end")
+        self.run_dying_front_end(script, timeout=300, engine_grace=60)
         self.assertFalse(os.path.exists(self.out("killed")))
 
     def test_a_front_end_killed_during_the_capture_leaves_the_run_written_without_localization(self):
@@ -155,12 +159,7 @@ class FrontEndGoesAway(EngineTestCase):
             api.prove(divergence_models.shifted_dynamo(), (torch.randn(4, 16),), exporter="dynamo",
                       out={self.out("capture")!r}, quiet=True)
         """)
-        front_end = subprocess.run([sys.executable, "-c", script], env=dict(os.environ), timeout=600,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.assertEqual(front_end.returncode, 9, front_end.stdout)
-        starts = engine_starts(self.folder)
-        self.assertEqual(len(starts), 1, starts)
-        self.assertTrue(wait_until_ended(starts[0][0], 120), "the engine outlived its front end")
+        self.run_dying_front_end(script, timeout=600, engine_grace=120)
         with open(os.path.join(self.out("capture"), "report.json"), encoding="utf-8") as handle:
             report = json.load(handle)
         self.assertEqual(report["verdict"], "fail")
