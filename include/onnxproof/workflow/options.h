@@ -15,84 +15,84 @@
 namespace onnxproof {
 
 struct CheckCommand {
-  std::filesystem::path model;
-  std::filesystem::path json_path;  // empty: no JSON
+  std::filesystem::path model{};
+  std::filesystem::path json_path{};  // empty: no JSON
   int64_t min_opset = 17;
-  std::vector<std::string> dynamic;  // NAME:AXIS=LABEL, added to export.json's when present
+  std::vector<std::string> dynamic{};  // NAME:AXIS=LABEL, added to export.json's when present
 };
 
 struct RunCommand {
-  std::filesystem::path model;
-  std::vector<std::string> inputs;  // NAME=FILE
-  std::filesystem::path output_dir;
+  std::filesystem::path model{};
+  std::vector<std::string> inputs{};  // NAME=FILE
+  std::filesystem::path output_dir{};
   std::string provider = "cpu";
   std::string format = "pb";  // pb | npy
 };
 
 /// The model options shared by export (and later pipeline), as given on the command line.
 struct ModelArguments {
-  std::string model;
-  std::vector<std::string> inputs;   // NAME=DIMS:DTYPE[:LO..HI]
-  std::vector<std::string> dynamic;  // NAME:AXIS=LABEL
+  std::string model{};
+  std::vector<std::string> inputs{};   // NAME=DIMS:DTYPE[:LO..HI]
+  std::vector<std::string> dynamic{};  // NAME:AXIS=LABEL
   int64_t opset = 0;                 // 0: the newest that ONNX Runtime, the targets and the exporter support
   std::string exporter = "auto";
-  std::vector<std::string> sweep;  // LABEL=SIZES
+  std::vector<std::string> sweep{};  // LABEL=SIZES
   int samples = 3;
-  std::string data;
-  std::filesystem::path data_dir;
-  std::string python;
+  std::string data{};
+  std::filesystem::path data_dir{};
+  std::string python{};
   double export_timeout = 1800;       // seconds
-  std::filesystem::path from_export;  // pipeline: prove this finished export instead of exporting
+  std::filesystem::path from_export{};  // pipeline: prove this finished export instead of exporting
 };
 
 /// The proof options shared by parity, golden and pipeline, as given on the command line.
 struct ProofArguments {
   std::string providers = "cpu";  // comma-separated
-  std::optional<double> rtol;
-  std::optional<double> atol;
-  std::vector<std::string> output_tolerances;  // NAME=RTOL,ATOL
+  std::optional<double> rtol{};
+  std::optional<double> atol{};
+  std::vector<std::string> output_tolerances{};  // NAME=RTOL,ATOL
   bool skip_optimization_check = false;
 };
 
 struct ParityCommand {
-  std::filesystem::path model;
-  std::filesystem::path reference;
-  ProofArguments proof;
-  std::filesystem::path json_path;
+  std::filesystem::path model{};
+  std::filesystem::path reference{};
+  ProofArguments proof{};
+  std::filesystem::path json_path{};
 };
 
 struct GoldenFreezeCommand {
-  std::filesystem::path model;
-  std::filesystem::path reference;
-  std::filesystem::path out;
-  ProofArguments proof;
+  std::filesystem::path model{};
+  std::filesystem::path reference{};
+  std::filesystem::path out{};
+  ProofArguments proof{};
 };
 
 struct GoldenVerifyCommand {
-  std::filesystem::path model;
-  std::filesystem::path golden;
-  ProofArguments proof;
+  std::filesystem::path model{};
+  std::filesystem::path golden{};
+  ProofArguments proof{};
 };
 
 struct PipelineCommand {
-  ModelArguments model;
-  ProofArguments proof;
+  ModelArguments model{};
+  ProofArguments proof{};
   std::string targets = "ort-cpu";  // comma-separated
-  std::filesystem::path out;        // empty: ./onnxproof-out/<model name>
+  std::filesystem::path out{};        // empty: ./onnxproof-out/<model name>
   bool no_localize = false;         // skip the localization after a parity failure
   bool attach = false;              // the export comes from a front end over stdin/stdout
 };
 
 struct DemoCommand {
   std::filesystem::path out = "onnxproof-out/digits";
-  std::string python;
+  std::string python{};
   double export_timeout = 1800;  // seconds
 };
 
 struct OpsCommand {
-  std::filesystem::path model;
+  std::filesystem::path model{};
   std::string targets = "ort-cpu";  // comma-separated
-  std::filesystem::path json_path;
+  std::filesystem::path json_path{};
 };
 
 struct OpsetCommand {
@@ -103,34 +103,34 @@ struct ProbeCommand {
   std::string provider = "cpu";
   int opset = 0;  // 0: the newest that ONNX and the loaded ONNX Runtime both support
   bool all_versions = false;
-  std::vector<std::string> ops;
-  std::filesystem::path write_table;
+  std::vector<std::string> ops{};
+  std::filesystem::path write_table{};
 };
 
 struct SimplifyCommand {
-  std::filesystem::path model;
-  std::filesystem::path output;
+  std::filesystem::path model{};
+  std::filesystem::path output{};
   int64_t max_fold_bytes = int64_t{64} << 20;  // signed, so "-5" is caught rather than wrapped
-  std::filesystem::path reference;             // optional: prove on these inputs
-  std::vector<std::string> skip_passes;        // --skip-pass NAME
-  std::vector<std::string> skip_rules;         // --skip-rule NAME
-  ProofArguments proof;
+  std::filesystem::path reference{};             // optional: prove on these inputs
+  std::vector<std::string> skip_passes{};        // --skip-pass NAME
+  std::vector<std::string> skip_rules{};         // --skip-rule NAME
+  ProofArguments proof{};
 };
 
 struct LocalizeCommand {
-  std::filesystem::path run;  // a pipeline's run folder
-  std::string data_set;       // empty: the worst failing parity case of its report
+  std::filesystem::path run{};  // a pipeline's run folder
+  std::string data_set{};       // empty: the worst failing parity case of its report
   std::string provider = "cpu";
   std::string optimization = "all";
-  std::string python;
+  std::string python{};
   bool captured = false;  // localize/modules.json is there already (onnxproof.prove captured in-process)
   CaptureModuleOutputs capture{};  // empty: the Python front end captures (unless `captured`)
-  ProofArguments proof;
+  ProofArguments proof{};
 };
 
 struct ExportCommand {
-  ModelArguments model;
-  std::filesystem::path out;
+  ModelArguments model{};
+  std::filesystem::path out{};
 };
 
 }  // namespace onnxproof
