@@ -60,12 +60,11 @@ Expected<ParityRow> localize_target(const LocalizeCommand& command, const Parity
   return chosen;
 }
 
-// The capture as asked: none when the run holds one already, else the one given or the front end's
+// The capture as asked: none when the run holds one already (--captured), else the front end's
 // (said on `progress` first).
 CaptureModuleOutputs capture_for(const LocalizeCommand& command, const fs::path& model, std::ostream& progress) {
   if (command.captured) return [](const std::string&) -> Expected<void> { return {}; };
-  CaptureModuleOutputs capture =
-      command.capture ? command.capture : python_capture(command.run, model.filename().string(), command.python, 1800);
+  CaptureModuleOutputs capture = python_capture(command.run, model.filename().string(), command.python, 1800);
   return [capture, &progress](const std::string& data_set) {
     progress << "capturing every module's outputs in PyTorch on " << data_set << '\n' << std::flush;
     return capture(data_set);

@@ -262,7 +262,8 @@ void add_localize(CLI::App& app, Commands& commands) {
       ->capture_default_str();
   localize_app->add_option("--python", localize->python, "Python interpreter with torch (as for the export)");
   localize_app->add_flag("--captured", localize->captured,
-                         "localize/modules.json is there already (captured by onnxproof.prove in its own process)");
+                         "localize/modules.json is there already (written by onnxproof.localize.write_localization in the "
+                         "process that holds the model)");
   localize_app->add_option("--rtol", localize->proof.rtol, "Relative tolerance (default per dtype)");
   localize_app->add_option("--atol", localize->proof.atol, "Absolute tolerance (default per dtype)");
   commands.push_back({localize_app, [localize] { return present(localize_workflow(*localize, std::cout)); }});

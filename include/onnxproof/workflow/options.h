@@ -10,8 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "onnxproof/pipeline/localize_case.h"
-
 namespace onnxproof {
 
 struct CheckCommand {
@@ -123,8 +121,7 @@ struct LocalizeCommand {
   std::string provider = "cpu";
   std::string optimization = "all";
   std::string python{};
-  bool captured = false;  // localize/modules.json is there already (onnxproof.prove captured in-process)
-  CaptureModuleOutputs capture{};  // empty: the Python front end captures (unless `captured`)
+  bool captured = false;  // localize/modules.json is there already (captured in the model's own process)
   ProofArguments proof{};
 };
 
