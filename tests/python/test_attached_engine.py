@@ -135,6 +135,27 @@ class FrontEndGoesAway(EngineTestCase):
         error = json.loads(engine.stdout.readline())
         self.assertEqual(error["event"], "error")
 
+    def test_an_abort_ends_the_engine_with_the_front_ends_reason_and_no_run(self):
+        engine = self.attached(self.out("aborted"))
+        engine.stdout.readline()
+        engine.stdin.write(json.dumps({"event": "abort", "reason": "the model raised in forward()"}) + "\n")
+        engine.stdin.flush()
+        self.assertEqual(engine.wait(timeout=60), 3)
+        error = json.loads(engine.stdout.readline())
+        self.assertEqual(error["event"], "error")
+        self.assertIn("the front end gave up the export: the model raised in forward()", error["message"])
+        self.assertFalse(os.path.exists(self.out("aborted")))
+
+    def test_attach_refuses_a_missing_out_and_a_model_of_its_own(self):
+        for arguments, said in ((["pipeline", "--attach"], "--attach needs --out"),
+                                (["pipeline", "--attach", "--model", "torchvision:resnet18", "--out", self.out("own")],
+                                 "--attach takes the export from the front end")):
+            engine = subprocess.run([os.environ["ONNXPROOF_ENGINE"], *arguments], stdin=subprocess.DEVNULL,
+                                    capture_output=True, text=True, timeout=60)
+            self.assertEqual(engine.returncode, 2, engine.stderr)
+            self.assertIn(said, engine.stderr)
+        self.assertFalse(os.path.exists(self.out("own")))
+
     def test_a_front_end_killed_mid_protocol_leaves_no_engine_running(self):
         # A prove() whose process dies while the engine waits for its export.
         script = textwrap.dedent(f"""
