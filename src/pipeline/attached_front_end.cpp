@@ -76,7 +76,7 @@ Expected<std::string> text_field(const nlohmann::json& message, const char* fiel
 
 // The front end's half of localization, asked over the channel: it captures with hooks on the
 // model object it holds, in RUN/localize/, and answers.
-ModuleCapture capture_by_front_end(FrontEndChannel& channel) {
+CaptureModuleOutputs capture_by_front_end(FrontEndChannel& channel) {
   return [&channel](const fs::path& run, const std::string& model_file, const std::string& data_set) -> Expected<void> {
     ONNXPROOF_TRY(channel.send(
         {{"event", "capture"}, {"folder", run.string()}, {"model_file", model_file}, {"case", data_set}}));

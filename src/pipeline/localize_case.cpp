@@ -29,7 +29,7 @@ Expected<std::optional<Finding>> name_the_optimizer(const LocalizeCaseOptions& o
 
 Expected<Localization> compare_modules(const LocalizeCaseOptions& options, const ReferenceCase& c) {
   const ParityRow& row = options.target;
-  ONNXPROOF_TRY(options.capture(row.data_set));
+  ONNXPROOF_TRY(options.capture(options.run, options.model.filename().string(), row.data_set));
   LocalizeOptions localize{.tolerance = options.tolerance};
   localize.session.provider = row.provider;
   localize.session.optimization = row.optimization;
@@ -41,9 +41,8 @@ Expected<Localization> compare_modules(const LocalizeCaseOptions& options, const
 
 }  // namespace
 
-CaptureModuleOutputs python_capture(const fs::path& run, const std::string& model_file, const std::string& python,
-                                    double timeout_seconds) {
-  return [=](const std::string& data_set) {
+CaptureModuleOutputs python_capture(const std::string& python, double timeout_seconds) {
+  return [=](const fs::path& run, const std::string& model_file, const std::string& data_set) {
     return capture_module_outputs(run, model_file, data_set, python, timeout_seconds);
   };
 }

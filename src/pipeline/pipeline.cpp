@@ -497,20 +497,14 @@ void localize_after_parity(Run& run) {
   const ReferenceCase* c = row && run.reference ? find_case(*run.reference, row->data_set) : nullptr;
   if (!c) return;
   const ExportOptions& exported = run.options.export_options;
+  auto capture = run.options.capture ? run.options.capture : python_capture(exported.python, exported.timeout_seconds);
   LocalizeCaseOptions options{.run = run.out,
                               .model = run.model,
                               .target = *row,
                               .parity = &*run.report.parity,
                               .tolerance = run.options.parity.tolerance,
+                              .capture = std::move(capture),
                               .progress = &run.progress};
-  const std::string model_file = run.model.filename().string();
-  if (run.options.capture) {
-    options.capture = [&run, model_file](const std::string& data_set) {
-      return run.options.capture(run.out, model_file, data_set);
-    };
-  } else {
-    options.capture = python_capture(run.out, model_file, exported.python, exported.timeout_seconds);
-  }
   auto localized = localize_case(options, *c);
   if (!localized.optimizer)
     note_localization_error(run.report, "naming the optimizer: " + localized.optimizer.error().describe());

@@ -62,12 +62,13 @@ Expected<ParityRow> localize_target(const LocalizeCommand& command, const Parity
 
 // The capture as asked: none when the run holds one already (--captured), else the front end's
 // (said on `progress` first).
-CaptureModuleOutputs capture_for(const LocalizeCommand& command, const fs::path& model, std::ostream& progress) {
-  if (command.captured) return [](const std::string&) -> Expected<void> { return {}; };
-  CaptureModuleOutputs capture = python_capture(command.run, model.filename().string(), command.python, 1800);
-  return [capture, &progress](const std::string& data_set) {
+CaptureModuleOutputs capture_for(const LocalizeCommand& command, std::ostream& progress) {
+  if (command.captured)
+    return [](const fs::path&, const std::string&, const std::string&) -> Expected<void> { return {}; };
+  return [capture = python_capture(command.python, 1800), &progress](
+             const fs::path& run, const std::string& model_file, const std::string& data_set) {
     progress << "capturing every module's outputs in PyTorch on " << data_set << '\n' << std::flush;
-    return capture(data_set);
+    return capture(run, model_file, data_set);
   };
 }
 
@@ -98,7 +99,7 @@ Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command
                                            .target = target,
                                            .parity = &recorded,
                                            .tolerance = parity.tolerance,
-                                           .capture = capture_for(command, model, progress)},
+                                           .capture = capture_for(command, progress)},
                                           *c);
   if (!localized.localization) return std::unexpected(localized.localization.error());
   const fs::path folder = command.run / "localize";

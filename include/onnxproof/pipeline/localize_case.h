@@ -15,9 +15,10 @@
 
 namespace onnxproof {
 
-/// Captures every module's outputs of a run's model in PyTorch on one reference case (writes
-/// RUN/localize/); an empty one starts the Python front end (capture_module_outputs).
-using CaptureModuleOutputs = std::function<Expected<void>(const std::string& data_set)>;
+/// The front end's half of localization: PyTorch's module outputs on reference case `data_set`,
+/// written to RUN/localize/ for the ONNX model `model_file` (relative to RUN).
+using CaptureModuleOutputs = std::function<Expected<void>(const std::filesystem::path& run,
+                                                          const std::string& model_file, const std::string& data_set)>;
 
 struct LocalizeCaseOptions {
   std::filesystem::path run;    // the run folder (a pipeline's staging folder while it runs)
@@ -38,9 +39,8 @@ struct LocalizedCase {
   Expected<Localization> localization = fail(ErrorCode::internal, "not localized");
 };
 
-/// The default capture: the Python front end `python` on RUN/`model_file`, ended after `timeout_seconds`.
-CaptureModuleOutputs python_capture(const std::filesystem::path& run, const std::string& model_file,
-                                    const std::string& python, double timeout_seconds);
+/// The default capture: the Python front end `python` (capture_module_outputs), ended after `timeout_seconds`.
+CaptureModuleOutputs python_capture(const std::string& python, double timeout_seconds);
 
 /// Names the optimizer (when the case passes unoptimized), captures the modules' outputs and
 /// compares them module by module on `c`, the reference case of options.target.

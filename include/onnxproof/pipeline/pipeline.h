@@ -18,11 +18,6 @@
 
 namespace onnxproof {
 
-/// The front end's half of localization: PyTorch's module outputs on reference case `data_set`,
-/// written to RUN/localize/ for the ONNX model `model_file` (relative to RUN).
-using ModuleCapture = std::function<Expected<void>(const std::filesystem::path& run, const std::string& model_file,
-                                                   const std::string& data_set)>;
-
 struct PipelineOptions {
   ExportOptions export_options;  // its `out` is the run folder
   ParityOptions parity;
@@ -33,7 +28,7 @@ struct PipelineOptions {
   /// Captures the module outputs localization compares with; unset: capture_module_outputs(),
   /// a child that loads the model again from export.json's spec (an attached front end captures
   /// from the model object it holds).
-  ModuleCapture capture{};
+  CaptureModuleOutputs capture{};
 };
 
 /// The default run folder for a model spec: onnxproof-out/NAME, NAME being "resnet18" for
