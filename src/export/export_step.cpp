@@ -3,31 +3,17 @@
 #include "child_process.h"
 #include "contract.h"
 #include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/run_folder.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
 
-Expected<void> require_replaceable_run_folder(const fs::path& out) {
-  std::error_code ec;
-  const auto status = fs::symlink_status(out, ec);
-  if (!fs::exists(status)) return {};
-  if (!fs::is_directory(status))
-    return fail(ErrorCode::usage, "--out " + out.string() + " is not a folder; onnxproof writes a run folder there");
-  const bool empty = fs::is_empty(out, ec);
-  // An earlier run, or a folder seeded with a golden set to verify against.
-  // export.log: a run whose export stopped before it wrote export.json.
-  if (empty || fs::exists(out / "report.json") || fs::exists(out / "export.json") || fs::exists(out / "export.log") ||
-      fs::exists(out / "golden" / "manifest.json"))
-    return {};
-  return fail(ErrorCode::usage, "refusing to replace " + out.string() +
-                                    ": it is not an onnxproof run folder (no report.json, export.json, export.log "
-                                    "or golden/manifest.json); give an empty or new folder with --out");
-}
-
 Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& progress) {
   if (!options.from_export.empty()) {
     ONNXPROOF_TRY(require_replaceable_run_folder(options.out));
-    return adopt_export(options);
+    ONNXPROOF_TRY_ASSIGN(auto adopted, adopt_export(options));
+    ONNXPROOF_TRY(write_run_marker(options.out, "onnxproof export --from-export", options.from_export.string()));
+    return adopted;
   }
   ONNXPROOF_TRY(validate_export_options(options));
   if (options.exporter == "both")
@@ -36,6 +22,8 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
   std::error_code ec;
   fs::create_directories(options.out, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + options.out.string() + ": " + ec.message());
+  // Marked as a run folder before anything else is written: a later run may replace it.
+  ONNXPROOF_TRY(write_run_marker(options.out, "onnxproof export", options.model));
   // A stale manifest must never pass for this run's result.
   fs::remove(options.out / "export.json", ec);
 

@@ -12,6 +12,7 @@
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/json_file.h"
 #include "onnxproof/core/numbered_name.h"
+#include "onnxproof/core/run_folder.h"
 #include "onnxproof/core/sha256.h"
 #include "onnxproof/core/staging.h"
 #include "onnxproof/model/model_io.h"
@@ -146,6 +147,14 @@ Expected<void> check_manifest_files(const fs::path& golden_dir, const nlohmann::
   return {};
 }
 
+// What a golden set holds: its manifest, cases.json, test_data_set_N/, and the temporaries of a
+// killed freeze (".manifest.json.tmp.XXXXXX").
+bool is_golden_entry(std::string_view name, bool is_folder) {
+  if (is_folder) return number_after(name, "test_data_set_").has_value();
+  return name == "manifest.json" || name == "cases.json" || name.starts_with(".manifest.json.tmp.") ||
+         name.starts_with(".cases.json.tmp.");
+}
+
 // onnxproof replaces only what it made: a golden folder (its manifest says so), an empty folder,
 // or nothing. A project folder, the run folder, the reference or a file is refused, before any work.
 Expected<void> require_replaceable(const fs::path& golden_dir) {
@@ -158,6 +167,9 @@ Expected<void> require_replaceable(const fs::path& golden_dir) {
   };
   if (status.type() != fs::file_type::directory) return refuse("it is not a folder");
   if (fs::is_empty(golden_dir, ec)) return {};
+  // A golden manifest dropped into a project folder does not make the project ours.
+  if (auto foreign = first_foreign_entry(golden_dir, is_golden_entry))
+    return refuse("it holds '" + *foreign + "', which a golden set never holds");
   const fs::path manifest = golden_dir / "manifest.json";
   auto text = read_file(manifest, uint64_t{64} << 20);
   if (!text) return refuse("it is not empty and has no golden manifest.json");
@@ -253,6 +265,7 @@ Expected<GoldenManifest> read_golden_manifest(const fs::path& golden_dir, const 
 }
 
 Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& golden_dir, const GoldenOptions& options) {
+  recover_interrupted_publish(golden_dir);  // a freeze killed between its two renames: the old set comes back
   ONNXPROOF_TRY_ASSIGN(const GoldenManifest manifest, read_golden_manifest(golden_dir, options.parity.tolerance));
   ONNXPROOF_TRY_ASSIGN(const Reference golden, read_reference(golden_dir));
   ParityOptions parity = options.parity;

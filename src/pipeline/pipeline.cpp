@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "onnxproof/core/run_folder.h"
 #include "onnxproof/core/staging.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/localize/localize.h"
@@ -38,6 +39,7 @@ struct Run {
   std::optional<CheckResult> check{};      // set by check
   std::optional<OpsAudit> ops{};           // set by ops
   std::string golden_evidence{};           // what the golden step did
+  bool kept_golden = false;                // the golden set of an earlier run, kept without the golden step
   std::optional<Error> usage_error{};      // a bad option: the run stops, the CLI exits 2
 };
 
@@ -260,6 +262,29 @@ const StepReport* find_step(const Report& report, std::string_view name) {
   return nullptr;
 }
 
+// The golden set outlives a run that did not reach the golden step (a failed export, no model)
+// or could not finish it: the baseline of an earlier run moves into the new run folder unchanged,
+// or the next run would freeze whatever it exports as the new baseline.
+void keep_earlier_golden(Run& run) {
+  const fs::path golden = run.out / "golden";
+  const fs::path previous = run.published / "golden";
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(golden, ec)) || !fs::is_directory(fs::symlink_status(previous, ec))) return;
+  if (auto kept = copy_folder(previous, golden); !kept) {
+    run.golden_evidence = kept.error().describe();
+    return;
+  }
+  const StepReport* step = find_step(run.report, "golden");
+  const bool errored = step && step->status == StepStatus::error;
+  run.golden_evidence = errored ? step->reason + "; the golden set of an earlier run is kept unchanged"
+                                : "kept the golden set of an earlier run; this run did not reach the golden step";
+  run.kept_golden = true;
+  for (auto& skipped : run.report.steps) {
+    if (skipped.name == "golden" && skipped.status == StepStatus::skip)
+      skipped.reason += "; the golden set of an earlier run is kept";
+  }
+}
+
 // One finding per frozen axis: the static analysis (check), the differential trace (export) and
 // the sweep (parity) may each see it. Findings naming the same node merge; a sweep failure at
 // another size of the same axis (its evidence's sizes hold the axis) confirms the prediction.
@@ -422,7 +447,8 @@ void answer_headline(const Run& run, Report& report) {
   report.headline.push_back(evidence_answer(report, parity));
 
   const auto* golden = find_step(report, "golden");
-  const bool golden_said = golden && golden->status != StepStatus::error && !run.golden_evidence.empty();
+  const bool golden_said =
+      golden && (golden->status != StepStatus::error || run.kept_golden) && !run.golden_evidence.empty();
   report.headline.push_back({"Do the saved golden outputs still hold for the latest export?",
                              yes_no(golden, passed(golden)),
                              golden_said ? run.golden_evidence : (golden ? golden->reason : "")});
@@ -534,15 +560,19 @@ Expected<FinishedRun> run_into(const PipelineOptions& options, const fs::path& o
   report.model = options.export_options.model;
   report.versions = tool_versions();
   Run run{.options = options, .out = out, .published = published, .progress = progress, .report = report};
+  // A golden freeze killed between its two renames left the old set as ".golden.old-PID".
+  recover_interrupted_publish(published / "golden");
   run_steps(run);
   if (run.usage_error) return std::unexpected(std::move(*run.usage_error));
   localize_after_parity(run);
+  keep_earlier_golden(run);
   report.onnx_model = run.model;
   merge_frozen_dimension_evidence(report.findings);
   demote_contradicted_frozen_warnings(report);
   answer_headline(run, report);
   finish_report(report);
   name_published_paths(report, out, published);
+  ONNXPROOF_TRY(write_run_marker(out, "onnxproof pipeline", report.model));
   ONNXPROOF_TRY(write_report(report, out));
   if (run.check) finished.exported = run.check->summary;
   return finished;
@@ -611,6 +641,7 @@ Expected<Report> run_both_exporters(const PipelineOptions& options, const fs::pa
     report.exporters.push_back(summarize_exporter_run(run, exporter));
   }
   finish_report(report);
+  ONNXPROOF_TRY(write_run_marker(staging, "onnxproof pipeline --exporter both", report.model));
   ONNXPROOF_TRY(write_report(report, staging));
   return report;
 }

@@ -78,9 +78,21 @@ Expected<void> write_localization_views(const Localization& localization, const 
   return write_file_atomically(folder / "report-localize.svg", localization_plot_svg(localization));
 }
 
+// RUN/localize is written and its pytorch/ replaced: only a real folder of the run, never
+// through a link to somewhere else.
+Expected<void> require_own_localize_folder(const fs::path& folder) {
+  std::error_code ec;
+  const auto status = fs::symlink_status(folder, ec);
+  if (!fs::exists(status) || fs::is_directory(status)) return {};
+  return fail(ErrorCode::usage, "refusing to write into " + folder.string() + ": it is " +
+                                    (fs::is_symlink(status) ? "a symbolic link" : "not a folder") +
+                                    "; onnxproof writes localize/ only as a folder of the run");
+}
+
 }  // namespace
 
 Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command, std::ostream& progress) {
+  ONNXPROOF_TRY(require_own_localize_folder(command.run / "localize"));
   if (!fs::is_regular_file(command.run / "report.json"))
     return fail(ErrorCode::usage, command.run.string() + " is not a run folder of onnxproof pipeline (no report.json)");
   ONNXPROOF_TRY_ASSIGN(const auto report, read_json_object(command.run / "report.json", ErrorCode::usage));

@@ -325,6 +325,79 @@ TEST(Pipeline, AnOutFolderThatIsNotARunFolderIsRefused) {
   EXPECT_FALSE(fs::exists(out / "report.json"));
 }
 
+// The probe's project folder: a report.json beside the user's src/ and README.md made it pass for
+// a run folder, and the run replaced it (exit 0). Refused now, naming the first foreign entry.
+TEST(Pipeline, AProjectFolderHoldingAReportIsNeverReplaced) {
+  TempDir project;
+  write_bytes(project / "report.json", "{}");
+  write_bytes(project / "README.md", "mine");
+  fs::create_directories(project / "src");
+  write_bytes(project / "src" / "main.py", "print()");
+  expect_one_line_error(pipeline(project.path(), "dict_output", "x=2x8:float32"), 2,
+                        "it holds 'README.md', which no onnxproof run writes");
+  EXPECT_EQ(read_text(project / "README.md"), "mine");
+  EXPECT_EQ(read_text(project / "src" / "main.py"), "print()");
+  EXPECT_EQ(read_text(project / "report.json"), "{}");
+}
+
+// A re-run whose export fails never reaches the golden step: it used to publish a run folder
+// without golden/, and the next run froze whatever it exported as the new baseline.
+TEST(Pipeline, AFailedReRunKeepsTheGoldenSetOfTheLastRun) {
+  TempDir out;
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  const std::string frozen = read_text(out / "golden" / "manifest.json");
+  EXPECT_NE(read_text(out / ".onnxproof-run").find("onnxproof.run/1"), std::string::npos);
+  EXPECT_EQ(pipeline(out.path(), "bessel_i0", "x=2x16:float32").exit_code, 1);
+  EXPECT_EQ(read_text(out / "golden" / "manifest.json"), frozen);
+  const json failed = read_json(out / "report.json");
+  EXPECT_EQ(failed["steps"][5]["status"], "skip");
+  EXPECT_NE(failed["headline"][5]["evidence"].get<std::string>().find("kept the golden set of an earlier run"),
+            std::string::npos)
+      << failed["headline"][5].dump();
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  EXPECT_EQ(read_json(out / "report.json")["steps"][5]["action"], "verify");
+  EXPECT_EQ(read_text(out / "golden" / "manifest.json"), frozen);
+}
+
+// A golden freeze killed between its two fallback renames (no RENAME_EXCHANGE) leaves the old set
+// as ".golden.old-PID" of a dead process and no golden/: the next run puts it back and verifies
+// against it instead of freezing a new baseline.
+TEST(Pipeline, AGoldenFreezeKilledBetweenItsRenamesIsRecoveredByTheNextRun) {
+  TempDir out;
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
+  const std::string frozen = read_text(out / "golden" / "manifest.json");
+  fs::rename(out / "golden", out / ".golden.old-2147483000");  // no such process
+  const auto rerun = pipeline(out.path(), "dict_output", "x=2x8:float32");
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
+  EXPECT_EQ(read_json(out / "report.json")["steps"][5]["action"], "verify");
+  EXPECT_EQ(read_text(out / "golden" / "manifest.json"), frozen);
+  EXPECT_FALSE(fs::exists(out / ".golden.old-2147483000"));
+  // golden verify recovers the same way.
+  fs::rename(out / "golden", out / ".golden.old-2147483000");
+  const auto verified =
+      onnxproof_cli({"golden", "verify", (out / "model.onnx").string(), "--golden", (out / "golden").string()});
+  EXPECT_EQ(verified.exit_code, 0) << verified.err;
+  EXPECT_EQ(read_text(out / "golden" / "manifest.json"), frozen);
+}
+
+// --exporter both: each sub-run keeps its own golden set when its re-run's export fails.
+TEST(Pipeline, BothExportersKeepEachGoldenSetWhenTheReRunFails) {
+  TempDir out;
+  ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32", {"--exporter", "both"}).exit_code, 0);
+  EXPECT_TRUE(fs::exists(out / ".onnxproof-run"));
+  std::map<std::string, std::string> frozen;
+  for (const std::string exporter : {"dynamo", "torchscript"}) {
+    EXPECT_TRUE(fs::exists(out / exporter / ".onnxproof-run"));
+    frozen[exporter] = read_text(out / exporter / "golden" / "manifest.json");
+    ASSERT_FALSE(frozen[exporter].empty()) << exporter;
+  }
+  EXPECT_EQ(pipeline(out.path(), "bessel_i0", "x=2x16:float32", {"--exporter", "both"}).exit_code, 1);
+  for (const auto& [exporter, manifest] : frozen) {
+    EXPECT_EQ(read_text(out / exporter / "golden" / "manifest.json"), manifest) << exporter;
+    EXPECT_EQ(read_json(out / exporter / "report.json")["steps"][0]["status"], "fail") << exporter;
+  }
+}
+
 TEST(Pipeline, ReExportIsVerifiedAgainstTheGoldenSetOfTheLastRun) {
   TempDir out;
   ASSERT_EQ(pipeline(out.path(), "dict_output", "x=2x8:float32").exit_code, 0);
@@ -441,6 +514,13 @@ TEST(Golden, FreezeNeverReplacesWhatItDidNotMake) {
   expect_one_line_error(
       onnxproof_cli({"golden", "freeze", model, "--reference", reference, "--out", (out / "other").string()}), 2,
       "its manifest.json is not an onnxproof.golden/1 manifest");
+  // A golden manifest beside the user's files does not make the folder a golden set.
+  fs::copy(out / "golden", out / "mixed", fs::copy_options::recursive);
+  write_bytes(out / "mixed" / "notes.txt", "mine");
+  expect_one_line_error(
+      onnxproof_cli({"golden", "freeze", model, "--reference", reference, "--out", (out / "mixed").string()}), 2,
+      "it holds 'notes.txt', which a golden set never holds");
+  EXPECT_EQ(read_text(out / "mixed" / "notes.txt"), "mine");
   // An earlier golden folder, an empty folder and a new path are fine.
   fs::create_directories(out / "empty");
   for (const fs::path& target : {out / "golden", out / "empty", out / "new"}) {
@@ -661,6 +741,12 @@ TEST(Localization, ARunThatPassedHasNothingToLocalize) {
       onnxproof_cli({"localize", out.path().string(), "--case", "test_data_set_0", "--optimization", "fast"});
   EXPECT_EQ(level.exit_code, 2) << level.err;
   EXPECT_NE(level.err.find("--optimization must be all or disabled"), std::string::npos) << level.err;
+  // RUN/localize is written into: never through a link to another folder.
+  TempDir elsewhere;
+  fs::create_directory_symlink(elsewhere.path(), out / "localize");
+  expect_one_line_error(onnxproof_cli({"localize", out.path().string(), "--case", "test_data_set_0"}), 2,
+                        "refusing to write into " + (out / "localize").string() + ": it is a symbolic link");
+  EXPECT_TRUE(fs::is_empty(elsewhere.path()));
 }
 
 // A difference that only ONNX Runtime's optimizations make (tests/fixtures/runtime_models.py: its

@@ -114,6 +114,21 @@ class Prove(unittest.TestCase):
         self.assertEqual(report.steps["export"], "fail")
         self.assertIn("UNSUPPORTED_ATEN_OP", report.codes("error"))
 
+    def test_a_failed_re_prove_keeps_the_golden_set(self):
+        # The attached pipeline publishes as the CLI does: an export that fails never reaches the
+        # golden step, and the baseline of the earlier run stays (it used to go).
+        out = self.out("kept")
+        first = onnxproof.prove(nn.Linear(3, 2).eval(), (torch.randn(2, 3),), out=out, quiet=True)
+        self.assertEqual(first.verdict, "pass", str(first))
+        with open(os.path.join(out, "golden", "manifest.json"), encoding="utf-8") as handle:
+            frozen = handle.read()
+        failed = onnxproof.prove(trap_models.BesselI0().eval(), (torch.randn(2, 8),), out=out, quiet=True)
+        self.assertEqual(failed.steps["export"], "fail")
+        with open(os.path.join(out, "golden", "manifest.json"), encoding="utf-8") as handle:
+            self.assertEqual(handle.read(), frozen)
+        self.assertIn("kept the golden set of an earlier run", failed.headline[5].evidence)
+        self.assertTrue(os.path.exists(os.path.join(out, ".onnxproof-run")))
+
     def test_a_folder_onnxproof_did_not_make_is_never_replaced(self):
         os.makedirs(self.out("project"))
         with open(self.out("project/train.py"), "w") as handle:

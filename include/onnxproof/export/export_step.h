@@ -15,6 +15,7 @@
 #include "onnxproof/check/frozen_shapes.h"
 #include "onnxproof/core/error.h"
 #include "onnxproof/core/finding.h"
+#include "onnxproof/core/run_folder.h"  // require_replaceable_run_folder
 
 namespace onnxproof {
 
@@ -90,11 +91,6 @@ struct ExportResult {
   /// for the frozen-shape analysis.
   FrozenShapeOptions frozen;
 };
-
-/// The run folder may be replaced: it does not exist, is empty, or holds an earlier run
-/// (report.json, export.json or export.log) or a golden set to verify against (golden/manifest.json).
-/// ErrorCode::usage otherwise: onnxproof replaces only what it made.
-Expected<void> require_replaceable_run_folder(const std::filesystem::path& out);
 
 /// Reads and checks OUT/export.json (and OUT/reference/cases.json): ErrorCode::internal naming
 /// the field when it does not hold to onnxproof.export/1.
