@@ -19,10 +19,11 @@ import shutil
 import sys
 import tempfile
 
+from . import api_checks as checks
 from . import contract
 from .attached import AttachedEngine
-from .engine import captured_output, run_engine
-from .errors import UsageError
+from .engine import EngineError, captured_output, run_engine
+from .errors import UsageError, write_failure
 from .report import read_report
 
 # A DataLoader (or any endless iterable) is read for at most this many batches by default.
@@ -52,20 +53,27 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     """
     from .export import InMemoryModel
     from . import spec as specs
+    checks.check_arguments(exporter=exporter, targets=targets, providers=providers, opset=opset, rtol=rtol, atol=atol,
+                           samples=samples, data_batches=data_batches, dynamic_shapes=dynamic_shapes,
+                           dynamic_axes=dynamic_axes, sweep=sweep, kwargs=kwargs, out=out)
+    checks.check_inputs(args, data)
     targets, providers = _names(targets), _names(providers)
-    if exporter not in ("auto", "dynamo", "torchscript"):
-        raise UsageError(f"exporter must be auto, dynamo or torchscript, not {exporter!r}")
     call, tensors = _callable_inputs(model, args, kwargs)
     names = list(tensors)
     inputs = [_input_spec(name, tensor) for name, tensor in tensors.items()]
-    dynamic = _dynamic_from(dynamic_shapes, dynamic_axes, names, tensors)
-    out = os.path.abspath(out or os.path.join("onnxproof-out", type(model).__name__))
+    try:
+        dynamic = _dynamic_from(dynamic_shapes, dynamic_axes, names, tensors)
+    except (TypeError, ValueError) as error:  # an axis that is no number, a Dim of another kind
+        raise UsageError(f"dynamic_shapes / dynamic_axes: {type(error).__name__}: {error}") from error
+    checks.check_sweep(sweep, dynamic, tensors)
+    out = os.path.abspath(out or checks.default_out(model))
     _require_replaceable(out)
     config = {
         "contract": contract.CONFIG, "model": _describe(model), "inputs": inputs, "dynamic": dynamic,
         "opset": int(opset or 0), "exporter": exporter, "sweep": {k: [int(s) for s in v] for k, v in (sweep or {}).items()},
         "samples": int(samples), "seed": 0, "out": "",
     }
+    _check_config(config)
     example = {name: _array(name, tensor) for name, tensor in tensors.items()}
     samples_given = None if data is None else specs.samples_from(_batches(data, data_batches), names, "data")
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -75,7 +83,9 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     # where the model object is (the engine cannot load it again).
     with AttachedEngine(arguments, quiet) as engine:
         config.update(_opset_ceiling(engine.opset_limit()))
-        staging = tempfile.mkdtemp(prefix=".onnxproof-export-", dir=os.path.dirname(out))
+        checks.check_opset(config["opset"], config["opset_ceiling"], config["opset_ceiling_reason"])
+        checks.remove_dead_staging(os.path.dirname(out))
+        staging = tempfile.mkdtemp(prefix=checks.staging_prefix(), dir=os.path.dirname(out))
         try:
             config["out"] = staging
             _export(engine, config, InMemoryModel(call, config["model"], example, samples_given), model, quiet)
@@ -98,10 +108,22 @@ def _export(engine, config, in_memory, model, quiet):
                 _restored(model):
             Exporter(config, in_memory).run()
     except BaseException as error:
-        engine.abort(f"{type(error).__name__}: {error}")
+        failure = write_failure(error)  # a full disk: one line, as on the command line
+        engine.abort(str(failure) if failure else f"{type(error).__name__}: {error}")
+        if failure:
+            raise EngineError(str(failure)) from error
         raise
     finally:
         engine.hold_progress(False)
+
+
+def _check_config(config):
+    """The configuration as the export will check it, before any work: a value it refuses is the
+    caller's bad argument."""
+    try:
+        contract.check_config(dict(config, out=config["out"] or "."))
+    except contract.ContractError as error:
+        raise UsageError(f"an argument breaks the export configuration: {error}") from error
 
 
 def _capture_module_outputs(model, call, folder, model_file, case):

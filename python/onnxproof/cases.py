@@ -1,5 +1,7 @@
 """Shape cases and generated inputs: every dynamic axis at size 1, the example's size and at
 least two other sizes (one odd), unless --sweep sets them."""
+import math
+
 import numpy as np
 
 from .errors import UsageError
@@ -256,10 +258,19 @@ def _apply_structure(values, domain, rng):
     return values
 
 
+# The most bytes one generated input may take: the engine's limit on --input and --sweep sizes.
+MAX_GENERATED_BYTES = 4 << 30
+
+
 def generate_in_domain(spec, dims, rng, domain=None):
     """Values for one input inside `domain` (domain_of the example; None: the spec's dtype and
-    range alone, where a mask-named 0/1 input still gets per-row padding)."""
+    range alone, where a mask-named 0/1 input still gets per-row padding). UsageError for a size
+    over MAX_GENERATED_BYTES (a --sweep size of a model family's own inputs, which the engine
+    cannot check before Python starts)."""
     dtype = np.dtype(spec["dtype"]) if spec["dtype"] != "bfloat16" else None
+    if dtype is not None and math.prod(int(d) for d in dims) * dtype.itemsize > MAX_GENERATED_BYTES:
+        raise UsageError(f"input '{spec['name']}' at {'x'.join(str(int(d)) for d in dims)} of {spec['dtype']} is "
+                         "over 4 GiB; sweep smaller sizes")
     if dtype is None or domain is None or not domain.get("kind"):
         if dtype is not None and looks_like_mask(spec["name"], dtype) and set(spec.get("range") or (0, 2)) <= {0, 1, 2}:
             return padded_mask(dims, dtype, {"valid": 1, "side": "right"}, rng)

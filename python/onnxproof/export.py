@@ -15,7 +15,7 @@ import sys
 import typing
 
 from . import contract
-from .errors import FrontEndError
+from .errors import FrontEndError, write_failure
 from .export_exporters import differential_trace
 from .export_fallback import export_with_fallback
 from .export_finish import finish
@@ -116,6 +116,12 @@ def main(argv=None):
     except FrontEndError as error:
         print(f"onnxproof: error: {error}", file=sys.stderr)
         return error.exit_code
+    except OSError as error:
+        failure = write_failure(error)
+        if failure is None:
+            raise
+        print(f"onnxproof: error: {failure}", file=sys.stderr)
+        return failure.exit_code
     except (json.JSONDecodeError, contract.ContractError) as error:
         print(f"onnxproof: error: the export configuration breaks {contract.CONFIG}: {error}", file=sys.stderr)
         return 3

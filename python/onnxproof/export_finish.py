@@ -28,6 +28,18 @@ def exporter_options(state):
     return {}
 
 
+def written_opset(state):
+    """export.json's opset: the one model.onnx declares (an exporter may write another than it was
+    asked for: the dynamo exporter writes its own opset when asked for a newer one), and why."""
+    import onnx
+    model = onnx.load(state.model_path, load_external_data=False)
+    written = next((entry.version for entry in model.opset_import if entry.domain in ("", "ai.onnx")), None)
+    if written is None or written == state.opset:
+        return {"value": state.opset, "chosen_by": state.opset_reason}
+    return {"value": int(written),
+            "chosen_by": f"{state.opset_reason}: {state.opset} asked, the {state.exporter} exporter wrote {written}"}
+
+
 def finish(state, exported):
     import torch
     import onnx
@@ -47,7 +59,7 @@ def finish(state, exported):
         "description": state.description,
         "exporter": state.exporter or state.config.get("exporter", "auto"),
         "exporter_options": exporter_options(state),
-        "opset": {"value": state.opset, "chosen_by": state.opset_reason},
+        "opset": written_opset(state) if model_info else {"value": state.opset, "chosen_by": state.opset_reason},
         # The inputs and axes in effect: a model family's own when none were given.
         "options": dict({key: value for key, value in state.config.items() if key != "out"},
                         inputs=state.inputs, dynamic=state.dynamic),

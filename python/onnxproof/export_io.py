@@ -20,6 +20,10 @@ def write_atomically(path, data):
         with open(temporary, mode) as handle:
             handle.write(data)
         os.replace(temporary, path)
+    except OSError as error:
+        if error.filename is None:  # a failed write() names no file: the error names the one meant
+            raise OSError(error.errno, error.strerror, path) from error
+        raise
     finally:
         if os.path.exists(temporary):
             os.remove(temporary)

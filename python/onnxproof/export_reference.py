@@ -12,7 +12,7 @@ from . import traps
 from .cases import coupled_cases, size_ranges
 from .exact import ExactReference
 from .export_io import write_atomically
-from .findings import finding
+from .findings import finding, registry
 
 
 def reference_samples(state, model):
@@ -112,6 +112,7 @@ def fill_reference(state, model, reference):
     """PyTorch's inputs and outputs of every case, and cases.json, into the folder `reference`."""
     from onnx import numpy_helper
     cases = []
+    finite = [0, 0]  # [finite values, values] over every output of every case
     exact = state.timed("exact_reference", ExactReference, model)
     for sizes, sample, source, arrays in reference_samples(state, model):
         data_set = f"test_data_set_{len(cases)}"
@@ -129,6 +130,7 @@ def fill_reference(state, model, reference):
             tensor = numpy_helper.from_array(arrays[spec["name"]], spec["name"])
             write_atomically(os.path.join(folder, f"input_{index}.pb"), tensor.SerializeToString())
         for index, (name, value) in enumerate(outputs):
+            count_finite(finite, value)
             tensor = numpy_helper.from_array(value.detach().cpu().numpy(), name)
             write_atomically(os.path.join(folder, f"output_{index}.pb"), tensor.SerializeToString())
         exact_values = state.timed("exact_reference", write_exact, state, exact, folder, arrays, outputs)
@@ -137,6 +139,11 @@ def fill_reference(state, model, reference):
             write_atomically(os.path.join(folder, "labels.pb"), labels.SerializeToString())
         cases.append({"data_set": data_set, "sizes": sizes, "sample": sample, "source": source,
                       "exact_outputs": [index for index, value in enumerate(exact_values) if value is not None]})
+    if finite[1] and not finite[0]:
+        state.findings.append(finding(
+            "REFERENCE_NOT_FINITE", "error",
+            f"every value PyTorch's forward outputs on the {len(cases)} reference case(s) is NaN or Inf: "
+            "the ONNX model cannot be proved against it", "", registry()["REFERENCE_NOT_FINITE"]["hint"]))
     if exact.missing_reason():
         state.findings.append(finding(
             "EXACT_REFERENCE_MISSING", "info",
@@ -151,6 +158,18 @@ def fill_reference(state, model, reference):
         "cases": cases,
     }
     write_atomically(os.path.join(reference, "cases.json"), contract.dumps(manifest, "cases", indent=2) + "\n")
+
+
+def count_finite(counts, value):
+    """Adds `value`'s finite values and all its values to counts ([finite, total]); a value of a
+    type without NaN (integers, bool) counts as finite."""
+    import torch
+    total = value.numel()
+    counts[1] += total
+    if value.is_floating_point() or value.is_complex():
+        counts[0] += int(torch.isfinite(value.detach()).sum())
+    else:
+        counts[0] += total
 
 
 def write_exact(state, exact, folder, arrays, outputs):

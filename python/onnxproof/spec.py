@@ -29,12 +29,16 @@ def _import_file(path):
     module_name = "onnxproof_user_" + os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
-    # The user's folder goes on the path so the file can import its neighbours.
+    # The user's folder goes on the path so the file can import its neighbours; importing it (and
+    # them) writes no __pycache__ there: onnxproof writes nothing beside the user's files.
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         spec.loader.exec_module(module)
     except Exception as error:  # the user's code: any exception is theirs to see, in one line
         raise FrontEndError(f"importing {path} failed: {type(error).__name__}: {error}") from error
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
     return module
 
 

@@ -50,7 +50,13 @@ void release_slot(int slot) {
 
 // Async-signal-safe: fork and exec rm for each live staging folder, then re-raise.
 void clean_up_and_end(int signal_number) {
-  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), signal_number);
+  // The child runs in a process group of its own (export/child_process.cpp): SIGKILL to the group,
+  // since a child that swallows SIGINT (a model's forward catching KeyboardInterrupt) would
+  // otherwise outlive us, and the handler must not wait for it.
+  if (g_child > 0) {
+    ::kill(-static_cast<pid_t>(g_child), SIGKILL);
+    ::kill(static_cast<pid_t>(g_child), SIGKILL);
+  }
   for (int i = 0; i < k_slots; ++i) {
     if (!g_ready[i]) continue;
     const pid_t pid = ::fork();
@@ -183,6 +189,7 @@ void install_interrupt_cleanup() {
   action.sa_handler = clean_up_and_end;
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGHUP, &action, nullptr);
 }
 
 void set_interrupt_child(int pid) { g_child = pid; }

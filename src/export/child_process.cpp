@@ -20,37 +20,45 @@ extern char** environ;
 namespace onnxproof {
 namespace {
 
-// Ends a child that overran its time: SIGTERM, then SIGKILL after five seconds.
+// Ends a child that overran its time and everything it started (its process group): SIGTERM, then
+// SIGKILL after five seconds; the group gets SIGKILL either way, since a grandchild may ignore SIGTERM.
 void end_child(pid_t pid) {
-  ::kill(pid, SIGTERM);
-  for (int waited = 0; waited < 50; ++waited) {
-    if (::waitpid(pid, nullptr, WNOHANG) == pid) return;
-    ::usleep(100000);
+  ::kill(-pid, SIGTERM);
+  bool reaped = false;
+  for (int waited = 0; waited < 50 && !reaped; ++waited) {
+    reaped = ::waitpid(pid, nullptr, WNOHANG) == pid;
+    if (!reaped) ::usleep(100000);
   }
-  ::kill(pid, SIGKILL);
-  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  ::kill(-pid, SIGKILL);
+  while (!reaped && ::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
   }
 }
 
 // Our environment, with the front end first on PYTHONPATH and ONNX Runtime's telemetry off (should
 // the exporter load it).
+// PYTHONDONTWRITEBYTECODE: importing the user's model file must not leave __pycache__ beside it.
 std::vector<std::string> front_end_environment() {
   std::vector<std::string> environment;
   for (char** entry = environ; *entry; ++entry) {
     const std::string_view text(*entry);
-    if (!text.starts_with("PYTHONPATH=") && !text.starts_with("ORT_DISABLE_TELEMETRY=")) environment.emplace_back(text);
+    if (!text.starts_with("PYTHONPATH=") && !text.starts_with("ORT_DISABLE_TELEMETRY=") &&
+        !text.starts_with("PYTHONDONTWRITEBYTECODE="))
+      environment.emplace_back(text);
   }
   std::string path_entry = installation().python_dir.string();
   if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
     path_entry += std::string(":") + existing;
   environment.push_back("PYTHONPATH=" + path_entry);
   environment.push_back("ORT_DISABLE_TELEMETRY=1");
+  environment.push_back("PYTHONDONTWRITEBYTECODE=1");
   return environment;
 }
 
 
 // Starts `python ARGS...` with the front end on PYTHONPATH, stdin from /dev/null and
-// `captured_fd` going into a pipe; returns the child's pid and the pipe's read end.
+// `captured_fd` going into a pipe, in a process group of its own (so that a signal or the time
+// limit ends it and whatever it started, even when it ignores SIGINT); returns the child's pid,
+// which is also its group's id, and the pipe's read end.
 Expected<std::pair<pid_t, int>> spawn_front_end(const std::string& python, std::vector<std::string> args,
                                                 int captured_fd) {
   args.insert(args.begin(), python);
@@ -73,8 +81,13 @@ Expected<std::pair<pid_t, int>> spawn_front_end(const std::string& python, std::
        captured_fd == k_both_streams ? std::vector{STDOUT_FILENO, STDERR_FILENO} : std::vector{captured_fd})
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], fd);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = 0;
-  const int spawned = ::posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());
+  const int spawned = ::posix_spawnp(&pid, python.c_str(), &actions, &attributes, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(pipe_fds[1]);
   if (spawned != 0) {
@@ -93,17 +106,19 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
                             const std::function<void(const std::string&)>& on_line, double timeout_seconds) {
   ONNXPROOF_TRY_ASSIGN(const auto spawned, spawn_front_end(python, std::move(args), captured_fd));
   const auto [pid, read_fd] = spawned;
-  // SIGINT or SIGTERM to onnxproof ends the child too (and removes live staging folders),
-  // instead of leaving it running on its own.
+  // SIGINT, SIGTERM or SIGHUP to onnxproof ends the child's whole process group too (and removes
+  // live staging folders), instead of leaving it running on its own.
   set_interrupt_child(pid);
   struct sigaction old_int {
-  }, old_term{};
+  }, old_term{}, old_hup{};
   ::sigaction(SIGINT, nullptr, &old_int);
   ::sigaction(SIGTERM, nullptr, &old_term);
+  ::sigaction(SIGHUP, nullptr, &old_hup);
   install_interrupt_cleanup();
   const auto restore = [&] {
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGTERM, &old_term, nullptr);
+    ::sigaction(SIGHUP, &old_hup, nullptr);
     set_interrupt_child(0);
   };
 
@@ -139,6 +154,9 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
   }
   if (!pending.empty()) on_line(pending);
   ::close(read_fd);
+  // The pipe closes when the front end exits; anything it started and left behind ends with it
+  // (before the wait, while its group's id cannot belong to another process).
+  ::kill(-pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

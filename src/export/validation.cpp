@@ -1,6 +1,7 @@
 // What can be checked in the export options before Python starts.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -50,10 +51,38 @@ Expected<void> validate_dynamic_ranges(const ExportOptions& options) {
   return {};
 }
 
-// Generated inputs are held in memory several times over: refuse sizes no machine can hold, and
-// types numpy cannot generate.
-Expected<void> validate_generated_inputs(const ExportOptions& options) {
+// True when `dims` of `dtype` hold more than the 4 GiB a generated input may take.
+bool over_input_limit(const std::vector<int64_t>& dims, DType dtype) {
   constexpr uint64_t k_max_input_bytes = uint64_t{4} << 30;
+  uint64_t count = 1;
+  for (const int64_t dim : dims) {
+    if (dim > 0 && count > k_max_input_bytes / static_cast<uint64_t>(dim))
+      count = k_max_input_bytes + 1;
+    else
+      count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
+  }
+  return count > k_max_input_bytes || dtype_storage_bytes(dtype, count) > k_max_input_bytes;
+}
+
+// `input`'s dims with every dynamic axis at the largest --sweep size of its label (the largest
+// input the sweep generates), or nothing when no swept label is on it.
+std::optional<std::vector<int64_t>> largest_swept(const ExportOptions& options, const InputSpec& input) {
+  std::vector<int64_t> dims = input.dims;
+  bool swept = false;
+  for (const auto& axis : options.dynamic) {
+    const auto sizes = options.sweep.find(axis.label);
+    if (axis.input != input.name || sizes == options.sweep.end() || sizes->second.empty() ||
+        axis.axis >= static_cast<int64_t>(dims.size()))
+      continue;
+    dims[static_cast<std::size_t>(axis.axis)] = *std::max_element(sizes->second.begin(), sizes->second.end());
+    swept = true;
+  }
+  return swept ? std::optional(dims) : std::nullopt;
+}
+
+// Generated inputs are held in memory several times over: refuse sizes no machine can hold, at
+// the example's shape and at every --sweep size alike, and types numpy cannot generate.
+Expected<void> validate_generated_inputs(const ExportOptions& options) {
   for (const auto& input : options.inputs) {
     const auto dtype = dtype_from_name(input.dtype);
     const bool generated = options.data.empty() && options.data_dir.empty();
@@ -64,18 +93,28 @@ Expected<void> validate_generated_inputs(const ExportOptions& options) {
       return fail(ErrorCode::usage, "--input " + input.name + ": onnxproof cannot generate " + input.dtype +
                                         " inputs; give real samples with --data or --data-dir");
     if (dtype_storage_bytes(*dtype, 1) == 0) continue;  // strings: their size is the data's
-    uint64_t count = 1;
-    for (const int64_t dim : input.dims) {
-      if (dim > 0 && count > k_max_input_bytes / static_cast<uint64_t>(dim))
-        count = k_max_input_bytes + 1;
-      else
-        count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
-    }
-    if (count > k_max_input_bytes || dtype_storage_bytes(*dtype, count) > k_max_input_bytes) {
+    if (over_input_limit(input.dims, *dtype)) {
       return fail(ErrorCode::usage, "--input " + input.name + ": " + format_shape(input.dims) + " of " + input.dtype +
                                         " is over 4 GiB; declare the size one sample has");
     }
+    if (const auto swept = largest_swept(options, input); swept && over_input_limit(*swept, *dtype)) {
+      return fail(ErrorCode::usage, "--sweep: input " + input.name + " at " + format_shape(*swept) + " of " +
+                                        input.dtype + " is over 4 GiB; sweep smaller sizes");
+    }
   }
+  return {};
+}
+
+// --data FILE.py:CALLABLE: the file must be there before Python starts (a module name is Python's).
+Expected<void> validate_data_spec(const std::string& data) {
+  const auto colon = data.rfind(':');
+  const std::string target = colon == std::string::npos ? data : data.substr(0, colon);
+  if (!target.ends_with(".py")) return {};
+  std::error_code ec;
+  const auto status = fs::status(target, ec);
+  if (!fs::exists(status)) return fail(ErrorCode::not_found, "--data " + data + ": no such file: " + target);
+  if (!fs::is_regular_file(status))
+    return fail(ErrorCode::usage, "--data " + data + ": " + target + " is not a regular file");
   return {};
 }
 
@@ -143,6 +182,7 @@ Expected<void> validate_export_options(const ExportOptions& options) {
   ONNXPROOF_TRY(validate_generated_inputs(options));
   if (!options.data_dir.empty() && !fs::is_directory(options.data_dir))
     return fail(ErrorCode::usage, "--data-dir " + options.data_dir.string() + " is not a folder");
+  if (!options.data.empty()) ONNXPROOF_TRY(validate_data_spec(options.data));
   return {};
 }
 

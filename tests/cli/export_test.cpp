@@ -449,6 +449,12 @@ TEST(Export, BadSpecsAreOneClearLine) {
   before_python({"--input", "y=999999999x999999999:float32"}, "is over 4 GiB");
   before_python({"--input", "s=4:string"}, "onnxproof cannot generate string inputs");
   before_python({"--data-dir", "/nonexistent"}, "--data-dir /nonexistent is not a folder");
+  // A --sweep size is capped as an --input size is (the front end once tried to allocate 128 GiB).
+  before_python({"--dynamic", "x:0=batch", "--sweep", "batch=1,99999999999"},
+                "--sweep: input x at 99999999999x8 of float32 is over 4 GiB");
+  expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
+                                       "--data", "/nonexistent/data.py:samples", "--out", dir}),
+                        3, "--data /nonexistent/data.py:samples: no such file: /nonexistent/data.py");
   expect_one_line_error(onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
                                        "--python", "/nonexistent/python3", "--out", dir}),
                         2 + 1, "cannot run the Python interpreter '/nonexistent/python3'");

@@ -44,11 +44,11 @@ class StagingFolder {
   bool m_done = false;
 };
 
-/// Installs the SIGINT/SIGTERM handler that removes live staging folders, ends the export's child
+/// Installs the SIGINT/SIGTERM/SIGHUP handler that removes live staging folders, ends the export's child
 /// process (set_interrupt_child) and then lets the signal end the process. Called once by the driver.
 void install_interrupt_cleanup();
 
-/// The child process to end on SIGINT/SIGTERM (0: none).
+/// The child process to end, with its process group, on SIGINT/SIGTERM/SIGHUP (0: none).
 void set_interrupt_child(int pid);
 
 }  // namespace onnxproof
