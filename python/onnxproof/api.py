@@ -67,7 +67,6 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         raise UsageError(f"dynamic_shapes / dynamic_axes: {type(error).__name__}: {error}") from error
     checks.check_sweep(sweep, dynamic, tensors)
     out = os.path.abspath(out or checks.default_out(model))
-    _require_replaceable(out)
     config = {
         "contract": contract.CONFIG, "model": _describe(model), "inputs": inputs, "dynamic": dynamic,
         "opset": int(opset or 0), "exporter": exporter, "sweep": {k: [int(s) for s in v] for k, v in (sweep or {}).items()},
@@ -151,16 +150,6 @@ def _restored(model):
         model.train(training)
         if len(devices) == 1 and next(iter(devices)).type != "cpu":
             model.to(next(iter(devices)))
-
-
-def _require_replaceable(out):
-    """The engine's rule (it checks again before publishing), asked before minutes of export: a
-    run folder replaces only an empty folder or an earlier run or golden set."""
-    if not os.path.exists(out) or (os.path.isdir(out) and not os.listdir(out)):
-        return
-    markers = ("report.json", "export.json", "export.log", os.path.join("golden", "manifest.json"))
-    if not os.path.isdir(out) or not any(os.path.exists(os.path.join(out, marker)) for marker in markers):
-        raise UsageError(f"refusing to replace {out}: it is not an onnxproof run folder; give a new or empty out=")
 
 
 def _names(value):

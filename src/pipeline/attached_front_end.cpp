@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "onnxproof/core/run_folder.h"
 #include "onnxproof/core/verdict.h"
 #include "onnxproof/ops/opset_limits.h"
 
@@ -89,6 +90,8 @@ CaptureModuleOutputs capture_by_front_end(FrontEndChannel& channel) {
 
 // Sends the opset limit, waits for the export, runs the pipeline on it.
 Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& channel, std::ostream& progress) {
+  // Refused before the front end spends minutes on an export the run could not publish.
+  ONNXPROOF_TRY(require_replaceable_run_folder(options.export_options.out));
   const OpsetLimit limit = newest_supported_opset(options.targets);
   ONNXPROOF_TRY(channel.send({{"event", "opset_limit"},
                               {"protocol", k_attach_protocol},
