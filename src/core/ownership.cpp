@@ -15,17 +15,17 @@ fs::path resolved(const fs::path& path) {
   std::error_code ec;
   const fs::path absolute = fs::absolute(path, ec);
   if (ec) return path.lexically_normal();
-  const fs::path real = fs::weakly_canonical(absolute, ec);
-  return ec ? absolute.lexically_normal() : real;
+  fs::path real = fs::weakly_canonical(absolute, ec);
+  if (ec) real = absolute.lexically_normal();
+  // "ref/" and "ref" are one folder.
+  if (!real.has_filename() && real != real.root_path()) real = real.parent_path();
+  return real;
 }
 
 // True when `path` is `folder` or lies below it (both resolved).
 bool is_inside(const fs::path& path, const fs::path& folder) {
-  auto folder_end = folder.end();
-  // "a/b/" iterates with a trailing empty element; it must not ask for an empty component.
-  if (folder_end != folder.begin() && std::prev(folder_end)->empty()) --folder_end;
-  const auto [stop, unused] = std::mismatch(folder.begin(), folder_end, path.begin(), path.end());
-  return stop == folder_end;
+  const auto [stop, unused] = std::mismatch(folder.begin(), folder.end(), path.begin(), path.end());
+  return stop == folder.end();
 }
 
 }  // namespace

@@ -90,9 +90,13 @@ Expected<std::vector<WrittenOutput>> run_to_folder(const RunToFolderOptions& opt
   auto outputs = session.run(feeds);
   if (!outputs) return std::unexpected(outputs.error().add_context(options.model.string()));
 
-  const auto file_of = [&](std::size_t i) { return options.output_dir / fmt::format("output_{}.{}", i, options.format); };
+  const auto file_of = [&](std::size_t i) {
+    return options.output_dir / fmt::format("output_{}.{}", i, options.format);
+  };
+  // Every file is checked before the first is written: --input x=DIR/output_0.pb stays intact.
   ONNXPROOF_TRY(require_output_apart(options.output_dir / "outputs.json", read, "--output-dir"));
-  for (std::size_t i = 0; i < outputs->size(); ++i) ONNXPROOF_TRY(require_output_apart(file_of(i), read, "--output-dir"));
+  for (std::size_t i = 0; i < outputs->size(); ++i)
+    ONNXPROOF_TRY(require_output_apart(file_of(i), read, "--output-dir"));
   std::error_code ec;
   fs::create_directories(options.output_dir, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + options.output_dir.string() + ": " + ec.message());

@@ -29,7 +29,8 @@ Expected<Outcome<CheckedModel>> check_workflow(const CheckCommand& command) {
   }
   // export.json beside the model is read too: --json may not replace it.
   CommandInputs inputs = model_inputs(model);
-  if (std::error_code ec; fs::exists(model.folder / "export.json", ec)) inputs.files.push_back(model.folder / "export.json");
+  const fs::path manifest = model.folder / "export.json";
+  if (std::error_code ec; fs::exists(manifest, ec)) inputs.files.push_back(manifest);
   ONNXPROOF_TRY(require_output_apart(command.json_path, inputs, "--json"));
   auto result = check_model(model, options);
   if (!result) return std::unexpected(result.error().add_context(command.model.string()));
@@ -59,7 +60,9 @@ Expected<Outcome<OpsAudit>> ops_workflow(const OpsCommand& command) {
   ONNXPROOF_TRY_ASSIGN(const auto targets, split_list(command.targets, "--target"));
   ONNXPROOF_TRY_ASSIGN(auto tables, load_target_tables(targets));
   ONNXPROOF_TRY_ASSIGN(const auto model, load_model(command.model));
-  ONNXPROOF_TRY(require_output_apart(command.json_path, model_inputs(model), "--json"));
+  CommandInputs read = model_inputs(model);
+  for (const auto& target : targets) read.files.push_back(support_table_dir() / (target + ".csv"));
+  ONNXPROOF_TRY(require_output_apart(command.json_path, read, "--json"));
   OpsAudit audit = audit_operators(model.proto, std::move(tables));
   Outcome<OpsAudit> outcome{.verdict = verdict_from(audit.findings), .findings = audit.findings};
   ONNXPROOF_TRY(write_json_output(command.json_path, ops_audit_to_json(audit)));

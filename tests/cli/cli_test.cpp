@@ -347,11 +347,12 @@ void write_matmul_and_reference(const fs::path& model, const fs::path& reference
 void write_export_folder(const fs::path& folder) {
   fs::create_directories(folder);
   write_matmul_and_reference(folder / "model.onnx", folder / "reference");
+  const std::string digest = *sha256_file(folder / "model.onnx");
   const nlohmann::json manifest = {{"schema", "onnxproof.export/1"},
                                    {"status", "exported"},
                                    {"exporter", "torchscript"},
                                    {"findings", nlohmann::json::array()},
-                                   {"onnx_model", {{"path", "model.onnx"}, {"sha256", *sha256_file(folder / "model.onnx")}}}};
+                                   {"onnx_model", {{"path", "model.onnx"}, {"sha256", digest}}}};
   write_bytes(folder / "export.json", manifest.dump());
 }
 
