@@ -423,6 +423,22 @@ TEST(CliOwnership, FromExportRefusesLinksInsteadOfFollowingThem) {
       (exported / "model.onnx").string() + " is a symbolic link");
 }
 
+// localize reads a run folder's report and reference as the folder's own, never through a link.
+TEST(CliOwnership, LocalizeRefusesLinksInTheRunFolder) {
+  TempDir dir;
+  fs::create_directories(dir / "run");
+  write_bytes(dir / "report.json", R"({"parity": []})");
+  fs::create_symlink(dir / "report.json", dir / "run" / "report.json");
+  expect_one_line_error(onnxproof_cli({"localize", (dir / "run").string(), "--captured"}), 3,
+                        (dir / "run" / "report.json").string() + " is a symbolic link");
+  fs::remove(dir / "run" / "report.json");
+  fs::rename(dir / "report.json", dir / "run" / "report.json");
+  fs::create_directories(dir / "elsewhere" / "test_data_set_0");
+  fs::create_directory_symlink(dir / "elsewhere", dir / "run" / "reference");
+  expect_one_line_error(onnxproof_cli({"localize", (dir / "run").string(), "--captured", "--case", "test_data_set_0"}),
+                        3, (dir / "run" / "reference").string() + " is a symbolic link");
+}
+
 // Every file read is checked to be a regular file before it is opened: a FIFO as model.onnx
 // made --from-export wait forever (the timeout turns a hang into exit 124).
 TEST(CliOwnership, FifoInAnExportIsRefusedNotWaitedOn) {
