@@ -423,6 +423,23 @@ TEST(CliOwnership, FromExportRefusesLinksInsteadOfFollowingThem) {
       (exported / "model.onnx").string() + " is a symbolic link");
 }
 
+// A run folder is replaced whole when published: it may not hold the export it proves (the old
+// run went, and the export with it), nor lie inside it.
+TEST(CliOwnership, ARunFolderNeverHoldsNorLiesInTheExportItProves) {
+  TempDir dir;
+  const fs::path run = dir / "run";
+  write_export_folder(run / "export");
+  write_bytes(run / "report.json", "{}");  // an earlier run
+  expect_error_after_progress(
+      onnxproof_cli({"pipeline", "--from-export", (run / "export").string(), "--out", run.string()}), 2,
+      "refusing to write " + run.string() + " (--out): it holds " + (run / "export").string());
+  EXPECT_TRUE(fs::exists(run / "export" / "model.onnx"));
+  expect_error_after_progress(onnxproof_cli({"pipeline", "--from-export", (run / "export").string(), "--out",
+                                             (run / "export" / "inner").string()}),
+                              2, "it is inside " + (run / "export").string());
+  EXPECT_FALSE(fs::exists(run / "export" / "inner"));
+}
+
 // localize reads a run folder's report and reference as the folder's own, never through a link.
 TEST(CliOwnership, LocalizeRefusesLinksInTheRunFolder) {
   TempDir dir;
