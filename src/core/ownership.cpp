@@ -30,12 +30,6 @@ bool is_inside(const fs::path& path, const fs::path& folder) {
 
 }  // namespace
 
-CommandInputs& CommandInputs::add(const CommandInputs& more) {
-  files.insert(files.end(), more.files.begin(), more.files.end());
-  folders.insert(folders.end(), more.folders.begin(), more.folders.end());
-  return *this;
-}
-
 Expected<void> require_output_apart(const fs::path& output, const CommandInputs& inputs, std::string_view option,
                                     OutputKind kind) {
   if (output.empty()) return {};

@@ -15,9 +15,6 @@ namespace onnxproof {
 struct CommandInputs {
   std::vector<std::filesystem::path> files{};
   std::vector<std::filesystem::path> folders{};
-
-  /// Appends `more`'s files and folders; returns *this.
-  CommandInputs& add(const CommandInputs& more);
 };
 
 /// How an output is written: one file, files written into a folder, or a folder replaced whole
