@@ -438,6 +438,13 @@ TEST(CliOwnership, ARunFolderNeverHoldsNorLiesInTheExportItProves) {
                                              (run / "export" / "inner").string()}),
                               2, "it is inside " + (run / "export").string());
   EXPECT_FALSE(fs::exists(run / "export" / "inner"));
+  // So with --data-dir: the samples are read, the run folder replaced would take them along.
+  fs::create_directories(run / "data" / "sample_0");
+  write_bytes(run / "data" / "sample_0" / "x.npy", "mine");
+  expect_one_line_error(onnxproof_cli({"pipeline", "--model", "torchvision:resnet18", "--data-dir",
+                                       (run / "data").string(), "--out", run.string()}),
+                        2, "it holds " + (run / "data").string());
+  EXPECT_EQ(read_text(run / "data" / "sample_0" / "x.npy"), "mine");
 }
 
 // localize reads a run folder's report and reference as the folder's own, never through a link.
