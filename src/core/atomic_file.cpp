@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include "onnxproof/core/ownership.h"
+
 namespace onnxproof {
 namespace fs = std::filesystem;
 
@@ -89,19 +91,6 @@ Expected<void> require_replaceable_file(const fs::path& destination) {
                                     ": it is not a regular file (onnxproof replaces only regular files)");
 }
 
-Expected<void> require_not_an_input(const fs::path& output, const std::vector<fs::path>& inputs,
-                                    std::string_view option) {
-  std::error_code ec;
-  if (!fs::exists(output, ec)) return {};
-  for (const auto& input : inputs) {
-    if (fs::equivalent(output, input, ec)) {
-      return fail(ErrorCode::usage, std::string(option) + " " + output.string() + " is one of the inputs (" +
-                                        input.string() + "); onnxproof never overwrites its inputs");
-    }
-  }
-  return {};
-}
-
 Expected<void> write_file_atomically(const fs::path& path, std::string_view contents) {
   ONNXPROOF_TRY_ASSIGN(auto file, AtomicFile::create(path));
   ONNXPROOF_TRY(file.write(contents));
@@ -109,10 +98,8 @@ Expected<void> write_file_atomically(const fs::path& path, std::string_view cont
 }
 
 Expected<uint64_t> readable_file_size(const fs::path& path, uint64_t max_bytes) {
+  ONNXPROOF_TRY(require_regular_file(path));  // before anything opens it: a FIFO would block
   std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) return fail(ErrorCode::not_found, "no such file: " + path.string());
-  if (!fs::is_regular_file(status)) return fail(ErrorCode::invalid_input, "not a regular file: " + path.string());
   const uint64_t size = fs::file_size(path, ec);
   if (ec) return fail(ErrorCode::io, "cannot read " + path.string() + ": " + ec.message());
   if (size > max_bytes) {

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <memory>
 
+#include "onnxproof/core/ownership.h"
+
 namespace onnxproof {
 namespace {
 
@@ -37,6 +39,7 @@ std::string finish(EVP_MD_CTX* context) {
 }  // namespace
 
 Expected<std::string> sha256_file(const std::filesystem::path& path) {
+  ONNXPROOF_TRY(require_regular_file(path));  // a FIFO named model.onnx would block the open
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(ErrorCode::not_found, "cannot read " + path.string());
   auto context = new_context();

@@ -1,4 +1,5 @@
 // Adopting a finished export (--from-export, prove()): copied into the run folder, never moved.
+#include "onnxproof/core/ownership.h"
 #include "onnxproof/core/sha256.h"
 #include "onnxproof/export/export_step.h"
 
@@ -7,13 +8,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Copies `from` into `to`: regular files and folders only (a link or device in an export folder
-// is refused, not followed).
+constexpr std::string_view k_export_folder = "an export folder";
+
+// Copies `from` into `to`: regular files and folders only. A link is refused, never followed
+// (a reference/ linked elsewhere would copy whatever it points at into the run folder), and so
+// is a device or FIFO.
 Expected<void> copy_export_tree(const fs::path& from, const fs::path& to) {
+  ONNXPROOF_TRY(require_not_a_link(from, k_export_folder));
   std::error_code ec;
   fs::create_directories(to, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + to.string() + ": " + ec.message());
   for (const auto& entry : fs::directory_iterator(from, ec)) {
+    ONNXPROOF_TRY(require_not_a_link(entry.path(), k_export_folder));
     const auto status = entry.symlink_status(ec);
     if (fs::is_directory(status)) {
       ONNXPROOF_TRY(copy_export_tree(entry.path(), to / entry.path().filename()));
@@ -35,9 +41,12 @@ Expected<void> copy_export_tree(const fs::path& from, const fs::path& to) {
 Expected<ExportResult> adopt_export(const ExportOptions& options) {
   ONNXPROOF_TRY(validate_export_options(options));
   const fs::path& from = options.from_export;
+  // The export is copied, never changed: the run folder neither is, lies in nor holds it.
+  ONNXPROOF_TRY(require_output_apart(options.out, {.folders = {from}}, "--out", OutputKind::whole_folder));
+  // What the manifest reads (export.json, reference/cases.json) is the folder's own, not a link's.
+  for (const char* own : {"export.json", "reference", "reference/cases.json"})
+    ONNXPROOF_TRY(require_not_a_link(from / own, k_export_folder));
   std::error_code ec;
-  if (fs::exists(options.out, ec) && fs::equivalent(from, options.out, ec))
-    return fail(ErrorCode::usage, "--from-export and --out are the same folder; the export is copied, never changed");
   ONNXPROOF_TRY_ASSIGN(const ExportResult found, read_export_manifest(from));
   fs::create_directories(options.out, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + options.out.string() + ": " + ec.message());
@@ -48,6 +57,7 @@ Expected<ExportResult> adopt_export(const ExportOptions& options) {
       return fail(ErrorCode::invalid_input, (from / "export.json").string() +
                                                 ": onnx_model.path must name a file "
                                                 "in the export folder");
+    ONNXPROOF_TRY(require_not_a_link(found.model, k_export_folder));
     ONNXPROOF_TRY_ASSIGN(const std::string sha256, sha256_file(found.model));
     if (sha256 != found.sha256)
       return fail(ErrorCode::invalid_input, found.model.string() + " changed since it was exported (sha256 " + sha256 +
@@ -59,12 +69,13 @@ Expected<ExportResult> adopt_export(const ExportOptions& options) {
   for (const fs::path& file : files) {
     const auto status = fs::symlink_status(from / file, ec);
     if (!fs::exists(status)) continue;
+    ONNXPROOF_TRY(require_not_a_link(from / file, k_export_folder));
     if (!fs::is_regular_file(status))
       return fail(ErrorCode::invalid_input, (from / file).string() + " is not a regular file");
     fs::copy_file(from / file, options.out / file, fs::copy_options::overwrite_existing, ec);
     if (ec) return fail(ErrorCode::io, "cannot copy " + (from / file).string() + ": " + ec.message());
   }
-  if (fs::is_directory(from / "reference", ec))
+  if (fs::is_directory(fs::symlink_status(from / "reference", ec)))
     ONNXPROOF_TRY(copy_export_tree(from / "reference", options.out / "reference"));
   return read_export_manifest(options.out);
 }

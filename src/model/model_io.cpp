@@ -329,11 +329,6 @@ Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const S
   return result;
 }
 
-Expected<void> require_output_apart_from(const std::filesystem::path& output, const LoadedModel& model,
-                                         const std::string& option) {
-  if (output.empty()) return {};
-  ONNXPROOF_TRY(require_not_an_input(output, model_files(model), option));
-  return require_replaceable_file(output);
-}
+CommandInputs model_inputs(const LoadedModel& model) { return CommandInputs{.files = model_files(model)}; }
 
 }  // namespace onnxproof

@@ -7,6 +7,7 @@
 
 #include "onnxproof/core/installation.h"
 #include "onnxproof/core/name_table.h"
+#include "onnxproof/core/ownership.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -65,6 +66,8 @@ bool parse_version(const std::string& text, int& out) {
 }  // namespace
 
 Expected<SupportTable> load_support_table(const fs::path& path) {
+  if (auto regular = require_regular_file(path); !regular && regular.error().code() != ErrorCode::not_found)
+    return std::unexpected(std::move(regular.error()));
   std::ifstream in(path);
   if (!in) return fail(ErrorCode::not_found, "no support table " + path.string());
   SupportTable table;

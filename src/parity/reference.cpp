@@ -6,6 +6,7 @@
 #include "onnxproof/contract/cases.h"
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/json_file.h"
+#include "onnxproof/core/numbered_name.h"
 #include "onnxproof/parity/parity.h"
 
 namespace onnxproof {
@@ -15,13 +16,31 @@ static_assert(k_cases_schema == contract::k_cases_version, "parity.h names anoth
 
 namespace {
 
+// Every PREFIXk.pb of a data set, numbered from 0. Evidence that would go unread is refused: a
+// file past a gap in the numbers, or a second file carrying a tensor name another file has (only
+// one of the two would be compared, and the verdict could pass on the other).
 Expected<std::vector<NamedTensor>> read_numbered(const fs::path& folder, const std::string& prefix) {
   std::vector<NamedTensor> tensors;
+  std::vector<fs::path> files;
+  std::error_code ec;
   for (int k = 0;; ++k) {
     const fs::path file = folder / (prefix + std::to_string(k) + ".pb");
-    if (!fs::exists(file)) break;
+    if (!fs::exists(fs::symlink_status(file, ec))) break;
     ONNXPROOF_TRY_ASSIGN(auto tensor, read_tensor_pb(file));
+    for (std::size_t j = 0; j < tensors.size(); ++j) {
+      if (!tensor.name.empty() && tensors[j].name == tensor.name)
+        return fail(ErrorCode::invalid_input, files[j].string() + " and " + file.string() + " both hold '" +
+                                                  tensor.name + "'; only one of them would be compared");
+    }
     tensors.push_back(std::move(tensor));
+    files.push_back(file);
+  }
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const auto number = number_after(entry.path().stem().string(), prefix);
+    if (entry.path().extension() == ".pb" && number && *number >= tensors.size())
+      return fail(ErrorCode::invalid_input, entry.path().string() + " would never be read: " + prefix +
+                                                std::to_string(tensors.size()) +
+                                                ".pb is missing (a data set numbers its files from 0 without gaps)");
   }
   return tensors;
 }

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "onnxproof/core/name_table.h"
+#include "onnxproof/core/ownership.h"
 
 namespace onnxproof {
 namespace {
@@ -205,6 +206,7 @@ const std::vector<SessionValue>& Session::outputs() const { return m_impl->outpu
 const SessionOptions& Session::options() const { return m_impl->options; }
 
 Expected<Session> Session::open(const std::filesystem::path& model, const SessionOptions& options) {
+  ONNXPROOF_TRY(require_regular_file(model));  // ONNX Runtime opens it itself, FIFO or not
   return open_from(&model, {}, model.string(), options);
 }
 

@@ -141,10 +141,9 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
     auto model = load_model(input, LoadOptions{.load_external_data = true});
     if (!model) return std::unexpected(std::move(model.error()));
     // Neither -o nor the external data file written beside it may be one of the input's files.
-    const auto inputs = model_files(*model);
-    ONNXPROOF_TRY(require_not_an_input(output, inputs, "-o"));
-    ONNXPROOF_TRY(require_not_an_input(output.string() + ".data", inputs, "-o's data file"));
-    ONNXPROOF_TRY(require_replaceable_file(output));
+    const auto inputs = model_inputs(*model);
+    ONNXPROOF_TRY(require_output_apart(output, inputs, "-o"));
+    ONNXPROOF_TRY(require_output_apart(output.string() + ".data", inputs, "-o's data file"));
     auto result = simplify_model(model->proto, options);
     if (!result && result.error().code() == ErrorCode::internal) {
       // The passes wrote a model the checker or strict shape inference rejects: onnxproof's

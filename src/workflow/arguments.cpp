@@ -11,6 +11,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The file a model or --data spec names ("file.py:callable", "model.pt"); empty for a module or
+// a family ("pkg.module:callable", "torchvision:NAME").
+fs::path spec_file(const std::string& spec) {
+  std::error_code ec;
+  if (spec.empty() || fs::exists(spec, ec)) return spec;
+  const fs::path before_colon = spec.substr(0, spec.find(':'));
+  return before_colon.extension() == ".py" ? before_colon : fs::path();
+}
+
+// What an export reads that the run folder `out` (replaced whole when published) may not hold:
+// the model's file, --data's file, --data-dir, the --from-export folder.
+Expected<void> require_out_apart(const ModelArguments& arguments, const fs::path& out) {
+  const CommandInputs read{.files = {spec_file(arguments.model), spec_file(arguments.data)},
+                           .folders = {arguments.data_dir, arguments.from_export}};
+  return require_output_apart(out, read, "--out", OutputKind::whole_folder);
+}
+
 // --from-export adopts a finished export: the options that shape one are refused, not ignored.
 Expected<ExportOptions> adopted_export_options(const ModelArguments& arguments, const fs::path& out) {
   if (out.empty()) return fail(ErrorCode::usage, "--from-export needs --out: the run folder to prove the export in");
@@ -19,6 +36,7 @@ Expected<ExportOptions> adopted_export_options(const ModelArguments& arguments, 
     return fail(ErrorCode::usage,
                 "--input, --dynamic, --sweep, --opset, --exporter and --data shape an export; --from-export proves "
                 "one already made (export again to change them)");
+  ONNXPROOF_TRY(require_out_apart(arguments, out));
   ExportOptions options;
   options.from_export = arguments.from_export;
   options.out = out;
@@ -69,6 +87,7 @@ Expected<ExportOptions> export_options_from(const ModelArguments& arguments, con
   if (!(arguments.export_timeout > 0))
     return fail(ErrorCode::usage, "--export-timeout must be a positive number of seconds");
   options.timeout_seconds = arguments.export_timeout;
+  ONNXPROOF_TRY(require_out_apart(arguments, out));
   options.out = out;
   return options;
 }

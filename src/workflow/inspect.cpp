@@ -9,6 +9,7 @@
 #include "json_output.h"
 
 namespace onnxproof {
+namespace fs = std::filesystem;
 
 Outcome<VersionsResult> versions_workflow() {
   Outcome<VersionsResult> outcome{.verdict = verdict_from(true, true)};
@@ -26,7 +27,11 @@ Expected<Outcome<CheckedModel>> check_workflow(const CheckCommand& command) {
     ONNXPROOF_TRY_ASSIGN(auto axis, parse_dynamic_axis(text));
     options.frozen.dynamic.push_back({axis.input, axis.axis, axis.label, 0});
   }
-  ONNXPROOF_TRY(require_output_apart_from(command.json_path, model, "--json"));
+  // export.json beside the model is read too: --json may not replace it.
+  CommandInputs inputs = model_inputs(model);
+  const fs::path manifest = model.folder / "export.json";
+  if (std::error_code ec; fs::exists(manifest, ec)) inputs.files.push_back(manifest);
+  ONNXPROOF_TRY(require_output_apart(command.json_path, inputs, "--json"));
   auto result = check_model(model, options);
   if (!result) return std::unexpected(result.error().add_context(command.model.string()));
   ONNXPROOF_TRY(write_json_output(command.json_path, check_result_to_json(model, *result)));
@@ -55,7 +60,9 @@ Expected<Outcome<OpsAudit>> ops_workflow(const OpsCommand& command) {
   ONNXPROOF_TRY_ASSIGN(const auto targets, split_list(command.targets, "--target"));
   ONNXPROOF_TRY_ASSIGN(auto tables, load_target_tables(targets));
   ONNXPROOF_TRY_ASSIGN(const auto model, load_model(command.model));
-  ONNXPROOF_TRY(require_output_apart_from(command.json_path, model, "--json"));
+  CommandInputs read = model_inputs(model);
+  for (const auto& target : targets) read.files.push_back(support_table_dir() / (target + ".csv"));
+  ONNXPROOF_TRY(require_output_apart(command.json_path, read, "--json"));
   OpsAudit audit = audit_operators(model.proto, std::move(tables));
   Outcome<OpsAudit> outcome{.verdict = verdict_from(audit.findings), .findings = audit.findings};
   ONNXPROOF_TRY(write_json_output(command.json_path, ops_audit_to_json(audit)));
@@ -74,7 +81,9 @@ Expected<Outcome<ProbeReport>> probe_workflow(const ProbeCommand& command) {
   const int opset = command.opset > 0 ? command.opset : newest_supported_opset().opset;
   ProbeOptions options{command.provider, opset, command.all_versions, command.ops};
   ONNXPROOF_TRY_ASSIGN(auto rows, probe_operators(options));
-  ONNXPROOF_TRY_ASSIGN(const auto documented, load_support_table(support_table_dir() / "ort-cpu-documented.csv"));
+  const fs::path documented_table = support_table_dir() / "ort-cpu-documented.csv";
+  ONNXPROOF_TRY(require_output_apart(command.write_table, {.files = {documented_table}}, "--write-table"));
+  ONNXPROOF_TRY_ASSIGN(const auto documented, load_support_table(documented_table));
   Outcome<ProbeReport> outcome{.verdict = verdict_from(true, true)};
   outcome.result = {command.provider, std::move(rows), {}, 0};
   outcome.result.differences = differences_from_table(outcome.result.rows, documented);

@@ -2,6 +2,7 @@
 // run folder, on its worst failing comparison or the case given.
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/json_file.h"
+#include "onnxproof/core/ownership.h"
 #include "onnxproof/pipeline/localize_case.h"
 #include "onnxproof/report/localize_report.h"
 #include "onnxproof/workflow/workflows.h"
@@ -95,6 +96,9 @@ Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command
   ONNXPROOF_TRY(require_own_localize_folder(command.run / "localize"));
   if (!fs::is_regular_file(command.run / "report.json"))
     return fail(ErrorCode::usage, command.run.string() + " is not a run folder of onnxproof pipeline (no report.json)");
+  // What localize reads is the run folder's own: never a link to somewhere else.
+  for (const char* own : {"report.json", "reference"})
+    ONNXPROOF_TRY(require_not_a_link(command.run / own, "a run folder"));
   ONNXPROOF_TRY_ASSIGN(const auto report, read_json_object(command.run / "report.json", ErrorCode::usage));
   ONNXPROOF_TRY_ASSIGN(const auto parity, parity_options_from(command.proof));
   const ParityResult recorded = parity_rows_from_report(report);

@@ -11,7 +11,9 @@ namespace fs = std::filesystem;
 Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, std::ostream& progress) {
   ONNXPROOF_TRY_ASSIGN(auto options, parity_options_from(command.proof));
   ONNXPROOF_TRY_ASSIGN(const auto model, load_model(command.model));
-  ONNXPROOF_TRY(require_output_apart_from(command.json_path, model, "--json"));
+  CommandInputs read = model_inputs(model);
+  read.folders.push_back(command.reference);  // cases.json, every data set's .pb files
+  ONNXPROOF_TRY(require_output_apart(command.json_path, read, "--json"));
   ONNXPROOF_TRY_ASSIGN(const auto reference, read_reference(command.reference));
   options.progress = &progress;
   ONNXPROOF_TRY_ASSIGN(auto result, run_parity(command.model, reference, options));
@@ -26,7 +28,11 @@ Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, st
 
 Expected<Outcome<FreezeResult>> golden_freeze_workflow(const GoldenFreezeCommand& command) {
   ONNXPROOF_TRY_ASSIGN(const auto parity, parity_options_from(command.proof));
-  ONNXPROOF_TRY(load_model(command.model));
+  ONNXPROOF_TRY_ASSIGN(const auto model, load_model(command.model));
+  // The golden folder is replaced whole: it may neither hold nor lie in what the freeze reads.
+  CommandInputs read = model_inputs(model);
+  read.folders.push_back(command.reference);
+  ONNXPROOF_TRY(require_output_apart(command.out, read, "--out", OutputKind::whole_folder));
   ONNXPROOF_TRY_ASSIGN(const auto reference, read_reference(command.reference));
   ONNXPROOF_TRY_ASSIGN(auto result, freeze_golden(command.model, reference, command.out, {parity, tool_versions()}));
   Outcome<FreezeResult> outcome{.verdict = verdict_from(true, result.frozen), .findings = result.parity.findings};
@@ -50,6 +56,8 @@ Expected<Outcome<SimplifiedModel>> simplify_workflow(const SimplifyCommand& comm
   ONNXPROOF_TRY_ASSIGN(const auto parity, parity_options_from(command.proof));
   std::optional<Reference> reference;
   if (!command.reference.empty()) {
+    // simplify_file keeps -o apart from the model's files; the reference folder is read here.
+    ONNXPROOF_TRY(require_output_apart(command.output, {.folders = {command.reference}}, "-o"));
     ONNXPROOF_TRY_ASSIGN(reference, read_reference(command.reference));
   }
   SimplifyOptions options{.max_fold_bytes = static_cast<uint64_t>(command.max_fold_bytes)};

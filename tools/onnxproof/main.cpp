@@ -123,7 +123,10 @@ void add_run(CLI::App& app, Commands& commands) {
   auto* run_app = app.add_subcommand("run", "Run the model with ONNX Runtime and write every output");
   run_app->add_option("model", run->model, "The .onnx file")->required();
   run_app->add_option("--input", run->inputs, "NAME=FILE with FILE a TensorProto .pb or a .npy (repeat per input)");
-  run_app->add_option("--output-dir", run->output_dir, "Folder for output_K.pb (or .npy) and outputs.json")->required();
+  run_app
+      ->add_option("--output-dir", run->output_dir,
+                   "Folder for output_K.pb (or .npy) and outputs.json: new, empty, or one an earlier run wrote")
+      ->required();
   run_app->add_option("--provider", run->provider, "Execution provider: cpu or cuda")->capture_default_str();
   run_app->add_option("--format", run->format, "Output file format: pb or npy")->capture_default_str();
 

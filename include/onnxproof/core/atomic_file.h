@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <span>
 #include <string_view>
-#include <vector>
 
 #include "onnxproof/core/error.h"
 
@@ -48,11 +47,6 @@ class AtomicFile {
 /// onnxproof replaces only regular files: ErrorCode::usage when `destination` exists and is a
 /// folder, a device, a FIFO or a socket. AtomicFile::create checks it.
 Expected<void> require_replaceable_file(const std::filesystem::path& destination);
-
-/// ErrorCode::usage when `output` (given by `option`, e.g. "--json") is the same file as one of
-/// `inputs` (a model, its external data): an output never overwrites an input.
-Expected<void> require_not_an_input(const std::filesystem::path& output,
-                                    const std::vector<std::filesystem::path>& inputs, std::string_view option);
 
 /// Writes `contents` to `path` atomically.
 Expected<void> write_file_atomically(const std::filesystem::path& path, std::string_view contents);

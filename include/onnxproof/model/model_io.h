@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "onnxproof/core/error.h"
+#include "onnxproof/core/ownership.h"
 #include "onnxproof/model/graph_walk.h"
 
 namespace onnxproof {
@@ -36,11 +37,8 @@ struct LoadedModel {
 /// output must never overwrite.
 std::vector<std::filesystem::path> model_files(const LoadedModel& model);
 
-/// An output a command writes beside reading `model` (`option` names it, e.g. "--json"): it may
-/// not be the model or one of its external-data files, nor anything but a regular file. An
-/// empty path is allowed (no output). ErrorCode::usage otherwise.
-Expected<void> require_output_apart_from(const std::filesystem::path& output, const LoadedModel& model,
-                                         const std::string& option);
+/// model_files() as the inputs of a command that reads `model`, for require_output_apart().
+CommandInputs model_inputs(const LoadedModel& model);
 
 /// Loads an ONNX model. Fails (with the path in the message) when the file is missing, over the
 /// size limit, not a protobuf ModelProto, has no graph, or has external data whose location is

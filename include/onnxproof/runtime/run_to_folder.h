@@ -29,8 +29,10 @@ struct WrittenOutput {
 
 /// Loads the model through our loader first (it refuses unsafe external data before ONNX
 /// Runtime reads it), runs it, writes every output and outputs.json atomically, and removes
-/// output files of an earlier run into the same folder that this run did not write (a higher
-/// index or the other format), so nothing stale sits beside the new index.
+/// output files an earlier run listed in the folder's outputs.json that this run did not write
+/// (a higher index or the other format), so nothing stale sits beside the new index. Refuses
+/// (ErrorCode::usage) an output that would replace an input file, a folder inside one it reads,
+/// and a folder holding output_K files no outputs.json lists (a reference data set's: not ours).
 Expected<std::vector<WrittenOutput>> run_to_folder(const RunToFolderOptions& options);
 
 }  // namespace onnxproof
