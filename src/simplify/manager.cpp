@@ -162,6 +162,34 @@ bool SimplifyResult::changed() const {
   return std::any_of(passes.begin(), passes.end(), [](const PassReport& p) { return p.changes > 0; });
 }
 
+namespace {
+
+// What the ONNX checker says is wrong with `model`; empty when it accepts it.
+std::string checker_problem(const onnx::ModelProto& model) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return {};
+}
+
+// What strict shape inference says is wrong with `model`; empty when shapes propagate. It writes
+// into the model, so it runs on a copy made while the large tensors' bytes are moved out (it
+// reads their dims, not their values): weights are never held twice.
+std::string shape_inference_problem(const onnx::ModelProto& model) {
+  onnx::ModelProto copy = copy_without_large_tensors(model);
+  try {
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(true, 1, true));
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   SimplifyResult result;
@@ -170,6 +198,13 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
   const std::vector<Rule> rules = rules_of_run(options);
   ONNXPROOF_TRY(check_rules(rules, options));
   list_rules(rules, options, result);
+  // A model the checker rejects is the user's to fix before any pass runs; blamed on a pass it
+  // would send them looking for a culprit rule.
+  if (const std::string problem = checker_problem(model); !problem.empty()) {
+    return fail(ErrorCode::invalid_input,
+                "the input model is invalid, so it is not simplified (onnxproof check says more): " + problem);
+  }
+  const onnx::ModelProto original = copy_without_large_tensors(model);
 
   simplify::sort_topologically(model);
   for (int round = 0; round < options.max_rounds; ++round) {
@@ -194,21 +229,14 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
     }
   }
 
-  // The result must be a valid model with shapes that propagate, or no result at all. Strict
-  // shape inference writes into the model, so it runs on a copy made while the large tensors'
-  // bytes are moved out (shape inference reads their dims, not their values): weights are never
-  // held twice.
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception& error) {
-    return fail(ErrorCode::internal, std::string("the simplified model is invalid: ") + error.what());
-  }
-  onnx::ModelProto copy = copy_without_large_tensors(model);
-  try {
-    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(true, 1, true));
-  } catch (const std::exception& error) {
-    return fail(ErrorCode::internal, std::string("the simplified model is invalid: ") + error.what());
+  // The result must be a valid model with shapes that propagate, or no result at all; unless the
+  // input's shapes did not propagate either, which is the input's fault, not a pass's.
+  if (std::string problem = checker_problem(model); !problem.empty())
+    return fail(ErrorCode::internal, "the simplified model is invalid: " + problem);
+  if (std::string problem = shape_inference_problem(model); !problem.empty()) {
+    if (const std::string own = shape_inference_problem(original); !own.empty())
+      return fail(ErrorCode::invalid_input, "the input model fails strict shape inference, so it is not simplified: " + own);
+    return fail(ErrorCode::internal, "the simplified model is invalid: " + problem);
   }
   result.ops_after = count_ops(model);
   result.bytes_after = model.ByteSizeLong();
