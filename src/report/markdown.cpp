@@ -18,16 +18,24 @@ std::string one_printable_line(std::string_view text) {
 }  // namespace
 
 std::string markdown_text(std::string_view text) {
-  constexpr std::string_view k_punctuation = "\\`*_[]()#+-!|~={}";
+  // Significant anywhere: escapes, code, emphasis, links, headings, table cells, strikethrough.
+  constexpr std::string_view k_anywhere = "\\`*_[]#|~!";
+  // Significant only where a line starts (lists, setext headings), which is where the text may start.
+  constexpr std::string_view k_leading = "-+=";
+  const std::string line = one_printable_line(text);
+  const std::size_t digits = line.find_first_not_of("0123456789");  // "1." starts an ordered list
   std::string out;
-  for (const char c : one_printable_line(text)) {
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
     if (c == '<')
       out += "&lt;";
     else if (c == '>')
       out += "&gt;";
     else if (c == '&')
       out += "&amp;";
-    else if (k_punctuation.find(c) != std::string_view::npos)
+    else if (k_anywhere.find(c) != std::string_view::npos ||
+             (i == 0 && k_leading.find(c) != std::string_view::npos) ||
+             (i == digits && i > 0 && (c == '.' || c == ')')))
       out += std::string{'\\', c};
     else
       out += c;

@@ -198,15 +198,11 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
   const std::vector<Rule> rules = rules_of_run(options);
   ONNXPROOF_TRY(check_rules(rules, options));
   list_rules(rules, options, result);
-  // A model the checker rejects is the user's to fix before any pass runs; blamed on a pass it
-  // would send them looking for a culprit rule.
-  if (const std::string problem = checker_problem(model); !problem.empty()) {
-    return fail(ErrorCode::invalid_input,
-                "the input model is invalid, so it is not simplified (onnxproof check says more): " + problem);
-  }
-  const onnx::ModelProto original = copy_without_large_tensors(model);
 
   simplify::sort_topologically(model);
+  // Kept to tell whose fault an invalid result is: the passes may repair what the checker
+  // minds (a graph output's missing shape), so the input is judged only when the result fails.
+  const onnx::ModelProto original = copy_without_large_tensors(model);
   for (int round = 0; round < options.max_rounds; ++round) {
     ++result.rounds;
     int changes = 0;
@@ -229,10 +225,14 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
     }
   }
 
-  // The result must be a valid model with shapes that propagate, or no result at all; unless the
-  // input's shapes did not propagate either, which is the input's fault, not a pass's.
-  if (std::string problem = checker_problem(model); !problem.empty())
+  // The result must be a valid model with shapes that propagate, or no result at all. When the
+  // input fails the same way, that is the user's to fix, not a pass's defect to bisect.
+  if (std::string problem = checker_problem(model); !problem.empty()) {
+    if (const std::string own = checker_problem(original); !own.empty())
+      return fail(ErrorCode::invalid_input,
+                  "the input model is invalid, so it is not simplified (onnxproof check says more): " + own);
     return fail(ErrorCode::internal, "the simplified model is invalid: " + problem);
+  }
   if (std::string problem = shape_inference_problem(model); !problem.empty()) {
     if (const std::string own = shape_inference_problem(original); !own.empty())
       return fail(ErrorCode::invalid_input, "the input model fails strict shape inference, so it is not simplified: " + own);

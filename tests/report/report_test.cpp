@@ -149,6 +149,9 @@ TEST(MarkdownText, EscapesWhatMarkdownAndHtmlWouldInterpret) {
   EXPECT_EQ(markdown_text("one\ntwo"), "one two");
   EXPECT_EQ(markdown_text("\x1b[2J"), "\\\\x1b\\[2J");
   EXPECT_EQ(markdown_text("\xc2\x9b"), "\\\\u009b");
+  EXPECT_EQ(markdown_text("- item"), "\\- item");
+  EXPECT_EQ(markdown_text("12. item"), "12\\. item");
+  EXPECT_EQ(markdown_text("remove-identity (x)"), "remove-identity (x)");
   EXPECT_EQ(markdown_text("caf\xc3\xa9 \xc2\xb5"), "caf\xc3\xa9 \xc2\xb5");  // not controls: kept
 }
 
