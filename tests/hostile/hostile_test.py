@@ -14,6 +14,7 @@ ONNXPROOF_HOSTILE_OUTPUT_ONTO_INPUT=1.
 """
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -40,11 +41,47 @@ class Case:
     exits: set
     outputs: list = field(default_factory=list)
     says: str = ""  # text the stderr line (or stdout on success) must hold
+    then: object = None  # check(test, work) of what it wrote, or None
 
 
-def case(name, argv, exits, outputs=(), says=""):
+def case(name, argv, exits, outputs=(), says="", then=None):
     return Case(name, argv.split(), set(exits) if isinstance(exits, (set, tuple, list)) else {exits},
-                list(outputs), says)
+                list(outputs), says, then)
+
+
+def outside_code_spans(markdown):
+    """The Markdown less its code spans (a run of n backticks up to the next run of exactly n)."""
+    rest, i = [], 0
+    while i < len(markdown):
+        if markdown[i] != "`":
+            rest.append(markdown[i])
+            i += 1
+            continue
+        run = len(markdown[i:]) - len(markdown[i:].lstrip("`"))
+        j = i + run
+        while True:
+            j = markdown.find("`" * run, j)
+            if j < 0 or not markdown.startswith("`", j + run):
+                break
+            j += len(markdown[j:]) - len(markdown[j:].lstrip("`"))
+        if j < 0:
+            return "".join(rest) + markdown[i:]
+        i = j + run
+    return "".join(rest)
+
+
+def report_shows_names_as_text(test, work):
+    """report.md of a run on a model whose names forge a heading, tags and terminal escapes."""
+    with open(os.path.join(work, "run", "report.md"), "rb") as handle:
+        markdown = handle.read()
+    test.assertFalse(CONTROL & set(markdown), "control bytes in report.md")
+    test.assertNotIn(b"\xc2\x9b", markdown)
+    text = markdown.decode("utf-8")
+    test.assertEqual([line for line in text.splitlines() if line.startswith("## verdict")], [], text)
+    rendered = outside_code_spans(text)
+    for tag in ("<script", "<img", "</script"):
+        test.assertNotIn(tag, rendered, text)
+    test.assertIn("**Verdict: pass**", text)
 
 
 # One line per case: name, command line, the documented exit codes, what it may write, what it says.
@@ -85,6 +122,8 @@ CASES = [
     case("localize_missing_run", "localize {w}/absent --captured", 2, says="not a run folder"),
     case("localize_not_a_run", "localize {w}/ref --captured", 2, says="not a run folder"),
     case("pipeline_from_missing_export", "pipeline --from-export {w}/absent --out {w}/run", (2, 3)),
+    case("pipeline_from_export_hostile_names", "pipeline --from-export {w}/export --out {w}/run", 0, ["run"],
+         then=report_shows_names_as_text),
     case("pipeline_from_export_without_json", "pipeline --from-export {w}/ref --out {w}/run", 2, says="no export.json"),
     case("unknown_command", "frobnicate", 2),
 ]
@@ -170,9 +209,26 @@ def write_fixtures(work, engine):
         with open(os.path.join(case_dir, name), "wb") as handle:
             handle.write(numpy_helper.from_array(array, "x" if name.startswith("input") else "y").SerializeToString())
     os.symlink("model.onnx", os.path.join(work, "link-to-model"))
+    write_export(os.path.join(work, "export"), x)
     subprocess.run([engine, "golden", "freeze", os.path.join(work, "model.onnx"), "--reference",
                     os.path.join(work, "ref"), "--out", os.path.join(work, "golden")],
                    check=True, capture_output=True, timeout=TIMEOUT_S, env=clean_env(work, work))
+
+
+def write_export(folder, x):
+    """An export folder as `onnxproof export` leaves it, for a model named (and naming) HOSTILE."""
+    case_dir = os.path.join(folder, "reference", "test_data_set_0")
+    os.makedirs(case_dir)
+    onnx.save(relu_model("x", HOSTILE, producer=HOSTILE), os.path.join(folder, "model.onnx"))
+    with open(os.path.join(folder, "model.onnx"), "rb") as handle:
+        sha256 = hashlib.sha256(handle.read()).hexdigest()
+    for name, array, value in (("input_0.pb", x, "x"), ("output_0.pb", np.maximum(x, 0), HOSTILE)):
+        with open(os.path.join(case_dir, name), "wb") as handle:
+            handle.write(numpy_helper.from_array(array, value).SerializeToString())
+    manifest = {"schema": "onnxproof.export/1", "status": "exported", "model": HOSTILE, "exporter": "torchscript",
+                "findings": [], "onnx_model": {"path": "model.onnx", "sha256": sha256}}
+    with open(os.path.join(folder, "export.json"), "w", encoding="utf-8") as handle:
+        json.dump(manifest, handle)
 
 
 def clean_env(home, tmp):
@@ -242,6 +298,8 @@ class HostileInputs(unittest.TestCase):
         self.assertEqual(snapshot(work, c.outputs), before, "only the declared outputs may change" + said)
         self.assertEqual(os.listdir(home), [], "HOME stays empty" + said)
         self.assertEqual(os.listdir(tmp), [], "TMPDIR stays empty" + said)
+        if c.then:
+            c.then(self, work)
 
     def test_cases(self):
         for c in CASES:
