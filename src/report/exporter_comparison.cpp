@@ -75,7 +75,8 @@ std::string exporter_comparison_to_markdown(const std::vector<ExporterSummary>& 
   const auto rows = comparison_rows(summaries);
   std::vector<std::string> heads, rules;
   for (const auto& s : summaries) {
-    heads.push_back(fmt::format("[{}]({}/report.md)", markdown_text(s.run_folder), s.run_folder));  // ours: the exporter's name
+    // The run folder is ours (the exporter's name); the label is escaped all the same.
+    heads.push_back(fmt::format("[{}]({}/report.md)", markdown_text(s.run_folder), s.run_folder));
     rules.push_back("---:");
   }
   std::string md = fmt::format("## Exporters side by side\n\n| | {} |\n| --- | {} |\n", fmt::join(heads, " | "),

@@ -23,7 +23,7 @@ std::string markdown_text(std::string_view text) {
   // Significant only where a line starts (lists, setext headings), which is where the text may start.
   constexpr std::string_view k_leading = "-+=";
   const std::string line = one_printable_line(text);
-  const std::size_t digits = line.find_first_not_of("0123456789");  // "1." starts an ordered list
+  const std::size_t digits = line.find_first_not_of("0123456789");  // "1. " starts an ordered list
   std::string out;
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
@@ -35,7 +35,7 @@ std::string markdown_text(std::string_view text) {
       out += "&amp;";
     else if (k_anywhere.find(c) != std::string_view::npos ||
              (i == 0 && k_leading.find(c) != std::string_view::npos) ||
-             (i == digits && i > 0 && (c == '.' || c == ')')))
+             (i == digits && i > 0 && (c == '.' || c == ')') && (i + 1 == line.size() || line[i + 1] == ' ')))
       out += std::string{'\\', c};
     else
       out += c;

@@ -235,7 +235,8 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
   }
   if (std::string problem = shape_inference_problem(model); !problem.empty()) {
     if (const std::string own = shape_inference_problem(original); !own.empty())
-      return fail(ErrorCode::invalid_input, "the input model fails strict shape inference, so it is not simplified: " + own);
+      return fail(ErrorCode::invalid_input,
+                  "the input model fails strict shape inference, so it is not simplified: " + own);
     return fail(ErrorCode::internal, "the simplified model is invalid: " + problem);
   }
   result.ops_after = count_ops(model);

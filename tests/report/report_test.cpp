@@ -151,6 +151,7 @@ TEST(MarkdownText, EscapesWhatMarkdownAndHtmlWouldInterpret) {
   EXPECT_EQ(markdown_text("\xc2\x9b"), "\\\\u009b");
   EXPECT_EQ(markdown_text("- item"), "\\- item");
   EXPECT_EQ(markdown_text("12. item"), "12\\. item");
+  EXPECT_EQ(markdown_text("2.14.1+cu130"), "2.14.1+cu130");
   EXPECT_EQ(markdown_text("remove-identity (x)"), "remove-identity (x)");
   EXPECT_EQ(markdown_text("caf\xc3\xa9 \xc2\xb5"), "caf\xc3\xa9 \xc2\xb5");  // not controls: kept
 }

@@ -12,7 +12,7 @@ namespace onnxproof {
 /// `text` for Markdown prose or a table cell: control characters spelled as visible text
 /// (escape_control_bytes), line breaks as spaces (no line of its own, no broken table row),
 /// `<`, `>` and `&` as entities (never a tag), and the other characters Markdown gives a meaning
-/// behind a backslash: \ ` * _ [ ] # | ~ ! anywhere, - + = and the `.` or `)` of "1." where the
+/// behind a backslash: \ ` * _ [ ] # | ~ ! anywhere, - + = and the `.` or `)` of "1. " where the
 /// text starts (it may start a line: a list, a setext heading).
 std::string markdown_text(std::string_view text);
 
