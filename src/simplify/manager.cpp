@@ -201,7 +201,9 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
 
   simplify::sort_topologically(model);
   // Kept to tell whose fault an invalid result is: the passes may repair what the checker
-  // minds (a graph output's missing shape), so the input is judged only when the result fails.
+  // minds (a graph output's missing shape), so the input's problems count only when the result
+  // fails too. The checker runs on the model itself: it refuses a copy without the tensors' bytes.
+  const std::string input_problem = checker_problem(model);
   const onnx::ModelProto original = copy_without_large_tensors(model);
   for (int round = 0; round < options.max_rounds; ++round) {
     ++result.rounds;
@@ -228,9 +230,9 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
   // The result must be a valid model with shapes that propagate, or no result at all. When the
   // input fails the same way, that is the user's to fix, not a pass's defect to bisect.
   if (std::string problem = checker_problem(model); !problem.empty()) {
-    if (const std::string own = checker_problem(original); !own.empty())
+    if (!input_problem.empty())
       return fail(ErrorCode::invalid_input,
-                  "the input model is invalid, so it is not simplified (onnxproof check says more): " + own);
+                  "the input model is invalid, so it is not simplified (onnxproof check says more): " + input_problem);
     return fail(ErrorCode::internal, "the simplified model is invalid: " + problem);
   }
   if (std::string problem = shape_inference_problem(model); !problem.empty()) {
