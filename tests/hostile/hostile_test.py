@@ -70,6 +70,16 @@ def outside_code_spans(markdown):
     return "".join(rest)
 
 
+def simplify_does_not_blame_itself(test, work):
+    """An invalid export: the check step says so; simplify neither fails nor reports a defect of its own."""
+    with open(os.path.join(work, "run", "report.json"), encoding="utf-8") as handle:
+        report = json.load(handle)
+    steps = {step["name"]: step for step in report["steps"]}
+    test.assertEqual(steps["check"]["status"], "fail", steps)
+    test.assertIn("not simplified", steps["simplify"].get("reason", ""), steps["simplify"])
+    test.assertNotIn("SIMPLIFY_CHANGED_OUTPUTS", [finding["code"] for finding in report["findings"]])
+
+
 def report_shows_names_as_text(test, work):
     """report.md of a run on a model whose names forge a heading, tags and terminal escapes."""
     with open(os.path.join(work, "run", "report.md"), "rb") as handle:
@@ -124,6 +134,8 @@ CASES = [
     case("pipeline_from_missing_export", "pipeline --from-export {w}/absent --out {w}/run", (2, 3)),
     case("pipeline_from_export_hostile_names", "pipeline --from-export {w}/export --out {w}/run", 0, ["run"],
          then=report_shows_names_as_text),
+    case("pipeline_from_invalid_export", "pipeline --from-export {w}/invalid-export --out {w}/run", (1, 3), ["run"],
+         then=simplify_does_not_blame_itself),
     case("pipeline_from_export_without_json", "pipeline --from-export {w}/ref --out {w}/run", 2, says="no export.json"),
     case("unknown_command", "frobnicate", 2),
 ]
@@ -198,7 +210,7 @@ def write_fixtures(work, engine):
     with open(os.path.join(work, "groups.onnx"), "wb") as handle:
         handle.write(b"\x0b" * 100000)  # field 1 as start-group, 100,000 deep
     invalid = relu_model()
-    invalid.graph.node[0].input[0] = "nowhere"  # an input no value defines: the checker refuses it
+    invalid.graph.node[0].input[0] = "nowhere"  # read but never defined: the checker refuses it
     onnx.save(invalid, os.path.join(work, "invalid.onnx"))
     os.mkdir(os.path.join(work, "folder.onnx"))
     x = np.array([[-1.0, 0.5, 2.0, -3.0]], dtype=np.float32)
@@ -210,17 +222,20 @@ def write_fixtures(work, engine):
         with open(os.path.join(case_dir, name), "wb") as handle:
             handle.write(numpy_helper.from_array(array, "x" if name.startswith("input") else "y").SerializeToString())
     os.symlink("model.onnx", os.path.join(work, "link-to-model"))
-    write_export(os.path.join(work, "export"), x)
+    write_export(os.path.join(work, "export"), x, relu_model("x", HOSTILE, producer=HOSTILE))
+    invalid = relu_model("x", HOSTILE)
+    invalid.graph.node[0].input[0] = "nowhere"
+    write_export(os.path.join(work, "invalid-export"), x, invalid)
     subprocess.run([engine, "golden", "freeze", os.path.join(work, "model.onnx"), "--reference",
                     os.path.join(work, "ref"), "--out", os.path.join(work, "golden")],
                    check=True, capture_output=True, timeout=TIMEOUT_S, env=clean_env(work, work))
 
 
-def write_export(folder, x):
-    """An export folder as `onnxproof export` leaves it, for a model named (and naming) HOSTILE."""
+def write_export(folder, x, model):
+    """An export folder as `onnxproof export` leaves it, for `model` (output HOSTILE) named HOSTILE."""
     case_dir = os.path.join(folder, "reference", "test_data_set_0")
     os.makedirs(case_dir)
-    onnx.save(relu_model("x", HOSTILE, producer=HOSTILE), os.path.join(folder, "model.onnx"))
+    onnx.save(model, os.path.join(folder, "model.onnx"))
     with open(os.path.join(folder, "model.onnx"), "rb") as handle:
         sha256 = hashlib.sha256(handle.read()).hexdigest()
     for name, array, value in (("input_0.pb", x, "x"), ("output_0.pb", np.maximum(x, 0), HOSTILE)):
