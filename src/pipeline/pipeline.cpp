@@ -132,7 +132,7 @@ StepReport simplify_step(Run& run) {
   step.status = StepStatus::pass;
   if (!outcome && outcome.error().code() == ErrorCode::invalid_input) {
     // The model's problem (the check step reports it), not simplify's: no defect of ours to report.
-    step.reason = "not simplified, the export is kept: " + outcome.error().describe();
+    step.reason = "the export is kept: " + outcome.error().describe();  // "... is invalid, so it is not simplified"
     return step;
   }
   if (!outcome) {
