@@ -137,6 +137,11 @@ CASES = [
     case("pipeline_from_invalid_export", "pipeline --from-export {w}/invalid-export --out {w}/run", 1, ["run"],
          then=simplify_does_not_blame_itself),
     case("pipeline_from_export_without_json", "pipeline --from-export {w}/ref --out {w}/run", 2, says="no export.json"),
+    case("export_without_inputs", "export --model {w}/absent.py:Net --out {w}/exp", 2, says="--input is required"),
+    case("export_opset_too_new", "export --model {w}/absent.py:Net --input x=2x3:float32 --opset 99 --out {w}/exp", 2,
+         says="--opset 99"),
+    case("pipeline_without_inputs", "pipeline --model {w}/absent.py:Net --out {w}/run", 2),
+    case("demo_out_is_file", "demo --out {w}/notes.onnx", 2, says="not a folder"),
     case("unknown_command", "frobnicate", 2),
 ]
 
