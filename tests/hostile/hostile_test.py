@@ -10,7 +10,7 @@ working directory in a copy of the fixtures, then checks what a user relies on:
   and HOME and TMPDIR are still empty.
 
 Adding a case is one line in CASES. OUTPUT_ONTO_INPUT_CASES (outputs aimed at inputs) run when
-ONNXPROOF_HOSTILE_OUTPUT_ONTO_INPUT=1.
+ONNXPROOF_HOSTILE_OUTPUT_ONTO_INPUT=1, KNOWN_ISSUE_CASES when ONNXPROOF_HOSTILE_KNOWN_ISSUES=1.
 """
 
 import hashlib
@@ -160,6 +160,12 @@ OUTPUT_ONTO_INPUT_CASES = [
     case("golden_freeze_onto_reference", "golden freeze {w}/model.onnx --reference {w}/ref --out {w}/ref", 2),
     case("golden_freeze_onto_model_folder", "golden freeze {w}/model.onnx --reference {w}/ref --out {w}", 2),
     case("pipeline_out_onto_reference", "pipeline --from-export {w}/ref --out {w}/ref", 2),
+]
+
+# Known leaks, outside what this harness's owner could fix: `--version` starts Python, whose
+# `import torch` creates $TMPDIR/torchinductor_root. Run with ONNXPROOF_HOSTILE_KNOWN_ISSUES=1.
+KNOWN_ISSUE_CASES = [
+    case("version_leaves_tmpdir_empty", "--version", 0),
 ]
 
 
@@ -331,6 +337,12 @@ class HostileInputs(unittest.TestCase):
                          "outputs onto inputs: enabled once the ownership check is merged")
     def test_outputs_onto_inputs(self):
         for c in OUTPUT_ONTO_INPUT_CASES:
+            with self.subTest(c.name):
+                self.run_case(c)
+
+    @unittest.skipUnless(os.environ.get("ONNXPROOF_HOSTILE_KNOWN_ISSUES") == "1", "known issues, listed to be fixed")
+    def test_known_issues(self):
+        for c in KNOWN_ISSUE_CASES:
             with self.subTest(c.name):
                 self.run_case(c)
 
