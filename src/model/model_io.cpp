@@ -8,9 +8,12 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <vector>
 
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/tensor/dtype.h"
@@ -123,28 +126,78 @@ Expected<uint64_t> resolve_external(onnx::TensorProto& tensor, const fs::path& f
   return length;
 }
 
-// Parses a ModelProto from a fresh stream of `open_stream()`; when that fails, parses once more
-// allowing deeper nesting, to tell subgraphs nested past protobuf's recursion limit (kept, so a
-// hostile model cannot exhaust the stack) from a damaged file.
+// Whether the messages in `input` (a ModelProto) nest deeper than `limit`, followed through the
+// message fields ONNX declares and through groups, with a stack of our own instead of recursion:
+// any depth is measured without exhausting ours. Stops once past the limit; false when the
+// bytes end or stop being wire format before that.
+bool nests_deeper_than(google::protobuf::io::ZeroCopyInputStream* input, int limit) {
+  using google::protobuf::FieldDescriptor;
+  using google::protobuf::internal::WireFormatLite;
+  google::protobuf::io::CodedInputStream stream(input);
+  stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  struct Level {
+    const google::protobuf::Descriptor* type;  // nullptr inside an unknown group
+    int group = 0;                             // the field number of an open group, or 0
+    google::protobuf::io::CodedInputStream::Limit end = 0;
+  };
+  std::vector<Level> levels = {{onnx::ModelProto::descriptor()}};
+  while (static_cast<int>(levels.size()) - 1 <= limit) {
+    const uint32_t tag = stream.ReadTag();
+    const Level level = levels.back();
+    if (tag == 0) {  // the end of a nested message, of the input, or no tag at all
+      if (levels.size() == 1 || level.group != 0 || stream.BytesUntilLimit() != 0) return false;
+      stream.PopLimit(level.end);
+      levels.pop_back();
+      continue;
+    }
+    const int number = WireFormatLite::GetTagFieldNumber(tag);
+    const auto* field = level.type ? level.type->FindFieldByNumber(number) : nullptr;
+    const auto* type = field ? field->message_type() : nullptr;  // nullptr unless a message or group
+    switch (WireFormatLite::GetTagWireType(tag)) {
+      case WireFormatLite::WIRETYPE_START_GROUP:
+        levels.push_back({field && field->type() == FieldDescriptor::TYPE_GROUP ? type : nullptr, number});
+        break;
+      case WireFormatLite::WIRETYPE_END_GROUP:
+        if (level.group != number) return false;
+        levels.pop_back();
+        break;
+      case WireFormatLite::WIRETYPE_LENGTH_DELIMITED: {
+        if (!field || field->type() != FieldDescriptor::TYPE_MESSAGE) {
+          if (!WireFormatLite::SkipField(&stream, tag)) return false;
+          break;
+        }
+        uint32_t length = 0;
+        if (!stream.ReadVarint32(&length) || length > static_cast<uint32_t>(std::numeric_limits<int>::max()))
+          return false;
+        levels.push_back({type, 0, stream.PushLimit(static_cast<int>(length))});
+        break;
+      }
+      default:
+        if (!WireFormatLite::SkipField(&stream, tag)) return false;
+    }
+  }
+  return true;
+}
+
+// Parses a ModelProto from a fresh stream of `open_stream()`; when that fails, measures the
+// nesting, to tell messages nested past protobuf's recursion limit (kept, so a hostile model
+// cannot exhaust the stack) from a damaged file.
 Expected<void> parse_model_from(
     onnx::ModelProto& model,
     const std::function<std::unique_ptr<google::protobuf::io::ZeroCopyInputStream>()>& open_stream,
     const std::string& what) {
   constexpr int k_nesting_limit = 100;  // protobuf's default
-  bool opened = true;
-  const auto parse = [&](int depth) {
-    const auto input = open_stream();
-    opened = input != nullptr;
-    if (!opened) return false;
+  auto input = open_stream();
+  if (!input) return fail(ErrorCode::io, "cannot open " + what);
+  {
     google::protobuf::io::CodedInputStream stream(input.get());
     stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
-    stream.SetRecursionLimit(depth);
-    return model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
-  };
-  if (parse(k_nesting_limit)) return {};
-  if (!opened) return fail(ErrorCode::io, "cannot open " + what);
-  if (parse(100 * k_nesting_limit)) {
-    model.Clear();
+    stream.SetRecursionLimit(k_nesting_limit);
+    if (model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage()) return {};
+  }
+  model.Clear();
+  input = open_stream();
+  if (input && nests_deeper_than(input.get(), k_nesting_limit)) {
     return fail(ErrorCode::unsupported, what + ": its messages (subgraphs in subgraphs) nest deeper than " +
                                             std::to_string(k_nesting_limit) +
                                             " levels, protobuf's limit, which onnxproof keeps");

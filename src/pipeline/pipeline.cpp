@@ -132,6 +132,11 @@ StepReport simplify_step(Run& run) {
   auto outcome = simplify_file(run.model, simplified, SimplifyOptions{}, run.reference ? &*run.reference : nullptr,
                                run.options.parity.tolerance, /*copy_when_unchanged=*/false);
   step.status = StepStatus::pass;
+  if (!outcome && outcome.error().code() == ErrorCode::invalid_input) {
+    // The model's problem (the check step reports it), not simplify's: no defect of ours to report.
+    step.reason = "the export is kept: " + outcome.error().describe();  // "... is invalid, so it is not simplified"
+    return step;
+  }
   if (!outcome) {
     step.reason = "simplify could not complete; the export is kept: " + outcome.error().describe();
     add_simplify_defect(run, {{FindingCode::simplify_changed_outputs, Severity::warning, "simplify",

@@ -6,6 +6,8 @@
 #include <functional>
 #include <set>
 
+#include "onnxproof/report/markdown.h"
+
 namespace onnxproof {
 
 nlohmann::json exporter_comparison_to_json(const std::vector<ExporterSummary>& summaries) {
@@ -73,12 +75,17 @@ std::string exporter_comparison_to_markdown(const std::vector<ExporterSummary>& 
   const auto rows = comparison_rows(summaries);
   std::vector<std::string> heads, rules;
   for (const auto& s : summaries) {
-    heads.push_back(fmt::format("[{0}]({0}/report.md)", s.run_folder));
+    // The run folder is ours (the exporter's name); the label is escaped all the same.
+    heads.push_back(fmt::format("[{}]({}/report.md)", markdown_text(s.run_folder), s.run_folder));
     rules.push_back("---:");
   }
   std::string md = fmt::format("## Exporters side by side\n\n| | {} |\n| --- | {} |\n", fmt::join(heads, " | "),
                                fmt::join(rules, " | "));
-  for (const auto& row : rows) md += fmt::format("| {} |\n", fmt::join(row, " | "));
+  for (const auto& row : rows) {
+    std::vector<std::string> cells;
+    for (const auto& cell : row) cells.push_back(markdown_text(cell));  // output names are the model's
+    md += fmt::format("| {} |\n", fmt::join(cells, " | "));
+  }
   return md;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "onnxproof/report/log_bar_chart.h"
+#include "onnxproof/report/markdown.h"
 
 namespace onnxproof {
 namespace {
@@ -54,10 +55,13 @@ std::string localization_to_markdown(const Localization& localization) {
       "finish; `in rel` / `out rel`: the largest relative error of the module's inputs and outputs.\n\n"
       "![error growth per module](report-localize.svg)\n\n| {} |\n"
       "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n",
-      summary(localization), localization.data_set, localization.provider, optimization_name(localization.optimization),
-      fmt::join(k_headers, " | "));
-  for (std::size_t i = 0; i < localization.modules.size(); ++i)
-    md += fmt::format("| {} |\n", fmt::join(cells(i, localization.modules[i]), " | "));
+      markdown_text(summary(localization)), markdown_text(localization.data_set), markdown_text(localization.provider),
+      optimization_name(localization.optimization), fmt::join(k_headers, " | "));
+  for (std::size_t i = 0; i < localization.modules.size(); ++i) {
+    std::vector<std::string> row;  // module, class and source are the model's, and so is the reason
+    for (const auto& cell : cells(i, localization.modules[i])) row.push_back(markdown_text(cell));
+    md += fmt::format("| {} |\n", fmt::join(row, " | "));
+  }
   return md;
 }
 

@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "onnxproof/core/printable.h"
+
 namespace onnxproof {
 
 std::string markup_escape(const std::string& text) {
   std::string out;
-  for (const char c : text) {
+  // A control character is not allowed in XML (the SVG) and must not reach a terminal that shows
+  // the file: spelled out as visible text first.
+  for (const char c : escape_control_bytes(text)) {
     switch (c) {
       case '<':
         out += "&lt;";

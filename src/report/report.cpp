@@ -10,6 +10,7 @@
 #include "onnxproof/report/check_report.h"
 #include "onnxproof/report/localize_report.h"
 #include "onnxproof/report/log_bar_chart.h"
+#include "onnxproof/report/markdown.h"
 #include "onnxproof/report/parity_plot.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/simplify_report.h"
@@ -114,16 +115,22 @@ nlohmann::json report_to_json(const Report& report) {
                                                                : nlohmann::json{{"error", report.localization_error}}}};
 }
 
+// Every name and message below is the model's or its author's: markdown_text / markdown_code make
+// them render as characters (no heading, tag or table cell of their own).
 std::string report_to_markdown(const Report& report) {
-  std::string md =
-      fmt::format("# onnxproof report: {}\n\n**Verdict: {}**\n\n", report.model, verdict_name(report.verdict));
-  if (!report.onnx_model.empty()) md += fmt::format("Model: `{}`\n\n", report.onnx_model.string());
-  if (!report.exporter_report.empty())
-    md += fmt::format("The exporter's own report: [{0}]({0})\n\n", report.exporter_report.string());
+  std::string md = fmt::format("# onnxproof report: {}\n\n**Verdict: {}**\n\n", markdown_text(report.model),
+                               verdict_name(report.verdict));
+  if (!report.onnx_model.empty()) md += fmt::format("Model: {}\n\n", markdown_code(report.onnx_model.string()));
+  if (!report.exporter_report.empty())  // always exporter_report.md, beside report.md
+    md += fmt::format("The exporter's own report: [{}]({})\n\n", markdown_text(report.exporter_report.string()),
+                      report.exporter_report.string());
   if (!report.exporters.empty()) md += exporter_comparison_to_markdown(report.exporters) + "\n";
   if (!report.headline.empty()) {  // --exporter both answers them in each exporter's report
     md += "## Can I ship?\n\n| question | answer | evidence |\n| --- | --- | --- |\n";
-    for (const auto& a : report.headline) md += fmt::format("| {} | **{}** | {} |\n", a.question, a.answer, a.evidence);
+    for (const auto& a : report.headline) {
+      md += fmt::format("| {} | **{}** | {} |\n", markdown_text(a.question), markdown_text(a.answer),
+                        markdown_text(a.evidence));
+    }
   }
 
   md += "\n## Findings\n\n";
@@ -131,16 +138,18 @@ std::string report_to_markdown(const Report& report) {
   for (const Severity severity : {Severity::error, Severity::warning, Severity::info}) {
     for (const auto& f : report.findings) {
       if (f.severity != severity) continue;
-      md += fmt::format("- **{}** `{}` ({}): {}", severity_name(f.severity), f.code_name(), f.step, f.message);
-      if (!f.where.empty()) md += fmt::format("  \n  where: `{}`", f.where);
-      if (!f.hint.empty()) md += fmt::format("  \n  hint: {}", f.hint);
+      md += fmt::format("- **{}** {} ({}): {}", severity_name(f.severity), markdown_code(f.code_name()),
+                        markdown_text(f.step), markdown_text(f.message));
+      if (!f.where.empty()) md += fmt::format("  \n  where: {}", markdown_code(f.where));
+      if (!f.hint.empty()) md += fmt::format("  \n  hint: {}", markdown_text(f.hint));
       md += "\n";
     }
   }
 
   md += "\n## Steps\n\n| step | status | seconds | note |\n| --- | --- | ---: | --- |\n";
   for (const auto& step : report.steps) {
-    md += fmt::format("| {} | {} | {:.2f} | {} |\n", step.name, status_name(step.status), step.seconds, step.reason);
+    md += fmt::format("| {} | {} | {:.2f} | {} |\n", markdown_text(step.name), status_name(step.status), step.seconds,
+                      markdown_text(step.reason));
   }
   for (const auto& step : report.steps)
     if (step.name == "simplify") md += simplify_rules_to_markdown(step.details);
@@ -152,13 +161,18 @@ std::string report_to_markdown(const Report& report) {
         "\n\n| case | sizes | provider | graph opt | output | status | rule | max abs | max rel | "
         "error vs exact (ONNX / PyTorch) | ONNX / PyTorch | mismatches | argmax flips |\n"
         "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-    for (const auto& row : parity_rows(report)) md += fmt::format("| {} |\n", fmt::join(parity_cells(row), " | "));
+    for (const auto& row : parity_rows(report)) {
+      std::vector<std::string> cells;
+      for (const auto& cell : parity_cells(row)) cells.push_back(markdown_text(cell));
+      md += fmt::format("| {} |\n", fmt::join(cells, " | "));
+    }
   }
   if (report.localization) md += localization_to_markdown(*report.localization);
   if (!report.localization_error.empty())
-    md += "\n## Where the outputs diverge\n\nNot localized: " + report.localization_error + "\n";
+    md += "\n## Where the outputs diverge\n\nNot localized: " + markdown_text(report.localization_error) + "\n";
   md += "\n## Versions\n\n";
-  for (const auto& [tool, version] : report.versions) md += fmt::format("- {}: {}\n", tool, version);
+  for (const auto& [tool, version] : report.versions)
+    md += fmt::format("- {}: {}\n", markdown_text(tool), markdown_text(version));
   return md;
 }
 

@@ -7,6 +7,7 @@
 
 #include "onnxproof/report/check_report.h"
 #include "onnxproof/report/log_bar_chart.h"
+#include "onnxproof/report/markdown.h"
 
 namespace onnxproof {
 
@@ -73,7 +74,8 @@ void print_simplify_outcome(std::ostream& out, const SimplifyOutcome& outcome, c
 std::string simplify_rules_to_markdown(const nlohmann::json& details) {
   if (!details.contains("rules") || details["rules"].empty()) return {};
   std::string md = "\n## Simplify rules\n\n| rule | changes |\n| --- | ---: |\n";
-  for (const auto& [rule, changes] : details["rules"].items()) md += fmt::format("| {} | {} |\n", rule, changes.dump());
+  for (const auto& [rule, changes] : details["rules"].items())
+    md += fmt::format("| {} | {} |\n", markdown_text(rule), changes.dump());
   return md;
 }
 

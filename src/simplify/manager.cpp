@@ -162,6 +162,34 @@ bool SimplifyResult::changed() const {
   return std::any_of(passes.begin(), passes.end(), [](const PassReport& p) { return p.changes > 0; });
 }
 
+namespace {
+
+// What the ONNX checker says is wrong with `model`; empty when it accepts it.
+std::string checker_problem(const onnx::ModelProto& model) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return {};
+}
+
+// What strict shape inference says is wrong with `model`; empty when shapes propagate. It writes
+// into the model, so it runs on a copy made while the large tensors' bytes are moved out (it
+// reads their dims, not their values): weights are never held twice.
+std::string shape_inference_problem(const onnx::ModelProto& model) {
+  onnx::ModelProto copy = copy_without_large_tensors(model);
+  try {
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(true, 1, true));
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   SimplifyResult result;
@@ -172,6 +200,11 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
   list_rules(rules, options, result);
 
   simplify::sort_topologically(model);
+  // Kept to tell whose fault an invalid result is: the passes may repair what the checker
+  // minds (a graph output's missing shape), so the input's problems count only when the result
+  // fails too. The checker runs on the model itself: it refuses a copy without the tensors' bytes.
+  const std::string input_problem = checker_problem(model);
+  const onnx::ModelProto original = copy_without_large_tensors(model);
   for (int round = 0; round < options.max_rounds; ++round) {
     ++result.rounds;
     int changes = 0;
@@ -194,21 +227,19 @@ Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyO
     }
   }
 
-  // The result must be a valid model with shapes that propagate, or no result at all. Strict
-  // shape inference writes into the model, so it runs on a copy made while the large tensors'
-  // bytes are moved out (shape inference reads their dims, not their values): weights are never
-  // held twice.
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception& error) {
-    return fail(ErrorCode::internal, std::string("the simplified model is invalid: ") + error.what());
+  // The result must be a valid model with shapes that propagate, or no result at all. When the
+  // input fails the same way, that is the user's to fix, not a pass's defect to bisect.
+  if (std::string problem = checker_problem(model); !problem.empty()) {
+    if (!input_problem.empty())
+      return fail(ErrorCode::invalid_input,
+                  "the input model is invalid, so it is not simplified (onnxproof check says more): " + input_problem);
+    return fail(ErrorCode::internal, "the simplified model is invalid: " + problem);
   }
-  onnx::ModelProto copy = copy_without_large_tensors(model);
-  try {
-    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(true, 1, true));
-  } catch (const std::exception& error) {
-    return fail(ErrorCode::internal, std::string("the simplified model is invalid: ") + error.what());
+  if (std::string problem = shape_inference_problem(model); !problem.empty()) {
+    if (const std::string own = shape_inference_problem(original); !own.empty())
+      return fail(ErrorCode::invalid_input,
+                  "the input model fails strict shape inference, so it is not simplified: " + own);
+    return fail(ErrorCode::internal, "the simplified model is invalid: " + problem);
   }
   result.ops_after = count_ops(model);
   result.bytes_after = model.ByteSizeLong();

@@ -182,4 +182,52 @@ TEST(LoadModel, SubgraphsNestedPastTheLimitAreNamedAsSuch) {
   EXPECT_NE(parsed.error().describe().find("nest deeper than 100 levels"), std::string::npos);
 }
 
+// Nesting far past what a second, deeper parse could reach (the retry once stopped at 10,000
+// levels, past which it said "truncated"): measured without recursion, named as nesting.
+std::string varint(uint64_t value) {
+  std::string out;
+  do {
+    out += static_cast<char>((value & 0x7f) | (value > 0x7f ? 0x80 : 0));
+    value >>= 7;
+  } while (value);
+  return out;
+}
+
+// ModelProto.graph -> GraphProto.node -> NodeProto.attribute -> AttributeProto.g -> ..., `levels`
+// times (three messages a level), built from the inside out.
+std::string nested_subgraph_bytes(int levels) {
+  std::vector<std::string> prefixes;
+  std::size_t length = 0;
+  for (int level = 0; level < levels; ++level) {
+    const std::string attribute = "\x0a\x01g\x32" + varint(length);  // name, g
+    const std::string node = "\x22\x02If\x2a" + varint(attribute.size() + length);  // op_type, attribute
+    const std::string graph = "\x0a" + varint(node.size() + attribute.size() + length);  // node
+    length += graph.size() + node.size() + attribute.size();
+    prefixes.push_back(graph + node + attribute);
+  }
+  std::string body;
+  for (auto it = prefixes.rbegin(); it != prefixes.rend(); ++it) body += *it;
+  return std::string("\x08\x08\x3a", 3) + varint(body.size()) + body;
+}
+
+TEST(LoadModel, NestingFarPastTheLimitIsNamedNotCalledTruncated) {
+  TempDir dir;
+  for (const auto& [name, bytes] : {std::pair<std::string, std::string>{"deep.onnx", nested_subgraph_bytes(7000)},
+                                    {"groups.onnx", std::string(100000, '\x0b')}}) {
+    write_bytes(dir / name, bytes);
+    const auto loaded = load_model(dir / name);
+    ASSERT_FALSE(loaded) << name;
+    EXPECT_NE(loaded.error().describe().find("nest deeper than 100 levels"), std::string::npos)
+        << loaded.error().describe();
+    const auto parsed = parse_model(bytes, name);
+    ASSERT_FALSE(parsed) << name;
+    EXPECT_NE(parsed.error().describe().find("nest deeper than 100 levels"), std::string::npos);
+  }
+  // Damage is still damage: the same bytes cut short within the first levels.
+  const std::string cut = nested_subgraph_bytes(50).substr(0, 40);
+  const auto parsed = parse_model(cut, "cut");
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(parsed.error().describe().find("truncated"), std::string::npos) << parsed.error().describe();
+}
+
 }  // namespace

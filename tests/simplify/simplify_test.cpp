@@ -653,3 +653,20 @@ TEST(SimplifyProof, AChangeToTheOutputsNamesTheRuleThatMadeIt) {
   ASSERT_TRUE(without) << without.error().describe();
   EXPECT_TRUE(without->written);
 }
+
+// A model the checker rejects is the user's to fix: simplify says the input is invalid before any
+// pass runs, instead of a failed proof and a culprit rule.
+TEST(SimplifyFile, AnInvalidInputIsNamedAsSuchNotBlamedOnARule) {
+  auto model = single_node_model("Relu", {tensor_value("x", onnx::TensorProto::FLOAT, {1, 4})},
+                                 tensor_value("y", onnx::TensorProto::FLOAT, {1, 4}));
+  model.mutable_graph()->mutable_node(0)->set_input(0, "nowhere");  // no value defines it
+  TempDir dir;
+  write_bytes(dir / "bad.onnx", model.SerializeAsString());
+  const auto outcome = simplify_file(dir / "bad.onnx", dir / "out.onnx", SimplifyOptions{}, nullptr,
+                                     ToleranceOptions{}, /*copy_when_unchanged=*/true);
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().code(), ErrorCode::invalid_input);
+  EXPECT_NE(outcome.error().describe().find("the input model is invalid"), std::string::npos)
+      << outcome.error().describe();
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.onnx"));
+}

@@ -255,7 +255,11 @@ void add_simplify(CLI::App& app, Commands& commands) {
 void add_localize(CLI::App& app, Commands& commands) {
   auto localize = std::make_shared<LocalizeCommand>();
   auto* localize_app = app.add_subcommand(
-      "localize", "Find the module where ONNX Runtime's outputs first depart from PyTorch's, in a run folder");
+      "localize",
+      "Find the module where ONNX Runtime's outputs first depart from PyTorch's, in a run folder.\n"
+      "A run folder is code: this runs (in Python, with torch) the model spec that RUN/export.json names,\n"
+      "importing a .py file it points at. Use it only on run folders you made or trust as you would\n"
+      "their model's code; --captured starts no Python.");
   localize_app->add_option("run", localize->run, "The run folder of onnxproof pipeline")->required();
   localize_app->add_option("--case", localize->data_set,
                            "The reference case, e.g. test_data_set_3 (default: the worst failing one)");

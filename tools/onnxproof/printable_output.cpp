@@ -1,7 +1,9 @@
 #include "printable_output.h"
 
-#include <cstdio>
 #include <iostream>
+#include <string>
+
+#include "onnxproof/core/printable.h"
 
 namespace onnxproof::cli {
 
@@ -19,23 +21,18 @@ int put_text(std::streambuf* target, const char* text) {
 PrintableBuffer::int_type PrintableBuffer::overflow(int_type ch) {
   if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
   const auto byte = static_cast<unsigned char>(traits_type::to_char_type(ch));
-  char escaped[8];
   if (m_after_c2) {
     m_after_c2 = false;
-    if (byte >= 0x80 && byte <= 0x9f) {  // a C1 control character, U+0080..U+009F
-      std::snprintf(escaped, sizeof escaped, "\\u00%02x", byte);
-      return put_text(m_target, escaped) == 0 ? ch : traits_type::eof();
-    }
+    if (const std::string c1 = control_escape(byte, true); !c1.empty())  // U+0080..U+009F
+      return put_text(m_target, c1.c_str()) == 0 ? ch : traits_type::eof();
     if (m_target->sputc(static_cast<char>(0xc2)) == traits_type::eof()) return traits_type::eof();
   }
   if (byte == 0xc2) {
     m_after_c2 = true;
     return ch;
   }
-  if ((byte < 0x20 && byte != '\n' && byte != '\t') || byte == 0x7f) {
-    std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-    return put_text(m_target, escaped) == 0 ? ch : traits_type::eof();
-  }
+  if (const std::string c0 = control_escape(byte, false); !c0.empty())
+    return put_text(m_target, c0.c_str()) == 0 ? ch : traits_type::eof();
   return m_target->sputc(static_cast<char>(byte)) == traits_type::eof() ? traits_type::eof() : ch;
 }
 

@@ -23,7 +23,8 @@ struct ChartPanel {
 /// value (at least 1e-3); empty when no panel has a bar.
 std::string log_bar_chart_svg(const std::string& title, const std::vector<ChartPanel>& panels);
 
-/// Text escaped for SVG and HTML (<, >, &, ").
+/// Text escaped for SVG and HTML (<, >, &, "), control characters spelled as visible text
+/// (escape_control_bytes).
 std::string markup_escape(const std::string& text);
 
 }  // namespace onnxproof

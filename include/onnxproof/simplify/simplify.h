@@ -62,7 +62,9 @@ struct SimplifyResult {
 };
 
 /// Simplifies `model` in place (it must hold its tensor bytes). The result passes the ONNX
-/// checker and strict shape inference, or an Error says which pass broke it. A name in
+/// checker and strict shape inference, or an Error says which pass broke it (ErrorCode::internal).
+/// When the result is invalid and so is the input (the checker or strict shape inference rejects
+/// it too), ErrorCode::invalid_input: the model's problem, not a pass's. A name in
 /// `skip_passes` or `skip_rules` that is no pass or rule is a usage error listing the names.
 Expected<SimplifyResult> simplify_model(onnx::ModelProto& model, const SimplifyOptions& options = {});
 

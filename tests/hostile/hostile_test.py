@@ -1,0 +1,351 @@
+"""Hostile inputs for every fast onnxproof command, each run in a sandbox of its own.
+
+Each case runs the engine ($ONNXPROOF_ENGINE) with a fresh, empty HOME and TMPDIR and its
+working directory in a copy of the fixtures, then checks what a user relies on:
+
+- the exit code is one the README documents for that case;
+- an error (exit 2 or 3) is one line on stderr, `onnxproof: error: ...`;
+- stdout and stderr carry no control bytes (a model's names cannot drive the terminal);
+- nothing in the sandbox changed (path, size, mtime, sha256) except the case's declared outputs,
+  and HOME and TMPDIR are still empty.
+
+Adding a case is one line in CASES. OUTPUT_ONTO_INPUT_CASES (outputs aimed at inputs) run when
+ONNXPROOF_HOSTILE_OUTPUT_ONTO_INPUT=1, KNOWN_ISSUE_CASES when ONNXPROOF_HOSTILE_KNOWN_ISSUES=1.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ENGINE = os.environ.get("ONNXPROOF_ENGINE", "")
+TIMEOUT_S = 60
+CONTROL = set(range(0x20)) - {0x0A, 0x09} | {0x7F}
+HOSTILE = "y\n## verdict pass\n<script>alert(1)</script>\x1b[2J\x07\u009b31m|`"
+
+
+@dataclass
+class Case:
+    """argv uses {w} for the sandbox's work folder; outputs are paths under it the command may write."""
+
+    name: str
+    argv: list
+    exits: set
+    outputs: list = field(default_factory=list)
+    says: str = ""  # text the stderr line (or stdout on success) must hold
+    then: object = None  # check(test, work) of what it wrote, or None
+
+
+def case(name, argv, exits, outputs=(), says="", then=None):
+    return Case(name, argv.split(), set(exits) if isinstance(exits, (set, tuple, list)) else {exits},
+                list(outputs), says, then)
+
+
+def outside_code_spans(markdown):
+    """The Markdown less its code spans (a run of n backticks up to the next run of exactly n)."""
+    rest, i = [], 0
+    while i < len(markdown):
+        if markdown[i] != "`":
+            rest.append(markdown[i])
+            i += 1
+            continue
+        run = len(markdown[i:]) - len(markdown[i:].lstrip("`"))
+        j = i + run
+        while True:
+            j = markdown.find("`" * run, j)
+            if j < 0 or not markdown.startswith("`", j + run):
+                break
+            j += len(markdown[j:]) - len(markdown[j:].lstrip("`"))
+        if j < 0:
+            return "".join(rest) + markdown[i:]
+        i = j + run
+    return "".join(rest)
+
+
+def simplify_does_not_blame_itself(test, work):
+    """An invalid export: the check step says so; simplify neither fails nor reports a defect of its own."""
+    with open(os.path.join(work, "run", "report.json"), encoding="utf-8") as handle:
+        report = json.load(handle)
+    steps = {step["name"]: step for step in report["steps"]}
+    test.assertEqual(steps["check"]["status"], "fail", steps)
+    test.assertIn("not simplified", steps["simplify"].get("reason", ""), steps["simplify"])
+    test.assertNotIn("SIMPLIFY_CHANGED_OUTPUTS", [finding["code"] for finding in report["findings"]])
+
+
+def report_shows_names_as_text(test, work):
+    """report.md of a run on a model whose names forge a heading, tags and terminal escapes."""
+    with open(os.path.join(work, "run", "report.md"), "rb") as handle:
+        markdown = handle.read()
+    test.assertFalse(CONTROL & set(markdown), "control bytes in report.md")
+    test.assertNotIn(b"\xc2\x9b", markdown)
+    text = markdown.decode("utf-8")
+    test.assertEqual([line for line in text.splitlines() if line.startswith("## verdict")], [], text)
+    rendered = outside_code_spans(text)
+    for tag in ("<script", "<img", "</script"):
+        test.assertNotIn(tag, rendered, text)
+    test.assertIn("**Verdict: pass**", text)
+
+
+# One line per case: name, command line, the documented exit codes, what it may write, what it says.
+CASES = [
+    case("check", "check {w}/model.onnx --json {w}/out.json", 0, ["out.json"]),
+    case("check_hostile_names", "check {w}/hostile.onnx --json {w}/out.json", 0, ["out.json"]),
+    case("check_truncated", "check {w}/truncated.onnx", 3, says="truncated"),
+    case("check_text_file", "check {w}/notes.onnx", 3, says="not a valid ONNX model"),
+    case("check_missing", "check {w}/absent.onnx", 3, says="absent.onnx"),
+    case("check_directory", "check {w}/folder.onnx", 3, says="folder.onnx"),
+    case("check_nested_subgraphs", "check {w}/deep.onnx", 3, says="nest deeper than 100 levels"),
+    case("check_group_bomb", "check {w}/groups.onnx", 3, says="nest deeper than 100 levels"),
+    case("check_json_onto_folder", "check {w}/model.onnx --json {w}/folder.onnx", 2),
+    case("run", "run {w}/model.onnx --input x={w}/x.pb --output-dir {w}/outputs", 0, ["outputs"]),
+    case("run_hostile_names", "run {w}/hostile.onnx --input x={w}/x.pb --output-dir {w}/outputs", 0, ["outputs"]),
+    case("run_truncated", "run {w}/truncated.onnx --input x={w}/x.pb --output-dir {w}/outputs", 3),
+    case("run_missing_input_file", "run {w}/model.onnx --input x={w}/absent.pb --output-dir {w}/outputs", 3),
+    case("run_input_is_folder", "run {w}/model.onnx --input x={w}/folder.onnx --output-dir {w}/outputs", 2),
+    case("parity", "parity {w}/model.onnx --reference {w}/ref --json {w}/parity.json", 0, ["parity.json"]),
+    case("parity_truncated", "parity {w}/truncated.onnx --reference {w}/ref", 3),
+    case("parity_missing_reference", "parity {w}/model.onnx --reference {w}/absent", 3),
+    case("parity_reference_is_file", "parity {w}/model.onnx --reference {w}/model.onnx", 3),
+    case("simplify", "simplify {w}/model.onnx -o {w}/sim.onnx", 0, ["sim.onnx"]),
+    case("simplify_hostile_names", "simplify {w}/hostile.onnx -o {w}/sim.onnx", 0, ["sim.onnx"]),
+    case("simplify_truncated", "simplify {w}/truncated.onnx -o {w}/sim.onnx", 3),
+    case("simplify_invalid_input", "simplify {w}/invalid.onnx -o {w}/sim.onnx", 3, says="input model is invalid"),
+    case("simplify_output_is_folder", "simplify {w}/model.onnx -o {w}/folder.onnx", 2),
+    case("golden_freeze", "golden freeze {w}/model.onnx --reference {w}/ref --out {w}/newgolden", 0, ["newgolden"]),
+    case("golden_freeze_missing_reference", "golden freeze {w}/model.onnx --reference {w}/absent --out {w}/g2", 3),
+    case("golden_verify", "golden verify {w}/model.onnx --golden {w}/golden", 0),
+    case("golden_verify_missing", "golden verify {w}/model.onnx --golden {w}/absent", 3),
+    case("golden_verify_truncated", "golden verify {w}/truncated.onnx --golden {w}/golden", 3),
+    case("ops", "ops {w}/model.onnx --json {w}/ops.json", 0, ["ops.json"]),
+    case("ops_hostile_names", "ops {w}/hostile.onnx", 0),
+    case("ops_truncated", "ops {w}/truncated.onnx", 3),
+    case("ops_opset", "ops opset", 0),
+    case("ops_probe_one", "ops probe --op Relu", 0),
+    case("localize_missing_run", "localize {w}/absent --captured", 2, says="not a run folder"),
+    case("localize_not_a_run", "localize {w}/ref --captured", 2, says="not a run folder"),
+    case("pipeline_from_missing_export", "pipeline --from-export {w}/absent --out {w}/run", (2, 3)),
+    case("pipeline_from_export_hostile_names", "pipeline --from-export {w}/export --out {w}/run", 0, ["run"],
+         then=report_shows_names_as_text),
+    case("pipeline_from_invalid_export", "pipeline --from-export {w}/invalid-export --out {w}/run", 1, ["run"],
+         then=simplify_does_not_blame_itself),
+    case("pipeline_from_export_without_json", "pipeline --from-export {w}/ref --out {w}/run", 2, says="no export.json"),
+    case("export_without_inputs", "export --model {w}/absent.py:Net --out {w}/exp", 2, says="--input is required"),
+    case("export_opset_too_new", "export --model {w}/absent.py:Net --input x=2x3:float32 --opset 99 --out {w}/exp", 2,
+         says="--opset 99"),
+    case("pipeline_without_inputs", "pipeline --model {w}/absent.py:Net --out {w}/run", 2),
+    case("demo_out_is_file", "demo --out {w}/notes.onnx", 2, says="not a folder"),
+    case("unknown_command", "frobnicate", 2),
+]
+
+# Outputs aimed at the command's own inputs: refused with exit 2, the input untouched. Enabled
+# once every writer goes through one ownership check (ONNXPROOF_HOSTILE_OUTPUT_ONTO_INPUT=1).
+OUTPUT_ONTO_INPUT_CASES = [
+    case("check_json_onto_model", "check {w}/model.onnx --json {w}/model.onnx", 2),
+    case("check_json_through_symlink_to_model", "check {w}/model.onnx --json {w}/link-to-model", 2),
+    case("ops_json_onto_model", "ops {w}/model.onnx --json {w}/model.onnx", 2),
+    case("parity_json_onto_reference",
+         "parity {w}/model.onnx --reference {w}/ref --json {w}/ref/test_data_set_0/input_0.pb", 2),
+    case("simplify_onto_model", "simplify {w}/model.onnx -o {w}/model.onnx", 2),
+    case("simplify_through_symlink_to_model", "simplify {w}/model.onnx -o {w}/link-to-model", 2),
+    case("run_outputs_into_reference", "run {w}/model.onnx --input x={w}/x.pb --output-dir {w}/ref/test_data_set_0", 2),
+    case("run_outputs_onto_fifo", "run {w}/model.onnx --input x={w}/x.pb --output-dir {w}/fifo", 2),
+    case("golden_freeze_onto_reference", "golden freeze {w}/model.onnx --reference {w}/ref --out {w}/ref", 2),
+    case("golden_freeze_onto_model_folder", "golden freeze {w}/model.onnx --reference {w}/ref --out {w}", 2),
+    case("pipeline_out_onto_reference", "pipeline --from-export {w}/ref --out {w}/ref", 2),
+]
+
+# Known leaks, outside what this harness's owner could fix: `--version` starts Python, whose
+# `import torch` creates $TMPDIR/torchinductor_root. Run with ONNXPROOF_HOSTILE_KNOWN_ISSUES=1.
+KNOWN_ISSUE_CASES = [
+    case("version_leaves_tmpdir_empty", "--version", 0),
+]
+
+
+def relu_model(input_name="x", output_name="y", producer="test"):
+    graph = helper.make_graph(
+        [helper.make_node("Relu", [input_name], [output_name], name=HOSTILE if producer == HOSTILE else "relu")],
+        "g", [helper.make_tensor_value_info(input_name, TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info(output_name, TensorProto.FLOAT, [1, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name=producer)
+    model.ir_version = 8
+    model.doc_string = producer
+    return model
+
+
+def varint(value):
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def nested_subgraphs(levels):
+    """A ModelProto whose graph holds an If whose then_branch holds an If... `levels` deep (three
+    messages a level), built from the inside out without recursion."""
+    inner = relu_model().graph.SerializeToString()
+    prefixes, length = [], len(inner)
+    for _ in range(levels):
+        attribute = b"\x0a\x0bthen_branch\xa0\x01\x05\x32" + varint(length)  # name, type GRAPH, g
+        attribute_length = len(attribute) + length
+        node = b"\x22\x02If\x2a" + varint(attribute_length)  # op_type, attribute
+        node_length = len(node) + attribute_length
+        graph = b"\x0a" + varint(node_length)  # GraphProto.node
+        length = len(graph) + node_length
+        prefixes.append(graph + node + attribute)
+    body = b"".join(reversed(prefixes)) + inner
+    return b"\x08\x08\x3a" + varint(len(body)) + body + b"\x42\x02\x10\x11"  # ir_version 8, graph, opset 17
+
+
+def write_fixtures(work, engine):
+    """The inputs every case finds in its work folder."""
+    onnx.save(relu_model(), os.path.join(work, "model.onnx"))
+    onnx.save(relu_model("x", HOSTILE, producer=HOSTILE), os.path.join(work, "hostile.onnx"))
+    data = relu_model().SerializeToString()
+    with open(os.path.join(work, "truncated.onnx"), "wb") as handle:
+        handle.write(data[: len(data) // 2])
+    with open(os.path.join(work, "notes.onnx"), "w") as handle:
+        handle.write("these are my notes, not a model\n")
+    with open(os.path.join(work, "deep.onnx"), "wb") as handle:
+        handle.write(nested_subgraphs(7000))
+    with open(os.path.join(work, "groups.onnx"), "wb") as handle:
+        handle.write(b"\x0b" * 100000)  # field 1 as start-group, 100,000 deep
+    invalid = relu_model()
+    invalid.graph.node[0].input[0] = "nowhere"  # read but never defined: the checker refuses it
+    onnx.save(invalid, os.path.join(work, "invalid.onnx"))
+    os.mkdir(os.path.join(work, "folder.onnx"))
+    x = np.array([[-1.0, 0.5, 2.0, -3.0]], dtype=np.float32)
+    with open(os.path.join(work, "x.pb"), "wb") as handle:
+        handle.write(numpy_helper.from_array(x, "x").SerializeToString())
+    case_dir = os.path.join(work, "ref", "test_data_set_0")
+    os.makedirs(case_dir)
+    for name, array in (("input_0.pb", x), ("output_0.pb", np.maximum(x, 0))):
+        with open(os.path.join(case_dir, name), "wb") as handle:
+            handle.write(numpy_helper.from_array(array, "x" if name.startswith("input") else "y").SerializeToString())
+    os.symlink("model.onnx", os.path.join(work, "link-to-model"))
+    write_export(os.path.join(work, "export"), x, relu_model("x", HOSTILE, producer=HOSTILE))
+    invalid = relu_model("x", HOSTILE)
+    invalid.graph.node[0].input[0] = "nowhere"
+    write_export(os.path.join(work, "invalid-export"), x, invalid)
+    subprocess.run([engine, "golden", "freeze", os.path.join(work, "model.onnx"), "--reference",
+                    os.path.join(work, "ref"), "--out", os.path.join(work, "golden")],
+                   check=True, capture_output=True, timeout=TIMEOUT_S, env=clean_env(work, work))
+
+
+def write_export(folder, x, model):
+    """An export folder as `onnxproof export` leaves it, for `model` (output HOSTILE) named HOSTILE."""
+    case_dir = os.path.join(folder, "reference", "test_data_set_0")
+    os.makedirs(case_dir)
+    onnx.save(model, os.path.join(folder, "model.onnx"))
+    with open(os.path.join(folder, "model.onnx"), "rb") as handle:
+        sha256 = hashlib.sha256(handle.read()).hexdigest()
+    for name, array, value in (("input_0.pb", x, "x"), ("output_0.pb", np.maximum(x, 0), HOSTILE)):
+        with open(os.path.join(case_dir, name), "wb") as handle:
+            handle.write(numpy_helper.from_array(array, value).SerializeToString())
+    manifest = {"schema": "onnxproof.export/1", "status": "exported", "model": HOSTILE, "exporter": "torchscript",
+                "findings": [], "onnx_model": {"path": "model.onnx", "sha256": sha256}}
+    with open(os.path.join(folder, "export.json"), "w", encoding="utf-8") as handle:
+        json.dump(manifest, handle)
+
+
+def clean_env(home, tmp):
+    env = {key: os.environ[key] for key in ("PATH", "LD_LIBRARY_PATH") if key in os.environ}
+    env.update(HOME=home, TMPDIR=tmp, LANG="C.UTF-8")
+    return env
+
+
+def snapshot(root, skip):
+    """{relative path: (kind, size, mtime_ns, sha256)} of everything under root but `skip` and below."""
+    state = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, root)
+            if any(rel == s or rel.startswith(s + os.sep) for s in skip):
+                continue
+            info = os.lstat(path)
+            digest = ""
+            if os.path.isfile(path) and not os.path.islink(path):
+                with open(path, "rb") as handle:
+                    digest = hashlib.sha256(handle.read()).hexdigest()
+            kind = "link" if os.path.islink(path) else "dir" if os.path.isdir(path) else "file"
+            state[rel] = (kind, info.st_size if kind == "file" else 0, info.st_mtime_ns, digest)
+    return state
+
+
+@unittest.skipUnless(ENGINE and os.access(ENGINE, os.X_OK), "set ONNXPROOF_ENGINE to the onnxproof binary")
+class HostileInputs(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.template = tempfile.mkdtemp(prefix="onnxproof-hostile-")
+        write_fixtures(cls.template, ENGINE)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.template, ignore_errors=True)
+
+    def run_case(self, c):
+        sandbox = tempfile.mkdtemp(prefix="onnxproof-hostile-case-")
+        try:
+            work, home, tmp = (os.path.join(sandbox, name) for name in ("work", "home", "tmp"))
+            shutil.copytree(self.template, work, symlinks=True)
+            os.mkfifo(os.path.join(work, "fifo"))  # copytree cannot copy one
+            os.mkdir(home)
+            os.mkdir(tmp)
+            before = snapshot(work, c.outputs)
+            argv = [ENGINE] + [arg.replace("{w}", work) for arg in c.argv]
+            done = subprocess.run(argv, cwd=work, capture_output=True, timeout=TIMEOUT_S, env=clean_env(home, tmp))
+            self.check_result(c, done, before, work, home, tmp)
+        finally:
+            shutil.rmtree(sandbox, ignore_errors=True)
+
+    def check_result(self, c, done, before, work, home, tmp):
+        out, err = done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+        said = f"\nexit {done.returncode}\nstdout: {out[-2000:]}\nstderr: {err[-2000:]}"
+        self.assertIn(done.returncode, c.exits, said)
+        if done.returncode in (2, 3):
+            lines = err.splitlines()
+            self.assertEqual(len(lines), 1, "an error is one line" + said)
+            self.assertTrue(lines[0].startswith("onnxproof: error: "), said)
+        if c.says:
+            self.assertIn(c.says, err if done.returncode in (2, 3) else out, said)
+        for stream, text in (("stdout", done.stdout), ("stderr", done.stderr)):
+            self.assertFalse(CONTROL & set(text), f"control bytes on {stream}" + said)
+            self.assertNotIn(b"\xc2\x9b", text, f"a C1 control on {stream}" + said)
+        self.assertEqual(snapshot(work, c.outputs), before, "only the declared outputs may change" + said)
+        self.assertEqual(os.listdir(home), [], "HOME stays empty" + said)
+        self.assertEqual(os.listdir(tmp), [], "TMPDIR stays empty" + said)
+        if c.then:
+            c.then(self, work)
+
+    def test_cases(self):
+        for c in CASES:
+            with self.subTest(c.name):
+                self.run_case(c)
+
+    @unittest.skipUnless(os.environ.get("ONNXPROOF_HOSTILE_OUTPUT_ONTO_INPUT") == "1",
+                         "outputs onto inputs: enabled once the ownership check is merged")
+    def test_outputs_onto_inputs(self):
+        for c in OUTPUT_ONTO_INPUT_CASES:
+            with self.subTest(c.name):
+                self.run_case(c)
+
+    @unittest.skipUnless(os.environ.get("ONNXPROOF_HOSTILE_KNOWN_ISSUES") == "1", "known issues, listed to be fixed")
+    def test_known_issues(self):
+        for c in KNOWN_ISSUE_CASES:
+            with self.subTest(c.name):
+                self.run_case(c)
+
+
+if __name__ == "__main__":
+    unittest.main()
