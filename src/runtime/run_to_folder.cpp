@@ -83,6 +83,9 @@ Expected<std::vector<WrittenOutput>> run_to_folder(const RunToFolderOptions& opt
   std::vector<NamedTensor> tensors;
   ONNXPROOF_TRY_ASSIGN(const CommandInputs read, read_inputs(options, tensors));
   ONNXPROOF_TRY(require_output_apart(options.output_dir, read, "--output-dir", OutputKind::into_folder));
+  if (std::error_code ec; fs::exists(fs::symlink_status(options.output_dir, ec)) &&
+                           !fs::is_directory(fs::status(options.output_dir, ec)))
+    return fail(ErrorCode::usage, "--output-dir " + options.output_dir.string() + " is not a folder");
   ONNXPROOF_TRY_ASSIGN(const auto earlier, earlier_outputs(options.output_dir));
   std::vector<Feed> feeds;
   for (const auto& input : tensors) feeds.push_back({input.name, &input.tensor});

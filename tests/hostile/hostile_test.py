@@ -9,8 +9,7 @@ working directory in a copy of the fixtures, then checks what a user relies on:
 - nothing in the sandbox changed (path, size, mtime, sha256) except the case's declared outputs,
   and HOME and TMPDIR are still empty.
 
-Adding a case is one line in CASES. OUTPUT_ONTO_INPUT_CASES (outputs aimed at inputs) run when
-ONNXPROOF_HOSTILE_OUTPUT_ONTO_INPUT=1, KNOWN_ISSUE_CASES when ONNXPROOF_HOSTILE_KNOWN_ISSUES=1.
+Adding a case is one line in CASES or OUTPUT_ONTO_INPUT_CASES (outputs aimed at inputs, refused).
 """
 
 import hashlib
@@ -143,10 +142,10 @@ CASES = [
     case("pipeline_without_inputs", "pipeline --model {w}/absent.py:Net --out {w}/run", 2),
     case("demo_out_is_file", "demo --out {w}/notes.onnx", 2, says="not a folder"),
     case("unknown_command", "frobnicate", 2),
+    case("version_leaves_tmpdir_empty", "--version", 0),  # its Python imports torchvision
 ]
 
-# Outputs aimed at the command's own inputs: refused with exit 2, the input untouched. Enabled
-# once every writer goes through one ownership check (ONNXPROOF_HOSTILE_OUTPUT_ONTO_INPUT=1).
+# Outputs aimed at the command's own inputs (after links): refused with exit 2, the input untouched.
 OUTPUT_ONTO_INPUT_CASES = [
     case("check_json_onto_model", "check {w}/model.onnx --json {w}/model.onnx", 2),
     case("check_json_through_symlink_to_model", "check {w}/model.onnx --json {w}/link-to-model", 2),
@@ -160,12 +159,6 @@ OUTPUT_ONTO_INPUT_CASES = [
     case("golden_freeze_onto_reference", "golden freeze {w}/model.onnx --reference {w}/ref --out {w}/ref", 2),
     case("golden_freeze_onto_model_folder", "golden freeze {w}/model.onnx --reference {w}/ref --out {w}", 2),
     case("pipeline_out_onto_reference", "pipeline --from-export {w}/ref --out {w}/ref", 2),
-]
-
-# Known leaks, outside what this harness's owner could fix: `--version` starts Python, whose
-# `import torch` creates $TMPDIR/torchinductor_root. Run with ONNXPROOF_HOSTILE_KNOWN_ISSUES=1.
-KNOWN_ISSUE_CASES = [
-    case("version_leaves_tmpdir_empty", "--version", 0),
 ]
 
 
@@ -333,16 +326,8 @@ class HostileInputs(unittest.TestCase):
             with self.subTest(c.name):
                 self.run_case(c)
 
-    @unittest.skipUnless(os.environ.get("ONNXPROOF_HOSTILE_OUTPUT_ONTO_INPUT") == "1",
-                         "outputs onto inputs: enabled once the ownership check is merged")
     def test_outputs_onto_inputs(self):
         for c in OUTPUT_ONTO_INPUT_CASES:
-            with self.subTest(c.name):
-                self.run_case(c)
-
-    @unittest.skipUnless(os.environ.get("ONNXPROOF_HOSTILE_KNOWN_ISSUES") == "1", "known issues, listed to be fixed")
-    def test_known_issues(self):
-        for c in KNOWN_ISSUE_CASES:
             with self.subTest(c.name):
                 self.run_case(c)
 
