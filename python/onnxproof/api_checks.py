@@ -9,8 +9,7 @@ import os
 import re
 import shutil
 
-from .cases import MAX_GENERATED_BYTES
-from .errors import UsageError
+from .errors import MAX_GENERATED_BYTES, UsageError
 
 # The oldest opset the exporters write and the engine reads (the CLI's --opset has the same floor).
 OLDEST_OPSET = 7

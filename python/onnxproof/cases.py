@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from .errors import UsageError
+from .errors import MAX_GENERATED_BYTES, UsageError
 
 # Integer inputs without a declared range get values in [0, 10): small enough to index most
 # embeddings; a token-id input should declare its vocabulary (ids=1x16:int64:0..30522).
@@ -256,10 +256,6 @@ def _apply_structure(values, domain, rng):
             first, second = values[..., a].copy(), values[..., b].copy()
             values[..., a], values[..., b] = np.minimum(first, second), np.maximum(first, second)
     return values
-
-
-# The most bytes one generated input may take: the engine's limit on --input and --sweep sizes.
-MAX_GENERATED_BYTES = 4 << 30
 
 
 def generate_in_domain(spec, dims, rng, domain=None):

@@ -5,6 +5,10 @@ EXIT_USAGE = 2  # a malformed option or spec
 EXIT_ERROR = 3  # the tool could not run: missing file, import error, missing dependency
 EXIT_IO = 4     # a file could not be written (full disk, quota, read-only file system); the engine's io error, exit 3
 
+# The most bytes one generated input may take: the engine's limit on --input and --sweep sizes
+# (here, not in cases.py, so that prove()'s checks import without numpy).
+MAX_GENERATED_BYTES = 4 << 30
+
 
 class FrontEndError(Exception):
     """A user-facing error: printed as `onnxproof: error: <message>`, exit with `exit_code`."""
