@@ -151,6 +151,7 @@ bool nests_deeper_than(google::protobuf::io::ZeroCopyInputStream* input, int lim
       continue;
     }
     const int number = WireFormatLite::GetTagFieldNumber(tag);
+    if (number == 0) return false;  // no field has number 0; an end-group of it would pop the root
     const auto* field = level.type ? level.type->FindFieldByNumber(number) : nullptr;
     const auto* type = field ? field->message_type() : nullptr;  // nullptr unless a message or group
     switch (WireFormatLite::GetTagWireType(tag)) {

@@ -230,4 +230,14 @@ TEST(LoadModel, NestingFarPastTheLimitIsNamedNotCalledTruncated) {
   EXPECT_NE(parsed.error().describe().find("truncated"), std::string::npos) << parsed.error().describe();
 }
 
+// Found by fuzz_model_loader: an end-group tag of field 0 closed the measurement's root level and
+// the next step read past its stack. Field 0 is no wire format, so it is damage like any other.
+TEST(LoadModel, AnEndGroupOfFieldZeroIsDamageNotAReadPastTheStack) {
+  for (const std::string& bytes : {std::string("\x04", 1), std::string("\x03\x04", 2), std::string("\x08\x01\x04", 3)}) {
+    const auto parsed = parse_model(bytes, "field0");
+    ASSERT_FALSE(parsed);
+    EXPECT_EQ(parsed.error().code(), ErrorCode::invalid_input) << parsed.error().describe();
+  }
+}
+
 }  // namespace
