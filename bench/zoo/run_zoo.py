@@ -63,6 +63,9 @@ ZOO = [
     ("transformers", "hf:BartModel", []),
     ("transformers", "hf:WhisperForConditionalGeneration", []),
     ("transformers", "hf:ViTModel", []),
+    ("transformers audio", "hf:Wav2Vec2Model", []),
+    ("transformers audio", "hf:HubertModel", []),
+    ("transformers vision", "hf:SegformerForSemanticSegmentation", []),
 ]
 
 STEPS = ("export", "check", "simplify", "ops", "parity", "golden")

@@ -7,8 +7,10 @@ inputs it takes by default (used when no --input is given):
     hf:CLASS[:key=value,...]      a transformers model class built from its configuration class
                                   with small sizes (2 layers, width 64, vocabulary 1000), the
                                   key=value pairs set on the configuration; token ids and an
-                                  attention mask with batch and sequence dynamic (images, audio
-                                  features or decoder ids for the models that take those)
+                                  attention mask with batch and sequence dynamic; images
+                                  (pixel_values), raw audio (input_values: batch and samples
+                                  dynamic), audio features or decoder ids for the models that
+                                  take those
 
 A transformers model is called with keyword arguments (its forward takes past_key_values and
 the like positionally) and runs without a cache; its output object is flattened to named outputs
@@ -31,6 +33,11 @@ HF_SMALL = {
     "max_target_positions": 64, "n_positions": 128, "dim": 64, "hidden_dim": 128, "n_layers": 2, "n_heads": 4,
 }
 BATCH, SEQUENCE, DECODER_SEQUENCE = 2, 16, 8
+# Raw audio: half a second at 16 kHz, the rate wav2vec 2.0 and HuBERT were trained at.
+SAMPLE_RATE, AUDIO_SECONDS_MAX = 16000, 30
+SAMPLES = SAMPLE_RATE // 2
+# Channels of each convolution of a raw-audio feature encoder (wav2vec 2.0 uses 512).
+HF_SMALL_CONVOLUTION = 32
 
 
 def is_family(spec):
@@ -173,6 +180,11 @@ class ImageModel(KeywordCall):
         return self.call(pixel_values)
 
 
+class AudioModel(KeywordCall):
+    def forward(self, input_values):
+        return self.call(input_values)
+
+
 class AudioToTextModel(KeywordCall):
     def forward(self, input_features, decoder_input_ids):
         return self.call(input_features, decoder_input_ids)
@@ -209,13 +221,17 @@ def _transformers(text):
     if model_class is None or config_class is None:
         raise UsageError(f"transformers has no model class '{name}' (e.g. BertModel, GPT2LMHeadModel)")
     defaults = config_class()
-    settings = {key: value for key, value in HF_SMALL.items() if hasattr(defaults, key)}
+    # Only where the field is one number: a per-stage list (Segformer's heads) keeps its default.
+    settings = {key: value for key, value in HF_SMALL.items()
+                if hasattr(defaults, key) and not isinstance(getattr(defaults, key), (list, tuple))}
     # Special token ids of the full vocabulary would index past the small one.
     vocabulary = settings.get("vocab_size", 0)
     for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
         value = getattr(defaults, key, None)
         if vocabulary and isinstance(value, int) and value >= vocabulary:
             settings[key] = vocabulary - 1
+    if isinstance(getattr(defaults, "conv_dim", None), (list, tuple)):  # one width per layer
+        settings["conv_dim"] = [HF_SMALL_CONVOLUTION] * len(defaults.conv_dim)
     settings.update(_parse_overrides(override_text))
     try:
         config = config_class(**settings)
@@ -249,9 +265,15 @@ def _signature_of(model, config):
         return (AudioToTextModel(model, ["input_features", "decoder_input_ids"]),
                 {"inputs": [features, decoder], "dynamic": [batch("input_features"), batch("decoder_input_ids"),
                                                             axis("decoder_input_ids", 1, "decoder_sequence")]})
+    if main == "input_values" and hasattr(config, "conv_kernel"):
+        return AudioModel(model, ["input_values"]), _raw_audio_inputs(config)
+    if main == "input_values":  # a spectrogram of fixed length (Audio Spectrogram Transformer)
+        frames, bins = int(getattr(config, "max_length", 1024)), int(config.num_mel_bins)
+        values = {"name": "input_values", "dims": [BATCH, frames, bins], "dtype": "float32"}
+        return AudioModel(model, ["input_values"]), {"inputs": [values], "dynamic": [batch("input_values")]}
     if main != "input_ids":
         raise UsageError(f"{type(model).__name__} takes '{main}' first; onnxproof builds inputs for token ids, "
-                         "images and audio features (give --input for others)")
+                         "images, raw audio and audio features (give --input for others)")
     dynamic = [batch("input_ids"), axis("input_ids", 1, "sequence"), batch("attention_mask"),
                axis("attention_mask", 1, "sequence")]
     # Learned position embeddings bound the sequence: declared, so torch.export accepts the axis.
@@ -264,3 +286,18 @@ def _signature_of(model, config):
         return (TextToTextModel(model, ["input_ids", "attention_mask", "decoder_input_ids"]),
                 {"inputs": [ids, mask, decoder], "dynamic": dynamic})
     return TextModel(model, ["input_ids", "attention_mask"]), {"inputs": [ids, mask], "dynamic": dynamic}
+
+
+def _raw_audio_inputs(config):
+    """Raw audio for a convolutional feature encoder (wav2vec 2.0, HuBERT, WavLM): float samples,
+    batch and samples dynamic, samples from the encoder's receptive field (the fewest that give
+    one frame) to 30 seconds."""
+    receptive, stride = 1, 1
+    for kernel, step in zip(config.conv_kernel, config.conv_stride):
+        receptive += (int(kernel) - 1) * stride
+        stride *= int(step)
+    values = {"name": "input_values", "dims": [BATCH, SAMPLES], "dtype": "float32"}
+    return {"inputs": [values], "dynamic": [
+        {"input": "input_values", "axis": 0, "label": "batch"},
+        {"input": "input_values", "axis": 1, "label": "samples", "min": receptive,
+         "max": AUDIO_SECONDS_MAX * SAMPLE_RATE}]}

@@ -240,6 +240,24 @@ class ModelFamilies(unittest.TestCase):
         self.assertEqual([spec["name"] for spec in defaults["inputs"]],
                          ["input_ids", "attention_mask", "decoder_input_ids"])
 
+    def test_a_raw_audio_model_takes_samples_from_its_receptive_field(self):
+        from onnxproof import families
+        model, description, defaults = families.load("hf:Wav2Vec2Model")
+        self.assertIn("conv_dim=[32, 32, 32, 32, 32, 32, 32]", description)
+        (values,) = defaults["inputs"]
+        self.assertEqual((values["name"], values["dtype"], values["dims"]), ("input_values", "float32", [2, 8000]))
+        samples = next(axis for axis in defaults["dynamic"] if axis["label"] == "samples")
+        self.assertEqual((samples["min"], samples["max"]), (400, 30 * 16000))  # wav2vec 2.0's 25 ms window
+        with torch.no_grad():
+            frames = model(torch.randn(1, samples["min"])).last_hidden_state.shape[1]
+        self.assertEqual(frames, 1)
+
+    def test_per_stage_configuration_lists_keep_their_defaults(self):
+        from onnxproof import families
+        model, _, defaults = families.load("hf:SegformerForSemanticSegmentation")
+        self.assertEqual(list(model.model.config.num_attention_heads), [1, 2, 5, 8])
+        self.assertEqual(defaults["inputs"][0]["name"], "pixel_values")
+
     def test_unknown_names_and_bad_overrides_are_usage_errors(self):
         from onnxproof import families
         for bad in ("hf:NoSuchModel", "hf:BertModel:layers", "timm:no_such_net", "torchvision:no_such_net", "hf:"):
