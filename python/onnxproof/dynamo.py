@@ -194,6 +194,11 @@ def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None):
     return program
 
 
+# torch 2.14 quotes a declared range here ("in the specified range 400 <= n <= 480000"), older
+# torch and an undeclared range do not.
+SPECIFIED_RANGE = r"in the specified range(?: [^\n]*?)?"
+
+
 def narrowed_labels(error, dynamic, guards):
     """{label: guard} for each declared axis that torch.export says holds only in part of its range
     ("Not all values of n = ... satisfy the generated guard ..."), not one it specialized to a
@@ -202,7 +207,7 @@ def narrowed_labels(error, dynamic, guards):
     found = {}
     for cause in exception_chain(error):
         text = ANSI.sub("", str(cause))
-        for match in re.finditer(r"Not all values of (\w+) = (\S+) in the specified range satisfy the generated "
+        for match in re.finditer(rf"Not all values of (\w+) = (\S+) {SPECIFIED_RANGE} satisfy the generated "
                                  r"guard (.+)", text):
             label = labels.get(match.group(1), match.group(1))
             if label in guards.specialized or label not in labels.values():
@@ -239,7 +244,7 @@ def _specialized_finding(labels_text, text, guards, where):
     labels = [label.strip() for label in labels_text.split(",") if label.strip()]
     label = next((label for label in labels if label in guards.specialized), labels[0] if labels else "")
     also = f" (also: {', '.join(other for other in labels if other != label)})" if len(labels) > 1 else ""
-    partial = re.search(rf"Not all values of {re.escape(label)} = (\S+) in the specified range satisfy the "
+    partial = re.search(rf"Not all values of {re.escape(label)} = (\S+) {SPECIFIED_RANGE} satisfy the "
                         r"generated guard (.+)", text)
     if label in guards.specialized:
         value, expression, guard_where = guards.specialized[label]

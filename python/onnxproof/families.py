@@ -290,14 +290,15 @@ def _signature_of(model, config):
 
 def _raw_audio_inputs(config):
     """Raw audio for a convolutional feature encoder (wav2vec 2.0, HuBERT, WavLM): float samples,
-    batch and samples dynamic, samples from the encoder's receptive field (the fewest that give
-    one frame) to 30 seconds."""
+    batch and samples dynamic, from the fewest samples that give two frames (torch.export treats
+    a size of 1 as a constant, so one frame would narrow the declared range) to 30 seconds."""
     receptive, stride = 1, 1
     for kernel, step in zip(config.conv_kernel, config.conv_stride):
         receptive += (int(kernel) - 1) * stride
         stride *= int(step)
+    two_frames = receptive + stride
     values = {"name": "input_values", "dims": [BATCH, SAMPLES], "dtype": "float32"}
     return {"inputs": [values], "dynamic": [
         {"input": "input_values", "axis": 0, "label": "batch"},
-        {"input": "input_values", "axis": 1, "label": "samples", "min": receptive,
+        {"input": "input_values", "axis": 1, "label": "samples", "min": two_frames,
          "max": AUDIO_SECONDS_MAX * SAMPLE_RATE}]}

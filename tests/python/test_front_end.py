@@ -247,10 +247,11 @@ class ModelFamilies(unittest.TestCase):
         (values,) = defaults["inputs"]
         self.assertEqual((values["name"], values["dtype"], values["dims"]), ("input_values", "float32", [2, 8000]))
         samples = next(axis for axis in defaults["dynamic"] if axis["label"] == "samples")
-        self.assertEqual((samples["min"], samples["max"]), (400, 30 * 16000))  # wav2vec 2.0's 25 ms window
+        # wav2vec 2.0's 25 ms window (400 samples) and 20 ms stride (320): two frames from 720
+        self.assertEqual((samples["min"], samples["max"]), (720, 30 * 16000))
         with torch.no_grad():
-            frames = model(torch.randn(1, samples["min"])).last_hidden_state.shape[1]
-        self.assertEqual(frames, 1)
+            frames = [model(torch.randn(1, size)).last_hidden_state.shape[1] for size in (719, 720)]
+        self.assertEqual(frames, [1, 2])
 
     def test_per_stage_configuration_lists_keep_their_defaults(self):
         from onnxproof import families
