@@ -70,6 +70,10 @@ Expected<ExportOptions> export_options_from(const ModelArguments& arguments, con
     options.sweep[sweep.first] = std::move(sweep.second);
   }
   if (arguments.samples < 1) return fail(ErrorCode::usage, "--samples must be at least 1");
+  if (arguments.generate < 0 || arguments.generate > k_max_generate_steps) {
+    return fail(ErrorCode::usage, "--generate takes 0 to " + std::to_string(k_max_generate_steps) + " steps");
+  }
+  options.generate = arguments.generate;
   if (!arguments.data.empty() && !arguments.data_dir.empty()) {
     return fail(ErrorCode::usage, "--data and --data-dir are alternatives; give one");
   }
