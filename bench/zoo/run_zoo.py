@@ -103,7 +103,7 @@ def run_one(onnxproof, spec, exporter, extra, work, timeout):
                    if errors else next((s.get("reason", "") for s in report["steps"] if s["status"] == "error"), ""))
     rows = [r for r in report.get("parity", []) if r.get("status") in ("pass", "fail")]
     row["max_abs"] = max((r["max_abs"] for r in rows), default=None)
-    generation = next((s.get("details", {}) for s in report["steps"] if s["name"] == "generate"), None)
+    generation = next((s for s in report["steps"] if s["name"] == "generate"), None)
     if generation and generation.get("providers"):
         first = generation["providers"][0]
         row["generation"] = {key: first.get(key) for key in ("identical_steps", "first_failure", "rule")}

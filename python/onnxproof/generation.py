@@ -87,7 +87,7 @@ class FlatCacheDecoder:
         import torch
         pairs = [(past[index], past[index + 1]) for index in range(0, len(past), 2)]
         exporting = torch.jit.is_tracing() or torch.compiler.is_exporting()
-        if not exporting and pairs and all(key.shape[2] == 0 for key, _ in pairs):
+        if not exporting and pairs and all(key.numel() == 0 for key, _ in pairs):
             pairs = []
         logits, present = self.step(input_ids, attention_mask, pairs)
         outputs = {"logits": logits}

@@ -94,13 +94,10 @@ class Report:
 
     @property
     def generation(self):
-        """With --generate / generate=N: the generate step's details ({"steps", "providers": [{provider,
-        rule, passed, identical_steps, first_token_difference, first_failure, table: [per step]}]}),
-        else None."""
-        for step in self.raw.get("steps", []) or []:
-            if step.get("name") == "generate":
-                return step.get("details")
-        return None
+        """With --generate / generate=N: report.json's generate step ({"status", "steps", "providers":
+        [{provider, rule, passed, identical_steps, first_token_difference, first_failure, table: [per
+        step]}], ...}), else None."""
+        return next((step for step in self.raw.get("steps", []) or [] if step.get("name") == "generate"), None)
 
     @property
     def accuracy(self):

@@ -30,12 +30,15 @@ def pipeline(out, *arguments):
     done = subprocess.run([ENGINE, "pipeline", "--out", out, "--samples", "1", *arguments], capture_output=True,
                           text=True, timeout=600)
     path = os.path.join(out, "report.json")
-    report = json.load(open(path, encoding="utf-8")) if os.path.exists(path) else None
+    report = None
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            report = json.load(handle)
     return done.returncode, report, done.stderr
 
 
 def generate_details(report):
-    return next(step for step in report["steps"] if step["name"] == "generate")["details"]
+    return next(step for step in report["steps"] if step["name"] == "generate")
 
 
 def first_steps_the_bug_changes(prompt, steps):

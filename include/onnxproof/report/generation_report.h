@@ -11,8 +11,9 @@
 
 namespace onnxproof {
 
-/// The generate step's details: {"steps", "providers": [{provider, rule, passed, identical_steps,
-/// first_token_difference, first_failure, ..., "table": [one object per step]}]}.
+/// The generate step's details (report.json lists them in the step's object): {"steps",
+/// "providers": [{provider, rule, passed, identical_steps, first_token_difference, first_failure,
+/// ..., "table": [one object per step]}]}.
 nlohmann::json generation_to_json(int steps, const std::vector<GenerationResult>& results);
 
 /// The per-step table under a heading, from the step's details; "" when they hold no table.
