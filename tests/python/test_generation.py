@@ -64,6 +64,31 @@ def first_steps_the_bug_changes(prompt, steps):
     return first_logits, first_token
 
 
+class CacheDecoderInputs(unittest.TestCase):
+    """The hf: family's decoder with its cache, without an export."""
+
+    def test_use_cache_exports_past_and_present_with_the_mask_covering_both(self):
+        from onnxproof import families
+        from onnxproof.cases import coupled_cases, example_sizes, with_derived
+        model, _, defaults = families.load("hf:LlamaForCausalLM:use_cache=true")
+        names = [spec["name"] for spec in defaults["inputs"]]
+        self.assertEqual(names[:3], ["input_ids", "attention_mask", "past_key_values.0.key"])
+        self.assertEqual(defaults["generation"]["present"], ["present.0.key", "present.0.value", "present.1.key",
+                                                             "present.1.value"])
+        for sizes in coupled_cases(example_sizes(defaults["inputs"], defaults["dynamic"]), {}):
+            sizes = with_derived(sizes, defaults["derived"])
+            self.assertEqual(sizes["total_sequence"], sizes["past_sequence"] + sizes["sequence"])
+        ids = torch.zeros((1, 3), dtype=torch.int64)
+        empty = [torch.zeros((1, 2, 0, 16)) for _ in range(4)]
+        outputs = model(ids, torch.ones((1, 3), dtype=torch.int64), *empty)
+        self.assertEqual(tuple(outputs["present.1.value"].shape), (1, 2, 3, 16))
+
+    def test_use_cache_on_a_model_that_is_no_causal_lm_is_a_usage_error(self):
+        from onnxproof import families
+        with self.assertRaisesRegex(onnxproof.UsageError, "use_cache=true exports a causal LM"):
+            families.load("hf:BertModel:use_cache=true")
+
+
 class GenerationProof(unittest.TestCase):
     def setUp(self):
         self.folder = tempfile.mkdtemp(prefix="onnxproof-generation-")
