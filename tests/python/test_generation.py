@@ -106,7 +106,8 @@ class GenerationProof(unittest.TestCase):
         self.assertEqual(len(provider["table"]), STEPS)
         self.assertEqual([row["past_length"] for row in provider["table"][:3]], [0, 4, 5])  # prompt of 4, then 1 a step
         self.assertTrue(os.path.exists(os.path.join(out, "report-generate.svg")))
-        self.assertIn("## Generation", open(os.path.join(out, "report.md"), encoding="utf-8").read())
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as handle:
+            self.assertIn("## Generation", handle.read())
 
     def test_a_planted_off_by_one_fails_at_the_step_it_first_changes(self):
         out = os.path.join(self.folder, "run")
