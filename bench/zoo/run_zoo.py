@@ -66,9 +66,16 @@ ZOO = [
     ("transformers audio", "hf:Wav2Vec2Model", []),
     ("transformers audio", "hf:HubertModel", []),
     ("transformers vision", "hf:SegformerForSemanticSegmentation", []),
+    # Decoders with their key/value cache and the generation proof (docs/generation.md).
+    ("causal LM with cache", "hf:LlamaForCausalLM:use_cache=true", ["--generate", "16"]),
+    ("causal LM with cache", "hf:GPT2LMHeadModel:use_cache=true", ["--generate", "16"]),
+    ("causal LM with cache", "hf:Qwen2ForCausalLM:use_cache=true", ["--generate", "16"]),
+    ("causal LM with cache", "hf:MistralForCausalLM:use_cache=true", ["--generate", "16"]),
+    ("causal LM with cache", "hf:PhiForCausalLM:use_cache=true", ["--generate", "16"]),
+    ("causal LM with cache", "hf:GemmaForCausalLM:use_cache=true", ["--generate", "16"]),
 ]
 
-STEPS = ("export", "check", "simplify", "ops", "parity", "golden")
+STEPS = ("export", "check", "simplify", "ops", "parity", "generate", "golden")
 
 
 def run_one(onnxproof, spec, exporter, extra, work, timeout):
@@ -99,6 +106,15 @@ def run_one(onnxproof, spec, exporter, extra, work, timeout):
                    if errors else next((s.get("reason", "") for s in report["steps"] if s["status"] == "error"), ""))
     rows = [r for r in report.get("parity", []) if r.get("status") in ("pass", "fail")]
     row["max_abs"] = max((r["max_abs"] for r in rows), default=None)
+    generation = next((s for s in report["steps"] if s["name"] == "generate"), None)
+    if generation and generation.get("providers"):
+        first = generation["providers"][0]
+        row["generation"] = {key: first.get(key) for key in ("identical_steps", "first_failure", "rule")}
+        row["generation"]["worst_error"] = max((step["error"] for step in first.get("table", [])), default=None)
+        row["generation"]["steps"] = len(first.get("table", []))
+        row["note"] = (row["note"] + "; " if row["note"] else "") + (
+            f"generate: {first.get('identical_steps')}/{len(first.get('table', []))} identical tokens, "
+            f"worst logit error {row['generation']['worst_error']:.2g} ({first.get('rule')})")
     row["nodes"], row["opset"] = model_facts(os.path.join(folder, "model.onnx"))
     return row
 

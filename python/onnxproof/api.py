@@ -32,7 +32,7 @@ DEFAULT_DATA_BATCHES = 8
 
 def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None, data=None,
           data_batches=DEFAULT_DATA_BATCHES, opset=None, exporter="auto", targets=("ort-cpu",), providers=("cpu",),
-          sweep=None, samples=3, rtol=None, atol=None, out=None, quiet=False, localize=True):
+          sweep=None, samples=3, rtol=None, atol=None, out=None, quiet=False, localize=True, generate=0):
     """Exports `model` called as model(*args, **kwargs), proves the export and returns its Report.
 
     dynamic_shapes: torch.export's spelling, {input: {axis: Dim("batch", min=1, max=64)}} or a
@@ -48,6 +48,10 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         an earlier onnxproof run.
     localize: after a parity failure, find the module where the outputs first diverge (the
         Report's `localization` and a DIVERGENCE_LOCATED finding; RUN/localize/).
+    generate: N greedy steps from args' input_ids through PyTorch and ONNX Runtime (the generation
+        proof, docs/generation.md); the model is a decoder, forward(input_ids, attention_mask,
+        past_key_values=None) returning logits and the cache, exported with the cache as inputs
+        and outputs (past_key_values.L.key/value, present.L.key/value).
     Raises onnxproof.UsageError for bad arguments and onnxproof.EngineError when the tool cannot
     run; a model that fails the proof is a Report with verdict "fail", not an exception.
     """
@@ -58,6 +62,12 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
                            dynamic_axes=dynamic_axes, sweep=sweep, kwargs=kwargs, out=out)
     checks.check_inputs(args, data)
     targets, providers = _names(targets), _names(providers)
+    if not isinstance(generate, int) or isinstance(generate, bool) or generate < 0:
+        raise UsageError(f"generate must be a number of steps (an int >= 0), not {generate!r}")
+    if generate:
+        return _prove_generation(model, args, kwargs, generate, dict(
+            opset=opset, exporter=exporter, targets=targets, providers=providers, sweep=sweep, samples=samples,
+            rtol=rtol, atol=atol, out=out, quiet=quiet, localize=localize))
     call, tensors = _callable_inputs(model, args, kwargs)
     names = list(tensors)
     inputs = [_input_spec(name, tensor) for name, tensor in tensors.items()]
@@ -75,11 +85,54 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     _check_config(config)
     example = {name: _array(name, tensor) for name, tensor in tensors.items()}
     samples_given = None if data is None else specs.samples_from(_batches(data, data_batches), names, "data")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
     arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
     arguments += _tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
-    # One engine for the whole proof; the export and the localization's PyTorch half run here,
-    # where the model object is (the engine cannot load it again).
+    return _run_attached(arguments, config, InMemoryModel(call, config["model"], example, samples_given), model, call,
+                         out, quiet)
+
+
+def _prove_generation(model, args, kwargs, steps, options):
+    """prove(..., generate=N): the decoder as a flat cache decoder (generation.py) with its own
+    inputs, the example's input_ids being args' (the prompt), then the same engine run with
+    --generate N."""
+    import numpy as np
+    from . import generation
+    from .cases import generate_in_domain, with_derived, example_sizes, shape_for
+    from .export import InMemoryModel
+    _, tensors = _callable_inputs(model, args, kwargs)
+    ids = tensors.get("input_ids")
+    if ids is None or not generation.takes_cache(model):
+        raise UsageError("generate=N needs a decoder, forward(input_ids, attention_mask, past_key_values=None), "
+                         "called with input_ids (and attention_mask) in args")
+    try:
+        decoder, defaults = generation.user_decoder(model, {"dims": list(ids.shape)})
+    except Exception as error:  # the user's forward does not follow the decoder convention
+        raise UsageError(f"generate=N: the model is no decoder onnxproof can call with a cache: "
+                         f"{type(error).__name__}: {error}") from error
+    sizes = with_derived(example_sizes(defaults["inputs"], defaults["dynamic"]), defaults["derived"])
+    rng = np.random.default_rng(0)
+    example = {spec["name"]: generate_in_domain(spec, shape_for(spec, defaults["dynamic"], sizes), rng)
+               for spec in defaults["inputs"]}
+    example["input_ids"] = _array("input_ids", ids)
+    out = os.path.abspath(options["out"] or checks.default_out(model))
+    config = {"contract": contract.CONFIG, "model": _describe(model), "inputs": defaults["inputs"],
+              "dynamic": [{key: value for key, value in entry.items()} for entry in defaults["dynamic"]],
+              "opset": int(options["opset"] or 0), "exporter": options["exporter"],
+              "sweep": {k: [int(s) for s in v] for k, v in (options["sweep"] or {}).items()},
+              "samples": int(options["samples"]), "seed": 0, "out": "", "generate": steps}
+    _check_config(config)
+    arguments = ["--out", out, "--target", ",".join(options["targets"]), "--provider", ",".join(options["providers"]),
+                 "--generate", str(steps)] + _tolerance_arguments(options["rtol"], options["atol"])
+    arguments += [] if options["localize"] else ["--no-localize"]
+    given = InMemoryModel(decoder, config["model"], example, None, defaults)
+    return _run_attached(arguments, config, given, model, decoder, out, options["quiet"])
+
+
+def _run_attached(arguments, config, given, model, call, out, quiet):
+    """One engine for the whole proof: the export and the localization's PyTorch half run here,
+    where the model object is (the engine cannot load it again), config["out"] a staging folder
+    beside `out`; the proof there. The typed Report."""
+    os.makedirs(os.path.dirname(out), exist_ok=True)
     with AttachedEngine(arguments, quiet) as engine:
         config.update(_opset_ceiling(engine.opset_limit()))
         checks.check_opset(config["opset"], config["opset_ceiling"], config["opset_ceiling_reason"])
@@ -87,7 +140,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         staging = tempfile.mkdtemp(prefix=checks.staging_prefix(), dir=os.path.dirname(out))
         try:
             config["out"] = staging
-            _export(engine, config, InMemoryModel(call, config["model"], example, samples_given), model, quiet)
+            _export(engine, config, given, model, quiet)
             outcome = engine.prove(staging, functools.partial(_capture_module_outputs, model, call))
         finally:
             shutil.rmtree(staging, ignore_errors=True)

@@ -64,6 +64,19 @@ def shape_cases(examples, sweep, ranges=None):
     return cases
 
 
+def with_derived(sizes, derived):
+    """`sizes` with each derived label set to the sum of the labels it is made of (a cache
+    decoder's attention mask covers past and new tokens: total_sequence = past_sequence +
+    sequence); the others as they are."""
+    if not derived:
+        return sizes
+    sizes = dict(sizes)
+    for label, parts in derived.items():
+        if label in sizes and all(part in sizes for part in parts):
+            sizes[label] = sum(sizes[part] for part in parts)
+    return sizes
+
+
 def shape_for(spec, dynamic, sizes):
     dims = list(spec["dims"])
     for axis in dynamic:

@@ -67,6 +67,7 @@ EXPORT = version("export")
 CASES = version("cases")
 LOCALIZE = version("localize")
 REPORT = version("report")
+GENERATION = version("generation")
 
 _TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list,),
           "object": (dict,), "null": (type(None),)}

@@ -156,7 +156,7 @@ def _user_frame_on_stack():
     return users_frame((frame.filename, frame.lineno) for frame in traceback.extract_stack())
 
 
-def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None):
+def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None, derived=()):
     """The ExportedProgram, or DynamoExportFailed with the finding. Dataclasses the forward returns
     are registered with torch.export first (it flattens only the types it knows). An axis whose
     declared range the code narrows (a guard like `n // 2 <= n` torch cannot prove, or a real
@@ -168,7 +168,8 @@ def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None):
     for kind in output_dataclasses:
         if kind not in pytree.SUPPORTED_NODES:
             torch.export.register_dataclass(kind)
-    narrowed = {}
+    # A derived axis (a sum of other axes) is Dim.DYNAMIC: torch.export finds the relation itself.
+    narrowed = {label: None for label in derived}
     while True:
         shapes = dynamic_shapes(model, inputs, dynamic, frozenset(narrowed))
         guards = GuardLog(_positional_parameters(model), inputs, dynamic)
@@ -184,7 +185,7 @@ def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None):
                 raise DynamoExportFailed(classify_export_error(error, guards)) from error
             narrowed.update(more)
     for label, guard in narrowed.items():
-        if findings is not None:
+        if findings is not None and guard is not None:
             findings.append(finding(
                 "FROZEN_DIMENSION", "warning",
                 f"dynamic axis '{label}' holds only where {guard} by torch.export's guards; exported with the "

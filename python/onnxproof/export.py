@@ -35,6 +35,7 @@ class InMemoryModel(typing.NamedTuple):
     description: str
     example: dict
     samples: list = None
+    defaults: dict = None  # inputs of its own (a cache decoder for generate=N: generation.py)
 
 
 class Exporter:

@@ -8,7 +8,7 @@ import shutil
 import warnings
 
 from . import dynamo, traps
-from .cases import size_ranges
+from .cases import size_ranges, with_derived
 from .export_io import progress, temporary_path
 from .findings import finding
 
@@ -33,7 +33,8 @@ def export_with_dynamo(state, model, example, path):
     staging = temporary_path(os.path.join(state.out, ".dynamo"))
     os.makedirs(staging, exist_ok=True)
     try:
-        program = dynamo.capture(model, args, state.inputs, state.dynamic, state.output_dataclasses, state.findings)
+        program = dynamo.capture(model, args, state.inputs, state.dynamic, state.output_dataclasses, state.findings,
+                                 derived=state.derived)
         progress("translating the exported program into ONNX")
         staged = os.path.join(staging, os.path.basename(path))
         # A model with custom ops carries their translations (torch.onnx's custom_translation_table).
@@ -124,6 +125,7 @@ def differential_trace(state, model, example, path):
     other = {label: state.other_size(label, size) for label, size in state.examples.items()}
     for group in state.couplings:  # labels PyTorch needs at one size move together
         other.update({label: other[group[0]] for label in group})
+    other = with_derived(other, state.derived)
     rng = np.random.default_rng(11)
     arrays = state.generate_inputs(other, rng)
     flipped = False  # whether some input's values moved to the other side of zero

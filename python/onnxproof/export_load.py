@@ -17,7 +17,8 @@ def load_and_prepare(state):
     model_spec = state.config["model"]
     if state.given is None:
         specs.check_model_spec(model_spec)
-    if not state.inputs and not families.is_family(model_spec):
+    generate = int(state.config.get("generate") or 0)
+    if not state.inputs and not families.is_family(model_spec) and not generate:
         raise UsageError("declare the model's inputs with --input NAME=DIMS:DTYPE")
     exporters = resolve_exporters(state.config.get("exporter", "auto"), int(state.config.get("opset") or 0))
     if state.given is None:
@@ -27,16 +28,38 @@ def load_and_prepare(state):
         torch.manual_seed(int(state.config.get("seed", 0)))
         model, state.description, defaults = state.timed("load", specs.load_model, model_spec)
     else:
-        model, state.description, defaults = state.given.model, state.given.description, None
-    if not state.inputs:
+        model, state.description, defaults = state.given.model, state.given.description, state.given.defaults
+    if generate and not (defaults or {}).get("generation"):
+        model, defaults = _as_cache_decoder(state, model)
+    if not state.inputs or (defaults or {}).get("generation"):
         # The family's own inputs; a --dynamic given alone is not mixed with them.
         state.inputs, state.dynamic = defaults["inputs"], defaults["dynamic"]
+        state.derived, state.generation = defaults.get("derived", {}), defaults.get("generation")
         progress("inputs: " + ", ".join(f"{spec['name']} {'x'.join(map(str, spec['dims']))} {spec['dtype']}"
                                         for spec in state.inputs))
+    if generate and not state.generation:
+        raise UsageError("--generate needs a decoder with a key/value cache: a causal LM spec with use_cache=true "
+                         "(hf:LlamaForCausalLM:use_cache=true) or, in prove(), a model taking past_key_values")
     state.examples = example_sizes(state.inputs, state.dynamic)
     state.exporter = exporters[0]
     state.opset, state.opset_reason = choose_opset(state.config, state.exporter)  # until an export chooses
     return prepare(state, model), exporters
+
+
+def _as_cache_decoder(state, model):
+    """--generate on a model of the user's: its forward must take past_key_values; it becomes a
+    flat cache decoder (generation.py) with inputs read from its cache. A declared input_ids sets
+    the prompt's size and id range."""
+    from . import generation
+    if not generation.takes_cache(model):
+        raise UsageError("--generate needs a decoder with a key/value cache: forward(input_ids, attention_mask, "
+                         "past_key_values=None), or an hf: causal LM with use_cache=true")
+    ids = next((spec for spec in state.inputs if spec["name"] == "input_ids"), None)
+    try:
+        return generation.user_decoder(model, ids)
+    except Exception as error:  # the user's forward does not follow the decoder convention
+        raise UsageError(f"--generate: the model is no decoder onnxproof can call with a cache: "
+                         f"{type(error).__name__}: {error}") from error
 
 
 def prepare(state, model):

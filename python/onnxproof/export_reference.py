@@ -9,7 +9,7 @@ import time
 from . import contract
 from . import spec as specs
 from . import traps
-from .cases import coupled_cases, size_ranges
+from .cases import coupled_cases, size_ranges, with_derived
 from .exact import ExactReference
 from .export_io import write_atomically
 from .findings import finding, registry
@@ -38,8 +38,12 @@ def reference_samples(state, model):
     sweep = {label: [int(size) for size in sizes] for label, sizes in (state.config.get("sweep") or {}).items()}
     samples = int(state.config.get("samples", 3))
     rng = np.random.default_rng(int(state.config.get("seed", 0)) + 1)
-    for number, sizes in enumerate(coupled_cases(state.examples, sweep, size_ranges(state.dynamic),
-                                                 state.couplings)):
+    cases = []
+    for sizes in coupled_cases(state.examples, sweep, size_ranges(state.dynamic), state.couplings):
+        sizes = with_derived(sizes, state.derived)  # a derived label's own sizes are no cases
+        if sizes not in cases:
+            cases.append(sizes)
+    for number, sizes in enumerate(cases):
         for index in range(samples):
             # The example the user gave is always a case, the first.
             if number == 0 and index == 0 and state.example is not None:
@@ -158,6 +162,10 @@ def fill_reference(state, model, reference):
         "cases": cases,
     }
     write_atomically(os.path.join(reference, "cases.json"), contract.dumps(manifest, "cases", indent=2) + "\n")
+    steps = int(state.config.get("generate") or 0)
+    if steps and state.generation:
+        from .generation import record_generation
+        state.timed("generation_reference", record_generation, state, model, reference, steps)
 
 
 def count_finite(counts, value):

@@ -5,7 +5,7 @@ operations every stage needs on it: calling the model, generating inputs, timing
 import os
 import time
 
-from .cases import generate_in_domain, cap_offsets, shape_for, size_ranges
+from .cases import generate_in_domain, cap_offsets, shape_for, size_ranges, with_derived
 
 
 class ExportState:
@@ -38,6 +38,8 @@ class ExportState:
         self.output_groups = None
         self.output_ranks = []
         self.output_axes = {}
+        self.derived = {}  # {label: [labels]}: an axis whose size is the sum of others' (a cache's total)
+        self.generation = None  # a decoder with a cache: its names for the generation proof (generation.py)
         self.rejected_cases = {}  # generated cases PyTorch refused: {sizes as JSON: its error}
 
     def timed(self, stage, function, *args):
@@ -62,6 +64,7 @@ class ExportState:
 
     def generate_inputs(self, sizes, rng):
         """{input name: array} at the axis sizes `sizes`, inside the example's value domain."""
+        sizes = with_derived(sizes, self.derived)
         arrays = {spec["name"]: generate_in_domain(spec, shape_for(spec, self.dynamic, sizes), rng,
                                                    self.domains.get(spec["name"]))
                   for spec in self.inputs}

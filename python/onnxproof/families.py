@@ -14,7 +14,9 @@ inputs it takes by default (used when no --input is given):
 
 A transformers model is called with keyword arguments (its forward takes past_key_values and
 the like positionally) and runs without a cache; its output object is flattened to named outputs
-(logits, last_hidden_state, ...).
+(logits, last_hidden_state, ...). A causal LM with use_cache=true is the decoder with its cache
+instead (generation.py): past_key_values.L.key/value in, present.L.key/value out, the cache's
+DynamicCache built inside the graph from the flat tensors (torch.export takes no Cache object).
 """
 import torch
 
@@ -235,12 +237,16 @@ def _transformers(text):
     settings.update(_parse_overrides(override_text))
     try:
         config = config_class(**settings)
-        config.use_cache = False
+        with_cache = settings.get("use_cache") is True
+        config.use_cache = with_cache
         model = model_class(config)
     except Exception as error:  # the user's override or the library's own check: said in one line
         raise FrontEndError(f"building {name} from {config_class.__name__}({settings}) failed: "
                             f"{type(error).__name__}: {error}") from error
-    wrapper, inputs = _signature_of(model, config)
+    if with_cache:
+        wrapper, inputs = _cache_decoder_of(name, model, config)
+    else:
+        wrapper, inputs = _signature_of(model, config)
     settings_text = ", ".join(f"{key}={value}" for key, value in sorted(settings.items()))
     return wrapper, f"transformers.{name}({config_class.__name__}({settings_text}))", inputs
 
@@ -302,3 +308,26 @@ def _raw_audio_inputs(config):
         {"input": "input_values", "axis": 0, "label": "batch"},
         {"input": "input_values", "axis": 1, "label": "samples", "min": two_frames,
          "max": AUDIO_SECONDS_MAX * SAMPLE_RATE}]}
+
+
+# Causal LM classes: the ones use_cache=true exports with their key/value cache.
+CAUSAL_LM_SUFFIXES = ("ForCausalLM", "LMHeadModel")
+CACHE_SEQUENCE, CACHE_PAST = 4, 8  # the example: 4 new tokens after 8 cached ones
+
+
+def _cache_decoder_of(name, model, config):
+    """The decoder with its cache as flat tensors, and its default inputs (generation.py)."""
+    from . import generation
+    if not name.endswith(CAUSAL_LM_SUFFIXES) or getattr(config, "is_encoder_decoder", False):
+        raise UsageError(f"use_cache=true exports a causal LM's decoder with its cache; {name} is not one "
+                         f"(a class ending in {' or '.join(CAUSAL_LM_SUFFIXES)})")
+    decoder = generation.flat_cache_decoder(model, generation.TransformersStep)
+    positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    vocabulary = int(getattr(config, "vocab_size", 1000) or 1000)
+    try:
+        inputs = generation.decoder_inputs(decoder.eval(), BATCH, CACHE_SEQUENCE, CACHE_PAST, vocabulary,
+                                           positions if isinstance(positions, int) else None)
+    except Exception as error:  # the library's cache classes changed shape: one clear line
+        raise FrontEndError(f"{name} with use_cache=true: cannot read its cache: {type(error).__name__}: {error}") \
+            from error
+    return decoder, inputs

@@ -93,6 +93,13 @@ class Report:
         return simplified if os.path.exists(simplified) else self.path("model.onnx")
 
     @property
+    def generation(self):
+        """With --generate / generate=N: report.json's generate step ({"status", "steps", "providers":
+        [{provider, rule, passed, identical_steps, first_token_difference, first_failure, table: [per
+        step]}], ...}), else None."""
+        return next((step for step in self.raw.get("steps", []) or [] if step.get("name") == "generate"), None)
+
+    @property
     def accuracy(self):
         """With labelled data: per output, {"samples", "flipped", "accuracy": {"pytorch": .., "cpu": ..}}."""
         return list(self.raw.get("summary", {}).get("accuracy", []))

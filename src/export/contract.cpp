@@ -44,6 +44,7 @@ contract::ConfigDocument config_document(const ExportOptions& options) {
   if (!options.opset_op_limits.empty())
     config.opset_op_limits = std::map<std::string, int64_t>(options.opset_op_limits.begin(), options.opset_op_limits.end());
   if (!options.data.empty()) config.data = options.data;
+  if (options.generate > 0) config.generate = options.generate;
   if (!options.data_dir.empty()) config.data_dir = options.data_dir.string();
   return config;
 }

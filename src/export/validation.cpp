@@ -135,7 +135,8 @@ Expected<void> validate_export_options(const ExportOptions& options) {
       options.exporter != "both")
     return fail(ErrorCode::usage,
                 "--exporter must be auto, torchscript, dynamo or both, not '" + options.exporter + "'");
-  if (options.inputs.empty() && !is_model_family(options.model))
+  // --generate: the front end reads a decoder's inputs from its cache (python/onnxproof/generation.py).
+  if (options.inputs.empty() && !is_model_family(options.model) && options.generate == 0)
     return fail(ErrorCode::usage, "--input is required for " + options.model +
                                       " (torchvision:, timm: and hf: models bring their own inputs)");
   // The configuration reaches Python as JSON, which holds UTF-8 text only.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <map>
@@ -15,6 +16,8 @@
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
 #include "onnxproof/ops/opset_limits.h"
+#include "onnxproof/parity/generation.h"
+#include "onnxproof/report/generation_report.h"
 #include "onnxproof/report/simplify_report.h"
 #include "onnxproof/report/versions.h"
 #include "onnxproof/simplify/simplify.h"
@@ -200,6 +203,37 @@ StepReport parity_step(Run& run) {
   return step;
 }
 
+// --generate N: the greedy loop through ONNX Runtime on every provider, against PyTorch's loop
+// (reference/generation/, written by the export). Only in the pipeline when --generate is given.
+StepReport generate_step(Run& run) {
+  StepReport step{.name = "generate"};
+  const fs::path folder = run.out / "reference" / "generation";
+  std::error_code ec;
+  if (!fs::is_regular_file(folder / "generation.json", ec)) {
+    return step_error(step, Error(ErrorCode::not_found, "the export recorded no generation (reference/generation/generation.json)"));
+  }
+  std::vector<GenerationResult> results;
+  for (const auto& provider : run.options.parity.providers) {
+    const SessionOptions session{.provider = provider, .intra_op_threads = run.options.parity.intra_op_threads};
+    auto result = prove_generation(run.model, folder, session, run.options.parity.tolerance);
+    if (!result) return step_error(step, result.error());
+    add_findings(run, result->findings);
+    results.push_back(std::move(*result));
+  }
+  const bool passed = std::all_of(results.begin(), results.end(), [](const auto& result) { return result.passed(); });
+  step.status = passed && !results.empty() ? StepStatus::pass : StepStatus::fail;
+  step.details = generation_to_json(run.options.export_options.generate, results);
+  if (!results.empty()) {
+    const auto& first = results.front();
+    step.reason = fmt::format("{} greedy steps, {} with identical tokens on {}{}", first.steps.size(),
+                              first.identical_steps(), first.provider,
+                              first.first_failure ? fmt::format("; first wrong at step {}", *first.first_failure) : "");
+  }
+  return step;
+}
+
+bool generation_wanted(const Run& run) { return run.options.export_options.generate > 0; }
+
 // A copy of `from` at `to`, by hard links where the file system allows (the same bytes, no
 // extra space), else by copying.
 Expected<void> copy_folder(const fs::path& from, const fs::path& to) {
@@ -251,13 +285,15 @@ struct StepDefinition {
   std::string_view name;
   StepReport (*run)(Run&);
   bool needs_model;
+  bool (*wanted)(const Run&) = nullptr;  // null: always in the pipeline; else only when it says so
 };
 
 // The pipeline, in order. Adding a step is adding a line here.
 constexpr std::array k_steps = {
     StepDefinition{"export", export_step, false},    StepDefinition{"check", check_step, true},
     StepDefinition{"simplify", simplify_step, true}, StepDefinition{"ops", ops_step, true},
-    StepDefinition{"parity", parity_step, true},     StepDefinition{"golden", golden_step, true},
+    StepDefinition{"parity", parity_step, true},     StepDefinition{"generate", generate_step, true, generation_wanted},
+    StepDefinition{"golden", golden_step, true},
 };
 
 const StepReport* find_step(const Report& report, std::string_view name) {
@@ -496,6 +532,7 @@ void name_published_paths(Report& report, const fs::path& staging, const fs::pat
 
 void run_steps(Run& run) {
   for (const auto& definition : k_steps) {
+    if (definition.wanted != nullptr && !definition.wanted(run)) continue;
     if (definition.needs_model && run.model.empty()) {
       run.report.steps.push_back(
           {.name = std::string(definition.name), .reason = "no model: the export did not produce one"});

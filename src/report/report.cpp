@@ -11,6 +11,7 @@
 #include "onnxproof/report/localize_report.h"
 #include "onnxproof/report/log_bar_chart.h"
 #include "onnxproof/report/markdown.h"
+#include "onnxproof/report/generation_report.h"
 #include "onnxproof/report/parity_plot.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/simplify_report.h"
@@ -153,6 +154,8 @@ std::string report_to_markdown(const Report& report) {
   }
   for (const auto& step : report.steps)
     if (step.name == "simplify") md += simplify_rules_to_markdown(step.details);
+  for (const auto& step : report.steps)
+    if (step.name == "generate") md += generation_to_markdown(step.details);
 
   if (!parity_rows(report).empty()) {
     md +=
@@ -225,6 +228,8 @@ std::string report_to_html(const Report& report) {
   html += "</table>\n";
   for (const auto& step : report.steps)
     if (step.name == "simplify") html += simplify_rules_to_html(step.details);
+  for (const auto& step : report.steps)
+    if (step.name == "generate") html += generation_to_html(step.details);
   if (const std::string svg = parity_plot_svg(parity_rows(report)); !svg.empty()) {
     html += "<h2>Parity (ONNX Runtime against PyTorch)</h2>\n<p>The rule: " + markup_escape(k_rule_sentence) +
             "</p>\n" + svg;
@@ -260,6 +265,11 @@ Expected<void> write_report(const Report& report, const std::filesystem::path& o
       report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   if (const std::string svg = parity_plot_svg(parity_rows(report)); !svg.empty()) {
     ONNXPROOF_TRY(write_file_atomically(out / "report-parity.svg", svg));
+  }
+  for (const auto& step : report.steps) {
+    if (step.name != "generate") continue;
+    if (const std::string svg = generation_plot_svg(step.details); !svg.empty())
+      ONNXPROOF_TRY(write_file_atomically(out / "report-generate.svg", svg));
   }
   if (report.localization) {
     if (const std::string svg = localization_plot_svg(*report.localization); !svg.empty())

@@ -28,6 +28,13 @@ Expected<void> require_out_apart(const ModelArguments& arguments, const fs::path
   return require_output_apart(out, read, "--out", OutputKind::whole_folder);
 }
 
+Expected<void> check_generate(const ModelArguments& arguments) {
+  if (arguments.generate < 0 || arguments.generate > k_max_generate_steps) {
+    return fail(ErrorCode::usage, "--generate takes 0 to " + std::to_string(k_max_generate_steps) + " steps");
+  }
+  return {};
+}
+
 // --from-export adopts a finished export: the options that shape one are refused, not ignored.
 Expected<ExportOptions> adopted_export_options(const ModelArguments& arguments, const fs::path& out) {
   if (out.empty()) return fail(ErrorCode::usage, "--from-export needs --out: the run folder to prove the export in");
@@ -40,6 +47,9 @@ Expected<ExportOptions> adopted_export_options(const ModelArguments& arguments, 
   ExportOptions options;
   options.from_export = arguments.from_export;
   options.out = out;
+  // --generate proves the generation the export recorded (prove(..., generate=N) attaches with it).
+  ONNXPROOF_TRY(check_generate(arguments));
+  options.generate = arguments.generate;
   return options;
 }
 
@@ -70,6 +80,8 @@ Expected<ExportOptions> export_options_from(const ModelArguments& arguments, con
     options.sweep[sweep.first] = std::move(sweep.second);
   }
   if (arguments.samples < 1) return fail(ErrorCode::usage, "--samples must be at least 1");
+  ONNXPROOF_TRY(check_generate(arguments));
+  options.generate = arguments.generate;
   if (!arguments.data.empty() && !arguments.data_dir.empty()) {
     return fail(ErrorCode::usage, "--data and --data-dir are alternatives; give one");
   }

@@ -24,6 +24,7 @@ Expected<void> read_document(const std::string& name, const std::filesystem::pat
   if (name == "export") return check(contract::read_export(json, file, ErrorCode::invalid_input));
   if (name == "cases") return check(contract::read_cases(json, file, ErrorCode::invalid_input));
   if (name == "localize") return check(contract::read_localize(json, file, ErrorCode::invalid_input));
+  if (name == "generation") return check(contract::read_generation(json, file, ErrorCode::invalid_input));
   if (name == "report") return check(contract::read_report(json, file, ErrorCode::invalid_input));
   return fail(ErrorCode::usage, "no schema " + name);
 }

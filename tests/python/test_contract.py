@@ -40,7 +40,11 @@ LOCALIZE = {"schema": contract.LOCALIZE, "case": "test_data_set_0", "model": "mo
             "modules": [{"module": "fc", "class": "Linear", "source": "m.py:3", "calls": 1, "nodes": ["/fc/Gemm"],
                          "matched": True, "reason": "", "inputs": [],
                          "outputs": [{"onnx": "/fc/Gemm_output_0", "pytorch": "pytorch/00000_output_0.pb"}]}]}
-DOCUMENTS = {"export": EXPORT, "cases": CASES, "config": CONFIG, "localize": LOCALIZE}
+GENERATION = {"schema": contract.GENERATION, "steps": 16, "prompt_length": 4, "batch": 2, "exact": True,
+              "exact_missing_reason": "", "input_ids": "input_ids", "attention_mask": "attention_mask",
+              "logits": "logits", "past": ["past_key_values.0.key", "past_key_values.0.value"],
+              "present": ["present.0.key", "present.0.value"]}
+DOCUMENTS = {"export": EXPORT, "cases": CASES, "config": CONFIG, "localize": LOCALIZE, "generation": GENERATION}
 
 # (document, change, the field both sides must name)
 BROKEN = [
@@ -57,6 +61,10 @@ BROKEN = [
     ("config", lambda d: d.update(exporter="onnx"), "exporter"),
     ("config", lambda d: d["inputs"][0].update(range=[1]), "inputs[0].range"),
     ("config", lambda d: d["dynamic"][0].update(axis=-1), "dynamic[0].axis"),
+    ("config", lambda d: d.update(generate=-1), "generate"),
+    ("generation", lambda d: d.update(steps=0), "steps"),
+    ("generation", lambda d: d.pop("present"), "present"),
+    ("generation", lambda d: d.update(schema="onnxproof.generation/2"), "schema"),
     ("localize", lambda d: d["modules"][0].update(calls=True), "modules[0].calls"),
     ("localize", lambda d: d.update(schema="onnxproof.localize/2"), "schema"),
 ]
@@ -103,7 +111,7 @@ class BothSides(unittest.TestCase):
         lines = run_tool("digests").stdout.split("\n")
         engine = {name: (version, digest) for name, version, digest in (line.split() for line in lines if line)}
         self.assertEqual(engine, contract.digests())
-        self.assertEqual(set(engine), {"cases", "config", "export", "localize", "report"})
+        self.assertEqual(set(engine), {"cases", "config", "export", "generation", "localize", "report"})
 
     def test_what_python_writes_the_engine_reads(self):
         with tempfile.TemporaryDirectory() as folder:

@@ -76,6 +76,9 @@ void add_model_options(CLI::App* app, ModelArguments& model, bool adoptable = fa
       ->capture_default_str();
   app->add_option("--sweep", model.sweep, "LABEL=SIZES, the sizes a dynamic axis is proved at, e.g. batch=1,3,8");
   app->add_option("--samples", model.samples, "Generated inputs per shape case")->capture_default_str();
+  app->add_option("--generate", model.generate,
+                  "N greedy steps from a prompt through PyTorch and ONNX Runtime, feeding the cache back: the "
+                  "tokens must be identical (a decoder with a cache: hf:...ForCausalLM:use_cache=true)");
   app->add_option("--data", model.data, "file.py:callable yielding real input samples (dicts or tuples)");
   app->add_option("--data-dir", model.data_dir, "Folder of real input samples (.npy / .pb)");
   app->add_option("--export-timeout", model.export_timeout,

@@ -52,6 +52,9 @@ Expected<DynamicAxis> parse_dynamic_axis(const std::string& text);
 /// --sweep LABEL=SIZES, e.g. "batch=1,3,8".
 Expected<std::pair<std::string, std::vector<int64_t>>> parse_sweep(const std::string& text);
 
+/// The most steps --generate takes: the reference holds every step's logits (steps x batch x vocabulary).
+inline constexpr int k_max_generate_steps = 4096;
+
 struct ExportOptions {
   std::string model;  // SPEC: file.py:callable, package.module:callable, model.pt, torchvision:NAME
   std::vector<InputSpec> inputs;
@@ -65,6 +68,8 @@ struct ExportOptions {
   std::string exporter = "auto";  // auto | torchscript | dynamo (both: the pipeline runs one export per exporter)
   std::map<std::string, std::vector<int64_t>> sweep;
   int samples = 3;
+  /// Greedy steps of the generation proof the front end records (reference/generation/); 0: none.
+  int generate = 0;
   std::string data;                // file.py:callable yielding samples
   std::filesystem::path data_dir;  // folder of .npy / .pb samples
   std::filesystem::path out;

@@ -36,6 +36,7 @@ struct ModelArguments {
   std::string exporter = "auto";
   std::vector<std::string> sweep{};  // LABEL=SIZES
   int samples = 3;
+  int generate = 0;  // --generate N: greedy steps of the generation proof (0: none)
   std::string data{};
   std::filesystem::path data_dir{};
   std::string python{};

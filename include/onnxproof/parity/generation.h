@@ -1,0 +1,72 @@
+#pragma once
+// The generation proof: N greedy steps of a decoder with a key/value cache through ONNX Runtime,
+// each step's `present` outputs fed back as the next step's `past_key_values` inputs, compared
+// step by step with PyTorch's run of the same loop (reference/generation/, written by the front
+// end's generation.py; onnxproof.generation/1).
+//
+// ONNX Runtime is fed PyTorch's token at every step (teacher forcing): until the first step whose
+// token differs this is exactly ONNX Runtime's own greedy loop, and after it the logits stay
+// comparable, so the table covers every step. A differing token is a divergence unless it is a
+// near tie: the step's logits are within the budget and the exact margin between the two tokens
+// is within ONNX Runtime's budget plus PyTorch's own noise (either side could have picked either
+// token); a near tie is an ARGMAX_TIE warning, reported with its margin, never a silent pass. A
+// real divergence is ARGMAX_FLIP, logits outside the budget PARITY_MISMATCH, at the first step.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "onnxproof/core/error.h"
+#include "onnxproof/core/finding.h"
+#include "onnxproof/parity/tolerance.h"
+#include "onnxproof/runtime/session.h"
+
+namespace onnxproof {
+
+/// The version of reference/generation/generation.json this engine reads.
+inline constexpr std::string_view k_generation_schema = "onnxproof.generation/1";
+
+/// One greedy step on one provider.
+struct GenerationStep {
+  int step = 0;
+  int64_t past_length = 0;               // cached tokens the step starts from
+  std::vector<int64_t> pytorch_tokens;   // one per batch row
+  std::vector<int64_t> onnx_tokens;      // ONNX Runtime's argmax of the same step
+  double max_abs = 0.0;                  // max |ONNX Runtime - PyTorch float32| over the step's logits
+  double error = 0.0;                    // what the rule bounds: |ONNX Runtime - exact| (calibrated) or max_abs
+  double budget = 0.0;                   // the most `error` may be (fixed rule: atol + rtol * max |PyTorch|)
+  int64_t mismatches = 0;                // logits outside the budget
+  bool near_tie = false;                 // tokens differ within the budget (see above)
+  std::optional<double> tie_margin;      // the exact margin of the first differing row
+  bool tokens_equal() const { return pytorch_tokens == onnx_tokens; }
+  bool passed() const { return mismatches == 0 && (tokens_equal() || near_tie); }
+};
+
+/// The generation proof on one provider.
+struct GenerationResult {
+  std::string provider;
+  int batch = 0;
+  int64_t prompt_length = 0;
+  std::string rule;  // "calibrated" (float64 logits) or "fixed" / "user"
+  std::string exact_missing_reason;
+  std::vector<GenerationStep> steps;
+  std::optional<int> first_token_difference;  // first step whose token differs (near tie or not)
+  std::optional<int> first_failure;           // first step that fails (divergence or logits outside)
+  std::vector<Finding> findings;
+  bool passed() const { return !first_failure && !steps.empty(); }
+  /// Steps whose tokens are identical for every batch row.
+  int identical_steps() const;
+};
+
+/// Runs the greedy loop of `reference_folder` (RUN/reference/generation) through `model` on the
+/// provider of `options`. Errors: ErrorCode::invalid_input for a reference folder that breaks the
+/// contract, ErrorCode::runtime when ONNX Runtime fails, ErrorCode::invalid_input when the model
+/// lacks an input or output the reference names.
+Expected<GenerationResult> prove_generation(const std::filesystem::path& model,
+                                            const std::filesystem::path& reference_folder,
+                                            const SessionOptions& options, const ToleranceOptions& tolerance);
+
+}  // namespace onnxproof

@@ -1,0 +1,293 @@
+#include "onnxproof/parity/generation.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "onnxproof/contract/generation.h"
+#include "onnxproof/core/json_file.h"
+#include "onnxproof/parity/calibrated.h"
+#include "onnxproof/parity/compare.h"
+#include "onnxproof/tensor/tensor_io.h"
+
+namespace onnxproof {
+
+namespace fs = std::filesystem;
+
+static_assert(k_generation_schema == contract::k_generation_version,
+              "generation.h names another version than schemas/ holds");
+
+namespace {
+
+// What the front end recorded: the document and its tensors.
+struct GenerationReference {
+  contract::GenerationDocument document;
+  Tensor prompt;                  // batch x prompt_length, int64
+  std::vector<Tensor> empty_past;  // step 0's cache, in `past` order
+  Tensor tokens;                  // steps x batch, int64
+  Tensor logits;                  // steps x batch x vocabulary, float32
+  std::optional<Tensor> exact;    // the same in float64
+};
+
+Expected<Tensor> read_tensor(const fs::path& path) {
+  ONNXPROOF_TRY_ASSIGN(NamedTensor named, read_tensor_pb(path));
+  return std::move(named.tensor);
+}
+
+Expected<GenerationReference> read_generation_reference(const fs::path& folder) {
+  const fs::path path = folder / "generation.json";
+  ONNXPROOF_TRY_ASSIGN(const nlohmann::json json, read_json_object(path, ErrorCode::invalid_input));
+  GenerationReference reference;
+  ONNXPROOF_TRY_ASSIGN(reference.document, contract::read_generation(json, path, ErrorCode::invalid_input));
+  const auto& document = reference.document;
+  if (document.past.size() != document.present.size()) {
+    return fail(ErrorCode::invalid_input, path.string() + ": past and present name different numbers of tensors");
+  }
+  ONNXPROOF_TRY_ASSIGN(reference.prompt, read_tensor(folder / "prompt.pb"));
+  ONNXPROOF_TRY_ASSIGN(reference.tokens, read_tensor(folder / "tokens.pb"));
+  ONNXPROOF_TRY_ASSIGN(reference.logits, read_tensor(folder / "logits.pb"));
+  for (std::size_t index = 0; index < document.past.size(); ++index) {
+    ONNXPROOF_TRY_ASSIGN(Tensor past, read_tensor(folder / fmt::format("past_{}.pb", index)));
+    reference.empty_past.push_back(std::move(past));
+  }
+  if (document.exact) {
+    ONNXPROOF_TRY_ASSIGN(Tensor exact, read_tensor(folder / "exact_logits.pb"));
+    reference.exact = std::move(exact);
+  }
+  const int64_t steps = document.steps;
+  const int64_t batch = document.batch;
+  const bool shapes_hold =
+      reference.prompt.dtype() == DType::int64 && reference.prompt.shape() == std::vector<int64_t>{batch, document.prompt_length} &&
+      reference.tokens.dtype() == DType::int64 && reference.tokens.shape() == std::vector<int64_t>{steps, batch} &&
+      reference.logits.dtype() == DType::float32 && reference.logits.rank() == 3 && reference.logits.shape()[0] == steps &&
+      reference.logits.shape()[1] == batch &&
+      (!reference.exact || (reference.exact->dtype() == DType::float64 && reference.exact->shape() == reference.logits.shape()));
+  if (!shapes_hold) {
+    return fail(ErrorCode::invalid_input, folder.string() + ": the generation tensors do not have the shapes and "
+                                                            "types generation.json describes");
+  }
+  return reference;
+}
+
+// Rows [first, first + count) of dimension 0, as a tensor of their own (one step of steps x ...).
+Expected<Tensor> rows_of(const Tensor& tensor, int64_t first, std::vector<int64_t> shape) {
+  int64_t elements = 1;
+  for (const int64_t dim : shape) elements *= dim;
+  const std::size_t width = dtype_size(tensor.dtype());
+  const auto bytes = tensor.bytes().subspan(static_cast<std::size_t>(first * elements) * width,
+                                            static_cast<std::size_t>(elements) * width);
+  return Tensor::from_bytes(tensor.dtype(), std::move(shape), std::vector<std::byte>(bytes.begin(), bytes.end()));
+}
+
+// ONNX Runtime's logits (batch x sequence x vocabulary) at the last position: batch x vocabulary.
+Expected<Tensor> last_position(const Tensor& logits) {
+  if (logits.dtype() != DType::float32 || logits.rank() != 3) {
+    return fail(ErrorCode::invalid_input, "the logits output is " + format_shape(logits.shape()) +
+                                              ", not float32 batch x sequence x vocabulary");
+  }
+  const int64_t batch = logits.shape()[0], length = logits.shape()[1], vocabulary = logits.shape()[2];
+  std::vector<float> values(static_cast<std::size_t>(batch * vocabulary));
+  const auto all = logits.values<float>();
+  for (int64_t row = 0; row < batch; ++row) {
+    std::copy_n(all.begin() + (row * length + length - 1) * vocabulary, vocabulary, values.begin() + row * vocabulary);
+  }
+  std::vector<std::byte> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return Tensor::from_bytes(DType::float32, {batch, vocabulary}, std::move(bytes));
+}
+
+// The index of the largest value of each row of a batch x vocabulary tensor.
+std::vector<int64_t> argmax_rows(const Tensor& logits) {
+  const int64_t batch = logits.shape()[0], vocabulary = logits.shape()[1];
+  std::vector<int64_t> tokens;
+  for (int64_t row = 0; row < batch; ++row) {
+    int64_t best = 0;
+    for (int64_t column = 1; column < vocabulary; ++column) {
+      if (logits.value_as_double(row * vocabulary + column) > logits.value_as_double(row * vocabulary + best)) best = column;
+    }
+    tokens.push_back(best);
+  }
+  return tokens;
+}
+
+Tensor filled_int64(std::vector<int64_t> shape, const std::vector<int64_t>& values) {
+  Tensor tensor = *Tensor::zeros(DType::int64, std::move(shape));
+  auto out = tensor.mutable_values<int64_t>();
+  for (std::size_t index = 0; index < out.size(); ++index) out[index] = values.empty() ? 1 : values[index];
+  return tensor;
+}
+
+}  // namespace
+
+int GenerationResult::identical_steps() const {
+  return static_cast<int>(std::count_if(steps.begin(), steps.end(), [](const auto& step) { return step.tokens_equal(); }));
+}
+
+namespace {
+
+// One step's logits against the reference under the calibrated rule (float64 logits recorded and
+// no user tolerance) or the fixed/user rule; the near-tie decision for differing tokens.
+void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional<Tensor>& exact, const Tensor& onnx,
+                const Tolerance* fixed) {
+  double noise = 0.0;
+  const Tensor& truth = exact ? *exact : pytorch;
+  if (fixed == nullptr && exact) {
+    ExactDeviation deviation;
+    const Comparison comparison = compare_calibrated(pytorch, *exact, onnx, 0.0, deviation);
+    step.max_abs = comparison.max_abs;
+    step.mismatches = comparison.mismatches;
+    step.error = deviation.onnx;
+    step.budget = deviation.budget;
+    noise = deviation.pytorch;
+  } else {
+    const Comparison comparison = compare_tensors(pytorch, onnx, *fixed);
+    double scale = 0.0;
+    for (int64_t index = 0; index < pytorch.size(); ++index) scale = std::max(scale, std::abs(pytorch.value_as_double(index)));
+    step.max_abs = step.error = comparison.max_abs;
+    step.mismatches = comparison.mismatches;
+    step.budget = fixed->atol + fixed->rtol * scale;
+    noise = step.budget;
+  }
+  const int64_t vocabulary = pytorch.shape()[1];
+  for (std::size_t row = 0; row < step.pytorch_tokens.size(); ++row) {
+    if (step.pytorch_tokens[row] == step.onnx_tokens[row]) continue;
+    const auto at = [&](int64_t token) { return truth.value_as_double(static_cast<int64_t>(row) * vocabulary + token); };
+    const double margin = at(step.pytorch_tokens[row]) - at(step.onnx_tokens[row]);
+    if (!step.tie_margin) step.tie_margin = margin;
+    step.near_tie = step.mismatches == 0 && margin <= step.budget + noise;
+    if (!step.near_tie) return;
+  }
+}
+
+// The session's input and output names the reference needs, checked up front.
+Expected<void> check_names(const Session& session, const contract::GenerationDocument& document) {
+  std::vector<std::string> inputs{document.input_ids, document.attention_mask};
+  inputs.insert(inputs.end(), document.past.begin(), document.past.end());
+  for (const auto& value : session.inputs()) {
+    if (std::find(inputs.begin(), inputs.end(), value.name) == inputs.end()) {
+      return fail(ErrorCode::invalid_input, "the model takes input '" + value.name +
+                                                "', which the generation loop does not feed (it feeds ids, the mask "
+                                                "and the cache)");
+    }
+  }
+  std::vector<std::string> outputs{document.logits};
+  outputs.insert(outputs.end(), document.present.begin(), document.present.end());
+  for (const auto& name : outputs) {
+    const auto& values = session.outputs();
+    if (std::none_of(values.begin(), values.end(), [&](const auto& value) { return value.name == name; })) {
+      return fail(ErrorCode::invalid_input, "the model has no output '" + name + "' for the generation loop");
+    }
+  }
+  return {};
+}
+
+std::size_t output_index(const Session& session, const std::string& name) {
+  const auto& values = session.outputs();
+  return static_cast<std::size_t>(
+      std::find_if(values.begin(), values.end(), [&](const auto& value) { return value.name == name; }) - values.begin());
+}
+
+// The findings of a finished loop: the first failing step, and the near ties.
+void add_generation_findings(GenerationResult& result) {
+  std::vector<int> ties;
+  for (const auto& step : result.steps) {
+    if (step.near_tie) ties.push_back(step.step);
+    if (!step.passed() && !result.first_failure) result.first_failure = step.step;
+    if (!step.tokens_equal() && !result.first_token_difference) result.first_token_difference = step.step;
+  }
+  if (result.first_failure) {
+    const GenerationStep& step = result.steps[static_cast<std::size_t>(*result.first_failure)];
+    const std::string what =
+        step.tokens_equal()
+            ? fmt::format("its logits are {:.3g} from the reference, over the budget {:.3g} ({} values outside)",
+                          step.error, step.budget, step.mismatches)
+            : fmt::format("ONNX Runtime picks token {} where PyTorch picks {} (exact margin {:.3g}, budget {:.3g})",
+                          fmt::join(step.onnx_tokens, ","), fmt::join(step.pytorch_tokens, ","),
+                          step.tie_margin.value_or(0.0), step.budget);
+    // A token is the argmax of the step's logits: a differing one is an argmax flip, logits
+    // outside the budget a parity mismatch, both named by the step where they first happen.
+    const FindingCode code = step.tokens_equal() ? FindingCode::parity_mismatch : FindingCode::argmax_flip;
+    result.findings.push_back(Finding{
+        .code = code, .severity = Severity::error, .step = "generate",
+        .message = fmt::format("greedy generation on {} first goes wrong at step {} (past length {}): {}",
+                               result.provider, step.step, step.past_length, what),
+        .where = fmt::format("generation step {}", step.step),
+        .hint = "the step and past length named are where the cache path first departs from PyTorch: check how "
+                "the past length, position ids and attention mask are computed from the cache"});
+  }
+  if (!ties.empty()) {
+    // Warning, not ARGMAX_TIE's default info: the generated tokens are not identical, which the
+    // user must hear even though neither runtime is wrong.
+    result.findings.push_back(Finding{
+        .code = FindingCode::argmax_tie, .severity = Severity::warning, .step = "generate",
+        .message = fmt::format("on {} the top two tokens were within the budget of each other at step(s) {}: ONNX Runtime "
+                               "picked the other one; the steps after were fed PyTorch's token",
+                               result.provider, fmt::join(ties, ", ")),
+        .where = fmt::format("generation step {}", ties.front()),
+        .hint = "no defect of the export; another prompt proves more, and sampling settings decide such ties in "
+                "production"});
+  }
+}
+
+}  // namespace
+
+Expected<GenerationResult> prove_generation(const fs::path& model, const fs::path& reference_folder,
+                                            const SessionOptions& options, const ToleranceOptions& tolerance) {
+  ONNXPROOF_TRY_ASSIGN(const GenerationReference reference, read_generation_reference(reference_folder));
+  const auto& document = reference.document;
+  ONNXPROOF_TRY_ASSIGN(Session session, Session::open(model, options));
+  ONNXPROOF_TRY(check_names(session, document));
+  GenerationResult result;
+  result.provider = options.provider;
+  result.batch = static_cast<int>(document.batch);
+  result.prompt_length = document.prompt_length;
+  result.exact_missing_reason = document.exact_missing_reason;
+  const bool calibrated = reference.exact && !tolerance.overridden(document.logits);
+  const Tolerance fixed = tolerance.resolve(document.logits, DType::float32);
+  result.rule = calibrated ? "calibrated" : (tolerance.overridden(document.logits) ? "user" : "fixed");
+  const int64_t batch = document.batch, vocabulary = reference.logits.shape()[2];
+  Tensor ids = reference.prompt;
+  std::vector<Tensor> past = reference.empty_past;
+  const std::size_t logits_index = output_index(session, document.logits);
+  int64_t past_length = 0;
+  for (int64_t index = 0; index < document.steps; ++index) {
+    const Tensor mask = filled_int64({batch, past_length + ids.shape()[1]}, {});
+    std::vector<Feed> feeds{{document.input_ids, &ids}, {document.attention_mask, &mask}};
+    for (std::size_t layer = 0; layer < past.size(); ++layer) feeds.push_back({document.past[layer], &past[layer]});
+    auto outputs = session.run(feeds);
+    if (!outputs) {
+      Error error = outputs.error();
+      error.add_context(fmt::format("generation step {} (past length {})", index, past_length));
+      return std::unexpected(std::move(error));
+    }
+    ONNXPROOF_TRY_ASSIGN(const Tensor onnx, last_position((*outputs)[logits_index]));
+    ONNXPROOF_TRY_ASSIGN(const Tensor pytorch, rows_of(reference.logits, index, {batch, vocabulary}));
+    std::optional<Tensor> exact;
+    if (reference.exact) {
+      ONNXPROOF_TRY_ASSIGN(exact, rows_of(*reference.exact, index, {batch, vocabulary}));
+    }
+    const auto token_values = reference.tokens.values<int64_t>().subspan(static_cast<std::size_t>(index * batch),
+                                                                         static_cast<std::size_t>(batch));
+    GenerationStep step;
+    step.step = static_cast<int>(index);
+    step.past_length = past_length;
+    step.pytorch_tokens.assign(token_values.begin(), token_values.end());
+    step.onnx_tokens = argmax_rows(onnx);
+    judge_step(step, pytorch, exact, onnx, calibrated ? nullptr : &fixed);
+    result.steps.push_back(std::move(step));
+    for (std::size_t layer = 0; layer < past.size(); ++layer) {
+      past[layer] = std::move((*outputs)[output_index(session, document.present[layer])]);
+    }
+    past_length += ids.shape()[1];
+    ids = filled_int64({batch, 1}, result.steps.back().pytorch_tokens);  // PyTorch's token: teacher forcing
+  }
+  add_generation_findings(result);
+  return result;
+}
+
+}  // namespace onnxproof

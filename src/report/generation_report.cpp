@@ -1,0 +1,116 @@
+#include "onnxproof/report/generation_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "onnxproof/report/log_bar_chart.h"
+#include "onnxproof/report/markdown.h"
+
+namespace onnxproof {
+
+namespace {
+
+nlohmann::json optional_step(const std::optional<int>& step) { return step ? nlohmann::json(*step) : nlohmann::json(); }
+
+nlohmann::json step_to_json(const GenerationStep& step) {
+  const char* status = step.passed() ? (step.near_tie ? "near tie" : "pass") : "fail";
+  nlohmann::json row{{"step", step.step},           {"past_length", step.past_length},
+                     {"pytorch_tokens", step.pytorch_tokens}, {"onnx_tokens", step.onnx_tokens},
+                     {"max_abs", step.max_abs},     {"error", step.error},
+                     {"budget", step.budget},       {"mismatches", step.mismatches},
+                     {"status", status}};
+  if (step.tie_margin) row["margin"] = *step.tie_margin;
+  return row;
+}
+
+// The table's rows as cells: step, past length, tokens (PyTorch / ONNX Runtime), error, budget, status.
+std::vector<std::vector<std::string>> table_cells(const nlohmann::json& provider) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& row : provider.value("table", nlohmann::json::array())) {
+    const auto pytorch = row.value("pytorch_tokens", std::vector<int64_t>{});
+    const auto onnx = row.value("onnx_tokens", std::vector<int64_t>{});
+    rows.push_back({std::to_string(row.value("step", 0)), std::to_string(row.value("past_length", int64_t{0})),
+                    fmt::format("{}", fmt::join(pytorch, " ")),
+                    pytorch == onnx ? "same" : fmt::format("{}", fmt::join(onnx, " ")),
+                    fmt::format("{:.3g}", row.value("max_abs", 0.0)), fmt::format("{:.3g}", row.value("error", 0.0)),
+                    fmt::format("{:.3g}", row.value("budget", 0.0)), row.value("status", "")});
+  }
+  return rows;
+}
+
+std::string summary_of(const nlohmann::json& provider) {
+  const auto& first = provider["first_failure"];
+  return fmt::format("{}: {} of {} steps with identical tokens (rule {}); {}", provider.value("provider", ""),
+                     provider.value("identical_steps", 0), provider.value("table", nlohmann::json::array()).size(),
+                     provider.value("rule", ""),
+                     first.is_number() ? fmt::format("first wrong at step {}", first.get<int>()) : "every step passed");
+}
+
+constexpr const char* k_columns[] = {"step", "past length", "PyTorch tokens", "ONNX Runtime tokens",
+                                     "max abs vs PyTorch", "error", "budget", "status"};
+
+}  // namespace
+
+nlohmann::json generation_to_json(int steps, const std::vector<GenerationResult>& results) {
+  nlohmann::json providers = nlohmann::json::array();
+  for (const auto& result : results) {
+    nlohmann::json table = nlohmann::json::array();
+    for (const auto& step : result.steps) table.push_back(step_to_json(step));
+    providers.push_back({{"provider", result.provider}, {"rule", result.rule}, {"passed", result.passed()},
+                         {"batch", result.batch}, {"prompt_length", result.prompt_length},
+                         {"identical_steps", result.identical_steps()},
+                         {"first_token_difference", optional_step(result.first_token_difference)},
+                         {"first_failure", optional_step(result.first_failure)},
+                         {"exact_missing_reason", result.exact_missing_reason}, {"table", std::move(table)}});
+  }
+  return {{"steps", steps}, {"providers", std::move(providers)}};
+}
+
+std::string generation_to_markdown(const nlohmann::json& details) {
+  if (!details.contains("providers")) return "";
+  std::string md = "\n## Generation (greedy, cache fed back)\n\n![error by step](report-generate.svg)\n\n"
+                   "ONNX Runtime is fed PyTorch's token at each step; `error` is what the rule bounds "
+                   "(|ONNX Runtime - float64| when calibrated).\n";
+  for (const auto& provider : details["providers"]) {
+    md += "\n" + markdown_text(summary_of(provider)) + "\n\n| " + fmt::format("{}", fmt::join(k_columns, " | ")) +
+          " |\n| ---: | ---: | --- | --- | ---: | ---: | ---: | --- |\n";
+    for (const auto& cells : table_cells(provider)) {
+      std::vector<std::string> escaped;
+      for (const auto& cell : cells) escaped.push_back(markdown_text(cell));
+      md += fmt::format("| {} |\n", fmt::join(escaped, " | "));
+    }
+  }
+  return md;
+}
+
+std::string generation_to_html(const nlohmann::json& details) {
+  if (!details.contains("providers")) return "";
+  std::string html = "<h2>Generation (greedy, cache fed back)</h2>\n" + generation_plot_svg(details);
+  for (const auto& provider : details["providers"]) {
+    html += "<p>" + markup_escape(summary_of(provider)) + "</p>\n<table><tr>";
+    for (const char* column : k_columns) html += fmt::format("<th>{}</th>", column);
+    html += "</tr>\n";
+    for (const auto& cells : table_cells(provider)) {
+      html += "<tr>";
+      for (const auto& cell : cells) html += "<td>" + markup_escape(cell) + "</td>";
+      html += "</tr>\n";
+    }
+    html += "</table>\n";
+  }
+  return html;
+}
+
+std::string generation_plot_svg(const nlohmann::json& details) {
+  std::vector<ChartPanel> panels;
+  for (const auto& provider : details.value("providers", nlohmann::json::array())) {
+    ChartPanel panel{.name = provider.value("provider", "") + ", rule " + provider.value("rule", "")};
+    for (const auto& row : provider.value("table", nlohmann::json::array())) {
+      panel.bars.push_back({fmt::format("step {}", row.value("step", 0)), row.value("error", 0.0),
+                            row.value("status", "") == "fail"});
+    }
+    panels.push_back(std::move(panel));
+  }
+  return log_bar_chart_svg("Logit error per generation step (log scale; red: the step fails)", panels);
+}
+
+}  // namespace onnxproof
