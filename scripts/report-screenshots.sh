@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Takes docs/images/report-{pass,parity-fail,frozen-batch}.png: report.html of three real runs
+# (the demo, a model with a planted divergence, a model whose reshape froze the batch) as a
+# browser shows them at 1400x900, the first screen a reader sees.
+#   scripts/report-screenshots.sh [BUILD_DIR]    (default build/; needs Chromium: scripts/setup.sh)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+engine=${1:-$root/build}/bin/onnxproof
+chromium=${ONNXPROOF_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
+[[ -x $engine ]] || { echo "report-screenshots: no engine at $engine (make build)" >&2; exit 3; }
+[[ -n $chromium ]] || { echo "report-screenshots: Chromium not found (scripts/setup.sh installs it)" >&2; exit 3; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$engine" demo --out "$work/pass" >/dev/null || true
+"$engine" pipeline --model "$root/tests/fixtures/divergence_models.py:shifted_torchscript" --input x=4x16:float32 \
+  --dynamic x:0=batch --exporter torchscript --samples 1 --out "$work/parity-fail" >/dev/null || true
+"$engine" pipeline --model "$root/tests/fixtures/trap_models.py:frozen_reshape" --input x=2x3x4:float32 \
+  --dynamic x:0=batch --samples 1 --out "$work/frozen-batch" >/dev/null || true
+
+for run in pass parity-fail frozen-batch; do
+  [[ -f $work/$run/report.html ]] || { echo "report-screenshots: $run wrote no report.html" >&2; exit 3; }
+  "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$work/profile" \
+    --window-size=1400,900 --screenshot="$root/docs/images/report-$run.png" "file://$work/$run/report.html" \
+    2>/dev/null
+  echo "docs/images/report-$run.png"
+done
