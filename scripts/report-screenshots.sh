@@ -3,20 +3,27 @@
 # (the demo, a model with a planted divergence, a model whose reshape froze the batch) as a
 # browser shows them at 1400x900, the first screen a reader sees.
 #   scripts/report-screenshots.sh [BUILD_DIR]    (default build/; needs Chromium: scripts/setup.sh)
+# ONNXPROOF_SCREENSHOT_RUNS=DIR keeps the three run folders (and each run's terminal output, RUN.out)
+# there instead of a temporary folder.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 engine=${1:-$root/build}/bin/onnxproof
 chromium=${ONNXPROOF_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 [[ -x $engine ]] || { echo "report-screenshots: no engine at $engine (make build)" >&2; exit 3; }
 [[ -n $chromium ]] || { echo "report-screenshots: Chromium not found (scripts/setup.sh installs it)" >&2; exit 3; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [[ -n ${ONNXPROOF_SCREENSHOT_RUNS:-} ]]; then
+  work=$ONNXPROOF_SCREENSHOT_RUNS
+  mkdir -p "$work"
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
 
-"$engine" demo --out "$work/pass" >/dev/null || true
+"$engine" demo --out "$work/pass" >"$work/pass.out" 2>&1 || true
 "$engine" pipeline --model "$root/tests/fixtures/divergence_models.py:shifted_torchscript" --input x=4x16:float32 \
-  --dynamic x:0=batch --exporter torchscript --samples 1 --out "$work/parity-fail" >/dev/null || true
+  --dynamic x:0=batch --exporter torchscript --samples 1 --out "$work/parity-fail" >"$work/parity-fail.out" 2>&1 || true
 "$engine" pipeline --model "$root/tests/fixtures/trap_models.py:frozen_reshape" --input x=2x3x4:float32 \
-  --dynamic x:0=batch --samples 1 --out "$work/frozen-batch" >/dev/null || true
+  --dynamic x:0=batch --samples 1 --out "$work/frozen-batch" >"$work/frozen-batch.out" 2>&1 || true
 
 for run in pass parity-fail frozen-batch; do
   [[ -f $work/$run/report.html ]] || { echo "report-screenshots: $run wrote no report.html" >&2; exit 3; }

@@ -406,7 +406,7 @@ ModelSignature model_signature(const ModelSummary& summary, const std::string& e
   const auto values = [](const std::vector<ValueSummary>& list) {
     std::vector<SignatureValue> out;
     for (const auto& value : list) {
-      SignatureValue entry{.name = value.name, .dtype = value.type};
+      SignatureValue entry{.name = value.name, .dtype = value.type, .dims = std::nullopt};
       if (value.has_shape) {
         entry.dims.emplace();
         for (const auto& dim : value.dims)
@@ -433,7 +433,8 @@ void answer_headline(const Run& run, Report& report) {
   std::set<std::string> sizes, refused;
   if (report.parity) {
     for (const auto& row : report.parity->rows) {
-      for (const auto& [label, size] : row.sizes) (row.compared() ? sizes : refused).insert(fmt::format("{}={}", label, size));
+      for (const auto& [label, size] : row.sizes)
+        (row.compared() ? sizes : refused).insert(fmt::format("{}={}", label, size));
     }
   }
   for (const auto& size : sizes) refused.erase(size);

@@ -144,7 +144,8 @@ void draw_bar(Canvas& canvas, const LogScale& scale, const ChartBar& bar, int y,
         "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f0f0f0\" stroke=\"{}\" stroke-dasharray=\"3 2\">"
         "<title>{}</title></rect>\n",
         scale.left, y, k_plot_width, k_bar, color, markup_escape(bar.label + ": " + bar.note));
-    canvas.text(scale.left + 4, y + k_bar - 2, fit("not run: " + without_runtime_prefix(bar.note), k_plot_width + k_value_column - 8, k_axis_font), k_axis_font,
+    const std::string note = "not run: " + without_runtime_prefix(bar.note);
+    canvas.text(scale.left + 4, y + k_bar - 2, fit(note, k_plot_width + k_value_column - 8, k_axis_font), k_axis_font,
                 " fill=\"#555\"");
     return;
   }

@@ -53,8 +53,8 @@ ChartSpec parity_chart(const std::vector<ParityRow>& rows) {
     const BarKind kind = row.status == RowStatus::pass ? BarKind::within : BarKind::outside;
     // The bar shows the output nearest its own limit (or furthest past it).
     const auto ratio = [](double e, double a) { return e / std::max(a, 1e-300); };
-    const bool worse = rank(kind) > rank(bar.kind) ||
-                       (rank(kind) == rank(bar.kind) && (std::isnan(bar.limit) || ratio(error, allowed) > ratio(bar.value, bar.limit)));
+    const bool nearer = std::isnan(bar.limit) || ratio(error, allowed) > ratio(bar.value, bar.limit);
+    const bool worse = rank(kind) > rank(bar.kind) || (rank(kind) == rank(bar.kind) && nearer);
     if (bar.kind == BarKind::rejected || !worse) continue;
     bar.kind = kind;
     bar.value = error;

@@ -148,11 +148,13 @@ std::string findings_to_markdown(const Report& report) {
 std::string ship_summary_to_html(const Report& report) {
   const ShipSummary s = summarize_for_shipping(report);
   const std::string_view css = verdict_name(s.verdict);
-  std::string html = fmt::format("<div class=\"ship {}\" id=\"ship\"><p class=\"answer\"><span class=\"{}\">{}</span>: {}</p>\n<dl>",
-                                 css, css, verdict_word(s.verdict), markup_escape(s.answer));
+  std::string html = fmt::format(
+      "<div class=\"ship {0}\" id=\"ship\"><p class=\"answer\"><span class=\"{0}\">{1}</span>: {2}</p>\n<dl>", css,
+      verdict_word(s.verdict), markup_escape(s.answer));
   if (!s.where.empty()) html += fmt::format("<dt>Where</dt><dd><code>{}</code></dd>", markup_escape(s.where));
   if (!s.what_to_do.empty()) html += fmt::format("<dt>What to do</dt><dd>{}</dd>", markup_escape(s.what_to_do));
-  if (!s.cause_code.empty()) html += fmt::format("<dt>Cause</dt><dd><code>{}</code> (below, with what follows from it)</dd>", s.cause_code);
+  if (!s.cause_code.empty())
+    html += fmt::format("<dt>Cause</dt><dd><code>{}</code> (below, with what follows from it)</dd>", s.cause_code);
   return html + "</dl></div>\n";
 }
 
@@ -175,7 +177,8 @@ std::string signature_to_html(const Report& report) {
   if (report.parity) {
     html += fmt::format("<p><b>Tolerance:</b> {} ({}).</p>\n", markup_escape(k_rule_sentence),
                         markup_escape(rules_text(report)));
-    for (const auto& line : accuracy_lines(report)) html += fmt::format("<p><b>Accuracy:</b> {}.</p>\n", markup_escape(line));
+    for (const auto& line : accuracy_lines(report))
+      html += fmt::format("<p><b>Accuracy:</b> {}.</p>\n", markup_escape(line));
   }
   return html;
 }

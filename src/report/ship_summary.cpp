@@ -154,7 +154,8 @@ ShipSummary summarize_for_shipping(const Report& report) {
     return summary;
   }
   if (!group) {
-    if (report.verdict == Verdict::pass) summary.what_to_do = "ship model.onnx; keep golden/ and re-verify it on every re-export";
+    if (report.verdict == Verdict::pass)
+      summary.what_to_do = "ship model.onnx; keep golden/ and re-verify it on every re-export";
     return summary;
   }
   summary.cause_code = std::string(group->cause.code_name());
@@ -166,7 +167,8 @@ ShipSummary summarize_for_shipping(const Report& report) {
     if (group->cause.code == FindingCode::divergence_located)
       summary.where = "module " + finding.where;
     else
-      summary.where += (summary.where.empty() ? "" : "; ") + std::string("the outputs first diverge in module ") + finding.where;
+      summary.where += std::string(summary.where.empty() ? "" : "; ") + "the outputs first diverge in module " +
+                       finding.where;
   }
   return summary;
 }

@@ -50,7 +50,8 @@ TEST(ShipSummary, AnArgmaxFlipFromABranchIsNotAdvisedToLoosenTheTolerance) {
   EXPECT_EQ(findings[0].hint.find("tolerance"), std::string::npos) << findings[0].hint;
   EXPECT_TRUE(findings[0].hint.starts_with("follows from DATA_DEPENDENT_CONTROL_FLOW at model.py:12: fix that first"))
       << findings[0].hint;
-  EXPECT_EQ(findings[1].hint, finding_code_info(FindingCode::data_dependent_control_flow).hint);  // the cause keeps its own
+  // The cause keeps its own hint.
+  EXPECT_EQ(findings[1].hint, finding_code_info(FindingCode::data_dependent_control_flow).hint);
 }
 
 TEST(ShipSummary, ALocatedDivergenceAnswersWhereAndWhatToDo) {
