@@ -161,14 +161,15 @@ ShipSummary summarize_for_shipping(const Report& report) {
   summary.cause_code = std::string(group->cause.code_name());
   summary.where = group->cause.where;
   summary.what_to_do = group->cause.hint;
-  // The located module answers "where" for a numeric failure whatever its cause.
-  for (const auto& finding : report.findings) {
-    if (finding.code != FindingCode::divergence_located || finding.where.empty()) continue;
+  // The located module answers "where" for a numeric failure whatever its cause; the whole model
+  // (module "") says nothing a frozen node or a source line does not.
+  if (report.localization && report.localization->located) {
+    const ModuleComparison& m = report.localization->modules.at(*report.localization->located);
+    const std::string module = m.source.empty() ? m.module : m.module + " (" + m.source + ")";
     if (group->cause.code == FindingCode::divergence_located)
-      summary.where = "module " + finding.where;
-    else
-      summary.where += std::string(summary.where.empty() ? "" : "; ") + "the outputs first diverge in module " +
-                       finding.where;
+      summary.where = "module " + (m.module.empty() ? "(the whole model)" + module : module);
+    else if (!m.module.empty())
+      summary.where += std::string(summary.where.empty() ? "" : "; ") + "the outputs first diverge in module " + module;
   }
   return summary;
 }

@@ -58,6 +58,14 @@ TEST(ShipSummary, ALocatedDivergenceAnswersWhereAndWhatToDo) {
   Report report;
   report.findings = {finding(FindingCode::parity_mismatch, Severity::error),
                      finding(FindingCode::divergence_located, Severity::info, "blocks.5 (model.py:40)")};
+  Localization localization;
+  ModuleComparison module;
+  module.module = "blocks.5";
+  module.source = "model.py:40";
+  module.matched = true;
+  localization.modules = {module};
+  localization.located = 0;
+  report.localization = localization;
   report.verdict = Verdict::fail;
   const ShipSummary summary = summarize_for_shipping(report);
   EXPECT_EQ(summary.where, "module blocks.5 (model.py:40)");
@@ -73,6 +81,23 @@ TEST(ShipSummary, ALocatedDivergenceAnswersWhereAndWhatToDo) {
             text.find('\n') + 1)
       << text;
   EXPECT_NE(text.find("    follows: error   PARITY_MISMATCH"), std::string::npos) << text;
+}
+
+TEST(ShipSummary, TheWholeModelIsNoPlaceBesideAFrozenNode) {
+  Report report;
+  report.findings = {finding(FindingCode::frozen_dimension, Severity::error, "/Reshape", {.axis = "batch"}),
+                     at_batch(FindingCode::parity_mismatch, 1)};
+  Localization localization;
+  ModuleComparison model;  // module "": the model itself
+  model.source = "model.py:17";
+  model.matched = true;
+  localization.modules = {model};
+  localization.located = 0;
+  report.localization = localization;
+  report.verdict = Verdict::fail;
+  EXPECT_EQ(summarize_for_shipping(report).where, "/Reshape");
+  report.localization->modules[0].module = "blocks.2";
+  EXPECT_EQ(summarize_for_shipping(report).where, "/Reshape; the outputs first diverge in module blocks.2 (model.py:17)");
 }
 
 TEST(ShipSummary, ADivergenceThatNamedNoModuleExplainsNothing) {
