@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Takes docs/images/report-{pass,parity-fail,frozen-batch}.png: report.html of three real runs
 # (the demo, a model with a planted divergence, a model whose reshape froze the batch) as a
-# browser shows them at 1400x900, the first screen a reader sees.
+# browser shows them at 1400x900, the first screen a reader sees; and docs/images/parity-plot.png
+# and localize-plot.png, the planted divergence's two plots at their own size.
 #   scripts/report-screenshots.sh [BUILD_DIR]    (default build/; needs Chromium: scripts/setup.sh)
 # ONNXPROOF_SCREENSHOT_RUNS=DIR keeps the three run folders (and each run's terminal output, RUN.out)
 # there instead of a temporary folder.
@@ -31,4 +32,13 @@ for run in pass parity-fail frozen-batch; do
     --window-size=1400,900 --screenshot="$root/docs/images/report-$run.png" "file://$work/$run/report.html" \
     2>/dev/null
   echo "docs/images/report-$run.png"
+done
+
+# The plots at their own size (the SVG's width and height attributes).
+for plot in parity localize; do
+  svg=$work/parity-fail/report-$plot.svg
+  size=$(sed -n 's/^<svg [^>]*width="\([0-9]*\)" height="\([0-9]*\)".*/\1,\2/p' "$svg" | head -1)
+  "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$work/profile" \
+    --window-size="$size" --screenshot="$root/docs/images/$plot-plot.png" "file://$svg" 2>/dev/null
+  echo "docs/images/$plot-plot.png"
 done

@@ -51,9 +51,11 @@ std::vector<std::string> accuracy_lines(const Report& report) {
   std::vector<std::string> lines;
   if (!report.parity) return lines;
   for (const auto& accuracy : report.parity->accuracy) {
-    std::vector<std::string> parts;
+    std::vector<std::string> parts;  // PyTorch first: the figure ONNX Runtime's are read against
+    if (accuracy.accuracy.contains("pytorch"))
+      parts.push_back(fmt::format("PyTorch {:.1f}%", 100.0 * accuracy.accuracy.at("pytorch")));
     for (const auto& [who, value] : accuracy.accuracy)
-      parts.push_back(fmt::format("{} {:.1f}%", who == "pytorch" ? "PyTorch" : "ONNX Runtime " + who, 100.0 * value));
+      if (who != "pytorch") parts.push_back(fmt::format("ONNX Runtime {} {:.1f}%", who, 100.0 * value));
     lines.push_back(fmt::format("output '{}': {} on {} labelled samples; {} predictions flipped", accuracy.output,
                                 fmt::join(parts, ", "), accuracy.samples, accuracy.flipped));
   }
