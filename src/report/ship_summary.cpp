@@ -138,6 +138,10 @@ void point_follow_ons_at_causes(std::vector<Finding>& findings) {
   }
   for (const auto& [symptom, cause] : pairs) {
     const Finding& c = findings[cause];
+    if (c.code == FindingCode::divergence_located) {  // not a defect to fix first: the place to look
+      findings[symptom].hint = fmt::format("the error starts in module {} (DIVERGENCE_LOCATED): {}", c.where, c.hint);
+      continue;
+    }
     findings[symptom].hint =
         fmt::format("follows from {}{}: fix that first ({})", c.code_name(), c.where.empty() ? "" : " at " + c.where,
                     c.hint.empty() ? "see that finding" : c.hint);
