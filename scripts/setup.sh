@@ -32,6 +32,9 @@ readonly packages=(
   nodejs npm
   # ONNX Runtime's StringNormalizer kernel needs the en_US.UTF-8 locale
   locales
+  # the report's layout test renders the plots in headless Chromium (tests/report/chart_layout_test.cpp)
+  # and scripts/report-screenshots.sh takes docs/images/ with it
+  chromium
 )
 # The distribution's PyTorch for the cross-version lane (tests/crossversion), with OpenBLAS:
 # with the reference BLAS it is about 44x slower.

@@ -6,13 +6,30 @@ from .cases import size_ranges
 from .findings import finding
 
 
+# Words of PyTorch's errors when forward() puts a tensor on a device the export does not use
+# (onnxproof runs the model on the CPU): "Torch not compiled with CUDA enabled", "Found no NVIDIA
+# driver", "Expected all tensors to be on the same device".
+_DEVICE_ERROR_WORDS = ("cuda", "nvidia driver", "same device", "mps", "xpu")
+
+
+def forward_failure_hint(error):
+    """The fix for a forward pass that fails on the example: a device move inside forward() is not
+    a wrong --input, so it gets its own advice."""
+    text = str(error).lower()
+    if any(word in text for word in _DEVICE_ERROR_WORDS):
+        return ("forward() moves a tensor to a device (.cuda(), .to('cuda'), device='cuda'); onnxproof exports and "
+                "proves on the CPU, and an ONNX graph carries no device: create tensors on the input's device "
+                "(torch.zeros(..., device=x.device), x.new_tensor) instead")
+    return "check the --input names, shapes and dtypes against forward()'s arguments"
+
+
 def check_forward(state, model, example):
     try:
         result = state.forward(model, example)
     except Exception as error:
         state.findings.append(finding("EXPORT_FAILED", "error",
                                       f"the model's forward fails on the example input: {type(error).__name__}: {error}",
-                                      "", "check the --input names, shapes and dtypes against forward()'s arguments"))
+                                      "", forward_failure_hint(error)))
         return None
     outputs, problems = traps.flatten_outputs(result)
     state.output_dataclasses = traps.dataclass_types(result)

@@ -18,6 +18,7 @@
 #include "onnxproof/ops/opset_limits.h"
 #include "onnxproof/parity/generation.h"
 #include "onnxproof/report/generation_report.h"
+#include "onnxproof/report/ship_summary.h"
 #include "onnxproof/report/simplify_report.h"
 #include "onnxproof/report/versions.h"
 #include "onnxproof/simplify/simplify.h"
@@ -436,23 +437,52 @@ HeadlineAnswer evidence_answer(const Report& report, const StepReport* parity) {
   return {question, compared ? "strong" : "none", rows};
 }
 
+// The check step's summary of the exported model as the report's signature.
+ModelSignature model_signature(const ModelSummary& summary, const std::string& exporter) {
+  const auto values = [](const std::vector<ValueSummary>& list) {
+    std::vector<SignatureValue> out;
+    for (const auto& value : list) {
+      SignatureValue entry{.name = value.name, .dtype = value.type, .dims = std::nullopt};
+      if (value.has_shape) {
+        entry.dims.emplace();
+        for (const auto& dim : value.dims)
+          entry.dims->push_back(dim.size ? std::to_string(*dim.size) : dim.symbol.empty() ? "?" : dim.symbol);
+      }
+      out.push_back(std::move(entry));
+    }
+    return out;
+  };
+  return {.exporter = exporter,
+          .ir_version = summary.ir_version,
+          .producer = summary.producer,
+          .opsets = summary.opset_imports,
+          .inputs = values(summary.inputs),
+          .outputs = values(summary.outputs)};
+}
+
 // MISSION.md's five headline questions, answered from the steps' typed results, and the evidence.
 void answer_headline(const Run& run, Report& report) {
   const auto& findings = report.findings;
   const auto* parity = find_step(report, "parity");
-  std::set<std::string> sizes;
+  // The sizes that ran and, apart, the ones the model refused: a list of the first alone reads
+  // as a pass.
+  std::set<std::string> sizes, refused;
   if (report.parity) {
     for (const auto& row : report.parity->rows) {
-      for (const auto& [label, size] : row.sizes) sizes.insert(fmt::format("{}={}", label, size));
+      for (const auto& [label, size] : row.sizes)
+        (row.compared() ? sizes : refused).insert(fmt::format("{}={}", label, size));
     }
   }
+  for (const auto& size : sizes) refused.erase(size);
+  std::string shape_evidence = sizes.empty() ? "no shape case ran" : fmt::format("ran {}", fmt::join(sizes, ", "));
+  if (!refused.empty()) shape_evidence += fmt::format("; refused {}", fmt::join(refused, ", "));
   const bool shapes_ok = !has_finding(findings, FindingCode::shape_rejected, Severity::error) &&
                          !has_finding(findings, FindingCode::frozen_dimension, Severity::error) &&
                          !has_finding(findings, FindingCode::run_failed, Severity::error);
   report.headline.push_back(
       {"Does the exported model accept every batch, sequence length and image size production sends?",
        yes_no(parity, shapes_ok),
-       sizes.empty() ? "no shape cases ran" : fmt::format("ran {}", fmt::join(sizes, ", "))});
+       shape_evidence});
 
   const auto* check = find_step(report, "check");
   const bool aten = has_finding(findings, FindingCode::custom_domain_op, Severity::error);
@@ -611,6 +641,12 @@ Expected<FinishedRun> run_into(const PipelineOptions& options, const fs::path& o
   report.onnx_model = run.model;
   merge_frozen_dimension_evidence(report.findings);
   demote_contradicted_frozen_warnings(report);
+  point_follow_ons_at_causes(report.findings);
+  if (run.check) {
+    const auto* exported = find_step(report, "export");
+    report.signature = model_signature(run.check->summary, exported ? exported->details.value("exporter", std::string())
+                                                                    : std::string());
+  }
   answer_headline(run, report);
   finish_report(report);
   name_published_paths(report, out, published);

@@ -56,11 +56,14 @@ void print_findings(std::ostream& out, const std::vector<Finding>& findings) {
     return;
   }
   out << fmt::format("findings         {}\n", findings.size());
-  for (const auto& finding : findings) {
-    out << fmt::format("  {:<7} {}: {}\n", severity_name(finding.severity), finding.code_name(), finding.message);
-    if (!finding.where.empty()) out << fmt::format("          where: {}\n", finding.where);
-    if (!finding.hint.empty()) out << fmt::format("          hint: {}\n", finding.hint);
-  }
+  for (const auto& finding : findings) print_findings_lines(out, finding, "  ");
+}
+
+void print_findings_lines(std::ostream& out, const Finding& finding, const std::string& prefix) {
+  const std::string indent(prefix.size() + 8, ' ');
+  out << fmt::format("{}{:<7} {}: {}\n", prefix, severity_name(finding.severity), finding.code_name(), finding.message);
+  if (!finding.where.empty()) out << fmt::format("{}where: {}\n", indent, finding.where);
+  if (!finding.hint.empty()) out << fmt::format("{}hint: {}\n", indent, finding.hint);
 }
 
 nlohmann::json check_result_to_json(const LoadedModel& model, const CheckResult& result) {

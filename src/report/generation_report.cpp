@@ -101,16 +101,18 @@ std::string generation_to_html(const nlohmann::json& details) {
 }
 
 std::string generation_plot_svg(const nlohmann::json& details) {
-  std::vector<ChartPanel> panels;
+  ChartSpec chart{.title = "Logit error per generation step (red: the step fails)",
+                  .x_label = "logit error against PyTorch (log scale)", .limit_legend = "budget"};
   for (const auto& provider : details.value("providers", nlohmann::json::array())) {
     ChartPanel panel{.name = provider.value("provider", "") + ", rule " + provider.value("rule", "")};
     for (const auto& row : provider.value("table", nlohmann::json::array())) {
-      panel.bars.push_back({fmt::format("step {}", row.value("step", 0)), row.value("error", 0.0),
-                            row.value("status", "") == "fail"});
+      const double budget = row.value("budget", 0.0);
+      panel.bars.push_back({.label = fmt::format("step {}", row.value("step", 0)),
+                            .value = row.value("error", 0.0),
+                            .kind = row.value("status", "") == "fail" ? BarKind::outside : BarKind::within,
+                            .limit = budget > 0 ? budget : NAN});
     }
-    panels.push_back(std::move(panel));
+    chart.panels.push_back(std::move(panel));
   }
-  return log_bar_chart_svg("Logit error per generation step (log scale; red: the step fails)", panels);
+  return log_bar_chart_svg(chart);
 }
-
-}  // namespace onnxproof

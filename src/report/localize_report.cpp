@@ -80,17 +80,26 @@ std::string localization_to_html(const Localization& localization) {
   return html + "</table>\n";
 }
 
-std::string localization_plot_svg(const Localization& localization) {
-  ChartPanel panel{.name = fmt::format("{}, {} optimizations, {}", localization.provider, optimization_name(localization.optimization),
-                                       localization.data_set)};
-  for (const auto& m : localization.modules) {
+ChartSpec localization_chart(const Localization& localization) {
+  ChartPanel panel{.name = fmt::format("{}, graph optimizations {}, case {}", localization.provider,
+                                       optimization_name(localization.optimization), localization.data_set)};
+  for (std::size_t i = 0; i < localization.modules.size(); ++i) {
+    const auto& m = localization.modules[i];
     if (!m.matched) continue;
     const double value = m.nonfinite_outputs > 0 ? std::numeric_limits<double>::infinity() : m.output_error;
-    panel.bars.push_back({m.module.empty() ? "(model)" : m.module, value, !m.outputs_agree});
+    // The located module stands apart from everything downstream that only carries its error.
+    const BarKind kind = localization.located == i ? BarKind::first
+                         : m.outputs_agree         ? BarKind::within
+                                                   : BarKind::outside;
+    panel.bars.push_back({.label = m.module.empty() ? "(model)" : m.module, .value = value, .kind = kind});
   }
-  return log_bar_chart_svg(
-      "Largest relative error of each module's outputs, in execution order (log scale; red: outside tolerance)",
-      {panel});
+  return {.title = "Where the error starts: each module's outputs against PyTorch's, in execution order",
+          .x_label = "largest relative error of the module's outputs (log scale)",
+          .panels = {panel}};
+}
+
+std::string localization_plot_svg(const Localization& localization) {
+  return log_bar_chart_svg(localization_chart(localization));
 }
 
 }  // namespace onnxproof

@@ -14,6 +14,7 @@
 #include "onnxproof/report/generation_report.h"
 #include "onnxproof/report/parity_plot.h"
 #include "onnxproof/report/parity_report.h"
+#include "onnxproof/report/report_sections.h"
 #include "onnxproof/report/simplify_report.h"
 
 namespace onnxproof {
@@ -27,8 +28,8 @@ void finish_report(Report& report) {
 namespace {
 
 // One row of the parity table, as the Markdown and HTML writers show it: case, sizes, provider,
-// graph optimization, output, status, max abs, max rel, mismatches, argmax flips (or the note of
-// a case that did not run).
+// graph optimization, output, status, rule, max abs, max rel, the error against exact and what the
+// rule allowed, their ratio, mismatches, argmax flips, and a note (why a case did not run).
 std::vector<std::string> parity_cells(const ParityRow& row) {
   std::string sizes;
   for (const auto& [label, size] : row.sizes) sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", label, size);
@@ -39,7 +40,7 @@ std::vector<std::string> parity_cells(const ParityRow& row) {
                                     row.output,
                                     std::string(row_status_name(row.status))};
   if (!row.compared()) {
-    cells.insert(cells.end(), {"", "", "", "", "", "", row.note});
+    cells.insert(cells.end(), {"", "", "", "", "", "", "", "", row.note});
     return cells;
   }
   const auto& cmp = row.comparison;
@@ -47,8 +48,10 @@ std::vector<std::string> parity_cells(const ParityRow& row) {
   cells.insert(cells.end(),
                {rule_name(row.rule), fmt::format("{:.3g}", cmp.max_abs), fmt::format("{:.3g}", cmp.max_rel),
                 row.exact ? fmt::format("{:.3g} / {:.3g}", row.exact->onnx, row.exact->pytorch) : "-",
+                row.exact ? fmt::format("{:.3g}", row.exact->budget)
+                          : fmt::format("rtol {:.3g}, atol {:.3g}", row.tolerance.rtol, row.tolerance.atol),
                 ratio ? fmt::format("{:.3g}x", *ratio) : "-", fmt::format("{} / {}", cmp.mismatches, cmp.elements),
-                row.argmax ? std::to_string(row.argmax->flips) : "-"});
+                row.argmax ? std::to_string(row.argmax->flips) : "-", ""});
   return cells;
 }
 
@@ -59,7 +62,10 @@ const std::vector<ParityRow>& parity_rows(const Report& report) {
 
 }  // namespace
 
-void print_report_summary(std::ostream& out, const Report& report, const std::filesystem::path& out_dir) {
+void print_report_summary(std::ostream& out, const Report& report, const std::filesystem::path& out_dir,
+                          const std::string& after_answer) {
+  print_ship_summary(out, report);  // the answer first; the detail behind it follows
+  out << after_answer;
   for (const auto& step : report.steps) {
     out << fmt::format("step {:<11} {:<5} {:>7.2f} s  {}\n", step.name, status_name(step.status), step.seconds,
                        step.reason);
@@ -67,11 +73,7 @@ void print_report_summary(std::ostream& out, const Report& report, const std::fi
   for (const auto& answer : report.headline) {
     out << fmt::format("{:<12} {}\n             {}\n", answer.answer, answer.question, answer.evidence);
   }
-  std::vector<Finding> shown;
-  for (const auto& f : report.findings) {
-    if (f.severity != Severity::info) shown.push_back(f);
-  }
-  print_findings(out, shown);
+  print_grouped_findings(out, report);
   out << fmt::format("report           {}\n", (out_dir / "report.md").string());
   out << fmt::format("verdict          {}\n", verdict_name(report.verdict));
 }
@@ -99,7 +101,7 @@ nlohmann::json report_to_json(const Report& report) {
   for (const auto& answer : report.headline) {
     headline.push_back({{"question", answer.question}, {"answer", answer.answer}, {"evidence", answer.evidence}});
   }
-  return {{"schema", "onnxproof.report/1"},
+  nlohmann::json json = {{"schema", "onnxproof.report/1"},
           {"verdict", verdict_name(report.verdict)},
           {"model", report.model},
           {"onnx_model", report.onnx_model.string()},
@@ -113,7 +115,10 @@ nlohmann::json report_to_json(const Report& report) {
           {"exporters", exporter_comparison_to_json(report.exporters)},
           {"localization", report.localization                 ? localization_to_json(*report.localization)
                            : report.localization_error.empty() ? nlohmann::json(nullptr)
-                                                               : nlohmann::json{{"error", report.localization_error}}}};
+                                                               : nlohmann::json{{"error", report.localization_error}}},
+          {"ship", ship_summary_to_json(report)}};
+  if (report.signature) json["signature"] = signature_to_json(report);
+  return json;
 }
 
 // Every name and message below is the model's or its author's: markdown_text / markdown_code make
@@ -121,11 +126,13 @@ nlohmann::json report_to_json(const Report& report) {
 std::string report_to_markdown(const Report& report) {
   std::string md = fmt::format("# onnxproof report: {}\n\n**Verdict: {}**\n\n", markdown_text(report.model),
                                verdict_name(report.verdict));
+  md += ship_summary_to_markdown(report);
   if (!report.onnx_model.empty()) md += fmt::format("Model: {}\n\n", markdown_code(report.onnx_model.string()));
   if (!report.exporter_report.empty())  // always exporter_report.md, beside report.md
     md += fmt::format("The exporter's own report: [{}]({})\n\n", markdown_text(report.exporter_report.string()),
                       report.exporter_report.string());
   if (!report.exporters.empty()) md += exporter_comparison_to_markdown(report.exporters) + "\n";
+  md += signature_to_markdown(report);
   if (!report.headline.empty()) {  // --exporter both answers them in each exporter's report
     md += "## Can I ship?\n\n| question | answer | evidence |\n| --- | --- | --- |\n";
     for (const auto& a : report.headline) {
@@ -134,18 +141,7 @@ std::string report_to_markdown(const Report& report) {
     }
   }
 
-  md += "\n## Findings\n\n";
-  if (report.findings.empty()) md += "None.\n";
-  for (const Severity severity : {Severity::error, Severity::warning, Severity::info}) {
-    for (const auto& f : report.findings) {
-      if (f.severity != severity) continue;
-      md += fmt::format("- **{}** {} ({}): {}", severity_name(f.severity), markdown_code(f.code_name()),
-                        markdown_text(f.step), markdown_text(f.message));
-      if (!f.where.empty()) md += fmt::format("  \n  where: {}", markdown_code(f.where));
-      if (!f.hint.empty()) md += fmt::format("  \n  hint: {}", markdown_text(f.hint));
-      md += "\n";
-    }
-  }
+  md += findings_to_markdown(report);
 
   md += "\n## Steps\n\n| step | status | seconds | note |\n| --- | --- | ---: | --- |\n";
   for (const auto& step : report.steps) {
@@ -162,8 +158,8 @@ std::string report_to_markdown(const Report& report) {
         "\n## Parity (ONNX Runtime against PyTorch)\n\n![largest error per case](report-parity.svg)\n\n"
         "The rule: " + std::string(k_rule_sentence) +
         "\n\n| case | sizes | provider | graph opt | output | status | rule | max abs | max rel | "
-        "error vs exact (ONNX / PyTorch) | ONNX / PyTorch | mismatches | argmax flips |\n"
-        "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+        "error vs exact (ONNX / PyTorch) | allowed | ONNX / PyTorch | mismatches | argmax flips | note |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
     for (const auto& row : parity_rows(report)) {
       std::vector<std::string> cells;
       for (const auto& cell : parity_cells(row)) cells.push_back(markdown_text(cell));
@@ -183,12 +179,9 @@ std::string report_to_html(const Report& report) {
   const std::string_view verdict = verdict_name(report.verdict);
   std::string html = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>onnxproof: {0}</title>\n"
-      "<style>body{{font-family:sans-serif;margin:2em;max-width:1200px}}table{{border-collapse:collapse;margin:1em 0}}"
-      "td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}}th{{background:#f4f4f4}}"
-      ".yes,.pass{{color:#1a7f37;font-weight:bold}}.no,.fail,.error{{color:#cf222e;font-weight:bold}}"
-      ".warning{{color:#9a6700;font-weight:bold}}.info,.skip{{color:#57606a}}code{{background:#f4f4f4;padding:1px 3px}}"
-      "</style></head><body>\n<h1>onnxproof report: {0}</h1>\n<p>Verdict: <span class=\"{1}\">{1}</span></p>\n",
-      markup_escape(report.model), verdict);
+      "<style>{2}</style></head><body>\n<h1>onnxproof report: {0}</h1>\n<p>Verdict: <span class=\"{1}\">{1}</span></p>\n",
+      markup_escape(report.model), verdict, k_report_css);
+  html += ship_summary_to_html(report);
   if (!report.onnx_model.empty())
     html += fmt::format("<p>Model: <code>{}</code></p>\n", markup_escape(report.onnx_model.string()));
   if (!report.exporter_report.empty()) {
@@ -196,29 +189,14 @@ std::string report_to_html(const Report& report) {
                         markup_escape(report.exporter_report.string()));
   }
   if (!report.exporters.empty()) html += exporter_comparison_to_html(report.exporters, markup_escape);
+  html += signature_to_html(report);
   html += "<h2>Can I ship?</h2>\n<table><tr><th>question</th><th>answer</th><th>evidence</th></tr>\n";
   for (const auto& a : report.headline) {
     const std::string css = a.answer == "yes" ? "yes" : a.answer == "no" ? "no" : "skip";
     html += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>\n", markup_escape(a.question), css,
                         markup_escape(a.answer), markup_escape(a.evidence));
   }
-  html += "</table>\n<h2>Findings</h2>\n";
-  if (report.findings.empty())
-    html += "<p>None.</p>\n";
-  else
-    html += "<table><tr><th>severity</th><th>code</th><th>step</th><th>message</th><th>where</th><th>hint</th></tr>\n";
-  for (const Severity severity : {Severity::error, Severity::warning, Severity::info}) {
-    for (const auto& f : report.findings) {
-      if (f.severity != severity) continue;
-      html += fmt::format(
-          "<tr><td "
-          "class=\"{0}\">{0}</td><td><code>{1}</code></td><td>{2}</td><td>{3}</td><td><code>{4}</code></td><td>{5}</"
-          "td></tr>\n",
-          severity_name(f.severity), markup_escape(std::string(f.code_name())), markup_escape(f.step),
-          markup_escape(f.message), markup_escape(f.where), markup_escape(f.hint));
-    }
-  }
-  if (!report.findings.empty()) html += "</table>\n";
+  html += "</table>\n" + findings_to_html(report);
   html += "<h2>Steps</h2>\n<table><tr><th>step</th><th>status</th><th>seconds</th><th>note</th></tr>\n";
   for (const auto& step : report.steps) {
     html += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{:.2f}</td><td>{}</td></tr>\n",
@@ -235,8 +213,8 @@ std::string report_to_html(const Report& report) {
             "</p>\n" + svg;
     html +=
         "<table><tr><th>case</th><th>sizes</th><th>provider</th><th>graph opt</th><th>output</th><th>status</th>"
-        "<th>rule</th><th>max abs</th><th>max rel</th><th>error vs exact (ONNX / PyTorch)</th><th>ONNX / PyTorch</th>"
-        "<th>mismatches</th><th>argmax flips</th></tr>\n";
+        "<th>rule</th><th>max abs</th><th>max rel</th><th>error vs exact (ONNX / PyTorch)</th><th>allowed</th>"
+        "<th>ONNX / PyTorch</th><th>mismatches</th><th>argmax flips</th><th>note</th></tr>\n";
     for (const auto& row : parity_rows(report)) {
       html += "<tr>";
       const auto cells = parity_cells(row);

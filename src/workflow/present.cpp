@@ -117,12 +117,13 @@ void print_outcome(std::ostream& out, const Outcome<Report>& outcome) {
 
 void print_outcome(std::ostream& out, const Outcome<DemoRun>& outcome) {
   const Report& report = outcome.result.report;
+  std::string accuracy_lines;
   for (auto accuracy : report.parity ? report.parity->accuracy : std::vector<TaskAccuracy>{}) {
-    out << fmt::format(
+    accuracy_lines += fmt::format(
         "accuracy         PyTorch {:.1f}%, ONNX Runtime {:.1f}% on {} held-out digits; {} predictions flipped\n",
         100.0 * accuracy.accuracy["pytorch"], 100.0 * accuracy.accuracy["cpu"], accuracy.samples, accuracy.flipped);
   }
-  print_report_summary(out, report, outcome.artifacts.front());
+  print_report_summary(out, report, outcome.artifacts.front(), accuracy_lines);
 }
 
 void print_outcome(std::ostream& out, const Outcome<LocalizedRun>& outcome) {

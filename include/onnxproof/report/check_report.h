@@ -22,6 +22,9 @@ void print_check_result(std::ostream& out, const LoadedModel& model, const Check
 /// hint per finding ("findings none" when empty).
 void print_findings(std::ostream& out, const std::vector<Finding>& findings);
 
+/// One finding's lines: `prefix`, severity, code and message; then where and hint, indented.
+void print_findings_lines(std::ostream& out, const Finding& finding, const std::string& prefix);
+
 /// "46.8 MB" style byte counts (powers of 1000, as file managers show).
 std::string format_bytes(uint64_t bytes);
 

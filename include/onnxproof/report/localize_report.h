@@ -5,6 +5,7 @@
 #include <string>
 
 #include "onnxproof/localize/localize.h"
+#include "onnxproof/report/log_bar_chart.h"
 
 namespace onnxproof {
 
@@ -13,6 +14,9 @@ std::string localization_to_markdown(const Localization& localization);
 
 /// The same section for report.html, the plot inline.
 std::string localization_to_html(const Localization& localization);
+
+/// The localization as a chart: one bar per compared module, the located one apart (BarKind::first).
+ChartSpec localization_chart(const Localization& localization);
 
 /// The largest relative error of each compared module's outputs, in execution order, log scale;
 /// outside tolerance in red. Empty when no module was compared.

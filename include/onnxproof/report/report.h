@@ -35,6 +35,24 @@ struct HeadlineAnswer {
   std::string evidence;
 };
 
+/// One input or output of the exported model: its dims are sizes ("3") or the names of dynamic
+/// dimensions ("batch"), "?" when neither; no dims when the rank is unknown.
+struct SignatureValue {
+  std::string name;
+  std::string dtype;  // "float32", "sequence(float32)", ...
+  std::optional<std::vector<std::string>> dims;
+};
+
+/// The exported model's interface, what a deployment feeds it and gets back (from the check
+/// step's summary), and the exporter that wrote it.
+struct ModelSignature {
+  std::string exporter;  // "dynamo", "torchscript"; empty when unknown
+  int64_t ir_version = 0;
+  std::string producer;
+  std::vector<std::pair<std::string, int64_t>> opsets;  // domain ("ai.onnx" for "") -> version
+  std::vector<SignatureValue> inputs, outputs;
+};
+
 struct Report {
   std::string model;                 // the model spec
   std::filesystem::path onnx_model;  // OUT/model.onnx when exported
@@ -52,6 +70,7 @@ struct Report {
   /// run otherwise (then `localization` is empty).
   std::optional<Localization> localization;
   std::string localization_error;
+  std::optional<ModelSignature> signature;  // when the check step read the exported model
   Verdict verdict = Verdict::error;  // set once, by finish_report()
 };
 
@@ -59,9 +78,12 @@ struct Report {
 /// statuses, and fail when a finding is an error (a later step may confirm an earlier warning).
 void finish_report(Report& report);
 
-/// The pipeline's terminal summary: each step, the headline answers, the findings that are not
-/// info, the report's path and the verdict.
-void print_report_summary(std::ostream& out, const Report& report, const std::filesystem::path& out_dir);
+/// The pipeline's terminal summary: the answer first (verdict, where, what to do), then
+/// `after_answer` (lines a command adds, such as the demo's accuracy), each step, the headline
+/// answers, the findings that are not info grouped under their causes, the report's path and the
+/// verdict again.
+void print_report_summary(std::ostream& out, const Report& report, const std::filesystem::path& out_dir,
+                          const std::string& after_answer = "");
 
 /// The first step that could not do its job; null when none.
 const StepReport* first_error_step(const Report& report);
