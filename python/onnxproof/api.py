@@ -32,7 +32,7 @@ DEFAULT_DATA_BATCHES = 8
 
 def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None, data=None,
           data_batches=DEFAULT_DATA_BATCHES, opset=None, exporter="auto", targets=("ort-cpu",), providers=("cpu",),
-          sweep=None, samples=3, rtol=None, atol=None, out=None, quiet=False, localize=True):
+          sweep=None, samples=3, rtol=None, atol=None, out=None, golden=None, quiet=False, localize=True):
     """Exports `model` called as model(*args, **kwargs), proves the export and returns its Report.
 
     dynamic_shapes: torch.export's spelling, {input: {axis: Dim("batch", min=1, max=64)}} or a
@@ -44,8 +44,13 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     exporter: "auto" (torch's default, then the other), "dynamo" or "torchscript".
     targets: runtimes to audit operators against (ort-cpu, ort-cuda, tensorrt, openvino).
     sweep: {label: [sizes]} to prove each dynamic axis at.
-    out: the run folder (default onnxproof-out/<model class>); replaced only when it is empty or
-        an earlier onnxproof run.
+    out: the run folder (default onnxproof-out/<model class>-<hash of the inputs' signature and
+        the weights>: a retrained model gets a folder of its own, the same model the same one);
+        replaced only when it is empty or an earlier onnxproof run.
+    golden: a folder for golden outputs, e.g. "tests/onnx/classifier" (keep it in your
+        repository): the first run freezes the proved outputs there, every later run verifies
+        against them (GOLDEN_DRIFT when they moved; delete the folder to accept a change).
+        None (the default): nothing frozen or verified.
     localize: after a parity failure, find the module where the outputs first diverge (the
         Report's `localization` and a DIVERGENCE_LOCATED finding; RUN/localize/).
     Raises onnxproof.UsageError for bad arguments and onnxproof.EngineError when the tool cannot
@@ -55,7 +60,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     from . import spec as specs
     checks.check_arguments(exporter=exporter, targets=targets, providers=providers, opset=opset, rtol=rtol, atol=atol,
                            samples=samples, data_batches=data_batches, dynamic_shapes=dynamic_shapes,
-                           dynamic_axes=dynamic_axes, sweep=sweep, kwargs=kwargs, out=out)
+                           dynamic_axes=dynamic_axes, sweep=sweep, kwargs=kwargs, out=out, golden=golden)
     checks.check_inputs(args, data)
     targets, providers = _names(targets), _names(providers)
     call, tensors = _callable_inputs(model, args, kwargs)
@@ -66,7 +71,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     except (TypeError, ValueError) as error:  # an axis that is no number, a Dim of another kind
         raise UsageError(f"dynamic_shapes / dynamic_axes: {type(error).__name__}: {error}") from error
     checks.check_sweep(sweep, dynamic, tensors)
-    out = os.path.abspath(out or checks.default_out(model))
+    out = os.path.abspath(out or checks.default_out(model, inputs, dynamic))
     config = {
         "contract": contract.CONFIG, "model": _describe(model), "inputs": inputs, "dynamic": dynamic,
         "opset": int(opset or 0), "exporter": exporter, "sweep": {k: [int(s) for s in v] for k, v in (sweep or {}).items()},
@@ -78,6 +83,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     os.makedirs(os.path.dirname(out), exist_ok=True)
     arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
     arguments += _tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
+    arguments += ["--golden", os.path.abspath(golden)] if golden is not None else ["--no-golden"]
     # One engine for the whole proof; the export and the localization's PyTorch half run here,
     # where the model object is (the engine cannot load it again).
     with AttachedEngine(arguments, quiet) as engine:

@@ -54,9 +54,11 @@ def run_engine(arguments, quiet=False):
 
 @contextlib.contextmanager
 def captured_output(log_path, quiet):
-    """Everything this process prints while the block runs (torch's and the exporter's chatter,
-    from Python or C++) goes to `log_path`, as the engine keeps export.log for a child; progress
-    lines ("onnxproof export: ...") still reach the terminal unless `quiet`."""
+    """Everything this process prints, logs or warns while the block runs (torch's and the
+    exporter's chatter, from Python or C++) goes to `log_path`, as the engine keeps export.log for a
+    child; progress lines ("onnxproof export: ...") still reach the terminal unless `quiet`. Log
+    records and warnings are written there too, not handed to the caller's handlers (pytest's
+    would replay them under a failing test)."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = {fd: os.dup(fd) for fd in (1, 2)}
@@ -76,7 +78,8 @@ def captured_output(log_path, quiet):
         os.dup2(write_end, fd)
     os.close(write_end)
     try:
-        yield
+        with _logs_and_warnings_to_stderr():
+            yield
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -86,3 +89,25 @@ def captured_output(log_path, quiet):
         log.close()
         for copy in saved.values():
             os.close(copy)
+
+
+@contextlib.contextmanager
+def _logs_and_warnings_to_stderr():
+    """While the block runs, the root logger's handlers are one that writes to stderr, and warnings
+    are shown there, whatever handlers and warning recorders the caller had; both are restored."""
+    import logging
+    import warnings
+    root = logging.getLogger()
+    handlers = root.handlers[:]
+    root.handlers = [logging.StreamHandler(sys.stderr)]
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            yield
+    finally:
+        root.handlers = handlers
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    import warnings
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))

@@ -106,6 +106,61 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class DidYouMean(unittest.TestCase):
+    """A near miss names what was meant: a model family's model, a callable's case, an input."""
+
+    def test_a_misspelled_torchvision_model_names_the_real_one(self):
+        from onnxproof import families
+        with self.assertRaisesRegex(UsageError, r"torchvision has no model 'resnet81' \(did you mean 'resnet18'\?\)"):
+            families.load("torchvision:resnet81")
+
+    def test_a_callable_asked_in_the_wrong_case_names_the_real_one(self):
+        import os
+        import tempfile
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "models.py")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write("import torch\n\nclass Net(torch.nn.Module):\n    pass\n")
+            with self.assertRaisesRegex(UsageError, r"has no 'net' \(did you mean 'Net'\?\)"):
+                spec.resolve_callable(f"{path}:net", "model")
+
+    def test_an_input_name_close_to_a_forward_parameter_is_refused_another_is_said(self):
+        from onnxproof import export_load
+
+        class Model(torch.nn.Module):
+            def forward(self, image, mask=None):
+                return image
+
+        with self.assertRaisesRegex(UsageError, r"--input 'imgae' is not a parameter of forward\(image, mask\) "
+                                                r"\(did you mean 'image'\?\)"):
+            export_load.check_input_names(Model(), [{"name": "imgae"}])
+        with self.assertRaisesRegex(UsageError, "3 inputs declared; forward\\(image, mask\\) takes 2"):
+            export_load.check_input_names(Model(), [{"name": "image"}, {"name": "mask"}, {"name": "z"}])
+        export_load.check_input_names(Model(), [{"name": "x"}])  # positional: said, not refused
+        export_load.check_input_names(torch.nn.Sequential(torch.nn.ReLU()), [{"name": "input"}])
+
+
+class TrainingMode(unittest.TestCase):
+    """TRAINING_MODE is the user's to fix only when the user's own object was in train mode."""
+
+    def state(self, given):
+        from onnxproof.export_state import ExportState
+        return ExportState({"out": ".", "inputs": []}, given=given)
+
+    def test_a_model_onnxproof_built_from_a_spec_is_info(self):
+        from onnxproof import export_load
+        state = self.state(None)
+        model = export_load.prepare(state, torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout()))
+        self.assertFalse(model.training)
+        self.assertEqual([(f["code"], f["severity"], f["hint"]) for f in state.findings], [("TRAINING_MODE", "info", "")])
+
+    def test_the_users_own_model_with_dropout_is_a_warning(self):
+        from onnxproof import export_load
+        state = self.state(object())
+        export_load.prepare(state, torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout()))
+        self.assertEqual([(f["code"], f["severity"]) for f in state.findings], [("TRAINING_MODE", "warning")])
+
+
 class FindingRegistry(unittest.TestCase):
     """Python emits only codes from data/finding_codes.json, the registry the engine is built from."""
 
