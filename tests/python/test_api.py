@@ -258,12 +258,21 @@ class AssertProvedUnderPytest(unittest.TestCase):
                                   os.path.join(HERE, "assert_proved_cases.py")],
                                  env=dict(os.environ, ONNXPROOF_TEST_OUT=folder), capture_output=True, text=True,
                                  timeout=900)
+            logged = os.path.exists(os.path.join(folder, "trap", "export.log"))
+        self.assertTrue(logged)
         self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
         self.assertIn("1 failed, 1 passed", run.stdout)
         self.assertIn("FAILED", run.stdout)
         self.assertIn("test_trap_model_is_not_proved", run.stdout)
         self.assertIn("AssertionError: onnxproof did not prove", run.stdout)
         self.assertIn("DATA_DEPENDENT_CONTROL_FLOW", run.stdout)
+        # The failing test's section is the test's line and the findings: no torch traceback, log
+        # record or progress line (those are in the run folder's export.log).
+        section = run.stdout.split("test_trap_model_is_not_proved _", 1)[1].split("\n=", 1)[0]
+        self.assertLessEqual(len(section.splitlines()), 30, section)
+        for noise in ("Captured log", "Captured stderr", "Captured stdout", "onnxproof export:", "DEBUG"):
+            self.assertNotIn(noise, section)
+
 
 
 if __name__ == "__main__":
