@@ -72,8 +72,8 @@ def prepare(state, model):
         changing = sorted({type(m).__name__ for m in model.modules()
                            if isinstance(m, (torch.nn.modules.dropout._DropoutNd, torch.nn.modules.batchnorm._NormBase))})
         if state.given is None:
-            # onnxproof called the spec's constructor, and constructors return train mode: the
-            # user never held the object, so there is nothing for them to fix.
+            # onnxproof called the spec's callable (constructors return train mode): the user never
+            # held the object and onnxproof exports in eval mode anyway; nothing to fix.
             state.findings.append(finding(
                 "TRAINING_MODE", "info", "the model spec's callable returned the model in training mode, as "
                 "nn.Module constructors do; onnxproof exported it in eval mode", "", ""))

@@ -1,4 +1,5 @@
 """Unit tests of the export front end's pure parts (run by CTest with the pinned .venv interpreter)."""
+import importlib.util
 import json
 import unittest
 
@@ -6,6 +7,10 @@ import torch
 
 from onnxproof import cases, dynamo, export_opset, spec, traps
 from onnxproof.errors import UsageError
+
+# The optional model families' packages (the lock has them; the oldest-torch lane does not).
+needs_torchvision = unittest.skipUnless(importlib.util.find_spec("torchvision"), "torchvision is not installed")
+needs_transformers = unittest.skipUnless(importlib.util.find_spec("transformers"), "transformers is not installed")
 
 
 class DefaultSizes(unittest.TestCase):
@@ -109,6 +114,7 @@ if __name__ == "__main__":
 class DidYouMean(unittest.TestCase):
     """A near miss names what was meant: a model family's model, a callable's case, an input."""
 
+    @needs_torchvision
     def test_a_misspelled_torchvision_model_names_the_real_one(self):
         from onnxproof import families
         with self.assertRaisesRegex(UsageError, r"torchvision has no model 'resnet81' \(did you mean 'resnet18'\?\)"):
@@ -275,6 +281,7 @@ class DynamoShapes(unittest.TestCase):
 
 
 class ModelFamilies(unittest.TestCase):
+    @needs_transformers
     def test_a_transformers_model_is_small_keyword_called_and_brings_its_inputs(self):
         from onnxproof import families
         model, description, defaults = families.load("hf:BertModel:num_hidden_layers=1")
@@ -289,12 +296,14 @@ class ModelFamilies(unittest.TestCase):
         self.assertEqual(problems, [])
         self.assertEqual([name for name, _ in outputs], ["last_hidden_state", "pooler_output"])
 
+    @needs_transformers
     def test_an_encoder_decoder_takes_decoder_ids(self):
         from onnxproof import families
         _, _, defaults = families.load("hf:T5ForConditionalGeneration")
         self.assertEqual([spec["name"] for spec in defaults["inputs"]],
                          ["input_ids", "attention_mask", "decoder_input_ids"])
 
+    @needs_transformers
     def test_unknown_names_and_bad_overrides_are_usage_errors(self):
         from onnxproof import families
         for bad in ("hf:NoSuchModel", "hf:BertModel:layers", "timm:no_such_net", "torchvision:no_such_net", "hf:"):

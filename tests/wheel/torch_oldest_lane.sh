@@ -3,8 +3,8 @@
 # that wheel_install built (dist/), torch 2.13.0 (PyTorch's CPU build: `pip install torch==2.13.0`
 # takes it from this machine's wheel folder) and onnx, onnxscript, numpy and torch's own
 # requirements linked from .venv. There, outside the checkout and with no onnxproof variable set,
-# the README's quickstart (train, prove, retrain, prove again) runs twice, as a notebook re-run
-# would: every proof passes, none meets GOLDEN_DRIFT, nothing is frozen, and no CUDA library is
+# the front end's unit tests pass and the README's quickstart (train, prove, retrain, prove
+# again) runs twice, as a notebook re-run would: every proof passes, none meets GOLDEN_DRIFT, nothing is frozen, and no CUDA library is
 # installed. torchvision is left out: PyPI's torchvision does not load beside the CPU torch 2.13.
 # Usage: torch_oldest_lane.sh
 set -euo pipefail
@@ -30,6 +30,10 @@ if "$venv/bin/pip" list --format=freeze | grep -qi '^nvidia\|^cuda-\|^triton'; t
   exit 1
 fi
 echo "torch $torch_version (CPU build), $(du -sm "$venv" | cut -f1) MB in the environment"
+
+# The front end's unit tests (this checkout's package) under that torch; the families whose
+# packages the environment lacks skip.
+(cd "$root" && PYTHONPATH="$root/python" "$venv/bin/python" -m unittest tests.python.test_front_end 2>&1 | tail -3)
 
 # The README's first Python block, run twice in one folder as a notebook re-run would be.
 "$root/.venv/bin/python" - "$root/README.md" > "$work/quickstart.py" <<'PYTHON'
