@@ -94,7 +94,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         try:
             config["out"] = staging
             _export(engine, config, InMemoryModel(call, config["model"], example, samples_given), model, quiet)
-            outcome = engine.prove(staging, functools.partial(_capture_module_outputs, model, call))
+            outcome = engine.prove(staging, functools.partial(_capture_module_outputs, model, call, quiet))
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     if outcome["verdict"] == "error" and outcome.get("error"):
@@ -131,11 +131,13 @@ def _check_config(config):
         raise UsageError(f"an argument breaks the export configuration: {error}") from error
 
 
-def _capture_module_outputs(model, call, folder, model_file, case):
+def _capture_module_outputs(model, call, quiet, folder, model_file, case):
     """Localization's PyTorch half, asked by the engine: module outputs by hooks on `case`,
     written to FOLDER/localize/; the caller's model keeps its mode and device."""
     from . import localize
-    with _restored(model):
+    # What torch prints, logs or warns while tracing again joins the export's log in the run folder.
+    log = os.path.join(folder, "export.log")
+    with _restored(model), captured_output(log, quiet, append=os.path.isfile(log)):
         localize.write_localization(folder, model_file, case, call.eval().cpu())
 
 

@@ -53,7 +53,7 @@ def run_engine(arguments, quiet=False):
 
 
 @contextlib.contextmanager
-def captured_output(log_path, quiet):
+def captured_output(log_path, quiet, append=False):
     """Everything this process prints, logs or warns while the block runs (torch's and the
     exporter's chatter, from Python or C++) goes to `log_path`, as the engine keeps export.log for a
     child; progress lines ("onnxproof export: ...") still reach the terminal unless `quiet`. Log
@@ -63,7 +63,7 @@ def captured_output(log_path, quiet):
     sys.stderr.flush()
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     read_end, write_end = os.pipe()
-    log = open(log_path, "wb")
+    log = open(log_path, "ab" if append else "wb")
 
     def forward():
         with os.fdopen(read_end, "rb") as stream:
@@ -93,19 +93,34 @@ def captured_output(log_path, quiet):
 
 @contextlib.contextmanager
 def _logs_and_warnings_to_stderr():
-    """While the block runs, the root logger's handlers are one that writes to stderr, and warnings
-    are shown there, whatever handlers and warning recorders the caller had; both are restored."""
+    """While the block runs, Python's sys.stdout and sys.stderr are file descriptors 1 and 2, every
+    logger's handlers one that writes to stderr, and warnings are shown there, whatever streams,
+    handlers and warning recorders the caller had; all are restored afterwards."""
+    import io
     import logging
     import warnings
-    root = logging.getLogger()
-    handlers = root.handlers[:]
-    root.handlers = [logging.StreamHandler(sys.stderr)]
+    # Python-level streams too: a test runner's sys.stderr (pytest's) writes past file descriptor 2.
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = (io.TextIOWrapper(os.fdopen(fd, "wb", closefd=False), line_buffering=True,
+                                               errors="replace") for fd in (1, 2))
+    # Every logger that has handlers (the root, torch's own, and those a test runner attached to
+    # non-propagating loggers, as pytest does) writes to this stream instead while the block runs.
+    loggers = [logging.getLogger()] + [logger for logger in logging.Logger.manager.loggerDict.values()
+                                       if isinstance(logger, logging.Logger) and logger.handlers]
+    saved = [(logger, logger.handlers) for logger in loggers]
+    here = logging.StreamHandler(sys.stderr)
+    for logger in loggers:
+        logger.handlers = [here]
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             yield
     finally:
-        root.handlers = handlers
+        for logger, handlers in saved:
+            logger.handlers = handlers
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        sys.stdout, sys.stderr = streams
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
