@@ -37,8 +37,10 @@ for epoch in range(20):
 model.eval()
 
 # %% The proof: export (dynamo, the newest opset ONNX Runtime runs), check, simplify, audit the
-# operators, parity against PyTorch on the held-out batches, golden outputs frozen.
-out = sys.argv[1] if len(sys.argv) > 1 else os.path.join("onnxproof-out", "classifier")
+# operators, parity against PyTorch on the held-out batches. Without an argument the run folder is
+# onnxproof-out/Sequential-<hash of the inputs and weights>: retraining and running again proves
+# into a folder of its own. Golden outputs are frozen only when asked: golden="tests/onnx/classifier".
+out = sys.argv[1] if len(sys.argv) > 1 else None
 report = onnxproof.prove(model, (torch.randn(64, 16),), dynamic_axes={"input": {0: "batch"}}, data=held_out,
                          data_batches=4, out=out)
 print(report)  # the verdict, the five headline answers, the findings, the report's path
@@ -50,5 +52,6 @@ for task in report.accuracy:
 # %% In a test suite, the same call fails the test with the findings as the message:
 #     from onnxproof.testing import assert_proved
 #     def test_classifier_exports_faithfully():
-#         assert_proved(build_model(), (torch.randn(8, 16),), dynamic_axes={"input": {0: "batch"}})
+#         assert_proved(build_model(), (torch.randn(8, 16),), dynamic_axes={"input": {0: "batch"}},
+#                       golden="tests/onnx/classifier")
 sys.exit(0 if report.passed else 1)

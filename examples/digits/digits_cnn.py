@@ -37,7 +37,10 @@ class DigitsCNN(nn.Module):
 
 def load_digits():
     """(images float32 Nx1x8x8 scaled to 0..1, labels int64 N) in scikit-learn's order."""
-    from sklearn.datasets import load_digits as sklearn_digits
+    try:
+        from sklearn.datasets import load_digits as sklearn_digits
+    except ImportError as error:  # the wheel's demo extra
+        raise ImportError("the demo's digits data set needs scikit-learn: pip install 'onnxproof[demo]'") from error
     data = sklearn_digits()
     images = (data.images.astype(np.float32) / 16.0)[:, None, :, :]
     return images, data.target.astype(np.int64)

@@ -32,7 +32,8 @@ DEFAULT_DATA_BATCHES = 8
 
 def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None, data=None,
           data_batches=DEFAULT_DATA_BATCHES, opset=None, exporter="auto", targets=("ort-cpu",), providers=("cpu",),
-          sweep=None, samples=3, rtol=None, atol=None, out=None, quiet=False, localize=True, generate=0):
+          sweep=None, samples=3, rtol=None, atol=None, out=None, golden=None, quiet=False, localize=True,
+          generate=0):
     """Exports `model` called as model(*args, **kwargs), proves the export and returns its Report.
 
     dynamic_shapes: torch.export's spelling, {input: {axis: Dim("batch", min=1, max=64)}} or a
@@ -44,8 +45,13 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     exporter: "auto" (torch's default, then the other), "dynamo" or "torchscript".
     targets: runtimes to audit operators against (ort-cpu, ort-cuda, tensorrt, openvino).
     sweep: {label: [sizes]} to prove each dynamic axis at.
-    out: the run folder (default onnxproof-out/<model class>); replaced only when it is empty or
-        an earlier onnxproof run.
+    out: the run folder (default onnxproof-out/<model class>-<hash of the inputs' signature and
+        the weights>: a retrained model gets a folder of its own, the same model the same one);
+        replaced only when it is empty or an earlier onnxproof run.
+    golden: a folder for golden outputs, e.g. "tests/onnx/classifier" (keep it in your
+        repository): the first run freezes the proved outputs there, every later run verifies
+        against them (GOLDEN_DRIFT when they moved; delete the folder to accept a change).
+        None (the default): nothing frozen or verified.
     localize: after a parity failure, find the module where the outputs first diverge (the
         Report's `localization` and a DIVERGENCE_LOCATED finding; RUN/localize/).
     generate: N greedy steps from args' input_ids through PyTorch and ONNX Runtime (the generation
@@ -59,7 +65,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     from . import spec as specs
     checks.check_arguments(exporter=exporter, targets=targets, providers=providers, opset=opset, rtol=rtol, atol=atol,
                            samples=samples, data_batches=data_batches, dynamic_shapes=dynamic_shapes,
-                           dynamic_axes=dynamic_axes, sweep=sweep, kwargs=kwargs, out=out)
+                           dynamic_axes=dynamic_axes, sweep=sweep, kwargs=kwargs, out=out, golden=golden)
     checks.check_inputs(args, data)
     targets, providers = _names(targets), _names(providers)
     if not isinstance(generate, int) or isinstance(generate, bool) or generate < 0:
@@ -67,7 +73,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     if generate:
         return _prove_generation(model, args, kwargs, generate, dict(
             opset=opset, exporter=exporter, targets=targets, providers=providers, sweep=sweep, samples=samples,
-            rtol=rtol, atol=atol, out=out, quiet=quiet, localize=localize))
+            rtol=rtol, atol=atol, out=out, golden=golden, quiet=quiet, localize=localize))
     call, tensors = _callable_inputs(model, args, kwargs)
     names = list(tensors)
     inputs = [_input_spec(name, tensor) for name, tensor in tensors.items()]
@@ -76,7 +82,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     except (TypeError, ValueError) as error:  # an axis that is no number, a Dim of another kind
         raise UsageError(f"dynamic_shapes / dynamic_axes: {type(error).__name__}: {error}") from error
     checks.check_sweep(sweep, dynamic, tensors)
-    out = os.path.abspath(out or checks.default_out(model))
+    out = os.path.abspath(out or checks.default_out(model, inputs, dynamic))
     config = {
         "contract": contract.CONFIG, "model": _describe(model), "inputs": inputs, "dynamic": dynamic,
         "opset": int(opset or 0), "exporter": exporter, "sweep": {k: [int(s) for s in v] for k, v in (sweep or {}).items()},
@@ -87,6 +93,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     samples_given = None if data is None else specs.samples_from(_batches(data, data_batches), names, "data")
     arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
     arguments += _tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
+    arguments += _golden_arguments(golden)
     return _run_attached(arguments, config, InMemoryModel(call, config["model"], example, samples_given), model, call,
                          out, quiet)
 
@@ -114,7 +121,7 @@ def _prove_generation(model, args, kwargs, steps, options):
     example = {spec["name"]: generate_in_domain(spec, shape_for(spec, defaults["dynamic"], sizes), rng)
                for spec in defaults["inputs"]}
     example["input_ids"] = _array("input_ids", ids)
-    out = os.path.abspath(options["out"] or checks.default_out(model))
+    out = os.path.abspath(options["out"] or checks.default_out(model, defaults["inputs"], defaults["dynamic"]))
     config = {"contract": contract.CONFIG, "model": _describe(model), "inputs": defaults["inputs"],
               "dynamic": [{key: value for key, value in entry.items()} for entry in defaults["dynamic"]],
               "opset": int(options["opset"] or 0), "exporter": options["exporter"],
@@ -123,9 +130,14 @@ def _prove_generation(model, args, kwargs, steps, options):
     _check_config(config)
     arguments = ["--out", out, "--target", ",".join(options["targets"]), "--provider", ",".join(options["providers"]),
                  "--generate", str(steps)] + _tolerance_arguments(options["rtol"], options["atol"])
-    arguments += [] if options["localize"] else ["--no-localize"]
+    arguments += ([] if options["localize"] else ["--no-localize"]) + _golden_arguments(options["golden"])
     given = InMemoryModel(decoder, config["model"], example, None, defaults)
     return _run_attached(arguments, config, given, model, decoder, out, options["quiet"])
+
+
+def _golden_arguments(golden):
+    """--golden DIR when prove() was given a golden folder; --no-golden otherwise (the default)."""
+    return ["--golden", os.path.abspath(golden)] if golden is not None else ["--no-golden"]
 
 
 def _run_attached(arguments, config, given, model, call, out, quiet):
@@ -133,6 +145,8 @@ def _run_attached(arguments, config, given, model, call, out, quiet):
     where the model object is (the engine cannot load it again), config["out"] a staging folder
     beside `out`; the proof there. The typed Report."""
     os.makedirs(os.path.dirname(out), exist_ok=True)
+    # One engine for the whole proof; the export and the localization's PyTorch half run here,
+    # where the model object is (the engine cannot load it again).
     with AttachedEngine(arguments, quiet) as engine:
         config.update(_opset_ceiling(engine.opset_limit()))
         checks.check_opset(config["opset"], config["opset_ceiling"], config["opset_ceiling_reason"])
@@ -141,7 +155,7 @@ def _run_attached(arguments, config, given, model, call, out, quiet):
         try:
             config["out"] = staging
             _export(engine, config, given, model, quiet)
-            outcome = engine.prove(staging, functools.partial(_capture_module_outputs, model, call))
+            outcome = engine.prove(staging, functools.partial(_capture_module_outputs, model, call, quiet))
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     if outcome["verdict"] == "error" and outcome.get("error"):
@@ -178,11 +192,13 @@ def _check_config(config):
         raise UsageError(f"an argument breaks the export configuration: {error}") from error
 
 
-def _capture_module_outputs(model, call, folder, model_file, case):
+def _capture_module_outputs(model, call, quiet, folder, model_file, case):
     """Localization's PyTorch half, asked by the engine: module outputs by hooks on `case`,
     written to FOLDER/localize/; the caller's model keeps its mode and device."""
     from . import localize
-    with _restored(model):
+    # What torch prints, logs or warns while tracing again joins the export's log in the run folder.
+    log = os.path.join(folder, "export.log")
+    with _restored(model), captured_output(log, quiet, append=os.path.isfile(log)):
         localize.write_localization(folder, model_file, case, call.eval().cpu())
 
 

@@ -3,6 +3,7 @@ argument is one onnxproof.UsageError naming it, never a TypeError, a ValueError 
 error from deep inside the export. Also the run folder's default name and the staging folders
 that killed prove() calls left behind."""
 import collections.abc
+import itertools
 import math
 import numbers
 import os
@@ -32,7 +33,7 @@ def check_inputs(args, data):
 
 
 def check_arguments(*, exporter, targets, providers, opset, rtol, atol, samples, data_batches,
-                    dynamic_shapes, dynamic_axes, sweep, kwargs, out):
+                    dynamic_shapes, dynamic_axes, sweep, kwargs, out, golden=None):
     """Raises UsageError for the first of prove()'s arguments that has the wrong type or value."""
     if exporter not in ("auto", "dynamo", "torchscript"):
         raise UsageError(f"exporter must be auto, dynamo or torchscript, not {exporter!r}")
@@ -57,8 +58,9 @@ def check_arguments(*, exporter, targets, providers, opset, rtol, atol, samples,
                          f"not {sweep!r}")
     if kwargs is not None and not isinstance(kwargs, collections.abc.Mapping):
         raise UsageError(f"kwargs must be a dict of keyword arguments, not {type(kwargs).__name__}")
-    if out is not None and not isinstance(out, (str, os.PathLike)):
-        raise UsageError(f"out must be a folder path, not {type(out).__name__}")
+    for name, value in (("out", out), ("golden", golden)):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise UsageError(f"{name} must be a folder path, not {type(value).__name__}")
 
 
 def _check_dynamic_spelling(dynamic_shapes, dynamic_axes):
@@ -102,11 +104,37 @@ def check_opset(opset, ceiling, reason):
         raise UsageError(f"opset {opset} is newer than onnxproof can prove ({reason}); the newest is {ceiling}")
 
 
-def default_out(model):
-    """onnxproof-out/<the model's class name>, the name kept to [A-Za-z0-9._-] with no leading dot,
-    so that no class name (`../..`, `a/b`) leads the run folder out of onnxproof-out/."""
+def default_out(model, inputs=(), dynamic=()):
+    """onnxproof-out/<class name>-<8 hex digits>: the name kept to [A-Za-z0-9._-] with no leading
+    dot (no class name, `../..` or `a/b`, leads out of onnxproof-out/), the digits a hash of the
+    inputs' signature, the dynamic axes and every parameter and buffer. A notebook that retrains
+    and proves again gets a new folder; two models of one class in one folder do not collide."""
     name = re.sub(r"[^A-Za-z0-9._-]", "_", type(model).__name__).lstrip(".")
-    return os.path.join("onnxproof-out", name or "model")
+    return os.path.join("onnxproof-out", f"{name or 'model'}-{model_digest(model, inputs, dynamic)[:8]}")
+
+
+def model_digest(model, inputs=(), dynamic=()):
+    """sha256 (hex) of the model's class, the inputs' names, shapes and dtypes, the dynamic axes,
+    and the name, dtype, shape and bytes of every parameter and buffer."""
+    import hashlib
+    import json
+    import torch
+    digest = hashlib.sha256()
+    kind = type(model)
+    digest.update(json.dumps([f"{kind.__module__}.{kind.__qualname__}", list(inputs), list(dynamic)],
+                             sort_keys=True, default=str).encode())
+    for name, tensor in itertools.chain(model.named_parameters(), model.named_buffers()):
+        if isinstance(tensor, torch.nn.parameter.UninitializedTensorMixin):  # a lazy module not yet run
+            digest.update(f"{name}:uninitialized".encode())
+            continue
+        data = tensor.detach().cpu().contiguous()
+        digest.update(f"{name}:{data.dtype}:{tuple(data.shape)}".encode())
+        try:
+            digest.update(data.reshape(-1).view(torch.uint8).numpy().data)
+        except (RuntimeError, TypeError):  # a quantized or other exotic tensor: its values, widened
+            digest.update(data.dequantize().double().numpy().tobytes() if data.is_quantized
+                          else data.double().numpy().tobytes())
+    return digest.hexdigest()
 
 
 def staging_prefix():

@@ -53,15 +53,17 @@ def run_engine(arguments, quiet=False):
 
 
 @contextlib.contextmanager
-def captured_output(log_path, quiet):
-    """Everything this process prints while the block runs (torch's and the exporter's chatter,
-    from Python or C++) goes to `log_path`, as the engine keeps export.log for a child; progress
-    lines ("onnxproof export: ...") still reach the terminal unless `quiet`."""
+def captured_output(log_path, quiet, append=False):
+    """Everything this process prints, logs or warns while the block runs (torch's and the
+    exporter's chatter, from Python or C++) goes to `log_path`, as the engine keeps export.log for a
+    child; progress lines ("onnxproof export: ...") still reach the terminal unless `quiet`. Log
+    records and warnings are written there too, not handed to the caller's handlers (pytest's
+    would replay them under a failing test)."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     read_end, write_end = os.pipe()
-    log = open(log_path, "wb")
+    log = open(log_path, "ab" if append else "wb")
 
     def forward():
         with os.fdopen(read_end, "rb") as stream:
@@ -76,7 +78,8 @@ def captured_output(log_path, quiet):
         os.dup2(write_end, fd)
     os.close(write_end)
     try:
-        yield
+        with _logs_and_warnings_to_stderr():
+            yield
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -86,3 +89,40 @@ def captured_output(log_path, quiet):
         log.close()
         for copy in saved.values():
             os.close(copy)
+
+
+@contextlib.contextmanager
+def _logs_and_warnings_to_stderr():
+    """While the block runs, Python's sys.stdout and sys.stderr are file descriptors 1 and 2, every
+    logger's handlers one that writes to stderr, and warnings are shown there, whatever streams,
+    handlers and warning recorders the caller had; all are restored afterwards."""
+    import io
+    import logging
+    import warnings
+    # Python-level streams too: a test runner's sys.stderr (pytest's) writes past file descriptor 2.
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = (io.TextIOWrapper(os.fdopen(fd, "wb", closefd=False), line_buffering=True,
+                                               errors="replace") for fd in (1, 2))
+    # Every logger that has handlers (the root, torch's own, and those a test runner attached to
+    # non-propagating loggers, as pytest does) writes to this stream instead while the block runs.
+    loggers = [logging.getLogger()] + [logger for logger in logging.Logger.manager.loggerDict.values()
+                                       if isinstance(logger, logging.Logger) and logger.handlers]
+    saved = [(logger, logger.handlers) for logger in loggers]
+    here = logging.StreamHandler(sys.stderr)
+    for logger in loggers:
+        logger.handlers = [here]
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            yield
+    finally:
+        for logger, handlers in saved:
+            logger.handlers = handlers
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        sys.stdout, sys.stderr = streams
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    import warnings
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))

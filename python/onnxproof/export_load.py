@@ -37,6 +37,8 @@ def load_and_prepare(state):
         state.derived, state.generation = defaults.get("derived", {}), defaults.get("generation")
         progress("inputs: " + ", ".join(f"{spec['name']} {'x'.join(map(str, spec['dims']))} {spec['dtype']}"
                                         for spec in state.inputs))
+    elif state.given is None:
+        check_input_names(model, state.inputs)
     if generate and not state.generation:
         raise UsageError("--generate needs a decoder with a key/value cache: a causal LM spec with use_cache=true "
                          "(hf:LlamaForCausalLM:use_cache=true) or, in prove(), a model taking past_key_values")
@@ -62,6 +64,29 @@ def _as_cache_decoder(state, model):
                          f"{type(error).__name__}: {error}") from error
 
 
+def check_input_names(model, inputs):
+    """Declared inputs go to forward() in order; a name that is a typo of one of forward()'s
+    parameters is refused with the name meant, another name is said, never taken silently."""
+    import inspect
+    try:
+        parameters = list(inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError):
+        return  # a TorchScript or C++ forward: no Python signature to compare with
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
+        return
+    names = [p.name for p in parameters]
+    declared = [spec["name"] for spec in inputs]
+    if len(declared) > len(names):
+        raise UsageError(f"{len(declared)} inputs declared; forward({', '.join(names)}) takes {len(names)}")
+    for position, name in enumerate(declared):
+        if name in names:
+            continue
+        meant = families.did_you_mean(name, [n for n in names if n not in declared])
+        if meant:
+            raise UsageError(f"--input '{name}' is not a parameter of forward({', '.join(names)}){meant}")
+        progress(f"input '{name}' is forward()'s parameter '{names[position]}' (inputs are passed in order)")
+
+
 def prepare(state, model):
     import torch
     if model.training:
@@ -69,12 +94,19 @@ def prepare(state, model):
         # code that reads self.training itself.
         changing = sorted({type(m).__name__ for m in model.modules()
                            if isinstance(m, (torch.nn.modules.dropout._DropoutNd, torch.nn.modules.batchnorm._NormBase))})
-        state.findings.append(finding(
-            "TRAINING_MODE", "warning" if changing else "info",
-            f"the model came in training mode ({', '.join(changing)} behave differently in it); exported in eval mode"
-            if changing else "the model came in training mode; exported in eval mode (it holds no dropout or "
-            "batch norm, so only code reading self.training could differ)",
-            "", "call model.eval() before exporting; onnxproof did it for you"))
+        if state.given is None:
+            # onnxproof called the spec's callable (constructors return train mode): the user never
+            # held the object and onnxproof exports in eval mode anyway; nothing to fix.
+            state.findings.append(finding(
+                "TRAINING_MODE", "info", "the model spec's callable returned the model in training mode, as "
+                "nn.Module constructors do; onnxproof exported it in eval mode", "", ""))
+        else:
+            state.findings.append(finding(
+                "TRAINING_MODE", "warning" if changing else "info",
+                f"the model came in training mode ({', '.join(changing)} behave differently in it); exported in "
+                "eval mode" if changing else "the model came in training mode; exported in eval mode (it holds no "
+                "dropout or batch norm, so only code reading self.training could differ)",
+                "", "call model.eval() before exporting; onnxproof did it for you"))
         model.eval()
     devices = {parameter.device.type for parameter in model.parameters()}
     if devices - {"cpu"}:

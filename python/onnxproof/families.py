@@ -123,15 +123,33 @@ def _image_inputs(name, size, channels=3):
             "dynamic": [{"input": name, "axis": 0, "label": "batch"}]}
 
 
+def missing_package(spec, package, extra=None):
+    """The one-line error for a model family whose package is not installed, naming the install."""
+    install = f"pip install 'onnxproof[{extra}]'" if extra else f"pip install {package}"
+    return FrontEndError(f"{spec} needs the {package} package, which this Python lacks: {install}")
+
+
+def did_you_mean(name, candidates):
+    """' (did you mean X?)' for the closest of `candidates` to `name` (case ignored first), else ''."""
+    import difflib
+    candidates = list(candidates)
+    same = [c for c in candidates if c.lower() == name.lower()]
+    close = same or difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
 def _torchvision(name):
     import inspect
-    import torchvision
+    try:
+        import torchvision
+    except ImportError as error:
+        raise missing_package(f"torchvision:{name}", "torchvision", "vision") from error
     try:  # every registered model: classification, detection, segmentation, video
         builder = torchvision.models.get_model_builder(name)
     except (ValueError, AttributeError):
         builder = getattr(torchvision.models, name, None)
     if builder is None or not callable(builder):
-        raise UsageError(f"torchvision has no model '{name}'")
+        raise UsageError(f"torchvision has no model '{name}'{did_you_mean(name, torchvision.models.list_models())}")
     options = {"weights": None}
     if "weights_backbone" in inspect.signature(builder).parameters:
         options["weights_backbone"] = None  # its default would download ImageNet weights
@@ -144,9 +162,10 @@ def _timm(name):
     try:
         import timm
     except ImportError as error:
-        raise FrontEndError(f"timm:{name} needs the timm package: {error}") from error
+        raise missing_package(f"timm:{name}", "timm") from error
     if name not in timm.list_models():
-        raise UsageError(f"timm has no model '{name}' (timm.list_models() lists them)")
+        raise UsageError(f"timm has no model '{name}'{did_you_mean(name, timm.list_models())} "
+                         "(timm.list_models() lists them)")
     model = timm.create_model(name, pretrained=False)
     channels, height, width = model.pretrained_cfg.get("input_size", (3, 224, 224))
     defaults = _image_inputs("image", height, channels)
@@ -216,12 +235,14 @@ def _transformers(text):
     try:
         import transformers
     except ImportError as error:
-        raise FrontEndError(f"hf: models need the transformers package: {error}") from error
+        raise missing_package(f"hf:{text.partition(':')[0]}", "transformers") from error
     name, _, override_text = text.partition(":")
     model_class = getattr(transformers, name, None)
     config_class = getattr(model_class, "config_class", None)
     if model_class is None or config_class is None:
-        raise UsageError(f"transformers has no model class '{name}' (e.g. BertModel, GPT2LMHeadModel)")
+        classes = [n for n in dir(transformers) if n[:1].isupper() and ("Model" in n or "For" in n)]
+        raise UsageError(f"transformers has no model class '{name}'{did_you_mean(name, classes)} "
+                         "(e.g. BertModel, GPT2LMHeadModel)")
     defaults = config_class()
     # Only where the field is one number: a per-stage list (Segformer's heads) keeps its default.
     settings = {key: value for key, value in HF_SMALL.items()

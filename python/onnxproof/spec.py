@@ -53,7 +53,9 @@ def resolve_callable(spec, what):
         except ImportError as error:
             raise FrontEndError(f"cannot import module '{target}' for the {what}: {error}") from error
     if not hasattr(module, name):
-        raise UsageError(f"{target} has no '{name}' (the {what} spec names a missing callable)")
+        public = [n for n in vars(module) if not n.startswith("_") and callable(getattr(module, n))]
+        raise UsageError(f"{target} has no '{name}'{families.did_you_mean(name, public)} "
+                         f"(the {what} spec names a missing callable)")
     return getattr(module, name)
 
 

@@ -287,9 +287,9 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
         finding.code == FindingCode::nan_or_inf) {
       finding.message = "against the golden outputs: " + finding.message;
       finding.code = FindingCode::golden_drift;
-      finding.hint =
-          "an export, opset, framework or runtime change shifted the outputs; if the change is intended, "
-          "prove parity again and re-freeze";
+      finding.hint = "an export, opset, framework or runtime change (or new weights) shifted the outputs; if the "
+                     "change is intended, delete " + golden_dir.string() +
+                     " and prove again (the next run freezes a new golden set); otherwise find what changed";
     }
     finding.step = "golden";
     result.findings.push_back(std::move(finding));

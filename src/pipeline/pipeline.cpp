@@ -234,6 +234,8 @@ StepReport generate_step(Run& run) {
 }
 
 bool generation_wanted(const Run& run) { return run.options.export_options.generate > 0; }
+// Golden outputs only when asked for (prove()'s default): an omitted step is not a skipped one.
+bool golden_wanted(const Run& run) { return run.options.golden; }
 
 // A copy of `from` at `to`, by hard links where the file system allows (the same bytes, no
 // extra space), else by copying.
@@ -248,12 +250,13 @@ Expected<void> copy_folder(const fs::path& from, const fs::path& to) {
   return {};
 }
 
-// With a golden set from an earlier run: verify the new export against it (drift fails the
-// run). Without one: freeze the proved outputs.
+// With a golden set (from an earlier run, or in the user's --golden folder): verify the new
+// export against it (drift fails the run). Without one: freeze the proved outputs.
 StepReport golden_step(Run& run) {
   StepReport step{.name = "golden"};
-  const fs::path golden = run.out / "golden";
-  const fs::path previous = run.published / "golden";
+  const bool users_folder = !run.options.golden_folder.empty();
+  const fs::path golden = users_folder ? run.options.golden_folder : run.out / "golden";
+  const fs::path previous = users_folder ? run.options.golden_folder : run.published / "golden";
   const GoldenOptions options{run.options.parity, run.report.versions};
   if (fs::exists(previous / "manifest.json")) {
     GoldenOptions verify_options = options;
@@ -261,12 +264,16 @@ StepReport golden_step(Run& run) {
     verify_options.parity.providers = {"cpu"};
     auto result = verify_golden(run.model, previous, verify_options);
     if (!result) return step_error(step, result.error());
-    // The golden set outlives the runs that verify against it: it moves into the new run folder.
-    if (auto carried = copy_folder(previous, golden); !carried) return step_error(step, carried.error());
+    // The golden set outlives the runs that verify against it: it moves into the new run folder
+    // (a folder of the user's stays where it is).
+    if (!users_folder) {
+      if (auto carried = copy_folder(previous, golden); !carried) return step_error(step, carried.error());
+    }
     add_findings(run, result->findings);
     step.details = {{"action", "verify"}, {"model_changed", result->model_changed}};
     step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
-    run.golden_evidence = "verified the new export against the golden set of an earlier run";
+    run.golden_evidence = users_folder ? "verified the new export against the golden set in " + golden.string()
+                                       : "verified the new export against the golden set of an earlier run";
     return step;
   }
   if (!run.report.parity || !run.report.parity->passed()) {
@@ -278,7 +285,8 @@ StepReport golden_step(Run& run) {
   if (!result) return step_error(step, result.error());
   step.details = {{"action", "freeze"}, {"data_sets", result->data_sets}};
   step.status = result->frozen ? StepStatus::pass : StepStatus::fail;
-  run.golden_evidence = fmt::format("frozen now: {} data sets in golden/", result->data_sets);
+  run.golden_evidence = fmt::format("frozen now: {} data sets in {}", result->data_sets,
+                                    users_folder ? golden.string() : std::string("golden/"));
   return step;
 }
 
@@ -294,7 +302,7 @@ constexpr std::array k_steps = {
     StepDefinition{"export", export_step, false},    StepDefinition{"check", check_step, true},
     StepDefinition{"simplify", simplify_step, true}, StepDefinition{"ops", ops_step, true},
     StepDefinition{"parity", parity_step, true},     StepDefinition{"generate", generate_step, true, generation_wanted},
-    StepDefinition{"golden", golden_step, true},
+    StepDefinition{"golden", golden_step, true, golden_wanted},
 };
 
 const StepReport* find_step(const Report& report, std::string_view name) {
@@ -319,7 +327,8 @@ void keep_earlier_golden(Run& run) {
   const StepReport* step = find_step(run.report, "golden");
   const bool errored = step && step->status == StepStatus::error;
   run.golden_evidence = errored ? step->reason + "; the golden set of an earlier run is kept unchanged"
-                                : "kept the golden set of an earlier run; this run did not reach the golden step";
+                        : !run.options.golden ? "no golden set asked for; the golden set of an earlier run is kept unchanged"
+                                              : "kept the golden set of an earlier run; this run did not reach the golden step";
   run.kept_golden = true;
   for (auto& skipped : run.report.steps) {
     if (skipped.name == "golden" && skipped.status == StepStatus::skip)
@@ -520,9 +529,11 @@ void answer_headline(const Run& run, Report& report) {
   const auto* golden = find_step(report, "golden");
   const bool golden_said =
       golden && (golden->status != StepStatus::error || run.kept_golden) && !run.golden_evidence.empty();
+  const std::string not_asked = "no golden set asked for (pipeline --golden DIR, prove(golden=DIR))";
   report.headline.push_back({"Do the saved golden outputs still hold for the latest export?",
                              yes_no(golden, passed(golden)),
-                             golden_said ? run.golden_evidence : (golden ? golden->reason : "")});
+                             golden_said ? run.golden_evidence
+                                         : (golden ? golden->reason : (run.golden_evidence.empty() ? not_asked : run.golden_evidence))});
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
 // The pipeline workflows: `pipeline` on the options given, `demo` on the built-in example.
+#include <algorithm>
+
 #include "onnxproof/core/installation.h"
 #include "onnxproof/pipeline/attached_front_end.h"
 #include "onnxproof/pipeline/pipeline.h"
@@ -24,6 +26,35 @@ fs::path run_folder(const PipelineCommand& command) {
   return named ? command.out : default_run_folder(command.model.model);
 }
 
+// True when `path` is `folder` or lies below it (both made absolute and normal, links resolved
+// where they exist).
+bool lies_in(const fs::path& path, const fs::path& folder) {
+  std::error_code ec;
+  const fs::path inner = fs::weakly_canonical(fs::absolute(path), ec);
+  const fs::path outer = fs::weakly_canonical(fs::absolute(folder), ec);
+  const auto [end, ignored] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  return end == outer.end();
+}
+
+// --golden DIR / --no-golden: the golden set in a folder of the user's, or no golden step. A
+// golden folder is neither inside the run folder (replaced by every run) nor holding it.
+Expected<void> golden_options(const PipelineCommand& command, const fs::path& out_dir, PipelineOptions& options) {
+  options.golden = !command.no_golden;
+  if (command.golden.empty()) return {};
+  if (command.no_golden) return fail(ErrorCode::usage, "--golden and --no-golden exclude each other");
+  if (command.model.exporter == "both")
+    return fail(ErrorCode::usage, "--golden holds one model's golden set; --exporter both proves two (each run "
+                                  "folder keeps its own golden/)");
+  if (lies_in(command.golden, out_dir) || lies_in(out_dir, command.golden))
+    return fail(ErrorCode::usage, "--golden " + command.golden.string() + " may neither lie in nor hold the run folder " +
+                                      out_dir.string() + ", which every run replaces");
+  if (!command.model.from_export.empty() && lies_in(command.golden, command.model.from_export))
+    return fail(ErrorCode::usage, "--golden " + command.golden.string() + " lies in --from-export " +
+                                      command.model.from_export.string() + ", which the pipeline only reads");
+  options.golden_folder = fs::absolute(command.golden);
+  return {};
+}
+
 // The pipeline's options; with --attach the export comes from the front end, not from options.
 Expected<PipelineOptions> pipeline_options(const PipelineCommand& command, const fs::path& out_dir) {
   ONNXPROOF_TRY_ASSIGN(auto export_options, command.attach ? attached_export_options_from(command.model, out_dir)
@@ -33,6 +64,7 @@ Expected<PipelineOptions> pipeline_options(const PipelineCommand& command, const
   ONNXPROOF_TRY_ASSIGN(auto tables, load_target_tables(targets));
   PipelineOptions options{std::move(export_options), std::move(parity), CheckOptions{}, std::move(tables)};
   options.localize = !command.no_localize;
+  ONNXPROOF_TRY(golden_options(command, out_dir, options));
   return options;
 }
 

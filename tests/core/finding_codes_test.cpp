@@ -1,6 +1,6 @@
 // The finding-code registry: data/finding_codes.json is the one source. C++ can only name a
 // registered code (FindingCode is generated from it); these tests hold the rest of the contract:
-// the generated table matches the file, every code is documented in the README, and findings
+// the generated table matches the file, every code is documented in docs/finding-codes.md, and findings
 // read from the front end with an unknown code are refused.
 #include <gtest/gtest.h>
 
@@ -37,8 +37,8 @@ TEST(FindingCodes, GeneratedTableMatchesTheRegistryFile) {
   }
 }
 
-TEST(FindingCodes, EveryCodeIsListedInTheReadme) {
-  const std::string readme = read_source_file("README.md");
+TEST(FindingCodes, EveryCodeIsListedInTheDocs) {
+  const std::string readme = read_source_file("docs/finding-codes.md");
   for (const auto& info : finding_codes())
     EXPECT_NE(readme.find("`" + std::string(info.name) + "`"), std::string::npos) << info.name;
 }

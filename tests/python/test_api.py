@@ -78,7 +78,7 @@ class Prove(unittest.TestCase):
         model(torch.randn(1, 3, 8, 8))
         report = onnxproof.prove(model.eval(), (torch.randn(2, 3, 8, 8),),
                                  dynamic_shapes={"input": {0: Dim("batch", min=1, max=32)}}, out=self.out("clean"),
-                                 quiet=True)
+                                 golden=self.out("golden-clean"), quiet=True)
         self.assertEqual(report.verdict, "pass", str(report))
         self.assertTrue(report.passed)
         self.assertEqual(report.model, "torch.nn.modules.container.Sequential")
@@ -91,9 +91,12 @@ class Prove(unittest.TestCase):
         self.assertTrue(all(row.status == "pass" for row in report.parity))
         self.assertEqual(report.to_dict()["verdict"], "pass")
         self.assertIn("pass", str(report))
-        for name in ("model.onnx", "export.json", "export.log", "report.html", "golden/manifest.json",
-                     "reference/cases.json"):
+        for name in ("model.onnx", "export.json", "export.log", "report.html", "reference/cases.json"):
             self.assertTrue(os.path.exists(report.path(name)), name)
+        # golden= names the golden set's own folder; the run folder holds none.
+        self.assertTrue(os.path.exists(self.out("golden-clean/manifest.json")))
+        self.assertFalse(os.path.exists(report.path("golden")))
+        self.assertIn("frozen now", report.headline[5].evidence)
         self.assertFalse([name for name in os.listdir(self.folder) if name.startswith(".onnxproof-export-")])
         manifest = read_json(report.path("export.json"))
         self.assertEqual(manifest["exporter"], "dynamo")
@@ -114,20 +117,24 @@ class Prove(unittest.TestCase):
         self.assertEqual(report.steps["export"], "fail")
         self.assertIn("UNSUPPORTED_ATEN_OP", report.codes("error"))
 
-    def test_a_failed_re_prove_keeps_the_golden_set(self):
-        # The attached pipeline publishes as the CLI does: an export that fails never reaches the
-        # golden step, and the baseline of the earlier run stays (it used to go).
-        out = self.out("kept")
-        first = onnxproof.prove(nn.Linear(3, 2).eval(), (torch.randn(2, 3),), out=out, quiet=True)
+    def test_a_golden_folder_is_frozen_then_verified_and_a_failed_re_prove_leaves_it(self):
+        out, golden = self.out("kept"), self.out("tests/onnx/linear")
+        model = nn.Linear(3, 2).eval()
+        first = onnxproof.prove(model, (torch.randn(2, 3),), out=out, golden=golden, quiet=True)
         self.assertEqual(first.verdict, "pass", str(first))
-        with open(os.path.join(out, "golden", "manifest.json"), encoding="utf-8") as handle:
+        with open(os.path.join(golden, "manifest.json"), encoding="utf-8") as handle:
             frozen = handle.read()
-        failed = onnxproof.prove(trap_models.BesselI0().eval(), (torch.randn(2, 8),), out=out, quiet=True)
+        again = onnxproof.prove(model, (torch.randn(2, 3),), out=out, golden=golden, quiet=True)
+        self.assertEqual(again.verdict, "pass", str(again))
+        self.assertIn("verified the new export against the golden set in", again.headline[5].evidence)
+        failed = onnxproof.prove(trap_models.BesselI0().eval(), (torch.randn(2, 8),), out=out, golden=golden,
+                                 quiet=True)
         self.assertEqual(failed.steps["export"], "fail")
-        with open(os.path.join(out, "golden", "manifest.json"), encoding="utf-8") as handle:
+        with open(os.path.join(golden, "manifest.json"), encoding="utf-8") as handle:
             self.assertEqual(handle.read(), frozen)
-        self.assertIn("kept the golden set of an earlier run", failed.headline[5].evidence)
         self.assertTrue(os.path.exists(os.path.join(out, ".onnxproof-run")))
+        with self.assertRaisesRegex(onnxproof.UsageError, "may neither lie in nor hold the run folder"):
+            onnxproof.prove(model, (torch.randn(2, 3),), out=out, golden=os.path.join(out, "golden"), quiet=True)
 
     def test_a_folder_onnxproof_did_not_make_is_never_replaced(self):
         os.makedirs(self.out("project"))
@@ -188,14 +195,50 @@ class Prove(unittest.TestCase):
 
     def test_check_and_parity_on_a_run_folder(self):
         report = onnxproof.prove(nn.Linear(3, 2).eval(), (torch.randn(2, 3),), out=self.out("linear"), quiet=True,
-                                 targets="ort-cpu,tensorrt")
+                                 targets="ort-cpu,tensorrt", golden=self.out("linear-golden"))
         self.assertIn("tensorrt", report.headline[2].evidence)
         checked = onnxproof.check(report.path("model.onnx"))
         self.assertEqual(checked["checker"], "pass")
         proved = onnxproof.parity(report.path("model.onnx"), report.path("reference"))
         self.assertEqual(proved["verdict"], "pass")
-        held, printed = onnxproof.golden.verify(report.model_path, report.path("golden"))
+        held, printed = onnxproof.golden.verify(report.model_path, self.out("linear-golden"))
         self.assertTrue(held, printed)
+
+
+class NotebookDefaults(unittest.TestCase):
+    """prove() with no out= and no golden=, as a notebook calls it: a run folder per model (class
+    and a hash of its inputs and weights), nothing frozen, so a retrained model proves again."""
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="onnxproof-notebook-")
+        self.addCleanup(shutil.rmtree, self.folder, ignore_errors=True)
+        self.addCleanup(os.chdir, os.getcwd())
+        os.chdir(self.folder)
+
+    def test_retrained_weights_prove_again_and_two_sequentials_do_not_collide(self):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).eval()
+        first = onnxproof.prove(model, (torch.randn(2, 4),), dynamic_axes={"input": {0: "batch"}}, quiet=True)
+        with torch.no_grad():  # "retraining": the same model object, other weights
+            for parameter in model.parameters():
+                parameter.add_(0.5 * torch.randn_like(parameter))
+        second = onnxproof.prove(model, (torch.randn(2, 4),), dynamic_axes={"input": {0: "batch"}}, quiet=True)
+        other = onnxproof.prove(nn.Sequential(nn.Conv2d(1, 2, 3), nn.Flatten()).eval(), (torch.randn(1, 1, 5, 5),),
+                                quiet=True)
+        for report in (first, second, other):
+            self.assertEqual(report.verdict, "pass", str(report))
+            self.assertNotIn("GOLDEN_DRIFT", report.codes())
+            self.assertFalse(os.path.exists(report.path("golden")))
+            self.assertEqual(report.headline[5].answer, "not checked")
+            self.assertEqual(os.path.dirname(report.folder), os.path.join(self.folder, "onnxproof-out"))
+            self.assertRegex(os.path.basename(report.folder), r"^Sequential-[0-9a-f]{8}$")
+        self.assertEqual(len({first.folder, second.folder, other.folder}), 3)
+        self.assertNotIn("golden", second.steps)
+        # The same model proved again reuses its folder.
+        again = onnxproof.prove(model, (torch.randn(2, 4),), dynamic_axes={"input": {0: "batch"}}, quiet=True)
+        self.assertEqual(again.folder, second.folder)
+        self.assertEqual(sorted(os.listdir("onnxproof-out")), sorted(os.path.basename(r.folder)
+                                                                     for r in (first, second, other)))
 
 
 class ExampleScript(unittest.TestCase):
@@ -215,12 +258,21 @@ class AssertProvedUnderPytest(unittest.TestCase):
                                   os.path.join(HERE, "assert_proved_cases.py")],
                                  env=dict(os.environ, ONNXPROOF_TEST_OUT=folder), capture_output=True, text=True,
                                  timeout=900)
+            logged = os.path.exists(os.path.join(folder, "trap", "export.log"))
+        self.assertTrue(logged)
         self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
         self.assertIn("1 failed, 1 passed", run.stdout)
         self.assertIn("FAILED", run.stdout)
         self.assertIn("test_trap_model_is_not_proved", run.stdout)
         self.assertIn("AssertionError: onnxproof did not prove", run.stdout)
         self.assertIn("DATA_DEPENDENT_CONTROL_FLOW", run.stdout)
+        # The failing test's section is the test's line and the findings: no torch traceback, log
+        # record or progress line (those are in the run folder's export.log).
+        section = run.stdout.split("test_trap_model_is_not_proved _", 1)[1].split("\n=", 1)[0]
+        self.assertLessEqual(len(section.splitlines()), 30, section)
+        for noise in ("Captured log", "Captured stderr", "Captured stdout", "onnxproof export:", "DEBUG"):
+            self.assertNotIn(noise, section)
+
 
 
 if __name__ == "__main__":

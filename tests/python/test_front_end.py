@@ -1,4 +1,5 @@
 """Unit tests of the export front end's pure parts (run by CTest with the pinned .venv interpreter)."""
+import importlib.util
 import json
 import unittest
 
@@ -6,6 +7,10 @@ import torch
 
 from onnxproof import cases, dynamo, export_opset, spec, traps
 from onnxproof.errors import UsageError
+
+# The optional model families' packages (the lock has them; the oldest-torch lane does not).
+needs_torchvision = unittest.skipUnless(importlib.util.find_spec("torchvision"), "torchvision is not installed")
+needs_transformers = unittest.skipUnless(importlib.util.find_spec("transformers"), "transformers is not installed")
 
 
 class DefaultSizes(unittest.TestCase):
@@ -104,6 +109,62 @@ class ModelSpecs(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DidYouMean(unittest.TestCase):
+    """A near miss names what was meant: a model family's model, a callable's case, an input."""
+
+    @needs_torchvision
+    def test_a_misspelled_torchvision_model_names_the_real_one(self):
+        from onnxproof import families
+        with self.assertRaisesRegex(UsageError, r"torchvision has no model 'resnet81' \(did you mean 'resnet18'\?\)"):
+            families.load("torchvision:resnet81")
+
+    def test_a_callable_asked_in_the_wrong_case_names_the_real_one(self):
+        import os
+        import tempfile
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "models.py")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write("import torch\n\nclass Net(torch.nn.Module):\n    pass\n")
+            with self.assertRaisesRegex(UsageError, r"has no 'net' \(did you mean 'Net'\?\)"):
+                spec.resolve_callable(f"{path}:net", "model")
+
+    def test_an_input_name_close_to_a_forward_parameter_is_refused_another_is_said(self):
+        from onnxproof import export_load
+
+        class Model(torch.nn.Module):
+            def forward(self, image, mask=None):
+                return image
+
+        with self.assertRaisesRegex(UsageError, r"--input 'imgae' is not a parameter of forward\(image, mask\) "
+                                                r"\(did you mean 'image'\?\)"):
+            export_load.check_input_names(Model(), [{"name": "imgae"}])
+        with self.assertRaisesRegex(UsageError, "3 inputs declared; forward\\(image, mask\\) takes 2"):
+            export_load.check_input_names(Model(), [{"name": "image"}, {"name": "mask"}, {"name": "z"}])
+        export_load.check_input_names(Model(), [{"name": "x"}])  # positional: said, not refused
+        export_load.check_input_names(torch.nn.Sequential(torch.nn.ReLU()), [{"name": "input"}])
+
+
+class TrainingMode(unittest.TestCase):
+    """TRAINING_MODE is the user's to fix only when the user's own object was in train mode."""
+
+    def state(self, given):
+        from onnxproof.export_state import ExportState
+        return ExportState({"out": ".", "inputs": []}, given=given)
+
+    def test_a_model_onnxproof_built_from_a_spec_is_info(self):
+        from onnxproof import export_load
+        state = self.state(None)
+        model = export_load.prepare(state, torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout()))
+        self.assertFalse(model.training)
+        self.assertEqual([(f["code"], f["severity"], f["hint"]) for f in state.findings], [("TRAINING_MODE", "info", "")])
+
+    def test_the_users_own_model_with_dropout_is_a_warning(self):
+        from onnxproof import export_load
+        state = self.state(object())
+        export_load.prepare(state, torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout()))
+        self.assertEqual([(f["code"], f["severity"]) for f in state.findings], [("TRAINING_MODE", "warning")])
 
 
 class FindingRegistry(unittest.TestCase):
@@ -220,6 +281,7 @@ class DynamoShapes(unittest.TestCase):
 
 
 class ModelFamilies(unittest.TestCase):
+    @needs_transformers
     def test_a_transformers_model_is_small_keyword_called_and_brings_its_inputs(self):
         from onnxproof import families
         model, description, defaults = families.load("hf:BertModel:num_hidden_layers=1")
@@ -234,12 +296,14 @@ class ModelFamilies(unittest.TestCase):
         self.assertEqual(problems, [])
         self.assertEqual([name for name, _ in outputs], ["last_hidden_state", "pooler_output"])
 
+    @needs_transformers
     def test_an_encoder_decoder_takes_decoder_ids(self):
         from onnxproof import families
         _, _, defaults = families.load("hf:T5ForConditionalGeneration")
         self.assertEqual([spec["name"] for spec in defaults["inputs"]],
                          ["input_ids", "attention_mask", "decoder_input_ids"])
 
+    @needs_transformers
     def test_a_raw_audio_model_takes_samples_from_its_receptive_field(self):
         from onnxproof import families
         model, description, defaults = families.load("hf:Wav2Vec2Model")
@@ -253,12 +317,14 @@ class ModelFamilies(unittest.TestCase):
             frames = [model(torch.randn(1, size)).last_hidden_state.shape[1] for size in (719, 720)]
         self.assertEqual(frames, [1, 2])
 
+    @needs_transformers
     def test_per_stage_configuration_lists_keep_their_defaults(self):
         from onnxproof import families
         model, _, defaults = families.load("hf:SegformerForSemanticSegmentation")
         self.assertEqual(list(model.model.config.num_attention_heads), [1, 2, 5, 8])
         self.assertEqual(defaults["inputs"][0]["name"], "pixel_values")
 
+    @needs_transformers
     def test_unknown_names_and_bad_overrides_are_usage_errors(self):
         from onnxproof import families
         for bad in ("hf:NoSuchModel", "hf:BertModel:layers", "timm:no_such_net", "torchvision:no_such_net", "hf:"):

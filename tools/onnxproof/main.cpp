@@ -184,6 +184,12 @@ void add_pipeline(CLI::App& app, Commands& commands) {
   pipeline_app->add_flag("--attach", pipeline->attach,
                          "Take the export from a front end over stdin/stdout (onnxproof.prove; the line protocol "
                          "of include/onnxproof/pipeline/attached_front_end.h); needs --out");
+  auto* golden = pipeline_app->add_option(
+      "--golden", pipeline->golden,
+      "Keep the golden set in this folder (e.g. tests/onnx/NAME in your repository): verify against it when it "
+      "holds one, freeze into it when not (default: OUT/golden, carried from run to run)");
+  pipeline_app->add_flag("--no-golden", pipeline->no_golden, "Neither freeze nor verify golden outputs")
+      ->excludes(golden);
   pipeline_app->add_option(
       "--out", pipeline->out,
       "The run folder: new, empty, or an earlier run it replaces (default ./onnxproof-out/<model>)");
@@ -301,9 +307,16 @@ int main(int argc, char** argv) {
   bool show_version = false;
   app.add_flag("--version", show_version, "Print the versions of onnxproof and the tools it uses");
   Commands commands;
-  for (const auto add : {add_check, add_run, add_parity, add_golden, add_pipeline, add_demo, add_ops, add_simplify,
-                         add_localize, add_export})
+  // --help lists the commands in this order: the whole proof first, then its single steps.
+  for (const auto add : {add_pipeline, add_demo, add_export, add_check, add_simplify, add_ops, add_parity, add_golden,
+                         add_run, add_localize})
     add(app, commands);
+  app.footer(
+      "Examples:\n"
+      "  onnxproof pipeline --model torchvision:resnet18 --out onnxproof-out/resnet18\n"
+      "  onnxproof pipeline --model model.py:build --input x=1x3x32x32:float32 --dynamic x:0=batch\n"
+      "  onnxproof demo\n"
+      "COMMAND --help shows a command's options; the guide is README.md, the reference docs/.");
 
   try {
     app.parse(argc, argv);

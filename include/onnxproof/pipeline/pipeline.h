@@ -29,6 +29,13 @@ struct PipelineOptions {
   /// a child that loads the model again from export.json's spec (an attached front end captures
   /// from the model object it holds).
   CaptureModuleOutputs capture{};
+  /// The golden step: false leaves it out (nothing frozen or verified; the headline says it was
+  /// not asked for). The Python API's default; the command line's is true.
+  bool golden = true;
+  /// Where the golden set lives: empty, the run folder's golden/, carried from run to run; else
+  /// a folder of the user's (kept in their repository), verified against when it holds a set and
+  /// frozen into when it does not.
+  std::filesystem::path golden_folder{};
 };
 
 /// The default run folder for a model spec: onnxproof-out/NAME, NAME being "resnet18" for

@@ -80,6 +80,8 @@ struct PipelineCommand {
   std::filesystem::path out{};        // empty: ./onnxproof-out/<model name>
   bool no_localize = false;         // skip the localization after a parity failure
   bool attach = false;              // the export comes from a front end over stdin/stdout
+  std::filesystem::path golden{};   // --golden DIR: the golden set lives there (empty: OUT/golden)
+  bool no_golden = false;           // --no-golden: no golden step (onnxproof.prove()'s default)
 };
 
 struct DemoCommand {
