@@ -157,6 +157,8 @@ def fill_reference(state, model, reference):
         "dynamic_axes": {label: size for label, size in state.examples.items()},
         "cases": cases,
     }
+    if state.detection_sets:
+        manifest["detections"] = state.detection_sets
     write_atomically(os.path.join(reference, "cases.json"), contract.dumps(manifest, "cases", indent=2) + "\n")
 
 

@@ -38,6 +38,7 @@ class ExportState:
         self.output_groups = None
         self.output_ranks = []
         self.output_axes = {}
+        self.detection_sets = []  # outputs compared as sets of detections (cases.json "detections")
         self.rejected_cases = {}  # generated cases PyTorch refused: {sizes as JSON: its error}
 
     def timed(self, stage, function, *args):
