@@ -1,8 +1,10 @@
 #include "onnxproof/report/detection_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 

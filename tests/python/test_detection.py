@@ -88,5 +88,40 @@ class DetectionParity(unittest.TestCase):
         self.assertTrue(any(row["only_pytorch"] > row["at_threshold"] for row in rows), rows)
 
 
+class DetectionDeclaration(unittest.TestCase):
+    """onnxproof_detections is checked against the example's outputs before anything is written."""
+
+    def outputs(self, count=3):
+        return [("boxes", torch.zeros(count, 4)), ("scores", torch.zeros(count)), ("labels", torch.zeros(count))]
+
+    def declare(self, sets, outputs):
+        from onnxproof.export_forward import detection_sets
+        from onnxproof.export_state import ExportState
+        state = ExportState({"out": self.id(), "inputs": [], "dynamic": []})
+        state.output_names = [name for name, _ in outputs]
+        model = torch.nn.Module()
+        model.onnxproof_detections = sets
+        detection_sets(state, model, outputs)
+        return state
+
+    def test_a_declared_set_labels_the_detection_axis(self):
+        state = self.declare([{"boxes": "boxes", "scores": "scores", "labels": "labels", "score_threshold": 0.5}],
+                             self.outputs())
+        self.assertEqual(state.detection_sets[0]["score_threshold"], 0.5)
+        self.assertEqual(state.output_axes["scores"], {0: "detections"})
+
+    def test_a_missing_output_is_a_usage_error(self):
+        from onnxproof.errors import UsageError
+        with self.assertRaisesRegex(UsageError, "'bbox'"):
+            self.declare([{"boxes": "bbox", "scores": "scores"}], self.outputs())
+
+    def test_rows_must_agree(self):
+        from onnxproof.errors import UsageError
+        outputs = self.outputs()
+        outputs[1] = ("scores", torch.zeros(2))
+        with self.assertRaisesRegex(UsageError, "one row per box"):
+            self.declare([{"boxes": "boxes", "scores": "scores"}], outputs)
+
+
 if __name__ == "__main__":
     unittest.main()
