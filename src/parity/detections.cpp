@@ -57,13 +57,16 @@ double row_difference(const Tensor& a, int64_t i, const Tensor& b, int64_t j) {
   return worst;
 }
 
-// Within the budget of the threshold, or of the lowest score the other side kept when it kept at
-// least as many (a detector that cuts at a count keeps no more, and its last kept score is then
-// the threshold that mattered).
-bool at_threshold(double score, double threshold, const DetectionSide& other, int64_t this_count, double budget) {
+// Within the budget of the threshold, or at a top-k cut: the other side kept at least as many, the
+// detection is at the tail of its own side (no higher than its lowest matched detection) and its
+// score is within the budget of the other side's lowest kept score (a detector that cuts at a
+// count keeps no more, and its last kept score is then the threshold that mattered).
+bool at_threshold(double score, double threshold, const DetectionSide& other, int64_t this_count,
+                  double lowest_matched, double budget) {
   if (std::fabs(score - threshold) <= budget) return true;
   const int64_t other_count = other.scores->size();
-  if (other_count == 0 || other_count < this_count) return false;
+  if (other_count == 0 || other_count < this_count || !std::isfinite(lowest_matched)) return false;
+  if (score > lowest_matched + budget) return false;
   double lowest = INFINITY;
   for (int64_t i = 0; i < other_count; ++i) lowest = std::min(lowest, other.scores->value_as_double(i));
   return std::fabs(score - lowest) <= budget;
@@ -72,11 +75,15 @@ bool at_threshold(double score, double threshold, const DetectionSide& other, in
 // Counts the one-side-only detections of `side` (unmatched rows) and those at the threshold.
 void count_unmatched(const DetectionSide& side, const std::vector<bool>& used, const DetectionSide& other,
                      const DetectionBudget& budget, double threshold, int64_t& only, DetectionMatch& match) {
+  double lowest_matched = INFINITY;
+  for (int64_t i = 0; i < side.scores->size(); ++i) {
+    if (used[static_cast<std::size_t>(i)]) lowest_matched = std::min(lowest_matched, side.scores->value_as_double(i));
+  }
   for (int64_t i = 0; i < side.scores->size(); ++i) {
     if (used[static_cast<std::size_t>(i)]) continue;
     ++only;
     const double score = side.scores->value_as_double(i);
-    if (at_threshold(score, threshold, other, side.scores->size(), budget.score)) {
+    if (at_threshold(score, threshold, other, side.scores->size(), lowest_matched, budget.score)) {
       ++match.at_threshold;
     } else {
       match.worst_unmatched_score = std::max(match.worst_unmatched_score, score);

@@ -20,10 +20,10 @@ Tensor tensor(DType dtype, std::vector<int64_t> shape, std::vector<T> values) {
 // A side of n detections: boxes (flattened, 4 per row), scores, labels.
 struct Side {
   Tensor boxes, scores, labels;
-  Side(std::vector<float> b, std::vector<float> s, std::vector<int64_t> l)
-      : boxes(tensor<float>(DType::float32, {static_cast<int64_t>(s.size()), 4}, std::move(b))),
-        scores(tensor<float>(DType::float32, {static_cast<int64_t>(s.size())}, std::move(s))),
-        labels(tensor<int64_t>(DType::int64, {static_cast<int64_t>(l.size())}, std::move(l))) {}
+  Side(const std::vector<float>& b, const std::vector<float>& s, const std::vector<int64_t>& l)
+      : boxes(tensor<float>(DType::float32, {static_cast<int64_t>(s.size()), 4}, b)),
+        scores(tensor<float>(DType::float32, {static_cast<int64_t>(s.size())}, s)),
+        labels(tensor<int64_t>(DType::int64, {static_cast<int64_t>(l.size())}, l)) {}
   DetectionSide view() const { return {&boxes, &scores, &labels, {}}; }
 };
 
@@ -78,6 +78,16 @@ TEST(Detections, OneSideOnlyAboveTheThresholdFails) {
   EXPECT_FALSE(match.passed(k_budget));
 }
 
+TEST(Detections, ATopKCutIsAThresholdToo) {
+  // Both sides kept two (a detector cutting at k = 2): their last detections differ, at one score.
+  const Side pytorch({0, 0, 10, 10, 30, 30, 40, 40}, {0.9F, 0.2100F}, {1, 1});
+  const Side onnx({0, 0, 10, 10, 60, 60, 70, 70}, {0.9F, 0.2104F}, {1, 1});
+  const auto match = match_detections(pytorch.view(), onnx.view(), k_budget, 0.05);
+  EXPECT_EQ(match.only_expected + match.only_actual, 2);
+  EXPECT_EQ(match.at_threshold, 2);
+  EXPECT_TRUE(match.passed(k_budget));
+}
+
 TEST(Detections, CalibratedBudgetGrowsWithTheModelsNoise) {
   const Side pytorch({0, 0, 10, 10}, {0.9F}, {1});
   const auto exact_boxes = tensor<double>(DType::float64, {1, 4}, {0, 0, 10.001, 10});
@@ -95,7 +105,7 @@ TEST(Detections, CalibratedBudgetGrowsWithTheModelsNoise) {
 TEST(Detections, MisshapenBoxesAreRefused) {
   const auto boxes = tensor<float>(DType::float32, {2, 3}, {0, 0, 1, 1, 2, 2});
   const auto scores = tensor<float>(DType::float32, {2}, {0.5F, 0.5F});
-  EXPECT_FALSE(detection_side(DetectionSet{"boxes", "scores"}, &boxes, &scores, nullptr, {}));
+  EXPECT_FALSE(detection_side(DetectionSet{.boxes = "boxes", .scores = "scores", .labels = "", .extra = {}, .score_threshold = 0.0}, &boxes, &scores, nullptr, {}));
 }
 
 }  // namespace
