@@ -113,6 +113,7 @@ void print_detection_summary(std::ostream& out, const ParityResult& result) {
     g.at_threshold += row.match.at_threshold;
     g.box = std::max(g.box, row.match.worst_box);
     g.score = std::max(g.score, row.match.worst_score);
+    if (row.match.matched == 0) continue;  // an empty case's budget (scale 0) bounds nothing
     g.box_budget = std::min(g.box_budget, row.budget.box);
     g.score_budget = std::min(g.score_budget, row.budget.score);
   }
