@@ -20,7 +20,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-# (family, spec, extra pipeline options)
+# A detector's sweep: its image's height and width (it has no batch axis).
+DETECTION_SWEEP = ["--sweep", "height=160,192,225", "--sweep", "width=256,199"]
+
+# (family, spec, extra pipeline options; a --sweep among them replaces the default batch sweep)
 ZOO = [
     ("torchvision classifier", "torchvision:resnet18", []),
     ("torchvision classifier", "torchvision:resnet50", []),
@@ -36,8 +39,16 @@ ZOO = [
     ("torchvision classifier", "torchvision:convnext_tiny", []),
     ("torchvision classifier", "torchvision:swin_t", []),
     ("torchvision classifier", "torchvision:vit_b_16", []),
-    ("torchvision detection", "torchvision:fasterrcnn_mobilenet_v3_large_320_fpn", []),
-    ("torchvision detection", "torchvision:ssdlite320_mobilenet_v3_large", []),
+    # Detectors take one image with height and width dynamic (docs/detection.md); their outputs are
+    # proved as matched sets of detections.
+    ("torchvision detection", "torchvision:fasterrcnn_mobilenet_v3_large_320_fpn", DETECTION_SWEEP),
+    ("torchvision detection", "torchvision:ssdlite320_mobilenet_v3_large", DETECTION_SWEEP),
+    ("torchvision detection", "torchvision:retinanet_resnet50_fpn", DETECTION_SWEEP),
+    ("torchvision detection", "torchvision:fcos_resnet50_fpn", DETECTION_SWEEP),
+    ("torchvision detection", "torchvision:maskrcnn_resnet50_fpn", DETECTION_SWEEP),
+    ("user detector", os.path.join(ROOT, "examples", "detector", "tiny_detector.py") + ":tiny_detector",
+     ["--input", "image=1x3x64x80:float32", "--dynamic", "image:2=height", "--dynamic", "image:3=width",
+      "--sweep", "height=48,64,97", "--sweep", "width=80,65"]),
     ("torchvision segmentation", "torchvision:lraspp_mobilenet_v3_large", []),
     ("torchvision segmentation", "torchvision:deeplabv3_mobilenet_v3_large", []),
     ("timm", "timm:vit_tiny_patch16_224", []),
@@ -80,8 +91,9 @@ STEPS = ("export", "check", "simplify", "ops", "parity", "generate", "golden")
 
 def run_one(onnxproof, spec, exporter, extra, work, timeout):
     folder = os.path.join(work, spec.replace(":", "_").replace("/", "_"), exporter)
+    sweep = [] if "--sweep" in extra else ["--sweep", "batch=1,3"]
     command = [onnxproof, "pipeline", "--model", spec, "--exporter", exporter, "--samples", "1",
-               "--sweep", "batch=1,3", "--out", folder, "--export-timeout", str(timeout)] + extra
+               *sweep, "--out", folder, "--export-timeout", str(timeout)] + extra
     start = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout + 600, stdin=subprocess.DEVNULL)

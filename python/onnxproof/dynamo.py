@@ -228,6 +228,7 @@ def classify_export_error(error, guards):
             return finding(
                 "DATA_DEPENDENT_CONTROL_FLOW", "error",
                 f"torch.export cannot follow a branch on a tensor's value: {first_line(cause)}", where,
+                check_suggestion(where) or
                 "express the branch with torch.cond or torch.where (or a mask); if the value is known to hold "
                 "a property, state it with torch._check(...) before the branch")
         violated = re.search(r"Constraints violated \(([^)]*)\)", text)
@@ -237,6 +238,24 @@ def classify_export_error(error, guards):
     return finding("EXPORT_FAILED", "error", f"torch.export failed: {type(root).__name__}: {first_line(root)}", where,
                    "the line named is where the export stopped in your code; the whole traceback is in "
                    "export.log; --exporter torchscript may get further")
+
+
+def check_suggestion(where):
+    """The torch._check that states the usual path of the `if COND:` at `where` ('file:line: code'),
+    so torch.export can take it: `if x.numel() == 0:` (an empty-input early return) becomes
+    torch._check(x.numel() != 0). '' when the line is no plain if."""
+    code = where.split(": ", 1)[1].strip() if ": " in where else ""
+    match = re.fullmatch(r"(?:el)?if (.+):", code)
+    if not match:
+        return ""
+    condition = match.group(1).strip()
+    equal = re.fullmatch(r"(.+?)\s*==\s*(.+)", condition)
+    check = f"torch._check({equal.group(1)} != {equal.group(2)})" if equal else f"torch._check(not ({condition}))"
+    location = where.split(": ", 1)[0]
+    return (f"insert {check} just before {location} (in that library: patch it or wrap the call) to state the path "
+            f"the example took, so torch.export follows it; an input that takes the other path then fails at run "
+            f"time. Or keep --exporter torchscript (auto falls back to it), or make the branch "
+            f"torch.fx.experimental.symbolic_shapes.guard_or_false({condition})")
 
 
 def _specialized_finding(labels_text, text, guards, where):

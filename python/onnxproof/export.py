@@ -19,7 +19,7 @@ from .errors import FrontEndError, write_failure
 from .export_exporters import differential_trace
 from .export_fallback import export_with_fallback
 from .export_finish import finish
-from .export_forward import check_forward, label_output_axes
+from .export_forward import check_forward, detection_sets, label_output_axes
 from .export_io import progress, temporary_path
 from .export_load import example_arrays, load_and_prepare
 from .export_reference import write_reference
@@ -59,6 +59,7 @@ class Exporter:
         if outputs is None:
             return finish(state, exported=False)
         state.output_axes = state.timed("output_axes", label_output_axes, state, model, example, outputs)
+        detection_sets(state, model, outputs)
         if not state.timed("export", export_with_fallback, state, model, example, exporters):
             return finish(state, exported=False)
         if state.exporter == "torchscript":

@@ -106,3 +106,43 @@ def resized_forward(state, model, label, size, rng):
                 state.couplings.append(group)
             return resized, ""
     return None, failure
+
+
+DETECTION_KEYS = {"boxes", "scores", "labels", "extra", "score_threshold"}
+
+
+def detection_sets(state, model, outputs):
+    """The outputs the model declares to be detections (`onnxproof_detections`: a list of
+    {"boxes", "scores", "labels", "extra", "score_threshold"} naming its outputs, or a method of
+    the output names returning one), kept in state.detection_sets for cases.json: the engine
+    compares them as sets matched by IoU, not element by element. Their axis 0 counts detections,
+    which the data decides, whatever the image size. UsageError for a malformed declaration."""
+    from .errors import UsageError
+    declared = getattr(model, "onnxproof_detections", None)
+    if declared is None:
+        return
+    sets = declared(state.output_names) if callable(declared) else declared
+    shapes = {name: tuple(tensor.shape) for name, tensor in outputs}
+    checked = []
+    for entry in sets or []:
+        if not isinstance(entry, dict) or not {"boxes", "scores"} <= entry.keys() or set(entry) - DETECTION_KEYS:
+            raise UsageError("onnxproof_detections: each entry is a dict with 'boxes' and 'scores' (and optionally "
+                             f"'labels', 'extra', 'score_threshold'); got {entry!r}")
+        members = [entry["boxes"], entry["scores"]] + ([entry["labels"]] if entry.get("labels") else []) + \
+            list(entry.get("extra", []))
+        for name in members:
+            if name not in shapes:
+                raise UsageError(f"onnxproof_detections names output '{name}', which forward() does not return "
+                                 f"(outputs: {', '.join(state.output_names)})")
+            if len(shapes[name]) == 0 or shapes[name][0] != shapes[entry["boxes"]][0]:
+                raise UsageError(f"onnxproof_detections: output '{name}' must have one row per box of "
+                                 f"'{entry['boxes']}' (shapes {shapes[name]} and {shapes[entry['boxes']]})")
+        if len(shapes[entry["boxes"]]) != 2 or shapes[entry["boxes"]][1] != 4:
+            raise UsageError(f"onnxproof_detections: boxes output '{entry['boxes']}' must be Nx4 "
+                             f"(x1, y1, x2, y2), not {shapes[entry['boxes']]}")
+        checked.append({"boxes": entry["boxes"], "scores": entry["scores"], "labels": entry.get("labels", ""),
+                        "extra": list(entry.get("extra", [])),
+                        "score_threshold": float(entry.get("score_threshold", 0.0))})
+        for name in members:
+            state.output_axes.setdefault(name, {})[0] = "detections"
+    state.detection_sets = checked

@@ -161,6 +161,8 @@ def fill_reference(state, model, reference):
         "dynamic_axes": {label: size for label, size in state.examples.items()},
         "cases": cases,
     }
+    if state.detection_sets:
+        manifest["detections"] = state.detection_sets
     write_atomically(os.path.join(reference, "cases.json"), contract.dumps(manifest, "cases", indent=2) + "\n")
     steps = int(state.config.get("generate") or 0)
     if steps and state.generation:

@@ -40,6 +40,7 @@ class ExportState:
         self.output_axes = {}
         self.derived = {}  # {label: [labels]}: an axis whose size is the sum of others' (a cache's total)
         self.generation = None  # a decoder with a cache: its names for the generation proof (generation.py)
+        self.detection_sets = []  # outputs compared as sets of detections (cases.json "detections")
         self.rejected_cases = {}  # generated cases PyTorch refused: {sizes as JSON: its error}
 
     def timed(self, stage, function, *args):

@@ -1,7 +1,9 @@
 """Model families named by a spec, built with random weights and nothing downloaded, each with the
 inputs it takes by default (used when no --input is given):
 
-    torchvision:NAME              torchvision.models.NAME(weights=None); images 2x3x224x224, batch dynamic
+    torchvision:NAME              torchvision.models.NAME(weights=None); images 2x3x224x224, batch dynamic;
+                                  a detector (families_detection.py) on a list of one 3x192x256 image,
+                                  height and width dynamic, outputs boxes, labels, scores
     timm:NAME                     timm.create_model(NAME, pretrained=False); images at the model's
                                   own input size, batch dynamic
     hf:CLASS[:key=value,...]      a transformers model class built from its configuration class
@@ -20,6 +22,7 @@ DynamicCache built inside the graph from the flat tensors (torch.export takes no
 """
 import torch
 
+from . import families_detection
 from .errors import FrontEndError, UsageError
 
 FAMILIES = ("torchvision:", "timm:", "hf:")
@@ -55,6 +58,8 @@ def load(spec):
     loader = {"torchvision": _torchvision, "timm": _timm, "hf": _transformers}[family]
     model, description, defaults = loader(rest)
     realistic = realistic_parameters(model.eval(), defaults)
+    if hasattr(model, "seed_detections"):  # a detector detects nothing with random weights
+        realistic += model.seed_detections(_example_tensors(defaults))
     return model.eval(), description + f" (random weights, seed 0{realistic}, eval mode)", defaults
 
 
@@ -96,6 +101,9 @@ def _batch_norm_statistics(model, defaults, generator, passes):
              and module.track_running_stats]
     if not norms or not defaults or not defaults.get("inputs"):
         return False
+    # A family may calibrate on other inputs than its example's (a detector on several images:
+    # one image's smallest feature maps are 1x1, on which BatchNorm cannot train).
+    calibration = defaults.get("calibration_inputs", defaults["inputs"])
     saved = [module.momentum for module in norms]
     rng = np.random.default_rng(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
     model.eval()
@@ -106,7 +114,7 @@ def _batch_norm_statistics(model, defaults, generator, passes):
             module.train()
         with torch.no_grad():
             for _ in range(passes):
-                model(*(torch.from_numpy(generate_in_domain(spec, spec["dims"], rng)) for spec in defaults["inputs"]))
+                model(*(torch.from_numpy(generate_in_domain(spec, spec["dims"], rng)) for spec in calibration))
         return True
     except Exception:  # noqa: BLE001 -- a model that cannot take them keeps its built statistics
         for module in norms:
@@ -116,6 +124,14 @@ def _batch_norm_statistics(model, defaults, generator, passes):
         for module, momentum in zip(norms, saved):
             module.momentum = momentum
         model.eval()
+
+
+def _example_tensors(defaults, seed=0):
+    """Generated tensors for the default inputs, seeded (the same every load)."""
+    import numpy as np
+    from .cases import generate_in_domain
+    rng = np.random.default_rng(seed)
+    return [torch.from_numpy(generate_in_domain(spec, spec["dims"], rng)) for spec in defaults["inputs"]]
 
 
 def _image_inputs(name, size, channels=3):
@@ -150,6 +166,8 @@ def _torchvision(name):
         builder = getattr(torchvision.models, name, None)
     if builder is None or not callable(builder):
         raise UsageError(f"torchvision has no model '{name}'{did_you_mean(name, torchvision.models.list_models())}")
+    if families_detection.is_detection(builder):
+        return families_detection.load(name, builder)
     options = {"weights": None}
     if "weights_backbone" in inspect.signature(builder).parameters:
         options["weights_backbone"] = None  # its default would download ImageNet weights

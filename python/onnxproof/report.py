@@ -64,6 +64,9 @@ class Report:
     # Where the outputs first diverge (report.json's "localization", or RUN/localize/localization.json
     # that onnxproof.prove or `onnxproof localize` wrote after the run); None when none ran.
     localization: dict = dataclasses.field(default=None, repr=False, compare=False)
+    # Detection sets matched as sets (report.json's "detections", docs/detection.md): one dict per
+    # set x case x provider x optimization level (matched, only_pytorch, worst_box_error, ...).
+    detections: tuple = dataclasses.field(default=(), repr=False, compare=False)
 
     @property
     def located(self):
@@ -154,4 +157,5 @@ def read_report(folder):
                                   ("code", "severity", "step", "message", "where", "hint")})
                        for finding in findings),
         parity=tuple(_parity_row(row) for row in raw.get("parity", []) or []),
-        raw=raw, localization=localization if localization and "modules" in localization else None)
+        raw=raw, localization=localization if localization and "modules" in localization else None,
+        detections=tuple(dict(row) for row in raw.get("detections", []) or []))

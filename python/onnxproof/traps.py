@@ -249,14 +249,26 @@ def _stdlib_dirs():
     return tuple(os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib", "platstdlib"))
 
 
+def _site_dirs():
+    import sysconfig
+    return tuple(os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("purelib", "platlib"))
+
+
+def in_stdlib(filename):
+    """True for Python's standard library. In a virtual environment platstdlib is the
+    environment's lib/pythonX.Y, which holds site-packages: an installed model library
+    (torchvision, transformers) is not the standard library."""
+    path = os.path.abspath(filename)
+    return path.startswith(_stdlib_dirs()) and not path.startswith(_site_dirs())
+
+
 def users_frame(frames):
     """'file:line: code' of the deepest of `frames` ((filename, line) pairs, outermost first) that
     is the user's own code: not PyTorch's, not onnxproof's, not Python's standard library (a model
     library such as transformers counts as the user's). '' when none is."""
-    stdlib = _stdlib_dirs()
     for filename, lineno in reversed(list(frames)):
         if filename.startswith("<") or inside_torch(filename) or inside_onnxproof(filename) or \
-                os.path.abspath(filename).startswith(stdlib) or not os.path.isfile(filename):
+                in_stdlib(filename) or not os.path.isfile(filename):
             continue
         line = source_line(filename, int(lineno))
         return f"{filename}:{lineno}" + (f": {line}" if line else "")

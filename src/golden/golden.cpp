@@ -43,6 +43,14 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
   contract::CasesDocument manifest{.schema = std::string(contract::k_cases_version),
                                    .dynamic_axes = reference.example_sizes,
                                    .cases = std::vector<contract::CasesEntry>{}};
+  // Detection sets travel with the frozen outputs: verification matches them as sets too.
+  if (!reference.detection_sets.empty()) {
+    manifest.detections.emplace();
+    for (const auto& set : reference.detection_sets) {
+      manifest.detections->push_back({.boxes = set.boxes, .scores = set.scores, .labels = set.labels,
+                                      .extra = set.extra, .score_threshold = set.score_threshold});
+    }
+  }
   for (const auto& c : reference.cases) {
     const fs::path set = folder / c.data_set;
     fs::create_directories(set);

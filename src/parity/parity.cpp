@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "detection_parity.h"
 #include "onnxproof/core/name_table.h"
 #include "onnxproof/runtime/session.h"
 
@@ -199,8 +200,12 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
       result.rows.push_back(row);
       continue;
     }
+    std::vector<std::string> names;
+    for (const auto& output : session.outputs()) names.push_back(output.name);
+    detail::compare_detection_sets(reference, c, names, *outputs, base, options, result.detections);
     for (std::size_t k = 0; k < outputs->size(); ++k) {
       const auto& name = session.outputs()[k].name;
+      if (detail::in_detection_set(reference, name)) continue;  // compared as a set above
       const Tensor& actual = (*outputs)[k];
       ParityRow row = base;
       row.output = name;
@@ -532,6 +537,7 @@ void add_findings(const Reference& reference, ParityResult& result) {
   add_nan_findings(groups, result);
   add_rejected_findings(reference, groups, result);
   add_evidence_findings(reference, result, result.findings);
+  detail::add_detection_findings(result, result.findings);
 }
 
 void add_accuracy(const Reference& reference, const ParityOptions& options, ParityResult& result,

@@ -63,6 +63,9 @@ Expected<CasesManifest> read_cases_manifest(const fs::path& path) {
     manifest.cases.push_back({entry.data_set, entry.sizes.value_or(std::map<std::string, int64_t>{}),
                               static_cast<int>(entry.sample.value_or(0)), entry.source.value_or("")});
   }
+  for (const auto& set : read.detections.value_or(std::vector<contract::CasesDetectionSet>{})) {
+    manifest.detection_sets.push_back({set.boxes, set.scores, set.labels, set.extra, set.score_threshold});
+  }
   return manifest;
 }
 
@@ -83,6 +86,7 @@ Expected<Reference> read_reference(const fs::path& dir) {
   if (fs::exists(dir / "cases.json")) {
     ONNXPROOF_TRY_ASSIGN(manifest, read_cases_manifest(dir / "cases.json"));
     reference.example_sizes = manifest.example_sizes;
+    reference.detection_sets = manifest.detection_sets;
   }
   for (const auto& folder : folders) {
     ReferenceCase reference_case;

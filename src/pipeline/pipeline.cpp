@@ -388,6 +388,12 @@ void demote_contradicted_frozen_warnings(Report& report) {
     for (const auto& [label, size] : row.sizes) swept[label].insert(size);
     all_passed = all_passed && row.status == RowStatus::pass;
   }
+  if (report.parity->rows.empty() && !report.parity->detections.empty()) all_passed = true;
+  // Detection sets are compared as sets, not rows: their cases count the same way.
+  for (const auto& row : report.parity->detections) {
+    for (const auto& [label, size] : row.sizes) swept[label].insert(size);
+    all_passed = all_passed && row.passed;
+  }
   if (!all_passed) return;
   for (auto& finding : report.findings) {
     if (finding.code != FindingCode::frozen_dimension || finding.severity != Severity::warning) continue;
@@ -430,6 +436,11 @@ HeadlineAnswer evidence_answer(const Report& report, const StepReport* parity) {
     if (!row.compared()) continue;
     ++compared;
     ++by_rule[rule_name(row.rule)];
+  }
+  for (const auto& row : report.parity->detections) {  // detection sets, matched as sets
+    if (!row.note.empty()) continue;
+    ++compared;
+    ++by_rule[fmt::format("{} (detection sets)", rule_name(row.budget.rule))];
   }
   std::vector<std::string> rules;
   for (const auto& [rule, count] : by_rule) rules.push_back(fmt::format("{} {}", count, rule));
@@ -481,6 +492,9 @@ void answer_headline(const Run& run, Report& report) {
       for (const auto& [label, size] : row.sizes)
         (row.compared() ? sizes : refused).insert(fmt::format("{}={}", label, size));
     }
+    for (const auto& row : report.parity->detections) {
+      for (const auto& [label, size] : row.sizes) sizes.insert(fmt::format("{}={}", label, size));
+    }
   }
   for (const auto& size : sizes) refused.erase(size);
   std::string shape_evidence = sizes.empty() ? "no shape case ran" : fmt::format("ran {}", fmt::join(sizes, ", "));
@@ -521,7 +535,8 @@ void answer_headline(const Run& run, Report& report) {
   report.headline.push_back(
       {"Does ONNX Runtime match PyTorch within tolerance, on every provider tested, with no argmax flips?",
        yes_no(parity, passed(parity)),
-       fmt::format("{} comparisons; providers: {}", report.parity ? report.parity->rows.size() : 0,
+       fmt::format("{} comparisons; providers: {}",
+                   report.parity ? report.parity->rows.size() + report.parity->detections.size() : 0,
                    providers.empty() ? "none" : fmt::format("{}", fmt::join(providers, ", ")))});
 
   report.headline.push_back(evidence_answer(report, parity));

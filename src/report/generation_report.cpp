@@ -116,3 +116,5 @@ std::string generation_plot_svg(const nlohmann::json& details) {
   }
   return log_bar_chart_svg(chart);
 }
+
+}  // namespace onnxproof

@@ -1,5 +1,7 @@
 #include "onnxproof/report/parity_report.h"
 
+#include "onnxproof/report/detection_report.h"
+
 #include <fmt/format.h>
 
 #include <map>
@@ -76,7 +78,8 @@ nlohmann::json parity_result_to_json(const std::filesystem::path& model, const P
           {"verdict", verdict_name(parity_verdict(result))},
           {"summary", parity_summary_to_json(result)},
           {"findings", findings},
-          {"parity", parity_rows_to_json(result)}};
+          {"parity", parity_rows_to_json(result)},
+          {"detections", detection_rows_to_json(result)}};
 }
 
 void print_parity_result(std::ostream& out, const ParityResult& result) {
@@ -111,6 +114,7 @@ void print_parity_result(std::ostream& out, const ParityResult& result) {
                        optimization, output, g.passed, g.cases, g.rejected, g.max_abs, g.max_rel, g.flips,
                        g.ratio ? fmt::format("{:.3g}x", *g.ratio) : "-");
   }
+  print_detection_summary(out, result);
   out << "vs exact: the largest distance of ONNX Runtime from the float64 answer, as a multiple of PyTorch "
          "float32's own; the calibrated rule allows "
       << k_noise_multiple << "x plus a floor\n";

@@ -13,6 +13,7 @@
 #include "onnxproof/report/markdown.h"
 #include "onnxproof/report/generation_report.h"
 #include "onnxproof/report/parity_plot.h"
+#include "onnxproof/report/detection_report.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/report_sections.h"
 #include "onnxproof/report/simplify_report.h"
@@ -73,6 +74,7 @@ void print_report_summary(std::ostream& out, const Report& report, const std::fi
   for (const auto& answer : report.headline) {
     out << fmt::format("{:<12} {}\n             {}\n", answer.answer, answer.question, answer.evidence);
   }
+  if (report.parity) print_detection_summary(out, *report.parity);
   print_grouped_findings(out, report);
   out << fmt::format("report           {}\n", (out_dir / "report.md").string());
   out << fmt::format("verdict          {}\n", verdict_name(report.verdict));
@@ -111,6 +113,7 @@ nlohmann::json report_to_json(const Report& report) {
           {"findings", findings},
           {"summary", report.parity ? parity_summary_to_json(*report.parity) : nlohmann::json::object()},
           {"parity", report.parity ? parity_rows_to_json(*report.parity) : nlohmann::json::array()},
+          {"detections", report.parity ? detection_rows_to_json(*report.parity) : nlohmann::json::array()},
           {"exporter_report", report.exporter_report.string()},
           {"exporters", exporter_comparison_to_json(report.exporters)},
           {"localization", report.localization                 ? localization_to_json(*report.localization)
@@ -166,6 +169,7 @@ std::string report_to_markdown(const Report& report) {
       md += fmt::format("| {} |\n", fmt::join(cells, " | "));
     }
   }
+  if (report.parity) md += detections_to_markdown(*report.parity);
   if (report.localization) md += localization_to_markdown(*report.localization);
   if (!report.localization_error.empty())
     md += "\n## Where the outputs diverge\n\nNot localized: " + markdown_text(report.localization_error) + "\n";
@@ -226,6 +230,7 @@ std::string report_to_html(const Report& report) {
     }
     html += "</table>\n";
   }
+  if (report.parity) html += detections_to_html(*report.parity);
   if (report.localization) html += localization_to_html(*report.localization);
   if (!report.localization_error.empty())
     html += "<h2>Where the outputs diverge</h2>\n<p>Not localized: " + markup_escape(report.localization_error) + "</p>\n";

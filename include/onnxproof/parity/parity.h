@@ -16,6 +16,7 @@
 #include "onnxproof/parity/argmax.h"
 #include "onnxproof/parity/calibrated.h"
 #include "onnxproof/parity/compare.h"
+#include "onnxproof/parity/detections.h"
 #include "onnxproof/parity/tolerance.h"
 #include "onnxproof/runtime/session.h"
 #include "onnxproof/tensor/tensor_io.h"
@@ -39,6 +40,9 @@ struct ReferenceCase {
 struct Reference {
   std::vector<ReferenceCase> cases;
   std::map<std::string, int64_t> example_sizes;  // label -> the export example's size
+  /// Outputs compared as sets of detections (cases.json "detections"); their outputs get no
+  /// element-by-element rows.
+  std::vector<DetectionSet> detection_sets;
 };
 
 /// reference/cases.json (schema onnxproof.cases/1, written by the front end and by golden
@@ -53,6 +57,7 @@ struct CasesManifest {
   };
   std::map<std::string, int64_t> example_sizes;
   std::vector<Entry> cases;
+  std::vector<DetectionSet> detection_sets;
 };
 
 /// Reads and checks a cases.json; ErrorCode::invalid_input naming the file and the field on a
@@ -133,6 +138,7 @@ struct TaskAccuracy {
 
 struct ParityResult {
   std::vector<ParityRow> rows;
+  std::vector<DetectionRow> detections;  // one per detection set x case x provider x level
   std::vector<ProviderStatus> providers;
   std::vector<TaskAccuracy> accuracy;
   std::vector<Finding> findings;

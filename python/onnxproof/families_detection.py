@@ -1,0 +1,171 @@
+"""torchvision's detection family (Faster/Mask/Keypoint R-CNN, RetinaNet, FCOS, SSD, SSDlite),
+exported the way torchvision documents and tests it: the detector takes a list of 3xHxW images
+(one here, with height and width dynamic) and returns one dict per image, whose tensors become
+the outputs `boxes`, `labels`, `scores` (and `masks`, `keypoints`, `keypoints_scores`).
+
+A detector's outputs are a set, not a tensor: near-equal scores may come out in another order,
+and a detection whose score sits at the threshold may be kept on one side only. The wrapper says
+so (DETECTION_SETS below), and the engine's parity step compares them as matched sets.
+
+With random weights a detector detects nothing (scores sit below the threshold, or are all equal),
+so a proof of its outputs would be a proof of empty tensors: `seed_detections` sets the
+classification head, seeded, so that a few tens of detections with spread scores clear it.
+"""
+import torch
+
+from .errors import UsageError
+
+# The image the family is exported at and its dynamic range: small (proofs run every case
+# through PyTorch twice and ONNX Runtime twice), inside the sizes the models' own resize accepts.
+HEIGHT, WIDTH, SIZE_RANGE = 192, 256, (160, 320)
+# How many detections the seeded head aims at on the example image.
+TARGET_DETECTIONS = (8, 40)
+# The outputs of one image's dict that are per-detection (their axis 0 counts detections).
+PER_DETECTION = ("boxes", "labels", "scores", "masks", "keypoints", "keypoints_scores")
+DETECTIONS_LABEL = "detections"
+
+
+def is_detection(builder):
+    return getattr(builder, "__module__", "").startswith("torchvision.models.detection")
+
+
+class DetectorOnImages(torch.nn.Module):
+    """A torchvision detector called with `images` image tensors as a list, as torchvision's own
+    ONNX export does; one image returns its dict's tensors under their own names (boxes, ...),
+    several return image_K_boxes, ..."""
+
+    def __init__(self, detector, images=1):
+        super().__init__()
+        self.detector = detector
+        self.images = images
+
+    def forward(self, *images):
+        results = self.detector(list(images))
+        if len(results) == 1:
+            return dict(results[0])
+        return {f"image_{index}": dict(result) for index, result in enumerate(results)}
+
+    def score_threshold(self):
+        """The score under which the detector drops a detection (its postprocessing's)."""
+        for owner in (getattr(self.detector, "roi_heads", None), self.detector):
+            for attribute in ("score_thresh", "box_score_thresh"):
+                if owner is not None and isinstance(getattr(owner, attribute, None), float):
+                    return getattr(owner, attribute)
+        return 0.0
+
+    def onnxproof_detections(self, output_names):
+        """The export's detection metadata: one set per image, naming its outputs."""
+        prefixes = [""] if self.images == 1 else [f"image_{index}_" for index in range(self.images)]
+        sets = []
+        for prefix in prefixes:
+            names = {key: prefix + key for key in PER_DETECTION if prefix + key in output_names}
+            if {"boxes", "scores"} <= names.keys():
+                sets.append({"boxes": names["boxes"], "scores": names["scores"], "labels": names.get("labels", ""),
+                             "extra": [names[key] for key in PER_DETECTION[3:] if key in names],
+                             "score_threshold": self.score_threshold()})
+        return sets
+
+    def seed_detections(self, example, seed=0):
+        """Sets the classification head so that TARGET_DETECTIONS detections clear the score
+        threshold on `example` (a list of image tensors); returns words for the description."""
+        return seed_classification_head(self.detector, example, seed)
+
+
+def load(name, builder):
+    """(the detector on a list of one image, its description, its default inputs)."""
+    import inspect
+    options = {"weights": None}
+    if "weights_backbone" in inspect.signature(builder).parameters:
+        options["weights_backbone"] = None  # its default would download ImageNet weights
+    try:
+        detector = builder(**options)
+    except Exception as error:  # noqa: BLE001 -- torchvision's own refusal, said in one line
+        raise UsageError(f"torchvision could not build '{name}': {type(error).__name__}: {error}") from error
+    low, high = SIZE_RANGE
+    defaults = {"inputs": [{"name": "image", "dims": [3, HEIGHT, WIDTH], "dtype": "float32"}],
+                "dynamic": [{"input": "image", "axis": 1, "label": "height", "min": low, "max": high},
+                            {"input": "image", "axis": 2, "label": "width", "min": low, "max": high}],
+                # BatchNorm statistics are estimated on four images at once (families.py).
+                "calibration_inputs": [{"name": f"image_{k}", "dims": [3, HEIGHT, WIDTH], "dtype": "float32"}
+                                       for k in range(4)]}
+    return DetectorOnImages(detector), f"torchvision.models.{name} on a list of one image", defaults
+
+
+def _classification_layers(detector):
+    """(the last layers of the classification head, 'softmax' or 'sigmoid', the classes per anchor
+    of a softmax head with the background as class 0): R-CNN's box
+    predictor scores classes with a softmax over a background class, SSD's head too, RetinaNet's
+    and FCOS's with a sigmoid per class."""
+    heads = getattr(detector, "roi_heads", None)
+    if heads is not None:
+        return [heads.box_predictor.cls_score], "softmax", heads.box_predictor.cls_score.out_features
+    head = getattr(getattr(detector, "head", None), "classification_head", None)
+    if head is None:
+        return [], "", 0
+    if hasattr(head, "cls_logits"):
+        return [head.cls_logits], "sigmoid", 0
+    convs = []
+    for branch in getattr(head, "module_list", []):
+        layers = [m for m in branch.modules() if isinstance(m, torch.nn.Conv2d)]
+        convs += layers[-1:]
+    return convs, "softmax", getattr(head, "num_columns", 0)
+
+
+def _count_detections(detector, example):
+    with torch.no_grad():
+        return sum(int(result["scores"].numel()) for result in detector(list(example)))
+
+
+def seed_classification_head(detector, example, seed):
+    """Redraws the classification layers' weights (seeded) so their logits spread, then moves
+    the background (softmax) or every class's (sigmoid) bias by bisection until the example gives
+    TARGET_DETECTIONS detections. '' when the detector has no head this knows."""
+    layers, kind, classes = _classification_layers(detector)
+    if not layers:
+        return ""
+    generator = torch.Generator().manual_seed(seed)
+    inputs = {}
+
+    def keep_input(module, args, output):
+        inputs.setdefault(module, args[0])  # returns None: the output stays the layer's
+
+    hooks = [layer.register_forward_hook(keep_input) for layer in layers]
+    try:
+        _count_detections(detector, example)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    with torch.no_grad():
+        for layer in layers:
+            scale = float(inputs[layer].float().pow(2).mean().sqrt()) or 1.0
+            fan_in = layer.weight[0].numel()
+            # Logits with a standard deviation of about 2 across classes and positions.
+            layer.weight.copy_(torch.randn(layer.weight.shape, generator=generator) * 2.0 / (scale * fan_in ** 0.5))
+            layer.bias.copy_(0.5 * torch.randn(layer.bias.shape, generator=generator))
+    base = [layer.bias.detach().clone() for layer in layers]
+    low, high = -10.0, 20.0  # the shift: higher means fewer detections
+    count = 0
+    for _ in range(16):
+        shift = (low + high) / 2
+        _shift_bias(layers, base, kind, shift, classes)
+        count = _count_detections(detector, example)
+        if count < TARGET_DETECTIONS[0]:
+            high = shift
+        elif count > TARGET_DETECTIONS[1]:
+            low = shift
+        else:
+            break
+    return f", classification head seeded for {count} detections on the example"
+
+
+def _shift_bias(layers, base, kind, shift, classes):
+    with torch.no_grad():
+        for layer, bias in zip(layers, base):
+            if kind == "sigmoid":
+                layer.bias.copy_(bias - shift)
+                continue
+            # Softmax: only the background rises; the background is class 0 of every anchor.
+            shifted = bias.clone().view(-1, classes)
+            shifted[:, 0] += shift
+            layer.bias.copy_(shifted.view(-1))
+
