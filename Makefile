@@ -3,7 +3,10 @@ BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
 
-.PHONY: all setup build demo test bench fuzz sanitize clean
+# ccache, where the machine has one: a fresh clone then compiles only what no earlier build did.
+LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+.PHONY: all setup build demo test test-fast bench fuzz sanitize clean
 
 all: build
 
@@ -11,7 +14,7 @@ setup:
 	scripts/setup.sh
 
 $(BUILD)/build.ninja: CMakeLists.txt | setup
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(LAUNCHER)
 
 build: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -22,6 +25,11 @@ demo: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@cat $(BUILD)/backend-suite-summary.txt
+
+# Everything but the tests labelled slow (the wheel, the fuzz smoke, the backend suite, the
+# cross-version lane: docs/testing.md); CI runs `make test`, all of them.
+test-fast: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE slow
 
 bench: build
 	bench/run.sh $(BUILD)

@@ -3,11 +3,20 @@
 # scripts/setup.sh made .deps/ and .venv/), then auditwheel copies the shared libraries the engine
 # needs from this machine (protobuf, fmt, OpenSSL's libcrypto) into the wheel and points the
 # binary at them, so `pip install dist/onnxproof-*.whl` needs nothing else of ours.
-#   scripts/build-wheel.sh            -> prints the path of the wheel
+#   scripts/build-wheel.sh                  -> prints the path of the wheel
+#   scripts/build-wheel.sh --engine BINARY  the same, packaging BINARY (a build's bin/onnxproof)
+#                                           instead of compiling the engine again (tests/wheel)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
 raw="$root/build/wheel-raw"
+settings=()
+if [[ "${1:-}" == --engine ]]; then
+  [[ -x "${2:-}" ]] || { echo "onnxproof wheel: --engine needs an onnxproof binary" >&2; exit 2; }
+  # Its own CMake folder: the cache of build/wheel must never remember a prebuilt engine.
+  settings=(--config-settings=cmake.define.ONNXPROOF_PREBUILT_ENGINE="$(realpath "$2")"
+            --config-settings=build-dir=build/wheel-prebuilt)
+fi
 rm -rf "$raw" && mkdir -p "$raw" "$root/dist"
 log="$root/build/wheel-build.log"
 started=$SECONDS
@@ -16,7 +25,7 @@ echo "onnxproof wheel: building the engine and the package (scikit-build-core, C
 # --no-build-isolation: the build tools are the lock's, in .venv, not whatever the index has today.
 # -v: CMake's and Ninja's output reach the log; their progress lines ([N/M]) the terminal.
 set +e
-PATH="$venv/bin:$PATH" "$venv/bin/pip" wheel "$root" --no-build-isolation --no-deps -v -w "$raw" 2>&1 |
+PATH="$venv/bin:$PATH" "$venv/bin/pip" wheel "$root" --no-build-isolation --no-deps -v -w "$raw" "${settings[@]}" 2>&1 |
   tee "$log" | while IFS= read -r line; do
     case "$line" in
       \[*/*\]\ *) printf 'onnxproof wheel: %4ds %s\n' $((SECONDS - started)) "${line:0:110}" >&2 ;;

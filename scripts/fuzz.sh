@@ -21,13 +21,16 @@ for version in 16 17 18 19; do
 done
 [[ -n "$clang" ]] || { echo "fuzz: no clang++ 16-19 found; scripts/setup.sh installs one" >&2; exit 1; }
 
+# ccache, where the machine has one: a fresh clone's smoke run then compiles only what changed.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$clang" \
-    -DONNXPROOF_FUZZ=ON >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+    "${launcher[@]}" -DONNXPROOF_FUZZ=ON >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
   rm -f "$build.configure.log"
 fi
 echo "fuzz: building ${targets[*]} with $clang (ASan, UBSan)" >&2
-ninja -C "$build" "${targets[@]}" >"$build/fuzz-build.log" 2>&1 || { tail -40 "$build/fuzz-build.log"; exit 1; }
+ninja -C "$build" -j "${JOBS:-2}" "${targets[@]}" >"$build/fuzz-build.log" 2>&1 || { tail -40 "$build/fuzz-build.log"; exit 1; }
 "$root/.venv/bin/python" "$root/fuzz/make_seeds.py" "$build/seeds"
 
 run_target() {

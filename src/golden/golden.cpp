@@ -36,10 +36,48 @@ nlohmann::json opset_imports(const fs::path& model_path) {
   return opsets;
 }
 
+// Where the frozen outputs come from: the proof's own CPU session (ParityResult::cpu_outputs) when
+// it ran every case, so the model is not run twice on the same inputs; else a session opened here.
+class FrozenOutputs {
+ public:
+  static Expected<FrozenOutputs> open(const fs::path& model, const Reference& reference, const ParityResult* proof) {
+    FrozenOutputs result;
+    const bool proof_has_all =
+        proof && !proof->cpu_output_names.empty() &&
+        std::all_of(reference.cases.begin(), reference.cases.end(),
+                    [&](const ReferenceCase& c) { return proof->cpu_outputs.contains(c.data_set); });
+    if (proof_has_all) {
+      result.m_proof = proof;
+      result.m_input_names = proof->cpu_input_names;
+      result.m_output_names = proof->cpu_output_names;
+      return result;
+    }
+    auto session = Session::open(model, SessionOptions{.provider = "cpu"});
+    if (!session) return std::unexpected(std::move(session.error()));
+    for (const auto& value : session->inputs()) result.m_input_names.push_back(value.name);
+    for (const auto& value : session->outputs()) result.m_output_names.push_back(value.name);
+    result.m_session.emplace(std::move(*session));
+    return result;
+  }
+  const std::vector<std::string>& input_names() const { return m_input_names; }
+  const std::vector<std::string>& output_names() const { return m_output_names; }
+  // The case's outputs in output_names() order: borrowed from the proof, or run now into `scratch`.
+  Expected<const std::vector<Tensor>*> outputs(const ReferenceCase& c, std::vector<Tensor>& scratch) {
+    if (m_proof) return &m_proof->cpu_outputs.at(c.data_set);
+    ONNXPROOF_TRY_ASSIGN(scratch, run_case(*m_session, c));
+    return &scratch;
+  }
+
+ private:
+  const ParityResult* m_proof = nullptr;
+  std::optional<Session> m_session;
+  std::vector<std::string> m_input_names, m_output_names;
+};
+
 Expected<void> write_data_sets(const fs::path& model, const Reference& reference, const fs::path& folder,
-                               nlohmann::json& files, nlohmann::json& tolerances, const ToleranceOptions& tolerance) {
-  auto session = Session::open(model, SessionOptions{.provider = "cpu"});
-  if (!session) return std::unexpected(std::move(session.error()));
+                               nlohmann::json& files, nlohmann::json& tolerances, const ToleranceOptions& tolerance,
+                               const ParityResult* proof) {
+  ONNXPROOF_TRY_ASSIGN(auto source, FrozenOutputs::open(model, reference, proof));
   contract::CasesDocument manifest{.schema = std::string(contract::k_cases_version),
                                    .dynamic_axes = reference.example_sizes,
                                    .cases = std::vector<contract::CasesEntry>{}};
@@ -55,12 +93,14 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
     const fs::path set = folder / c.data_set;
     fs::create_directories(set);
     for (std::size_t i = 0; i < c.inputs.size(); ++i) {
-      const std::string name = c.inputs[i].name.empty() ? session->inputs()[i].name : c.inputs[i].name;
+      const std::string name = c.inputs[i].name.empty() ? source.input_names().at(i) : c.inputs[i].name;
       ONNXPROOF_TRY(write_tensor_pb(set / fmt::format("input_{}.pb", i), c.inputs[i].tensor, name));
     }
-    ONNXPROOF_TRY_ASSIGN(auto outputs, run_case(*session, c));
+    std::vector<Tensor> ran;
+    ONNXPROOF_TRY_ASSIGN(const std::vector<Tensor>* outputs_pointer, source.outputs(c, ran));
+    const std::vector<Tensor>& outputs = *outputs_pointer;
     for (std::size_t k = 0; k < outputs.size(); ++k) {
-      const auto& name = session->outputs()[k].name;
+      const auto& name = source.output_names().at(k);
       ONNXPROOF_TRY(write_tensor_pb(set / fmt::format("output_{}.pb", k), outputs[k], name));
       // The float64 reference travels with the frozen outputs: verification judges a new export
       // by the calibrated rule, with the frozen run's distance from exact as the noise.
@@ -196,6 +236,7 @@ Expected<FreezeResult> freeze_golden(const fs::path& model, const Reference& ref
   FreezeResult result;
   if (proof) {
     result.parity = *proof;
+    result.parity.cpu_outputs.clear();  // the outputs stay with the caller's proof, not copied here
   } else {
     ONNXPROOF_TRY_ASSIGN(result.parity, run_parity(model, reference, options.parity));
   }
@@ -206,7 +247,10 @@ Expected<FreezeResult> freeze_golden(const fs::path& model, const Reference& ref
   const fs::path& staging = staging_folder.path();
   nlohmann::json files = nlohmann::json::object();
   nlohmann::json tolerances = nlohmann::json::object();
-  ONNXPROOF_TRY(write_data_sets(model, reference, staging, files, tolerances, options.parity.tolerance));
+  // The outputs written are the proof's own (its CPU session, all optimizations): not run again.
+  const ParityResult& stands_on = proof ? *proof : result.parity;
+  ONNXPROOF_TRY(write_data_sets(model, reference, staging, files, tolerances, options.parity.tolerance, &stands_on));
+  result.parity.cpu_outputs.clear();
   ONNXPROOF_TRY_ASSIGN(const std::string model_digest, sha256_file(model));
   nlohmann::json versions = nlohmann::json::object();
   for (const auto& [tool, version] : options.versions) versions[tool] = version;

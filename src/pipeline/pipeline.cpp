@@ -282,6 +282,7 @@ StepReport golden_step(Run& run) {
     return step;
   }
   auto result = freeze_golden(run.model, *run.reference, golden, options, &*run.report.parity);
+  run.report.parity->cpu_outputs.clear();  // written into golden/ (or not): no longer needed in memory
   if (!result) return step_error(step, result.error());
   step.details = {{"action", "freeze"}, {"data_sets", result->data_sets}};
   step.status = result->frozen ? StepStatus::pass : StepStatus::fail;

@@ -1,5 +1,6 @@
 #!/bin/bash
-# The wheel as a user gets it. scripts/build-wheel.sh builds it; a fresh virtual environment gets
+# The wheel as a user gets it. scripts/build-wheel.sh --engine packages this build's engine into it
+# (RUNPATH, strip and vendored libraries as for a release; no second compile); a fresh virtual environment gets
 # only the wheel, torch, torchvision, onnx and onnxscript (the lock's versions, linked from .venv's
 # installed files) and what they require; there, outside the checkout and with no onnxproof
 # variable set, onnxproof.prove (on a model object) and the `onnxproof` console script prove a
@@ -13,7 +14,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 now() { date +%s%N; }  # nanoseconds
 
-wheel=$("$root/scripts/build-wheel.sh" | tail -1)
+# The engine this build compiled, packaged as scripts/build-wheel.sh packages its own Release build
+# (RUNPATH, strip, vendored libraries): compiling it a second time would prove nothing more here.
+wheel=$("$root/scripts/build-wheel.sh" --engine "$source_engine" | tail -1)
 echo "wheel: $(basename "$wheel"), $(stat -c %s "$wheel") bytes"
 
 # The environment lives beside .venv (the same file system), so that torch and its dependencies

@@ -142,6 +142,12 @@ struct ParityResult {
   std::vector<ProviderStatus> providers;
   std::vector<TaskAccuracy> accuracy;
   std::vector<Finding> findings;
+  /// ONNX Runtime's outputs on the CPU with all graph optimizations (the session golden freezes
+  /// from), per data set, in the session's output order: freeze_golden writes these instead of
+  /// running the model a second time. Empty when "cpu" was not among the providers.
+  std::map<std::string, std::vector<Tensor>> cpu_outputs;
+  std::vector<std::string> cpu_input_names;   // that session's inputs, in its order
+  std::vector<std::string> cpu_output_names;  // and its outputs, aligned with each cpu_outputs entry
   /// Every provider ran and no finding is an error.
   bool passed() const;
   /// The first provider that could not run; null when all ran.
