@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -231,14 +232,19 @@ Expected<void> require_replaceable(const fs::path& golden_dir) {
 }  // namespace
 
 Expected<FreezeResult> freeze_golden(const fs::path& model, const Reference& reference, const fs::path& golden_dir,
-                                     const GoldenOptions& options, const ParityResult* proof) {
+                                     const GoldenOptions& options, ParityResult* proof) {
   ONNXPROOF_TRY(require_replaceable(golden_dir));
   FreezeResult result;
   if (proof) {
+    // The kept outputs are taken, not copied: a copy of every case's tensors would double the
+    // memory a large model's freeze needs.
+    auto outputs = std::exchange(proof->cpu_outputs, {});
     result.parity = *proof;
-    result.parity.cpu_outputs.clear();  // the outputs stay with the caller's proof, not copied here
+    result.parity.cpu_outputs = std::move(outputs);
   } else {
-    ONNXPROOF_TRY_ASSIGN(result.parity, run_parity(model, reference, options.parity));
+    ParityOptions parity = options.parity;
+    parity.keep_cpu_outputs = true;  // written below instead of running the model again
+    ONNXPROOF_TRY_ASSIGN(result.parity, run_parity(model, reference, parity));
   }
   if (!result.parity.passed()) return result;  // never freeze outputs that are not proved
 
@@ -248,8 +254,7 @@ Expected<FreezeResult> freeze_golden(const fs::path& model, const Reference& ref
   nlohmann::json files = nlohmann::json::object();
   nlohmann::json tolerances = nlohmann::json::object();
   // The outputs written are the proof's own (its CPU session, all optimizations): not run again.
-  const ParityResult& stands_on = proof ? *proof : result.parity;
-  ONNXPROOF_TRY(write_data_sets(model, reference, staging, files, tolerances, options.parity.tolerance, &stands_on));
+  ONNXPROOF_TRY(write_data_sets(model, reference, staging, files, tolerances, options.parity.tolerance, &result.parity));
   result.parity.cpu_outputs.clear();
   ONNXPROOF_TRY_ASSIGN(const std::string model_digest, sha256_file(model));
   nlohmann::json versions = nlohmann::json::object();

@@ -228,7 +228,7 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
       }
       result.rows.push_back(std::move(row));
     }
-    if (variant.provider == "cpu" && variant.level == GraphOptimization::all) {
+    if (options.keep_cpu_outputs && variant.provider == "cpu" && variant.level == GraphOptimization::all) {
       result.cpu_outputs[c.data_set] = std::move(*outputs);  // kept for golden (ParityResult::cpu_outputs)
       if (result.cpu_output_names.empty()) {
         for (const auto& value : session.inputs()) result.cpu_input_names.push_back(value.name);

@@ -191,6 +191,7 @@ StepReport parity_step(Run& run) {
   if (!run.reference) return step_error(step, *run.reference_error);
   ParityOptions options = run.options.parity;
   options.progress = &run.progress;
+  options.keep_cpu_outputs = run.options.golden;  // the golden step may freeze them
   auto result = run_parity(run.model, *run.reference, options);
   if (!result) return step_error(step, result.error());
   add_findings(run, result->findings);

@@ -50,7 +50,7 @@ float first_frozen_value(const std::filesystem::path& golden, const std::string&
 
 TEST(Golden, ParityKeepsTheCpuOutputsOfEveryCase) {
   Fixture f;
-  auto proof = run_parity(f.model, f.reference, ParityOptions{});
+  auto proof = run_parity(f.model, f.reference, ParityOptions{.keep_cpu_outputs = true});
   ASSERT_TRUE(proof) << proof.error().describe();
   ASSERT_TRUE(proof->passed());
   ASSERT_EQ(proof->cpu_outputs.size(), 2U);
@@ -60,7 +60,7 @@ TEST(Golden, ParityKeepsTheCpuOutputsOfEveryCase) {
 
 TEST(Golden, FreezeWritesTheProofsOutputsWithoutRunningTheModelAgain) {
   Fixture f;
-  auto proof = run_parity(f.model, f.reference, ParityOptions{});
+  auto proof = run_parity(f.model, f.reference, ParityOptions{.keep_cpu_outputs = true});
   ASSERT_TRUE(proof && proof->passed());
   // Marked outputs: a freeze that ran the model again would write 2.0, not 7.0.
   for (auto& [data_set, outputs] : proof->cpu_outputs) outputs[0].mutable_values<float>()[0] = 7.0F;
@@ -74,7 +74,7 @@ TEST(Golden, FreezeWritesTheProofsOutputsWithoutRunningTheModelAgain) {
 
 TEST(Golden, FreezeRunsTheModelWhenTheProofHasNoCpuOutputs) {
   Fixture f;
-  auto proof = run_parity(f.model, f.reference, ParityOptions{});
+  auto proof = run_parity(f.model, f.reference, ParityOptions{.keep_cpu_outputs = true});
   ASSERT_TRUE(proof && proof->passed());
   proof->cpu_outputs.erase("test_data_set_1");  // e.g. a proof on another provider only
   auto frozen = freeze_golden(f.model, f.reference, f.dir / "golden", GoldenOptions{}, &*proof);

@@ -82,6 +82,9 @@ struct ParityOptions {
   /// Also run with ONNX Runtime's graph optimizations disabled (on the first provider), so a
   /// fusion that shifts numbers shows up.
   bool compare_optimization_off = true;
+  /// Keep the CPU session's outputs (ParityResult::cpu_outputs) for a golden freeze that follows;
+  /// off otherwise, so a proof does not hold every case's outputs in memory for nothing.
+  bool keep_cpu_outputs = false;
   int intra_op_threads = 0;
   /// Where progress lines go ("onnxproof parity: cpu, optimizations all: 8/16 cases"); none if null.
   std::ostream* progress = nullptr;
@@ -144,7 +147,8 @@ struct ParityResult {
   std::vector<Finding> findings;
   /// ONNX Runtime's outputs on the CPU with all graph optimizations (the session golden freezes
   /// from), per data set, in the session's output order: freeze_golden writes these instead of
-  /// running the model a second time. Empty when "cpu" was not among the providers.
+  /// running the model a second time. Empty unless ParityOptions::keep_cpu_outputs, or when "cpu" was
+  /// not among the providers.
   std::map<std::string, std::vector<Tensor>> cpu_outputs;
   std::vector<std::string> cpu_input_names;   // that session's inputs, in its order
   std::vector<std::string> cpu_output_names;  // and its outputs, aligned with each cpu_outputs entry
