@@ -3,8 +3,11 @@ BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
 
-# ccache, where the machine has one: a fresh clone then compiles only what no earlier build did.
+# ccache (setup installs it): a fresh clone then compiles only what no earlier build did. Paths
+# are taken relative to the checkout, so a clone in another folder hits the same cache entries.
 LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
 
 .PHONY: all setup build demo test test-fast bench fuzz sanitize clean
 

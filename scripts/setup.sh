@@ -20,6 +20,8 @@ fi
 readonly packages=(
   # build
   build-essential cmake ninja-build pkg-config git
+  # a second build of the same sources (a fresh clone, the fuzz build, CI) reuses the first's objects
+  ccache
   # the contract generator (scripts/contract-codegen.py) and the .venv
   python3
   libgtest-dev libgmock-dev libbenchmark-dev

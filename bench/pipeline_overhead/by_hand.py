@@ -1,14 +1,17 @@
 """The script a user writes by hand instead of `onnxproof pipeline` (the baseline of
 bench/pipeline_overhead/run.py): build the model, torch.onnx.export(..., dynamo=True) with the
-dynamic axes, then ONNX Runtime checked against PyTorch at the sizes given (numpy allclose).
+dynamic axes, then ONNX Runtime checked against PyTorch on the same cases the pipeline proved
+(numpy allclose).
 
-    .venv/bin/python bench/pipeline_overhead/by_hand.py SPEC OUT.onnx SIZE [SIZE ...]
+    .venv/bin/python bench/pipeline_overhead/by_hand.py SPEC OUT.onnx CASES.json
 
 SPEC is an onnxproof family spec (torchvision:resnet18, timm:NAME, hf:CLASS): the same model, built
-the same way (onnxproof.families.load, random weights, seed 0), as the pipeline proves. Each SIZE
-is a batch size (the other dynamic axes, e.g. a text model's sequence, keep the family's sizes). Exits 1
+the same way (onnxproof.families.load, random weights, seed 0), as the pipeline proves. CASES.json
+is the pipeline's reference/cases.json: one comparison per case it lists, with every dynamic axis
+at that case's size (random inputs of those sizes; the other axes keep the family's sizes). Exits 1
 when ONNX Runtime and PyTorch disagree.
 """
+import json
 import sys
 
 import numpy as np
@@ -18,12 +21,12 @@ import torch
 from onnxproof import families
 
 
-def inputs_at(defaults, size, generator):
-    """The family's inputs with the batch axes set to `size` (None: the family's own)."""
-    dynamic = {(d["input"], d["axis"]) for d in defaults["dynamic"] if d["label"] == "batch" and size}
+def inputs_at(defaults, sizes, generator):
+    """The family's inputs with each dynamic axis at its label's size in `sizes`."""
+    axes = {(d["input"], d["axis"]): d["label"] for d in defaults["dynamic"]}
     tensors = []
     for spec in defaults["inputs"]:
-        dims = [size if (spec["name"], axis) in dynamic else dim for axis, dim in enumerate(spec["dims"])]
+        dims = [sizes.get(axes.get((spec["name"], axis)), dim) for axis, dim in enumerate(spec["dims"])]
         if spec["dtype"].startswith("int"):
             low, high = spec.get("range", [0, 100])
             tensors.append(torch.randint(int(low), int(high), dims, generator=generator,
@@ -33,11 +36,23 @@ def inputs_at(defaults, size, generator):
     return tuple(tensors)
 
 
+def as_list(outputs):
+    if isinstance(outputs, torch.Tensor):
+        return [outputs]
+    if isinstance(outputs, dict):
+        return [value for value in outputs.values() if isinstance(value, torch.Tensor)]
+    if hasattr(outputs, "to_tuple"):  # transformers' ModelOutput
+        return [value for value in outputs.to_tuple() if isinstance(value, torch.Tensor)]
+    return list(outputs)
+
+
 def main():
-    spec, path, sizes = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3:]]
+    spec, path, cases_path = sys.argv[1], sys.argv[2], sys.argv[3]
+    with open(cases_path) as handle:
+        cases = [case["sizes"] for case in json.load(handle)["cases"]]
     model, _, defaults = families.load(spec)
     generator = torch.Generator().manual_seed(0)
-    example = inputs_at(defaults, None, generator)
+    example = inputs_at(defaults, {}, generator)
     names = [i["name"] for i in defaults["inputs"]]
     dynamic_shapes = {name: {} for name in names}
     for d in defaults["dynamic"]:
@@ -45,16 +60,14 @@ def main():
     torch.onnx.export(model, example, path, dynamo=True, input_names=names,
                       dynamic_shapes=tuple(dynamic_shapes[n] for n in names))
     session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-    for size in sizes:
-        args = inputs_at(defaults, size, generator)
+    for sizes in cases:
+        args = inputs_at(defaults, sizes, generator)
         with torch.no_grad():
-            expected = model(*args)
-        expected = [expected] if isinstance(expected, torch.Tensor) else list(expected.values()) \
-            if isinstance(expected, dict) else list(expected)
+            expected = as_list(model(*args))
         actual = session.run(None, {n: a.numpy() for n, a in zip(names, args)})
         for e, a in zip(expected, actual):
             np.testing.assert_allclose(a, e.numpy(), rtol=1e-3, atol=1e-4)
-    print(f"by hand: {spec} exported and checked at sizes {sizes}")
+    print(f"by hand: {spec} exported and checked on {len(cases)} cases")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """onnxproof pipeline beside the script a user writes by hand (by_hand.py): the same model, the
-same batch sizes, paired runs (the two alternate, so load drifts hit both), medians and ratios.
+same cases, paired runs (the two alternate, so load drifts hit both), medians and ratios.
 
     .venv/bin/python bench/pipeline_overhead/run.py build/bin/onnxproof OUT_DIR [--pairs 5] SPEC...
 
@@ -38,21 +38,23 @@ def pipeline_command(binary, spec, out):
     return [binary, "pipeline", "--model", spec, "--exporter", "dynamo", "--out", out]
 
 
-def batch_sizes(out):
-    """The batch sizes the pipeline's cases ran (reference/cases.json)."""
-    with open(os.path.join(out, "reference", "cases.json")) as handle:
+def case_summary(cases_path):
+    """The pipeline's cases (reference/cases.json) in a few words: their count and batch sizes."""
+    with open(cases_path) as handle:
         cases = json.load(handle)["cases"]
-    return sorted({case["sizes"].get("batch", 2) for case in cases})
+    batches = sorted({case["sizes"].get("batch") for case in cases if "batch" in case["sizes"]})
+    return f"{len(cases)} (batch {','.join(map(str, batches)) or '-'})"
 
 
 def run_pairs(binary, spec, root, pairs, env, log):
     """Medians and ratios of `pairs` paired runs of the pipeline and the by-hand script."""
     out = os.path.join(root, spec.replace(":", "_"))
     shutil.rmtree(out, ignore_errors=True)
-    code, *_ = measure(pipeline_command(binary, spec, out), env)  # warm-up; finds the sizes
-    sizes = batch_sizes(out)
-    by_hand = [sys.executable, os.path.join(HERE, "by_hand.py"), spec, os.path.join(root, "by_hand.onnx")]
-    by_hand += [str(s) for s in sizes]
+    code, *_ = measure(pipeline_command(binary, spec, out), env)  # warm-up; finds the cases
+    cases_path = os.path.join(root, spec.replace(":", "_") + ".cases.json")
+    shutil.copyfile(os.path.join(out, "reference", "cases.json"), cases_path)
+    sizes = case_summary(cases_path)
+    by_hand = [sys.executable, os.path.join(HERE, "by_hand.py"), spec, os.path.join(root, "by_hand.onnx"), cases_path]
     rows = {"pipeline": [], "by_hand": []}
     for pair in range(pairs):
         order = ["pipeline", "by_hand"] if pair % 2 == 0 else ["by_hand", "pipeline"]
@@ -80,14 +82,14 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.out_root, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
-    print("| model | batch sizes | pipeline wall s | by hand wall s | wall ratio (median of pairs) | "
+    print("| model | cases | pipeline wall s | by hand wall s | wall ratio (median of pairs) | "
           "CPU ratio | pipeline peak MiB | by hand peak MiB | memory ratio | pipeline exit |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     with open(os.path.join(args.out_root, "pairs.jsonl"), "a") as log:
         for spec in args.specs:
             sizes, median, ratio, code = run_pairs(args.binary, spec, args.out_root, args.pairs, env, log)
             p, h = median["pipeline"], median["by_hand"]
-            print(f"| {spec} | {','.join(map(str, sizes))} | {p[0]:.1f} | {h[0]:.1f} | {ratio:.2f} | "
+            print(f"| {spec} | {sizes} | {p[0]:.1f} | {h[0]:.1f} | {ratio:.2f} | "
                   f"{p[1] / h[1]:.2f} | {p[2]:.0f} | {h[2]:.0f} | {p[2] / h[2]:.2f} | {code} |", flush=True)
 
 
