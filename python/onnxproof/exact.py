@@ -11,9 +11,15 @@ import time
 
 from . import traps
 
-# A float64 copy doubles a float32 model's parameters on top of the original: above this many
-# bytes of parameters (the copy's size) the exact pass is skipped, said in a finding.
+# The float64 model takes twice the float32 parameters' bytes: above this many bytes (its size)
+# the exact pass is skipped, said in a finding.
 MAX_COPY_BYTES = 8 * 2**30
+
+# Above this many bytes of float64 parameters the model is widened in place (and narrowed back
+# after the pass, exactly: float32 -> float64 -> float32 loses nothing) instead of copied, so a
+# large model's peak memory is twice its size, not three times. Small models are copied: a copy
+# cannot leave anything of the float64 pass behind in the model the caller keeps.
+IN_PLACE_ABOVE_BYTES = 512 * 2**20
 
 # The float64 pass may take this many times the float32 capture's time. The first case always
 # runs; later ones while the pass stays within the budget (CPU convolutions in float64 run 10-20x
@@ -36,12 +42,15 @@ def default_dtype(dtype):
 
 
 class ExactReference:
-    """A float64 copy of the model, made once, run once per case. `reason` says why there is no
-    copy (then every output falls back to the fixed tolerance)."""
+    """The float64 pass over a model: `float64_model()` makes the model float64 for the pass (a
+    copy, or the model itself for a large one), `outputs()` runs one case. `reason` says why there
+    is no float64 model (then every output falls back to the fixed tolerance)."""
 
     def __init__(self, model):
+        self.source = model
         self.model = None
         self.reason = ""
+        self.in_place = False
         self.output_reasons = {}  # output name -> why its exact value is missing (first case seen)
         self.float32_seconds = 0.0  # the reference capture's float32 forwards so far (the caller adds)
         self.last_float32_seconds = 0.0  # the current case's float32 forward (the caller sets)
@@ -49,20 +58,35 @@ class ExactReference:
         self.exact_seconds = 0.0
         self.cases_run = 0
         try:
-            self.model = self.copy_in_float64(model)
-        except Exception as error:  # any failure of the copy is a reason, not a crash
+            self.in_place = float64_bytes(model) > IN_PLACE_ABOVE_BYTES
+        except Exception as error:  # any refusal is a reason, not a crash
             self.reason = f"the model cannot be copied to float64: {type(error).__name__}: {error}"
 
-    def copy_in_float64(self, model):
-        import torch
-        if isinstance(model, torch.jit.ScriptModule):
-            # A TorchScript archive carries its dtypes in compiled code; .double() changes the
-            # parameters only and casts inside the code stay float32.
-            raise TypeError("a TorchScript module's code keeps its own dtypes")
-        size = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
-        if size * 8 > MAX_COPY_BYTES:
-            raise MemoryError(f"its float64 copy would take {size * 8 / 2**30:.1f} GiB")
-        return copy.deepcopy(model).double().eval()
+    @contextlib.contextmanager
+    def float64_model(self):
+        """The float64 model for the pass (self.model), gone afterwards; a model widened in place
+        is narrowed back to its own dtypes, its tensor attributes restored, whatever happened."""
+        if self.reason:
+            yield
+            return
+        saved = None
+        try:
+            if self.in_place:
+                saved = note_dtypes(self.source)
+                self.source.double()
+                self.model = self.source
+            else:
+                import copy
+                self.model = copy.deepcopy(self.source).double().eval()
+        except Exception as error:
+            self.reason = f"the model cannot be copied to float64: {type(error).__name__}: {error}"
+            self.model = None
+        try:
+            yield
+        finally:
+            self.model = None
+            if saved is not None:
+                narrow_back(saved)
 
     def wanted(self):
         """Whether the current case gets a float64 run: always the first, then while its predicted
@@ -116,3 +140,48 @@ class ExactReference:
         if self.reason:
             return self.reason
         return "; ".join(f"output '{name}': {why}" for name, why in self.output_reasons.items())
+
+
+def float64_bytes(model):
+    """The bytes of the model's parameters and buffers in float64; refuses what cannot be widened."""
+    import torch
+    if isinstance(model, torch.jit.ScriptModule):
+        # A TorchScript archive carries its dtypes in compiled code; .double() changes the
+        # parameters only and casts inside the code stay float32.
+        raise TypeError("a TorchScript module's code keeps its own dtypes")
+    size = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
+    if size * 8 > MAX_COPY_BYTES:
+        raise MemoryError(f"its float64 copy would take {size * 8 / 2**30:.1f} GiB")
+    return size * 8
+
+
+def note_dtypes(model):
+    """What narrow_back() needs to undo model.double(): every floating parameter's and buffer's
+    dtype, and every module's plain attributes (a forward may cache a tensor in one)."""
+    saved = []
+    for module in model.modules():
+        dtypes = {name: t.dtype for group in (module._parameters, module._buffers)
+                  for name, t in group.items() if t is not None and t.is_floating_point()}
+        saved.append((module, dtypes, dict(vars(module))))
+    return saved
+
+
+def narrow_back(saved):
+    """Undoes model.double() after note_dtypes: parameters and buffers back to their dtypes (exact:
+    each was widened from that dtype); a plain attribute that now holds a tensor it did not hold
+    before gets its old value back, or goes when it is new."""
+    import torch
+    with torch.no_grad():
+        for module, dtypes, attributes in saved:
+            for name, dtype in dtypes.items():
+                if module._parameters.get(name) is not None:
+                    module._parameters[name].data = module._parameters[name].data.to(dtype)
+                elif module._buffers.get(name) is not None:
+                    module._buffers[name] = module._buffers[name].to(dtype)
+            for name, value in list(vars(module).items()):
+                if not isinstance(value, torch.Tensor) or attributes.get(name) is value:
+                    continue
+                if name in attributes:
+                    object.__setattr__(module, name, attributes[name])
+                else:
+                    object.__delattr__(module, name)
