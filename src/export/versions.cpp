@@ -12,6 +12,12 @@ std::string front_end_interpreter(const std::string& requested) {
   return installation().python;
 }
 
+Expected<int> run_front_end_module(const std::string& module, std::vector<std::string> args,
+                                   const std::function<void(const std::string&)>& on_line) {
+  args.insert(args.begin(), {"-m", module});
+  return run_front_end(front_end_interpreter(""), std::move(args), STDOUT_FILENO, on_line, /*timeout_seconds=*/0);
+}
+
 Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(const std::string& requested) {
   const std::string python = front_end_interpreter(requested);
   std::vector<std::pair<std::string, std::string>> versions;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -134,6 +135,13 @@ Expected<void> validate_export_options(const ExportOptions& options);
 /// The interpreter the front end runs with: `requested` (--python) when set, else
 /// $ONNXPROOF_PYTHON, else the pinned environment made by scripts/setup.sh (.venv/bin/python).
 std::string front_end_interpreter(const std::string& requested);
+
+/// Runs `python -m MODULE ARGS...` with the front end's interpreter and package, as the export does
+/// (stdin closed, its own process group, which SIGINT/SIGTERM end): its stderr passes through, each
+/// line of its stdout goes to `on_line`, with no time limit. Returns its exit code (128 + signal
+/// when killed); ErrorCode::not_found when the interpreter cannot start.
+Expected<int> run_front_end_module(const std::string& module, std::vector<std::string> args,
+                                   const std::function<void(const std::string&)>& on_line);
 
 /// (tool, version) pairs asked from that interpreter (python with its path, torch, torchvision,
 /// onnx, onnxscript, numpy), for --version: the versions actually used, not the build's.
