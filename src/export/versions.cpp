@@ -12,10 +12,9 @@ std::string front_end_interpreter(const std::string& requested) {
   return installation().python;
 }
 
-Expected<int> run_front_end_module(const std::string& module, std::vector<std::string> args,
-                                   const std::function<void(const std::string&)>& on_line) {
+Error exec_front_end_module(const std::string& module, std::vector<std::string> args) {
   args.insert(args.begin(), {"-m", module});
-  return run_front_end(front_end_interpreter(""), std::move(args), STDOUT_FILENO, on_line, /*timeout_seconds=*/0);
+  return exec_front_end(front_end_interpreter(""), std::move(args));
 }
 
 Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(const std::string& requested) {

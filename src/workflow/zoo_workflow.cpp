@@ -1,18 +1,21 @@
 // `onnxproof zoo`: the model zoo lives in the Python package (python/onnxproof/zoo), which
-// schedules one `onnxproof pipeline` per model on Ray or in local processes; the engine starts it
-// with the interpreter and package the export uses and hands it this binary's path.
-#include <ostream>
+// schedules one `onnxproof pipeline` per model on Ray or in local processes. The engine becomes it
+// (exec), with the interpreter and package the export uses and this binary's path, so that Ctrl-C
+// reaches the zoo itself, which ends its pipelines, and its exit code is the command's.
+#include <cstdio>
+#include <iostream>
 
 #include "onnxproof/workflow/workflows.h"
 
 namespace onnxproof {
 
-Expected<int> zoo_workflow(const ZooCommand& command, std::ostream& out) {
+Error zoo_workflow(const ZooCommand& command) {
   std::vector<std::string> arguments{"--engine", command.engine.string()};
   arguments.insert(arguments.end(), command.arguments.begin(), command.arguments.end());
-  return run_front_end_module("onnxproof.zoo", std::move(arguments), [&out](const std::string& line) {
-    out << line << '\n' << std::flush;
-  });
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  return exec_front_end_module("onnxproof.zoo", std::move(arguments));
 }
 
 }  // namespace onnxproof

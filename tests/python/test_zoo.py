@@ -6,10 +6,12 @@ The first run takes about a minute on two cores, so the module is labelled slow 
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 import unittest
 
 ENGINE = os.environ.get("ONNXPROOF_ENGINE") or os.path.join(
@@ -159,8 +161,11 @@ class ZooTest(unittest.TestCase):
                 self.assertIn("pipeline --model", stream.readline())
         with open(os.path.join(self.out, "index.html")) as stream:
             page = stream.read()
-        for name in PASSING + ["broken", "hangs"]:
+        for name in PASSING + ["broken"]:  # the model that raised has a report saying so
             self.assertIn(f'href="runs/{name}/report.html"', page)
+        self.assertNotIn('href="runs/hangs/report.html"', page)  # no report: the log only
+        for name in PASSING + ["broken", "hangs"]:
+            self.assertIn(f'href="logs/{name}.log"', page)
         self.assertIn("<script>", page)  # the sorting, inside the page: nothing fetched
         self.assertNotIn("http", page)
 
@@ -168,6 +173,7 @@ class ZooTest(unittest.TestCase):
         self.assert_first_run()
         row = rows_by_name(self.index)["hangs"]
         self.assertEqual(row["verdict"], "error")
+        self.assertIsNone(row["report"])
         self.assertEqual(row["note"], f"timed out after {HANG_TIMEOUT} s")
         self.assertLess(row["seconds"], HANG_TIMEOUT + 30)
         # The process group was ended: no front end of it is left sleeping.
@@ -178,9 +184,34 @@ class ZooTest(unittest.TestCase):
     def test_a_model_that_raises_is_an_error_row(self):
         self.assert_first_run()
         row = rows_by_name(self.index)["broken"]
-        self.assertNotEqual(row["verdict"], "pass")
+        self.assertEqual(row["verdict"], "error")
+        self.assertEqual(row["exit_code"], 3)
+        self.assertTrue(os.path.isfile(os.path.join(self.out, "runs", "broken", "report.json")))
         with open(os.path.join(self.out, "logs", "broken.log")) as stream:
             self.assertIn("this constructor refuses to build", row["note"] + stream.read())
+
+    def test_an_interrupted_zoo_ends_its_pipelines(self):
+        manifest = os.path.join(self.work, "hang.toml")
+        with open(manifest, "w") as stream:
+            stream.write('[[model]]\nname = "hangs-long"\nspec = "models.py:hangs"\ninputs = ["x=2x4:float32"]\n')
+        out = os.path.join(self.work, "interrupted")
+        zoo_process = subprocess.Popen([ENGINE, "zoo", "run", manifest, "--out", out, "--executor", "local"],
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       text=True)
+        log = os.path.join(out, "logs", "hangs-long.log")
+        for _ in range(600):  # until the front end is in the model's constructor
+            if os.path.exists(log):
+                with open(log) as stream:
+                    if "loading" in stream.read():
+                        break
+            time.sleep(0.1)
+        zoo_process.send_signal(signal.SIGINT)
+        _, stderr = zoo_process.communicate(timeout=60)
+        self.assertEqual(zoo_process.returncode, 3, stderr)
+        self.assertIn("onnxproof: error: zoo interrupted", stderr)
+        left = subprocess.run(["pgrep", "-f", os.path.join(self.work, "models.py") + ":hangs"],
+                              capture_output=True, text=True)
+        self.assertEqual(left.stdout.strip(), "", "an interrupted zoo left its pipeline running")
 
     def test_cached_rerun_reuses_every_passing_run(self):
         self.assert_first_run()

@@ -297,7 +297,7 @@ void add_export(CLI::App& app, Commands& commands) {
 }
 
 // `zoo run|merge ...`: every argument after `zoo` (--help included) goes to the Python zoo, which
-// parses them; its exit code is the command's.
+// parses them; this process becomes it, so its exit code is the command's.
 void add_zoo(CLI::App& app, Commands& commands) {
   auto zoo = std::make_shared<ZooCommand>();
   auto* zoo_app = app.add_subcommand(
@@ -309,8 +309,7 @@ void add_zoo(CLI::App& app, Commands& commands) {
   commands.push_back({zoo_app, [zoo, zoo_app] {
                         zoo->arguments = zoo_app->remaining();
                         zoo->engine = std::filesystem::read_symlink("/proc/self/exe");
-                        const auto code = zoo_workflow(*zoo, std::cout);
-                        return code ? *code : report_error(code.error());
+                        return report_error(zoo_workflow(*zoo));  // returns only when Python cannot start
                       }});
 }
 

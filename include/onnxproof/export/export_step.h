@@ -136,12 +136,9 @@ Expected<void> validate_export_options(const ExportOptions& options);
 /// $ONNXPROOF_PYTHON, else the pinned environment made by scripts/setup.sh (.venv/bin/python).
 std::string front_end_interpreter(const std::string& requested);
 
-/// Runs `python -m MODULE ARGS...` with the front end's interpreter and package, as the export does
-/// (stdin closed, its own process group, which SIGINT/SIGTERM end): its stderr passes through, each
-/// line of its stdout goes to `on_line`, with no time limit. Returns its exit code (128 + signal
-/// when killed); ErrorCode::not_found when the interpreter cannot start.
-Expected<int> run_front_end_module(const std::string& module, std::vector<std::string> args,
-                                   const std::function<void(const std::string&)>& on_line);
+/// Replaces this process by `python -m MODULE ARGS...` with the front end's interpreter and package,
+/// as the export runs them; returns only when the interpreter cannot start (ErrorCode::not_found).
+Error exec_front_end_module(const std::string& module, std::vector<std::string> args);
 
 /// (tool, version) pairs asked from that interpreter (python with its path, torch, torchvision,
 /// onnx, onnxscript, numpy), for --version: the versions actually used, not the build's.

@@ -111,12 +111,12 @@ struct LocalizedRun {
 /// could be. The findings put the optimizer's first. `progress` hears about the capture.
 Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command, std::ostream& progress);
 
-/// `zoo run|merge ...`: the model zoo (python/onnxproof/zoo, docs/zoo.md), run with the front
-/// end's interpreter and package; it schedules `ENGINE pipeline` per model on Ray or in local
-/// processes and writes its own dashboard, so its verdict arrives as its exit code (0 pass, 1 fail,
-/// 2 usage, 3 error), returned as is. Its progress passes through on stderr, its summary lines go
-/// to `out`. ErrorCode::not_found when the interpreter cannot start.
-Expected<int> zoo_workflow(const ZooCommand& command, std::ostream& out);
+/// `zoo run|merge ...`: the model zoo (python/onnxproof/zoo, docs/zoo.md), which schedules
+/// `ENGINE pipeline` per model on Ray or in local processes and writes its own dashboard. This
+/// process becomes the zoo (the front end's interpreter and package, as the export uses), so its
+/// output, signals (Ctrl-C ends its pipelines) and exit code (0 pass, 1 fail, 2 usage, 3 error)
+/// are the command's. Returns only when the interpreter cannot start (ErrorCode::not_found).
+Error zoo_workflow(const ZooCommand& command);
 
 /// The export options the model options give (ErrorCode::usage for a malformed spec).
 Expected<ExportOptions> export_options_from(const ModelArguments& arguments, const std::filesystem::path& out);

@@ -4,6 +4,7 @@ stderr, the zoo's summary on stdout; exit 0 every model passed, 1 one failed, 2 
 model could not be proved (an error row) or the zoo could not run."""
 import argparse
 import os
+import signal
 import sys
 import time
 
@@ -123,7 +124,14 @@ def _print_summary(index, out):
           + f"\n  dashboard: {os.path.join(out, 'index.html')}")
 
 
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv=None):
+    # SIGTERM and SIGHUP end the zoo as Ctrl-C does: its running pipelines are ended first.
+    signal.signal(signal.SIGTERM, _interrupted)
+    signal.signal(signal.SIGHUP, _interrupted)
     try:
         args = _parser().parse_args(argv)
         if args.command == "merge":

@@ -98,10 +98,12 @@ return (a<c?-1:a>c?1:0)*(up?1:-1)}).forEach(r=>b.appendChild(r))});"""
 def _cell(row, key):
     value = row.get(key)
     if key == "name":
-        link = html.escape(row["report"], quote=True)
+        name = html.escape(row["name"])
+        if row["report"]:  # None for an error row without a report of its own
+            name = f'<a href="{html.escape(row["report"], quote=True)}">{name}</a>'
         log = html.escape(row["log"], quote=True)
-        return (f'<td><a href="{link}">{html.escape(row["name"])}</a> <small><a href="{log}">log</a> '
-                f'{html.escape(row["spec"])}</small></td>')
+        return f'<td>{name} <small><a href="{log}">log</a> {html.escape(row["spec"])}</small></td>'
+
     if key == "errors":
         return f"<td>{html.escape(', '.join(value) or '-')}</td>"
     if key == "verdict":

@@ -5,7 +5,7 @@ import concurrent.futures
 import logging
 import os
 
-from .task import run_model
+from .task import end_live_pipelines, run_model
 
 # A local Ray instance's object store: the tasks return small rows, the runs go to disk.
 _OBJECT_STORE_BYTES = 128 << 20
@@ -24,8 +24,14 @@ def run_local(models, engine, out, workers, on_row):
     """Each model's pipeline as a child process, `workers` at a time (threads only wait)."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         futures = {pool.submit(run_model, model, engine, out): model for model in models}
-        for future in concurrent.futures.as_completed(futures):
-            on_row(futures[future], future.result())
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                on_row(futures[future], future.result())
+        except BaseException:  # Ctrl-C, SIGTERM: end the running pipelines, start no more
+            for future in futures:
+                future.cancel()
+            end_live_pipelines()
+            raise
 
 
 def _prove_on_worker(model, engine, out):
@@ -64,28 +70,39 @@ def _start_ray(ray, workers, address):
     return True
 
 
+def _collect(ray, pending, on_row):
+    """Hands each task's row to `on_row` as it finishes; a task that failed twice (its worker lost)
+    or raised becomes an error row."""
+    from .task import _error_row
+    while pending:
+        done, _ = ray.wait(list(pending), num_returns=1)
+        for reference in done:
+            model = pending.pop(reference)
+            try:
+                row = ray.get(reference)
+            except Exception as error:  # ray.exceptions.RayError and what the task raised
+                first = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+                row = _error_row(model, 0.0, f"Ray task failed: {type(error).__name__}: {first}", None)
+            on_row(model, row)
+
+
 def run_ray(models, engine, out, workers, address, on_row):
     """Each model a Ray task (max_retries=1: a worker lost is tried once more); a task that fails
     twice or cannot run becomes an error row."""
     import ray
-    from .task import _error_row
     started = _start_ray(ray, workers, address)
     try:
         total_memory = ray.cluster_resources().get("memory")
         remote = ray.remote(max_retries=1)(_prove_on_worker)
         pending = {remote.options(**_task_resources(model, total_memory)).remote(model, engine, out): model
                    for model in models}
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            for reference in done:
-                model = pending.pop(reference)
-                try:
-                    row = ray.get(reference)
-                except Exception as error:  # ray.exceptions.RayError and what the task raised
-                    row = _error_row(model, 0.0, f"Ray task failed: {type(error).__name__}: "
-                                                 f"{str(error).strip().splitlines()[0][:200] if str(error) else ''}",
-                                     None)
-                on_row(model, row)
+        try:
+            _collect(ray, pending, on_row)
+        except BaseException:  # Ctrl-C, SIGTERM: a cancelled task ends its pipeline (run_model)
+            for reference in pending:
+                ray.cancel(reference)
+            ray.wait(list(pending), num_returns=len(pending), timeout=15)
+            raise
     finally:
         if started:
             ray.shutdown()

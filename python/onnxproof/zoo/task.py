@@ -5,6 +5,7 @@ out-of-memory killer) becomes an error row: it never ends the zoo."""
 import os
 import signal
 import subprocess
+import threading
 import time
 
 from .files import read_json
@@ -12,6 +13,22 @@ from .files import read_json
 # After SIGTERM, the engine ends its own front end (a process group of its own) and removes its
 # staging folder; what is left after this long gets SIGKILL.
 _GRACE_SECONDS = 10
+# The pipelines running in this process, so that an interrupted zoo ends them (each is in a
+# session of its own, out of reach of the terminal's Ctrl-C).
+_LIVE = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def end_live_pipelines():
+    """SIGTERM to every running pipeline's process group (the engine then ends its front end and
+    removes its staging folder); the threads waiting on them take it from there."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for process in live:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
 
 
 def pipeline_arguments(model, out):
@@ -65,15 +82,20 @@ def run_model(model, engine, out):
             log.flush()
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                        start_new_session=True)
+            with _LIVE_LOCK:
+                _LIVE.add(process)
             try:
                 code = process.wait(timeout=model.timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 _end_group(process)
                 code = process.returncode
-            except BaseException:  # an interrupted zoo leaves no pipeline behind
+            except BaseException:  # an interrupted zoo (a Ray task cancelled) leaves no pipeline behind
                 _end_group(process)
                 raise
+            finally:
+                with _LIVE_LOCK:
+                    _LIVE.discard(process)
     except OSError as error:
         return _error_row(model, time.time() - start, f"cannot run {engine}: {error.strerror or error}", None)
     seconds = time.time() - start
@@ -116,5 +138,6 @@ def _last_error_line(log_path):
 def _error_row(model, seconds, note, code):
     from .dashboard import empty_row
     row = empty_row(model)
-    row.update(verdict="error", seconds=round(seconds, 1), note=note, exit_code=code)
+    # No report of this run: a link would show an earlier run's, or nothing.
+    row.update(verdict="error", seconds=round(seconds, 1), note=note, exit_code=code, report=None)
     return row
