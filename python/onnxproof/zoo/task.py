@@ -2,9 +2,11 @@
 its output in logs/NAME.log, its run folder runs/NAME/ and golden set golden/NAME/; the result is
 one dashboard row. Whatever happens to the child (a crash, a hang past its timeout, the kernel's
 out-of-memory killer) becomes an error row: it never ends the zoo."""
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -17,6 +19,17 @@ _GRACE_SECONDS = 10
 # session of its own, out of reach of the terminal's Ctrl-C).
 _LIVE = set()
 _LIVE_LOCK = threading.Lock()
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+_PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent():
+    """In the child before exec: SIGTERM when the process that started it dies (a Ray worker
+    killed by its memory monitor or lost, a zoo killed with SIGKILL), so no pipeline outlives it."""
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def end_live_pipelines():
@@ -81,7 +94,7 @@ def run_model(model, engine, out):
             log.write(("$ " + " ".join(command) + "\n").encode())
             log.flush()
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
+                                       start_new_session=True, preexec_fn=_end_with_parent)
             with _LIVE_LOCK:
                 _LIVE.add(process)
             try:
