@@ -81,8 +81,10 @@ def _collect(ray, pending, on_row):
             try:
                 row = ray.get(reference)
             except Exception as error:  # ray.exceptions.RayError and what the task raised
-                first = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
-                row = _error_row(model, 0.0, f"Ray task failed: {type(error).__name__}: {first}", None)
+                # A task's error ends with the exception that stopped it (its first line names the task).
+                lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+                last = lines[-1][:240] if lines else ""
+                row = _error_row(model, 0.0, f"Ray task failed ({type(error).__name__}): {last}", None)
             on_row(model, row)
 
 
