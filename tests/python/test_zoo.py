@@ -285,5 +285,37 @@ class ZooTest(unittest.TestCase):
         self.assertIn("--shard", helped.stdout)
 
 
+class ManifestTest(unittest.TestCase):
+    """The manifest and the shards, without running anything."""
+
+    def test_the_bench_zoo_manifest_loads_with_the_families_of_issue_24(self):
+        from onnxproof.zoo.manifest import load_manifest
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        models = load_manifest(os.path.join(root, "bench", "zoo", "zoo.toml"))
+        specs = {model.spec for model in models}
+        for spec in ("torchvision:ssdlite320_mobilenet_v3_large", "torchvision:fasterrcnn_mobilenet_v3_large_320_fpn",
+                     "torchvision:retinanet_resnet50_fpn", "hf:LlamaForCausalLM:use_cache=true",
+                     "hf:GPT2LMHeadModel:use_cache=true", "hf:Wav2Vec2Model", "hf:SegformerForSemanticSegmentation"):
+            self.assertIn(spec, specs)
+        by_name = {model.name: model for model in models}
+        self.assertEqual(by_name["hf_GPT2LMHeadModel_use_cache_true.dynamo"].options["generate"], 16)
+        self.assertEqual(by_name["torchvision_retinanet_resnet50_fpn.torchscript"].options["sweep"],
+                         ["height=160,192,225", "width=256,199"])
+        self.assertEqual(by_name["torchvision_resnet18.dynamo"].options["sweep"], ["batch=1,3"])
+        self.assertTrue(os.path.isfile(by_name["tiny_detector_tiny_detector.dynamo"].source_file))
+
+    def test_shards_deal_every_model_to_exactly_one_shard(self):
+        from onnxproof.zoo.manifest import Model, shard_of
+        models = [Model(name=f"m{index:03d}", spec="torchvision:resnet18", position=index, options={})
+                  for index in range(0, 300, 7)]
+        for count in (1, 2, 5, 50):
+            shards = [[m.name for m in shard_of(models, (index, count))] for index in range(1, count + 1)]
+            self.assertEqual(sorted(sum(shards, [])), sorted(m.name for m in models))
+            self.assertLessEqual(max(map(len, shards)) - min(map(len, shards)), 1)
+            reordered = [[m.name for m in shard_of(list(reversed(models)), (index, count))]
+                         for index in range(1, count + 1)]
+            self.assertEqual([sorted(s) for s in shards], [sorted(s) for s in reordered])
+
+
 if __name__ == "__main__":
     unittest.main()
