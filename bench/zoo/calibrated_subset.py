@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """The calibrated proof (issues 21 and 22) on a subset of the zoo: the models the issues name,
-through `onnxproof pipeline` exactly as run_zoo.py runs them (its run_one), plus `--exporter auto`
-for the transformers causal LMs (issue 22 asks for auto; run_zoo.py passes dynamo and torchscript).
+through `onnxproof pipeline` exactly as the zoo (bench/zoo/zoo.toml) runs them (run_one below), plus `--exporter auto`
+for the transformers causal LMs (issue 22 asks for auto; zoo.toml passes dynamo and torchscript).
 
     python3 bench/zoo/calibrated_subset.py [--onnxproof build/bin/onnxproof]
                                            [--work /tmp/onnxproof-zoo-calibrated] [--only SPEC,...]
 
 Writes bench/zoo/calibrated_subset.json and calibrated_subset.md; the full-zoo tables
-(results.json/results.md) are left alone. Per run, besides run_zoo.py's row: the warnings, the
+(results.json/results.md) are left alone. Per run, besides the zoo row of run_one: the warnings, the
 parity rows' largest error_ratio, the count of rows per rule, EVIDENCE_WEAK / ARGMAX_TIE, and the
 float64 pass's cost from export.json's timings_s (exact_reference, reference, exact_cases; the
 ratio exact_reference / (reference - exact_reference), the float64 pass against the float32
@@ -17,13 +17,12 @@ import argparse
 import collections
 import json
 import os
+import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-
-import run_zoo  # noqa: E402
 
 CAUSAL = ["hf:LlamaForCausalLM", "hf:Qwen2ForCausalLM", "hf:MistralForCausalLM", "hf:PhiForCausalLM",
           "hf:GemmaForCausalLM"]
@@ -40,8 +39,63 @@ SUBSET = [
 ]
 
 
+def run_one(onnxproof, spec, exporter, extra, work, timeout):
+    folder = os.path.join(work, spec.replace(":", "_").replace("/", "_"), exporter)
+    sweep = [] if "--sweep" in extra else ["--sweep", "batch=1,3"]
+    command = [onnxproof, "pipeline", "--model", spec, "--exporter", exporter, "--samples", "1",
+               *sweep, "--out", folder, "--export-timeout", str(timeout)] + extra
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout + 600, stdin=subprocess.DEVNULL)
+        code, err = done.returncode, done.stderr
+    except subprocess.TimeoutExpired:
+        code, err = -1, "timed out"
+    seconds = time.perf_counter() - start
+    row = {"model": spec, "exporter": exporter, "exit": code, "seconds": round(seconds, 1), "folder": folder}
+    report_path = os.path.join(folder, "report.json")
+    if not os.path.exists(report_path):
+        row.update(verdict="error", errors=[], note=(err.strip().splitlines() or ["no output"])[-1][:200])
+        return row
+    with open(report_path) as handle:
+        report = json.load(handle)
+    row["verdict"] = report["verdict"]
+    row["errors"] = sorted({f["code"] for f in report["findings"] if f["severity"] == "error"})
+    row["fallback"] = any(f["code"] == "EXPORTER_FALLBACK" for f in report["findings"])
+    row["step_seconds"] = {step["name"]: round(step["seconds"], 1) for step in report["steps"]}
+    row["step_status"] = {step["name"]: step["status"] for step in report["steps"]}
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    row["note"] = (errors[0]["message"][:160] + (f" at {errors[0]['where'][:120]}" if errors[0]["where"] else "")
+                   if errors else next((s.get("reason", "") for s in report["steps"] if s["status"] == "error"), ""))
+    rows = [r for r in report.get("parity", []) if r.get("status") in ("pass", "fail")]
+    row["max_abs"] = max((r["max_abs"] for r in rows), default=None)
+    generation = next((s for s in report["steps"] if s["name"] == "generate"), None)
+    if generation and generation.get("providers"):
+        first = generation["providers"][0]
+        row["generation"] = {key: first.get(key) for key in ("identical_steps", "first_failure", "rule")}
+        row["generation"]["worst_error"] = max((step["error"] for step in first.get("table", [])), default=None)
+        row["generation"]["steps"] = len(first.get("table", []))
+        row["note"] = (row["note"] + "; " if row["note"] else "") + (
+            f"generate: {first.get('identical_steps')}/{len(first.get('table', []))} identical tokens, "
+            f"worst logit error {row['generation']['worst_error']:.2g} ({first.get('rule')})")
+    row["nodes"], row["opset"] = model_facts(os.path.join(folder, "model.onnx"))
+    return row
+
+
+def model_facts(path):
+    """(nodes in the main graph, default-domain opset) of an exported model, read with the
+    project's pinned Python (it has onnx); (None, None) when there is none."""
+    code = ("import onnx, sys; m = onnx.load(sys.argv[1], load_external_data=False); "
+            "print(len(m.graph.node), next(i.version for i in m.opset_import if i.domain in ('', 'ai.onnx')))")
+    if not os.path.exists(path):
+        return None, None
+    done = subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), "-c", code, path], capture_output=True,
+                          text=True)
+    fields = done.stdout.split()
+    return (int(fields[0]), int(fields[1])) if done.returncode == 0 and len(fields) == 2 else (None, None)
+
+
 def enrich(row):
-    """Adds the calibrated proof's figures of the run folder to run_zoo.py's row."""
+    """Adds the calibrated proof's figures of the run folder to run_one's row."""
     folder = row["folder"]
     try:
         with open(os.path.join(folder, "report.json")) as handle:
@@ -123,7 +177,7 @@ def main():
     rows = []
     for index, (family, spec, exporter) in enumerate(runs, 1):
         print(f"[{index}/{len(runs)}] {spec} ({exporter})", file=sys.stderr, flush=True)
-        row = enrich(run_zoo.run_one(args.onnxproof, spec, exporter, [], args.work, args.timeout))
+        row = enrich(run_one(args.onnxproof, spec, exporter, [], args.work, args.timeout))
         row["family"] = family
         rows.append(row)
         print(f"    {row['verdict']} in {row['seconds']} s {', '.join(row.get('errors', []))} "

@@ -164,4 +164,18 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+Error exec_front_end(const std::string& python, std::vector<std::string> args) {
+  args.insert(args.begin(), python);
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> environment = front_end_environment();
+  std::vector<char*> envp;
+  for (auto& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  ::execvpe(python.c_str(), argv.data(), envp.data());
+  return Error(ErrorCode::not_found, "cannot run the Python interpreter '" + python + "': " + std::strerror(errno) +
+                                         " (set ONNXPROOF_PYTHON; scripts/setup.sh makes the default .venv)");
+}
+
 }  // namespace onnxproof

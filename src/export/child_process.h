@@ -26,4 +26,9 @@ inline constexpr int k_both_streams = -1;
 Expected<int> run_front_end(const std::string& python, std::vector<std::string> args, int captured_fd,
                             const std::function<void(const std::string&)>& on_line, double timeout_seconds);
 
+/// Replaces this process by `python ARGS...` with the environment run_front_end gives its child (the
+/// front end first on PYTHONPATH); stdin, stdout, stderr, the process group and signals stay as they
+/// are. Returns only when that fails: ErrorCode::not_found naming the interpreter.
+Error exec_front_end(const std::string& python, std::vector<std::string> args);
+
 }  // namespace onnxproof

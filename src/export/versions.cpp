@@ -12,6 +12,11 @@ std::string front_end_interpreter(const std::string& requested) {
   return installation().python;
 }
 
+Error exec_front_end_module(const std::string& module, std::vector<std::string> args) {
+  args.insert(args.begin(), {"-m", module});
+  return exec_front_end(front_end_interpreter(""), std::move(args));
+}
+
 Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(const std::string& requested) {
   const std::string python = front_end_interpreter(requested);
   std::vector<std::pair<std::string, std::string>> versions;

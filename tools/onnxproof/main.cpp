@@ -296,6 +296,23 @@ void add_export(CLI::App& app, Commands& commands) {
       {export_app, [export_command] { return present(export_workflow(*export_command, std::cerr)); }});
 }
 
+// `zoo run|merge ...`: every argument after `zoo` (--help included) goes to the Python zoo, which
+// parses them; this process becomes it, so its exit code is the command's.
+void add_zoo(CLI::App& app, Commands& commands) {
+  auto zoo = std::make_shared<ZooCommand>();
+  auto* zoo_app = app.add_subcommand(
+      "zoo", "Prove a zoo of models from ZOO.toml on Ray or local processes, with a cache and one dashboard "
+             "(zoo run ZOO.toml --out DIR, zoo merge DIR... --out DIR; docs/zoo.md)");
+  zoo_app->set_help_flag();
+  zoo_app->prefix_command();
+  zoo_app->allow_extras();
+  commands.push_back({zoo_app, [zoo, zoo_app] {
+                        zoo->arguments = zoo_app->remaining();
+                        zoo->engine = std::filesystem::read_symlink("/proc/self/exe");
+                        return report_error(zoo_workflow(*zoo));  // returns only when Python cannot start
+                      }});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -309,13 +326,14 @@ int main(int argc, char** argv) {
   Commands commands;
   // --help lists the commands in this order: the whole proof first, then its single steps.
   for (const auto add : {add_pipeline, add_demo, add_export, add_check, add_simplify, add_ops, add_parity, add_golden,
-                         add_run, add_localize})
+                         add_run, add_localize, add_zoo})
     add(app, commands);
   app.footer(
       "Examples:\n"
       "  onnxproof pipeline --model torchvision:resnet18 --out onnxproof-out/resnet18\n"
       "  onnxproof pipeline --model model.py:build --input x=1x3x32x32:float32 --dynamic x:0=batch\n"
       "  onnxproof demo\n"
+      "  onnxproof zoo run bench/zoo/zoo.toml --out zoo-out --workers 2\n"
       "COMMAND --help shows a command's options; the guide is README.md, the reference docs/.");
 
   try {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -134,6 +135,10 @@ Expected<void> validate_export_options(const ExportOptions& options);
 /// The interpreter the front end runs with: `requested` (--python) when set, else
 /// $ONNXPROOF_PYTHON, else the pinned environment made by scripts/setup.sh (.venv/bin/python).
 std::string front_end_interpreter(const std::string& requested);
+
+/// Replaces this process by `python -m MODULE ARGS...` with the front end's interpreter and package,
+/// as the export runs them; returns only when the interpreter cannot start (ErrorCode::not_found).
+Error exec_front_end_module(const std::string& module, std::vector<std::string> args);
 
 /// (tool, version) pairs asked from that interpreter (python with its path, torch, torchvision,
 /// onnx, onnxscript, numpy), for --version: the versions actually used, not the build's.

@@ -128,6 +128,12 @@ struct LocalizeCommand {
   ProofArguments proof{};
 };
 
+/// `zoo ...`: every argument after `zoo`, handed to the model zoo (python -m onnxproof.zoo).
+struct ZooCommand {
+  std::vector<std::string> arguments{};
+  std::filesystem::path engine{};  // this binary: the zoo proves each model with `ENGINE pipeline`
+};
+
 struct ExportCommand {
   ModelArguments model{};
   std::filesystem::path out{};

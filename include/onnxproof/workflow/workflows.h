@@ -111,6 +111,13 @@ struct LocalizedRun {
 /// could be. The findings put the optimizer's first. `progress` hears about the capture.
 Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command, std::ostream& progress);
 
+/// `zoo run|merge ...`: the model zoo (python/onnxproof/zoo, docs/zoo.md), which schedules
+/// `ENGINE pipeline` per model on Ray or in local processes and writes its own dashboard. This
+/// process becomes the zoo (the front end's interpreter and package, as the export uses), so its
+/// output, signals (Ctrl-C ends its pipelines) and exit code (0 pass, 1 fail, 2 usage, 3 error)
+/// are the command's. Returns only when the interpreter cannot start (ErrorCode::not_found).
+Error zoo_workflow(const ZooCommand& command);
+
 /// The export options the model options give (ErrorCode::usage for a malformed spec).
 Expected<ExportOptions> export_options_from(const ModelArguments& arguments, const std::filesystem::path& out);
 /// --attach: the export arrives over the protocol, so options that name or shape one are usage errors.
