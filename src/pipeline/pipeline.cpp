@@ -11,6 +11,7 @@
 
 #include "onnxproof/core/run_folder.h"
 #include "onnxproof/core/staging.h"
+#include "onnxproof/export/float16.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/localize/localize.h"
 #include "onnxproof/model/model_io.h"
@@ -192,10 +193,32 @@ StepReport parity_step(Run& run) {
   ParityOptions options = run.options.parity;
   options.progress = &run.progress;
   options.keep_cpu_outputs = run.options.golden;  // the golden step may freeze them
-  auto result = run_parity(run.model, *run.reference, options);
+  if (std::find(options.providers.begin(), options.providers.end(), "tensorrt") != options.providers.end()) {
+    options.tensorrt_cache = run.out / "trt-cache";  // TensorRT's built engines, kept with the run
+    std::error_code ec;
+    fs::create_directories(options.tensorrt_cache, ec);
+    if (ec) return step_error(step, Error(ErrorCode::io, "cannot create " + options.tensorrt_cache.string() + ": " + ec.message()));
+  }
+  fs::path proved = run.model;
+  std::string kept_in_float32;
+  if (options.precision == DType::float16) {
+    // The float16 variant: the converted copy beside the export, proved in its place.
+    run.progress << "onnxproof pipeline: converting the model to float16 (model.fp16.onnx)\n" << std::flush;
+    const ExportOptions& exported = run.options.export_options;
+    auto conversion = convert_to_float16(run.model, run.out / "model.fp16.onnx", exported.python, exported.timeout_seconds);
+    if (!conversion) return step_error(step, conversion.error());
+    proved = conversion->model;
+    kept_in_float32 = conversion->kept_in_float32;
+  }
+  auto result = run_parity(proved, *run.reference, options);
   if (!result) return step_error(step, result.error());
   add_findings(run, result->findings);
   step.details = {{"cases", run.reference->cases.size()}, {"rows", result->rows.size()}};
+  if (options.precision == DType::float16) {
+    step.details["precision"] = "fp16";
+    step.details["model"] = "model.fp16.onnx";
+    step.details["kept_in_float32"] = kept_in_float32;
+  }
   step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
   if (const auto* missing = result->provider_not_run()) {
     step.status = StepStatus::error;
