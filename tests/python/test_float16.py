@@ -112,6 +112,29 @@ class Float16Variant(unittest.TestCase):
             run = parity(model, reference)
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
 
+    def test_pipeline_keeps_the_float16_model_and_fails_the_planted_overflow(self):
+        spec = os.path.join(HERE, "..", "..", "bench", "gpu", "overflow_model.py") + ":build"
+        with tempfile.TemporaryDirectory() as folder:
+            out = os.path.join(folder, "run")
+            args = [ENGINE, "pipeline", "--model", spec, "--input", "x=2x16:float32", "--no-golden", "--out", out]
+            run = subprocess.run(args + ["--precision", "fp16"], capture_output=True, text=True, timeout=900,
+                                 check=False)
+            self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+            self.assertTrue(os.path.isfile(os.path.join(out, "model.fp16.onnx")))
+            with open(os.path.join(out, "report.json")) as f:
+                report = json.load(f)
+            parity_step = next(step for step in report["steps"] if step["name"] == "parity")
+            self.assertEqual(parity_step["precision"], "fp16")
+            self.assertEqual(parity_step["model"], "model.fp16.onnx")
+            nan = [f for f in report["findings"] if f["code"] == "NAN_OR_INF"]
+            self.assertTrue(nan, report["findings"])
+            self.assertIn("first node whose output is NaN/Inf", nan[0]["message"])
+            self.assertIn("(Pow)", nan[0]["message"])
+            # The same folder again, in float32: the run that wrote model.fp16.onnx is replaced.
+            again = subprocess.run(args, capture_output=True, text=True, timeout=900, check=False)
+            self.assertEqual(again.returncode, 0, again.stdout + again.stderr)
+            self.assertFalse(os.path.exists(os.path.join(out, "model.fp16.onnx")))
+
     def test_unknown_precision_is_a_usage_error(self):
         run = subprocess.run([ENGINE, "parity", "m.onnx", "--reference", "r", "--precision", "fp8"],
                              capture_output=True, text=True, timeout=60, check=False)
