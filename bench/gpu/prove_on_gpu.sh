@@ -23,6 +23,13 @@ RUN_LIMIT="${RUN_LIMIT:-55}"
 OUT="${OUT:-$root/gpu-out}"
 export ONNXPROOF_ONNXRUNTIME="${ONNXPROOF_ONNXRUNTIME:-$root/.deps/onnxruntime-gpu}"
 export PYTHONUNBUFFERED=1
+# An empty library-path (bench/gpu/pack_for_device.sh's): the folders of this machine's Python that
+# hold CUDA 13 and cuDNN 9 (torch's nvidia-* wheels).
+if [[ -f "$ONNXPROOF_ONNXRUNTIME/library-path" && ! -s "$ONNXPROOF_ONNXRUNTIME/library-path" ]]; then
+  site="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  find "$site/nvidia" -name 'libcublasLt.so.13' -o -name 'libcudnn.so.9' -o -name 'libcudart.so.13' 2>/dev/null |
+    xargs -r -n1 dirname | sort -u >"$ONNXPROOF_ONNXRUNTIME/library-path"
+fi
 work="$(mktemp -d)"
 mkdir -p "$OUT"
 figures="$OUT/figures.md"
