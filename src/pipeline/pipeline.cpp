@@ -192,7 +192,8 @@ StepReport parity_step(Run& run) {
   if (!run.reference) return step_error(step, *run.reference_error);
   ParityOptions options = run.options.parity;
   options.progress = &run.progress;
-  options.keep_cpu_outputs = run.options.golden;  // the golden step may freeze them
+  // The golden step may freeze them; not a float16 copy's, since the golden set is the export's.
+  options.keep_cpu_outputs = run.options.golden && options.precision != DType::float16;
   if (std::find(options.providers.begin(), options.providers.end(), "tensorrt") != options.providers.end()) {
     options.tensorrt_cache = run.out / "trt-cache";  // TensorRT's built engines, kept with the run
     std::error_code ec;
@@ -281,7 +282,10 @@ StepReport golden_step(Run& run) {
   const bool users_folder = !run.options.golden_folder.empty();
   const fs::path golden = users_folder ? run.options.golden_folder : run.out / "golden";
   const fs::path previous = users_folder ? run.options.golden_folder : run.published / "golden";
-  const GoldenOptions options{run.options.parity, run.report.versions};
+  // The golden set holds the export's own outputs: the float16 variant's budget does not apply.
+  GoldenOptions options{run.options.parity, run.report.versions};
+  const bool float16_proof = options.parity.precision == DType::float16;
+  options.parity.precision = DType::undefined;
   if (fs::exists(previous / "manifest.json")) {
     GoldenOptions verify_options = options;
     verify_options.parity.compare_optimization_off = false;
@@ -305,7 +309,8 @@ StepReport golden_step(Run& run) {
     run.golden_evidence = step.reason;
     return step;
   }
-  auto result = freeze_golden(run.model, *run.reference, golden, options, &*run.report.parity);
+  // After a float16 proof the freeze proves the export itself (its outputs are the golden ones).
+  auto result = freeze_golden(run.model, *run.reference, golden, options, float16_proof ? nullptr : &*run.report.parity);
   run.report.parity->cpu_outputs.clear();  // written into golden/ (or not): no longer needed in memory
   if (!result) return step_error(step, result.error());
   step.details = {{"action", "freeze"}, {"data_sets", result->data_sets}};
