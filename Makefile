@@ -9,12 +9,17 @@ LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
-.PHONY: all setup build demo test test-fast bench fuzz sanitize clean
+.PHONY: all setup setup-gpu build demo test test-fast bench fuzz sanitize clean
 
 all: build
 
 setup:
 	scripts/setup.sh
+
+# Opt-in, never part of build or test: ONNX Runtime with the CUDA and TensorRT providers in
+# .deps/onnxruntime-gpu, selected at run time by ONNXPROOF_ONNXRUNTIME (docs/providers.md).
+setup-gpu: setup
+	scripts/fetch-onnxruntime-gpu.sh
 
 $(BUILD)/build.ninja: CMakeLists.txt | setup
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(LAUNCHER)

@@ -4,6 +4,19 @@ The import is guarded here, before numpy, torch or onnx are touched, so an inter
 them gets one line saying what is missing instead of a traceback."""
 import sys
 
+if len(sys.argv) == 3 and sys.argv[1] == "--float16-json":
+    # The float16 conversion needs onnx and onnxruntime only: no torch import for it.
+    import json
+
+    from . import float16
+    from .errors import FrontEndError
+
+    try:
+        sys.exit(float16.main(json.loads(sys.argv[2])))
+    except FrontEndError as error:
+        print(f"onnxproof: error: {error}", file=sys.stderr)
+        sys.exit(error.exit_code)
+
 try:
     from .export import main
 except ImportError as error:

@@ -17,11 +17,13 @@ namespace {
 
 // What a run writes at the top of its folder: the pipeline's steps, the front end's export and
 // the report writers (a sub-run folder of --exporter both holds the same).
-constexpr std::array<std::string_view, 14> k_run_files = {
+constexpr std::array<std::string_view, 16> k_run_files = {
     k_run_marker, "model.onnx", "model.onnx.data", "model.sim.onnx", "model.sim.onnx.data",
+    "model.fp16.onnx", "model.fp16.onnx.data",
     "export.json", "export.log", "exporter_report.md",
     "report.json", "report.md", "report.html", "report-parity.svg", "report-localize.svg", "report-generate.svg"};
-constexpr std::array<std::string_view, 5> k_run_folders = {"reference", "golden", "localize", "dynamo", "torchscript"};
+constexpr std::array<std::string_view, 6> k_run_folders = {"reference", "golden",      "localize",
+                                                           "dynamo",    "torchscript", "trt-cache"};
 // The front end's scratch folders, there only while it runs (or after it was killed).
 constexpr std::array<std::string_view, 4> k_scratch = {"torch-cache", "dynamo", "exporter-artifacts",
                                                       "refused-export"};

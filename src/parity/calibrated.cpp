@@ -114,27 +114,35 @@ double relative_noise(const Tensor& pytorch, const Tensor& exact) {
   return measured.scale > 0.0 ? measured.onnx / measured.scale : 0.0;
 }
 
+PrecisionScale precision_scale(DType output, DType precision) {
+  if (precision == DType::undefined || precision == output || !is_floating(precision)) return {1.0, output};
+  return {epsilon_of(precision) / epsilon_of(output), precision};
+}
+
 Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const Tensor& actual,
-                              double pooled_relative_noise, ExactDeviation& deviation) {
+                              double pooled_relative_noise, ExactDeviation& deviation, DType precision) {
   // NaN/Inf positions, shapes, dtypes and the figures against PyTorch: the plain comparison with a
   // tolerance that accepts every finite difference.
   Comparison result = compare_tensors(pytorch, actual, Tolerance{0.0, std::numeric_limits<double>::infinity()});
   if (!result.dtype_match || !result.shape_match) return result;
   deviation = measure(exact, actual);
   deviation.pytorch = measure(exact, pytorch).onnx;
-  const double noise = std::max(deviation.pytorch, pooled_relative_noise * deviation.scale);
-  deviation.budget = k_noise_multiple * noise + floor_of(pytorch.dtype(), deviation.scale);
+  const PrecisionScale scaled = precision_scale(pytorch.dtype(), precision);
+  const double noise = scaled.noise * std::max(deviation.pytorch, pooled_relative_noise * deviation.scale);
+  deviation.budget = k_noise_multiple * noise + floor_of(scaled.floor_dtype, deviation.scale);
   count_over_budget(exact, actual, deviation.budget, result);
   return result;
 }
 
 Comparison compare_pooled(const Tensor& pytorch, const Tensor& actual, double relative_noise,
-                          ExactDeviation& deviation) {
+                          ExactDeviation& deviation, DType precision) {
   Comparison result = compare_tensors(pytorch, actual, Tolerance{0.0, std::numeric_limits<double>::infinity()});
   if (!result.dtype_match || !result.shape_match) return result;
   deviation = measure(pytorch, actual);
+  const PrecisionScale scaled = precision_scale(pytorch.dtype(), precision);
   deviation.pytorch = relative_noise * deviation.scale;
-  deviation.budget = (k_noise_multiple + 1.0) * deviation.pytorch + floor_of(pytorch.dtype(), deviation.scale);
+  deviation.budget =
+      (k_noise_multiple + 1.0) * scaled.noise * deviation.pytorch + floor_of(scaled.floor_dtype, deviation.scale);
   count_over_budget(pytorch, actual, deviation.budget, result);
   return result;
 }

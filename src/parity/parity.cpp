@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <set>
 #include <tuple>
@@ -134,7 +137,9 @@ EvidenceSample fixed_rule_evidence(const Tensor& expected, const Tolerance& tole
 void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual, const ParityOptions& options,
                  const NoiseByOutput& noise, ParityRow& row) {
   const Tensor& expected = c.outputs[index].tensor;
-  row.tolerance = options.tolerance.resolve(row.output, expected.dtype());
+  const bool narrower = options.precision != DType::undefined && is_floating(expected.dtype()) &&
+                        dtype_size(options.precision) < dtype_size(expected.dtype());
+  row.tolerance = options.tolerance.resolve(row.output, narrower ? options.precision : expected.dtype());
   const Tensor* exact = exact_output(c, c.outputs[index].name, index);
   const bool complex = expected.dtype() == DType::complex64 || expected.dtype() == DType::complex128;
   if (!is_floating(expected.dtype()) && !complex) {
@@ -156,8 +161,8 @@ void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual
   const double pooled = noise.at(output_key(c, index));
   ExactDeviation deviation;
   row.comparison = row.rule == ToleranceRule::calibrated
-                       ? compare_calibrated(expected, *exact, actual, pooled, deviation)
-                       : compare_pooled(expected, actual, pooled, deviation);
+                       ? compare_calibrated(expected, *exact, actual, pooled, deviation, options.precision)
+                       : compare_pooled(expected, actual, pooled, deviation, options.precision);
   row.exact = deviation;
   row.evidence = EvidenceSample{deviation.low, deviation.high, deviation.scale, deviation.budget};
   // Without the case's own float64 run, PyTorch's output judges the margin, its noise estimated.
@@ -221,6 +226,7 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
       row.expected_shape = format_shape(expected->tensor.shape());
       row.expected_dtype = dtype_name(expected->tensor.dtype());
       compare_row(c, static_cast<std::size_t>(expected - c.outputs.data()), actual, options, noise, row);
+      row.silent = detect_silent_signs(expected->tensor, actual);
       if (row.comparison.worst_index >= 0) row.worst_at = format_index(row.comparison.worst_index, actual.shape());
       row.status = row.comparison.allclose && (!row.argmax || row.argmax->flips == 0) ? RowStatus::pass : RowStatus::fail;
       if (c.labels && variant.level == GraphOptimization::all) {
@@ -281,6 +287,8 @@ struct RowGroups {
   std::map<RowKey, std::vector<const ParityRow*>> failed;
   std::map<RowKey, std::vector<const ParityRow*>> flipped;
   std::map<RowKey, std::vector<const ParityRow*>> nan_rows;
+  std::map<RowKey, std::vector<const ParityRow*>> zero_rows;       // failed, all zeros where PyTorch's is not
+  std::map<RowKey, std::vector<const ParityRow*>> saturated_rows;  // failed, saturated where PyTorch's is not
   std::map<std::pair<std::string, std::string_view>, const ParityRow*> rejected;  // (sizes, status name)
   std::set<std::pair<std::string, std::string>> disabled_passes;  // (data_set, output) that match unoptimized
 };
@@ -296,6 +304,10 @@ RowGroups group_rows(const ParityResult& result) {
     if (!row.comparison.allclose) groups.failed[key].push_back(&row);
     if (row.argmax && row.argmax->flips > 0) groups.flipped[key].push_back(&row);
     if (row.comparison.nan_mismatches > 0) groups.nan_rows[key].push_back(&row);
+    // Zeros and saturation count only where the comparison failed: a tiny true answer that
+    // ONNX Runtime rounds to zero within the budget is no silent failure.
+    if (!row.comparison.allclose && row.silent.all_zeros) groups.zero_rows[key].push_back(&row);
+    if (!row.comparison.allclose && row.silent.saturated > 0) groups.saturated_rows[key].push_back(&row);
     if (row.optimization == GraphOptimization::disabled && row.status == RowStatus::pass)
       groups.disabled_passes.emplace(row.data_set, row.output);
   }
@@ -486,7 +498,14 @@ void add_evidence_findings(const Reference& reference, const ParityResult& resul
   }
 }
 
-void add_nan_findings(const RowGroups& groups, ParityResult& result) {
+// A silent-failure finding whose first node a later run of the intermediates may name.
+struct LocateRequest {
+  std::size_t finding = 0;  // index into ParityResult::findings
+  const ParityRow* row = nullptr;
+  SilentSign sign = SilentSign::non_finite;
+};
+
+void add_nan_findings(const RowGroups& groups, ParityResult& result, std::vector<LocateRequest>& requests) {
   const auto& nan_rows = groups.nan_rows;
   for (const auto& [key, rows] : nan_rows) {
     const auto* first = rows.front();
@@ -496,12 +515,46 @@ void add_nan_findings(const RowGroups& groups, ParityResult& result) {
       continue;
     int64_t positions = 0;
     for (const auto* row : rows) positions += row->comparison.nan_mismatches;
+    const auto showing = std::find_if(rows.begin(), rows.end(), [](const ParityRow* row) { return row->silent.non_finite > 0; });
+    if (showing != rows.end()) requests.push_back({result.findings.size(), *showing, SilentSign::non_finite});
     result.findings.push_back(
         {FindingCode::nan_or_inf, Severity::error, "parity",
          fmt::format("output '{}' on {} ({} optimizations): {} NaN/Inf positions differ from PyTorch's across {} "
                      "cases",
                      first->output, first->provider, optimization_name(first->optimization), positions, rows.size()),
          rows.front()->output, "look for log/div/sqrt of zero or overflow in float16 in one runtime only"});
+  }
+}
+
+// OUTPUT_ALL_ZEROS and OUTPUT_SATURATED, one per (provider, optimization, output) as NAN_OR_INF.
+void add_silent_findings(const Reference& reference, const RowGroups& groups, ParityResult& result,
+                         std::vector<LocateRequest>& requests) {
+  for (const auto sign : {SilentSign::all_zeros, SilentSign::saturated}) {
+    const auto& grouped = sign == SilentSign::all_zeros ? groups.zero_rows : groups.saturated_rows;
+    for (const auto& [key, rows] : grouped) {
+      const auto* first = rows.front();
+      if (first->optimization == GraphOptimization::disabled && grouped.contains(at_level(*first, GraphOptimization::all)))
+        continue;
+      const std::string where = fmt::format("output '{}' on {} ({} optimizations)", first->output, first->provider,
+                                            optimization_name(first->optimization));
+      const std::string cases = fmt::format("in {} of {} cases; first {} ({})", rows.size(), reference.cases.size(),
+                                            first->data_set, describe_sizes(first->sizes));
+      std::string message;
+      if (sign == SilentSign::all_zeros) {
+        message = fmt::format("{} is all zeros where PyTorch's is not, {}", where, cases);
+      } else {
+        int64_t elements = 0;
+        for (const auto* row : rows) elements += row->silent.saturated;
+        message = fmt::format("{} has {} elements at +-{:g} (the largest finite {}) where PyTorch's are not, {}", where,
+                              elements, first->silent.saturated_value,
+                              first->silent.saturated_value == 65504.0 ? "float16" : first->actual_dtype, cases);
+      }
+      requests.push_back({result.findings.size(), first, sign});
+      const auto code = sign == SilentSign::all_zeros ? FindingCode::output_all_zeros : FindingCode::output_saturated;
+      const auto& info = finding_code_info(code);
+      result.findings.push_back({code, info.severity, "parity", message, first->output, std::string(info.hint),
+                                 {.sizes = first->sizes}});
+    }
   }
 }
 
@@ -535,16 +588,54 @@ void add_rejected_findings(const Reference& reference, const RowGroups& groups, 
   }
 }
 
-// One finding per (provider, optimization, output) that failed, naming the worst case.
-void add_findings(const Reference& reference, ParityResult& result) {
+// One finding per (provider, optimization, output) that failed, naming the worst case. Returns the
+// silent failures whose first node locate_silent_failures may name.
+std::vector<LocateRequest> add_findings(const Reference& reference, ParityResult& result) {
   const RowGroups groups = group_rows(result);
+  std::vector<LocateRequest> requests;
   add_mismatch_findings(reference, groups, result);
   add_flip_findings(groups, result);
   add_tie_findings(result, result.findings);
-  add_nan_findings(groups, result);
+  add_nan_findings(groups, result, requests);
+  add_silent_findings(reference, groups, result, requests);
   add_rejected_findings(reference, groups, result);
   add_evidence_findings(reference, result, result.findings);
   detail::add_detection_findings(result, result.findings);
+  return requests;
+}
+
+// The first node whose output shows each silent failure, from one run of the case with every
+// intermediate value as an output (on the provider and level that showed it), added to the
+// finding's message. A copy that cannot run says so instead: the finding stands either way.
+void locate_silent_failures(const fs::path& model, const Reference& reference, const ParityOptions& options,
+                            const std::vector<LocateRequest>& requests, ParityResult& result) {
+  constexpr std::size_t k_most_runs = 8;  // one run of the whole graph each: bounded
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto& request = requests[i];
+    Finding& finding = result.findings[request.finding];
+    if (i >= k_most_runs) {
+      finding.message += "; first node not located (more than 8 silent failures)";
+      continue;
+    }
+    const ReferenceCase* c = find_case(reference, request.row->data_set);
+    if (!c) continue;
+    const auto located = find_first_node_showing(model, *c,
+                                                 SessionOptions{.provider = request.row->provider,
+                                                                .optimization = request.row->optimization,
+                                                                .intra_op_threads = options.intra_op_threads},
+                                                 request.sign);
+    if (!located) {
+      finding.message += "; the first node could not be located: " + located.error().describe();
+    } else if (*located) {
+      const FirstNode& node = **located;
+      finding.message += fmt::format("; first node whose output is {}: '{}' ({}), value '{}' ({})",
+                                     silent_sign_name(request.sign), node.node, node.op_type, node.value,
+                                     request.row->data_set);
+    } else {
+      finding.message += fmt::format("; no intermediate value is {} by itself in {}", silent_sign_name(request.sign),
+                                     request.row->data_set);
+    }
+  }
 }
 
 void add_accuracy(const Reference& reference, const ParityOptions& options, ParityResult& result,
@@ -612,6 +703,65 @@ std::string format_index(int64_t flat, const std::vector<int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(index, ", "));
 }
 
+Expected<std::vector<NodePlacement>> measure_placements(const fs::path& model, const ReferenceCase& c,
+                                                        const SessionOptions& options) {
+  static std::atomic<int> counter{0};
+  SessionOptions profiled = options;
+  profiled.profile_prefix = fs::temp_directory_path() / fmt::format("onnxproof-profile-{}-{}", ::getpid(), counter++);
+  ONNXPROOF_TRY_ASSIGN(Session session, Session::open(model, profiled));
+  const auto ran = run_case(session, c);
+  ONNXPROOF_TRY_ASSIGN(const fs::path profile, session.end_profiling());
+  auto placements = read_profile_placements(profile);
+  std::error_code ec;
+  fs::remove(profile, ec);
+  if (!ran) return std::unexpected(ran.error());
+  return placements;
+}
+
+std::optional<Finding> fallback_finding(const std::string& provider, const std::vector<NodePlacement>& placements) {
+  const auto off = nodes_off_provider(placements, provider);
+  if (off.empty()) return std::nullopt;
+  constexpr std::size_t k_named = 10;
+  std::map<std::string, int> by_provider;
+  std::string named;
+  for (std::size_t i = 0; i < off.size(); ++i) {
+    ++by_provider[off[i].provider];
+    if (i < k_named) named += fmt::format("{}'{}' ({}) on {}", named.empty() ? "" : ", ", off[i].node, off[i].op_type, off[i].provider);
+  }
+  if (off.size() > k_named) named += fmt::format(" and {} more", off.size() - k_named);
+  std::string counts;
+  for (const auto& [name, count] : by_provider) counts += fmt::format("{}{} on {}", counts.empty() ? "" : ", ", count, name);
+  const auto& info = finding_code_info(FindingCode::provider_fallback);
+  return Finding{FindingCode::provider_fallback, info.severity, "parity",
+                 fmt::format("{} of {} nodes did not run on {} ({}): {}", off.size(), placements.size(), provider, counts, named),
+                 provider, std::string(info.hint)};
+}
+
+namespace {
+
+// PROVIDER_FALLBACK for a GPU provider, from ONNX Runtime's profile of the first case; when the
+// profile cannot be had, from a session that forbids the CPU fallback (it names no nodes).
+void add_fallback_findings(const fs::path& model, const Reference& reference, const SessionOptions& session,
+                           ParityResult& result) {
+  if (!reference.cases.empty()) {
+    const auto placements = measure_placements(model, reference.cases.front(), session);
+    if (placements) {
+      if (auto finding = fallback_finding(session.provider, *placements)) result.findings.push_back(std::move(*finding));
+      return;
+    }
+  }
+  SessionOptions strict_options = session;
+  strict_options.forbid_cpu_fallback = true;
+  if (auto strict = Session::open(model, strict_options); !strict) {
+    result.findings.push_back(
+        {FindingCode::provider_fallback, Severity::warning, "parity",
+         fmt::format("some nodes fall back from {} to the CPU: {}", session.provider, strict.error().describe()),
+         session.provider, "the numbers are proved, but the speed is not what the provider promises"});
+  }
+}
+
+}  // namespace
+
 Expected<ParityResult> run_parity(const fs::path& model, const Reference& reference, const ParityOptions& options) {
   if (!fs::exists(model)) return fail(ErrorCode::not_found, "no such file: " + model.string());
   // A NaN tolerance would turn every miss into a pass: refused here, whoever calls.
@@ -626,9 +776,12 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
     }
     ProviderStatus status{provider, false, ""};
     for (const auto& variant : variants) {
-      auto session = Session::open(model, SessionOptions{.provider = provider,
-                                                         .optimization = variant.level,
-                                                         .intra_op_threads = options.intra_op_threads});
+      const SessionOptions session_options{.provider = provider,
+                                           .optimization = variant.level,
+                                           .intra_op_threads = options.intra_op_threads,
+                                           .tensorrt_cache = options.tensorrt_cache,
+                                           .tensorrt_fp16 = options.precision == DType::float16};
+      auto session = Session::open(model, session_options);
       if (!session) {
         if (session.error().code() == ErrorCode::not_found || session.error().code() == ErrorCode::unsupported) {
           status.reason = session.error().describe();  // the provider, not the model
@@ -641,16 +794,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
         break;
       }
       if (provider != "cpu" && variant.level == GraphOptimization::all) {
-        auto strict = Session::open(model, SessionOptions{.provider = provider,
-                                                          .optimization = variant.level,
-                                                          .intra_op_threads = options.intra_op_threads,
-                                                          .forbid_cpu_fallback = true});
-        if (!strict) {
-          result.findings.push_back(
-              {FindingCode::provider_fallback, Severity::warning, "parity",
-               fmt::format("some nodes fall back from {} to the CPU: {}", provider, strict.error().describe()),
-               provider, "the numbers are proved, but the speed is not what the provider promises"});
-        }
+        add_fallback_findings(model, reference, session_options, result);
       }
       status.ran = true;
       if (provider == options.providers.front() && variant.level == GraphOptimization::all) {
@@ -671,7 +815,8 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
     }
     result.providers.push_back(status);
   }
-  add_findings(reference, result);
+  const auto requests = add_findings(reference, result);
+  locate_silent_failures(model, reference, options, requests, result);
   add_accuracy(reference, options, result, predictions);
   return result;
 }

@@ -11,6 +11,7 @@
 
 #include "onnxproof/core/run_folder.h"
 #include "onnxproof/core/staging.h"
+#include "onnxproof/export/float16.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/localize/localize.h"
 #include "onnxproof/model/model_io.h"
@@ -191,11 +192,34 @@ StepReport parity_step(Run& run) {
   if (!run.reference) return step_error(step, *run.reference_error);
   ParityOptions options = run.options.parity;
   options.progress = &run.progress;
-  options.keep_cpu_outputs = run.options.golden;  // the golden step may freeze them
-  auto result = run_parity(run.model, *run.reference, options);
+  // The golden step may freeze them; not a float16 copy's, since the golden set is the export's.
+  options.keep_cpu_outputs = run.options.golden && options.precision != DType::float16;
+  if (std::find(options.providers.begin(), options.providers.end(), "tensorrt") != options.providers.end()) {
+    options.tensorrt_cache = run.out / "trt-cache";  // TensorRT's built engines, kept with the run
+    std::error_code ec;
+    fs::create_directories(options.tensorrt_cache, ec);
+    if (ec) return step_error(step, Error(ErrorCode::io, "cannot create " + options.tensorrt_cache.string() + ": " + ec.message()));
+  }
+  fs::path proved = run.model;
+  std::string kept_in_float32;
+  if (options.precision == DType::float16) {
+    // The float16 variant: the converted copy beside the export, proved in its place.
+    run.progress << "onnxproof pipeline: converting the model to float16 (model.fp16.onnx)\n" << std::flush;
+    const ExportOptions& exported = run.options.export_options;
+    auto conversion = convert_to_float16(run.model, run.out / "model.fp16.onnx", exported.python, exported.timeout_seconds);
+    if (!conversion) return step_error(step, conversion.error());
+    proved = conversion->model;
+    kept_in_float32 = conversion->kept_in_float32;
+  }
+  auto result = run_parity(proved, *run.reference, options);
   if (!result) return step_error(step, result.error());
   add_findings(run, result->findings);
   step.details = {{"cases", run.reference->cases.size()}, {"rows", result->rows.size()}};
+  if (options.precision == DType::float16) {
+    step.details["precision"] = "fp16";
+    step.details["model"] = "model.fp16.onnx";
+    step.details["kept_in_float32"] = kept_in_float32;
+  }
   step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
   if (const auto* missing = result->provider_not_run()) {
     step.status = StepStatus::error;
@@ -258,7 +282,10 @@ StepReport golden_step(Run& run) {
   const bool users_folder = !run.options.golden_folder.empty();
   const fs::path golden = users_folder ? run.options.golden_folder : run.out / "golden";
   const fs::path previous = users_folder ? run.options.golden_folder : run.published / "golden";
-  const GoldenOptions options{run.options.parity, run.report.versions};
+  // The golden set holds the export's own outputs: the float16 variant's budget does not apply.
+  GoldenOptions options{run.options.parity, run.report.versions};
+  const bool float16_proof = options.parity.precision == DType::float16;
+  options.parity.precision = DType::undefined;
   if (fs::exists(previous / "manifest.json")) {
     GoldenOptions verify_options = options;
     verify_options.parity.compare_optimization_off = false;
@@ -282,7 +309,8 @@ StepReport golden_step(Run& run) {
     run.golden_evidence = step.reason;
     return step;
   }
-  auto result = freeze_golden(run.model, *run.reference, golden, options, &*run.report.parity);
+  // After a float16 proof the freeze proves the export itself (its outputs are the golden ones).
+  auto result = freeze_golden(run.model, *run.reference, golden, options, float16_proof ? nullptr : &*run.report.parity);
   run.report.parity->cpu_outputs.clear();  // written into golden/ (or not): no longer needed in memory
   if (!result) return step_error(step, result.error());
   step.details = {{"action", "freeze"}, {"data_sets", result->data_sets}};

@@ -60,7 +60,13 @@ Expected<PipelineOptions> pipeline_options(const PipelineCommand& command, const
   ONNXPROOF_TRY_ASSIGN(auto export_options, command.attach ? attached_export_options_from(command.model, out_dir)
                                                            : export_options_from(command.model, out_dir));
   ONNXPROOF_TRY_ASSIGN(auto parity, parity_options_from(command.proof));
-  ONNXPROOF_TRY_ASSIGN(const auto targets, split_list(command.targets, "--target"));
+  ONNXPROOF_TRY_ASSIGN(auto targets, split_list(command.targets, "--target"));
+  // A GPU provider's support table joins the audit, so the nodes it rejects are reported before
+  // the run (OP_UNSUPPORTED_BY_TARGET), not discovered as a fallback or a failed session.
+  for (const auto& [provider, target] : {std::pair{"cuda", "ort-cuda"}, std::pair{"tensorrt", "tensorrt"}}) {
+    const bool asked = std::find(parity.providers.begin(), parity.providers.end(), provider) != parity.providers.end();
+    if (asked && std::find(targets.begin(), targets.end(), target) == targets.end()) targets.emplace_back(target);
+  }
   ONNXPROOF_TRY_ASSIGN(auto tables, load_target_tables(targets));
   PipelineOptions options{std::move(export_options), std::move(parity), CheckOptions{}, std::move(tables)};
   options.localize = !command.no_localize;

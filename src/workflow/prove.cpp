@@ -1,5 +1,11 @@
 // The workflows that prove one model file: parity, golden freeze and verify, simplify, and the
 // export that makes one.
+#include <stdlib.h>
+
+#include <optional>
+#include <utility>
+
+#include "onnxproof/export/float16.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/versions.h"
 #include "onnxproof/workflow/workflows.h"
@@ -7,6 +13,35 @@
 
 namespace onnxproof {
 namespace fs = std::filesystem;
+
+namespace {
+
+// A folder of this process's own in the system's temporary folder, removed with what it holds when
+// the value goes: where `parity --precision fp16` keeps the converted model (parity writes nothing
+// else but --json).
+class ScratchFolder {
+ public:
+  static Expected<ScratchFolder> create() {
+    std::string pattern = (fs::temp_directory_path() / "onnxproof-fp16-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) return fail(ErrorCode::io, "cannot create a folder in " + fs::temp_directory_path().string());
+    return ScratchFolder(pattern);
+  }
+  ScratchFolder(ScratchFolder&& other) noexcept : m_path(std::exchange(other.m_path, {})) {}
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(ScratchFolder&&) = delete;
+  ~ScratchFolder() {
+    std::error_code ec;
+    if (!m_path.empty()) fs::remove_all(m_path, ec);
+  }
+  const fs::path& path() const { return m_path; }
+
+ private:
+  explicit ScratchFolder(fs::path path) : m_path(std::move(path)) {}
+  fs::path m_path;
+};
+
+}  // namespace
 
 Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, std::ostream& progress) {
   ONNXPROOF_TRY_ASSIGN(auto options, parity_options_from(command.proof));
@@ -16,7 +51,18 @@ Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, st
   ONNXPROOF_TRY(require_output_apart(command.json_path, read, "--json"));
   ONNXPROOF_TRY_ASSIGN(const auto reference, read_reference(command.reference));
   options.progress = &progress;
-  ONNXPROOF_TRY_ASSIGN(auto result, run_parity(command.model, reference, options));
+  std::optional<ScratchFolder> scratch;
+  fs::path proved = command.model;
+  if (options.precision == DType::float16) {
+    auto created = ScratchFolder::create();
+    if (!created) return std::unexpected(created.error());
+    scratch.emplace(std::move(*created));
+    progress << "onnxproof parity: converting the model to float16\n" << std::flush;
+    ONNXPROOF_TRY_ASSIGN(const auto conversion,
+                         convert_to_float16(command.model, scratch->path() / "model.fp16.onnx", command.python, 600));
+    proved = conversion.model;
+  }
+  ONNXPROOF_TRY_ASSIGN(auto result, run_parity(proved, reference, options));
   ONNXPROOF_TRY(write_json_output(command.json_path, parity_result_to_json(command.model, result)));
   Outcome<ParityResult> outcome{.verdict = parity_verdict(result), .findings = result.findings};
   if (!command.json_path.empty()) outcome.artifacts.push_back(command.json_path);

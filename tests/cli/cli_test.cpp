@@ -131,6 +131,50 @@ TEST(CliRun, ResNet18OutputsMatchPyTorch) {
   EXPECT_EQ(manifest[0]["shape"], nlohmann::json::parse("[2, 1000]"));
 }
 
+// --provider cuda where it cannot run: one line saying why (here: the CPU build has no CUDA
+// provider library, or a GPU build finds no device), exit 3, never a crash.
+TEST(CliRun, CudaWhereItCannotRunSaysWhy) {
+  TempDir dir;
+  const auto result = onnxproof_cli({"run", fixture("resnet18.onnx").string(), "--input",
+                                     "input=" + fixture("resnet18_input.npy").string(), "--output-dir",
+                                     dir.path().string(), "--provider", "cuda"});
+  if (result.exit_code == 0) GTEST_SKIP() << "CUDA runs on this machine";
+  expect_one_line_error(result, 3, "'cuda'");
+  const bool precise = result.err.find("no provider library") != std::string::npos ||
+                       result.err.find("no device") != std::string::npos ||
+                       result.err.find("is not available in this ONNX Runtime") != std::string::npos ||
+                       result.err.find("a library it needs is not") != std::string::npos;
+  EXPECT_TRUE(precise) << result.err;
+}
+
+// ONNXPROOF_ONNXRUNTIME selects the ONNX Runtime build at run time (the driver starts itself again
+// with that folder first on LD_LIBRARY_PATH): here the CPU build's own folder, which must work, and
+// a folder with no library, which is one clear line.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const std::string& value) : m_name(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnvironment() { ::unsetenv(m_name); }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  const char* m_name;
+};
+
+TEST(CliRun, OnnxRuntimeChosenAtRunTime) {
+  TempDir dir;
+  {
+    const ScopedEnvironment chosen("ONNXPROOF_ONNXRUNTIME", ONNXPROOF_ORT_LIBRARY_DIR);
+    const auto result = onnxproof_cli({"run", fixture("resnet18.onnx").string(), "--input",
+                                       "input=" + fixture("resnet18_input.npy").string(), "--output-dir",
+                                       dir.path().string()});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+  }
+  const ScopedEnvironment missing("ONNXPROOF_ONNXRUNTIME", (dir / "nowhere").string());
+  const auto result = onnxproof_cli({"check", fixture("resnet18.onnx").string()});
+  expect_one_line_error(result, 3, "names no ONNX Runtime build: no libonnxruntime.so.1 in");
+}
+
 TEST(CliRun, NpyFormatWritesNpyOutputs) {
   TempDir dir;
   const auto result = onnxproof_cli({"run", fixture("resnet18.onnx").string(), "--input",

@@ -51,6 +51,29 @@ TEST(Calibrated, TwentyPercentOffAtOneMillionthFails) {
   EXPECT_GT(*deviation.ratio(), 1e4);
 }
 
+// The float16 variant: rounding to float16 (about 5e-4 relative) is far outside float32's budget
+// and inside the float16 one, scaled by epsilon(float16) / epsilon(float32) = 8192; a 2% error is
+// outside both.
+TEST(Calibrated, Float16PrecisionWidensTheBudgetByTheEpsilonRatio) {
+  const auto scale = precision_scale(DType::float32, DType::float16);
+  EXPECT_DOUBLE_EQ(scale.noise, 8192.0);
+  EXPECT_EQ(scale.floor_dtype, DType::float16);
+  EXPECT_DOUBLE_EQ(precision_scale(DType::float32, DType::undefined).noise, 1.0);
+  EXPECT_DOUBLE_EQ(precision_scale(DType::float32, DType::float32).noise, 1.0);
+
+  const auto exact_values = values_at(1.0, 64);
+  const Tensor exact = doubles({64}, exact_values);
+  const Tensor pytorch = floats({64}, exact_values);
+  std::vector<double> half_values;
+  for (const double v : exact_values) half_values.push_back(half_to_float(float_to_half(static_cast<float>(v))));
+  const Tensor half = floats({64}, half_values);
+  ExactDeviation deviation;
+  EXPECT_FALSE(compare_calibrated(pytorch, exact, half, 0.0, deviation).allclose);
+  EXPECT_TRUE(compare_calibrated(pytorch, exact, half, 0.0, deviation, DType::float16).allclose);
+  const Tensor wrong = floats({64}, scaled(exact_values, 1.02));
+  EXPECT_FALSE(compare_calibrated(pytorch, exact, wrong, 0.0, deviation, DType::float16).allclose);
+}
+
 TEST(Calibrated, SameRoundingAsPyTorchPassesAtAnyScale) {
   for (const double scale : {1e-9, 1e-6, 1.0, 1e4}) {
     const auto exact_values = values_at(scale, 64);

@@ -73,6 +73,16 @@ TEST(Session, UnavailableProviderIsAClearError) {
       << session.error().describe();
 }
 
+// The reasons a GPU provider cannot run, as the message says them: the provider is not in the
+// build, its library is not beside the build, a library it needs is missing, or no device.
+bool says_precisely_why(const std::string& message) {
+  for (const char* reason : {"is not available in this ONNX Runtime", "no provider library", "no device",
+                             "a library it needs is not"}) {
+    if (message.find(reason) != std::string::npos) return true;
+  }
+  return false;
+}
+
 TEST(Session, CudaEitherRunsOrSaysWhyNot) {
   TempDir dir;
   write_bytes(dir / "m.onnx", matmul_model(4, 2).SerializeAsString());
@@ -80,6 +90,63 @@ TEST(Session, CudaEitherRunsOrSaysWhyNot) {
   if (session) GTEST_SKIP() << "CUDA is usable on this machine";
   EXPECT_EQ(session.error().code(), ErrorCode::not_found);
   EXPECT_NE(session.error().describe().find("'cuda'"), std::string::npos) << session.error().describe();
+  EXPECT_TRUE(says_precisely_why(session.error().describe())) << session.error().describe();
+}
+
+TEST(Session, TensorrtEitherRunsOrSaysWhyNot) {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", matmul_model(4, 2).SerializeAsString());
+  auto session = Session::open(dir / "m.onnx", SessionOptions{.provider = "tensorrt", .tensorrt_cache = dir / "trt"});
+  if (session) GTEST_SKIP() << "TensorRT is usable on this machine";
+  EXPECT_EQ(session.error().code(), ErrorCode::not_found);
+  EXPECT_NE(session.error().describe().find("'tensorrt'"), std::string::npos) << session.error().describe();
+  EXPECT_TRUE(says_precisely_why(session.error().describe())) << session.error().describe();
+}
+
+// PROVIDER_FALLBACK's source, on a real profile: the CPU provider's, where every node is on the CPU,
+// so asking which nodes are not on CUDA names them all.
+TEST(Session, ProfileNamesEveryNodeAndTheProviderThatRanIt) {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", matmul_model(4, 2).SerializeAsString());
+  auto session = Session::open(dir / "m.onnx", SessionOptions{.profile_prefix = dir / "profile"});
+  ASSERT_TRUE(session) << session.error().describe();
+  auto x = *Tensor::zeros(DType::float32, {3, 4});
+  ASSERT_TRUE(session->run({{"x", &x}}));
+  const auto profile = session->end_profiling();
+  ASSERT_TRUE(profile) << profile.error().describe();
+  ASSERT_TRUE(std::filesystem::is_regular_file(*profile)) << profile->string();
+  EXPECT_EQ(profile->string().rfind((dir / "profile").string(), 0), 0U) << profile->string();
+  const auto placements = read_profile_placements(*profile);
+  ASSERT_TRUE(placements) << placements.error().describe();
+  ASSERT_FALSE(placements->empty());
+  for (const auto& placement : *placements) {
+    EXPECT_EQ(placement.provider, "cpu") << placement.node;
+    EXPECT_FALSE(placement.op_type.empty()) << placement.node;
+  }
+  EXPECT_TRUE(nodes_off_provider(*placements, "cpu").empty());
+  EXPECT_EQ(nodes_off_provider(*placements, "cuda").size(), placements->size());
+}
+
+TEST(Session, ProfileParserReadsMixedPlacementsAndRefusesOtherText) {
+  const std::string profile = R"([
+    {"cat": "Session", "name": "model_run", "args": {}},
+    {"cat": "Node", "name": "conv_fence_before", "args": {"op_name": "Conv"}},
+    {"cat": "Node", "name": "conv_kernel_time", "args": {"op_name": "Conv", "provider": "CUDAExecutionProvider"}},
+    {"cat": "Node", "name": "shape_kernel_time", "args": {"op_name": "Shape", "provider": "CPUExecutionProvider"}},
+    {"cat": "Node", "name": "conv_kernel_time", "args": {"op_name": "Conv", "provider": "CUDAExecutionProvider"}}
+  ])";
+  const auto placements = parse_profile_placements(profile);
+  ASSERT_TRUE(placements) << placements.error().describe();
+  ASSERT_EQ(placements->size(), 2U);
+  EXPECT_EQ((*placements)[0].node, "conv");
+  EXPECT_EQ((*placements)[0].provider, "cuda");
+  const auto off = nodes_off_provider(*placements, "cuda");
+  ASSERT_EQ(off.size(), 1U);
+  EXPECT_EQ(off[0].node, "shape");
+  EXPECT_EQ(off[0].op_type, "Shape");
+  EXPECT_EQ(off[0].provider, "cpu");
+  EXPECT_EQ(parse_profile_placements("{not json").error().code(), ErrorCode::invalid_input);
+  EXPECT_EQ(parse_profile_placements("{}").error().code(), ErrorCode::invalid_input);
 }
 
 TEST(Session, ModelOnnxRuntimeRefusesIsARuntimeError) {

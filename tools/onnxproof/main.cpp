@@ -16,6 +16,7 @@
 #include "onnxproof/core/staging.h"
 #include "onnxproof/workflow/present.h"
 #include "printable_output.h"
+#include "runtime_library.h"
 
 namespace {
 using namespace onnxproof;
@@ -99,6 +100,15 @@ void add_proof_options(CLI::App* app, ProofArguments& proof) {
                 "Do not also run with ONNX Runtime's graph optimizations disabled");
 }
 
+// --precision, for the commands that prove a model file's numbers (parity, pipeline).
+void add_precision_option(CLI::App* app, ProofArguments& proof) {
+  app->add_option("--precision", proof.precision,
+                  "fp32: prove the model as exported; fp16: prove its float16 conversion (ONNX Runtime's converter, "
+                  "inputs and outputs kept float32) against the float64 reference with a float16 budget")
+      ->check(CLI::IsMember({"fp32", "fp16"}))
+      ->capture_default_str();
+}
+
 // A parsed subcommand and the call that runs it.
 struct Command {
   CLI::App* parsed;
@@ -142,6 +152,10 @@ void add_parity(CLI::App& app, Commands& commands) {
   parity_app->add_option("model", parity->model, "The .onnx file")->required();
   parity_app->add_option("--reference", parity->reference, "Folder of test_data_set_N/ (OUT/reference)")->required();
   add_proof_options(parity_app, parity->proof);
+  add_precision_option(parity_app, parity->proof);
+  parity_app->add_option("--python", parity->python,
+                         "Python interpreter for --precision fp16's conversion (default: $ONNXPROOF_PYTHON, else the "
+                         "pinned .venv/bin/python)");
   parity_app->add_option("--json", parity->json_path, "Also write the result as JSON to this file");
 
   commands.push_back({parity_app, [parity] { return present(parity_workflow(*parity, std::cerr)); }});
@@ -175,6 +189,7 @@ void add_pipeline(CLI::App& app, Commands& commands) {
       app.add_subcommand("pipeline", "Export, check, prove parity and freeze golden data; write the report");
   add_model_options(pipeline_app, pipeline->model, true);
   add_proof_options(pipeline_app, pipeline->proof);
+  add_precision_option(pipeline_app, pipeline->proof);
   pipeline_app
       ->add_option("--target", pipeline->targets,
                    "Runtimes to audit the operators against: ort-cpu,ort-cuda,tensorrt,openvino")
@@ -318,6 +333,8 @@ void add_zoo(CLI::App& app, Commands& commands) {
 int main(int argc, char** argv) {
   using namespace onnxproof;
   using onnxproof::cli::PrintableStandardStreams;
+  // Before anything asks ONNX Runtime a question: the library is chosen by starting again.
+  if (const int failed = onnxproof::cli::select_onnxruntime_library(argv)) return failed;
   const PrintableStandardStreams printable;  // names from a model never drive the terminal
   CLI::App app{"onnxproof: turn a PyTorch model into an ONNX file that can be trusted (conversion plus proof)"};
   app.require_subcommand(0, 1);

@@ -61,12 +61,26 @@ struct ExactDeviation {
 /// result happens to land on the exact one does not shrink the budget to the floor.
 double relative_noise(const Tensor& pytorch, const Tensor& exact);
 
+/// The noise and floor of a model that computes in `precision` (float16 for the float16 variant of
+/// the proof) while PyTorch's output is `output` (float32): rounding error grows in proportion to
+/// the unit roundoff to first order, so PyTorch float32's measured noise is scaled by
+/// epsilon(precision) / epsilon(output) (float16 / float32: 2^-10 / 2^-23 = 8192), and the floor
+/// takes precision's epsilon. 1 and the output's own epsilon when `precision` is undefined or the
+/// output's dtype. docs/providers.md explains the derivation.
+struct PrecisionScale {
+  double noise = 1.0;  // multiplies PyTorch's measured noise
+  DType floor_dtype = DType::float32;
+};
+PrecisionScale precision_scale(DType output, DType precision);
+
 /// Compares ONNX Runtime's `actual` with `exact` under the calibrated budget. The Comparison's
 /// max_abs/max_rel stay ONNX Runtime against PyTorch float32 (what a user compares by hand);
 /// mismatches count elements farther from exact than the budget, NaN/Inf differences from
 /// PyTorch's included. `pooled_relative_noise` is relative_noise_by_output's figure (0 if none).
+/// `precision`: the dtype the model computes in when it is not PyTorch's (precision_scale()).
 Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const Tensor& actual,
-                              double pooled_relative_noise, ExactDeviation& deviation);
+                              double pooled_relative_noise, ExactDeviation& deviation,
+                              DType precision = DType::undefined);
 
 /// The calibrated rule for a case without its own float64 run: the noise is
 /// `relative_noise` (the median of the cases with one) times the output's scale, and ONNX Runtime
@@ -74,7 +88,7 @@ Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const 
 /// + |pytorch - exact|. The deviation's `pytorch` is the estimated noise, `onnx` the distance
 /// from PyTorch.
 Comparison compare_pooled(const Tensor& pytorch, const Tensor& actual, double relative_noise,
-                          ExactDeviation& deviation);
+                          ExactDeviation& deviation, DType precision = DType::undefined);
 
 /// True when `exact` can calibrate `pytorch`: a float64 tensor of the same shape as a floating
 /// PyTorch output.

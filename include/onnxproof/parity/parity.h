@@ -17,6 +17,7 @@
 #include "onnxproof/parity/calibrated.h"
 #include "onnxproof/parity/compare.h"
 #include "onnxproof/parity/detections.h"
+#include "onnxproof/parity/silent_failures.h"
 #include "onnxproof/parity/tolerance.h"
 #include "onnxproof/runtime/session.h"
 #include "onnxproof/tensor/tensor_io.h"
@@ -86,6 +87,13 @@ struct ParityOptions {
   /// off otherwise, so a proof does not hold every case's outputs in memory for nothing.
   bool keep_cpu_outputs = false;
   int intra_op_threads = 0;
+  /// The dtype the model under proof computes in when it is not PyTorch's: float16 for the
+  /// float16 variant (a converted model whose inputs and outputs stay float32). Widens the
+  /// calibrated budget by precision_scale() and the fixed rule to float16's defaults.
+  /// DType::undefined: the outputs' own dtype.
+  DType precision = DType::undefined;
+  /// TensorRT's engine cache folder (the run folder's trt-cache/ in the pipeline); empty: none.
+  std::filesystem::path tensorrt_cache{};
   /// Where progress lines go ("onnxproof parity: cpu, optimizations all: 8/16 cases"); none if null.
   std::ostream* progress = nullptr;
 };
@@ -114,6 +122,8 @@ struct ParityRow {
   /// The compared values' range, scale and budget, for floating outputs: how strong the evidence is.
   std::optional<EvidenceSample> evidence;
   std::optional<ArgmaxCheck> argmax;
+  /// Zeros, saturation and NaN/Inf that ONNX Runtime's output shows and PyTorch's does not.
+  SilentSigns silent;
   std::string expected_shape;
   std::string actual_shape;
   std::string expected_dtype;  // "float32"
@@ -168,6 +178,16 @@ Expected<ParityResult> run_parity(const std::filesystem::path& model, const Refe
 /// names none), outputs in the session's order. The one way parity, golden and the simplify proof
 /// run a case.
 Expected<std::vector<Tensor>> run_case(Session& session, const ReferenceCase& c);
+
+/// Where ONNX Runtime placed each node when it ran the case `c` with `options` (its profile, written
+/// to the system's temporary folder and removed): what PROVIDER_FALLBACK reads. Errors: the
+/// session cannot be opened or run, or the profile cannot be read.
+Expected<std::vector<NodePlacement>> measure_placements(const std::filesystem::path& model, const ReferenceCase& c,
+                                                        const SessionOptions& options);
+
+/// PROVIDER_FALLBACK for the nodes of `placements` not on `provider` (nodes_off_provider), naming
+/// them and the provider each ran on; nullopt when every node ran on `provider`.
+std::optional<Finding> fallback_finding(const std::string& provider, const std::vector<NodePlacement>& placements);
 
 /// "batch=4, seq=7" for a case's sizes.
 std::string describe_sizes(const std::map<std::string, int64_t>& sizes);

@@ -35,7 +35,34 @@ struct SessionOptions {
   /// ONNX Runtime graph transformers and rewrite rules not to apply, by name (its session config
   /// optimization.disable_specified_optimizers, ';'-separated); names it does not know are ignored.
   std::vector<std::string> disabled_optimizers{};
+  /// TensorRT: the folder its built engines are cached in (trt_engine_cache_enable and
+  /// trt_engine_cache_path); empty: no cache, every session builds its engines again.
+  std::filesystem::path tensorrt_cache{};
+  /// TensorRT: let it build float16 engines (trt_fp16_enable), its per-layer precision choice.
+  bool tensorrt_fp16 = false;
+  /// Write ONNX Runtime's profile (one event per node run, with the provider that ran it) to a
+  /// file whose path starts with this prefix; empty: no profiling. end_profiling() returns it.
+  std::filesystem::path profile_prefix{};
 };
+
+/// Where ONNX Runtime ran one node, from its profile.
+struct NodePlacement {
+  std::string node;      // the node's name in the graph ONNX Runtime ran (after its fusions)
+  std::string op_type;   // "Conv", or a fused kernel's type ("FusedConv")
+  std::string provider;  // onnxproof's short name: "cpu", "cuda", "tensorrt"
+};
+
+/// The node placements in an ONNX Runtime profile (its JSON text: an array of trace events whose
+/// "cat" is "Node" and whose name ends "_kernel_time", with args.op_name and args.provider), one
+/// per node in the order first seen. ErrorCode::invalid_input when the text is not such an array.
+Expected<std::vector<NodePlacement>> parse_profile_placements(std::string_view profile_json);
+
+/// The same, read from a profile file (end_profiling()'s path).
+Expected<std::vector<NodePlacement>> read_profile_placements(const std::filesystem::path& profile);
+
+/// The placements whose provider is not `provider` (a short name): the nodes ONNX Runtime handed
+/// to another provider, the CPU usually, when `provider` was asked for.
+std::vector<NodePlacement> nodes_off_provider(const std::vector<NodePlacement>& placements, const std::string& provider);
 
 /// A model input or output as the session sees it.
 struct SessionValue {
@@ -80,6 +107,10 @@ class Session {
   /// Validates, runs, and returns every output in outputs() order. A non-tensor output is an
   /// ErrorCode::unsupported error; a failure inside ONNX Runtime is ErrorCode::runtime.
   Expected<std::vector<Tensor>> run(const std::vector<Feed>& feeds);
+
+  /// Ends profiling (SessionOptions::profile_prefix) and returns the profile file ONNX Runtime
+  /// wrote; empty when profiling was off. ErrorCode::runtime when ONNX Runtime cannot end it.
+  Expected<std::filesystem::path> end_profiling();
 
  private:
   struct Impl;

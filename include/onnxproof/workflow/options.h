@@ -51,6 +51,9 @@ struct ProofArguments {
   std::optional<double> atol{};
   std::vector<std::string> output_tolerances{};  // NAME=RTOL,ATOL
   bool skip_optimization_check = false;
+  /// --precision (parity and pipeline): "fp32" proves the model as exported; "fp16" proves its
+  /// float16 conversion (docs/providers.md) against the same float64 reference.
+  std::string precision = "fp32";
 };
 
 struct ParityCommand {
@@ -58,6 +61,7 @@ struct ParityCommand {
   std::filesystem::path reference{};
   ProofArguments proof{};
   std::filesystem::path json_path{};
+  std::string python{};  // --precision fp16: the interpreter that converts (front_end_interpreter's rule)
 };
 
 struct GoldenFreezeCommand {
