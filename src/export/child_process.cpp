@@ -55,6 +55,15 @@ std::vector<std::string> front_end_environment() {
 }
 
 
+// The char* array execve and posix_spawn take: pointers into `strings` (which must outlive it),
+// then a null.
+std::vector<char*> null_terminated(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (auto& text : strings) pointers.push_back(text.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
 // Starts `python ARGS...` with the front end on PYTHONPATH, stdin from /dev/null and
 // `captured_fd` going into a pipe, in a process group of its own (so that a signal or the time
 // limit ends it and whatever it started, even when it ignores SIGINT); returns the child's pid,
@@ -62,14 +71,9 @@ std::vector<std::string> front_end_environment() {
 Expected<std::pair<pid_t, int>> spawn_front_end(const std::string& python, std::vector<std::string> args,
                                                 int captured_fd) {
   args.insert(args.begin(), python);
-  std::vector<char*> argv;
-  for (auto& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
+  std::vector<char*> argv = null_terminated(args);
   std::vector<std::string> environment = front_end_environment();
-  std::vector<char*> envp;
-  for (auto& entry : environment) envp.push_back(entry.data());
-  envp.push_back(nullptr);
+  std::vector<char*> envp = null_terminated(environment);
 
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
@@ -166,13 +170,9 @@ Expected<int> run_front_end(const std::string& python, std::vector<std::string> 
 
 Error exec_front_end(const std::string& python, std::vector<std::string> args) {
   args.insert(args.begin(), python);
-  std::vector<char*> argv;
-  for (auto& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
+  std::vector<char*> argv = null_terminated(args);
   std::vector<std::string> environment = front_end_environment();
-  std::vector<char*> envp;
-  for (auto& entry : environment) envp.push_back(entry.data());
-  envp.push_back(nullptr);
+  std::vector<char*> envp = null_terminated(environment);
   ::execvpe(python.c_str(), argv.data(), envp.data());
   return Error(ErrorCode::not_found, "cannot run the Python interpreter '" + python + "': " + std::strerror(errno) +
                                          " (set ONNXPROOF_PYTHON; scripts/setup.sh makes the default .venv)");
