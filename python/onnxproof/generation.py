@@ -220,15 +220,16 @@ def record_generation(state, model, reference, steps):
                                       f"{type(error).__name__}: {error}", "generation", ""))
         return False
     exact, reason = None, ""
-    copy = ExactReference(model)
-    if copy.model is None:
-        reason = copy.reason
-    else:
-        try:
-            with default_dtype(torch.float64):
-                _, exact = _greedy(copy.model, prompt, [value.double() for value in empty], steps, tokens)
-        except Exception as error:  # noqa: BLE001 -- no float64 run: the fixed rule, said
-            reason = f"{type(error).__name__}: {error}"
+    float64_pass = ExactReference(model)
+    with float64_pass.float64_model():
+        if float64_pass.model is None:
+            reason = float64_pass.reason
+        else:
+            try:
+                with default_dtype(torch.float64):
+                    _, exact = _greedy(float64_pass.model, prompt, [value.double() for value in empty], steps, tokens)
+            except Exception as error:  # noqa: BLE001 -- no float64 run: the fixed rule, said
+                reason = f"{type(error).__name__}: {error}"
     folder = os.path.join(reference, FOLDER)
     os.makedirs(folder, exist_ok=True)
     files = {"prompt.pb": (prompt, interface["input_ids"]), "tokens.pb": (tokens, "tokens"),
