@@ -76,7 +76,6 @@ class ExactReference:
                 self.source.double()
                 self.model = self.source
             else:
-                import copy
                 self.model = copy.deepcopy(self.source).double().eval()
         except Exception as error:
             self.reason = f"the model cannot be copied to float64: {type(error).__name__}: {error}"
