@@ -115,8 +115,7 @@ Expected<ComparisonRun> run_with_intermediates(const std::string& bytes, const R
   // The copy's first outputs are the model's own, in order.
   for (std::size_t i = 0; i < c.outputs.size() && i < outputs.size(); ++i) {
     const Tensor& expected = c.outputs[i].tensor;
-    const Comparison cmp =
-        compare_tensors(expected, outputs[i], tolerance.resolve(session.outputs()[i].name, expected.dtype()));
+    const Comparison cmp = tolerance.compare(session.outputs()[i].name, expected, outputs[i]);
     run.reproduced = run.reproduced || !cmp.allclose;
     run.largest_error = std::max(run.largest_error, cmp.max_abs);
   }

@@ -83,7 +83,7 @@ Expected<bool> matches_with(const std::filesystem::path& model, const ReferenceC
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const auto& expected = c.outputs[i];
     const std::string& name = session.outputs()[i].name;
-    if (!compare_tensors(expected.tensor, outputs[i], tolerance.resolve(name, expected.tensor.dtype())).allclose)
+    if (!tolerance.compare(name, expected.tensor, outputs[i]).allclose)
       return false;
   }
   return true;

@@ -61,26 +61,6 @@ ExactDeviation measure(const Tensor& reference, const Tensor& other) {
   return measured;
 }
 
-// Elements of `actual` farther than `budget` from `reference` become the comparison's mismatches
-// (with the NaN/Inf differences already counted), and the worst of them its worst element.
-void count_over_budget(const Tensor& reference, const Tensor& actual, double budget, Comparison& result) {
-  double worst_excess = -std::numeric_limits<double>::infinity();
-  int64_t over_budget = 0;
-  for (int64_t i = 0; i < reference.size(); ++i) {
-    const double r = reference.value_as_double(i);
-    const double a = actual.value_as_double(i);
-    if (!finite(r) || !finite(a)) continue;
-    const double excess = std::fabs(a - r) - budget;
-    if (excess > 0.0) ++over_budget;
-    if (excess > worst_excess) {
-      worst_excess = excess;
-      if (result.nan_mismatches == 0) result.worst_index = i;
-    }
-  }
-  result.mismatches = result.nan_mismatches + over_budget;
-  result.allclose = result.mismatches == 0;
-}
-
 }  // namespace
 
 const char* rule_name(ToleranceRule rule) {

@@ -99,6 +99,43 @@ Comparison compare_tensors(const Tensor& expected, const Tensor& actual, const T
   return result;
 }
 
+double finite_scale(const Tensor& tensor) {
+  double scale = 0.0;
+  for (int64_t i = 0; i < tensor.size(); ++i) {
+    const double value = std::fabs(tensor.value_as_double(i));
+    if (std::isfinite(value)) scale = std::max(scale, value);
+  }
+  return scale;
+}
+
+void count_over_budget(const Tensor& reference, const Tensor& actual, double budget, Comparison& result) {
+  double worst_excess = -INFINITY;
+  int64_t over_budget = 0;
+  for (int64_t i = 0; i < reference.size(); ++i) {
+    const double r = reference.value_as_double(i);
+    const double a = actual.value_as_double(i);
+    if (!std::isfinite(r) || !std::isfinite(a)) continue;
+    const double excess = std::fabs(a - r) - budget;
+    if (excess > 0.0) ++over_budget;
+    if (excess > worst_excess) {
+      worst_excess = excess;
+      if (result.nan_mismatches == 0) result.worst_index = i;
+    }
+  }
+  result.mismatches = result.nan_mismatches + over_budget;
+  result.allclose = result.mismatches == 0;
+}
+
+Comparison compare_at_scale(const Tensor& expected, const Tensor& actual, const Tolerance& tolerance) {
+  if (!is_floating(expected.dtype())) return compare_tensors(expected, actual, tolerance);
+  // NaN/Inf positions, shapes, dtypes and the max abs/rel figures: a tolerance that accepts every
+  // finite difference; then the budget decides.
+  Comparison result = compare_tensors(expected, actual, Tolerance{0.0, INFINITY});
+  if (!result.dtype_match || !result.shape_match) return result;
+  count_over_budget(expected, actual, tolerance.atol + tolerance.rtol * finite_scale(expected), result);
+  return result;
+}
+
 std::string Comparison::describe() const {
   if (!dtype_match) return "dtypes differ";
   if (!shape_match) return "shapes differ";

@@ -133,10 +133,10 @@ namespace {
 // One step's logits against the reference under the calibrated rule (float64 logits recorded and
 // no user tolerance) or the fixed/user rule; the near-tie decision for differing tokens.
 void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional<Tensor>& exact, const Tensor& onnx,
-                const Tolerance* fixed) {
+                const ToleranceOptions& tolerance, const std::string& logits, bool calibrated) {
   double noise = 0.0;
   const Tensor& truth = exact ? *exact : pytorch;
-  if (fixed == nullptr && exact) {
+  if (calibrated && exact) {
     ExactDeviation deviation;
     const Comparison comparison = compare_calibrated(pytorch, *exact, onnx, 0.0, deviation);
     step.max_abs = comparison.max_abs;
@@ -145,12 +145,13 @@ void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional
     step.budget = deviation.budget;
     noise = deviation.pytorch;
   } else {
-    const Comparison comparison = compare_tensors(pytorch, onnx, *fixed);
-    double scale = 0.0;
-    for (int64_t index = 0; index < pytorch.size(); ++index) scale = std::max(scale, std::abs(pytorch.value_as_double(index)));
+    // The fixed rule at the logits' scale (the user's figures element by element); the budget
+    // reported is the one at that scale.
+    const Comparison comparison = tolerance.compare(logits, pytorch, onnx, DType::float32);
+    const Tolerance fixed = tolerance.resolve(logits, DType::float32);
     step.max_abs = step.error = comparison.max_abs;
     step.mismatches = comparison.mismatches;
-    step.budget = fixed->atol + fixed->rtol * scale;
+    step.budget = fixed.atol + fixed.rtol * finite_scale(pytorch);
     noise = step.budget;
   }
   const int64_t vocabulary = pytorch.shape()[1];
@@ -202,13 +203,18 @@ void add_generation_findings(GenerationResult& result) {
   }
   if (result.first_failure) {
     const GenerationStep& step = result.steps[static_cast<std::size_t>(*result.first_failure)];
-    const std::string what =
-        step.tokens_equal()
-            ? fmt::format("its logits are {:.3g} from the reference, over the budget {:.3g} ({} values outside)",
-                          step.error, step.budget, step.mismatches)
-            : fmt::format("ONNX Runtime picks token {} where PyTorch picks {} (exact margin {:.3g}, budget {:.3g})",
-                          fmt::join(step.onnx_tokens, ","), fmt::join(step.pytorch_tokens, ","),
-                          step.tie_margin.value_or(0.0), step.budget);
+    std::string what;
+    if (!step.tokens_equal()) {
+      what = fmt::format("ONNX Runtime picks token {} where PyTorch picks {} (exact margin {:.3g}, budget {:.3g})",
+                         fmt::join(step.onnx_tokens, ","), fmt::join(step.pytorch_tokens, ","),
+                         step.tie_margin.value_or(0.0), step.budget);
+    } else if (result.rule == "user") {  // element by element: no one budget to quote
+      what = fmt::format("its logits are up to {:.3g} from PyTorch's, {} values outside the --rtol/--atol given",
+                         step.error, step.mismatches);
+    } else {
+      what = fmt::format("its logits are {:.3g} from the reference, over the budget {:.3g} ({} values outside)",
+                         step.error, step.budget, step.mismatches);
+    }
     // A token is the argmax of the step's logits: a differing one is an argmax flip, logits
     // outside the budget a parity mismatch, both named by the step where they first happen.
     const FindingCode code = step.tokens_equal() ? FindingCode::parity_mismatch : FindingCode::argmax_flip;
@@ -248,7 +254,6 @@ Expected<GenerationResult> prove_generation(const fs::path& model, const fs::pat
   result.prompt_length = document.prompt_length;
   result.exact_missing_reason = document.exact_missing_reason;
   const bool calibrated = reference.exact && !tolerance.overridden(document.logits);
-  const Tolerance fixed = tolerance.resolve(document.logits, DType::float32);
   result.rule = calibrated ? "calibrated" : (tolerance.overridden(document.logits) ? "user" : "fixed");
   const int64_t batch = document.batch, vocabulary = reference.logits.shape()[2];
   Tensor ids = reference.prompt;
@@ -278,7 +283,7 @@ Expected<GenerationResult> prove_generation(const fs::path& model, const fs::pat
     step.past_length = past_length;
     step.pytorch_tokens.assign(token_values.begin(), token_values.end());
     step.onnx_tokens = argmax_rows(onnx);
-    judge_step(step, pytorch, exact, onnx, calibrated ? nullptr : &fixed);
+    judge_step(step, pytorch, exact, onnx, tolerance, document.logits, calibrated);
     result.steps.push_back(std::move(step));
     for (std::size_t layer = 0; layer < past.size(); ++layer) {
       past[layer] = std::move((*outputs)[output_index(session, document.present[layer])]);

@@ -153,7 +153,8 @@ void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual
   }
   const bool class_scores = is_class_scores(row.output, expected.shape());
   if (row.rule != ToleranceRule::calibrated && row.rule != ToleranceRule::pooled) {
-    row.comparison = compare_tensors(expected, actual, row.tolerance);
+    row.comparison = options.tolerance.compare(row.output, expected, actual,
+                                               narrower ? options.precision : expected.dtype());
     if (class_scores) row.argmax = check_argmax(expected, actual);
     if (!complex && row.rule != ToleranceRule::exact) row.evidence = fixed_rule_evidence(expected, row.tolerance);
     return;

@@ -51,6 +51,13 @@ Tolerance ToleranceOptions::resolve(const std::string& output, DType dtype) cons
   return tolerance;
 }
 
+Comparison ToleranceOptions::compare(const std::string& output, const Tensor& expected, const Tensor& actual,
+                                     DType dtype) const {
+  const Tolerance tolerance = resolve(output, dtype == DType::undefined ? expected.dtype() : dtype);
+  return overridden(output) ? compare_tensors(expected, actual, tolerance)
+                            : compare_at_scale(expected, actual, tolerance);
+}
+
 Expected<void> ToleranceOptions::add_output_tolerance(const std::string& text) {
   const auto eq = text.find('=');
   const auto comma = text.find(',', eq == std::string::npos ? 0 : eq);

@@ -111,7 +111,7 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
     }
     for (std::size_t k = 0; k < expected.size() && k < actual->size(); ++k) {
       const auto& name = output_names[k];
-      const auto comparison = compare_tensors(expected[k], (*actual)[k], tolerance.resolve(name, expected[k].dtype()));
+      const auto comparison = tolerance.compare(name, expected[k], (*actual)[k]);
       proof.max_abs = std::max(proof.max_abs, comparison.max_abs);
       if (!comparison.allclose) {
         proof.findings.push_back({FindingCode::simplify_changed_outputs, Severity::error, "simplify",

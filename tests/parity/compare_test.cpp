@@ -74,6 +74,47 @@ Tensor logits(std::vector<int64_t> shape, std::vector<float> values) {
   return *Tensor::from_bytes(DType::float32, std::move(shape), std::move(bytes));
 }
 
+// A logit of 1e-3 where the row's logits reach 20: float32 rounding of the large terms that
+// cancel there moves it by 2e-5, which element-wise allclose (budget 1e-5 + 1e-6) calls a mismatch.
+TEST(CompareAtScale, RoundingOfAValueNearZeroIsWithinTheOutputsBudget) {
+  const Tensor expected = floats({20.0F, -7.5F, 1e-3F});
+  const Tensor actual = floats({20.0002F, -7.5F, 1.02e-3F});
+  EXPECT_FALSE(compare_tensors(expected, actual).allclose);
+  const auto result = compare_at_scale(expected, actual, Tolerance{});
+  EXPECT_TRUE(result.allclose) << result.describe();
+  EXPECT_NEAR(result.max_abs, 2e-4, 1e-5);
+}
+
+TEST(CompareAtScale, ADifferenceOverTheBudgetAtTheScaleFailsAndIsLocated) {
+  // Budget 1e-5 + 1e-3 * 20 = 0.02: 0.05 at the small element is a defect, whatever its size.
+  const auto result = compare_at_scale(floats({20.0F, 0.01F, 3.0F}), floats({20.0F, 0.06F, 3.0F}), Tolerance{});
+  EXPECT_FALSE(result.allclose);
+  EXPECT_EQ(result.mismatches, 1);
+  EXPECT_EQ(result.worst_index, 1);
+}
+
+TEST(CompareAtScale, NanDifferencesShapesAndIntegersStayAsStrict) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto result = compare_at_scale(floats({nan, 1.0F}), floats({0.0F, 1.0F}), Tolerance{});
+  EXPECT_FALSE(result.allclose);
+  EXPECT_EQ(result.nan_mismatches, 1);
+  EXPECT_FALSE(compare_at_scale(floats({1.0F}), floats({1.0F, 1.0F}), Tolerance{}).shape_match);
+  auto a = *Tensor::zeros(DType::int64, {2});
+  auto b = *Tensor::zeros(DType::int64, {2});
+  b.mutable_values<int64_t>()[1] = 1;
+  EXPECT_FALSE(compare_at_scale(a, b, Tolerance{1.0, 1.0}).allclose);
+}
+
+TEST(CompareAtScale, TheUsersFiguresStillCompareElementByElement) {
+  const Tensor expected = floats({20.0F, 1e-3F});
+  const Tensor actual = floats({20.0F, 1.02e-3F});
+  ToleranceOptions defaults;
+  EXPECT_TRUE(defaults.compare("logits", expected, actual).allclose);
+  ToleranceOptions user;
+  user.rtol = 1e-3;  // the defaults' figures, but the user's: assert_allclose semantics
+  EXPECT_FALSE(user.compare("logits", expected, actual).allclose);
+}
+
 TEST(Argmax, FlipIsCountedEvenWhenAllcloseWouldPass) {
   // Row 1 is a near tie: 0.50001 vs 0.50000 swaps places, well inside rtol 1e-3.
   const auto torch = logits({2, 2}, {0.1F, 0.9F, 0.50001F, 0.5F});

@@ -109,6 +109,23 @@ class GenerationProof(unittest.TestCase):
         with open(os.path.join(out, "report.md"), encoding="utf-8") as handle:
             self.assertIn("## Generation", handle.read())
 
+    def test_a_correct_decoder_without_a_float64_run_passes_by_the_fixed_rule(self):
+        # The fixed rule once compared logits element by element: float32 rounding of a logit near
+        # 0 (1.55e-5 against a budget of 1e-5) failed this correct decoder at step 1 although all
+        # its tokens were identical. At the logits' scale, rounding is no mismatch.
+        out = os.path.join(self.folder, "run")
+        code, report, stderr = pipeline(out, "--model",
+                                        os.path.join(FIXTURES, "generation_models.py:float32_only_decoder"),
+                                        "--generate", "16", "--exporter", "torchscript")
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual(report["verdict"], "pass")
+        provider = generate_details(report)["providers"][0]
+        self.assertEqual(provider["rule"], "fixed")
+        self.assertEqual(provider["identical_steps"], 16)
+        codes = {finding["code"] for finding in report["findings"]}
+        self.assertIn("EXACT_REFERENCE_MISSING", codes)
+        self.assertFalse(codes & {"PARITY_MISMATCH", "RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS"}, codes)
+
     def test_a_planted_off_by_one_fails_at_the_step_it_first_changes(self):
         out = os.path.join(self.folder, "run")
         code, report, stderr = pipeline(out, "--model",

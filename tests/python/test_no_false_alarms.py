@@ -13,6 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from onnx import load_tensor, numpy_helper
+
 import onnxproof
 from onnxproof import cases, families, report as reports, traps
 
@@ -134,6 +136,27 @@ class KeywordsOnly(nn.Module):
         return self.linear(kwargs["features"]) * kwargs["weights"]
 
 
+class CancellingFloat32Only(nn.Module):
+    """The difference of two wide projections that nearly cancel, and float32 only (a model with
+    float32-only kernels): no float64 reference, so the fixed rule decides. Its outputs have a
+    scale of a few units, but terms of a thousand round away about 1e-4 of them, so elements near
+    0 differ between PyTorch and ONNX Runtime by more than atol + rtol * |value|."""
+
+    def __init__(self):
+        super().__init__()
+        generator = torch.Generator().manual_seed(11)
+        self.first = nn.Linear(512, 256, bias=False)
+        self.second = nn.Linear(512, 256, bias=False)
+        with torch.no_grad():
+            self.first.weight.copy_(torch.randn(256, 512, generator=generator) * 40)
+            self.second.weight.copy_(self.first.weight + torch.randn(256, 512, generator=generator) * 0.1)
+
+    def forward(self, x):
+        if x.dtype != torch.float32 or self.first.weight.dtype != torch.float32:
+            raise TypeError("float32 only")
+        return self.first(x) - self.second(x)
+
+
 # --- the tests ----------------------------------------------------------------------------------
 
 class ReportsNotExceptions(ProvedRun):
@@ -213,6 +236,27 @@ class ValueDomains(ProvedRun):
         result = self.prove("flag", Flagged().eval(), (torch.randn(2, 3), torch.tensor(True)))
         self.assertEqual(result.verdict, "pass", str(result))
         self.assertEqual(self.cases_of(result)[0]["source"], "example")
+
+
+class FixedRuleAtScale(ProvedRun):
+    def test_rounding_near_zero_without_a_float64_run_is_no_mismatch(self):
+        import onnxruntime
+        model = CancellingFloat32Only().eval()
+        x = torch.randn(4, 512, generator=torch.Generator().manual_seed(5))
+        result = self.prove("cancel", model, (x,), dynamic_axes={"x": {0: "batch"}})
+        self.assertTrue(result.parity)
+        self.assertEqual({row.extra.get("rule") for row in result.parity}, {"fixed"})
+        # The comparison this test is about: element by element, some case fails.
+        session = onnxruntime.InferenceSession(result.path("model.onnx"), providers=["CPUExecutionProvider"])
+        elementwise_failures = 0
+        for case in self.cases_of(result):
+            folder = result.path(os.path.join("reference", case["data_set"]))
+            inputs, expected = (numpy_helper.to_array(load_tensor(os.path.join(folder, name)))
+                                for name in ("input_0.pb", "output_0.pb"))
+            actual = session.run(None, {session.get_inputs()[0].name: inputs})[0]
+            elementwise_failures += not np.allclose(actual, expected, rtol=1e-3, atol=1e-5)
+        self.assertGreater(elementwise_failures, 0, "the model no longer shows the near-zero rounding")
+        self.assertEqual(result.verdict, "pass", str(result))
 
 
 class CoupledAndRejectedSizes(ProvedRun):

@@ -27,8 +27,9 @@ inline constexpr const char* k_rule_sentence =
     "each floating output of ONNX Runtime must be within 8x PyTorch float32's own distance from the exact "
     "(float64) answer, plus 4 epsilons of the output's scale (rule 'calibrated'; rule 'pooled' where a case has "
     "no float64 run of its own and the noise is the median of the cases that have one); outputs without a "
-    "float64 reference use rtol 1e-3 / atol 1e-5 (rule 'fixed'), --rtol/--atol/--output-tolerance override "
-    "them all (rule 'user'), integers and bools compare exactly.";
+    "float64 reference must be within atol 1e-5 + rtol 1e-3 of the output's largest value (rule 'fixed'), "
+    "--rtol/--atol/--output-tolerance override them all and compare element by element (rule 'user'), integers "
+    "and bools compare exactly.";
 
 static_assert(k_noise_multiple == 8.0 && k_floor_epsilons == 4.0, "k_rule_sentence quotes the constants");
 

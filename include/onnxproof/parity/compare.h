@@ -1,6 +1,7 @@
 #pragma once
 // Elementwise comparison of an actual tensor against an expected one, in the manner of
-// numpy.testing.assert_allclose: |actual - expected| <= atol + rtol * |expected|, NaN equal to
+// numpy.testing.assert_allclose (|actual - expected| <= atol + rtol * |expected|) or at the
+// output's scale (compare_at_scale: atol + rtol * max|expected|), NaN equal to
 // NaN, infinities equal when they have the same sign; integers, bools and strings exactly.
 
 #include <cstdint>
@@ -33,5 +34,20 @@ struct Comparison {
 /// Compares `actual` with `expected`. Different dtypes or shapes give allclose = false with
 /// dtype_match / shape_match cleared and no elementwise figures.
 Comparison compare_tensors(const Tensor& expected, const Tensor& actual, const Tolerance& tolerance = {});
+
+/// The largest magnitude of a tensor's finite values (0 when it has none): the output's scale.
+double finite_scale(const Tensor& tensor);
+
+/// Like compare_tensors, but every element of a floating output gets the budget of the output's
+/// scale: |actual - expected| <= atol + rtol * max|expected|. Element-wise allclose gives a value
+/// near 0 a budget of atol alone, so plain float32 rounding of a logit that happens to be tiny (a
+/// sum of large terms that cancel) reads as a mismatch although the output as a whole agrees to
+/// rtol. Other dtypes (complex included) compare as compare_tensors does.
+Comparison compare_at_scale(const Tensor& expected, const Tensor& actual, const Tolerance& tolerance);
+
+/// Counts the finite elements of `actual` farther than `budget` from `reference` as the
+/// comparison's mismatches (with its NaN/Inf differences, already counted) and points its worst
+/// element at the largest excess, unless a NaN/Inf difference already is the worst.
+void count_over_budget(const Tensor& reference, const Tensor& actual, double budget, Comparison& result);
 
 }  // namespace onnxproof

@@ -29,6 +29,13 @@ struct ToleranceOptions {
   /// The tolerance for one output of the given dtype.
   Tolerance resolve(const std::string& output, DType dtype) const;
 
+  /// Compares one output by the rule these options give it: figures the user set, element by
+  /// element like numpy.testing.assert_allclose; the defaults of `dtype` (the expected tensor's
+  /// when undefined) at the output's scale (compare_at_scale), so rounding of an element near 0
+  /// is no mismatch.
+  Comparison compare(const std::string& output, const Tensor& expected, const Tensor& actual,
+                     DType dtype = DType::undefined) const;
+
   /// Every tolerance given is a finite number >= 0: a NaN makes every comparison false, so no
   /// element would ever count as a mismatch, and an infinite one accepts anything. ErrorCode::usage
   /// naming the option otherwise.
