@@ -266,6 +266,13 @@ Expected<void> append_provider(Ort::SessionOptions& session_options, const Sessi
     Ort::ThrowOnError(Ort::GetApi().CreateCUDAProviderOptions(&cuda_options));
     std::unique_ptr<OrtCUDAProviderOptionsV2, void (*)(OrtCUDAProviderOptionsV2*)> owned(
         cuda_options, Ort::GetApi().ReleaseCUDAProviderOptions);
+    // TF32 off: ONNX Runtime's default rounds the inputs of every float32 MatMul and Conv to 10
+    // mantissa bits on Ampere and later, so a healthy export lands 70-1500x PyTorch float32's
+    // distance from exact (measured on an H200, bench/gpu/RESULTS.md) and the proof would blame
+    // the export for a runtime setting (docs/providers.md: what that means for deployment).
+    const char* key = "use_tf32";
+    const char* value = "0";
+    Ort::ThrowOnError(Ort::GetApi().UpdateCUDAProviderOptions(cuda_options, &key, &value, 1));
     session_options.AppendExecutionProvider_CUDA_V2(*cuda_options);
   } catch (const Ort::Exception& error) {
     const std::string message = error.what();
