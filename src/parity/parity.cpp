@@ -341,6 +341,13 @@ std::string calibrated_miss_message(const ParityRow& worst, std::size_t failed_c
   const auto& cmp = worst.comparison;
   // NaN/Inf positions carry no distance: said apart (NAN_OR_INF has them too).
   const std::string nan = cmp.nan_mismatches ? fmt::format(", {} of them NaN/Inf where the other side is not", cmp.nan_mismatches) : "";
+  if (cmp.mismatches == cmp.nan_mismatches) {  // no finite value over the budget: distances say nothing
+    return fmt::format("output '{}' on {} ({} optimizations) has NaN/Inf where PyTorch's is finite (or the reverse) "
+                       "in {} of {} cases; worst {} ({}): {} of {} elements, first at {}",
+                       worst.output, worst.provider, optimization_name(worst.optimization), failed_cases, cases,
+                       worst.data_set, describe_sizes(worst.sizes), cmp.nan_mismatches, cmp.elements,
+                       worst.worst_at.empty() ? "-" : worst.worst_at);
+  }
   return fmt::format(
       "output '{}' on {} ({} optimizations) is {} in {} of {} cases; worst {} ({}): max |ONNX - exact| {:.3g} "
       "over finite values, PyTorch's {:.3g}, budget {:.3g} ({:g}x PyTorch's noise + {:g} epsilons of the scale "

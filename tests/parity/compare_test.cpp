@@ -138,6 +138,17 @@ TEST(Argmax, TieInPyTorchsRowIsNoFlip) {
   EXPECT_EQ(check->first_flip_row, 1);
 }
 
+TEST(Argmax, ARowOfNanIsNoFlipButAFiniteRowStillIs) {
+  // Row 0 overflowed to NaN in ONNX Runtime (NAN_OR_INF's finding, not an argmax flip); row 1 flips.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto torch = logits({2, 2}, {0.1F, 0.9F, 0.9F, 0.1F});
+  const auto onnx = logits({2, 2}, {nan, nan, 0.1F, 0.9F});
+  const auto check = check_argmax(torch, onnx);
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->flips, 1);
+  EXPECT_EQ(check->first_flip_row, 1);
+}
+
 TEST(Argmax, DoesNotApplyToIntegersOrSingleClassOutputs) {
   EXPECT_FALSE(check_argmax(*Tensor::zeros(DType::int64, {2, 3}), *Tensor::zeros(DType::int64, {2, 3})));
   EXPECT_FALSE(check_argmax(logits({3, 1}, {1, 2, 3}), logits({3, 1}, {1, 2, 3})));
