@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Makes the front end's pinned Python environment in .venv/ (git-ignored) from
-# python/requirements.lock, exactly. Idempotent: the lock file's sha256 is stamped into the
+# Makes the front end's pinned Python environment in .venv/ (git-ignored), or in the folder given
+# as its argument (scripts/setup.sh's machine-wide copy), from python/requirements.lock, exactly. Idempotent: the lock file's sha256 is stamped into the
 # environment, so a second run costs nothing and a changed lock rebuilds it.
 # The interpreter: $ONNXPROOF_SETUP_PYTHON, else pyenv's Python 3.11, else python3.11 on PATH (the
 # version the pinned wheels are for).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-venv="$root/.venv"
+venv="${1:-$root/.venv}"
 lock="$root/python/requirements.lock"
 want="$(sha256sum "$lock" | awk '{print $1}')"
 if [[ -x "$venv/bin/python" ]] && [[ "$(cat "$venv/onnxproof-lock.sha256" 2>/dev/null)" == "$want" ]]; then
@@ -30,7 +30,7 @@ if [[ -z "$python" ]]; then
   exit 3
 fi
 
-echo "onnxproof setup: making the pinned Python environment in .venv/ with $python (torch, onnx; a few minutes the first time)" >&2
+echo "onnxproof setup: making the pinned Python environment in $venv with $python (torch, onnx; a few minutes the first time)" >&2
 # The stamp is written last: an interrupted run leaves no stamp, and the next one starts over.
 rm -rf "$venv"
 "$python" -m venv "$venv"

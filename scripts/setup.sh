@@ -5,6 +5,7 @@
 #   2. the front end's pinned Python environment in .venv/ (scripts/setup-python.sh);
 #   3. the ONNX C++ library at the pinned version in .deps/onnx (scripts/build-onnx.sh);
 #   4. ONNX Runtime in .deps/onnxruntime (scripts/fetch-onnxruntime.sh);
+#      (2-4 are kept once per machine and linked from the checkout: see below)
 #   5. the distribution's own PyTorch, where it has one, for the cross-version test lane;
 #   6. clang with libFuzzer and the sanitizer runtimes, for the fuzz targets (fuzz/).
 set -euo pipefail
@@ -69,9 +70,30 @@ if ! locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$'; then
   "${sudo_cmd[@]}" localedef -i en_US -f UTF-8 en_US.UTF-8
 fi
 
-"$root/scripts/setup-python.sh"
-"$root/scripts/build-onnx.sh"
-"$root/scripts/fetch-onnxruntime.sh"
+# Steps 2-4 are done once per machine: their products live in $cache under a name made from what
+# pins them, and this checkout links .venv, .deps/onnx and .deps/onnxruntime there, so a second
+# checkout (a fresh clone, a worktree, CI on a developer's machine) neither installs torch nor
+# builds ONNX again. ONNXPROOF_SETUP_CACHE= (empty) keeps them inside the checkout.
+cache="${ONNXPROOF_SETUP_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/onnxproof-setup}"
+key() { cat "$@" | sha256sum | cut -c1-16; }  # the hash of the files that pin a product
+# shared LINK NAME SCRIPT: SCRIPT (idempotent, its argument the folder to fill) fills $cache/NAME,
+# one checkout at a time, and LINK points there.
+shared() {
+  local link="$1" target="$cache/$2" script="$3"
+  # No cache, or a checkout's own copy made before there was one: filled in place, as it was.
+  if [[ -z "$cache" ]] || [[ -d "$link" && ! -L "$link" ]]; then "$script" "$link"; return; fi
+  mkdir -p "$cache" "$(dirname "$link")"
+  (flock 9 && "$script" "$target") 9>"$target.lock"
+  if [[ "$(readlink "$link" 2>/dev/null)" != "$target" ]]; then
+    rm -rf "$link"
+    ln -s "$target" "$link"
+  fi
+}
+shared "$root/.venv" "venv-$(key "$root/python/requirements.lock")" "$root/scripts/setup-python.sh"
+shared "$root/.deps/onnx" "onnx-$(key "$root/python/requirements.lock" <(protoc --version))" \
+  "$root/scripts/build-onnx.sh"
+shared "$root/.deps/onnxruntime" "onnxruntime-$(key "$root/scripts/fetch-onnxruntime.sh")" \
+  "$root/scripts/fetch-onnxruntime.sh"
 
 # The distribution's PyTorch: installed where the machine's own package sources have it.
 missing=()
