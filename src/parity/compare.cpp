@@ -126,13 +126,29 @@ void count_over_budget(const Tensor& reference, const Tensor& actual, double bud
   result.allclose = result.mismatches == 0;
 }
 
-Comparison compare_at_scale(const Tensor& expected, const Tensor& actual, const Tolerance& tolerance) {
-  if (!is_floating(expected.dtype())) return compare_tensors(expected, actual, tolerance);
+Comparison compare_at_scale(const Tensor& expected, const Tensor& actual, double rtol) {
+  if (!is_floating(expected.dtype())) return compare_tensors(expected, actual);
   // NaN/Inf positions, shapes, dtypes and the max abs/rel figures: a tolerance that accepts every
-  // finite difference; then the budget decides.
+  // finite difference; then each element's budget decides.
   Comparison result = compare_tensors(expected, actual, Tolerance{0.0, INFINITY});
   if (!result.dtype_match || !result.shape_match) return result;
-  count_over_budget(expected, actual, tolerance.atol + tolerance.rtol * finite_scale(expected), result);
+  const double floor = k_scale_floor_fraction * finite_scale(expected);
+  const double dust = expected.dtype() == DType::float64 ? 2.2250738585072014e-308 : 1.1754943508222875e-38;
+  double worst_excess = -INFINITY;
+  int64_t over_budget = 0;
+  for (int64_t i = 0; i < expected.size(); ++i) {
+    const double e = expected.value_as_double(i);
+    const double a = actual.value_as_double(i);
+    if (!std::isfinite(e) || !std::isfinite(a)) continue;
+    const double excess = std::fabs(a - e) - (rtol * std::max(std::fabs(e), floor) + dust);
+    if (excess > 0.0) ++over_budget;
+    if (excess > worst_excess) {
+      worst_excess = excess;
+      if (result.nan_mismatches == 0) result.worst_index = i;
+    }
+  }
+  result.mismatches = result.nan_mismatches + over_budget;
+  result.allclose = result.mismatches == 0;
   return result;
 }
 

@@ -145,13 +145,14 @@ void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional
     step.budget = deviation.budget;
     noise = deviation.pytorch;
   } else {
-    // The fixed rule at the logits' scale (the user's figures element by element); the budget
-    // reported is the one at that scale.
+    // The fixed rule relative to the logits' scale (the user's figures element by element); the
+    // budget reported is the largest any element gets.
     const Comparison comparison = tolerance.compare(logits, pytorch, onnx, DType::float32);
     const Tolerance fixed = tolerance.resolve(logits, DType::float32);
     step.max_abs = step.error = comparison.max_abs;
     step.mismatches = comparison.mismatches;
-    step.budget = fixed.atol + fixed.rtol * finite_scale(pytorch);
+    step.budget = tolerance.overridden(logits) ? fixed.atol + fixed.rtol * finite_scale(pytorch)
+                                               : fixed.rtol * finite_scale(pytorch);
     noise = step.budget;
   }
   const int64_t vocabulary = pytorch.shape()[1];

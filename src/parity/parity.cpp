@@ -116,8 +116,9 @@ NoiseByOutput pooled_relative_noise(const Reference& reference) {
   return pooled;
 }
 
-// The range of PyTorch's values and the fixed rule's budget at their scale.
-EvidenceSample fixed_rule_evidence(const Tensor& expected, const Tolerance& tolerance) {
+// The range of PyTorch's values and the largest budget an element gets: rtol of the scale under
+// the fixed rule (compare_at_scale), atol more under the user's.
+EvidenceSample fixed_rule_evidence(const Tensor& expected, const Tolerance& tolerance, bool user) {
   EvidenceSample sample{INFINITY, -INFINITY, 0.0, 0.0};
   for (int64_t i = 0; i < expected.size(); ++i) {
     const double value = expected.value_as_double(i);
@@ -127,7 +128,7 @@ EvidenceSample fixed_rule_evidence(const Tensor& expected, const Tolerance& tole
     sample.scale = std::max(sample.scale, std::fabs(value));
   }
   if (sample.low > sample.high) sample.low = sample.high = 0.0;
-  sample.budget = tolerance.atol + tolerance.rtol * sample.scale;
+  sample.budget = (user ? tolerance.atol : 0.0) + tolerance.rtol * sample.scale;
   return sample;
 }
 
@@ -156,7 +157,7 @@ void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual
     row.comparison = options.tolerance.compare(row.output, expected, actual,
                                                narrower ? options.precision : expected.dtype());
     if (class_scores) row.argmax = check_argmax(expected, actual);
-    if (!complex && row.rule != ToleranceRule::exact) row.evidence = fixed_rule_evidence(expected, row.tolerance);
+    if (!complex && row.rule != ToleranceRule::exact) row.evidence = fixed_rule_evidence(expected, row.tolerance, row.rule == ToleranceRule::user);
     return;
   }
   const double pooled = noise.at(output_key(c, index));

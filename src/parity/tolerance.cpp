@@ -55,7 +55,7 @@ Comparison ToleranceOptions::compare(const std::string& output, const Tensor& ex
                                      DType dtype) const {
   const Tolerance tolerance = resolve(output, dtype == DType::undefined ? expected.dtype() : dtype);
   return overridden(output) ? compare_tensors(expected, actual, tolerance)
-                            : compare_at_scale(expected, actual, tolerance);
+                            : compare_at_scale(expected, actual, tolerance.rtol);
 }
 
 Expected<void> ToleranceOptions::add_output_tolerance(const std::string& text) {

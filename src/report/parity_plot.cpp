@@ -11,12 +11,13 @@ namespace onnxproof {
 namespace {
 
 // The error that decided a row and the most it was allowed to be: against the exact (float64)
-// answer under the calibrated rules; against PyTorch, atol + rtol x the output's largest value,
-// under the fixed and user rules.
+// answer under the calibrated rules; against PyTorch, the largest budget an element gets under
+// the fixed and user rules (the row's evidence holds it).
 std::pair<double, double> decided_error(const ParityRow& row) {
   if (row.exact) return {row.exact->onnx, row.exact->budget};
   const double scale = row.evidence ? row.evidence->scale : 0.0;
-  return {row.comparison.max_abs, row.tolerance.atol + row.tolerance.rtol * scale};
+  return {row.comparison.max_abs,
+          row.evidence ? row.evidence->budget : row.tolerance.atol + row.tolerance.rtol * scale};
 }
 
 // A bar's label: the case and its sizes.

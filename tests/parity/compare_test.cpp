@@ -80,29 +80,39 @@ TEST(CompareAtScale, RoundingOfAValueNearZeroIsWithinTheOutputsBudget) {
   const Tensor expected = floats({20.0F, -7.5F, 1e-3F});
   const Tensor actual = floats({20.0002F, -7.5F, 1.02e-3F});
   EXPECT_FALSE(compare_tensors(expected, actual).allclose);
-  const auto result = compare_at_scale(expected, actual, Tolerance{});
+  const auto result = compare_at_scale(expected, actual, 1e-3);
   EXPECT_TRUE(result.allclose) << result.describe();
   EXPECT_NEAR(result.max_abs, 2e-4, 1e-5);
 }
 
 TEST(CompareAtScale, ADifferenceOverTheBudgetAtTheScaleFailsAndIsLocated) {
-  // Budget 1e-5 + 1e-3 * 20 = 0.02: 0.05 at the small element is a defect, whatever its size.
-  const auto result = compare_at_scale(floats({20.0F, 0.01F, 3.0F}), floats({20.0F, 0.06F, 3.0F}), Tolerance{});
+  // The small element's budget is 1e-3 x 1% of the scale 20 = 2e-4: 0.05 there is a defect.
+  const auto result = compare_at_scale(floats({20.0F, 0.01F, 3.0F}), floats({20.0F, 0.06F, 3.0F}), 1e-3);
   EXPECT_FALSE(result.allclose);
   EXPECT_EQ(result.mismatches, 1);
   EXPECT_EQ(result.worst_index, 1);
 }
 
+TEST(CompareAtScale, AnOutputOfSmallScaleIsNotBlind) {
+  // Values of 1e-6: atol 1e-5 lets element-wise allclose accept a 10% change; relative to the
+  // output's own scale it is a mismatch.
+  const Tensor expected = floats({1e-6F, 2e-6F, -3e-6F});
+  const Tensor actual = floats({1.1e-6F, 2e-6F, -3e-6F});
+  EXPECT_TRUE(compare_tensors(expected, actual).allclose);
+  EXPECT_FALSE(compare_at_scale(expected, actual, 1e-3).allclose);
+  EXPECT_TRUE(compare_at_scale(expected, floats({1.0000001e-6F, 2e-6F, -3e-6F}), 1e-3).allclose);
+}
+
 TEST(CompareAtScale, NanDifferencesShapesAndIntegersStayAsStrict) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const auto result = compare_at_scale(floats({nan, 1.0F}), floats({0.0F, 1.0F}), Tolerance{});
+  const auto result = compare_at_scale(floats({nan, 1.0F}), floats({0.0F, 1.0F}), 1e-3);
   EXPECT_FALSE(result.allclose);
   EXPECT_EQ(result.nan_mismatches, 1);
-  EXPECT_FALSE(compare_at_scale(floats({1.0F}), floats({1.0F, 1.0F}), Tolerance{}).shape_match);
+  EXPECT_FALSE(compare_at_scale(floats({1.0F}), floats({1.0F, 1.0F}), 1e-3).shape_match);
   auto a = *Tensor::zeros(DType::int64, {2});
   auto b = *Tensor::zeros(DType::int64, {2});
   b.mutable_values<int64_t>()[1] = 1;
-  EXPECT_FALSE(compare_at_scale(a, b, Tolerance{1.0, 1.0}).allclose);
+  EXPECT_FALSE(compare_at_scale(a, b, 1.0).allclose);
 }
 
 TEST(CompareAtScale, TheUsersFiguresStillCompareElementByElement) {

@@ -31,8 +31,8 @@ struct ToleranceOptions {
 
   /// Compares one output by the rule these options give it: figures the user set, element by
   /// element like numpy.testing.assert_allclose; the defaults of `dtype` (the expected tensor's
-  /// when undefined) at the output's scale (compare_at_scale), so rounding of an element near 0
-  /// is no mismatch.
+  /// when undefined) relative to the output's scale (compare_at_scale: rtol only, no atol), so
+  /// rounding of an element near 0 is no mismatch and an output of small scale is not blind.
   Comparison compare(const std::string& output, const Tensor& expected, const Tensor& actual,
                      DType dtype = DType::undefined) const;
 
