@@ -85,18 +85,21 @@ def exact_resize_size(image, min_size, max_size):
     intends: the short side to `min_size` unless the long side would then exceed `max_size`, the
     long side to `max_size` then; each side floor(side * scale), in integer arithmetic
     (side * numerator // denominator), so eager mode, the TorchScript trace and ONNX Runtime get the
-    same sizes (0-dim int64 tensors). torchvision's own eager float64 arithmetic floors a few sizes
-    one pixel lower (303 x 320 to 319 x 337 where the short side should be 320)."""
+    same sizes: Python ints eagerly (symbolic ints under torch.export), 0-dim int64 tensors traced.
+    torchvision's own eager float64 arithmetic floors a few sizes one pixel lower (303 x 320 to
+    319 x 337, where the short side should be 320)."""
     if torchvision._is_tracing():
         from torch.onnx import operators
         shape = operators.shape_as_tensor(image)[-2:]  # traced: the sizes stay dynamic
-    else:
-        shape = torch.tensor(image.shape[-2:])
-    short, long = torch.min(shape), torch.max(shape)
-    by_short = min_size * long <= max_size * short  # min_size / short <= max_size / long
-    numerator = torch.where(by_short, torch.tensor(min_size), torch.tensor(max_size))
-    denominator = torch.where(by_short, short, long)
-    return shape[0] * numerator // denominator, shape[1] * numerator // denominator
+        short, long = torch.min(shape), torch.max(shape)
+        by_short = min_size * long <= max_size * short  # min_size / short <= max_size / long
+        numerator = torch.where(by_short, torch.tensor(min_size), torch.tensor(max_size))
+        denominator = torch.where(by_short, short, long)
+        return shape[0] * numerator // denominator, shape[1] * numerator // denominator
+    height, width = image.shape[-2:]
+    short, long = torch.sym_min(height, width), torch.sym_max(height, width)
+    numerator, denominator = (min_size, short) if min_size * long <= max_size * short else (max_size, long)
+    return height * numerator // denominator, width * numerator // denominator
 
 
 class ExactResize(GeneralizedRCNNTransform):
@@ -117,8 +120,6 @@ class ExactResize(GeneralizedRCNNTransform):
         if self.training or target is not None or self.fixed_size is not None:
             return super().resize(image, target)
         height, width = exact_resize_size(image, self.min_size[-1], self.max_size)
-        if not torchvision._is_tracing():
-            height, width = int(height), int(width)
         resized = torch.nn.functional.interpolate(image[None], size=[height, width], mode="bilinear",
                                                   align_corners=False)
         return resized[0], target
