@@ -10,8 +10,17 @@ so (DETECTION_SETS below), and the engine's parity step compares them as matched
 With random weights a detector detects nothing (scores sit below the threshold, or are all equal),
 so a proof of its outputs would be a proof of empty tensors: `seed_detections` sets the
 classification head, seeded, so that a few tens of detections with spread scores clear it.
+
+torchvision's resize is not the same computation traced as in eager mode: eager PyTorch takes the
+scale as a Python float (float64) and interpolate floors `size * scale`, the trace takes it as a
+float32 tensor, so at heights like 193 (320/193 rounds down in float32) the traced model resizes to
+319 rows where eager PyTorch resizes to 320, and every box after it differs. `ExactResize` replaces
+the detector's transform with one that computes the output size in integer arithmetic, identical
+eager, traced and in ONNX; PyTorch's reference runs the same adapted detector.
 """
 import torch
+import torchvision
+from torchvision.models.detection.transform import GeneralizedRCNNTransform
 
 from .errors import UsageError
 
@@ -71,6 +80,51 @@ class DetectorOnImages(torch.nn.Module):
         return seed_classification_head(self.detector, example, seed)
 
 
+def exact_resize_size(image, min_size, max_size):
+    """(height, width) of `image` (C x H x W) resized as torchvision's GeneralizedRCNNTransform
+    intends: the short side to `min_size` unless the long side would then exceed `max_size`, the
+    long side to `max_size` then; each side floor(side * scale), in integer arithmetic
+    (side * numerator // denominator), so eager mode, the TorchScript trace and ONNX Runtime get the
+    same sizes: Python ints eagerly (symbolic ints under torch.export), 0-dim int64 tensors traced.
+    torchvision's own eager float64 arithmetic floors a few sizes one pixel lower (303 x 320 to
+    319 x 337, where the short side should be 320)."""
+    if torchvision._is_tracing():
+        from torch.onnx import operators
+        shape = operators.shape_as_tensor(image)[-2:]  # traced: the sizes stay dynamic
+        short, long = torch.min(shape), torch.max(shape)
+        by_short = min_size * long <= max_size * short  # min_size / short <= max_size / long
+        numerator = torch.where(by_short, torch.tensor(min_size), torch.tensor(max_size))
+        denominator = torch.where(by_short, short, long)
+        return shape[0] * numerator // denominator, shape[1] * numerator // denominator
+    height, width = image.shape[-2:]
+    short, long = torch.sym_min(height, width), torch.sym_max(height, width)
+    numerator, denominator = (min_size, short) if min_size * long <= max_size * short else (max_size, long)
+    return height * numerator // denominator, width * numerator // denominator
+
+
+class ExactResize(GeneralizedRCNNTransform):
+    """torchvision's detection transform whose inference resize computes its output size with
+    `exact_resize_size`, the same number eager and traced (torchvision's own takes a float64
+    scale eagerly and a float32 one traced: 193 rows become 320 eagerly, 319 traced).
+    Training, targets and a fixed size (SSD) keep torchvision's own resize."""
+
+    @classmethod
+    def replacing(cls, transform):
+        exact = cls(transform.min_size, transform.max_size, transform.image_mean, transform.image_std,
+                    size_divisible=transform.size_divisible, fixed_size=transform.fixed_size,
+                    _skip_resize=transform._skip_resize)
+        exact.train(transform.training)
+        return exact
+
+    def resize(self, image, target=None):
+        if self.training or target is not None or self.fixed_size is not None:
+            return super().resize(image, target)
+        height, width = exact_resize_size(image, self.min_size[-1], self.max_size)
+        resized = torch.nn.functional.interpolate(image[None], size=[height, width], mode="bilinear",
+                                                  align_corners=False)
+        return resized[0], target
+
+
 def load(name, builder):
     """(the detector on a list of one image, its description, its default inputs)."""
     import inspect
@@ -81,6 +135,11 @@ def load(name, builder):
         detector = builder(**options)
     except Exception as error:  # noqa: BLE001 -- torchvision's own refusal, said in one line
         raise UsageError(f"torchvision could not build '{name}': {type(error).__name__}: {error}") from error
+    resize = ""
+    if isinstance(getattr(detector, "transform", None), GeneralizedRCNNTransform) \
+            and detector.transform.fixed_size is None:
+        detector.transform = ExactResize.replacing(detector.transform)
+        resize = ", resized with the output size in integer arithmetic (the same eager and traced)"
     low, high = SIZE_RANGE
     defaults = {"inputs": [{"name": "image", "dims": [3, HEIGHT, WIDTH], "dtype": "float32"}],
                 "dynamic": [{"input": "image", "axis": 1, "label": "height", "min": low, "max": high},
@@ -88,7 +147,7 @@ def load(name, builder):
                 # BatchNorm statistics are estimated on four images at once (families.py).
                 "calibration_inputs": [{"name": f"image_{k}", "dims": [3, HEIGHT, WIDTH], "dtype": "float32"}
                                        for k in range(4)]}
-    return DetectorOnImages(detector), f"torchvision.models.{name} on a list of one image", defaults
+    return DetectorOnImages(detector), f"torchvision.models.{name} on a list of one image{resize}", defaults
 
 
 def _classification_layers(detector):

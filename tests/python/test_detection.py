@@ -88,6 +88,91 @@ class DetectionParity(unittest.TestCase):
         self.assertTrue(any(row["only_pytorch"] > row["at_threshold"] for row in rows), rows)
 
 
+def transform_sizes(transform):
+    """A module returning the image size the detection transform resized one image to."""
+    class Sizes(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.transform = transform.eval()
+
+        def forward(self, image):
+            images, _ = self.transform([image])
+            return torch.stack([torch.as_tensor(size) for size in images.image_sizes[0]]), images.tensors
+    return Sizes()
+
+
+class ExactResize(unittest.TestCase):
+    """The family's resize (families_detection.ExactResize) gives the same size eagerly and in the
+    TorchScript trace taken at the example's size; torchvision's own does not (193 rows: 320 eagerly,
+    319 traced), which made the traced Faster R-CNN and RetinaNet disagree with eager PyTorch."""
+
+    SIZES = [(193, 256), (193, 257), (303, 320), (266, 266), (161, 256), (160, 320), (320, 160), (192, 256)]
+
+    def traced_and_eager(self, transform):
+        from onnxproof.families_detection import HEIGHT, WIDTH
+        module = transform_sizes(transform)
+        torch.manual_seed(0)
+        with torch.no_grad():
+            traced = torch.jit.trace(module, (torch.rand(3, HEIGHT, WIDTH),), check_trace=False)
+            for height, width in self.SIZES:
+                image = torch.rand(3, height, width)
+                (eager_size, eager_images), (traced_size, traced_images) = module(image), traced(image)
+                yield (height, width), eager_size.tolist(), traced_size.tolist(), eager_images, traced_images
+
+    def transforms(self, kind):
+        from torchvision.models.detection.transform import GeneralizedRCNNTransform
+        from onnxproof.families_detection import ExactResize as Exact
+        for min_size, max_size in ((320, 640), (800, 1333)):  # Faster R-CNN mobilenet 320, RetinaNet
+            stock = GeneralizedRCNNTransform(min_size, max_size, [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
+            yield (min_size, max_size), stock if kind == "stock" else Exact.replacing(stock)
+
+    def test_traced_resize_equals_eager(self):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for limits, transform in self.transforms("exact"):
+                for size, eager, traced, eager_images, traced_images in self.traced_and_eager(transform):
+                    self.assertEqual(eager, traced, (limits, size))
+                    self.assertTrue(torch.equal(eager_images, traced_images), (limits, size))
+                    # The short side reaches min_size exactly unless the long side would pass max_size.
+                    scale = min(limits[0] / min(size), limits[1] / max(size))
+                    self.assertLessEqual(abs(eager[0] - size[0] * scale), 1, (limits, size, eager))
+
+    def test_torchvisions_own_resize_differs_when_traced(self):
+        """What the adapter works around (torchvision 0.29 transform.py _resize_image_and_masks):
+        if torchvision ever computes it identically, ExactResize can go."""
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            differ = [(limits, size, eager, traced) for limits, transform in self.transforms("stock")
+                      for size, eager, traced, _, _ in self.traced_and_eager(transform) if eager != traced]
+        self.assertIn(((320, 640), (193, 256), [320, 424], [319, 424]), differ)
+
+    def test_the_family_uses_it_and_says_so(self):
+        from onnxproof import families
+        from onnxproof.families_detection import ExactResize as Exact
+        model, description, _ = families.load("torchvision:fasterrcnn_mobilenet_v3_large_320_fpn")
+        self.assertIsInstance(model.detector.transform, Exact)
+        self.assertIn("resized with the output size in integer arithmetic", description)
+        # The adapted detector, traced at the example's size, detects what eager PyTorch does at 193.
+        import warnings
+        import numpy
+        from onnxproof.cases import generate_in_domain
+        from onnxproof.families_detection import HEIGHT, WIDTH
+        rng = numpy.random.default_rng(5)
+        spec = {"name": "image", "dims": [3, HEIGHT, WIDTH], "dtype": "float32"}
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            traced = torch.jit.trace(model, (torch.from_numpy(generate_in_domain(spec, spec["dims"], rng)),),
+                                     check_trace=False, strict=False)
+            image = torch.from_numpy(generate_in_domain(spec, [3, 193, WIDTH], rng))
+            eager, traced = model(image), traced(image)
+        traced = traced if isinstance(traced, dict) else dict(zip(eager, traced))
+        self.assertGreater(eager["boxes"].shape[0], 0)
+        self.assertEqual(eager["boxes"].shape, traced["boxes"].shape)
+        self.assertTrue(torch.allclose(eager["boxes"], traced["boxes"], atol=1e-3), (eager["boxes"], traced["boxes"]))
+
+
 class DetectionDeclaration(unittest.TestCase):
     """onnxproof_detections is checked against the example's outputs before anything is written."""
 
