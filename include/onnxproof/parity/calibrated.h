@@ -27,7 +27,8 @@ inline constexpr const char* k_rule_sentence =
     "each floating output of ONNX Runtime must be within 8x PyTorch float32's own distance from the exact "
     "(float64) answer, plus 4 epsilons of the output's scale (rule 'calibrated'; rule 'pooled' where a case has "
     "no float64 run of its own and the noise is the median of the cases that have one); outputs without a "
-    "float64 reference must be within atol 1e-5 + rtol 1e-3 of the output's largest value (rule 'fixed'), "
+    "float64 reference must be within rtol 1e-3 of each value or of 1% of the output's largest value, whichever "
+    "is larger (rule 'fixed'), "
     "--rtol/--atol/--output-tolerance override them all and compare element by element (rule 'user'), integers "
     "and bools compare exactly.";
 
