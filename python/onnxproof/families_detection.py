@@ -18,9 +18,9 @@ float32 tensor, so at heights like 193 (320/193 rounds down in float32) the trac
 the detector's transform with one that computes the output size in integer arithmetic, identical
 eager, traced and in ONNX; PyTorch's reference runs the same adapted detector.
 """
+import functools
+
 import torch
-import torchvision
-from torchvision.models.detection.transform import GeneralizedRCNNTransform
 
 from .errors import UsageError
 
@@ -88,7 +88,7 @@ def exact_resize_size(image, min_size, max_size):
     same sizes: Python ints eagerly (symbolic ints under torch.export), 0-dim int64 tensors traced.
     torchvision's own eager float64 arithmetic floors a few sizes one pixel lower (303 x 320 to
     319 x 337, where the short side should be 320)."""
-    if torchvision._is_tracing():
+    if torch.jit.is_tracing():
         from torch.onnx import operators
         shape = operators.shape_as_tensor(image)[-2:]  # traced: the sizes stay dynamic
         short, long = torch.min(shape), torch.max(shape)
@@ -102,27 +102,36 @@ def exact_resize_size(image, min_size, max_size):
     return height * numerator // denominator, width * numerator // denominator
 
 
-class ExactResize(GeneralizedRCNNTransform):
-    """torchvision's detection transform whose inference resize computes its output size with
-    `exact_resize_size`, the same number eager and traced (torchvision's own takes a float64
-    scale eagerly and a float32 one traced: 193 rows become 320 eagerly, 319 traced).
-    Training, targets and a fixed size (SSD) keep torchvision's own resize."""
+@functools.cache
+def exact_resize_type():
+    """The ExactResize class, made on first use: torchvision (an optional extra) is imported only
+    for a detection spec, never by the front end of every other model (a module-level import made
+    the Debian-torch lane fail without torchvision, and left an inductor cache folder in $TMPDIR)."""
+    from torchvision.models.detection.transform import GeneralizedRCNNTransform
 
-    @classmethod
-    def replacing(cls, transform):
-        exact = cls(transform.min_size, transform.max_size, transform.image_mean, transform.image_std,
-                    size_divisible=transform.size_divisible, fixed_size=transform.fixed_size,
-                    _skip_resize=transform._skip_resize)
-        exact.train(transform.training)
-        return exact
+    class ExactResize(GeneralizedRCNNTransform):
+        """torchvision's detection transform whose inference resize computes its output size with
+        `exact_resize_size`, the same number eager and traced (torchvision's own takes a float64
+        scale eagerly and a float32 one traced: 193 rows become 320 eagerly, 319 traced).
+        Training, targets and a fixed size (SSD) keep torchvision's own resize."""
 
-    def resize(self, image, target=None):
-        if self.training or target is not None or self.fixed_size is not None:
-            return super().resize(image, target)
-        height, width = exact_resize_size(image, self.min_size[-1], self.max_size)
-        resized = torch.nn.functional.interpolate(image[None], size=[height, width], mode="bilinear",
-                                                  align_corners=False)
-        return resized[0], target
+        @classmethod
+        def replacing(cls, transform):
+            exact = cls(transform.min_size, transform.max_size, transform.image_mean, transform.image_std,
+                        size_divisible=transform.size_divisible, fixed_size=transform.fixed_size,
+                        _skip_resize=transform._skip_resize)
+            exact.train(transform.training)
+            return exact
+
+        def resize(self, image, target=None):
+            if self.training or target is not None or self.fixed_size is not None:
+                return super().resize(image, target)
+            height, width = exact_resize_size(image, self.min_size[-1], self.max_size)
+            resized = torch.nn.functional.interpolate(image[None], size=[height, width], mode="bilinear",
+                                                      align_corners=False)
+            return resized[0], target
+
+    return ExactResize
 
 
 def load(name, builder):
@@ -135,10 +144,11 @@ def load(name, builder):
         detector = builder(**options)
     except Exception as error:  # noqa: BLE001 -- torchvision's own refusal, said in one line
         raise UsageError(f"torchvision could not build '{name}': {type(error).__name__}: {error}") from error
+    from torchvision.models.detection.transform import GeneralizedRCNNTransform
     resize = ""
     if isinstance(getattr(detector, "transform", None), GeneralizedRCNNTransform) \
             and detector.transform.fixed_size is None:
-        detector.transform = ExactResize.replacing(detector.transform)
+        detector.transform = exact_resize_type().replacing(detector.transform)
         resize = ", resized with the output size in integer arithmetic (the same eager and traced)"
     low, high = SIZE_RANGE
     defaults = {"inputs": [{"name": "image", "dims": [3, HEIGHT, WIDTH], "dtype": "float32"}],

@@ -121,7 +121,8 @@ class ExactResize(unittest.TestCase):
 
     def transforms(self, kind):
         from torchvision.models.detection.transform import GeneralizedRCNNTransform
-        from onnxproof.families_detection import ExactResize as Exact
+        from onnxproof.families_detection import exact_resize_type
+        Exact = exact_resize_type()
         for min_size, max_size in ((320, 640), (800, 1333)):  # Faster R-CNN mobilenet 320, RetinaNet
             stock = GeneralizedRCNNTransform(min_size, max_size, [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
             yield (min_size, max_size), stock if kind == "stock" else Exact.replacing(stock)
@@ -150,7 +151,8 @@ class ExactResize(unittest.TestCase):
 
     def test_the_family_uses_it_and_says_so(self):
         from onnxproof import families
-        from onnxproof.families_detection import ExactResize as Exact
+        from onnxproof.families_detection import exact_resize_type
+        Exact = exact_resize_type()
         model, description, _ = families.load("torchvision:fasterrcnn_mobilenet_v3_large_320_fpn")
         self.assertIsInstance(model.detector.transform, Exact)
         self.assertIn("resized with the output size in integer arithmetic", description)

@@ -49,9 +49,11 @@ double finite_scale(const Tensor& tensor);
 inline constexpr double k_scale_floor_fraction = 1e-2;
 Comparison compare_at_scale(const Tensor& expected, const Tensor& actual, double rtol);
 
-/// Counts the finite elements of `actual` farther than `budget` from `reference` as the
-/// comparison's mismatches (with its NaN/Inf differences, already counted) and points its worst
-/// element at the largest excess, unless a NaN/Inf difference already is the worst.
-void count_over_budget(const Tensor& reference, const Tensor& actual, double budget, Comparison& result);
+/// Counts the finite elements of `actual` farther from `reference` than their budget, `budget` +
+/// `relative` x max(|reference value|, `relative_floor`), as the comparison's mismatches (with its
+/// NaN/Inf differences, already counted) and points its worst element at the largest excess,
+/// unless a NaN/Inf difference already is the worst.
+void count_over_budget(const Tensor& reference, const Tensor& actual, double budget, Comparison& result,
+                       double relative = 0.0, double relative_floor = 0.0);
 
 }  // namespace onnxproof
