@@ -157,7 +157,9 @@ void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual
     row.comparison = options.tolerance.compare(row.output, expected, actual,
                                                narrower ? options.precision : expected.dtype());
     if (class_scores) row.argmax = check_argmax(expected, actual);
-    if (!complex && row.rule != ToleranceRule::exact) row.evidence = fixed_rule_evidence(expected, row.tolerance, row.rule == ToleranceRule::user);
+    if (!complex && row.rule != ToleranceRule::exact) {
+      row.evidence = fixed_rule_evidence(expected, row.tolerance, row.rule == ToleranceRule::user);
+    }
     return;
   }
   const double pooled = noise.at(output_key(c, index));
