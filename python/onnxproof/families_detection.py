@@ -18,6 +18,7 @@ float32 tensor, so at heights like 193 (320/193 rounds down in float32) the trac
 the detector's transform with one that computes the output size in integer arithmetic, identical
 eager, traced and in ONNX; PyTorch's reference runs the same adapted detector.
 """
+import contextlib
 import functools
 
 import torch
@@ -49,7 +50,8 @@ class DetectorOnImages(torch.nn.Module):
         self.images = images
 
     def forward(self, *images):
-        results = self.detector(list(images))
+        with clipping_without_reshape():
+            results = self.detector(list(images))
         if len(results) == 1:
             return dict(results[0])
         return {f"image_{index}": dict(result) for index, result in enumerate(results)}
@@ -78,6 +80,36 @@ class DetectorOnImages(torch.nn.Module):
         """Sets the classification head so that TARGET_DETECTIONS detections clear the score
         threshold on `example` (a list of image tensors); returns words for the description."""
         return seed_classification_head(self.detector, example, seed)
+
+
+def clip_boxes_traced(boxes, size):
+    """torchvision's `clip_boxes_to_image` as the same element-wise max/min, without its final
+    `reshape(boxes.shape)`: traced, that reshape reads the shape at run time, and ONNX Runtime's
+    ReshapeFusion (default level all) folds it into {0, -1}, which an empty per-level tensor
+    (RetinaNet's or FCOS's pyramid levels where no score clears the threshold) cannot take, so the
+    session fails to run. Each coordinate column is clamped to [0, width] or [0, height] in place."""
+    height, width = size
+    limits = [torch.tensor(limit, dtype=boxes.dtype, device=boxes.device) for limit in (width, height)]
+    limit = torch.stack([limits[0], limits[1], limits[0], limits[1]])
+    return torch.min(torch.max(boxes, torch.zeros((), dtype=boxes.dtype, device=boxes.device)), limit)
+
+
+@contextlib.contextmanager
+def clipping_without_reshape():
+    """Within the block, a trace clips boxes with `clip_boxes_traced`; eager mode and torch.export
+    keep torchvision's own (the same max/min, so eager and traced agree bit for bit)."""
+    from torchvision.ops import boxes as box_ops
+    original = box_ops.clip_boxes_to_image
+
+    def clip(boxes, size):
+        if torch.jit.is_tracing():
+            return clip_boxes_traced(boxes, size)
+        return original(boxes, size)
+    box_ops.clip_boxes_to_image = clip
+    try:
+        yield
+    finally:
+        box_ops.clip_boxes_to_image = original
 
 
 def exact_resize_size(image, min_size, max_size):

@@ -175,6 +175,47 @@ class ExactResize(unittest.TestCase):
         self.assertTrue(torch.allclose(eager["boxes"], traced["boxes"], atol=1e-3), (eager["boxes"], traced["boxes"]))
 
 
+class ClipWithoutReshape(unittest.TestCase):
+    """torchvision's clip_boxes_to_image ends in `reshape(boxes.shape)`; traced, ONNX Runtime's
+    ReshapeFusion folded that shape into {0, -1}, which RetinaNet's empty pyramid levels cannot
+    take (every case failed to run at the default optimization level). The family clips traced
+    boxes with max/min alone: bit for bit torchvision's eager clip, and no Reshape in the graph."""
+
+    class Kept(torch.nn.Module):
+        def forward(self, scores, boxes, image):
+            from torchvision.ops import boxes as box_ops
+            kept = boxes[torch.where(scores > 0.5)[0]]  # empty when no score clears 0.5
+            return box_ops.clip_boxes_to_image(kept, image.shape[-2:])
+
+    def test_traced_clip_equals_torchvisions_eager_clip_and_runs_empty(self):
+        import io
+        import warnings
+        import numpy
+        import onnx
+        import onnxruntime
+        from torchvision.ops.boxes import clip_boxes_to_image
+        from onnxproof.families_detection import clipping_without_reshape
+        generator = torch.Generator().manual_seed(3)
+        example = (torch.rand(40, generator=generator), torch.randn(40, 4, generator=generator) * 300,
+                   torch.zeros(3, 120, 200))
+        exported = io.BytesIO()
+        with clipping_without_reshape(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(self.Kept(), example, exported, dynamo=False, input_names=["scores", "boxes", "image"],
+                              dynamic_axes={"scores": {0: "n"}, "boxes": {0: "n"}, "image": {1: "h", 2: "w"}},
+                              opset_version=17)
+        self.assertNotIn("Reshape", {node.op_type for node in onnx.load_from_string(exported.getvalue()).graph.node})
+        session = onnxruntime.InferenceSession(exported.getvalue(), providers=["CPUExecutionProvider"])
+        for count, floor, (height, width) in ((60, 0.0, (150, 90)), (7, 1.0, (97, 333))):  # the second keeps none
+            scores = torch.rand(count, generator=generator) * (1 - floor)
+            boxes = torch.randn(count, 4, generator=generator) * 400
+            got = session.run(None, {"scores": scores.numpy(), "boxes": boxes.numpy(),
+                                     "image": numpy.zeros((3, height, width), numpy.float32)})[0]
+            want = clip_boxes_to_image(boxes[scores > 0.5], (height, width)).numpy()
+            self.assertEqual(got.shape, want.shape)
+            self.assertTrue(numpy.array_equal(got, want), (got, want))
+
+
 class DetectionDeclaration(unittest.TestCase):
     """onnxproof_detections is checked against the example's outputs before anything is written."""
 
