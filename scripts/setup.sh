@@ -90,7 +90,8 @@ shared() {
   fi
 }
 shared "$root/.venv" "venv-$(key "$root/python/requirements.lock")" "$root/scripts/setup-python.sh"
-shared "$root/.deps/onnx" "onnx-$(key "$root/python/requirements.lock" <(protoc --version))" \
+# ONNX's C++ library depends on its own pin and on protobuf, not on the rest of the lock.
+shared "$root/.deps/onnx" "onnx-$(key <(grep '^onnx==' "$root/python/requirements.lock") <(protoc --version))" \
   "$root/scripts/build-onnx.sh"
 shared "$root/.deps/onnxruntime" "onnxruntime-$(key "$root/scripts/fetch-onnxruntime.sh")" \
   "$root/scripts/fetch-onnxruntime.sh"
