@@ -310,10 +310,11 @@ def translate(program, args, inputs, dynamic, output_names, opset, path, run_fol
     artifacts = os.path.join(run_folder, f".exporter-artifacts.tmp-{os.getpid()}")
     try:
         try:
-            onnx_program = torch.onnx.export(program, args, None, dynamo=True, opset_version=opset,
-                                             input_names=[spec["name"] for spec in inputs],
-                                             output_names=output_names, report=True,
-                                             artifacts_dir=artifacts, custom_translation_table=translations)
+            with torchlib_listed_without_parsing():
+                onnx_program = torch.onnx.export(program, args, None, dynamo=True, opset_version=opset,
+                                                 input_names=[spec["name"] for spec in inputs],
+                                                 output_names=output_names, report=True,
+                                                 artifacts_dir=artifacts, custom_translation_table=translations)
         except Exception as error:
             traceback.print_exc()
             report = _keep_report(artifacts, run_folder)
@@ -324,6 +325,39 @@ def translate(program, args, inputs, dynamic, output_names, opset, path, run_fol
         onnx_program.save(path, external_data=size > EXTERNAL_DATA_BYTES)
     finally:
         shutil.rmtree(artifacts, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def torchlib_listed_without_parsing():
+    """torch.onnx builds its operator registry on every export from onnxscript's
+    `get_torchlib_ops`, which parses the source of each of its ~500 traced functions only to read
+    their domain (`function_ir.domain`): about 0.7 s of CPU per export process. Within the block
+    the same list is made with each function's own `domain` (its opset's, the same string;
+    tests/python/test_dynamo_registry.py compares the two lists). Left as it is when onnxscript's
+    internals are not the ones this was written against."""
+    try:
+        from torch.onnx._internal.exporter import _registration
+        from onnxscript._framework_apis.torch_2_5 import _OnnxFunctionMeta
+        from onnxscript.function_libs.torch_lib import registration
+        apis = _registration.onnxscript_apis
+        original = apis.get_torchlib_ops
+    except (ImportError, AttributeError):
+        yield
+        return
+
+    def listed():
+        from onnxscript.function_libs.torch_lib import ops  # noqa: F401 -- registers the operators
+        return [_OnnxFunctionMeta(qualified_name=name, function=function, domain=function.domain, name=function.name,
+                                  is_complex=is_complex)
+                for name, functions in registration.default_registry.items() if not name.startswith("internal::")
+                for is_complex, group in ((False, functions.overloads), (True, functions.complex))
+                for function in group]
+
+    apis.get_torchlib_ops = listed
+    try:
+        yield
+    finally:
+        apis.get_torchlib_ops = original
 
 
 def _keep_report(artifacts, run_folder):

@@ -247,6 +247,23 @@ class DynamoErrors(unittest.TestCase):
         self.assertNotIn("\x1b", json.dumps(found))
 
 
+class TorchlibListing(unittest.TestCase):
+    """dynamo.torchlib_listed_without_parsing gives torch.onnx the list onnxscript's own
+    get_torchlib_ops gives, entry for entry, without parsing each function's source."""
+
+    def test_the_same_entries_as_onnxscripts_own(self):
+        from torch.onnx._internal.exporter import _registration
+        def entries(listing):
+            return [(meta.qualified_name, id(meta.function), meta.domain, meta.name, meta.is_complex) for meta in listing]
+        before = _registration.onnxscript_apis.get_torchlib_ops
+        own = entries(before())
+        with dynamo.torchlib_listed_without_parsing():
+            fast = entries(_registration.onnxscript_apis.get_torchlib_ops())
+        self.assertGreater(len(own), 400)
+        self.assertEqual(own, fast)
+        self.assertIs(_registration.onnxscript_apis.get_torchlib_ops, before)  # restored after the block
+
+
 class DynamoShapes(unittest.TestCase):
     INPUTS = [{"name": "ids", "dims": [2, 7], "dtype": "int64"}, {"name": "mask", "dims": [2, 7], "dtype": "int64"}]
     DYNAMIC = [{"input": "ids", "axis": 0, "label": "batch"}, {"input": "ids", "axis": 1, "label": "seq-len"},
