@@ -44,6 +44,33 @@ std::optional<DetectionSide> side_of(const DetectionSet& set, Lookup lookup, std
   return *side;
 }
 
+// The case's float64 run of the set, when it has one for boxes and scores; labels from PyTorch's,
+// and the extras (masks, keypoints) float64 when every one has its float64 output, else none
+// (PyTorch's own float32 extras would measure a noise of 0).
+std::optional<DetectionSide> exact_side_of(const DetectionSet& set, const ReferenceCase& c) {
+  const bool extras_exact = std::all_of(set.extra.begin(), set.extra.end(),
+                                        [&](const std::string& n) { return exact_output(c, n, 0) != nullptr; });
+  DetectionSet exact_set = set;
+  if (!extras_exact) exact_set.extra.clear();
+  std::string ignored;
+  return side_of(exact_set, [&](const std::string& n) -> const Tensor* {
+    return n == set.labels ? find_output(c.outputs, n) : exact_output(c, n, 0);
+  }, ignored);
+}
+
+// The set's noise pooled over the cases that carry a float64 run: what a case without one is
+// judged by (nullopt when no case has one: the fixed rule).
+std::optional<DetectionNoise> pooled_noise(const Reference& reference, const DetectionSet& set) {
+  std::vector<DetectionNoise> measured;
+  for (const auto& c : reference.cases) {
+    std::string ignored;
+    const auto pytorch = side_of(set, [&](const std::string& n) { return find_output(c.outputs, n); }, ignored);
+    const auto exact = exact_side_of(set, c);
+    if (pytorch && exact) measured.push_back(detection_noise(*pytorch, *exact, set.score_threshold));
+  }
+  return pooled_detection_noise(measured);
+}
+
 }  // namespace
 
 bool in_detection_set(const Reference& reference, const std::string& output) {
@@ -66,17 +93,15 @@ void compare_detection_sets(const Reference& reference, const ReferenceCase& c, 
       rows.push_back(std::move(row));
       continue;
     }
-    // The float64 run, when the case has one for boxes and scores (extras and labels from PyTorch's).
-    const auto exact_lookup = [&](const std::string& n) -> const Tensor* {
-      if (n == set.boxes || n == set.scores) return exact_output(c, n, 0);
-      return find_output(c.outputs, n);
-    };
-    std::string ignored;
-    const auto exact = side_of(set, exact_lookup, ignored);
     const Tolerance tolerance = options.tolerance.resolve(set.boxes, DType::float32);
-    row.budget = options.tolerance.overridden(set.boxes) || options.tolerance.overridden(set.scores)
-                     ? detection_budget(*expected, std::nullopt, tolerance, set.score_threshold)
-                     : detection_budget(*expected, exact, tolerance, set.score_threshold);
+    if (options.tolerance.overridden(set.boxes) || options.tolerance.overridden(set.scores)) {
+      row.budget = detection_budget(*expected, std::nullopt, ToleranceRule::fixed, tolerance);
+    } else if (const auto exact = exact_side_of(set, c)) {
+      row.budget = detection_budget(*expected, detection_noise(*expected, *exact, set.score_threshold),
+                                    ToleranceRule::calibrated, tolerance);
+    } else {
+      row.budget = detection_budget(*expected, pooled_noise(reference, set), ToleranceRule::pooled, tolerance);
+    }
     if (options.tolerance.overridden(set.boxes)) row.budget.rule = ToleranceRule::user;
     row.match = match_detections(*expected, *actual, row.budget, set.score_threshold);
     row.passed = row.match.passed(row.budget);

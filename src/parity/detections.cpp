@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -23,19 +24,49 @@ std::vector<int64_t> by_score(const DetectionSide& side) {
 
 double coordinate(const DetectionSide& side, int64_t row, int k) { return side.boxes->value_as_double(row * 4 + k); }
 
-double iou(const DetectionSide& a, int64_t i, const DetectionSide& b, int64_t j) {
-  const double x1 = std::max(coordinate(a, i, 0), coordinate(b, j, 0));
-  const double y1 = std::max(coordinate(a, i, 1), coordinate(b, j, 1));
-  const double x2 = std::min(coordinate(a, i, 2), coordinate(b, j, 2));
-  const double y2 = std::min(coordinate(a, i, 3), coordinate(b, j, 3));
-  const double inter = std::max(0.0, x2 - x1) * std::max(0.0, y2 - y1);
-  const auto area = [](const DetectionSide& s, int64_t r) {
-    return std::max(0.0, coordinate(s, r, 2) - coordinate(s, r, 0)) * std::max(0.0, coordinate(s, r, 3) - coordinate(s, r, 1));
-  };
-  const double uni = area(a, i) + area(b, j) - inter;
-  // Two degenerate boxes at the same place are the same detection.
-  if (uni <= 0.0) return inter == 0.0 && a.boxes->value_as_double(i * 4) == b.boxes->value_as_double(j * 4) ? 1.0 : 0.0;
+// One box's [x1, x2] and [y1, y2], each at least `min_side` long about its centre.
+std::array<double, 4> widened(const DetectionSide& side, int64_t row, double min_side) {
+  std::array<double, 4> box{coordinate(side, row, 0), coordinate(side, row, 1), coordinate(side, row, 2),
+                            coordinate(side, row, 3)};
+  for (int axis = 0; axis < 2; ++axis) {
+    double& low = box[static_cast<std::size_t>(axis)];
+    double& high = box[static_cast<std::size_t>(axis + 2)];
+    if (high - low < min_side) {
+      const double centre = (low + high) / 2;
+      low = centre - min_side / 2;
+      high = centre + min_side / 2;
+    }
+  }
+  return box;
+}
+
+// IoU with every box side at least `min_side` long: a box of zero width or height (random
+// weights, or clipping at the image border, give them) has no area, so float rounding alone made
+// its IoU with the same detection on the other side 0, and both one-sided. Boxes whose sides are
+// all longer are compared exactly as before.
+double iou(const DetectionSide& a, int64_t i, const DetectionSide& b, int64_t j, double min_side) {
+  const auto p = widened(a, i, min_side);
+  const auto q = widened(b, j, min_side);
+  const double inter = std::max(0.0, std::min(p[2], q[2]) - std::max(p[0], q[0])) *
+                       std::max(0.0, std::min(p[3], q[3]) - std::max(p[1], q[1]));
+  const auto area = [](const std::array<double, 4>& box) { return (box[2] - box[0]) * (box[3] - box[1]); };
+  const double uni = area(p) + area(q) - inter;
+  // Every coordinate 0 (min_side 0): two empty boxes at the same place are the same detection.
+  if (uni <= 0.0) return p == q ? 1.0 : 0.0;
   return inter / uni;
+}
+
+// The shortest box side matching counts with: a thousandth of the largest coordinate (0.3 px on a
+// 320-pixel image), far above float32 rounding and far below a moved box.
+double min_box_side(const DetectionSide& a, const DetectionSide& b) {
+  double scale = 0.0;
+  for (const DetectionSide* side : {&a, &b}) {
+    for (int64_t k = 0; k < side->boxes->size(); ++k) {
+      const double value = std::fabs(side->boxes->value_as_double(k));
+      if (std::isfinite(value)) scale = std::max(scale, value);
+    }
+  }
+  return k_min_box_side_fraction * scale;
 }
 
 int64_t label_of(const DetectionSide& side, int64_t row) {
@@ -123,12 +154,13 @@ DetectionMatch match_detections(const DetectionSide& expected, const DetectionSi
   std::vector<bool> used_expected(static_cast<std::size_t>(match.expected), false);
   std::vector<bool> used_actual(static_cast<std::size_t>(match.actual), false);
   const auto actual_order = by_score(actual);
+  const double min_side = min_box_side(expected, actual);
   for (const int64_t i : by_score(expected)) {
     int64_t best = -1;
     double best_iou = k_detection_match_iou;
     for (const int64_t j : actual_order) {
       if (used_actual[static_cast<std::size_t>(j)] || label_of(expected, i) != label_of(actual, j)) continue;
-      const double overlap = iou(expected, i, actual, j);
+      const double overlap = iou(expected, i, actual, j, min_side);
       if (overlap >= best_iou && (best < 0 || overlap > best_iou)) {
         best = j;
         best_iou = overlap;
@@ -152,27 +184,73 @@ DetectionMatch match_detections(const DetectionSide& expected, const DetectionSi
   return match;
 }
 
+namespace {
+
+struct DetectionScales {
+  double box = 0.0;    // the largest |coordinate|
+  double extra = 0.0;  // the largest |value| of the extras
+};
+
+DetectionScales scales_of(const DetectionSide& side) {
+  DetectionScales scales;
+  for (int64_t i = 0; i < side.boxes->size(); ++i) scales.box = std::max(scales.box, std::fabs(side.boxes->value_as_double(i)));
+  for (const Tensor* t : side.extra) {
+    for (int64_t i = 0; i < t->size(); ++i) scales.extra = std::max(scales.extra, std::fabs(t->value_as_double(i)));
+  }
+  return scales;
+}
+
+double median(std::vector<double> values) {
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+  return values[values.size() / 2];
+}
+
+}  // namespace
+
+DetectionNoise detection_noise(const DetectionSide& pytorch, const DetectionSide& exact, double score_threshold) {
+  const DetectionBudget any{INFINITY, INFINITY, INFINITY, ToleranceRule::calibrated};
+  const DetectionMatch match = match_detections(exact, pytorch, any, score_threshold);
+  const DetectionScales scales = scales_of(pytorch);
+  DetectionNoise noise{match.worst_box / std::max(scales.box, 1.0), match.worst_score, std::nullopt};
+  // Extras without their float64 run: the match saw none of them, and 0 would be no measurement.
+  if (exact.extra.size() == pytorch.extra.size()) noise.extra = match.worst_extra / std::max(scales.extra, 1.0);
+  return noise;
+}
+
+std::optional<DetectionNoise> pooled_detection_noise(const std::vector<DetectionNoise>& cases) {
+  if (cases.empty()) return std::nullopt;
+  std::vector<double> box, score, extra;
+  for (const auto& noise : cases) {
+    box.push_back(noise.box);
+    score.push_back(noise.score);
+    if (noise.extra) extra.push_back(*noise.extra);
+  }
+  return DetectionNoise{median(box), median(score), extra.empty() ? std::nullopt : std::optional(median(extra))};
+}
+
+DetectionBudget detection_budget(const DetectionSide& pytorch, const std::optional<DetectionNoise>& noise,
+                                 ToleranceRule rule, const Tolerance& tolerance) {
+  const DetectionScales scales = scales_of(pytorch);
+  const double score_scale = 1.0;  // scores are probabilities
+  DetectionBudget budget{tolerance.atol + tolerance.rtol * scales.box, tolerance.atol + tolerance.rtol * score_scale,
+                         tolerance.atol + tolerance.rtol * scales.extra, ToleranceRule::fixed};
+  if (!noise) return budget;
+  const double epsilon = std::numeric_limits<float>::epsilon();
+  const auto noisy = [&](double relative, double scale) {
+    return (k_noise_multiple * relative + k_floor_epsilons * epsilon) * std::max(scale, 1.0);
+  };
+  budget.box = noisy(noise->box, scales.box);
+  budget.score = noisy(noise->score, score_scale);
+  if (noise->extra) budget.extra = noisy(*noise->extra, scales.extra);  // else the fixed rule's
+  budget.rule = rule;
+  return budget;
+}
+
 DetectionBudget detection_budget(const DetectionSide& pytorch, const std::optional<DetectionSide>& exact,
                                  const Tolerance& tolerance, double score_threshold) {
-  double box_scale = 0.0;
-  double extra_scale = 0.0;
-  for (int64_t i = 0; i < pytorch.boxes->size(); ++i) box_scale = std::max(box_scale, std::fabs(pytorch.boxes->value_as_double(i)));
-  for (const Tensor* t : pytorch.extra) {
-    for (int64_t i = 0; i < t->size(); ++i) extra_scale = std::max(extra_scale, std::fabs(t->value_as_double(i)));
-  }
-  const double score_scale = 1.0;  // scores are probabilities
-  DetectionBudget budget{tolerance.atol + tolerance.rtol * box_scale, tolerance.atol + tolerance.rtol * score_scale,
-                         tolerance.atol + tolerance.rtol * extra_scale, ToleranceRule::fixed};
-  if (!exact) return budget;
-  // PyTorch float32 against its own float64 run: the model's noise on these detections.
-  const DetectionBudget any{INFINITY, INFINITY, INFINITY, ToleranceRule::calibrated};
-  const DetectionMatch noise = match_detections(*exact, pytorch, any, score_threshold);
-  const double epsilon = std::numeric_limits<float>::epsilon();
-  budget.box = k_noise_multiple * noise.worst_box + k_floor_epsilons * epsilon * std::max(box_scale, 1.0);
-  budget.score = k_noise_multiple * noise.worst_score + k_floor_epsilons * epsilon * score_scale;
-  budget.extra = k_noise_multiple * noise.worst_extra + k_floor_epsilons * epsilon * std::max(extra_scale, 1.0);
-  budget.rule = ToleranceRule::calibrated;
-  return budget;
+  if (!exact) return detection_budget(pytorch, std::nullopt, ToleranceRule::fixed, tolerance);
+  return detection_budget(pytorch, detection_noise(pytorch, *exact, score_threshold), ToleranceRule::calibrated,
+                          tolerance);
 }
 
 }  // namespace onnxproof

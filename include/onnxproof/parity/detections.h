@@ -22,6 +22,9 @@ namespace onnxproof {
 
 /// Two detections are the same one when their IoU reaches this (COCO's usual match).
 inline constexpr double k_detection_match_iou = 0.5;
+/// Box sides shorter than this fraction of the largest coordinate count as that long when
+/// matching (boxes of zero width or height have no IoU that survives float rounding).
+inline constexpr double k_min_box_side_fraction = 1e-3;
 
 /// The outputs of one set of detections (cases.json "detections", written by the front end).
 struct DetectionSet {
@@ -91,10 +94,30 @@ struct DetectionRow {
   std::string note;  // why it could not be compared (then passed is false)
 };
 
-/// The budget for one set in one case: calibrated when the case carries float64 boxes and scores
-/// (PyTorch float32 matched against them gives the model's noise; the budget is k_noise_multiple
-/// times it plus k_floor_epsilons float32 epsilons of the values' scale), else the fixed rule at
-/// the values' scale (`tolerance`: rtol * scale + atol).
+/// PyTorch float32's distance from its float64 run on one case's detections (matched as sets),
+/// relative to the case's scales: boxes to the largest coordinate, extras to their largest value
+/// (each at least 1), scores as they are (probabilities). `extra` is nullopt when the float64 run
+/// lacks the extras.
+struct DetectionNoise {
+  double box = 0.0;
+  double score = 0.0;
+  std::optional<double> extra;
+};
+DetectionNoise detection_noise(const DetectionSide& pytorch, const DetectionSide& exact, double score_threshold);
+
+/// The median of each part over the cases that carry a float64 run (nullopt for none): the noise
+/// a case without its own float64 run is judged by (ToleranceRule::pooled), as parity does for
+/// plain outputs.
+std::optional<DetectionNoise> pooled_detection_noise(const std::vector<DetectionNoise>& cases);
+
+/// The budget for one set in one case: from `noise` when given (k_noise_multiple times it plus
+/// k_floor_epsilons float32 epsilons, at this case's scales), tagged `rule`; else the fixed rule at
+/// the values' scale (`tolerance`: rtol * scale + atol). Extras whose noise was not measured keep
+/// the fixed rule's budget.
+DetectionBudget detection_budget(const DetectionSide& pytorch, const std::optional<DetectionNoise>& noise,
+                                 ToleranceRule rule, const Tolerance& tolerance);
+
+/// The case's own budget: calibrated from `exact` (its float64 boxes and scores) when given, else fixed.
 DetectionBudget detection_budget(const DetectionSide& pytorch, const std::optional<DetectionSide>& exact,
                                  const Tolerance& tolerance, double score_threshold);
 
