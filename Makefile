@@ -21,8 +21,10 @@ setup:
 setup-gpu: setup
 	scripts/fetch-onnxruntime-gpu.sh
 
-$(BUILD)/build.ninja: CMakeLists.txt | setup
+# The Makefile too: a build folder configured before a flag here (the ccache launcher) gets it.
+$(BUILD)/build.ninja: CMakeLists.txt Makefile | setup
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(LAUNCHER)
+	touch $@
 
 build: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
