@@ -5,8 +5,8 @@ SUITE/CASE/test_data_set_N/{input,output}_K.pb.
 The onnx wheel ships the model suites (simple, pytorch-converted, pytorch-operator, light) as
 files, but the node suite only as its case definitions (onnx/backend/test/case/node/*.py, each
 calling expect() with numpy's expected outputs): they are turned into files here, by ONNX's own
-collect_testcases(). The shipped suites are copied as they are. A stamp names the onnx version, so
-a second run with the same onnx costs nothing.
+collect_testcases(). The shipped suites are copied as they are. A stamp names the onnx, numpy and
+ml_dtypes versions, so a second run with the same ones costs nothing.
 
     python generate_node_data.py OUT_DIR
 """
@@ -15,6 +15,8 @@ import os
 import shutil
 import sys
 
+import ml_dtypes
+import numpy
 import onnx
 from onnx import numpy_helper
 
@@ -95,7 +97,10 @@ def main():
     parser.add_argument("out_dir")
     args = parser.parse_args()
     stamp = os.path.join(args.out_dir, "ONNX_VERSION")
-    if os.path.exists(stamp) and open(stamp).read().split() == [onnx.__version__, GENERATOR_VERSION]:
+    # numpy and ml_dtypes compute the expected outputs (ml_dtypes 0.7.0 casts out-of-range values
+    # to int4 as 0, 0.6.0 keeps the low 4 bits as ONNX Runtime does): a change to either regenerates.
+    versions = [onnx.__version__, GENERATOR_VERSION, numpy.__version__, ml_dtypes.__version__]
+    if os.path.exists(stamp) and open(stamp).read().split() == versions:
         return 0
 
     # Built beside the destination, then swapped in: an interrupted run leaves no half suite.
@@ -122,7 +127,7 @@ def main():
         if os.path.isdir(os.path.join(shipped, suite)):
             shutil.copytree(os.path.join(shipped, suite), os.path.join(staging, suite))
     with open(os.path.join(staging, "ONNX_VERSION"), "w") as handle:
-        handle.write(f"{onnx.__version__} {GENERATOR_VERSION}\n")
+        handle.write(" ".join(versions) + "\n")
     shutil.rmtree(args.out_dir, ignore_errors=True)
     os.replace(staging, args.out_dir)
     print(f"ONNX {onnx.__version__} backend test data: {len(cases)} node cases generated "
