@@ -330,11 +330,11 @@ def translate(program, args, inputs, dynamic, output_names, opset, path, run_fol
 @contextlib.contextmanager
 def torchlib_listed_without_parsing():
     """torch.onnx builds its operator registry on every export from onnxscript's
-    `get_torchlib_ops`, which parses the source of each of its ~500 traced functions only to read
-    their domain (`function_ir.domain`): about 0.7 s of CPU per export process. Within the block
+    `get_torchlib_ops`, which parses the source of each of its 557 torchlib functions only to read
+    their domain (`function_ir.domain`): about 0.9 s of CPU per export process. Within the block
     the same list is made with each function's own `domain` (its opset's, the same string;
-    tests/python/test_dynamo_registry.py compares the two lists). Left as it is when onnxscript's
-    internals are not the ones this was written against."""
+    tests/python/test_front_end.py::TorchlibListing compares the two lists). Left as it is when
+    onnxscript's internals are not the ones this was written against."""
     try:
         from torch.onnx._internal.exporter import _registration
         from onnxscript._framework_apis.torch_2_5 import _OnnxFunctionMeta
