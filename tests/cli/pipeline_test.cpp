@@ -662,6 +662,13 @@ void expect_side_by_side(const fs::path& out, const std::vector<std::string>& mo
 TEST(Pipeline, BothExportersOnResNet18AreProvedSideBySide) {
   TempDir out;
   expect_side_by_side(out.path() / "run", {"--model", "torchvision:resnet18", "--sweep", "batch=1,3"});
+  // The dynamo side (torch.export, then ONNX Script): dynamic batch as a torch.export.Dim, the
+  // dynamo exporter's newest opset with the reason, a model the checker accepts.
+  const fs::path dynamo = out.path() / "run" / "dynamo";
+  const json manifest = read_json(dynamo / "export.json");
+  EXPECT_EQ(manifest["outputs"][0]["dynamic_axes"]["0"], "batch") << manifest.dump(1);
+  EXPECT_NE(manifest["opset"]["chosen_by"].get<std::string>().find("dynamo exporter"), std::string::npos);
+  EXPECT_EQ(onnxproof_cli({"check", (dynamo / "model.onnx").string()}).exit_code, 0);
 }
 
 TEST(Pipeline, BothExportersOnASmallBertAreProvedSideBySide) {
