@@ -7,6 +7,9 @@ Requires-Dist, markers evaluated, extras not followed), each with its dist-info,
 installed and resolves nothing more. Scripts outside site-packages (bin/) are left out.
 
 Usage: python link_installed.py TARGET_SITE_PACKAGES NAME...
+       python link_installed.py --from SITE_PACKAGES TARGET_SITE_PACKAGES NAME...
+With --from, the named distributions (only those: `pip check` in the target says whether what they
+require is there) come from another folder, such as a `pip install --target` kept between runs.
 """
 
 import importlib.metadata
@@ -60,9 +63,24 @@ def link_files(distribution, target):
     return linked
 
 
+def from_folder(folder, names):
+    """The named distributions installed in `folder`, by canonical name."""
+    found = {}
+    for name in names:
+        matches = list(importlib.metadata.distributions(name=name, path=[folder]))
+        if not matches:
+            sys.exit(f"link_installed: no distribution {name} in {folder}")
+        found[canonical(name)] = matches[0]
+    return found
+
+
 def main():
-    target = Path(sys.argv[1])
-    distributions = closure(sys.argv[2:])
+    arguments = sys.argv[1:]
+    source = None
+    if arguments[:1] == ["--from"]:
+        source, arguments = arguments[1], arguments[2:]
+    target = Path(arguments[0])
+    distributions = from_folder(source, arguments[1:]) if source else closure(arguments[1:])
     files = sum(link_files(distribution, target) for distribution in distributions.values())
     print(f"linked {len(distributions)} distributions ({files} files) into {target}")
 
