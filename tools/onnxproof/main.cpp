@@ -97,7 +97,7 @@ void add_proof_options(CLI::App* app, ProofArguments& proof) {
   app->add_option("--atol", proof.atol, "Absolute tolerance for every float output (default per dtype: float32 1e-5)");
   app->add_option("--output-tolerance", proof.output_tolerances, "NAME=RTOL,ATOL for one output (repeat)");
   app->add_flag("--no-optimization-check", proof.skip_optimization_check,
-                "Do not also run with ONNX Runtime's graph optimizations disabled");
+                "Do not run the cases that fail once more with ONNX Runtime's graph optimizations disabled");
 }
 
 // --precision, for the commands that prove a model file's numbers (parity, pipeline).

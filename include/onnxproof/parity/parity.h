@@ -80,8 +80,9 @@ const ReferenceCase* find_case(const Reference& reference, std::string_view data
 struct ParityOptions {
   std::vector<std::string> providers = {"cpu"};
   ToleranceOptions tolerance;
-  /// Also run with ONNX Runtime's graph optimizations disabled (on the first provider), so a
-  /// fusion that shifts numbers shows up.
+  /// Also run, on the first provider, the cases that do not pass with all optimizations once more
+  /// with ONNX Runtime's graph optimizations disabled, so a fusion that shifts numbers is told
+  /// from the export (cases that pass are proved at the level a default session runs).
   bool compare_optimization_off = true;
   /// Keep the CPU session's outputs (ParityResult::cpu_outputs) for a golden freeze that follows;
   /// off otherwise, so a proof does not hold every case's outputs in memory for nothing.
