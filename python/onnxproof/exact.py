@@ -22,10 +22,13 @@ MAX_COPY_BYTES = 8 * 2**30
 IN_PLACE_ABOVE_BYTES = 512 * 2**20
 
 # The float64 pass may take this many times the float32 capture's time. The first case always
-# runs; later ones while the pass stays within the budget (CPU convolutions in float64 run 10-20x
-# slower than in float32). Cases without a float64 run are judged with the median noise of those
-# with one (the engine's rule "pooled").
-TIME_BUDGET = 1.3
+# runs; later ones while the pass stays within the budget, spread over the cases (a float64
+# forward takes 2-4x the float32 one: ResNet-18 3.5x on this CPU). Cases without a float64 run
+# are judged with the median noise of those with one (the engine's rule "pooled"). The budget is
+# what the proof adds to a bare export's time (bench/pipeline_overhead, ResNet-18, 12 cases):
+# at 1.3 the pipeline took 1.10x a bare export's wall time with 5 cases in float64, at 1.0 1.07x
+# with 6 (which cases fit depends on the times measured).
+TIME_BUDGET = 1.0
 
 
 @contextlib.contextmanager
