@@ -3,8 +3,8 @@ running interpreter's environment already has installed (as uv's hardlink mode d
 
 Why: a second copy of torch's CUDA build is 5.6 GB, and a CI machine ran out of disk making it.
 The fresh environment still gets exactly the named distributions and what they require (their
-Requires-Dist, markers evaluated, extras not followed), each with its dist-info, so pip sees them
-installed and resolves nothing more. Scripts outside site-packages (bin/) are left out.
+Requires-Dist, markers evaluated, with the extras they are required with), each with its dist-info,
+so pip sees them installed and resolves nothing more. Scripts outside site-packages (bin/) are left out.
 
 Usage: python link_installed.py TARGET_SITE_PACKAGES NAME...
        python link_installed.py --from SITE_PACKAGES TARGET_SITE_PACKAGES NAME...
@@ -27,18 +27,21 @@ def canonical(name):
 
 
 def closure(names):
-    """The named distributions and everything they require, by canonical name."""
-    seen, pending = {}, [canonical(name) for name in names]
+    """The named distributions and everything they require, with the extras they are required with
+    (torch 2.14 requires cuda-toolkit[cufile,...], whose extras name the libraries it loads), by
+    canonical name."""
+    seen, extras_seen, pending = {}, {}, [(canonical(name), "") for name in names]
     while pending:
-        name = pending.pop()
-        if name in seen:
+        name, extra = pending.pop()
+        if extra in extras_seen.setdefault(name, set()):
             continue
-        distribution = importlib.metadata.distribution(name)
+        extras_seen[name].add(extra)
+        distribution = seen.get(name) or importlib.metadata.distribution(name)
         seen[name] = distribution
         for line in distribution.requires or []:
             requirement = Requirement(line)
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                pending.append(canonical(requirement.name))
+            if requirement.marker is None or requirement.marker.evaluate({"extra": extra}):
+                pending += [(canonical(requirement.name), wanted) for wanted in {""} | requirement.extras]
     return seen
 
 
