@@ -323,6 +323,12 @@ def translate(program, args, inputs, dynamic, output_names, opset, path, run_fol
         name_dynamic_dims(onnx_program.model, dynamic)
         size = sum(tensor.numel() * tensor.element_size() for tensor in program.state_dict.values())
         onnx_program.save(path, external_data=size > EXTERNAL_DATA_BYTES)
+        # onnxscript's rewrite rules keep the last graph they matched (a module-level
+        # SimplePatternMatcher's _graph) and through it every initializer, the model's weights:
+        # the float64 pass could then not free a large model's float32 weights (1.1 GB held on).
+        # Saved, the graph lets them go.
+        for value in onnx_program.model.graph.initializers.values():
+            value.const_value = None
     finally:
         shutil.rmtree(artifacts, ignore_errors=True)
 

@@ -10,6 +10,7 @@ import copy
 import time
 
 from . import traps
+from .memory import release_freed_memory
 
 # The float64 model takes twice the float32 parameters' bytes: above this many bytes (its size)
 # the exact pass is skipped, said in a finding.
@@ -78,6 +79,7 @@ class ExactReference:
                 saved = note_dtypes(self.source)
                 self.source.double()
                 self.model = self.source
+                release_freed_memory()  # the float32 weights just replaced
             else:
                 self.model = copy.deepcopy(self.source).double().eval()
         except Exception as error:
@@ -89,6 +91,7 @@ class ExactReference:
             self.model = None
             if saved is not None:
                 narrow_back(saved)
+                release_freed_memory()  # the float64 weights
 
     def wanted(self):
         """Whether the current case gets a float64 run: always the first, then while its predicted

@@ -11,6 +11,7 @@ from . import dynamo, traps
 from .cases import size_ranges, with_derived
 from .export_io import progress, temporary_path
 from .findings import finding
+from .memory import release_freed_memory
 
 
 def dynamo_example(state, example):
@@ -43,6 +44,8 @@ def export_with_dynamo(state, model, example, path):
         if os.path.exists(staged + ".data"):
             os.replace(staged + ".data", path + ".data")
         os.replace(staged, path)
+        program = None
+        release_freed_memory()  # the program's graphs and the serialized model
         return True
     except dynamo.DynamoExportFailed as failed:
         state.findings.append(failed.finding)

@@ -8,6 +8,7 @@ import re
 from . import dynamo
 from .errors import FrontEndError, UsageError
 from .findings import finding
+from .memory import release_freed_memory
 
 # Used only when the engine gives no ceiling (the front end run by hand): every runtime of 2022 on.
 FALLBACK_OPSET = 17
@@ -135,6 +136,9 @@ def runtime_refusal(path, example):
     except Exception as error:  # onnxruntime raises its own classes (Fail, InvalidGraph, ...)
         text = " ".join(str(error).split())
         return text[:400] + ("..." if len(text) > 400 else "")
+    finally:
+        session = None
+        release_freed_memory()  # the session's copy of the weights, before the capture needs memory
     return None
 
 

@@ -5,7 +5,7 @@ import unittest
 
 import torch
 
-from onnxproof import cases, dynamo, export_opset, spec, traps
+from onnxproof import cases, dynamo, export_finish, export_opset, spec, traps
 from onnxproof.errors import UsageError
 
 # The optional model families' packages (the lock has them; the oldest-torch lane does not).
@@ -80,6 +80,34 @@ class DefaultOpset(unittest.TestCase):
     def test_the_dynamo_exporter_writes_newer_opsets_than_torchscript(self):
         self.assertGreaterEqual(export_opset.exporter_newest_opset("dynamo"), 18)
         self.assertGreater(export_opset.exporter_newest_opset("dynamo"), export_opset.exporter_newest_opset("torchscript"))
+
+
+class DeclaredOpsets(unittest.TestCase):
+    """export.json's opset is read from model.onnx's wire format with the graph (the weights) skipped."""
+
+    def test_the_opsets_are_those_onnx_reads_and_the_weights_are_not_read(self):
+        import os
+        import tempfile
+        import numpy as np
+        import onnx
+        from onnx import helper, numpy_helper
+        weight = numpy_helper.from_array(np.ones((256, 256), np.float32), "w")
+        graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 256])],
+                                  [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 256])], [weight])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                        helper.make_opsetid("com.microsoft", 1)])
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "model.onnx")
+            onnx.save(model, path)
+            self.assertEqual(export_finish.declared_opsets(path), {"": 17, "com.microsoft": 1})
+            self.assertEqual(export_finish.file_digest(path)[0], os.path.getsize(path))
+            with open(path, "rb") as handle:
+                data = handle.read()
+            with open(path, "wb") as handle:  # cut inside a number
+                handle.write(data[:1] + bytes([0x80]))
+            with self.assertRaises(ValueError):
+                export_finish.declared_opsets(path)
 
 
 class DataSpecs(unittest.TestCase):
