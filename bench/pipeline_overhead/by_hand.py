@@ -6,12 +6,16 @@ dynamic axes, then ONNX Runtime checked against PyTorch on the same cases the pi
     .venv/bin/python bench/pipeline_overhead/by_hand.py SPEC OUT.onnx CASES.json
 
 SPEC is an onnxproof family spec (torchvision:resnet18, timm:NAME, hf:CLASS): the same model, built
-the same way (onnxproof.families.load, random weights, seed 0), as the pipeline proves. CASES.json
+the same way (onnxproof.families.load, random weights, seed 0), as the pipeline proves; or FILE.py:NAME,
+whose NAME() builds the model and whose DEFAULTS describe its inputs as the families do
+(large_bert.py). CASES.json
 is the pipeline's reference/cases.json: one comparison per case it lists, with every dynamic axis
 at that case's size (random inputs of those sizes; the other axes keep the family's sizes). Exits 1
 when ONNX Runtime and PyTorch disagree.
 """
+import importlib.util
 import json
+import os
 import sys
 
 import numpy as np
@@ -46,11 +50,33 @@ def as_list(outputs):
     return list(outputs)
 
 
+def is_file_spec(spec):
+    return spec.partition(":")[0].endswith(".py")
+
+
+def spec_module(spec):
+    """The module of a FILE.py:NAME spec, imported."""
+    path = spec.partition(":")[0]
+    module_spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
+
+
+def load(spec):
+    """(model, defaults) of a family spec or a FILE.py:NAME spec."""
+    if not is_file_spec(spec):
+        model, _, defaults = families.load(spec)
+        return model, defaults
+    module = spec_module(spec)
+    return getattr(module, spec.partition(":")[2])(), module.DEFAULTS
+
+
 def main():
     spec, path, cases_path = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(cases_path) as handle:
         cases = [case["sizes"] for case in json.load(handle)["cases"]]
-    model, _, defaults = families.load(spec)
+    model, defaults = load(spec)
     generator = torch.Generator().manual_seed(0)
     example = inputs_at(defaults, {}, generator)
     names = [i["name"] for i in defaults["inputs"]]

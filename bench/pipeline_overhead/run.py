@@ -17,6 +17,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python")]
+import by_hand  # noqa: E402 -- beside this file
 
 
 def measure(command, env):
@@ -35,7 +37,17 @@ def measure(command, env):
 
 
 def pipeline_command(binary, spec, out):
-    return [binary, "pipeline", "--model", spec, "--exporter", "dynamo", "--out", out]
+    command = [binary, "pipeline", "--model", spec, "--exporter", "dynamo", "--out", out]
+    if not by_hand.is_file_spec(spec):
+        return command  # a family: the pipeline knows its inputs
+    defaults = by_hand.spec_module(spec).DEFAULTS  # the model is not built here
+    for item in defaults["inputs"]:
+        low, high = item.get("range", (None, None))
+        bounds = f":{low}..{high - 1}" if low is not None else ""
+        command += ["--input", f"{item['name']}={'x'.join(map(str, item['dims']))}:{item['dtype']}{bounds}"]
+    for axis in defaults["dynamic"]:
+        command += ["--dynamic", f"{axis['input']}:{axis['axis']}={axis['label']}"]
+    return command
 
 
 def case_summary(cases_path):
@@ -48,10 +60,10 @@ def case_summary(cases_path):
 
 def run_pairs(binary, spec, root, pairs, env, log):
     """Medians and ratios of `pairs` paired runs of the pipeline and the by-hand script."""
-    out = os.path.join(root, spec.replace(":", "_"))
+    out = os.path.join(root, spec.replace(":", "_").replace("/", "_"))
     shutil.rmtree(out, ignore_errors=True)
     code, *_ = measure(pipeline_command(binary, spec, out), env)  # warm-up; finds the cases
-    cases_path = os.path.join(root, spec.replace(":", "_") + ".cases.json")
+    cases_path = os.path.join(root, spec.replace(":", "_").replace("/", "_") + ".cases.json")
     shutil.copyfile(os.path.join(out, "reference", "cases.json"), cases_path)
     sizes = case_summary(cases_path)
     by_hand = [sys.executable, os.path.join(HERE, "by_hand.py"), spec, os.path.join(root, "by_hand.onnx"), cases_path]
