@@ -55,6 +55,7 @@ class ExactReference:
         self.model = None
         self.reason = ""
         self.in_place = False
+        self.bytes = 0  # the float64 model's parameters and buffers
         self.output_reasons = {}  # output name -> why its exact value is missing (first case seen)
         self.float32_seconds = 0.0  # the reference capture's float32 forwards so far (the caller adds)
         self.last_float32_seconds = 0.0  # the current case's float32 forward (the caller sets)
@@ -62,7 +63,8 @@ class ExactReference:
         self.exact_seconds = 0.0
         self.cases_run = 0
         try:
-            self.in_place = float64_bytes(model) > IN_PLACE_ABOVE_BYTES
+            self.bytes = float64_bytes(model)
+            self.in_place = self.bytes > IN_PLACE_ABOVE_BYTES
         except Exception as error:  # any refusal is a reason, not a crash
             self.reason = f"the model cannot be copied to float64: {type(error).__name__}: {error}"
 
@@ -79,7 +81,7 @@ class ExactReference:
                 saved = note_dtypes(self.source)
                 self.source.double()
                 self.model = self.source
-                release_freed_memory()  # the float32 weights just replaced
+                release_freed_memory(self.bytes)  # the float32 weights just replaced
             else:
                 self.model = copy.deepcopy(self.source).double().eval()
         except Exception as error:
@@ -91,7 +93,7 @@ class ExactReference:
             self.model = None
             if saved is not None:
                 narrow_back(saved)
-                release_freed_memory()  # the float64 weights
+                release_freed_memory(self.bytes)  # the float64 weights
 
     def wanted(self):
         """Whether the current case gets a float64 run: always the first, then while its predicted

@@ -10,6 +10,7 @@ import warnings
 from . import dynamo, traps
 from .cases import size_ranges, with_derived
 from .export_io import progress, temporary_path
+from .export_opset import model_bytes
 from .findings import finding
 from .memory import release_freed_memory
 
@@ -45,7 +46,7 @@ def export_with_dynamo(state, model, example, path):
             os.replace(staged + ".data", path + ".data")
         os.replace(staged, path)
         program = None
-        release_freed_memory()  # the program's graphs and the serialized model
+        release_freed_memory(model_bytes(path))  # the program's graphs and the serialized model
         return True
     except dynamo.DynamoExportFailed as failed:
         state.findings.append(failed.finding)

@@ -138,8 +138,13 @@ def runtime_refusal(path, example):
         return text[:400] + ("..." if len(text) > 400 else "")
     finally:
         session = None
-        release_freed_memory()  # the session's copy of the weights, before the capture needs memory
+        release_freed_memory(model_bytes(path))  # the session's copy of the weights, before the capture
     return None
+
+
+def model_bytes(path):
+    """The bytes of a model file and its external weights file, when it has one."""
+    return sum(os.path.getsize(name) for name in (path, path + ".data") if os.path.exists(name))
 
 
 def engine_refusal(path, example):
