@@ -5,19 +5,16 @@ import importlib.util
 import platform
 import sys
 
-# Import name -> distribution name.
-MODULES = {"torch": "torch", "torchvision": "torchvision", "onnx": "onnx", "onnxscript": "onnxscript", "numpy": "numpy"}
-
 
 def versions():
     """Read from each distribution's metadata where the interpreter finds the module, without
     importing it: importing torch, torchvision and onnxscript took 6-13 s of every --version."""
     found = {"python": f"{platform.python_version()} ({sys.executable})"}
-    for module, distribution in MODULES.items():
+    for module in ("torch", "torchvision", "onnx", "onnxscript", "numpy"):  # each its distribution's name
         try:
             if importlib.util.find_spec(module) is None:
                 raise ModuleNotFoundError(module)
-            found[module] = importlib.metadata.version(distribution)
+            found[module] = importlib.metadata.version(module)
         except Exception as error:  # a broken install reports itself rather than failing --version
             found[module] = f"not available ({type(error).__name__})"
     return found
