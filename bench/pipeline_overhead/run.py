@@ -63,7 +63,7 @@ def run_pairs(binary, spec, root, pairs, env, log):
     out = os.path.join(root, spec.replace(":", "_").replace("/", "_"))
     shutil.rmtree(out, ignore_errors=True)
     code, *_ = measure(pipeline_command(binary, spec, out), env)  # warm-up; finds the cases
-    cases_path = os.path.join(root, spec.replace(":", "_").replace("/", "_") + ".cases.json")
+    cases_path = out + ".cases.json"
     shutil.copyfile(os.path.join(out, "reference", "cases.json"), cases_path)
     sizes = case_summary(cases_path)
     by_hand = [sys.executable, os.path.join(HERE, "by_hand.py"), spec, os.path.join(root, "by_hand.onnx"), cases_path]

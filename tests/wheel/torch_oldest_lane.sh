@@ -1,8 +1,8 @@
 #!/bin/bash
 # The oldest torch the wheel admits, on the CPU build. A fresh virtual environment gets the wheel
 # that wheel_install built (dist/), torch 2.13.0 (PyTorch's CPU build, from this machine's wheel
-# folder, unpacked once per machine into the setup cache and linked from there) and onnx, onnxscript, numpy and torch's own
-# requirements linked from .venv. There, outside the checkout and with no onnxproof variable set,
+# folder, unpacked once per machine into the setup cache and linked from there) and onnx,
+# onnxscript, numpy and torch's own requirements linked from .venv. There, outside the checkout and with no onnxproof variable set,
 # the front end's unit tests pass and the README's quickstart (train, prove, retrain, prove
 # again) runs twice, as a notebook re-run would: every proof passes, none meets GOLDEN_DRIFT, nothing is frozen, and no CUDA library is
 # installed. torchvision is left out: PyPI's torchvision does not load beside the CPU torch 2.13.
@@ -39,8 +39,8 @@ if [[ ! -d "$torch_dir" ]]; then
   mv -T "$unpacked" "$torch_dir" 2>/dev/null || true  # a lane running beside this one may have been first
 fi
 "$root/.venv/bin/python" "$root/tests/wheel/link_installed.py" --from "$torch_dir" "$site_packages" torch
-"$venv/bin/pip" install --quiet "$wheel" 2>&1 | { grep -v '^WARNING: Location' || true; }
-"$venv/bin/pip" check
+"$venv/bin/pip" install --quiet --no-deps "$wheel" 2>&1 | { grep -v '^WARNING: Location' || true; }
+"$venv/bin/pip" check  # everything the wheel and torch require is linked, at versions they admit
 torch_version=$("$venv/bin/python" -c 'import torch; print(torch.__version__)')
 [[ "$torch_version" == 2.13.* ]] || { echo "torch $torch_version, not 2.13"; exit 1; }
 if "$venv/bin/pip" list --format=freeze | grep -qi '^nvidia\|^cuda-\|^triton'; then
