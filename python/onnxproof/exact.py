@@ -63,6 +63,7 @@ class ExactReference:
         self.float32_of_exact = 0.0  # the float32 time of the cases that got a float64 run
         self.exact_seconds = 0.0
         self.cases_run = 0
+        self.prior_ratio = None  # float64/float32 time measured by a child before (resume())
         try:
             self.bytes = float64_bytes(model)
             self.in_place = self.bytes > IN_PLACE_ABOVE_BYTES
@@ -100,9 +101,14 @@ class ExactReference:
         """Whether the current case gets a float64 run: always the first, then while its predicted
         cost (its float32 time times the float64/float32 ratio seen so far) keeps the pass within
         TIME_BUDGET of the float32 capture."""
-        if self.model is None or self.cases_run == 0:
-            return self.model is not None
-        ratio = self.exact_seconds / max(self.float32_of_exact, 1e-9)
+        if self.model is None:
+            return False
+        if self.float32_of_exact:
+            ratio = self.exact_seconds / self.float32_of_exact
+        elif self.cases_run and self.prior_ratio is not None:
+            ratio = self.prior_ratio  # measured by the child that ran the first cases
+        else:
+            return True  # the first case: it measures the ratio
         predicted = ratio * self.last_float32_seconds
         return self.exact_seconds + predicted <= TIME_BUDGET * self.float32_seconds
 
@@ -142,6 +148,25 @@ class ExactReference:
             else:
                 exact[index] = value.detach().cpu().numpy()
         return exact
+
+    def summary(self):
+        """What resume() needs to go on after another process's float64 runs (picklable)."""
+        ratio = self.exact_seconds / self.float32_of_exact if self.float32_of_exact else self.prior_ratio
+        return {"reason": self.reason, "output_reasons": dict(self.output_reasons), "cases_run": self.cases_run,
+                "ratio": ratio}
+
+    def resume(self, summary):
+        """Goes on after the float64 runs `summary` describes (a child's, reference_ahead.py):
+        their reasons stand, the first case is no longer forced, and their float64/float32 ratio
+        predicts this process's costs until it has its own. The budget counts this process's
+        time only: the child's ran beside the export. None: nothing to resume."""
+        if not summary:
+            return
+        if summary["reason"]:
+            self.reason = summary["reason"]  # a forward that failed there fails here
+        self.output_reasons.update(summary["output_reasons"])
+        self.cases_run = summary["cases_run"]
+        self.prior_ratio = summary["ratio"]
 
     def missing_reason(self):
         """One sentence for the info finding when some output has no exact value; '' when all do."""

@@ -15,6 +15,7 @@ import sys
 import typing
 
 from . import contract
+from . import reference_ahead
 from .errors import FrontEndError, write_failure
 from .export_exporters import differential_trace
 from .export_fallback import export_with_fallback
@@ -60,8 +61,24 @@ class Exporter:
             return finish(state, exported=False)
         state.output_axes = state.timed("output_axes", label_output_axes, state, model, example, outputs)
         detection_sets(state, model, outputs)
+        ahead = reference_ahead.start(state, model)  # the reference's first cases, beside the export
+        try:
+            exported = self.export(model, example, exporters)
+            if exported:
+                progress("capturing PyTorch's reference outputs")
+                model.eval()  # whatever an exporter restored: the reference is eval mode's, as the export was
+                state.timed("reference", write_reference, state, model, ahead)
+        finally:
+            if ahead is not None:
+                ahead.close()
+        return finish(state, exported=exported)
+
+    def export(self, model, example, exporters):
+        """The export with its fallbacks, then the differential trace of a TorchScript export;
+        False when no exporter could export."""
+        state = self.state
         if not state.timed("export", export_with_fallback, state, model, example, exporters):
-            return finish(state, exported=False)
+            return False
         if state.exporter == "torchscript":
             progress("tracing again with other values and sizes")
             state.timed("differential_trace", differential_trace, state, model, example, state.model_path)
@@ -72,10 +89,7 @@ class Exporter:
                 "DIFFERENTIAL_TRACE_NOT_RUN", "info", "the differential trace was not run: it compares TorchScript traces, "
                 "and this model was exported with the dynamo exporter", "",
                 "the shape cases of the parity step still prove every size; --exporter torchscript runs it"))
-        progress("capturing PyTorch's reference outputs")
-        model.eval()  # whatever an exporter restored: the reference is eval mode's, as the export was
-        state.timed("reference", write_reference, state, model)
-        return finish(state, exported=True)
+        return True
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
 """Export stage 4, reference and exact capture: PyTorch's inputs and outputs for every case
 (the example, the user's data or generated shape cases) into reference/, with float64 outputs
 where the calibrated rule can use them (exact.py) and cases.json (onnxproof.cases/1)."""
+import itertools
 import json
 import os
 import shutil
@@ -93,15 +94,41 @@ def rejected_finding(state):
                    "share a size) or prove on real data")
 
 
-def write_reference(state, model):
-    """Writes reference/ into a fresh folder, then swaps it in: no data set of an earlier run
-    survives, and an interrupted run leaves the old reference whole."""
-    final = os.path.join(state.out, "reference")
-    reference = final + ".partial"
+class Capture:
+    """The reference capture so far, resumable between cases: a forked child (reference_ahead.py)
+    captures the first cases while the export runs, and the export process the rest."""
+
+    def __init__(self):
+        self.cases = []  # cases.json's entries, in order
+        self.finite = [0, 0]  # [finite values, values] over every output of every case
+        self.consumed = 0  # samples taken from reference_samples() (a rejected one included)
+        self.exact = None  # ExactReference.summary() of the float64 runs made (None: none tried)
+        self.findings = []  # the findings the child's cases added (merged by the export process)
+        self.rejected = {}  # the child's generated cases PyTorch refused (state.rejected_cases)
+        self.seconds = 0.0  # the child's time
+        self.ahead_cases = 0  # the cases the child captured
+        self.complete = False  # the child captured every case
+
+
+def prepare_folder(state):
+    """A fresh `reference.partial` folder in the run folder, for write_reference to swap in."""
+    reference = os.path.join(state.out, "reference") + ".partial"
     shutil.rmtree(reference, ignore_errors=True)
     os.makedirs(reference)
+    return reference
+
+
+def write_reference(state, model, ahead=None):
+    """Writes reference/ into a fresh folder, then swaps it in: no data set of an earlier run
+    survives, and an interrupted run leaves the old reference whole. `ahead`: the child capturing
+    the first cases since before the export (reference_ahead.py), whose cases are kept."""
+    final = os.path.join(state.out, "reference")
+    done = ahead.finish(state) if ahead is not None else None
+    reference = final + ".partial"
+    if done is None:
+        reference = prepare_folder(state)
     try:
-        fill_reference(state, model, reference)
+        fill_reference(state, model, reference, done)
     except BaseException:
         shutil.rmtree(reference, ignore_errors=True)  # a failed capture leaves no half folder
         raise
@@ -112,31 +139,21 @@ def write_reference(state, model):
     shutil.rmtree(final + ".old", ignore_errors=True)
 
 
-def fill_reference(state, model, reference):
-    """PyTorch's inputs and outputs of every case, and cases.json, into the folder `reference`.
-    Two passes: every case in float32, then the float64 pass over the cases its time budget
-    allows, so a large model widened in place is float64 once, not once per case."""
-    cases = []
-    finite = [0, 0]  # [finite values, values] over every output of every case
+def fill_reference(state, model, reference, done=None):
+    """PyTorch's inputs and outputs of every case, and cases.json, into the folder `reference`,
+    after the cases of `done` (a Capture) when a child captured some. Two passes: every case in
+    float32, then the float64 pass over the cases its time budget allows, so a large model
+    widened in place is float64 once, not once per case."""
+    capture = done or Capture()
     pending = []  # per case: (its index in cases, folder, inputs, outputs' names and meta tensors, float32 s)
     exact = state.timed("exact_reference", ExactReference, model)
-    for sizes, sample, source, arrays in reference_samples(state, model):
-        data_set = f"test_data_set_{len(cases)}"
-        try:
-            start = time.perf_counter()
-            outputs, problems = traps.flatten_outputs(state.forward(model, arrays))
-            seconds = time.perf_counter() - start
-        except Exception as error:
-            reference_failed(state, sizes, source, error)
-            continue
-        folder = os.path.join(reference, data_set)
-        write_case(state, folder, arrays, outputs, finite)
-        # The float64 pass needs each output's dtype and shape only: meta tensors hold no data.
-        shapes = [(name, value.detach().to("meta")) for name, value in outputs]
-        pending.append((len(cases), folder, arrays, shapes, seconds))
-        cases.append({"data_set": data_set, "sizes": sizes, "sample": sample, "source": source,
-                      "exact_outputs": []})
-    state.timed("exact_reference", exact_pass, state, exact, pending, cases)
+    exact.resume(capture.exact)
+    for item in itertools.islice(reference_samples(state, model), capture.consumed, None):
+        entry = capture_case(state, model, reference, capture, item)
+        if entry is not None:
+            pending.append(entry)
+    state.timed("exact_reference", exact_pass, state, exact, pending, capture.cases)
+    cases, finite = capture.cases, capture.finite
     if finite[1] and not finite[0]:
         state.findings.append(finding(
             "REFERENCE_NOT_FINITE", "error",
@@ -148,10 +165,14 @@ def fill_reference(state, model, reference):
             f"no float64 reference for some outputs, compared with the fixed tolerance instead: {exact.missing_reason()}",
             "", "the calibrated rule needs the model to run in float64 (model.double()); the fixed rule still holds"))
     state.timings["exact_cases"] = exact.cases_run
-    # The model's own float32 forwards of the capture: "reference" minus this and the float64 pass
-    # is the capture's per-case overhead (inputs generated, tensors serialized and written).
+    # The model's own float32 forwards of the capture in this process: "reference" minus this and
+    # the float64 pass is the capture's per-case overhead (inputs generated, tensors serialized
+    # and written). The child's cases are in "reference_ahead" (its time) and its count.
     state.timings["reference_forward"] = round(exact.float32_seconds, 4)
     state.timings["reference_cases"] = len(cases)
+    if done is not None:
+        state.timings["reference_ahead"] = round(done.seconds, 4)
+        state.timings["reference_ahead_cases"] = done.ahead_cases
     manifest = {
         "schema": contract.CASES,
         "inputs": [spec["name"] for spec in state.inputs],
@@ -166,6 +187,30 @@ def fill_reference(state, model, reference):
     if steps and state.generation:
         from .generation import record_generation
         state.timed("generation_reference", record_generation, state, model, reference, steps)
+
+
+def capture_case(state, model, reference, capture, item):
+    """One reference case (sizes, sample, source, arrays) in float32: its inputs and PyTorch's
+    outputs into `reference`, its entry appended to capture.cases; what the float64 pass needs of
+    it (index, folder, inputs, outputs as meta tensors, float32 seconds), or None when PyTorch
+    rejected the case."""
+    sizes, sample, source, arrays = item
+    capture.consumed += 1
+    data_set = f"test_data_set_{len(capture.cases)}"
+    try:
+        start = time.perf_counter()
+        outputs, _ = traps.flatten_outputs(state.forward(model, arrays))
+        seconds = time.perf_counter() - start
+    except Exception as error:
+        reference_failed(state, sizes, source, error)
+        return None
+    folder = os.path.join(reference, data_set)
+    write_case(state, folder, arrays, outputs, capture.finite)
+    # The float64 pass needs each output's dtype and shape only: meta tensors hold no data.
+    shapes = [(name, value.detach().to("meta")) for name, value in outputs]
+    capture.cases.append({"data_set": data_set, "sizes": sizes, "sample": sample, "source": source,
+                          "exact_outputs": []})
+    return len(capture.cases) - 1, folder, arrays, shapes, seconds
 
 
 def write_case(state, folder, arrays, outputs, finite):
@@ -187,12 +232,20 @@ def write_case(state, folder, arrays, outputs, finite):
 def exact_pass(state, exact, pending, cases):
     """The float64 outputs of the cases the time budget allows, in case order with the float32
     time accumulated as the capture went (so the float64 runs spread over the cases as before)."""
+    if not pending:
+        return  # a child captured every case: no float64 copy to make
     with exact.float64_model():
-        for index, folder, arrays, outputs, seconds in pending:
-            exact.last_float32_seconds = seconds
-            exact.float32_seconds += seconds
-            values = write_exact(state, exact, folder, arrays, outputs)
-            cases[index]["exact_outputs"] = [k for k, value in enumerate(values) if value is not None]
+        for entry in pending:
+            exact_case(state, exact, entry, cases)
+
+
+def exact_case(state, exact, entry, cases):
+    """One case's float64 outputs (capture_case's `entry`), when the budget allows them."""
+    index, folder, arrays, outputs, seconds = entry
+    exact.last_float32_seconds = seconds
+    exact.float32_seconds += seconds
+    values = write_exact(state, exact, folder, arrays, outputs)
+    cases[index]["exact_outputs"] = [k for k, value in enumerate(values) if value is not None]
 
 
 def count_finite(counts, value):
@@ -207,11 +260,11 @@ def count_finite(counts, value):
         counts[0] += total
 
 
-def write_exact(state, exact, folder, arrays, outputs):
+def write_exact(state, exact, folder, arrays, outputs, budgeted=True):
     """The float64 outputs of one case into `folder` (exact_output_K.pb), when the float64 pass
-    is within its time budget; the list of them (None where an output has none)."""
+    is within its time budget (or not `budgeted`); the list of them (None where an output has none)."""
     from onnx import numpy_helper
-    if not exact.wanted():
+    if budgeted and not exact.wanted():
         return [None] * len(outputs)
     values = exact.outputs(state.forward, arrays, [name for name, _ in outputs], [value for _, value in outputs])
     for index, value in enumerate(values):

@@ -1,0 +1,166 @@
+"""The reference captured beside the export by a forked child (reference_ahead.py): whether the child
+finishes, is stopped mid-way, dies or is abandoned, reference/ holds the cases a capture in the export
+process alone makes: the same cases with the same inputs, and outputs equal up to thread-count
+rounding."""
+import json
+import os
+import select
+import shutil
+import signal
+import tempfile
+import time
+import unittest
+from unittest import mock
+
+import numpy as np
+from onnx import numpy_helper
+
+from onnxproof import exact, reference_ahead
+from onnxproof.export_forward import check_forward
+from onnxproof.export_load import example_arrays, load_and_prepare
+from onnxproof.export_reference import write_reference
+from onnxproof.export_state import ExportState
+
+# The sleep makes a case last long enough for the test to stop the child between cases.
+NET = """import time
+import torch
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(8, 64), torch.nn.Tanh(), torch.nn.Linear(64, 4))
+
+    def forward(self, x):
+        time.sleep(0.02)
+        return self.body(x).softmax(-1)
+"""
+
+
+class ReferenceAhead(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="onnxproof-ahead-")
+        self.addCleanup(shutil.rmtree, self.folder, ignore_errors=True)
+        with open(os.path.join(self.folder, "net.py"), "w") as handle:
+            handle.write(NET)
+
+    def prepared(self, name):
+        """(state, model) of a run folder `name`, as the export leaves them before its export step."""
+        import torch
+        torch.manual_seed(0)
+        out = os.path.join(self.folder, name)
+        os.makedirs(out)
+        state = ExportState({"model": os.path.join(self.folder, "net.py") + ":Net", "out": out,
+                             "inputs": [{"name": "x", "dims": [2, 8], "dtype": "float32"}],
+                             "dynamic": [{"input": "x", "axis": 0, "label": "batch"}], "samples": 3})
+        model, _ = load_and_prepare(state)
+        self.assertIsNotNone(check_forward(state, model, example_arrays(state)))
+        state.timings["forward"] = 0.01
+        return state, model
+
+    def sequential(self):
+        """cases.json and the run folder of a capture in one process, after the export."""
+        state, model = self.prepared("sequential")
+        write_reference(state, model)
+        return self.cases(state), state
+
+    def cases(self, state):
+        with open(os.path.join(state.out, "reference", "cases.json")) as handle:
+            return json.load(handle)["cases"]
+
+    def assert_same_reference(self, state, expected, expected_state):
+        """The same cases, inputs bit for bit, float32 outputs to rounding, each exact output
+        present where cases.json says so and close to the float64 truth."""
+        got = self.cases(state)
+        self.assertEqual([(c["data_set"], c["sizes"], c["sample"], c["source"]) for c in got],
+                         [(c["data_set"], c["sizes"], c["sample"], c["source"]) for c in expected])
+        for case in got:
+            mine = os.path.join(state.out, "reference", case["data_set"])
+            theirs = os.path.join(expected_state.out, "reference", case["data_set"])
+            self.assertEqual(self.tensor(mine, "input_0").tobytes(), self.tensor(theirs, "input_0").tobytes())
+            np.testing.assert_allclose(self.tensor(mine, "output_0"), self.tensor(theirs, "output_0"), atol=1e-6)
+            files = sorted(name for name in os.listdir(mine) if name.startswith("exact_output_"))
+            self.assertEqual(files, [f"exact_output_{k}.pb" for k in case["exact_outputs"]])
+            if case["exact_outputs"]:
+                np.testing.assert_allclose(self.tensor(mine, "exact_output_0"), self.tensor(mine, "output_0"),
+                                           atol=1e-5)
+        left = [name for name in os.listdir(state.out) if name != "reference"]
+        self.assertEqual(left, [], "the child's folder or checkpoint was left behind")
+
+    def tensor(self, folder, name):
+        from onnx import TensorProto
+        proto = TensorProto()
+        with open(os.path.join(folder, name + ".pb"), "rb") as handle:
+            proto.ParseFromString(handle.read())
+        return numpy_helper.to_array(proto)
+
+    def started(self, state, model):
+        ahead = reference_ahead.start(state, model)
+        self.assertIsNotNone(ahead, "no child started (fewer than two cores?)")
+        self.addCleanup(ahead.close)
+        return ahead
+
+    def wait_for_cases(self, ahead, count):
+        """Reads the child's progress until it has captured `count` cases."""
+        seen = 0
+        deadline = time.monotonic() + 120
+        while seen < count and time.monotonic() < deadline:
+            if select.select([ahead.progress], [], [], 1)[0]:
+                seen += len(os.read(ahead.progress, 1))
+        self.assertEqual(seen, count)
+
+    def test_a_child_stopped_after_two_cases_leaves_the_rest_to_the_export_process(self):
+        expected, expected_state = self.sequential()
+        state, model = self.prepared("ahead")
+        ahead = self.started(state, model)
+        self.wait_for_cases(ahead, 2)
+        write_reference(state, model, ahead)
+        self.assertGreaterEqual(state.timings["reference_ahead_cases"], 2)
+        self.assertLess(state.timings["reference_ahead_cases"], len(expected))
+        self.assertGreater(state.timings["exact_cases"], 0)
+        self.assert_same_reference(state, expected, expected_state)
+
+    def test_a_child_done_with_every_case_adds_float64_runs_the_budget_skipped(self):
+        expected, expected_state = self.sequential()
+        with mock.patch.object(exact, "TIME_BUDGET", 0.0):  # only the first case within budget
+            state, model = self.prepared("ahead")
+            ahead = self.started(state, model)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # the export "runs" until the child has done everything
+            saved = ahead.read_checkpoint()
+            if saved and saved.complete and all(case["exact_outputs"] for case in saved.cases):
+                break
+            time.sleep(0.05)
+        write_reference(state, model, ahead)
+        self.assertEqual(state.timings["reference_ahead_cases"], len(expected))
+        self.assertTrue(all(case["exact_outputs"] == [0] for case in self.cases(state)))
+        self.assert_same_reference(state, expected, expected_state)
+
+    def test_a_child_that_dies_costs_only_its_work(self):
+        expected, expected_state = self.sequential()
+        state, model = self.prepared("ahead")
+        ahead = self.started(state, model)
+        os.kill(ahead.pid, signal.SIGKILL)
+        write_reference(state, model, ahead)
+        self.assertNotIn("reference_ahead", state.timings)
+        self.assert_same_reference(state, expected, expected_state)
+
+    def test_an_abandoned_child_is_killed_and_its_files_removed(self):
+        state, model = self.prepared("ahead")
+        ahead = self.started(state, model)
+        pid = ahead.pid
+        ahead.close()
+        with self.assertRaises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reaped: no such child any more
+        self.assertEqual(os.listdir(state.out), [])
+
+    def test_switched_off_or_a_large_model_runs_no_child(self):
+        state, model = self.prepared("ahead")
+        with mock.patch.dict(os.environ, {reference_ahead.SWITCH: "0"}):
+            self.assertIsNone(reference_ahead.start(state, model))
+        with mock.patch.object(exact, "IN_PLACE_ABOVE_BYTES", 100):
+            self.assertIsNone(reference_ahead.start(state, model))
+        self.assertEqual(os.listdir(state.out), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
