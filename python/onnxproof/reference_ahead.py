@@ -51,7 +51,7 @@ def start(state, model):
     sys.stderr.flush()
     with warnings.catch_warnings():
         # Python 3.12 warns on any fork of a process with threads; OpenMP's idle workers are
-        # the threads here, and the child uses none of them (one thread, above).
+        # the threads here, and the child uses none of them (run_child: one thread).
         warnings.simplefilter("ignore", DeprecationWarning)
         pid = os.fork()
     if pid == 0:
@@ -65,6 +65,7 @@ def start(state, model):
                   "the export process captures every case:", file=sys.stderr)
             traceback.print_exc()
         finally:
+            sys.stdout.flush()  # what the model printed; os._exit flushes nothing
             sys.stderr.flush()
             os._exit(code)
     os.close(stop_read)
@@ -74,6 +75,7 @@ def start(state, model):
 
 
 def worth_it(state, model):
+    """Whether start() forks (its docstring says when it does not)."""
     import torch
     if os.environ.get(SWITCH, "1") == "0" or not hasattr(os, "fork") or state.given is not None:
         return False
