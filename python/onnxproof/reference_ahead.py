@@ -166,7 +166,6 @@ class Ahead:
         self.stop = stop
         self.progress = progress
         self.stall_seconds = stall_seconds
-        self.cases_seen = 0
         self.taken = False  # finish() handed the folder on
 
     def finish(self, state):
@@ -213,10 +212,8 @@ class Ahead:
             if not ready:
                 self.kill()
                 return False
-            data = os.read(self.progress, 4096)
-            if not data:
+            if not os.read(self.progress, 4096):
                 break  # the child closed its end: it exited
-            self.cases_seen += len(data)
         _, status = os.waitpid(self.pid, 0)
         self.pid = None
         return os.waitstatus_to_exitcode(status) == 0
@@ -248,8 +245,9 @@ class Ahead:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.stop = self.progress = -1
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(self.checkpoint)
+        for path in (self.checkpoint, self.checkpoint + ".partial"):  # one killed while saving leaves the second
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
         if not self.taken:
             import shutil
             shutil.rmtree(self.reference, ignore_errors=True)
