@@ -53,7 +53,9 @@ class ExactReference:
     copy, or the model itself for a large one), `outputs()` runs one case. `reason` says why there
     is no float64 model (then every output falls back to the fixed tolerance)."""
 
-    def __init__(self, model):
+    def __init__(self, model, in_place=True):
+        """`in_place`: False to copy the model whatever its size (a process whose float32 model
+        goes on computing beside the pass)."""
         self.source = model
         self.model = None
         self.reason = ""
@@ -68,7 +70,7 @@ class ExactReference:
         self.prior_ratio = None  # float64/float32 time measured by a child before (resume())
         try:
             self.bytes = float64_bytes(model)
-            self.in_place = self.bytes > IN_PLACE_ABOVE_BYTES
+            self.in_place = in_place and self.bytes > IN_PLACE_ABOVE_BYTES
         except Exception as error:  # any refusal is a reason, not a crash
             self.reason = f"the model cannot be copied to float64: {type(error).__name__}: {error}"
 

@@ -37,8 +37,8 @@ PR_SET_PDEATHSIG = 1
 def start(state, model):
     """An Ahead child capturing the reference from now on, or None where it cannot help or would
     not be safe: fewer than two cores, a model handed over in the caller's own process (prove()),
-    torch's CUDA already initialized, or a model whose float64 copy is widened in place (a second
-    process holding it beside the export would double the peak memory)."""
+    torch's CUDA already initialized, or too little memory for the child's float64 model beside
+    the export's peak (worth_it)."""
     if not worth_it(state, model):
         return None
     reference = prepare_folder(state)
@@ -75,14 +75,59 @@ def start(state, model):
 
 
 def worth_it(state, model):
-    """Whether start() forks (its docstring says when it does not)."""
+    """Whether start() forks: two cores or more, the export's own process (not prove()'s), no CUDA,
+    and the memory the child's float64 model takes free beside the export's growth."""
     import torch
     if os.environ.get(SWITCH, "1") == "0" or not hasattr(os, "fork") or state.given is not None:
         return False
     if len(os.sched_getaffinity(0)) < 2 or torch.cuda.is_initialized():
         return False
-    tensors = list(model.parameters()) + list(model.buffers())
-    return sum(t.numel() for t in tensors) * 8 <= exact_module.IN_PLACE_ABOVE_BYTES
+    available = available_memory()
+    if available is None:  # unknown: only a model small enough to be copied for the float64 pass anyway
+        return float64_bytes(model) <= exact_module.IN_PLACE_ABOVE_BYTES
+    return memory_needed(model) <= available
+
+
+# While the child holds its float64 model the export grows too: dynamo's translation took the
+# front end from 1.1 to 5.1 GB on a 1.1 GB model (bench/pipeline_overhead/large_bert.py).
+EXPORT_GROWTH = 4
+MARGIN_BYTES = 2**30
+
+
+def float64_bytes(model):
+    return 8 * sum(t.numel() for t in list(model.parameters()) + list(model.buffers()))
+
+
+def memory_needed(model):
+    """Bytes the export and the child add together: the child's float64 copy of the model (made
+    from a float32 copy: both at once for a moment), the export's growth, and a margin for
+    activations."""
+    weights = sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))
+    return float64_bytes(model) + weights + EXPORT_GROWTH * weights + MARGIN_BYTES
+
+
+def available_memory():
+    """Bytes this process may still take: the kernel's MemAvailable, less where the process's
+    cgroup (v2) sets a lower limit; None when neither can be read."""
+    found = []
+    try:
+        with open("/proc/meminfo") as handle:
+            found += [int(line.split()[1]) * 1024 for line in handle if line.startswith("MemAvailable:")]
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open("/proc/self/cgroup") as handle:
+            group = next(line.strip().split("::", 1)[1] for line in handle if line.startswith("0::"))
+        folder = os.path.join("/sys/fs/cgroup", group.lstrip("/"))
+        with open(os.path.join(folder, "memory.max")) as handle:
+            limit = handle.read().strip()
+        with open(os.path.join(folder, "memory.current")) as handle:
+            current = int(handle.read())
+        if limit != "max":
+            found.append(int(limit) - current)
+    except (OSError, ValueError, StopIteration, IndexError):
+        pass
+    return min(found) if found else None
 
 
 def checkpoint_path(state):
@@ -91,9 +136,11 @@ def checkpoint_path(state):
 
 def run_child(state, model, reference, checkpoint, stop, progress):
     """The child: cases in order until the export process asks it to stop, then its Capture as
-    JSON into `checkpoint`; the exit code. With every case captured and the export still
-    running, it goes on with float64 runs of the cases the budget skipped (free evidence, the
-    checkpoint saved after each), until the export process kills it."""
+    JSON into `checkpoint`; the exit code. Each case's float64 run (within the budget) follows its
+    float32 one, on a float64 copy of the model, never the model widened in place: the float32
+    model keeps computing. With every case captured and the export still running, the child
+    goes on with float64 runs of the cases the budget skipped (free evidence, the checkpoint saved
+    after each), until the export process kills it."""
     import torch
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the export process's to handle: it kills the child
@@ -101,8 +148,17 @@ def run_child(state, model, reference, checkpoint, stop, progress):
     started = time.perf_counter()
     capture = Capture()
     findings_before = len(state.findings)
-    exact = exact_module.ExactReference(model)
+    exact = exact_module.ExactReference(model, in_place=False)
     skipped = []  # capture_case's entries of the cases the budget left without a float64 run
+
+    def save():
+        capture.exact = exact.summary()
+        capture.findings = state.findings[findings_before:]
+        capture.rejected = state.rejected_cases
+        capture.seconds = time.perf_counter() - started
+        capture.ahead_cases = len(capture.cases)
+        write_checkpoint(checkpoint, capture)
+
     with exact.float64_model():
         for item in reference_samples(state, model):
             if stop_asked(stop):
@@ -115,18 +171,9 @@ def run_child(state, model, reference, checkpoint, stop, progress):
             os.write(progress, b".")
         else:
             capture.complete = True
-
-        def save():
-            capture.exact = exact.summary()
-            capture.findings = state.findings[findings_before:]
-            capture.rejected = state.rejected_cases
-            capture.seconds = time.perf_counter() - started
-            capture.ahead_cases = len(capture.cases)
-            write_checkpoint(checkpoint, capture)
-
         save()
-        for index, folder, arrays, outputs, _ in skipped:
-            if not capture.complete or exact.model is None or stop_asked(stop):
+        for index, folder, arrays, outputs, _ in skipped if capture.complete else []:
+            if exact.model is None or stop_asked(stop):
                 break
             values = write_exact(state, exact, folder, arrays, outputs, budgeted=False)
             capture.cases[index]["exact_outputs"] = [k for k, value in enumerate(values) if value is not None]

@@ -119,6 +119,20 @@ class ReferenceAhead(unittest.TestCase):
         self.assertGreater(state.timings["exact_cases"], 0)
         self.assert_same_reference(state, expected, expected_state)
 
+    def test_above_the_in_place_size_the_child_copies_and_the_export_process_widens_in_place(self):
+        expected, expected_state = self.sequential()
+        with mock.patch.object(exact, "IN_PLACE_ABOVE_BYTES", 100):
+            state, model = self.prepared("ahead")
+            before = {name: value.clone() for name, value in model.state_dict().items()}
+            ahead = self.started(state, model)
+            self.wait_for_cases(ahead, 2)
+            write_reference(state, model, ahead)
+        self.assertLess(state.timings["reference_ahead_cases"], len(expected))
+        self.assert_same_reference(state, expected, expected_state)
+        for name, value in model.state_dict().items():  # narrowed back exactly
+            self.assertEqual(value.dtype, before[name].dtype)
+            self.assertTrue(bool((value == before[name]).all()), name)
+
     def test_a_child_done_with_every_case_adds_float64_runs_the_budget_skipped(self):
         expected, expected_state = self.sequential()
         with mock.patch.object(exact, "TIME_BUDGET", 0.0):  # only the first case within budget
@@ -153,13 +167,25 @@ class ReferenceAhead(unittest.TestCase):
             os.waitpid(pid, os.WNOHANG)  # reaped: no such child any more
         self.assertEqual(os.listdir(state.out), [])
 
-    def test_switched_off_or_a_large_model_runs_no_child(self):
+    def test_switched_off_or_short_of_memory_runs_no_child(self):
         state, model = self.prepared("ahead")
         with mock.patch.dict(os.environ, {reference_ahead.SWITCH: "0"}):
             self.assertIsNone(reference_ahead.start(state, model))
-        with mock.patch.object(exact, "IN_PLACE_ABOVE_BYTES", 100):
+        needed = reference_ahead.memory_needed(model)
+        with mock.patch.object(reference_ahead, "available_memory", return_value=needed - 1):
+            self.assertIsNone(reference_ahead.start(state, model))
+        # Memory unknown: a model the float64 pass would widen in place gets no child.
+        with mock.patch.object(reference_ahead, "available_memory", return_value=None), \
+                mock.patch.object(exact, "IN_PLACE_ABOVE_BYTES", 100):
             self.assertIsNone(reference_ahead.start(state, model))
         self.assertEqual(os.listdir(state.out), [])
+
+    def test_available_memory_is_what_the_kernel_says_at_most(self):
+        with open("/proc/meminfo") as handle:
+            kernel = next(int(line.split()[1]) * 1024 for line in handle if line.startswith("MemAvailable:"))
+        available = reference_ahead.available_memory()
+        self.assertGreater(available, 0)
+        self.assertLessEqual(available, kernel * 1.1)  # the two reads are moments apart
 
 
 if __name__ == "__main__":
