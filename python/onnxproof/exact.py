@@ -68,6 +68,7 @@ class ExactReference:
         self.exact_seconds = 0.0
         self.cases_run = 0
         self.prior_ratio = None  # float64/float32 time measured by a child before (resume())
+        self.forward_failure = ""  # why the float64 forward failed (a reason resume() passes on)
         try:
             self.bytes = float64_bytes(model)
             self.in_place = in_place and self.bytes > IN_PLACE_ABOVE_BYTES
@@ -132,7 +133,8 @@ class ExactReference:
             with default_dtype(torch.float64):
                 result, _ = traps.flatten_outputs(forward(self.model, widened))
         except Exception as error:
-            self.reason = self.reason or f"the float64 forward fails: {type(error).__name__}: {str(error)[:200]}"
+            self.forward_failure = f"the float64 forward fails: {type(error).__name__}: {str(error)[:200]}"
+            self.reason = self.reason or self.forward_failure
             self.model = None  # one failure says it all: no later case tries again
             return exact
         finally:
@@ -156,8 +158,9 @@ class ExactReference:
     def summary(self):
         """What resume() needs to go on after another process's float64 runs (picklable)."""
         ratio = self.exact_seconds / self.float32_of_exact if self.float32_of_exact else self.prior_ratio
-        return {"reason": self.reason, "output_reasons": dict(self.output_reasons), "cases_run": self.cases_run,
-                "ratio": ratio}
+        # A copy that failed in the other process is tried again here (this one may widen in place).
+        return {"reason": self.forward_failure, "output_reasons": dict(self.output_reasons),
+                "cases_run": self.cases_run, "ratio": ratio}
 
     def resume(self, summary):
         """Goes on after the float64 runs `summary` describes (a child's, reference_ahead.py):
