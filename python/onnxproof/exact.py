@@ -69,6 +69,7 @@ class ExactReference:
         self.cases_run = 0
         self.prior_ratio = None  # float64/float32 time measured by a child before (resume())
         self.forward_failure = ""  # why the float64 forward failed (a reason resume() passes on)
+        self.copy_failure_elsewhere = ""  # why the resumed process had no float64 model
         try:
             self.bytes = float64_bytes(model)
             self.in_place = in_place and self.bytes > IN_PLACE_ABOVE_BYTES
@@ -156,11 +157,12 @@ class ExactReference:
         return exact
 
     def summary(self):
-        """What resume() needs to go on after another process's float64 runs (picklable)."""
+        """What resume() needs to go on after another process's float64 runs (as JSON)."""
         ratio = self.exact_seconds / self.float32_of_exact if self.float32_of_exact else self.prior_ratio
-        # A copy that failed in the other process is tried again here (this one may widen in place).
-        return {"reason": self.forward_failure, "output_reasons": dict(self.output_reasons),
-                "cases_run": self.cases_run, "ratio": ratio}
+        # A copy that failed in the other process is tried again here (this one may widen in
+        # place); it is only said when this process runs no float64 forward either.
+        return {"reason": self.forward_failure, "copy_failure": "" if self.forward_failure else self.reason,
+                "output_reasons": dict(self.output_reasons), "cases_run": self.cases_run, "ratio": ratio}
 
     def resume(self, summary):
         """Goes on after the float64 runs `summary` describes (a child's, reference_ahead.py):
@@ -171,6 +173,7 @@ class ExactReference:
             return
         if summary["reason"]:
             self.reason = summary["reason"]  # a forward that failed there fails here
+        self.copy_failure_elsewhere = summary["copy_failure"]
         self.output_reasons.update(summary["output_reasons"])
         self.cases_run = summary["cases_run"]
         self.prior_ratio = summary["ratio"]
@@ -179,6 +182,8 @@ class ExactReference:
         """One sentence for the info finding when some output has no exact value; '' when all do."""
         if self.reason:
             return self.reason
+        if self.copy_failure_elsewhere and not self.exact_seconds:
+            return self.copy_failure_elsewhere  # no float64 run anywhere
         return "; ".join(f"output '{name}': {why}" for name, why in self.output_reasons.items())
 
 

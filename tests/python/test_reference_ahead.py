@@ -44,13 +44,13 @@ class ReferenceAhead(unittest.TestCase):
         with open(os.path.join(self.folder, "net.py"), "w") as handle:
             handle.write(NET)
 
-    def prepared(self, name):
+    def prepared(self, name, model_class="Net"):
         """(state, model) of a run folder `name`, as the export leaves them before its export step."""
         import torch
         torch.manual_seed(0)
         out = os.path.join(self.folder, name)
         os.makedirs(out)
-        state = ExportState({"model": os.path.join(self.folder, "net.py") + ":Net", "out": out,
+        state = ExportState({"model": os.path.join(self.folder, "net.py") + ":" + model_class, "out": out,
                              "inputs": [{"name": "x", "dims": [2, 8], "dtype": "float32"}],
                              "dynamic": [{"input": "x", "axis": 0, "label": "batch"}], "samples": 3})
         model, _ = load_and_prepare(state)
@@ -58,9 +58,9 @@ class ReferenceAhead(unittest.TestCase):
         state.timings["forward"] = 0.01
         return state, model
 
-    def sequential(self):
+    def sequential(self, model_class="Net"):
         """cases.json and the run folder of a capture in one process, after the export."""
-        state, model = self.prepared("sequential")
+        state, model = self.prepared("sequential", model_class)
         write_reference(state, model)
         return self.cases(state), state
 
@@ -153,6 +153,22 @@ class ReferenceAhead(unittest.TestCase):
         write_reference(state, model, ahead)
         self.assertEqual(state.timings["reference_ahead_cases"], len(expected))
         self.assertTrue(all(case["exact_outputs"] == [0] for case in self.cases(state)))
+        self.assert_same_reference(state, expected, expected_state)
+
+    def test_a_model_the_child_cannot_copy_to_float64_is_said_as_without_a_child(self):
+        with open(os.path.join(self.folder, "net.py"), "a") as handle:
+            handle.write("\n    def uncopyable(self):\n        self.numbers = (n for n in range(3))  # a generator\n")
+            handle.write("\n\nclass Uncopyable(Net):\n    def __init__(self):\n        super().__init__()\n"
+                         "        self.uncopyable()\n")
+        expected, expected_state = self.sequential("Uncopyable")
+        state, model = self.prepared("ahead", "Uncopyable")
+        ahead = self.started(state, model)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not getattr(ahead.read_checkpoint(), "complete", False):
+            time.sleep(0.05)
+        write_reference(state, model, ahead)
+        self.assertEqual(state.timings["reference_ahead_cases"], len(expected))
+        self.assertIn("EXACT_REFERENCE_MISSING", [f["code"] for f in state.findings])
         self.assert_same_reference(state, expected, expected_state)
 
     def test_a_child_that_fails_before_saving_a_case_costs_only_its_work(self):
