@@ -83,12 +83,16 @@ def worth_it(state, model):
     import torch
     if os.environ.get(SWITCH, "1") == "0" or not hasattr(os, "fork") or state.given is not None:
         return False
-    if len(os.sched_getaffinity(0)) < 2 or torch.cuda.is_initialized():
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if cores < 2 or torch.cuda.is_initialized():
         return False
-    available = available_memory()
-    if available is None:  # unknown: only a model small enough to be copied for the float64 pass anyway
-        return float64_bytes(model) <= exact_module.IN_PLACE_ABOVE_BYTES
-    return memory_needed(model) <= available
+    try:
+        available = available_memory()
+        if available is None:  # unknown: only a model small enough to be copied for the float64 pass anyway
+            return float64_bytes(model) <= exact_module.IN_PLACE_ABOVE_BYTES
+        return memory_needed(model) <= available
+    except (AttributeError, TypeError, RuntimeError):  # a model without parameters() to count
+        return False
 
 
 # While the child holds its float64 model the export grows too: dynamo's translation took the
