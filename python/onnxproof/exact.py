@@ -187,6 +187,11 @@ class ExactReference:
         return "; ".join(f"output '{name}': {why}" for name, why in self.output_reasons.items())
 
 
+def model_tensors(model):
+    """The model's parameters and buffers: what a float64 copy widens."""
+    return list(model.parameters()) + list(model.buffers())
+
+
 def float64_bytes(model):
     """The bytes of the model's parameters and buffers in float64; refuses what cannot be widened."""
     import torch
@@ -194,7 +199,7 @@ def float64_bytes(model):
         # A TorchScript archive carries its dtypes in compiled code; .double() changes the
         # parameters only and casts inside the code stay float32.
         raise TypeError("a TorchScript module's code keeps its own dtypes")
-    size = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
+    size = sum(t.numel() for t in model_tensors(model))
     if size * 8 > MAX_COPY_BYTES:
         raise MemoryError(f"its float64 copy would take {size * 8 / 2**30:.1f} GiB")
     return size * 8

@@ -106,7 +106,6 @@ class Capture:
         self.findings = []  # the findings the child's cases added (merged by the export process)
         self.rejected = {}  # the child's generated cases PyTorch refused (state.rejected_cases)
         self.seconds = 0.0  # the child's time
-        self.ahead_cases = 0  # the cases the child captured
         self.complete = False  # the child captured every case
 
 
@@ -145,6 +144,7 @@ def fill_reference(state, model, reference, done=None):
     float32, then the float64 pass over the cases its time budget allows, so a large model
     widened in place is float64 once, not once per case."""
     capture = done or Capture()
+    ahead_cases = len(capture.cases)  # the child's
     pending = []  # per case: (its index in cases, folder, inputs, outputs' names and meta tensors, float32 s)
     exact = state.timed("exact_reference", ExactReference, model)
     exact.resume(capture.exact)
@@ -172,7 +172,7 @@ def fill_reference(state, model, reference, done=None):
     state.timings["reference_cases"] = len(cases)
     if done is not None:
         state.timings["reference_ahead"] = round(done.seconds, 4)
-        state.timings["reference_ahead_cases"] = done.ahead_cases
+        state.timings["reference_ahead_cases"] = ahead_cases
     manifest = {
         "schema": contract.CASES,
         "inputs": [spec["name"] for spec in state.inputs],

@@ -89,7 +89,7 @@ def worth_it(state, model):
     try:
         available = available_memory()
         if available is None:  # unknown: only a model small enough to be copied for the float64 pass anyway
-            return float64_bytes(model) <= exact_module.IN_PLACE_ABOVE_BYTES
+            return 8 * sum(t.numel() for t in exact_module.model_tensors(model)) <= exact_module.IN_PLACE_ABOVE_BYTES
         return memory_needed(model) <= available
     except (AttributeError, TypeError, RuntimeError):  # a model without parameters() to count
         return False
@@ -101,16 +101,13 @@ EXPORT_GROWTH = 4
 MARGIN_BYTES = 2**30
 
 
-def float64_bytes(model):
-    return 8 * sum(t.numel() for t in list(model.parameters()) + list(model.buffers()))
-
-
 def memory_needed(model):
     """Bytes the export and the child add together: the child's float64 copy of the model (made
     from a float32 copy: both at once for a moment), the export's growth, and a margin for
     activations."""
-    weights = sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))
-    return float64_bytes(model) + weights + EXPORT_GROWTH * weights + MARGIN_BYTES
+    tensors = exact_module.model_tensors(model)
+    weights = sum(t.numel() * t.element_size() for t in tensors)
+    return 8 * sum(t.numel() for t in tensors) + weights + EXPORT_GROWTH * weights + MARGIN_BYTES
 
 
 def available_memory():
@@ -172,7 +169,6 @@ def run_child(state, model, reference, checkpoint):
         capture.findings = state.findings[findings_before:]
         capture.rejected = state.rejected_cases
         capture.seconds = time.perf_counter() - started
-        capture.ahead_cases = len(capture.cases)
         write_checkpoint(checkpoint, capture)
 
     with exact.float64_model():

@@ -2,6 +2,8 @@
 finishes, is stopped mid-way, dies or is abandoned, reference/ holds the cases a capture in the export
 process alone makes: the same cases with the same inputs, and outputs equal up to thread-count
 rounding."""
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -177,6 +179,29 @@ class ReferenceAhead(unittest.TestCase):
         with mock.patch.object(reference_ahead, "run_child", side_effect=RuntimeError("planted")):
             ahead = self.started(state, model)  # the forked child inherits the patch
         write_reference(state, model, ahead)
+        self.assertNotIn("reference_ahead", state.timings)
+        self.assert_same_reference(state, expected, expected_state)
+
+    def test_a_fork_that_fails_leaves_the_capture_to_the_export_process(self):
+        state, model = self.prepared("ahead")
+        said = io.StringIO()
+        with mock.patch.object(os, "fork", side_effect=BlockingIOError(11, "Resource temporarily unavailable")), \
+                contextlib.redirect_stderr(said):
+            self.assertIsNone(reference_ahead.start(state, model))
+        self.assertEqual(said.getvalue(), "onnxproof export: the reference is captured after the export "
+                                          "([Errno 11] Resource temporarily unavailable)\n")
+        self.assertEqual(os.listdir(state.out), [])
+
+    def test_an_error_taking_the_childs_cases_costs_only_their_work(self):
+        expected, expected_state = self.sequential()
+        state, model = self.prepared("ahead")
+        ahead = self.started(state, model)
+        self.frozen_after(ahead, 2)
+        said = io.StringIO()
+        with mock.patch.object(reference_ahead.Ahead, "tidy", side_effect=PermissionError(13, "Permission denied")), \
+                contextlib.redirect_stderr(said):
+            write_reference(state, model, ahead)
+        self.assertIn("the cases captured beside the export are not used ([Errno 13] Permission denied)", said.getvalue())
         self.assertNotIn("reference_ahead", state.timings)
         self.assert_same_reference(state, expected, expected_state)
 
