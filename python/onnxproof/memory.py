@@ -15,19 +15,24 @@ WORTH_ABOVE_BYTES = 256 * 2**20
 _LIBC = None
 
 
-def release_freed_memory(weight_bytes):
-    """For a model with `weight_bytes` of weights above WORTH_ABOVE_BYTES: collects Python's
-    reference cycles (the exported program's graphs hold the weights), then returns the C heap's
-    free pages to the system (nothing of that where glibc is not the C library)."""
+def libc():
+    """The C library (ctypes), None where it cannot be loaded; loaded once."""
     global _LIBC
-    if weight_bytes <= WORTH_ABOVE_BYTES:
-        return
-    gc.collect()
     if _LIBC is None:
         try:
             _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
             _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
         except (OSError, AttributeError):
             _LIBC = False
-    if _LIBC:
-        _LIBC.malloc_trim(0)
+    return _LIBC or None
+
+
+def release_freed_memory(weight_bytes):
+    """For a model with `weight_bytes` of weights above WORTH_ABOVE_BYTES: collects Python's
+    reference cycles (the exported program's graphs hold the weights), then returns the C heap's
+    free pages to the system (nothing of that where glibc is not the C library)."""
+    if weight_bytes <= WORTH_ABOVE_BYTES:
+        return
+    gc.collect()
+    if libc():
+        libc().malloc_trim(0)

@@ -12,7 +12,6 @@ sooner than the child would. Whatever goes wrong with the child (it fails to sta
 crashes) costs only its work: the export process then captures those cases itself, as it does
 where no child is started."""
 import contextlib
-import ctypes
 import json
 import os
 import re
@@ -25,6 +24,7 @@ import warnings
 
 from . import exact as exact_module
 from .export_reference import Capture, capture_case, exact_case, prepare_folder, reference_samples, write_exact
+from .memory import libc
 
 # Off with ONNXPROOF_REFERENCE_AHEAD=0 (the capture then runs after the export, in one process).
 SWITCH = "ONNXPROOF_REFERENCE_AHEAD"
@@ -45,6 +45,7 @@ def start(state, model):
         sys.stdout.flush()
         sys.stderr.flush()
         parent = os.getpid()
+        libc()  # found here (ctypes runs ldconfig to find it): the child inherits it
         with warnings.catch_warnings():
             # Python 3.12 warns on any fork of a process with threads; OpenMP's idle workers are
             # the threads here, and the child uses none of them (run_child: one thread).
@@ -199,8 +200,9 @@ def write_checkpoint(checkpoint, capture):
 
 def die_with(parent):
     """The child goes when the export process does (killed by the engine's timeout, say)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # Linux only
+    with contextlib.suppress(AttributeError):  # prctl is Linux's
+        if libc():
+            libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # it went before prctl() took effect
         os._exit(1)
 
