@@ -151,7 +151,7 @@ def checkpoint_path(state):
 
 
 def run_child(state, model, reference, checkpoint):
-    """The child: every case in order, its Capture saved as JSON into `checkpoint` after each, until
+    """The child: every case in order, its Capture saved as JSON into `checkpoint` after each run, until
     the export process kills it; the exit code. Each case's float64 run (within the budget)
     follows its float32 one, on a float64 copy of the model, never the model widened in place:
     the float32 model keeps computing. With every case captured, the child goes on with float64
@@ -176,6 +176,7 @@ def run_child(state, model, reference, checkpoint):
         for item in reference_samples(state, model):
             entry = capture_case(state, model, reference, capture, item)
             if entry is not None:
+                save()  # a large model's float64 run may outlast the export: its float32 case counts
                 exact_case(state, exact, entry, capture.cases)
                 if not capture.cases[entry[0]]["exact_outputs"]:
                     skipped.append(entry)
