@@ -119,17 +119,36 @@ def coupled_groups(inputs, dynamic):
 
 
 def coupled_cases(examples, sweep, ranges=None, couplings=()):
-    """shape_cases, with every label of a coupled group set to the size its group is varied to."""
-    partners = {label: group for group in couplings for label in group}
+    """shape_cases, with every label of a coupled group scaled with the label its case varies
+    (coupled_sizes); a case no partner size fits is left out."""
     cases = []
     for case in shape_cases(examples, sweep, ranges):
-        varied = [label for label, size in case.items() if size != examples[label]]
-        for label in varied:
-            for partner in partners.get(label, ()):
-                case[partner] = case[label]
-        if case not in cases:
+        case = coupled_sizes(case, examples, couplings)
+        if case is not None and case not in cases:
             cases.append(case)
     return cases
+
+
+def coupled_sizes(case, examples, couplings, varied=None):
+    """`case` ({label: size}) with every label coupled to a varied one scaled with it, in
+    proportion to their example sizes (equal sizes stay equal; a channel count four times another
+    stays four times it). None when a partner's size would not be a whole number: PyTorch could
+    not take that case. `varied`: the label that was changed (default: every label off its
+    example size)."""
+    case = dict(case)
+    moved = [varied] if varied else [label for label, size in case.items() if size != examples.get(label)]
+    for label in moved:
+        for group in couplings:
+            if label not in group:
+                continue
+            for partner in group:
+                if partner == label or partner in moved:
+                    continue
+                scaled, rest = divmod(case[label] * examples[partner], examples[label])
+                if rest or scaled < 1:
+                    return None
+                case[partner] = scaled
+    return case
 
 
 # --- the example's value domain ---------------------------------------------------------------

@@ -8,7 +8,7 @@ import shutil
 import warnings
 
 from . import dynamo, traps
-from .cases import size_ranges, with_derived
+from .cases import coupled_sizes, size_ranges, with_derived
 from .export_io import progress, temporary_path
 from .export_opset import model_bytes
 from .findings import finding
@@ -127,8 +127,9 @@ def differential_trace(state, model, example, path):
     import numpy as np
     import onnx
     other = {label: state.other_size(label, size) for label, size in state.examples.items()}
-    for group in state.couplings:  # labels PyTorch needs at one size move together
-        other.update({label: other[group[0]] for label in group})
+    for group in state.couplings:  # labels PyTorch needs resized together move with the group's first
+        other = coupled_sizes(dict(other, **{label: state.examples[label] for label in group[1:]}),
+                              state.examples, [group], group[0]) or other
     other = with_derived(other, state.derived)
     rng = np.random.default_rng(11)
     arrays = state.generate_inputs(other, rng)

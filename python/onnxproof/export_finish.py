@@ -111,8 +111,10 @@ def finish(state, exported):
         "exporter_options": exporter_options(state),
         "opset": written_opset(state) if model_info else {"value": state.opset, "chosen_by": state.opset_reason},
         # The inputs and axes in effect: a model family's own when none were given.
+        # A label the model fixes (AXIS_FIXED_BY_MODEL) is no longer among them: fixed_by_model.
         "options": dict({key: value for key, value in state.config.items() if key != "out"},
-                        inputs=state.inputs, dynamic=state.dynamic),
+                        inputs=state.inputs, dynamic=state.dynamic,
+                        **({"fixed_by_model": state.fixed_axes} if state.fixed_axes else {})),
         "versions": {"onnxproof": __version__, "python": platform.python_version(), "torch": torch.__version__,
                      "onnx": onnx.__version__},
         "inputs": state.inputs,

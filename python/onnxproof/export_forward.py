@@ -2,7 +2,7 @@
 example (a failure, a non-tensor output or a random forward is a finding), and each dynamic label
 is resized in turn to see which output axes follow it."""
 from . import traps
-from .cases import size_ranges
+from .cases import coupled_sizes, size_ranges
 from .findings import finding
 
 
@@ -47,65 +47,135 @@ def check_forward(state, model, example):
     again, _ = traps.flatten_outputs(state.forward(model, example))
     differing = traps.compare_forwards(outputs, again)
     if differing:
+        # A random forward is no defect of the export: its outputs cannot match value by value,
+        # so the engine checks them for shape, dtype and domain only (cases.json random_outputs).
         where = traps.op_source_line(model, state.args_for(example), traps.RANDOM_OPS) or ", ".join(differing)
+        state.random_outputs = differing
         state.findings.append(finding(
-            "NONDETERMINISTIC_FORWARD", "error",
-            f"two forward passes on the same input differ (output {', '.join(differing)}): the forward draws random numbers",
+            "NONDETERMINISTIC_FORWARD", "info",
+            f"two forward passes on the same input differ (output {', '.join(differing)}): the forward draws random "
+            "numbers, so these outputs are checked for shape, dtype and value domain only, not proved value by value",
             where,
-            "remove random ops from inference (torch.rand*, bernoulli, F.dropout(training=True)) or seed them "
-            "outside the model; no parity proof can hold otherwise"))
+            "if inference should be deterministic, remove the random ops (torch.rand*, bernoulli, multinomial, "
+            "F.dropout(training=True)) or take the random values as an input; the other outputs are proved as usual"))
     return outputs
 
 
 def label_output_axes(state, model, example, outputs):
     """{output name: {axis: label}}: resize one label at a time and see which output axes follow.
-    A size PyTorch itself rejects is no ONNX defect: the label is resized with the labels that
-    share its example size (coupled: an RNN's input batch and h0 batch), then at twice its size
-    (divisibility: pixel_shuffle channels); only when no variation runs is the axis frozen."""
+    A size PyTorch itself rejects is no ONNX defect: the label is resized with the labels coupled
+    to it (coupling_search), and only when PyTorch rejects every size tried is the axis fixed by
+    the model: AXIS_FIXED_BY_MODEL, and the export keeps it at the example's size
+    (fix_axes_by_model), since an export cannot be more dynamic than its model."""
     import numpy as np
     axes = {name: {} for name in state.output_names}
     rng = np.random.default_rng(7)
+    fixed = {}
     for label, size in state.examples.items():
-        resized, failure = resized_forward(state, model, label, size, rng)
+        resized, failure, tried = resized_forward(state, model, label, size, rng)
         if resized is None:
-            other = state.other_size(label, size)
-            state.findings.append(finding(
-                "FROZEN_DIMENSION", "error",
-                f"PyTorch's own forward fails when '{label}' is {other} (example: {size}), alone or with the "
-                f"labels of the same size: {failure}", label,
-                "the model itself only accepts the example's size on this axis; drop the --dynamic axis or fix "
-                "the model", axis=label))
+            fixed[label] = (size, tried, failure)
             continue
         for (name, before), (_, after) in zip(outputs, resized):
             for axis, (a, b) in enumerate(zip(before.shape, after.shape)):
                 if a != b:
                     axes[name].setdefault(axis, label)
+    fix_axes_by_model(state, fixed)
     return axes
 
 
+def fix_axes_by_model(state, fixed):
+    """Each label of `fixed` ({label: (example size, sizes tried, PyTorch's error)}) leaves the
+    declared axes: the export, the cases and the frozen-shape analysis keep it at the example's
+    size, and one AXIS_FIXED_BY_MODEL warning per label says so."""
+    if not fixed:
+        return
+    for label, (size, tried, failure) in fixed.items():
+        axes = [axis for axis in state.dynamic if axis["label"] == label]
+        spelled = ", ".join(f"{axis['input']}:{axis['axis']}" for axis in axes)
+        sweep = (state.config.get("sweep") or {}).get(label)
+        state.findings.append(finding(
+            "AXIS_FIXED_BY_MODEL", "warning",
+            f"axis '{label}' ({spelled}) was declared dynamic, but PyTorch's own forward rejects every other size "
+            f"tried ({', '.join(str(s) for s in tried)}; example: {size}), alone and with the axes coupled to it: "
+            f"{failure}. The export keeps it at {size}"
+            + (f" and the --sweep sizes {', '.join(str(s) for s in sweep)} of it are not cases" if sweep else "")
+            + "; the proof goes on with the other axes", label,
+            f"declare '{label}' static (drop its --dynamic / dynamic_axes entry); the export is as dynamic as the "
+            "model, which only runs at this size", axis=label))
+        state.fixed_axes.append({"label": label, "size": size, "tried": list(tried)})
+    state.dynamic = [axis for axis in state.dynamic if axis["label"] not in fixed]
+    state.examples = {label: size for label, size in state.examples.items() if label not in fixed}
+    state.coupling_candidates = [group for group in state.coupling_candidates if not set(group) & fixed.keys()]
+    state.couplings = [group for group in state.couplings if not set(group) & fixed.keys()]
+
+
+# How many sizes quoted by PyTorch's errors are tried besides the next size and twice the
+# example's: each costs a forward for every coupling candidate.
+MESSAGE_SIZES = 3
+
+
 def resized_forward(state, model, label, size, rng):
-    """(PyTorch's flat outputs with `label` resized, None) or (None, PyTorch's error): tries the
-    label alone, then with each candidate group of coupled labels (recorded in state.couplings
-    when PyTorch needs it), at the next size and at twice the example's."""
+    """(PyTorch's flat outputs with `label` resized, None, sizes tried) or (None, PyTorch's first
+    error, sizes tried). The sizes: the next one and twice the example's, then sizes PyTorch's
+    errors quote; each alone and with every candidate group of coupled labels (coupling_search),
+    the group recorded in state.couplings when PyTorch needs it."""
     low, high = size_ranges(state.dynamic).get(label, (1, None))
-    others = [other for other in dict.fromkeys((state.other_size(label, size), 2 * size))
-              if other != size and other >= low and (high is None or other <= high)]
-    if not others:
-        return [], ""  # a range of one size: nothing to resize, nothing frozen either
-    groups = [[label]] + [group for group in state.coupling_candidates if label in group]
-    failure = ""
-    for other in others:
+
+    def allowed(other):
+        return other != size and other >= low and (high is None or other <= high)
+
+    sizes = [other for other in dict.fromkeys((state.other_size(label, size), 2 * size)) if allowed(other)]
+    if not sizes:
+        return [], "", []  # a range of one size: nothing to resize, nothing frozen either
+    groups = coupling_search(state, label)
+    failure, tried, quoted = "", [], 0
+    while sizes:
+        other = sizes.pop(0)
+        tried.append(other)
         for group in groups:
-            sizes = dict(state.examples, **{member: other for member in group})
+            case = coupled_sizes(dict(state.examples, **{label: other}), state.examples, [group], label)
+            if case is None:
+                continue
             try:
-                resized, _ = traps.flatten_outputs(state.forward(model, state.generate_inputs(sizes, rng)))
+                resized, _ = traps.flatten_outputs(state.forward(model, state.generate_inputs(case, rng)))
             except Exception as error:  # noqa: BLE001 -- PyTorch's own refusal, reported by the caller
-                failure = failure or f"{type(error).__name__}: {error}"
+                text = f"{type(error).__name__}: {error}"
+                failure = failure or text
+                for asked in sizes_quoted(text):
+                    if quoted < MESSAGE_SIZES and allowed(asked) and asked not in tried and asked not in sizes:
+                        sizes.append(asked)
+                        quoted += 1
                 continue
             if len(group) > 1 and group not in state.couplings:
                 state.couplings.append(group)
-            return resized, ""
-    return None, failure
+            return resized, "", tried
+    return None, failure, tried
+
+
+def coupling_search(state, label):
+    """The groups `label` is resized with, in order: alone; with the labels of its example size
+    on other inputs (an RNN's input batch and h0's batch); with each other label in proportion
+    to their example sizes (a view onto another input's shape ties element counts, pixel_shuffle
+    ties channels to a multiple); with every label at once."""
+    groups = [[label]] + [group for group in state.coupling_candidates if label in group]
+    for other in state.examples:
+        if other != label:
+            groups.append(sorted((label, other)))
+    if len(state.examples) > 2:
+        groups.append(sorted(state.examples))
+    unique = []
+    for group in groups:
+        if group not in unique:
+            unique.append(group)
+    return unique
+
+
+def sizes_quoted(text):
+    """The sizes an error message asks for ("Expected 8, got 9", "shape '[2, 12]' is invalid for
+    input of size 30"): its whole numbers from 1 to 4096, in order, once each."""
+    import re
+    return list(dict.fromkeys(int(n) for n in re.findall(r"(?<![\w.])(\d{1,4})(?![\w.])", text) if 0 < int(n) <= 4096))
 
 
 DETECTION_KEYS = {"boxes", "scores", "labels", "extra", "score_threshold"}

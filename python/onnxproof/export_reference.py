@@ -36,7 +36,9 @@ def reference_samples(state, model):
                      if axis["axis"] < arrays[axis["input"]].ndim}
             yield sizes, index, source, arrays
         return
-    sweep = {label: [int(size) for size in sizes] for label, sizes in (state.config.get("sweep") or {}).items()}
+    fixed = {axis["label"] for axis in state.fixed_axes}  # AXIS_FIXED_BY_MODEL says their sweep is dropped
+    sweep = {label: [int(size) for size in sizes] for label, sizes in (state.config.get("sweep") or {}).items()
+             if label not in fixed}
     samples = int(state.config.get("samples", 3))
     rng = np.random.default_rng(int(state.config.get("seed", 0)) + 1)
     cases = []
@@ -182,6 +184,8 @@ def fill_reference(state, model, reference, done=None):
     }
     if state.detection_sets:
         manifest["detections"] = state.detection_sets
+    if state.random_outputs:
+        manifest["random_outputs"] = state.random_outputs
     write_atomically(os.path.join(reference, "cases.json"), contract.dumps(manifest, "cases", indent=2) + "\n")
     steps = int(state.config.get("generate") or 0)
     if steps and state.generation:

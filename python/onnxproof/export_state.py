@@ -30,7 +30,8 @@ class ExportState:
         self.examples = {}  # {label: the example's size}
         self.example = None  # {input name: array}
         self.domains = {}  # {input name: the value domain of the user's example}
-        self.couplings = []  # groups of labels PyTorch needs at one size (found by label_output_axes)
+        self.couplings = []  # groups of labels PyTorch needs resized together (found by label_output_axes)
+        self.fixed_axes = []  # declared labels PyTorch rejects at every other size (AXIS_FIXED_BY_MODEL)
         self.coupling_candidates = []
         self.output_names = []
         self.output_dataclasses = []
@@ -38,6 +39,7 @@ class ExportState:
         self.output_groups = None
         self.output_ranks = []
         self.output_axes = {}
+        self.random_outputs = []  # outputs two forwards on one input disagree on (cases.json random_outputs)
         self.derived = {}  # {label: [labels]}: an axis whose size is the sum of others' (a cache's total)
         self.generation = None  # a decoder with a cache: its names for the generation proof (generation.py)
         self.detection_sets = []  # outputs compared as sets of detections (cases.json "detections")

@@ -3,8 +3,8 @@
 For one reference case, writes RUN/localize/modules.json (schema onnxproof.localize/1): every
 PyTorch module call in the order the calls finished, with its class, the source line of its
 forward(), the ONNX nodes the exporter attributed to it and the ONNX values that carry its inputs
-and outputs across the module's boundary, each paired with PyTorch's tensor (a .pb file beside
-it). The module of a node comes from what the exporter left: the dynamo exporter's node
+and outputs across the module's boundary, each paired with PyTorch's tensor and the float64
+twin's (.pb files beside it), so the engine judges each module by the calibrated rule. The module of a node comes from what the exporter left: the dynamo exporter's node
 metadata (pkg.torch.onnx.name_scopes), the TorchScript exporter's scoped node names
 (/layer1/layer1.0/conv1/Conv). What cannot be matched is recorded with the reason, never guessed.
 
@@ -176,14 +176,15 @@ def _float_values(model):
         value for node in graph.node for value in node.output if value not in typed}
 
 
-def _pair(values, tensors, floats):
-    """(pairs, reason): ONNX values paired in order with PyTorch's floating-point tensors; no
-    pairs and the reason when they do not line up one to one (nothing is claimed then)."""
-    tensors = [t for t in tensors if t.is_floating_point()]
+def _pair(values, tensors, exacts, floats):
+    """(pairs, reason): ONNX values paired in order with PyTorch's floating-point tensors and
+    their float64 twins (None where there is none); no pairs and the reason when they do not line
+    up one to one (nothing is claimed then)."""
+    kept = [(t, e) for t, e in zip(tensors, exacts) if t.is_floating_point()]
     values = [v for v in values if floats is None or v in floats]
-    if not tensors or len(values) != len(tensors):
-        return [], f"{len(values)} floating-point ONNX values and {len(tensors)} PyTorch tensors cross its boundary"
-    return list(zip(values, tensors)), ""
+    if not kept or len(values) != len(kept):
+        return [], f"{len(values)} floating-point ONNX values and {len(kept)} PyTorch tensors cross its boundary"
+    return [(value, tensor, exact) for value, (tensor, exact) in zip(values, kept)], ""
 
 
 def _grouped(calls):
@@ -191,11 +192,45 @@ def _grouped(calls):
     (a shared activation) has its calls' tensors one after the other, as the graph has them."""
     grouped = {}
     for call in calls:
-        entry = grouped.setdefault(call["module"], dict(call, calls=0, inputs=[], outputs=[]))
+        entry = grouped.setdefault(call["module"], dict(call, calls=0, inputs=[], outputs=[], exact_inputs=[],
+                                                        exact_outputs=[]))
         entry["calls"] += 1
-        entry["inputs"] += call["inputs"]
-        entry["outputs"] += call["outputs"]
+        for side in ("inputs", "outputs"):
+            entry[side] += call[side]
+            entry["exact_" + side] += call.get("exact_" + side) or [None] * len(call[side])
     return list(grouped.values())
+
+
+def capture_exact(model, args, calls):
+    """The float64 twin's tensors at every boundary `calls` (capture's, in float32) has: {(module,
+    call): (inputs, outputs)}, each list aligned with the float32 call's, None where the twin's
+    tensor is not a float64 of the same shape. Empty when the model has no float64 run (then the
+    engine judges by the fixed rule, as parity does)."""
+    import torch
+    from .exact import ExactReference, default_dtype
+    exact = ExactReference(model, in_place=False)
+    with exact.float64_model():
+        if exact.model is None:
+            return {}
+        widened = tuple(arg.double() if arg.is_floating_point() else arg for arg in args)
+        try:
+            with default_dtype(torch.float64):
+                twin_calls, _ = capture(exact.model, widened)
+        except Exception:  # noqa: BLE001 -- no float64 run: the fixed rule judges, as in parity
+            return {}
+    twins = {(call["module"], call["call"]): call for call in twin_calls}
+    aligned = {}
+    for call in calls:
+        twin = twins.get((call["module"], call["call"]))
+        if twin is None:
+            continue
+        sides = []
+        for side in ("inputs", "outputs"):
+            ours, theirs = call[side], twin[side]
+            sides.append([t if len(ours) == len(theirs) and t.dtype == torch.float64 and t.shape == o.shape else None
+                          for o, t in zip(ours, theirs)] if len(ours) == len(theirs) else [None] * len(ours))
+        aligned[(call["module"], call["call"])] = tuple(sides)
+    return aligned
 
 
 def _write_tensor(path, tensor):
@@ -239,8 +274,14 @@ def write_localization(run, model_file, case, model):
     inputs = _read_case(reference, "input")
     if not inputs:
         raise UsageError(f"{reference} holds no input_0.pb: no such reference case")
-    calls, outputs = capture(model, tuple(torch.from_numpy(array.copy()) for array in inputs))
+    args = tuple(torch.from_numpy(array.copy()) for array in inputs)
+    calls, outputs = capture(model, args)
     _check_same_model(outputs, _read_case(reference, "output"), case)
+    # The float64 twin's values at the same boundaries: the engine judges each module's error by
+    # the calibrated rule (its distance from exact against PyTorch's own float32 noise there).
+    for key, (exact_inputs, exact_outputs) in capture_exact(model, args, calls).items():
+        call = next(call for call in calls if (call["module"], call["call"]) == key)
+        call["exact_inputs"], call["exact_outputs"] = exact_inputs, exact_outputs
     onnx_model = onnx.load(os.path.join(run, model_file), load_external_data=False)
     for initializer in onnx_model.graph.initializer:
         if len(initializer.raw_data) > 4096:  # only the graph's structure is needed here, not its weights
@@ -258,18 +299,23 @@ def write_localization(run, model_file, case, model):
         record["nodes"] = nodes
         pairs = {}
         reason = "" if nodes else "no ONNX node carries this module's scope (fused, folded or inlined by the exporter)"
-        for side, values, tensors in (("inputs", onnx_inputs, entry["inputs"]), ("outputs", onnx_outputs, entry["outputs"])):
-            pairs[side], why = _pair(values, tensors, floats) if nodes else ([], "")
+        for side, values in (("inputs", onnx_inputs), ("outputs", onnx_outputs)):
+            pairs[side], why = _pair(values, entry[side], entry["exact_" + side], floats) if nodes else ([], "")
             reason = reason or (why if side == "outputs" else "")
         record["matched"] = bool(pairs["outputs"])
         record["reason"] = "" if record["matched"] else reason
         for side in ("inputs", "outputs"):
             record[side] = []
-            for k, (value, tensor) in enumerate(pairs[side] if record["matched"] else []):
-                if id(tensor) not in written:  # a tensor two modules share is written once
-                    written[id(tensor)] = os.path.join("pytorch", f"{order:05d}_{side[:-1]}_{k}.pb")
-                    _write_tensor(os.path.join(folder, written[id(tensor)]), tensor)
-                record[side].append({"onnx": value, "pytorch": written[id(tensor)]})
+            for k, (value, tensor, exact) in enumerate(pairs[side] if record["matched"] else []):
+                item = {"onnx": value}
+                for key, saved in (("pytorch", tensor), ("exact", exact)):
+                    if saved is None:
+                        continue
+                    if id(saved) not in written:  # a tensor two modules share is written once
+                        written[id(saved)] = os.path.join("pytorch", f"{order:05d}_{side[:-1]}_{k}_{key}.pb")
+                        _write_tensor(os.path.join(folder, written[id(saved)]), saved)
+                    item[key] = written[id(saved)]
+                record[side].append(item)
         modules.append(record)
     manifest = {"schema": SCHEMA, "case": case, "model": model_file, "modules": modules}
     with open(os.path.join(folder, "modules.json.tmp"), "w", encoding="utf-8") as handle:

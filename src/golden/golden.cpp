@@ -90,6 +90,11 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
                                       .extra = set.extra, .score_threshold = set.score_threshold});
     }
   }
+  // A random forward's outputs stay unproved value by value when verified, as when proved.
+  if (!reference.random_outputs.empty()) {
+    manifest.random_outputs.emplace();
+    for (const auto& [name, cause] : reference.random_outputs) manifest.random_outputs->push_back(name);
+  }
   for (const auto& c : reference.cases) {
     const fs::path set = folder / c.data_set;
     fs::create_directories(set);

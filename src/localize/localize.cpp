@@ -19,10 +19,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// One value of a module's boundary: the ONNX value's name and PyTorch's tensor file.
+// One value of a module's boundary: the ONNX value's name, PyTorch's tensor file and the float64
+// twin's (empty when the model has no float64 run).
 struct CapturedValue {
   std::string onnx;
   fs::path pytorch;
+  fs::path exact{};
 };
 
 struct CapturedModule {
@@ -35,14 +37,22 @@ Expected<std::vector<CapturedValue>> captured_values(const nlohmann::json& list,
                                                      const std::string& context) {
   std::vector<CapturedValue> values;
   if (!list.is_array()) return fail(ErrorCode::invalid_input, context + ": expected a list");
-  for (const auto& item : list) {
-    if (!item.is_object() || !item.contains("onnx") || !item["onnx"].is_string() || !item.contains("pytorch") ||
-        !item["pytorch"].is_string())
-      return fail(ErrorCode::invalid_input, context + ": each value needs \"onnx\" and \"pytorch\" strings");
-    const fs::path file = item["pytorch"].get<std::string>();
+  const auto inside = [&](const nlohmann::json& name) -> Expected<fs::path> {
+    const fs::path file = name.get<std::string>();
     if (file.is_absolute() || file.lexically_normal().string().starts_with(".."))
       return fail(ErrorCode::invalid_input, context + ": " + file.string() + " lies outside the localize folder");
-    values.push_back({item["onnx"].get<std::string>(), folder / file});
+    return folder / file;
+  };
+  for (const auto& item : list) {
+    if (!item.is_object() || !item.contains("onnx") || !item["onnx"].is_string() || !item.contains("pytorch") ||
+        !item["pytorch"].is_string() || (item.contains("exact") && !item["exact"].is_string()))
+      return fail(ErrorCode::invalid_input, context + ": each value needs \"onnx\" and \"pytorch\" strings");
+    CapturedValue value{.onnx = item["onnx"].get<std::string>(), .pytorch = {}};
+    ONNXPROOF_TRY_ASSIGN(value.pytorch, inside(item["pytorch"]));
+    if (item.contains("exact")) {
+      ONNXPROOF_TRY_ASSIGN(value.exact, inside(item["exact"]));
+    }
+    values.push_back(std::move(value));
   }
   return values;
 }
@@ -99,6 +109,13 @@ Expected<std::string> model_with_intermediates(const fs::path& model, const std:
   return loaded.proto.SerializeAsString();
 }
 
+// The calibrated rule on one tensor (parity/calibrated.h): ONNX Runtime's distance from the float64
+// value against PyTorch's own float32 distance from it there, times the noise multiple.
+Comparison calibrated(const Tensor& pytorch, const Tensor& exact, const Tensor& actual) {
+  ExactDeviation deviation;
+  return compare_calibrated(pytorch, exact, actual, 0.0, deviation);
+}
+
 // Every value the copy gives for the case (its outputs by name, and the case's inputs), and
 // whether its own outputs still miss PyTorch's as the parity step's did.
 struct ComparisonRun {
@@ -112,10 +129,13 @@ Expected<ComparisonRun> run_with_intermediates(const std::string& bytes, const R
   ONNXPROOF_TRY_ASSIGN(Session session, Session::open_bytes(bytes, options));
   ONNXPROOF_TRY_ASSIGN(std::vector<Tensor> outputs, run_case(session, c));
   ComparisonRun run;
-  // The copy's first outputs are the model's own, in order.
+  // The copy's first outputs are the model's own, in order, judged by the rule parity used.
   for (std::size_t i = 0; i < c.outputs.size() && i < outputs.size(); ++i) {
+    const std::string& name = session.outputs()[i].name;
     const Tensor& expected = c.outputs[i].tensor;
-    const Comparison cmp = tolerance.compare(session.outputs()[i].name, expected, outputs[i]);
+    const Tensor* exact = tolerance.overridden(name) ? nullptr : exact_output(c, name, i);
+    const Comparison cmp = exact && exact_applies(expected, *exact) ? calibrated(expected, *exact, outputs[i])
+                                                                   : tolerance.compare(name, expected, outputs[i]);
     run.reproduced = run.reproduced || !cmp.allclose;
     run.largest_error = std::max(run.largest_error, cmp.max_abs);
   }
@@ -124,7 +144,7 @@ Expected<ComparisonRun> run_with_intermediates(const std::string& bytes, const R
   return run;
 }
 
-// An intermediate value's tolerance: the output's for its dtype, with the absolute part raised to
+// An intermediate value's tolerance without a float64 twin: the output's for its dtype, with the absolute part raised to
 // rtol x the tensor's largest magnitude. Float noise in an activation of size 10 (a few elements
 // off by 3e-5) is no divergence; a shifted or NaN value still is.
 Tolerance intermediate_tolerance(const Tensor& expected, const ToleranceOptions& options) {
@@ -145,6 +165,7 @@ struct SideResult {
   int64_t mismatches = 0;
   int64_t elements = 0;
   int64_t nonfinite = 0;
+  bool calibrated = true;  // every value judged against its float64 twin
 };
 
 // ONNX Runtime's values on one side of a module against PyTorch's.
@@ -155,8 +176,15 @@ Expected<SideResult> compare_side(const std::vector<CapturedValue>& captured,
     const auto found = values.find(value.onnx);
     if (found == values.end()) return fail(ErrorCode::internal, "ONNX Runtime gave no value for " + value.onnx);
     ONNXPROOF_TRY_ASSIGN(const NamedTensor expected, read_tensor_pb(value.pytorch));
-    const Tolerance within = intermediate_tolerance(expected.tensor, tolerance);
-    const Comparison cmp = compare_tensors(expected.tensor, found->second, within);
+    std::optional<NamedTensor> exact;
+    if (!value.exact.empty() && !tolerance.overridden("")) {
+      ONNXPROOF_TRY_ASSIGN(exact, read_tensor_pb(value.exact));
+    }
+    const Comparison cmp =
+        exact && exact_applies(expected.tensor, exact->tensor)
+            ? calibrated(expected.tensor, exact->tensor, found->second)
+            : compare_tensors(expected.tensor, found->second, intermediate_tolerance(expected.tensor, tolerance));
+    result.calibrated = result.calibrated && exact && exact_applies(expected.tensor, exact->tensor);
     result.agree = result.agree && cmp.allclose;
     result.max_rel = std::max(result.max_rel, cmp.shape_match ? cmp.max_rel : 0.0);
     result.max_abs = std::max(result.max_abs, cmp.shape_match ? cmp.max_abs : 0.0);
@@ -189,13 +217,14 @@ Finding located_finding(const Localization& result, const ModuleComparison& m, c
                       name, m.class_name, m.source.empty() ? "source unknown" : m.source, nodes, inputs, out.mismatches,
                       out.elements, describe_error(out), result.data_set, result.provider,
                       optimization_name(result.optimization)),
-          m.source.empty() ? m.module : m.module + " (" + m.source + ")",
+          (m.module.empty() ? std::string("the model itself") : "module " + m.module) +
+              (m.source.empty() ? "" : " (" + m.source + ")"),
           "compare that module's ONNX nodes with its forward(); localize/ in the run folder has both sides' tensors"};
 }
 
-// Why no module is named: the whole model's outputs agree within rtol x their magnitude (the
-// parity miss is float noise at values near zero), or the divergence lies between modules the
-// exporter did not keep apart.
+// Why no module is named: the copy's outputs match (an optimization that fuses across modules),
+// or every compared module agrees within its budget, or the divergence lies between modules the
+// exporter did not keep apart. Never "there is no error": the parity miss stands either way.
 Finding nothing_located(const Localization& result) {
   const auto unmatched =
       std::count_if(result.modules.begin(), result.modules.end(), [](const ModuleComparison& m) { return !m.matched; });
@@ -215,12 +244,16 @@ Finding nothing_located(const Localization& result) {
     return {FindingCode::divergence_located,
             Severity::info,
             "localize",
-            fmt::format("no module introduces an error: on {} every compared module, the whole model included, agrees "
-                        "with PyTorch within rtol x the magnitude of its values; the parity miss is float noise at "
-                        "outputs near zero (largest error {:.3g})",
-                        result.data_set, whole->output_abs),
+            fmt::format("the error could not be located: on {} every compared module, the whole model's values "
+                        "included, agrees with PyTorch within its budget ({}), while the model's outputs still "
+                        "miss (largest error {:.3g}); the parity miss stands",
+                        result.data_set,
+                        result.calibrated ? "each value against its float64 twin, by the calibrated rule"
+                                          : "rtol x each value's magnitude: the model has no float64 run",
+                        whole->output_abs),
             "",
-            "accept it knowingly with --atol above that error, or check the near-zero outputs' meaning"};
+            "compare the outputs of the nodes after the last module (localize/modules.json lists what was paired), "
+            "or localize another case with onnxproof localize RUN --case"};
   return {FindingCode::divergence_located,
           Severity::info,
           "localize",
@@ -245,6 +278,7 @@ Expected<Localization> localize_divergence(const fs::path& run, const fs::path& 
   ONNXPROOF_TRY_ASSIGN(const ComparisonRun compared,
                        run_with_intermediates(bytes, c, options.session, options.tolerance));
   const auto& values = compared.values;
+  bool calibrated = true;  // every compared value had its float64 twin
 
   Localization result{.data_set = data_set,
                       .provider = options.session.provider,
@@ -262,6 +296,7 @@ Expected<Localization> localize_divergence(const fs::path& run, const fs::path& 
       m.output_mismatches = out.mismatches;
       m.output_elements = out.elements;
       m.nonfinite_outputs = out.nonfinite;
+      calibrated = calibrated && in.calibrated && out.calibrated;
       // The first module whose inputs agree and whose outputs do not: modules finish inner
       // first, so this is the innermost one that introduces the error.
       if (!result.located && in.agree && !out.agree) {
@@ -271,6 +306,7 @@ Expected<Localization> localize_divergence(const fs::path& run, const fs::path& 
     }
     result.modules.push_back(std::move(m));
   }
+  result.calibrated = calibrated;
   result.reproduced = compared.reproduced;
   result.largest_error = compared.largest_error;
   if (!result.located) result.findings.push_back(nothing_located(result));

@@ -73,6 +73,8 @@ const char* rule_name(ToleranceRule rule) {
       return "pooled";
     case ToleranceRule::exact:
       return "exact";
+    case ToleranceRule::domain:
+      return "domain";
     case ToleranceRule::fixed:
       break;
   }

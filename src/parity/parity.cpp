@@ -1,6 +1,7 @@
 #include "onnxproof/parity/parity.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include "detection_parity.h"
 #include "onnxproof/core/name_table.h"
+#include "onnxproof/parity/random_outputs.h"
 #include "onnxproof/runtime/session.h"
 
 namespace onnxproof {
@@ -232,8 +234,14 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
       }
       row.expected_shape = format_shape(expected->tensor.shape());
       row.expected_dtype = dtype_name(expected->tensor.dtype());
-      compare_row(c, static_cast<std::size_t>(expected - c.outputs.data()), actual, options, noise, row);
-      row.silent = detect_silent_signs(expected->tensor, actual);
+      if (reference.random_outputs.contains(name)) {
+        // Other numbers by construction: only the shape, dtype and domain can be checked.
+        row.rule = ToleranceRule::domain;
+        row.comparison = compare_domain(expected->tensor, actual);
+      } else {
+        compare_row(c, static_cast<std::size_t>(expected - c.outputs.data()), actual, options, noise, row);
+        row.silent = detect_silent_signs(expected->tensor, actual);
+      }
       if (row.comparison.worst_index >= 0) row.worst_at = format_index(row.comparison.worst_index, actual.shape());
       row.status = row.comparison.allclose && (!row.argmax || row.argmax->flips == 0) ? RowStatus::pass : RowStatus::fail;
       if (c.labels && variant.level == GraphOptimization::all) {
@@ -407,7 +415,7 @@ void add_mismatch_findings(const Reference& reference, const RowGroups& groups, 
     if (worst->optimization == GraphOptimization::all && disabled_passes.contains({worst->data_set, worst->output})) {
       hint =
           "with graph optimizations disabled this case matches: an ONNX Runtime fusion shifts the numbers; "
-          "deploy with the optimization level that passes or loosen the tolerance knowingly";
+          "deploy with the optimization level that passes (the localization below names the optimizer)";
     }
     result.findings.push_back({FindingCode::parity_mismatch,
                                Severity::error,
@@ -630,6 +638,25 @@ void add_rejected_findings(const Reference& reference, const RowGroups& groups, 
   }
 }
 
+// RANDOM_OUTPUT: one warning naming the outputs a random operator feeds, left unproved by value.
+void add_random_findings(const Reference& reference, const ParityResult& result, std::vector<Finding>& findings) {
+  std::vector<std::string> named;
+  for (const auto& [output, cause] : reference.random_outputs) {
+    const bool compared = std::any_of(result.rows.begin(), result.rows.end(),
+                                      [&](const ParityRow& row) { return row.output == output && row.compared(); });
+    if (compared) named.push_back(fmt::format("'{}' ({})", output, cause));
+  }
+  if (named.empty()) return;
+  findings.push_back({FindingCode::random_output, Severity::warning, "parity",
+                      fmt::format("output(s) {} depend on a random operator: ONNX Runtime and PyTorch draw other numbers "
+                                  "by construction, so they were checked for shape, dtype, NaN/Inf and value domain "
+                                  "only and are not proved value by value; the other outputs are proved as usual",
+                                  fmt::join(named, ", ")),
+                      reference.random_outputs.begin()->first,
+                      "to prove them, take the random values as an input of the model (sample outside it), or "
+                      "check their distribution yourself"});
+}
+
 // One finding per (provider, optimization, output) that failed, naming the worst case. Returns the
 // silent failures whose first node locate_silent_failures may name.
 std::vector<LocateRequest> add_findings(const Reference& reference, ParityResult& result) {
@@ -642,6 +669,7 @@ std::vector<LocateRequest> add_findings(const Reference& reference, ParityResult
   add_silent_findings(reference, groups, result, requests);
   add_rejected_findings(reference, groups, result);
   add_evidence_findings(reference, result, result.findings);
+  add_random_findings(reference, result, result.findings);
   detail::add_detection_findings(result, result.findings);
   return requests;
 }

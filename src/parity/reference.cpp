@@ -66,6 +66,8 @@ Expected<CasesManifest> read_cases_manifest(const fs::path& path) {
   for (const auto& set : read.detections.value_or(std::vector<contract::CasesDetectionSet>{})) {
     manifest.detection_sets.push_back({set.boxes, set.scores, set.labels, set.extra, set.score_threshold});
   }
+  for (const auto& name : read.random_outputs.value_or(std::vector<std::string>{}))
+    manifest.random_outputs.emplace(name, "random by the reference (cases.json random_outputs)");
   return manifest;
 }
 
@@ -87,6 +89,7 @@ Expected<Reference> read_reference(const fs::path& dir) {
     ONNXPROOF_TRY_ASSIGN(manifest, read_cases_manifest(dir / "cases.json"));
     reference.example_sizes = manifest.example_sizes;
     reference.detection_sets = manifest.detection_sets;
+    reference.random_outputs = manifest.random_outputs;
   }
   for (const auto& folder : folders) {
     ReferenceCase reference_case;

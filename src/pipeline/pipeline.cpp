@@ -18,6 +18,7 @@
 #include "onnxproof/ops/audit.h"
 #include "onnxproof/ops/opset_limits.h"
 #include "onnxproof/parity/generation.h"
+#include "onnxproof/parity/random_outputs.h"
 #include "onnxproof/report/generation_report.h"
 #include "onnxproof/report/ship_summary.h"
 #include "onnxproof/report/simplify_report.h"
@@ -38,6 +39,7 @@ struct Run {
   std::ostream& progress;
   Report& report;
   fs::path model{};                        // set by export, replaced by simplify
+  fs::path exported{};                     // the export as written (localization maps its node scopes)
   std::optional<Reference> reference{};    // PyTorch's data, read once after the export
   std::optional<Error> reference_error{};  // why it could not be read
   FrozenShapeOptions frozen{};             // the export's declared axes, for check
@@ -89,12 +91,18 @@ StepReport export_step(Run& run) {
     return step;
   }
   run.model = result->model;
+  run.exported = result->model;
   run.frozen = result->frozen;
   if (auto reference = read_reference(run.out / "reference"))
     run.reference = std::move(*reference);
   else
     run.reference_error = reference.error();
   step.status = status_from(true, result->findings);
+  if (has_finding(result->findings, FindingCode::reference_not_finite, Severity::error)) {
+    // Nothing to compare with: the proof cannot be made, which is no verdict on the export.
+    step.status = StepStatus::error;
+    step.reason = "PyTorch's outputs hold no finite value on any case: nothing can be proved (REFERENCE_NOT_FINITE)";
+  }
   return step;
 }
 
@@ -112,6 +120,7 @@ StepReport check_step(Run& run) {
                   {"nodes", result->summary.node_count},
                   {"operator_types", result->summary.operators.size()}};
   step.status = status_from(result->checker_passed && result->shape_inference_passed, result->findings);
+  if (run.reference) mark_random_outputs(model->proto, *run.reference);  // for simplify's proof, parity, golden
   run.check = std::move(*result);
   return step;
 }
@@ -510,6 +519,32 @@ ModelSignature model_signature(const ModelSummary& summary, const std::string& e
           .outputs = values(summary.outputs)};
 }
 
+// Which declared axes the sweep proved dynamic (two or more sizes compared) and which the model
+// itself fixes (AXIS_FIXED_BY_MODEL): a user who declared too many axes reads it here.
+std::string declared_axes_evidence(const Report& report) {
+  std::set<std::string> fixed;
+  for (const auto& finding : report.findings) {
+    if (finding.code == FindingCode::axis_fixed_by_model && !finding.evidence.axis.empty()) fixed.insert(finding.evidence.axis);
+  }
+  std::map<std::string, std::set<int64_t>> swept;
+  if (report.parity) {
+    for (const auto& row : report.parity->rows) {
+      if (!row.compared()) continue;
+      for (const auto& [label, size] : row.sizes) swept[label].insert(size);
+    }
+  }
+  std::vector<std::string> dynamic;
+  for (const auto& [label, sizes] : swept) {
+    if (sizes.size() > 1) dynamic.push_back(label);
+  }
+  std::string said;
+  if (!dynamic.empty()) said += fmt::format("; proved dynamic: {}", fmt::join(dynamic, ", "));
+  if (!fixed.empty())
+    said += fmt::format("; declared dynamic but fixed by the model (AXIS_FIXED_BY_MODEL, kept static): {}",
+                        fmt::join(fixed, ", "));
+  return said;
+}
+
 // MISSION.md's five headline questions, answered from the steps' typed results, and the evidence.
 void answer_headline(const Run& run, Report& report) {
   const auto& findings = report.findings;
@@ -529,6 +564,7 @@ void answer_headline(const Run& run, Report& report) {
   for (const auto& size : sizes) refused.erase(size);
   std::string shape_evidence = sizes.empty() ? "no shape case ran" : fmt::format("ran {}", fmt::join(sizes, ", "));
   if (!refused.empty()) shape_evidence += fmt::format("; refused {}", fmt::join(refused, ", "));
+  shape_evidence += declared_axes_evidence(report);
   const bool shapes_ok = !has_finding(findings, FindingCode::shape_rejected, Severity::error) &&
                          !has_finding(findings, FindingCode::frozen_dimension, Severity::error) &&
                          !has_finding(findings, FindingCode::run_failed, Severity::error);
@@ -652,8 +688,10 @@ void localize_after_parity(Run& run) {
   if (!c) return;
   const ExportOptions& exported = run.options.export_options;
   auto capture = run.options.capture ? run.options.capture : python_capture(exported.python, exported.timeout_seconds);
+  // On the export as written: the simplify proof showed it computes what model.sim.onnx does, and
+  // its nodes keep the exporter's module scopes, which a fold may move across modules.
   LocalizeCaseOptions options{.run = run.out,
-                              .model = run.model,
+                              .model = run.exported.empty() ? run.model : run.exported,
                               .target = *row,
                               .parity = &*run.report.parity,
                               .tolerance = run.options.parity.tolerance,

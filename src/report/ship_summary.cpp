@@ -140,7 +140,7 @@ void point_follow_ons_at_causes(std::vector<Finding>& findings) {
   for (const auto& [symptom, cause] : pairs) {
     const Finding& c = findings[cause];
     if (c.code == FindingCode::divergence_located) {  // not a defect to fix first: the place to look
-      findings[symptom].hint = fmt::format("the error starts in module {} (DIVERGENCE_LOCATED): {}", c.where, c.hint);
+      findings[symptom].hint = fmt::format("the error starts in {} (DIVERGENCE_LOCATED): {}", c.where, c.hint);
       continue;
     }
     findings[symptom].hint =

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "onnxproof/export/float16.h"
+#include "onnxproof/parity/random_outputs.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/versions.h"
 #include "onnxproof/workflow/workflows.h"
@@ -49,7 +50,8 @@ Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, st
   CommandInputs read = model_inputs(model);
   read.folders.push_back(command.reference);  // cases.json, every data set's .pb files
   ONNXPROOF_TRY(require_output_apart(command.json_path, read, "--json"));
-  ONNXPROOF_TRY_ASSIGN(const auto reference, read_reference(command.reference));
+  ONNXPROOF_TRY_ASSIGN(auto reference, read_reference(command.reference));
+  mark_random_outputs(model.proto, reference);
   options.progress = &progress;
   std::optional<ScratchFolder> scratch;
   fs::path proved = command.model;
@@ -79,7 +81,8 @@ Expected<Outcome<FreezeResult>> golden_freeze_workflow(const GoldenFreezeCommand
   CommandInputs read = model_inputs(model);
   read.folders.push_back(command.reference);
   ONNXPROOF_TRY(require_output_apart(command.out, read, "--out", OutputKind::whole_folder));
-  ONNXPROOF_TRY_ASSIGN(const auto reference, read_reference(command.reference));
+  ONNXPROOF_TRY_ASSIGN(auto reference, read_reference(command.reference));
+  mark_random_outputs(model.proto, reference);  // frozen with the set: verification checks their domain
   ONNXPROOF_TRY_ASSIGN(auto result, freeze_golden(command.model, reference, command.out, {parity, tool_versions()}));
   Outcome<FreezeResult> outcome{.verdict = verdict_from(true, result.frozen), .findings = result.parity.findings};
   if (result.frozen) outcome.artifacts.push_back(command.out);

@@ -114,6 +114,7 @@ struct Trap {
   std::string code;
   std::string severity;
   bool exported;
+  int exit_code = 1;  // 0: the trap is said (a random forward) but is no defect of the export
 };
 
 // Names the parameter in test output instead of dumping its bytes.
@@ -128,8 +129,9 @@ TEST_P(PlantedTrap, IsFoundWithItsSourceLineAndAHint) {
   const auto result =
       export_model(out.path(), {"--model", k_traps + ":" + trap.factory, "--input", "x=2x3x4:float32", "--dynamic",
                                 "x:0=batch", "--samples", "1", "--exporter", trap.exporter});
-  EXPECT_EQ(result.cli.exit_code, 1) << result.cli.out << result.cli.err;
-  EXPECT_NE(result.cli.out.find("verdict          fail"), std::string::npos) << result.cli.out;
+  EXPECT_EQ(result.cli.exit_code, trap.exit_code) << result.cli.out << result.cli.err;
+  EXPECT_NE(result.cli.out.find(trap.exit_code ? "verdict          fail" : "verdict          pass"), std::string::npos)
+      << result.cli.out;
   EXPECT_EQ(result.manifest["status"], trap.exported ? "exported" : "failed");
   const auto found = findings_with(result.manifest, trap.code);
   ASSERT_FALSE(found.empty()) << result.manifest["findings"].dump(2);
@@ -146,7 +148,8 @@ TEST_P(PlantedTrap, IsFoundWithItsSourceLineAndAHint) {
 // Where the exporters differ: the TorchScript exporter records one path and warns (the
 // differential trace then confirms); torch.export refuses the model at the same line. Neither
 // exporter can see a non-tensor output or a random forward: the front end finds those before
-// either runs. torch.fft.rfft is no trap for the dynamo exporter (it writes DFT), so the
+// either runs; a random forward is said (its outputs are checked for their domain only) and is no
+// defect of the export. torch.fft.rfft is no trap for the dynamo exporter (it writes DFT), so the
 // unsupported-operator trap is special.i0, which neither translates.
 INSTANTIATE_TEST_SUITE_P(
     Export, PlantedTrap,
@@ -156,8 +159,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Trap{"frozen_reshape", "dynamo", "FROZEN_DIMENSION", "error", false},
                       Trap{"batch_specialized", "torchscript", "DATA_DEPENDENT_CONTROL_FLOW", "error", true},
                       Trap{"batch_specialized", "dynamo", "FROZEN_DIMENSION", "error", false},
-                      Trap{"random_forward", "torchscript", "NONDETERMINISTIC_FORWARD", "error", true},
-                      Trap{"random_forward", "dynamo", "NONDETERMINISTIC_FORWARD", "error", true},
+                      Trap{"random_forward", "torchscript", "NONDETERMINISTIC_FORWARD", "info", true, 0},
+                      Trap{"random_forward", "dynamo", "NONDETERMINISTIC_FORWARD", "info", true, 0},
                       Trap{"non_tensor_output", "torchscript", "NON_TENSOR_OUTPUT", "error", false},
                       Trap{"non_tensor_output", "dynamo", "NON_TENSOR_OUTPUT", "error", false},
                       Trap{"real_fft", "torchscript", "UNSUPPORTED_ATEN_OP", "error", false},

@@ -53,6 +53,9 @@ struct Localization {
   /// did (it may not: ONNX Runtime does not fuse across a graph output).
   bool reproduced = true;
   double largest_error = 0;  // max abs over the model's outputs in that run
+  /// Every module was judged against its float64 twin (the calibrated rule, as parity judges);
+  /// false where the capture had no float64 run and rtol x magnitude judged instead.
+  bool calibrated = false;
   std::vector<Finding> findings{};
   double seconds = 0;  // capture and comparison together (set by the caller)
 };

@@ -41,6 +41,7 @@ enum class ToleranceRule {
   pooled,      // no float64 run for this case (time budget): the median noise of the cases with one
   user,        // --rtol/--atol/--output-tolerance given
   exact,       // integers, bools, strings: equal or not
+  domain,      // a random output (random_outputs.h): shape, dtype and value domain only, no values
 };
 
 /// "calibrated", "fixed", "user", "exact".

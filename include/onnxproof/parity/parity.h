@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,9 @@ struct Reference {
   /// Outputs compared as sets of detections (cases.json "detections"); their outputs get no
   /// element-by-element rows.
   std::vector<DetectionSet> detection_sets;
+  /// Outputs of a random forward (cases.json "random_outputs", or fed by a random operator in the
+  /// graph: mark_random_outputs()), with why: checked for shape, dtype and domain, not value by value.
+  std::map<std::string, std::string> random_outputs;
 };
 
 /// reference/cases.json (schema onnxproof.cases/1, written by the front end and by golden
@@ -59,6 +63,7 @@ struct CasesManifest {
   std::map<std::string, int64_t> example_sizes;
   std::vector<Entry> cases;
   std::vector<DetectionSet> detection_sets;
+  std::map<std::string, std::string> random_outputs;  // output -> why it is random
 };
 
 /// Reads and checks a cases.json; ErrorCode::invalid_input naming the file and the field on a
