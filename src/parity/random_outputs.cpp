@@ -79,26 +79,21 @@ Comparison compare_domain(const Tensor& expected, const Tensor& actual) {
     result.allclose = false;
     return result;
   }
-  bool nan = false, inf = false, negative = false, positive = false, above_one = false;
+  bool nan = false, inf = false, negative = false;
   for (int64_t i = 0; i < expected.size(); ++i) {
     const double value = expected.value_as_double(i);
     nan = nan || std::isnan(value);
     inf = inf || std::isinf(value);
     negative = negative || value < 0.0;
-    positive = positive || value > 0.0;
-    above_one = above_one || value > 1.0;
   }
-  // A sign or [0, 1] domain read from fewer values than this could be chance (a normal draw of
-  // four values is all positive one time in sixteen).
+  // Integers PyTorch draws all non-negative are indices or counts (a Multinomial's samples). A
+  // float domain read from one draw would be chance: x + noise is positive in one draw of 16
+  // and negative somewhere in the next, so floats keep only their NaN/Inf classes.
   constexpr int64_t k_domain_sample = 16;
-  const bool sampled = expected.size() >= k_domain_sample;
-  const bool non_negative = sampled && !negative;
-  const bool non_positive = sampled && negative && !positive;
-  const bool unit = sampled && is_floating(expected.dtype()) && !negative && !above_one;
+  const bool indices = !is_floating(expected.dtype()) && expected.size() >= k_domain_sample && !negative;
   for (int64_t i = 0; i < actual.size(); ++i) {
     const double value = actual.value_as_double(i);
-    const bool outside = (std::isnan(value) && !nan) || (std::isinf(value) && !inf) ||
-                         (value < 0.0 && non_negative) || (value > 0.0 && non_positive) || (value > 1.0 && unit);
+    const bool outside = (std::isnan(value) && !nan) || (std::isinf(value) && !inf) || (value < 0.0 && indices);
     if (!outside) continue;
     if (result.mismatches == 0) result.worst_index = i;
     ++result.mismatches;

@@ -223,7 +223,9 @@ StepReport parity_step(Run& run) {
   auto result = run_parity(proved, *run.reference, options);
   if (!result) return step_error(step, result.error());
   add_findings(run, result->findings);
-  step.details = {{"cases", run.reference->cases.size()}, {"rows", result->rows.size()}};
+  step.details = {{"cases", run.reference->cases.size()},
+                  {"rows", result->rows.size()},
+                  {"analyzers", result->analyzer_findings}};  // findings per kind, as simplify counts its rules
   if (options.precision == DType::float16) {
     step.details["precision"] = "fp16";
     step.details["model"] = "model.fp16.onnx";

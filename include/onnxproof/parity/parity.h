@@ -102,7 +102,13 @@ struct ParityOptions {
   std::filesystem::path tensorrt_cache{};
   /// Where progress lines go ("onnxproof parity: cpu, optimizations all: 8/16 cases"); none if null.
   std::ostream* progress = nullptr;
+  /// Kinds of finding not looked for (parity_analyzer_names()): for tests that need one kind alone.
+  std::set<std::string> skipped_analyzers{};
 };
+
+/// The kinds of parity finding, each an analyzer over the compared rows, in the order they run
+/// (src/parity/analyzers/registry.cpp): "mismatch", "argmax-flip", "argmax-tie", ...
+std::vector<std::string_view> parity_analyzer_names();
 
 /// What became of one comparison: pass or fail when the outputs were compared; rejected when ONNX
 /// Runtime refused the case (its shapes); error when it could not be run or read.
@@ -168,6 +174,8 @@ struct ParityResult {
   std::map<std::string, std::vector<Tensor>> cpu_outputs;
   std::vector<std::string> cpu_input_names;   // that session's inputs, in its order
   std::vector<std::string> cpu_output_names;  // and its outputs, aligned with each cpu_outputs entry
+  /// Findings each analyzer added (parity_analyzer_names()), as simplify counts its rules.
+  std::map<std::string, std::size_t> analyzer_findings;
   /// Every provider ran and no finding is an error.
   bool passed() const;
   /// The first provider that could not run; null when all ran.

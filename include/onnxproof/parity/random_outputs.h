@@ -24,8 +24,8 @@ std::map<std::string, std::string> random_graph_outputs(const onnx::ModelProto& 
 void mark_random_outputs(const onnx::ModelProto& model, Reference& reference);
 
 /// A random output's check in place of values: shapes and dtypes equal, NaN or Inf only where
-/// PyTorch shows them too, and PyTorch's value domain kept (non-negative, non-positive, within
-/// [0, 1]: indices, uniform draws, Bernoulli samples). Each element outside it is a mismatch.
+/// PyTorch shows them too, and integers non-negative where PyTorch's 16 or more are (indices, a
+/// Multinomial's samples). Each element outside is a mismatch.
 Comparison compare_domain(const Tensor& expected, const Tensor& actual);
 
 }  // namespace onnxproof

@@ -1,0 +1,112 @@
+#include "analyzer.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace onnxproof::parity_analyzers {
+
+namespace {
+
+// The row that misses by most: a shape difference first, then the largest error for its budget
+// (calibrated rows) or the largest absolute difference.
+const ParityRow* worst_row(const std::vector<const ParityRow*>& rows) {
+  const auto badness = [](const ParityRow* row) -> double {
+    if (!row->comparison.shape_match || !row->comparison.dtype_match) return INFINITY;
+    if (row->exact) return row->exact->budget > 0.0 ? row->exact->onnx / row->exact->budget : INFINITY;
+    return row->comparison.max_abs;
+  };
+  const ParityRow* worst = rows.front();
+  for (const auto* row : rows) {
+    if (badness(row) > badness(worst)) worst = row;
+  }
+  return worst;
+}
+
+std::string format_ratio(const ExactDeviation& deviation) {
+  const auto ratio = deviation.ratio();
+  return ratio ? fmt::format("{:.3g}x as far from the exact (float64) answer as PyTorch float32 is", *ratio)
+               : std::string("off the exact (float64) answer where PyTorch float32 is exact");
+}
+
+std::string calibrated_miss_message(const ParityRow& worst, std::size_t failed_cases, std::size_t cases) {
+  const auto& d = *worst.exact;
+  const auto& cmp = worst.comparison;
+  // NaN/Inf positions carry no distance: said apart (NAN_OR_INF has them too).
+  const std::string nan = cmp.nan_mismatches ? fmt::format(", {} of them NaN/Inf where the other side is not", cmp.nan_mismatches) : "";
+  if (cmp.mismatches == cmp.nan_mismatches) {  // no finite value over the budget: distances say nothing
+    return fmt::format("output '{}' on {} ({} optimizations) has NaN/Inf where PyTorch's is finite (or the reverse) "
+                       "in {} of {} cases; worst {} ({}): {} of {} elements, first at {}",
+                       worst.output, worst.provider, optimization_name(worst.optimization), failed_cases, cases,
+                       worst.data_set, describe_sizes(worst.sizes), cmp.nan_mismatches, cmp.elements,
+                       worst.worst_at.empty() ? "-" : worst.worst_at);
+  }
+  return fmt::format(
+      "output '{}' on {} ({} optimizations) is {} in {} of {} cases; worst {} ({}): max |ONNX - exact| {:.3g} "
+      "over finite values, PyTorch's {:.3g}, budget {:.3g} ({:g}x PyTorch's noise + {:g} epsilons of the scale "
+      "{:.3g}); {} of {} elements over it{}, worst at {}",
+      worst.output, worst.provider, optimization_name(worst.optimization), format_ratio(d), failed_cases, cases, worst.data_set,
+      describe_sizes(worst.sizes), d.onnx, d.pytorch, d.budget, k_noise_multiple, k_floor_epsilons, d.scale,
+      cmp.mismatches, cmp.elements, nan, worst.worst_at.empty() ? "-" : worst.worst_at);
+}
+
+}  // namespace
+
+// One PARITY_MISMATCH per (provider, optimization, output) that failed, naming the worst case.
+void add_mismatch_findings(const AnalyzerInput& in) {
+  const auto& [reference, groups, result, locate] = in;
+  const auto& failed = groups.failed;
+  const auto& disabled_passes = groups.disabled_passes;
+  for (const auto& [key, rows] : failed) {
+    // A miss that shows with optimizations on and off is one problem: report it once, on "all".
+    const ParityRow* first = rows.front();
+    if (first->optimization == GraphOptimization::disabled && failed.contains(at_level(*first, GraphOptimization::all)))
+      continue;
+    const bool also_disabled = first->optimization == GraphOptimization::all &&
+                               failed.contains(at_level(*first, GraphOptimization::disabled));
+    const ParityRow* worst = worst_row(rows);
+    const auto& cmp = worst->comparison;
+    std::string message;
+    if (worst->exact && cmp.shape_match && cmp.dtype_match) {
+      message = calibrated_miss_message(*worst, rows.size(), reference.cases.size());
+    } else if (worst->rule == ToleranceRule::exact && cmp.shape_match && cmp.dtype_match) {
+      message = fmt::format(
+          "output '{}' on {} ({} optimizations) differs from PyTorch's {} values (compared exactly) in {} of {} "
+          "cases; worst {} ({}): {} of {} elements, largest difference {:.6g}, worst at {}",
+          worst->output, worst->provider, optimization_name(worst->optimization), worst->expected_dtype, rows.size(),
+          reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches, cmp.elements,
+          cmp.max_abs, worst->worst_at.empty() ? "-" : worst->worst_at);
+    } else if (!cmp.shape_match || !cmp.dtype_match) {
+      // Both shape and dtype: a dtype difference alone read "PyTorch gives 2x8 but ONNX Runtime 2x8".
+      message =
+          fmt::format("output '{}' on {} ({} optimizations): PyTorch gives {} {} but ONNX Runtime {} {} in {} ({})",
+                      worst->output, worst->provider, optimization_name(worst->optimization), worst->expected_shape, worst->expected_dtype,
+                      worst->actual_shape, worst->actual_dtype, worst->data_set, describe_sizes(worst->sizes));
+    } else {
+      message = fmt::format(
+          "output '{}' on {} ({} optimizations) misses rtol {:g} / atol {:g} in {} of {} cases; worst {} ({}): "
+          "{} of {} elements ({:.3g}%), max abs {:.3g}, max rel {:.3g}, worst at {}",
+          worst->output, worst->provider, optimization_name(worst->optimization), worst->tolerance.rtol, worst->tolerance.atol,
+          rows.size(), reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches,
+          cmp.elements,
+          cmp.elements ? 100.0 * static_cast<double>(cmp.mismatches) / static_cast<double>(cmp.elements) : 0.0,
+          cmp.max_abs, cmp.max_rel, worst->worst_at.empty() ? "-" : worst->worst_at);
+    }
+    if (also_disabled) message += " (the same with graph optimizations disabled)";
+    std::string hint = "find the first diverging node (compare intermediate outputs), then check its opset translation";
+    if (worst->optimization == GraphOptimization::all && disabled_passes.contains({worst->data_set, worst->output})) {
+      hint =
+          "with graph optimizations disabled this case matches: an ONNX Runtime fusion shifts the numbers; "
+          "deploy with the optimization level that passes (the localization below names the optimizer)";
+    }
+    result.findings.push_back({FindingCode::parity_mismatch,
+                               Severity::error,
+                               "parity",
+                               message,
+                               worst->output,
+                               hint,
+                               {.sizes = worst->sizes}});
+  }
+}
+
+}  // namespace onnxproof::parity_analyzers
