@@ -1,0 +1,80 @@
+#pragma once
+// The pipeline's insides, shared by its files: the Run every step reads and extends (steps.cpp:
+// the steps and their table), the merges of findings and the headline (headline.cpp), and the
+// driver that runs them in order (pipeline.cpp).
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "onnxproof/check/check_model.h"
+#include "onnxproof/ops/audit.h"
+#include "onnxproof/parity/parity.h"
+#include "onnxproof/pipeline/pipeline.h"
+#include "onnxproof/report/report.h"
+
+namespace onnxproof::pipeline_run {
+namespace fs = std::filesystem;
+
+// The run as later steps see it: each step's typed result, read by the steps after it and by
+// the headline; the report's steps[] and findings[] are rendered from them.
+struct Run {
+  const PipelineOptions& options;
+  fs::path out{};        // the staging folder the steps write into
+  fs::path published{};  // the run folder it becomes at the end (holding the last run's golden set)
+  std::ostream& progress;
+  Report& report;
+  fs::path model{};                        // set by export, replaced by simplify
+  fs::path exported{};                     // the export as written (localization maps its node scopes)
+  std::optional<Reference> reference{};    // PyTorch's data, read once after the export
+  std::optional<Error> reference_error{};  // why it could not be read
+  FrozenShapeOptions frozen{};             // the export's declared axes, for check
+  std::optional<CheckResult> check{};      // set by check
+  std::optional<OpsAudit> ops{};           // set by ops
+  std::string golden_evidence{};           // what the golden step did
+  bool kept_golden = false;                // the golden set of an earlier run, kept without the golden step
+  std::optional<Error> usage_error{};      // a bad option: the run stops, the CLI exits 2
+};
+
+// A step that could not do its job: status error, the reason in one line.
+StepReport step_error(StepReport step, const Error& error);
+
+void add_findings(Run& run, const std::vector<Finding>& findings);
+
+/// The step named `name` in the report so far; null when it did not run.
+const StepReport* find_step(const Report& report, std::string_view name);
+
+/// A copy of `from` at `to`, by hard links where the file system allows, else by copying.
+Expected<void> copy_folder(const fs::path& from, const fs::path& to);
+
+/// One step of the pipeline: its name, its function, what it reads of the Run and publishes into
+/// it (said for readers and ARCHITECTURE.md), whether it needs a model, and when it runs at all.
+struct StepDefinition {
+  std::string_view name;
+  StepReport (*run)(Run&);
+  std::string_view reads;
+  std::string_view publishes;
+  bool needs_model;
+  bool (*wanted)(const Run&) = nullptr;  // null: always in the pipeline; else only when it says so
+};
+
+/// The steps in the order they run (steps.cpp).
+std::span<const StepDefinition> pipeline_steps();
+
+/// One finding per frozen axis, the sweep's confirmation folded in (headline.cpp).
+void merge_frozen_dimension_evidence(std::vector<Finding>& findings);
+
+/// FROZEN_DIMENSION warnings the sweep contradicts, demoted to info.
+void demote_contradicted_frozen_warnings(Report& report);
+
+/// The check step's summary of the exported model as the report's signature.
+ModelSignature model_signature(const ModelSummary& summary, const std::string& exporter);
+
+/// MISSION.md's headline questions, answered from the steps' typed results.
+void answer_headline(const Run& run, Report& report);
+
+}  // namespace onnxproof::pipeline_run

@@ -1,0 +1,332 @@
+// The pipeline's steps, each a function from the Run to its StepReport, and their table.
+#include "run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "onnxproof/export/float16.h"
+#include "onnxproof/golden/golden.h"
+#include "onnxproof/model/model_io.h"
+#include "onnxproof/ops/opset_limits.h"
+#include "onnxproof/parity/generation.h"
+#include "onnxproof/parity/random_outputs.h"
+#include "onnxproof/report/generation_report.h"
+#include "onnxproof/report/simplify_report.h"
+#include "onnxproof/simplify/simplify.h"
+
+namespace onnxproof::pipeline_run {
+
+StepReport step_error(StepReport step, const Error& error) {
+  step.status = StepStatus::error;
+  step.reason = error.describe();
+  return step;
+}
+
+void add_findings(Run& run, const std::vector<Finding>& findings) {
+  run.report.findings.insert(run.report.findings.end(), findings.begin(), findings.end());
+}
+
+const StepReport* find_step(const Report& report, std::string_view name) {
+  for (const auto& step : report.steps) {
+    if (step.name == name) return &step;
+  }
+  return nullptr;
+}
+
+Expected<void> copy_folder(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::create_hard_links, ec);
+  if (ec) {
+    fs::remove_all(to, ec);
+    fs::copy(from, to, fs::copy_options::recursive, ec);
+  }
+  if (ec) return fail(ErrorCode::io, "cannot carry " + from.string() + " into the new run: " + ec.message());
+  return {};
+}
+
+namespace {
+
+StepReport export_step(Run& run) {
+  StepReport step{.name = "export"};
+  // The default opset respects every --target's table as well as ONNX and ONNX Runtime.
+  ExportOptions options = run.options.export_options;
+  options.out = run.out;
+  const OpsetLimit limit = newest_supported_opset(run.options.targets);
+  options.opset_ceiling = limit.opset;
+  options.opset_ceiling_reason = limit.reason;
+  options.opset_op_limits = limit.op_limits;
+  auto result = run_export(options, run.progress);
+  if (!result) {
+    if (result.error().code() == ErrorCode::usage) run.usage_error = result.error();
+    return step_error(step, result.error());
+  }
+  add_findings(run, result->findings);
+  if (run.report.model.empty()) run.report.model = result->spec;  // an adopted export (--from-export)
+  // The front end's versions as that interpreter reported them, named apart from the engine's.
+  for (const auto& [tool, version] : result->versions) {
+    if (tool == "onnxproof") continue;
+    run.report.versions.emplace_back(tool == "onnx" ? "onnx (python)" : tool, version);
+  }
+  step.details = {
+      {"exporter", result->exporter}, {"sha256", result->sha256}, {"reference_sets", result->reference_sets}};
+  if (fs::is_regular_file(run.out / "exporter_report.md")) run.report.exporter_report = "exporter_report.md";
+  if (result->model.empty()) {
+    step.status = StepStatus::fail;
+    step.reason = "the export failed; see the findings";
+    return step;
+  }
+  run.model = result->model;
+  run.exported = result->model;
+  run.frozen = result->frozen;
+  if (auto reference = read_reference(run.out / "reference"))
+    run.reference = std::move(*reference);
+  else
+    run.reference_error = reference.error();
+  step.status = status_from(true, result->findings);
+  if (has_finding(result->findings, FindingCode::reference_not_finite, Severity::error)) {
+    // Nothing to compare with: the proof cannot be made, which is no verdict on the export.
+    step.status = StepStatus::error;
+    step.reason = "PyTorch's outputs hold no finite value on any case: nothing can be proved (REFERENCE_NOT_FINITE)";
+  }
+  return step;
+}
+
+StepReport check_step(Run& run) {
+  StepReport step{.name = "check"};
+  auto model = load_model(run.model);
+  if (!model) return step_error(step, model.error());
+  CheckOptions options = run.options.check;
+  options.frozen = run.frozen;
+  auto result = check_model(*model, options);
+  if (!result) return step_error(step, result.error());
+  add_findings(run, result->findings);
+  step.details = {{"checker", result->checker_passed ? "pass" : "fail"},
+                  {"shape_inference", result->shape_inference_passed ? "pass" : "fail"},
+                  {"nodes", result->summary.node_count},
+                  {"operator_types", result->summary.operators.size()}};
+  step.status = status_from(result->checker_passed && result->shape_inference_passed, result->findings);
+  if (run.reference) mark_random_outputs(model->proto, *run.reference);  // for simplify's proof, parity, golden
+  run.check = std::move(*result);
+  return step;
+}
+
+// A defect of onnxproof's own simplifier is not the user's: its findings become warnings that
+// say the export is proved as it is (the rule's name, when the skip-one-pass rerun found it).
+void add_simplify_defect(Run& run, std::vector<Finding> findings) {
+  for (auto& finding : findings) {
+    finding.severity = Severity::warning;
+    finding.message += "; onnxproof's defect, not the model's: the export is proved as it is";
+  }
+  add_findings(run, findings);
+}
+
+// Simplifies the export into OUT/model.sim.onnx when that changes anything and the proof holds;
+// the later steps then prove and audit the simplified model, the one meant to ship. When the
+// simplifier fails (an error, an invalid model, a failed proof) the later steps prove the export
+// unchanged and the step passes with a SIMPLIFY_CHANGED_OUTPUTS warning: the verdict is about the
+// model, and the shipped model is the one proved.
+StepReport simplify_step(Run& run) {
+  StepReport step{.name = "simplify"};
+  const fs::path simplified = run.out / "model.sim.onnx";
+  auto outcome = simplify_file(run.model, simplified, SimplifyOptions{}, run.reference ? &*run.reference : nullptr,
+                               run.options.parity.tolerance, /*copy_when_unchanged=*/false);
+  step.status = StepStatus::pass;
+  if (!outcome && outcome.error().code() == ErrorCode::invalid_input) {
+    // The model's problem (the check step reports it), not simplify's: no defect of ours to report.
+    step.reason = "the export is kept: " + outcome.error().describe();  // "... is invalid, so it is not simplified"
+    return step;
+  }
+  if (!outcome) {
+    step.reason = "simplify could not complete; the export is kept: " + outcome.error().describe();
+    add_simplify_defect(run, {{FindingCode::simplify_changed_outputs, Severity::warning, "simplify",
+                               "simplify could not complete: " + outcome.error().describe(), "",
+                               "report the model: a simplify rule or the proof failed on it"}});
+    return step;
+  }
+  const auto& result = outcome->result;
+  step.details = simplify_outcome_to_json(*outcome);
+  if (!outcome->culprit_pass.empty()) step.details["culprit_pass"] = outcome->culprit_pass;
+  if (has_errors(outcome->proof.findings)) {
+    step.reason = outcome->culprit_pass.empty()
+                      ? "the simplified model was refused (see the warning); the export is kept"
+                      : fmt::format("the rule '{}' changed the model (see the warning); the export is kept",
+                                    outcome->culprit_pass);
+    add_simplify_defect(run, outcome->proof.findings);
+  } else if (!result.changed()) {
+    add_findings(run, outcome->proof.findings);
+    step.reason = "nothing to simplify";
+  } else if (!outcome->written) {
+    add_findings(run, outcome->proof.findings);
+    step.reason = "no case could prove the simplified model; the export is kept";
+  } else {
+    add_findings(run, outcome->proof.findings);
+    step.reason = fmt::format("{} -> {} nodes, proved on {} cases: model.sim.onnx", result.nodes_before(),
+                              result.nodes_after(), outcome->proof.cases);
+    run.model = simplified;
+  }
+  return step;
+}
+
+StepReport ops_step(Run& run) {
+  StepReport step{.name = "ops"};
+  auto model = load_model(run.model);
+  if (!model) return step_error(step, model.error());
+  OpsAudit audit = audit_operators(model->proto, run.options.targets);
+  add_findings(run, audit.findings);
+  nlohmann::json targets = nlohmann::json::array();
+  for (const auto& table : audit.tables) targets.push_back(table.target + ": " + table.runtime);
+  step.details = {{"targets", targets}, {"operators", audit.operators.size()}};
+  step.status = status_from(true, audit.findings);
+  run.ops = std::move(audit);
+  return step;
+}
+
+StepReport parity_step(Run& run) {
+  StepReport step{.name = "parity"};
+  if (!run.reference) return step_error(step, *run.reference_error);
+  ParityOptions options = run.options.parity;
+  options.progress = &run.progress;
+  // The golden step may freeze them; not a float16 copy's, since the golden set is the export's.
+  options.keep_cpu_outputs = run.options.golden && options.precision != DType::float16;
+  if (std::find(options.providers.begin(), options.providers.end(), "tensorrt") != options.providers.end()) {
+    options.tensorrt_cache = run.out / "trt-cache";  // TensorRT's built engines, kept with the run
+    std::error_code ec;
+    fs::create_directories(options.tensorrt_cache, ec);
+    if (ec) return step_error(step, Error(ErrorCode::io, "cannot create " + options.tensorrt_cache.string() + ": " + ec.message()));
+  }
+  fs::path proved = run.model;
+  std::string kept_in_float32;
+  if (options.precision == DType::float16) {
+    // The float16 variant: the converted copy beside the export, proved in its place.
+    run.progress << "onnxproof pipeline: converting the model to float16 (model.fp16.onnx)\n" << std::flush;
+    const ExportOptions& exported = run.options.export_options;
+    auto conversion = convert_to_float16(run.model, run.out / "model.fp16.onnx", exported.python, exported.timeout_seconds);
+    if (!conversion) return step_error(step, conversion.error());
+    proved = conversion->model;
+    kept_in_float32 = conversion->kept_in_float32;
+  }
+  auto result = run_parity(proved, *run.reference, options);
+  if (!result) return step_error(step, result.error());
+  add_findings(run, result->findings);
+  step.details = {{"cases", run.reference->cases.size()},
+                  {"rows", result->rows.size()},
+                  {"analyzers", result->analyzer_findings}};  // findings per kind, as simplify counts its rules
+  if (options.precision == DType::float16) {
+    step.details["precision"] = "fp16";
+    step.details["model"] = "model.fp16.onnx";
+    step.details["kept_in_float32"] = kept_in_float32;
+  }
+  step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
+  if (const auto* missing = result->provider_not_run()) {
+    step.status = StepStatus::error;
+    step.reason = fmt::format("provider {} could not run: {}", missing->provider, missing->reason);
+  }
+  run.report.parity = std::move(*result);
+  return step;
+}
+
+// --generate N: the greedy loop through ONNX Runtime on every provider, against PyTorch's loop
+// (reference/generation/, written by the export). Only in the pipeline when --generate is given.
+StepReport generate_step(Run& run) {
+  StepReport step{.name = "generate"};
+  const fs::path folder = run.out / "reference" / "generation";
+  std::error_code ec;
+  if (!fs::is_regular_file(folder / "generation.json", ec)) {
+    return step_error(step, Error(ErrorCode::not_found, "the export recorded no generation (reference/generation/generation.json)"));
+  }
+  std::vector<GenerationResult> results;
+  for (const auto& provider : run.options.parity.providers) {
+    const SessionOptions session{.provider = provider, .intra_op_threads = run.options.parity.intra_op_threads};
+    auto result = prove_generation(run.model, folder, session, run.options.parity.tolerance);
+    if (!result) return step_error(step, result.error());
+    add_findings(run, result->findings);
+    results.push_back(std::move(*result));
+  }
+  const bool passed = std::all_of(results.begin(), results.end(), [](const auto& result) { return result.passed(); });
+  step.status = passed && !results.empty() ? StepStatus::pass : StepStatus::fail;
+  step.details = generation_to_json(run.options.export_options.generate, results);
+  if (!results.empty()) {
+    const auto& first = results.front();
+    step.reason = fmt::format("{} greedy steps, {} with identical tokens on {}{}", first.steps.size(),
+                              first.identical_steps(), first.provider,
+                              first.first_failure ? fmt::format("; first wrong at step {}", *first.first_failure) : "");
+  }
+  return step;
+}
+
+bool generation_wanted(const Run& run) { return run.options.export_options.generate > 0; }
+// Golden outputs only when asked for (prove()'s default): an omitted step is not a skipped one.
+bool golden_wanted(const Run& run) { return run.options.golden; }
+
+
+// With a golden set (from an earlier run, or in the user's --golden folder): verify the new
+// export against it (drift fails the run). Without one: freeze the proved outputs.
+StepReport golden_step(Run& run) {
+  StepReport step{.name = "golden"};
+  const bool users_folder = !run.options.golden_folder.empty();
+  const fs::path golden = users_folder ? run.options.golden_folder : run.out / "golden";
+  const fs::path previous = users_folder ? run.options.golden_folder : run.published / "golden";
+  // The golden set holds the export's own outputs: the float16 variant's budget does not apply.
+  GoldenOptions options{run.options.parity, run.report.versions};
+  const bool float16_proof = options.parity.precision == DType::float16;
+  options.parity.precision = DType::undefined;
+  if (fs::exists(previous / "manifest.json")) {
+    GoldenOptions verify_options = options;
+    verify_options.parity.compare_optimization_off = false;
+    verify_options.parity.providers = {"cpu"};
+    auto result = verify_golden(run.model, previous, verify_options);
+    if (!result) return step_error(step, result.error());
+    // The golden set outlives the runs that verify against it: it moves into the new run folder
+    // (a folder of the user's stays where it is).
+    if (!users_folder) {
+      if (auto carried = copy_folder(previous, golden); !carried) return step_error(step, carried.error());
+    }
+    add_findings(run, result->findings);
+    step.details = {{"action", "verify"}, {"model_changed", result->model_changed}};
+    step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
+    run.golden_evidence = users_folder ? "verified the new export against the golden set in " + golden.string()
+                                       : "verified the new export against the golden set of an earlier run";
+    return step;
+  }
+  if (!run.report.parity || !run.report.parity->passed()) {
+    step.reason = "the parity proof did not pass: nothing to freeze";
+    run.golden_evidence = step.reason;
+    return step;
+  }
+  // After a float16 proof the freeze proves the export itself (its outputs are the golden ones).
+  auto result = freeze_golden(run.model, *run.reference, golden, options, float16_proof ? nullptr : &*run.report.parity);
+  run.report.parity->cpu_outputs.clear();  // written into golden/ (or not): no longer needed in memory
+  if (!result) return step_error(step, result.error());
+  step.details = {{"action", "freeze"}, {"data_sets", result->data_sets}};
+  step.status = result->frozen ? StepStatus::pass : StepStatus::fail;
+  run.golden_evidence = fmt::format("frozen now: {} data sets in {}", result->data_sets,
+                                    users_folder ? golden.string() : std::string("golden/"));
+  return step;
+}
+
+}  // namespace
+
+namespace {
+
+// The pipeline, in order: what each step reads of the Run and what it publishes for the steps
+// after it and the headline. Adding a step is a function above and a line here.
+constexpr std::array k_steps = {
+    StepDefinition{"export", export_step, "the options", "model, exported, reference, frozen; the export's findings",
+                   false},
+    StepDefinition{"check", check_step, "model, frozen", "check; random outputs marked in reference", true},
+    StepDefinition{"simplify", simplify_step, "model, reference", "model (model.sim.onnx when proved)", true},
+    StepDefinition{"ops", ops_step, "model, the targets", "ops", true},
+    StepDefinition{"parity", parity_step, "model, reference", "report.parity", true},
+    StepDefinition{"generate", generate_step, "model, reference/generation/", "the generation proof", true,
+                   generation_wanted},
+    StepDefinition{"golden", golden_step, "model, reference, report.parity", "golden/, golden_evidence", true,
+                   golden_wanted},
+};
+
+}  // namespace
+
+std::span<const StepDefinition> pipeline_steps() { return k_steps; }
+
+}  // namespace onnxproof::pipeline_run
