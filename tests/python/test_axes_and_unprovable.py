@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 import onnxproof
+from test_calibrated import _WrongSiLU
 
 
 class ProvedRun(unittest.TestCase):
@@ -101,21 +102,12 @@ class Sampler(nn.Module):
         return logits, torch.multinomial(torch.softmax(logits, -1), 32, replacement=True)
 
 
-class _SiLU(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x * torch.sigmoid(x)
-
-    @staticmethod
-    def symbolic(g, x):
-        # A planted 20% error in the translation.
-        silu = g.op("Mul", x, g.op("Sigmoid", x))
-        return g.op("Mul", silu, g.op("Constant", value_t=torch.tensor(1.2)))
-
-
 class Activation(nn.Module):
+    """SiLU whose ONNX translation is 1.2 times too large (test_calibrated's planted 20% error),
+    as a module of its own, so localization can name it."""
+
     def forward(self, x):
-        return _SiLU.apply(x)
+        return _WrongSiLU.apply(x)
 
 
 class MicroRegression(nn.Module):
