@@ -102,7 +102,8 @@ PrecisionScale precision_scale(DType output, DType precision) {
 }
 
 Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const Tensor& actual,
-                              double pooled_relative_noise, ExactDeviation& deviation, DType precision) {
+                              double pooled_relative_noise, ExactDeviation& deviation, DType precision,
+                              double floor_scale) {
   // NaN/Inf positions, shapes, dtypes and the figures against PyTorch: the plain comparison with a
   // tolerance that accepts every finite difference.
   Comparison result = compare_tensors(pytorch, actual, Tolerance{0.0, std::numeric_limits<double>::infinity()});
@@ -111,20 +112,22 @@ Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const 
   deviation.pytorch = measure(exact, pytorch).onnx;
   const PrecisionScale scaled = precision_scale(pytorch.dtype(), precision);
   const double noise = scaled.noise * std::max(deviation.pytorch, pooled_relative_noise * deviation.scale);
-  deviation.budget = k_noise_multiple * noise + floor_of(scaled.floor_dtype, deviation.scale);
+  deviation.floor_scale = std::max(deviation.scale, floor_scale);
+  deviation.budget = k_noise_multiple * noise + floor_of(scaled.floor_dtype, deviation.floor_scale);
   count_over_budget(exact, actual, deviation.budget, result);
   return result;
 }
 
 Comparison compare_pooled(const Tensor& pytorch, const Tensor& actual, double relative_noise,
-                          ExactDeviation& deviation, DType precision) {
+                          ExactDeviation& deviation, DType precision, double floor_scale) {
   Comparison result = compare_tensors(pytorch, actual, Tolerance{0.0, std::numeric_limits<double>::infinity()});
   if (!result.dtype_match || !result.shape_match) return result;
   deviation = measure(pytorch, actual);
   const PrecisionScale scaled = precision_scale(pytorch.dtype(), precision);
   deviation.pytorch = relative_noise * deviation.scale;
+  deviation.floor_scale = std::max(deviation.scale, floor_scale);
   deviation.budget =
-      (k_noise_multiple + 1.0) * scaled.noise * deviation.pytorch + floor_of(scaled.floor_dtype, deviation.scale);
+      (k_noise_multiple + 1.0) * scaled.noise * deviation.pytorch + floor_of(scaled.floor_dtype, deviation.floor_scale);
   count_over_budget(pytorch, actual, deviation.budget, result);
   return result;
 }

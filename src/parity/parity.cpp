@@ -88,21 +88,30 @@ struct Variant {
   GraphOptimization level;
 };
 
-// Output name (or "#k" for an unnamed one) -> PyTorch's median noise relative to the output's scale.
-using NoiseByOutput = std::map<std::string, double>;
+// Per output (its name, or "#k" for an unnamed one), over the cases: PyTorch's median noise
+// relative to the output's scale (from the cases with a float64 run), and the median scale.
+struct PooledNoise {
+  double relative = 0.0;
+  double scale = 0.0;
+};
+using NoiseByOutput = std::map<std::string, PooledNoise>;
+
+double median(std::vector<double>& values) {
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+  return values[values.size() / 2];
+}
 
 NoiseByOutput pooled_relative_noise(const Reference& reference) {
-  std::map<std::string, std::vector<double>> samples;
+  std::map<std::string, std::vector<double>> samples, scales;
   for (const auto& c : reference.cases) {
     for (std::size_t k = 0; k < c.outputs.size() && k < c.exact_outputs.size(); ++k) {
-      if (c.exact_outputs[k]) samples[output_key(c, k)].push_back(relative_noise(c.outputs[k].tensor, *c.exact_outputs[k]));
+      if (!c.exact_outputs[k]) continue;
+      samples[output_key(c, k)].push_back(relative_noise(c.outputs[k].tensor, *c.exact_outputs[k]));
+      scales[output_key(c, k)].push_back(finite_scale(c.outputs[k].tensor));
     }
   }
   NoiseByOutput pooled;
-  for (auto& [name, values] : samples) {
-    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
-    pooled[name] = values[values.size() / 2];
-  }
+  for (auto& [name, values] : samples) pooled[name] = {median(values), median(scales[name])};
   return pooled;
 }
 
@@ -152,11 +161,12 @@ void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual
     }
     return;
   }
-  const double pooled = noise.at(output_key(c, index));
+  const PooledNoise pooled = noise.at(output_key(c, index));
   ExactDeviation deviation;
-  row.comparison = row.rule == ToleranceRule::calibrated
-                       ? compare_calibrated(expected, *exact, actual, pooled, deviation, options.precision)
-                       : compare_pooled(expected, actual, pooled, deviation, options.precision);
+  row.comparison =
+      row.rule == ToleranceRule::calibrated
+          ? compare_calibrated(expected, *exact, actual, pooled.relative, deviation, options.precision, pooled.scale)
+          : compare_pooled(expected, actual, pooled.relative, deviation, options.precision, pooled.scale);
   row.exact = deviation;
   row.evidence = EvidenceSample{deviation.low, deviation.high, deviation.scale, deviation.budget};
   // Without the case's own float64 run, PyTorch's output judges the margin, its noise estimated.

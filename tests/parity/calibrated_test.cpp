@@ -208,3 +208,19 @@ TEST(ExactRule, IntegerMismatchReportsItsLargestDifference) {
 }
 
 }  // namespace
+
+// A sum that cancels to 0.027 in one case rounds at the magnitude of what it summed (about 1, as
+// in the output's other cases): one float32 unit there (6e-8) is over this case's own floor and
+// within the floor of the output's median scale; a 1% error stays outside both.
+TEST(Calibrated, TheFloorIsOfTheOutputsTypicalScaleWhenACaseCancels) {
+  const std::vector<double> exact_values = {0.0273};
+  const Tensor exact = doubles({1}, exact_values);
+  const Tensor pytorch = floats({1}, exact_values);  // PyTorch's sum happened to land on exact
+  const Tensor rounded = floats({1}, {0.0273 + 5.96e-8});
+  ExactDeviation deviation;
+  EXPECT_FALSE(compare_calibrated(pytorch, exact, rounded, 0.0, deviation).allclose);
+  EXPECT_TRUE(compare_calibrated(pytorch, exact, rounded, 0.0, deviation, DType::undefined, 1.5).allclose);
+  EXPECT_DOUBLE_EQ(deviation.floor_scale, 1.5);
+  const Tensor wrong = floats({1}, {0.0273 * 1.01});
+  EXPECT_FALSE(compare_calibrated(pytorch, exact, wrong, 0.0, deviation, DType::undefined, 1.5).allclose);
+}

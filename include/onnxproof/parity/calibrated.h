@@ -55,6 +55,7 @@ struct ExactDeviation {
   double low = 0.0;      // min(exact) and max(exact): how much the output varies
   double high = 0.0;
   double budget = 0.0;   // the most |ONNX Runtime - exact| may be
+  double floor_scale = 0.0;  // the scale the floor's epsilons are of: max(scale, the output's median scale)
   /// onnx / pytorch ("ONNX is 1.4x as far from exact as PyTorch"); nullopt when PyTorch is exact.
   std::optional<double> ratio() const;
 };
@@ -81,9 +82,12 @@ PrecisionScale precision_scale(DType output, DType precision);
 /// mismatches count elements farther from exact than the budget, NaN/Inf differences from
 /// PyTorch's included. `pooled_relative_noise` is relative_noise_by_output's figure (0 if none).
 /// `precision`: the dtype the model computes in when it is not PyTorch's (precision_scale()).
+/// `floor_scale`: the output's typical scale over the reference's cases (0 if none): the floor's
+/// epsilons are of the larger of it and this case's scale, since a case whose output cancels to
+/// a small value (a sum of values of both signs) still rounds at the magnitude of what it summed.
 Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const Tensor& actual,
                               double pooled_relative_noise, ExactDeviation& deviation,
-                              DType precision = DType::undefined);
+                              DType precision = DType::undefined, double floor_scale = 0.0);
 
 /// The calibrated rule for a case without its own float64 run: the noise is
 /// `relative_noise` (the median of the cases with one) times the output's scale, and ONNX Runtime
@@ -91,7 +95,7 @@ Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const 
 /// + |pytorch - exact|. The deviation's `pytorch` is the estimated noise, `onnx` the distance
 /// from PyTorch.
 Comparison compare_pooled(const Tensor& pytorch, const Tensor& actual, double relative_noise,
-                          ExactDeviation& deviation, DType precision = DType::undefined);
+                          ExactDeviation& deviation, DType precision = DType::undefined, double floor_scale = 0.0);
 
 /// True when `exact` can calibrate `pytorch`: a float64 tensor of the same shape as a floating
 /// PyTorch output.

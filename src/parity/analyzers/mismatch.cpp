@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace onnxproof::parity_analyzers {
@@ -46,7 +47,8 @@ std::string calibrated_miss_message(const ParityRow& worst, std::size_t failed_c
       "over finite values, PyTorch's {:.3g}, budget {:.3g} ({:g}x PyTorch's noise + {:g} epsilons of the scale "
       "{:.3g}); {} of {} elements over it{}, worst at {}",
       worst.output, worst.provider, optimization_name(worst.optimization), format_ratio(d), failed_cases, cases, worst.data_set,
-      describe_sizes(worst.sizes), d.onnx, d.pytorch, d.budget, k_noise_multiple, k_floor_epsilons, d.scale,
+      describe_sizes(worst.sizes), d.onnx, d.pytorch, d.budget, k_noise_multiple, k_floor_epsilons,
+      std::max(d.scale, d.floor_scale),
       cmp.mismatches, cmp.elements, nan, worst.worst_at.empty() ? "-" : worst.worst_at);
 }
 
