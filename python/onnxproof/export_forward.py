@@ -141,7 +141,7 @@ def resized_forward(state, model, label, size, rng):
                 resized, _ = traps.flatten_outputs(state.forward(model, state.generate_inputs(case, rng)))
             except Exception as error:  # noqa: BLE001 -- PyTorch's own refusal, reported by the caller
                 text = f"{type(error).__name__}: {error}"
-                failure = failure or text
+                failure = failure or text.strip().splitlines()[0][:300]  # its first line says it
                 for asked in sizes_quoted(text):
                     if quoted < MESSAGE_SIZES and allowed(asked) and asked not in tried and asked not in sizes:
                         sizes.append(asked)
