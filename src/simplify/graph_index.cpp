@@ -80,4 +80,15 @@ onnx::TensorProto int64_initializer(const std::vector<int64_t>& values, const st
   return tensor_to_proto(tensor, name);
 }
 
+bool is(const onnx::NodeProto& node, std::string_view op) { return node.domain().empty() && node.op_type() == op; }
+
+std::optional<Tensor> float_constant(const GraphIndex& index, const std::string& name) {
+  const auto it = index.initializers.find(name);
+  if (name.empty() || it == index.initializers.end() || index.graph_inputs.contains(name) ||
+      it->second->data_type() != onnx::TensorProto::FLOAT)
+    return std::nullopt;
+  auto tensor = tensor_from_proto(*it->second);
+  return tensor ? std::optional<Tensor>(std::move(*tensor)) : std::nullopt;
+}
+
 }  // namespace onnxproof::simplify

@@ -7,12 +7,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
 
 #include "onnxproof/model/graph_walk.h"
+#include "onnxproof/tensor/tensor.h"
 
 namespace onnxproof::simplify {
 
@@ -50,5 +52,11 @@ std::optional<std::vector<int64_t>> int64_constant(const GraphIndex& index, cons
 
 /// A 1-D int64 initializer of that name (a shape, axes, split sizes a rule writes).
 onnx::TensorProto int64_initializer(const std::vector<int64_t>& values, const std::string& name);
+
+// Whether `node` is the default domain's operator `op`.
+bool is(const onnx::NodeProto& node, std::string_view op);
+
+// The float32 initializer `name` (no graph input of that name overrides it) as a Tensor; nullopt otherwise.
+std::optional<Tensor> float_constant(const GraphIndex& index, const std::string& name);
 
 }  // namespace onnxproof::simplify

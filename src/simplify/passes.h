@@ -33,6 +33,8 @@ std::vector<Rule> common_subexpression_rules();
 /// Rules fusing pairs of nodes in the main graph (Transposes, Reshapes, Casts, BatchNormalization
 /// into Conv, MatMul + Add into Gemm, ...), and the two whole-graph fusions.
 std::vector<Rule> fusion_rules();
+// The whole-graph fusions (fusions_graph.cpp), which fusion_rules() ends with.
+std::vector<Rule> graph_fusion_rules();
 
 /// One walk per graph (bodies first when a rule rewrites bodies) over the nodes: each node is
 /// offered to the rules that target its operator, in order, until one changes it; then the walk's
