@@ -191,7 +191,7 @@ namespace onnxproof::contract {{
 
 /// The version a {name} document carries in its `{field}` field.
 inline constexpr std::string_view k_{ident}_version = "{version}";
-/// sha256 of schemas/{name}.schema.json as generated (python/onnxproof/contract.py computes it too).
+/// sha256 of schemas/{name}.schema.json as generated (python/onnxproof/core/contract.py computes it too).
 inline constexpr std::string_view k_{ident}_schema_sha256 = "{hashlib.sha256(data).hexdigest()}";
 
 {"".join(s + chr(10) for s in generator.structs)}{"".join(w + chr(10) for w in generator.writers)}\

@@ -22,7 +22,7 @@ import numpy as np
 import onnxruntime
 import torch
 
-from onnxproof import families
+from onnxproof.torch import families
 
 
 def inputs_at(defaults, sizes, generator):

@@ -1,15 +1,16 @@
-"""`python3 -m onnxproof --config-json ...` runs the export step (see onnxproof.export).
+"""`python3 -m onnxproof --config-json ...` runs the export step (see onnxproof.core.main).
 
-The import is guarded here, before numpy, torch or onnx are touched, so an interpreter without
-them gets one line saying what is missing instead of a traceback."""
+The imports are guarded here, before numpy or onnx are touched, so an interpreter without them
+gets one line saying what is missing instead of a traceback (a framework's own package does the
+same for its framework: torch/__init__.py)."""
 import sys
 
 if len(sys.argv) == 3 and sys.argv[1] == "--float16-json":
     # The float16 conversion needs onnx and onnxruntime only: no torch import for it.
     import json
 
-    from . import float16
-    from .errors import FrontEndError
+    from .core import float16
+    from .core.errors import FrontEndError
 
     try:
         sys.exit(float16.main(json.loads(sys.argv[2])))
@@ -18,10 +19,13 @@ if len(sys.argv) == 3 and sys.argv[1] == "--float16-json":
         sys.exit(error.exit_code)
 
 try:
-    from .export import main
+    import numpy  # noqa: F401  (every framework's export writes numpy arrays)
+    import onnx  # noqa: F401
+    from .core.main import main
 except ImportError as error:
     print(f"onnxproof: error: {sys.executable} cannot import {error.name or error}: the export front end needs "
-          "torch, onnx and numpy (Debian: /usr/bin/python3 with python3-torch, python3-onnx, python3-numpy)",
+          "onnx and numpy, and the model's framework (Debian: /usr/bin/python3 with python3-torch, python3-onnx, "
+          "python3-numpy)",
           file=sys.stderr)
     sys.exit(3)
 

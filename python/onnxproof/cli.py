@@ -3,7 +3,7 @@ as its export front end."""
 import os
 import sys
 
-from .engine import EngineError, engine_environment, engine_path
+from .core.engine import EngineError, engine_environment, engine_path
 
 
 def main():

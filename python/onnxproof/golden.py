@@ -4,7 +4,7 @@ The pipeline does both by itself: a prove() into a run folder that holds a golde
 against it, then carries it over. These are the single steps, as `onnxproof golden` runs them."""
 import os
 
-from .engine import run_engine
+from .core.engine import run_engine
 
 
 def freeze(model_path, reference, out, providers=("cpu",)):

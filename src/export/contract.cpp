@@ -79,6 +79,7 @@ Expected<ExportResult> export_result_from(const contract::ExportDocument& manife
                                           const fs::path& path) {
   ExportResult result;
   result.exporter = manifest.exporter;
+  if (manifest.framework) result.framework = *manifest.framework;
   result.spec = manifest.model.value_or("");
   for (const auto& [tool, version] : manifest.versions.value_or(std::map<std::string, std::string>{}))
     result.versions.emplace_back(tool, version);

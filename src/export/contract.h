@@ -8,7 +8,7 @@
 
 namespace onnxproof {
 
-/// The onnxproof.config/1 document for `options` (python/onnxproof/contract.py checks it).
+/// The onnxproof.config/1 document for `options` (python/onnxproof/core/contract.py checks it).
 nlohmann::json config_json(const ExportOptions& options);
 
 }  // namespace onnxproof

@@ -52,7 +52,7 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
     }
     return read_export_manifest(options.out);
   }
-  // The front end's exit codes (python/onnxproof/errors.py): 2 usage, 3 could not run, 4 a write failed.
+  // The front end's exit codes (python/onnxproof/core/errors.py): 2 usage, 3 could not run, 4 a write failed.
   if (!error_line.empty())
     return fail(code == 2 ? ErrorCode::usage : code == 4 ? ErrorCode::io : ErrorCode::invalid_input, error_line);
   return fail(ErrorCode::internal, "the export front end (" + python + " -m onnxproof) failed with exit code " +

@@ -135,7 +135,7 @@ Expected<void> validate_export_options(const ExportOptions& options) {
       options.exporter != "both")
     return fail(ErrorCode::usage,
                 "--exporter must be auto, torchscript, dynamo or both, not '" + options.exporter + "'");
-  // --generate: the front end reads a decoder's inputs from its cache (python/onnxproof/generation.py).
+  // --generate: the front end reads a decoder's inputs from its cache (python/onnxproof/torch/generation.py).
   if (options.inputs.empty() && !is_model_family(options.model) && options.generate == 0)
     return fail(ErrorCode::usage, "--input is required for " + options.model +
                                       " (torchvision:, timm: and hf: models bring their own inputs)");

@@ -21,7 +21,7 @@ Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(co
   const std::string python = front_end_interpreter(requested);
   std::vector<std::pair<std::string, std::string>> versions;
   ONNXPROOF_TRY_ASSIGN(const int code, run_front_end(
-                                           python, {"-m", "onnxproof.versions"}, STDOUT_FILENO,
+                                           python, {"-m", "onnxproof.core.versions"}, STDOUT_FILENO,
                                            [&](const std::string& line) {
                                              const auto space = line.find(' ');
                                              if (space == std::string::npos) return;

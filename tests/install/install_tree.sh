@@ -13,11 +13,11 @@ version=$("$prefix/bin/onnxproof" --version)
 grep -q "^data files  *$prefix/share/onnxproof/data$" <<< "$version" || { echo "data files not from the install:"; echo "$version"; exit 1; }
 grep -q "^front end  *$prefix/share/onnxproof/python$" <<< "$version" || { echo "front end not from the install:"; echo "$version"; exit 1; }
 test -f "$prefix/share/onnxproof/data/finding_codes.json"
-test -f "$prefix/share/onnxproof/python/onnxproof/export.py"
+test -f "$prefix/share/onnxproof/python/onnxproof/core/main.py"
 test -f "$prefix/share/onnxproof/examples/digits/digits_cnn.py"
 # The front end validates against the installed schemas, the ones the engine was generated from.
 test -f "$prefix/share/onnxproof/schemas/export.schema.json"
-schemas=$(PYTHONPATH="$prefix/share/onnxproof/python" python3 -c "from onnxproof import contract; print(contract.schema_dir())")
+schemas=$(PYTHONPATH="$prefix/share/onnxproof/python" python3 -c "from onnxproof.core import contract; print(contract.schema_dir())")
 [[ "$schemas" == "$prefix/share/onnxproof/schemas" ]] || { echo "schemas not from the install: $schemas"; exit 1; }
 # (Outputs are captured first: with pipefail, `cmd | grep -q` fails when grep exits before cmd ends.)
 libraries=$(ldd "$prefix/bin/onnxproof")

@@ -13,7 +13,7 @@ from torch import nn
 from torch.export import Dim
 
 import onnxproof
-from onnxproof import api
+from onnxproof.torch import api
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))

@@ -1,4 +1,4 @@
-"""onnxproof.prove() starts the engine once (`pipeline --attach`, python/onnxproof/attached.py) and
+"""onnxproof.prove() starts the engine once (`pipeline --attach`, python/onnxproof/core/attached.py) and
 an engine whose front end goes away ends instead of waiting: real exports, the engine this
 checkout built ($ONNXPROOF_ENGINE, set by CTest), and a wrapper script that logs each start."""
 import json
@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 import onnxproof
-from onnxproof.engine import engine_path
+from onnxproof.core.engine import engine_path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
@@ -161,8 +161,8 @@ class FrontEndGoesAway(EngineTestCase):
         script = textwrap.dedent(f"""
             import os, torch
             from torch import nn
-            import onnxproof.api as api
-            from onnxproof.export import Exporter
+            import onnxproof.torch.api as api
+            from onnxproof.torch.export import Exporter
             Exporter.run = lambda self: os._exit(9)
             api.prove(nn.Linear(3, 2).eval(), (torch.randn(2, 3),), out={self.out("killed")!r}, quiet=True)
         """)
@@ -175,7 +175,7 @@ class FrontEndGoesAway(EngineTestCase):
             import os, sys, torch
             sys.path.insert(0, {os.path.join(HERE, "..", "fixtures")!r})
             import divergence_models
-            import onnxproof.api as api
+            import onnxproof.torch.api as api
             api._capture_module_outputs = lambda *args: os._exit(9)
             api.prove(divergence_models.shifted_dynamo(), (torch.randn(4, 16),), exporter="dynamo",
                       out={self.out("capture")!r}, quiet=True)

@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 import unittest
 
-from onnxproof import contract
+from onnxproof.core import contract
 
 TOOL = os.environ.get("ONNXPROOF_CONTRACT_TOOL")
 

@@ -109,7 +109,7 @@ class ExactResize(unittest.TestCase):
     SIZES = [(193, 256), (193, 257), (303, 320), (266, 266), (161, 256), (160, 320), (320, 160), (192, 256)]
 
     def traced_and_eager(self, transform):
-        from onnxproof.families_detection import HEIGHT, WIDTH
+        from onnxproof.torch.families_detection import HEIGHT, WIDTH
         module = transform_sizes(transform)
         torch.manual_seed(0)
         with torch.no_grad():
@@ -121,7 +121,7 @@ class ExactResize(unittest.TestCase):
 
     def transforms(self, kind):
         from torchvision.models.detection.transform import GeneralizedRCNNTransform
-        from onnxproof.families_detection import exact_resize_type
+        from onnxproof.torch.families_detection import exact_resize_type
         Exact = exact_resize_type()
         for min_size, max_size in ((320, 640), (800, 1333)):  # Faster R-CNN mobilenet 320, RetinaNet
             stock = GeneralizedRCNNTransform(min_size, max_size, [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
@@ -150,8 +150,8 @@ class ExactResize(unittest.TestCase):
         self.assertIn(((320, 640), (193, 256), [320, 424], [319, 424]), differ)
 
     def test_the_family_uses_it_and_says_so(self):
-        from onnxproof import families
-        from onnxproof.families_detection import exact_resize_type
+        from onnxproof.torch import families
+        from onnxproof.torch.families_detection import exact_resize_type
         Exact = exact_resize_type()
         model, description, _ = families.load("torchvision:fasterrcnn_mobilenet_v3_large_320_fpn")
         self.assertIsInstance(model.detector.transform, Exact)
@@ -159,8 +159,8 @@ class ExactResize(unittest.TestCase):
         # The adapted detector, traced at the example's size, detects what eager PyTorch does at 193.
         import warnings
         import numpy
-        from onnxproof.cases import generate_in_domain
-        from onnxproof.families_detection import HEIGHT, WIDTH
+        from onnxproof.core.cases import generate_in_domain
+        from onnxproof.torch.families_detection import HEIGHT, WIDTH
         rng = numpy.random.default_rng(5)
         spec = {"name": "image", "dims": [3, HEIGHT, WIDTH], "dtype": "float32"}
         with torch.no_grad(), warnings.catch_warnings():
@@ -194,7 +194,7 @@ class ClipWithoutReshape(unittest.TestCase):
         import onnx
         import onnxruntime
         from torchvision.ops.boxes import clip_boxes_to_image
-        from onnxproof.families_detection import clipping_without_reshape
+        from onnxproof.torch.families_detection import clipping_without_reshape
         generator = torch.Generator().manual_seed(3)
         example = (torch.rand(40, generator=generator), torch.randn(40, 4, generator=generator) * 300,
                    torch.zeros(3, 120, 200))
@@ -223,9 +223,9 @@ class DetectionDeclaration(unittest.TestCase):
         return [("boxes", torch.zeros(count, 4)), ("scores", torch.zeros(count)), ("labels", torch.zeros(count))]
 
     def declare(self, sets, outputs):
-        from onnxproof.export_forward import detection_sets
-        from onnxproof.export_state import ExportState
-        state = ExportState({"out": self.id(), "inputs": [], "dynamic": []})
+        from onnxproof.torch.export_forward import detection_sets
+        from onnxproof.torch.state import TorchState
+        state = TorchState({"out": self.id(), "inputs": [], "dynamic": []})
         state.output_names = [name for name, _ in outputs]
         model = torch.nn.Module()
         model.onnxproof_detections = sets
@@ -239,12 +239,12 @@ class DetectionDeclaration(unittest.TestCase):
         self.assertEqual(state.output_axes["scores"], {0: "detections"})
 
     def test_a_missing_output_is_a_usage_error(self):
-        from onnxproof.errors import UsageError
+        from onnxproof.core.errors import UsageError
         with self.assertRaisesRegex(UsageError, "'bbox'"):
             self.declare([{"boxes": "bbox", "scores": "scores"}], self.outputs())
 
     def test_rows_must_agree(self):
-        from onnxproof.errors import UsageError
+        from onnxproof.core.errors import UsageError
         outputs = self.outputs()
         outputs[1] = ("scores", torch.zeros(2))
         with self.assertRaisesRegex(UsageError, "one row per box"):

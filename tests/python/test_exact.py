@@ -1,4 +1,4 @@
-"""The float64 pass (python/onnxproof/exact.py): a copy for small models, the model itself widened
+"""The float64 pass (python/onnxproof/torch/exact.py): a copy for small models, the model itself widened
 in place and narrowed back for large ones; either way the same float64 outputs, and the model the
 caller keeps comes back bit for bit."""
 import unittest
@@ -8,8 +8,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from onnxproof import exact as exact_module
-from onnxproof.exact import ExactReference
+from onnxproof.torch import exact as exact_module
+from onnxproof.torch.exact import ExactReference
 
 
 class CachingNet(nn.Module):

@@ -6,7 +6,7 @@ import unittest
 import torch
 from torch import nn
 
-from onnxproof.export_forward import forward_failure_hint
+from onnxproof.torch.export_forward import forward_failure_hint
 
 
 class MovesToCuda(nn.Module):

@@ -5,8 +5,9 @@ import unittest
 
 import torch
 
-from onnxproof import cases, dynamo, export_finish, export_opset, spec, traps
-from onnxproof.errors import UsageError
+from onnxproof.core import cases, data, export_finish
+from onnxproof.torch import dynamo, export_opset, spec, traps
+from onnxproof.core.errors import UsageError
 
 # The optional model families' packages (the lock has them; the oldest-torch lane does not).
 needs_torchvision = unittest.skipUnless(importlib.util.find_spec("torchvision"), "torchvision is not installed")
@@ -120,8 +121,8 @@ class DataSpecs(unittest.TestCase):
                 handle.write("import numpy as np\n\ndef endless():\n    while True:\n"
                              "        yield (np.zeros((1, 2), dtype=np.float32),)\n")
             with self.assertRaises(UsageError) as raised:
-                spec.load_data(f"{path}:endless", ["x"])
-            self.assertIn(f"more than {spec.MAX_DATA_SAMPLES} samples", str(raised.exception))
+                data.load_data(f"{path}:endless", ["x"])
+            self.assertIn(f"more than {data.MAX_DATA_SAMPLES} samples", str(raised.exception))
 
 
 class ModelSpecs(unittest.TestCase):
@@ -144,7 +145,7 @@ class DidYouMean(unittest.TestCase):
 
     @needs_torchvision
     def test_a_misspelled_torchvision_model_names_the_real_one(self):
-        from onnxproof import families
+        from onnxproof.torch import families
         with self.assertRaisesRegex(UsageError, r"torchvision has no model 'resnet81' \(did you mean 'resnet18'\?\)"):
             families.load("torchvision:resnet81")
 
@@ -156,10 +157,10 @@ class DidYouMean(unittest.TestCase):
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write("import torch\n\nclass Net(torch.nn.Module):\n    pass\n")
             with self.assertRaisesRegex(UsageError, r"has no 'net' \(did you mean 'Net'\?\)"):
-                spec.resolve_callable(f"{path}:net", "model")
+                data.resolve_callable(f"{path}:net", "model")
 
     def test_an_input_name_close_to_a_forward_parameter_is_refused_another_is_said(self):
-        from onnxproof import export_load
+        from onnxproof.torch import export_load
 
         class Model(torch.nn.Module):
             def forward(self, image, mask=None):
@@ -178,18 +179,18 @@ class TrainingMode(unittest.TestCase):
     """TRAINING_MODE is the user's to fix only when the user's own object was in train mode."""
 
     def state(self, given):
-        from onnxproof.export_state import ExportState
-        return ExportState({"out": ".", "inputs": []}, given=given)
+        from onnxproof.torch.state import TorchState
+        return TorchState({"out": ".", "inputs": []}, given=given)
 
     def test_a_model_onnxproof_built_from_a_spec_is_info(self):
-        from onnxproof import export_load
+        from onnxproof.torch import export_load
         state = self.state(None)
         model = export_load.prepare(state, torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout()))
         self.assertFalse(model.training)
         self.assertEqual([(f["code"], f["severity"], f["hint"]) for f in state.findings], [("TRAINING_MODE", "info", "")])
 
     def test_the_users_own_model_with_dropout_is_a_warning(self):
-        from onnxproof import export_load
+        from onnxproof.torch import export_load
         state = self.state(object())
         export_load.prepare(state, torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout()))
         self.assertEqual([(f["code"], f["severity"]) for f in state.findings], [("TRAINING_MODE", "warning")])
@@ -199,14 +200,14 @@ class FindingRegistry(unittest.TestCase):
     """Python emits only codes from data/finding_codes.json, the registry the engine is built from."""
 
     def test_an_unregistered_code_is_refused(self):
-        from onnxproof.findings import finding
+        from onnxproof.core.findings import finding
         with self.assertRaises(ValueError):
             finding("MADE_UP_CODE", "error", "message")
 
     def test_every_code_the_front_end_names_is_registered(self):
         import pathlib
         import re
-        from onnxproof.findings import registry
+        from onnxproof.core.findings import registry
         package = pathlib.Path(export_opset.__file__).parent
         used = set()
         for source in package.glob("*.py"):
@@ -225,11 +226,11 @@ class ConfigContract(unittest.TestCase):
                 "sweep": {}, "samples": 3, "seed": 0}
 
     def test_a_valid_configuration_passes(self):
-        from onnxproof import contract
+        from onnxproof.core import contract
         contract.check_config(self.valid())
 
     def test_a_mismatch_names_the_field(self):
-        from onnxproof import contract
+        from onnxproof.core import contract
         for change, field in ((lambda c: c["inputs"][0].update(dims=["2"]), "config.inputs[0].dims"),
                               (lambda c: c.pop("samples"), "config.samples"),
                               (lambda c: c.update(extra=1), "config.extra"),
@@ -328,7 +329,7 @@ class DynamoShapes(unittest.TestCase):
 class ModelFamilies(unittest.TestCase):
     @needs_transformers
     def test_a_transformers_model_is_small_keyword_called_and_brings_its_inputs(self):
-        from onnxproof import families
+        from onnxproof.torch import families
         model, description, defaults = families.load("hf:BertModel:num_hidden_layers=1")
         self.assertIn("num_hidden_layers=1", description)
         self.assertEqual(model.model.config.hidden_size, 64)
@@ -343,14 +344,14 @@ class ModelFamilies(unittest.TestCase):
 
     @needs_transformers
     def test_an_encoder_decoder_takes_decoder_ids(self):
-        from onnxproof import families
+        from onnxproof.torch import families
         _, _, defaults = families.load("hf:T5ForConditionalGeneration")
         self.assertEqual([spec["name"] for spec in defaults["inputs"]],
                          ["input_ids", "attention_mask", "decoder_input_ids"])
 
     @needs_transformers
     def test_a_raw_audio_model_takes_samples_from_its_receptive_field(self):
-        from onnxproof import families
+        from onnxproof.torch import families
         model, description, defaults = families.load("hf:Wav2Vec2Model")
         self.assertIn("conv_dim=[32, 32, 32, 32, 32, 32, 32]", description)
         (values,) = defaults["inputs"]
@@ -364,14 +365,14 @@ class ModelFamilies(unittest.TestCase):
 
     @needs_transformers
     def test_per_stage_configuration_lists_keep_their_defaults(self):
-        from onnxproof import families
+        from onnxproof.torch import families
         model, _, defaults = families.load("hf:SegformerForSemanticSegmentation")
         self.assertEqual(list(model.model.config.num_attention_heads), [1, 2, 5, 8])
         self.assertEqual(defaults["inputs"][0]["name"], "pixel_values")
 
     @needs_transformers
     def test_unknown_names_and_bad_overrides_are_usage_errors(self):
-        from onnxproof import families
+        from onnxproof.torch import families
         for bad in ("hf:NoSuchModel", "hf:BertModel:layers", "timm:no_such_net", "torchvision:no_such_net", "hf:"):
             with self.assertRaises(UsageError, msg=bad):
                 families.load(bad)

@@ -68,8 +68,8 @@ class CacheDecoderInputs(unittest.TestCase):
     """The hf: family's decoder with its cache, without an export."""
 
     def test_use_cache_exports_past_and_present_with_the_mask_covering_both(self):
-        from onnxproof import families
-        from onnxproof.cases import coupled_cases, example_sizes, with_derived
+        from onnxproof.torch import families
+        from onnxproof.core.cases import coupled_cases, example_sizes, with_derived
         model, _, defaults = families.load("hf:LlamaForCausalLM:use_cache=true")
         names = [spec["name"] for spec in defaults["inputs"]]
         self.assertEqual(names[:3], ["input_ids", "attention_mask", "past_key_values.0.key"])
@@ -84,7 +84,7 @@ class CacheDecoderInputs(unittest.TestCase):
         self.assertEqual(tuple(outputs["present.1.value"].shape), (1, 2, 3, 16))
 
     def test_use_cache_on_a_model_that_is_no_causal_lm_is_a_usage_error(self):
-        from onnxproof import families
+        from onnxproof.torch import families
         with self.assertRaisesRegex(onnxproof.UsageError, "use_cache=true exports a causal LM"):
             families.load("hf:BertModel:use_cache=true")
 

@@ -16,7 +16,8 @@ from torch import nn
 from onnx import load_tensor, numpy_helper
 
 import onnxproof
-from onnxproof import cases, families, report as reports, traps
+from onnxproof.core import cases, report as reports
+from onnxproof.torch import families, traps
 
 
 def read_json(path):
@@ -418,7 +419,7 @@ class FamilyParameters(unittest.TestCase):
 
 class StarArgsShapes(unittest.TestCase):
     def test_the_inputs_after_named_ones_are_keyed_as_the_star_args_tuple(self):
-        from onnxproof import dynamo
+        from onnxproof.torch import dynamo
 
         class Rest(nn.Module):
             def forward(self, x, *rest):

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 import onnxproof
-from onnxproof import export_opset
+from onnxproof.torch import export_opset
 
 
 def read_json(path):
@@ -144,7 +144,7 @@ class RuntimeCheckWithoutThePythonRuntime(unittest.TestCase):
         import tempfile
         import numpy as np
         from unittest import mock
-        from onnxproof import export
+        from onnxproof.torch import export
         folder = tempfile.mkdtemp(prefix="onnxproof-engine-check-")
         path = os.path.join(folder, "linear.onnx")
         torch.onnx.export(torch.nn.Linear(4, 2).eval(), (torch.randn(2, 4),), path, input_names=["x"], dynamo=False,

@@ -16,11 +16,11 @@ from unittest import mock
 import numpy as np
 from onnx import numpy_helper
 
-from onnxproof import exact, reference_ahead
-from onnxproof.export_forward import check_forward
-from onnxproof.export_load import example_arrays, load_and_prepare
-from onnxproof.export_reference import write_reference
-from onnxproof.export_state import ExportState
+from onnxproof.torch import exact, reference_ahead
+from onnxproof.torch.export_forward import check_forward
+from onnxproof.torch.export_load import example_arrays, load_and_prepare
+from onnxproof.torch.export_reference import write_reference
+from onnxproof.torch.state import TorchState
 
 # The sleep makes a case last long enough for the test to stop the child between cases.
 NET = """import time
@@ -52,7 +52,7 @@ class ReferenceAhead(unittest.TestCase):
         torch.manual_seed(0)
         out = os.path.join(self.folder, name)
         os.makedirs(out)
-        state = ExportState({"model": os.path.join(self.folder, "net.py") + ":" + model_class, "out": out,
+        state = TorchState({"model": os.path.join(self.folder, "net.py") + ":" + model_class, "out": out,
                              "inputs": [{"name": "x", "dims": [2, 8], "dtype": "float32"}],
                              "dynamic": [{"input": "x", "axis": 0, "label": "batch"}], "samples": 3})
         model, _ = load_and_prepare(state)

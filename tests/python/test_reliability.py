@@ -128,7 +128,7 @@ class ProveArguments(Folder):
         self.assert_refused("opset 999 is newer", opset=999)
 
     def test_the_default_run_folder_stays_in_onnxproof_out(self):
-        from onnxproof import api_checks
+        from onnxproof.torch import api_checks
         for name, expected in (("../..", "_.."), ("a/b", "a_b"), (".hidden", "hidden"), ("..", "model"),
                                ("ok-Name_1.2", "ok-Name_1.2")):
             kind = type("Model", (nn.Module,), {})
@@ -142,7 +142,7 @@ class GeneratedSizes(unittest.TestCase):
     def test_the_front_end_refuses_an_input_over_4_gib_instead_of_allocating_it(self):
         """A model family's own inputs reach the front end unchecked: a --sweep size is refused there."""
         import numpy as np
-        from onnxproof import cases
+        from onnxproof.core import cases
         spec = {"name": "x", "dims": [1, 3], "dtype": "float32"}
         with self.assertRaisesRegex(onnxproof.UsageError, "over 4 GiB"):
             cases.generate_in_domain(spec, [2 ** 40, 3], np.random.default_rng(0))
@@ -230,24 +230,25 @@ class WriteFailures(Folder):
     `cannot write PATH: REASON`, and the engine's io error (exit 3), not "ended without export.json"."""
 
     def test_the_front_end_reports_a_full_disk_in_one_line(self):
-        from onnxproof import export
+        from onnxproof.core import main
+        from onnxproof.torch import export
         config = {"contract": "onnxproof.config/1", "model": "m.py:build", "out": self.path("out"), "inputs": [],
                   "dynamic": [], "opset": 0, "exporter": "auto", "sweep": {}, "samples": 1, "seed": 0}
         full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), self.path("out", "export.json"))
         stderr = io.StringIO()
         with mock.patch.object(export.Exporter, "run", side_effect=full), contextlib.redirect_stderr(stderr):
-            code = export.main(["--config-json", json.dumps(config)])
+            code = main.main(["--config-json", json.dumps(config)])
         self.assertEqual(code, 4)
         self.assertEqual(stderr.getvalue(), f"onnxproof: error: cannot write {self.path('out', 'export.json')}: "
                                             "No space left on device\n")
 
     def test_prove_says_which_write_failed(self):
-        from onnxproof import export_reference
+        from onnxproof.core import reference
 
         def full_disk(path, data):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
 
-        with mock.patch.object(export_reference, "write_atomically", full_disk), \
+        with mock.patch.object(reference, "write_atomically", full_disk), \
                 self.assertRaisesRegex(onnxproof.EngineError, r"^cannot write \S+\.pb: No space left on device$"):
             onnxproof.prove(nn.Linear(3, 2).eval(), (torch.randn(2, 3),), out=self.path("out"), quiet=True)
 
@@ -277,15 +278,15 @@ class NotFinite(Folder):
     def test_export_json_records_the_opset_the_model_declares(self):
         """The dynamo exporter asked for an opset it does not write writes its own: export.json
         says which opset model.onnx has, not the one asked for."""
-        from onnxproof import export_finish
-        from onnxproof.export_state import ExportState
+        from onnxproof.core import export_finish
+        from onnxproof.torch.state import TorchState
         import onnx
         from onnx import helper
         graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
                                   [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
                                   [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])])
         onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), self.path("model.onnx"))
-        state = ExportState({"out": self.folder, "exporter": "dynamo", "inputs": []})
+        state = TorchState({"out": self.folder, "exporter": "dynamo", "inputs": []})
         state.opset, state.opset_reason, state.exporter = 999, "--opset", "dynamo"
         self.assertEqual(export_finish.written_opset(state)["value"], 18)
 

@@ -43,9 +43,9 @@ for absent in onnxruntime scikit-learn scikit_build_core auditwheel timm transfo
 done
 
 # Every library the engine loads comes from the wheel or the system's base (manylinux) set.
-engine=$(cd / && "$venv/bin/python" -c "from onnxproof import engine; print(engine.engine_path())")
+engine=$(cd / && "$venv/bin/python" -c "from onnxproof.core import engine; print(engine.engine_path())")
 [[ "$engine" == "$venv/"* ]] || { echo "the engine found is not the wheel's: $engine"; exit 1; }
-schemas=$(cd / && "$venv/bin/python" -c "from onnxproof import contract; print(contract.schema_dir())")
+schemas=$(cd / && "$venv/bin/python" -c "from onnxproof.core import contract; print(contract.schema_dir())")
 [[ "$schemas" == "$venv/"* ]] || { echo "the contract's schemas are not the wheel's: $schemas"; exit 1; }
 libraries=$(ldd "$engine")
 # (the environment lies inside the checkout's build folder: its own libraries are the wheel's)

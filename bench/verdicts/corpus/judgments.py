@@ -8,7 +8,7 @@ torch.export and running ONNX Runtime at several sizes (see NOTES)."""
 
 T, F = "true-defect", "false-alarm"
 
-_RANGE = ("onnxproof's dynamo capture (python/onnxproof/dynamo.py: capture() exports with strict named "
+_RANGE = ("onnxproof's dynamo capture (python/onnxproof/torch/dynamo.py: capture() exports with strict named "
           "torch.export.Dim; _specialized_finding() makes every 'Not all values of X in the specified range satisfy "
           "the generated guard' an error) fails the export on a range refinement")
 
@@ -114,7 +114,7 @@ NOTES = """\
 - **NaN rows**: linspace_dynamic (TorchScript) says `max |ONNX - exact| 0 ... budget 1.18e-38 ... 2
   of 2 elements over it` for a NaN output, and NAN_OR_INF appears twice with the same message.
 - **Differential trace message**: if_on_value (TorchScript) passes with the warning "tracing again
-  ... with values of the other sign gave the same graph", but `python/onnxproof/export.py`
+  ... with values of the other sign gave the same graph", but `python/onnxproof/torch/export.py`
   `differential_trace()` flips the sign only when the example has a negative value; the example
   here was all positive, so no other-sign trace ran. The exported model (`Mul` only) is wrong for
   inputs with a negative mean; within the domain read from the example (non-negative) it is right,

@@ -44,7 +44,7 @@ def child(name, exporter, out, result_path, localize=False):
     try:
         import models
         import onnxproof
-        from onnxproof.errors import UsageError
+        from onnxproof.core.errors import UsageError
         model, args, options = models.build(name)
         options = dict(options)
         kwargs = options.pop("kwargs", None)

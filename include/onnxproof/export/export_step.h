@@ -20,7 +20,7 @@
 
 namespace onnxproof {
 
-// The contract with the Python front end (python/onnxproof/contract.py, ARCHITECTURE.md): the
+// The contract with the Python front end (python/onnxproof/core/contract.py, ARCHITECTURE.md): the
 // configuration passed to it and the manifest it writes, each named by a versioned schema.
 inline constexpr std::string_view k_config_contract = "onnxproof.config/1";
 inline constexpr std::string_view k_export_schema = "onnxproof.export/1";
@@ -44,7 +44,7 @@ struct DynamicAxis {
 };
 
 /// A model spec of a family that brings its own default inputs: torchvision:NAME, timm:NAME,
-/// hf:CLASS[:key=value,...] (python/onnxproof/families.py).
+/// hf:CLASS[:key=value,...] (python/onnxproof/torch/families.py).
 bool is_model_family(std::string_view spec);
 
 /// Parsers for the command-line specs; errors are ErrorCode::usage with the spec quoted.
@@ -89,6 +89,9 @@ struct ExportResult {
   std::filesystem::path model;  // OUT/model.onnx; empty when the export failed
   std::string sha256;
   std::string exporter;
+  /// The source framework that exported it (export.json's framework: "torch", ...); "torch" for
+  /// an export.json older than the field.
+  std::string framework = "torch";
   int reference_sets = 0;
   /// The front end's versions as it reported them in export.json (python, torch, onnx, ...).
   std::vector<std::pair<std::string, std::string>> versions;
@@ -118,7 +121,7 @@ Expected<ExportResult> adopt_export(const ExportOptions& options);
 /// when the interpreter cannot be started, ErrorCode::internal when the front end crashes.
 Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& progress);
 
-/// The front end's half of divergence localization (python/onnxproof/localize.py): the model
+/// The front end's half of divergence localization (python/onnxproof/torch/localize.py): the model
 /// loaded again from RUN/export.json's spec, every module's inputs and outputs on the reference
 /// case `data_set`, written to RUN/localize/ (modules.json and the tensors) with what it printed in
 /// RUN/localize/capture.log. `model_file` (relative to RUN) is the ONNX model whose values are

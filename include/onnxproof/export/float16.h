@@ -1,6 +1,6 @@
 #pragma once
 // The float16 variant of the proof: the exported model converted to float16 by the front end
-// (python/onnxproof/float16.py, ONNX Runtime's maintained converter onnxruntime.transformers.float16
+// (python/onnxproof/core/float16.py, ONNX Runtime's maintained converter onnxruntime.transformers.float16
 // from the pinned onnxruntime package), inputs and outputs kept float32 so the same reference data
 // feeds it and the same float64 reference judges it.
 

@@ -1,6 +1,6 @@
 #pragma once
 // Divergence localization: where ONNX Runtime first departs from PyTorch, module by module.
-// The front end (python/onnxproof/localize.py) maps every PyTorch module to the ONNX values that
+// The front end (python/onnxproof/torch/localize.py) maps every PyTorch module to the ONNX values that
 // cross its boundary and saves PyTorch's tensors there for one reference case
 // (RUN/localize/modules.json); this runs a copy of the model with those values as extra outputs,
 // compares in the order the modules finished, and names the first module whose inputs agree and

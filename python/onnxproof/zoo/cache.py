@@ -29,8 +29,8 @@ def file_sha256(path):
 def tool_versions(engine):
     """The versions a proof depends on, read now: onnxproof's, the engine binary's sha256, the
     Python packages' (absent ones as null) and Python's."""
-    from .. import __version__
-    versions = {"onnxproof": __version__, "engine_sha256": file_sha256(engine), "python": platform.python_version()}
+    from ..core.versions import ONNXPROOF_VERSION
+    versions = {"onnxproof": ONNXPROOF_VERSION, "engine_sha256": file_sha256(engine), "python": platform.python_version()}
     for package in _PACKAGES:
         try:
             versions[package] = importlib.metadata.version(package)

@@ -8,7 +8,7 @@ import signal
 import sys
 import time
 
-from ..errors import EXIT_ERROR, FrontEndError, UsageError
+from ..core.errors import EXIT_ERROR, FrontEndError, UsageError
 from .cache import Cache, cache_key, tool_versions
 from .dashboard import write_dashboard
 from .execution import ray_available, run_local, run_ray
@@ -79,7 +79,7 @@ def run_zoo(args):
     if args.engine:
         engine = args.engine
     else:
-        from ..engine import engine_path
+        from ..core.engine import engine_path
         engine = engine_path()
     out = os.path.abspath(args.out)
     claim_zoo_folder(out)

@@ -38,7 +38,7 @@ def _prove_on_worker(model, engine, out):
     """The Ray task: the same run_model, with the engine found on this node when the driver's
     path is not there (a cluster whose nodes install onnxproof elsewhere)."""
     if not os.path.isfile(engine):
-        from ..engine import engine_path
+        from ..core.engine import engine_path
         engine = engine_path()
     return run_model(model, engine, out)
 

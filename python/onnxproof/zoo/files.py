@@ -5,7 +5,7 @@ import os
 import shutil
 import tempfile
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 MARKER = ".onnxproof-zoo"
 # mkstemp makes files 0600; the zoo's files get the permissions a plain open() would give.

@@ -16,7 +16,7 @@ import dataclasses
 import os
 import re
 
-from ..errors import FrontEndError, UsageError
+from ..core.errors import FrontEndError, UsageError
 
 # key -> the types it takes; lists of strings may be written as one string.
 _KEYS = {

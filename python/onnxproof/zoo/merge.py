@@ -2,7 +2,7 @@
 one dashboard, their run folders, logs and golden sets copied (hard-linked) under OUT."""
 import os
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .dashboard import SCHEMA, write_dashboard
 from .files import claim_zoo_folder, copy_file, publish_copy, read_json
 

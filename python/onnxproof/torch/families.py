@@ -22,8 +22,9 @@ DynamicCache built inside the graph from the flat tensors (torch.export takes no
 """
 import torch
 
+from ..core.data import did_you_mean
+from ..core.errors import FrontEndError, UsageError
 from . import families_detection
-from .errors import FrontEndError, UsageError
 
 FAMILIES = ("torchvision:", "timm:", "hf:")
 
@@ -96,7 +97,7 @@ def _batch_norm_statistics(model, defaults, generator, passes):
     momentum None), under no_grad; the model ends in eval mode. False when the model has no
     BatchNorm or its forward refuses the generated inputs (the statistics stay as built)."""
     import numpy as np
-    from .cases import generate_in_domain
+    from ..core.cases import generate_in_domain
     norms = [module for module in model.modules() if isinstance(module, torch.nn.modules.batchnorm._BatchNorm)
              and module.track_running_stats]
     if not norms or not defaults or not defaults.get("inputs"):
@@ -129,7 +130,7 @@ def _batch_norm_statistics(model, defaults, generator, passes):
 def _example_tensors(defaults, seed=0):
     """Generated tensors for the default inputs, seeded (the same every load)."""
     import numpy as np
-    from .cases import generate_in_domain
+    from ..core.cases import generate_in_domain
     rng = np.random.default_rng(seed)
     return [torch.from_numpy(generate_in_domain(spec, spec["dims"], rng)) for spec in defaults["inputs"]]
 
@@ -143,15 +144,6 @@ def missing_package(spec, package, extra=None):
     """The one-line error for a model family whose package is not installed, naming the install."""
     install = f"pip install 'onnxproof[{extra}]'" if extra else f"pip install {package}"
     return FrontEndError(f"{spec} needs the {package} package, which this Python lacks: {install}")
-
-
-def did_you_mean(name, candidates):
-    """' (did you mean X?)' for the closest of `candidates` to `name` (case ignored first), else ''."""
-    import difflib
-    candidates = list(candidates)
-    same = [c for c in candidates if c.lower() == name.lower()]
-    close = same or difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _torchvision(name):

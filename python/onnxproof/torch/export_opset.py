@@ -5,10 +5,10 @@ import inspect
 import os
 import re
 
+from ..core.errors import FrontEndError, UsageError
+from ..core.findings import finding
+from ..core.memory import release_freed_memory
 from . import dynamo
-from .errors import FrontEndError, UsageError
-from .findings import finding
-from .memory import release_freed_memory
 
 # Used only when the engine gives no ceiling (the front end run by hand): every runtime of 2022 on.
 FALLBACK_OPSET = 17
@@ -153,7 +153,7 @@ def engine_refusal(path, example):
     import subprocess
     import tempfile
     import numpy as np
-    from .engine import EngineError, engine_path
+    from ..core.engine import EngineError, engine_path
     try:
         engine = engine_path()
     except EngineError:

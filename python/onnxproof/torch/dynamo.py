@@ -23,8 +23,8 @@ import re
 import shutil
 import traceback
 
-from .cases import size_ranges
-from .findings import finding
+from ..core.cases import size_ranges
+from ..core.findings import finding
 from .traps import ANSI, exception_chain, first_line, user_frame, users_frame
 
 # The oldest opset the dynamo exporter writes (an older opset_version still gives 18).

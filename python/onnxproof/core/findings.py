@@ -11,7 +11,7 @@ def _registry_path():
     """$ONNXPROOF_DATA's, else the wheel's (onnxproof/_engine/share/onnxproof/data), else the one
     beside the package: <root>/python/onnxproof -> <root>/data in a checkout, and
     <prefix>/share/onnxproof/python/onnxproof -> <prefix>/share/onnxproof/data for cmake --install."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # onnxproof/, above core/
     for folder in (os.environ.get("ONNXPROOF_DATA"), os.path.join(package, "_engine", "share", "onnxproof", "data"),
                    os.path.join(os.path.dirname(os.path.dirname(package)), "data")):
         if folder and os.path.isfile(os.path.join(folder, "finding_codes.json")):

@@ -22,9 +22,10 @@ import time
 import traceback
 import warnings
 
+from ..core.memory import libc
+from ..core.reference import Capture, prepare_folder, reference_samples
 from . import exact as exact_module
-from .export_reference import Capture, capture_case, exact_case, prepare_folder, reference_samples, write_exact
-from .memory import libc
+from .export_reference import capture_case, exact_case, write_exact
 
 # Off with ONNXPROOF_REFERENCE_AHEAD=0 (the capture then runs after the export, in one process).
 SWITCH = "ONNXPROOF_REFERENCE_AHEAD"
@@ -173,7 +174,7 @@ def run_child(state, model, reference, checkpoint):
         write_checkpoint(checkpoint, capture)
 
     with exact.float64_model():
-        for item in reference_samples(state, model):
+        for item in reference_samples(state):
             entry = capture_case(state, model, reference, capture, item)
             if entry is not None:
                 save()  # a large model's float64 run may outlast the export: its float32 case counts

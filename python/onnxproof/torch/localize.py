@@ -16,8 +16,8 @@ import json
 import os
 import re
 
-from . import contract
-from .errors import FrontEndError, UsageError
+from ..core import contract
+from ..core.errors import FrontEndError, UsageError
 
 SCHEMA = contract.LOCALIZE
 NAME_SCOPES = "pkg.torch.onnx.name_scopes"

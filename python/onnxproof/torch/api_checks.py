@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 
-from .errors import MAX_GENERATED_BYTES, UsageError
+from ..core.errors import MAX_GENERATED_BYTES, UsageError
 
 # The oldest opset the exporters write and the engine reads (the CLI's --opset has the same floor).
 OLDEST_OPSET = 7

@@ -1,9 +1,9 @@
 """Export stage 2, check the forward pass and label the output axes: the model runs on the
 example (a failure, a non-tensor output or a random forward is a finding), and each dynamic label
 is resized in turn to see which output axes follow it."""
+from ..core.cases import coupled_sizes, size_ranges
+from ..core.findings import finding
 from . import traps
-from .cases import coupled_sizes, size_ranges
-from .findings import finding
 
 
 # Words of PyTorch's errors when forward() puts a tensor on a device the export does not use
@@ -187,7 +187,7 @@ def detection_sets(state, model, outputs):
     the output names returning one), kept in state.detection_sets for cases.json: the engine
     compares them as sets matched by IoU, not element by element. Their axis 0 counts detections,
     which the data decides, whatever the image size. UsageError for a malformed declaration."""
-    from .errors import UsageError
+    from ..core.errors import UsageError
     declared = getattr(model, "onnxproof_detections", None)
     if declared is None:
         return

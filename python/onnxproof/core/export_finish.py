@@ -4,28 +4,10 @@ import hashlib
 import os
 import platform
 
-from . import __version__, contract, dynamo
-from .cases import size_ranges
+from . import contract
 from .errors import EXIT_FAIL
 from .export_io import write_atomically
-from .export_reference import rejected_finding
-
-
-def exporter_options(state):
-    """How the exporter that wrote model.onnx was called (what export.json promises)."""
-    exporter = state.exporter
-    if exporter == "dynamo":
-        ranges = size_ranges(state.dynamic)
-        return {"call": "torch.export.export(strict=False), then torch.onnx.export(ExportedProgram, dynamo=True)",
-                "dynamic_shapes": {label: {"min": ranges.get(label, (None, None))[0],
-                                           "max": ranges.get(label, (None, None))[1]} for label in state.examples},
-                "report": dynamo.REPORT_NAME if os.path.exists(os.path.join(state.out, dynamo.REPORT_NAME)) else None,
-                "external_data": os.path.exists(os.path.join(state.out, "model.onnx.data"))}
-    if exporter == "torchscript":
-        return {"call": "torch.onnx.export(dynamo=False)", "dynamic_axes": state.dynamic_axes(),
-                "do_constant_folding": True, "grad": "enabled (fast path retried)" if state.fast_path_retried()
-                else "no_grad"}
-    return {}
+from .reference import rejected_finding
 
 
 def written_opset(state):
@@ -92,8 +74,8 @@ def file_digest(path):
 
 
 def finish(state, exported):
-    import torch
     import onnx
+    from .versions import ONNXPROOF_VERSION
     path = state.model_path
     model_info = None
     if exported and os.path.exists(path):
@@ -108,14 +90,15 @@ def finish(state, exported):
         "model": state.config["model"],
         "description": state.description,
         "exporter": state.exporter or state.config.get("exporter", "auto"),
-        "exporter_options": exporter_options(state),
+        "framework": state.framework,
+        "exporter_options": state.exporter_options(),
         "opset": written_opset(state) if model_info else {"value": state.opset, "chosen_by": state.opset_reason},
         # The inputs and axes in effect: a model family's own when none were given.
         # A label the model fixes (AXIS_FIXED_BY_MODEL) is no longer among them: fixed_by_model.
         "options": dict({key: value for key, value in state.config.items() if key != "out"},
                         inputs=state.inputs, dynamic=state.dynamic,
                         **({"fixed_by_model": state.fixed_axes} if state.fixed_axes else {})),
-        "versions": {"onnxproof": __version__, "python": platform.python_version(), "torch": torch.__version__,
+        "versions": {"onnxproof": ONNXPROOF_VERSION, "python": platform.python_version(), **state.framework_versions(),
                      "onnx": onnx.__version__},
         "inputs": state.inputs,
         "outputs": [{"name": name, "dynamic_axes": {str(axis): label for axis, label in

@@ -7,12 +7,12 @@ import os
 import shutil
 import warnings
 
+from ..core.cases import coupled_sizes, size_ranges, with_derived
+from ..core.export_io import progress, temporary_path
+from ..core.findings import finding
+from ..core.memory import release_freed_memory
 from . import dynamo, traps
-from .cases import coupled_sizes, size_ranges, with_derived
-from .export_io import progress, temporary_path
 from .export_opset import model_bytes
-from .findings import finding
-from .memory import release_freed_memory
 
 
 def dynamo_example(state, example):

@@ -14,9 +14,9 @@ ONNX Runtime (parity/generation.cpp).
 """
 import os
 
-from . import contract
-from .export_io import write_atomically
-from .findings import finding
+from ..core import contract
+from ..core.export_io import write_atomically
+from ..core.findings import finding
 
 FOLDER = "generation"
 PAST = "past_key_values.{layer}.{kind}"

@@ -4,12 +4,12 @@ tables or ONNX Runtime accept. A refused export waits in a stash while the other
 import os
 import shutil
 
+from ..core.export_io import progress
 from . import dynamo
 from .export_exporters import export_with_dynamo, export_with_torchscript
-from .export_io import progress
 from .export_opset import (choose_opset, fallback_finding, lower_opset, refusal_finding, runtime_refusal,
                            table_opset_limit)
-from .findings import finding
+from ..core.findings import finding
 
 
 def export_with_fallback(state, model, example, exporters):

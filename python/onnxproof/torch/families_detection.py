@@ -23,7 +23,7 @@ import functools
 
 import torch
 
-from .errors import UsageError
+from ..core.errors import UsageError
 
 # The image the family is exported at and its dynamic range: small (proofs run every case
 # through PyTorch twice and ONNX Runtime twice), inside the sizes the models' own resize accepts.

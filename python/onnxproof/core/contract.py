@@ -19,7 +19,7 @@ def schema_dir():
     """$ONNXPROOF_SCHEMAS, else the wheel's (onnxproof/_engine/share/onnxproof/schemas), else the
     one beside the package: <root>/python/onnxproof -> <root>/schemas in a checkout, and
     <prefix>/share/onnxproof/python/onnxproof -> <prefix>/share/onnxproof/schemas for cmake --install."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # onnxproof/, above core/
     beside = os.path.join(os.path.dirname(os.path.dirname(package)), "schemas")
     for folder in (os.environ.get("ONNXPROOF_SCHEMAS"), os.path.join(package, "_engine", "share", "onnxproof", "schemas"),
                    beside):

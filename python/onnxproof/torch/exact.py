@@ -9,8 +9,8 @@ import contextlib
 import copy
 import time
 
+from ..core.memory import release_freed_memory
 from . import traps
-from .memory import release_freed_memory
 
 # The float64 model takes twice the float32 parameters' bytes: above this many bytes (its size)
 # the exact pass is skipped, said in a finding.

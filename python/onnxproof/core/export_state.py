@@ -1,7 +1,8 @@
-"""What one export run knows, shared by its stages (export.py runs them in order): the
-configuration, the model's inputs and axes, the example, the findings and timings so far, the
+"""What one export run knows, shared by its stages (a framework's export.py runs them in order):
+the configuration, the model's inputs and axes, the example, the findings and timings so far, the
 chosen exporter and opset, and what the forward pass learnt about the outputs. Also the small
-operations every stage needs on it: calling the model, generating inputs, timing a stage."""
+operations every stage needs on it: generating inputs, timing a stage. Calling the model is the
+source framework's: each framework's state (torch/state.py) adds it."""
 import os
 import time
 
@@ -10,6 +11,9 @@ from .cases import generate_in_domain, cap_offsets, shape_for, size_ranges, with
 
 class ExportState:
     """One export run's state; the stages read and extend it, export.json is written from it."""
+
+    framework = ""  # the source framework's name (core/frameworks.py), export.json's "framework"
+    source = "the source framework"  # its name in messages ("PyTorch's forward fails at ...")
 
     def __init__(self, config, given=None):
         """`given`: an InMemoryModel (the Python API's model object, example and data) in place
@@ -52,18 +56,18 @@ class ExportState:
         finally:
             self.timings[stage] = round(self.timings.get(stage, 0.0) + time.perf_counter() - start, 4)
 
-    def args_for(self, arrays):
-        """Fresh tensors for every call: a forward that mutates an input in place (x[i] += u) must
-        not change the stored arrays, which are what ONNX Runtime is fed later. np.array also turns
-        a 0-d numpy scalar (numpy.bool_) into the 0-d array torch.from_numpy needs."""
-        import numpy as np
-        import torch
-        return tuple(torch.from_numpy(np.array(arrays[spec["name"]], copy=True)) for spec in self.inputs)
-
     def forward(self, model, arrays):
-        import torch
-        with torch.no_grad():
-            return model(*self.args_for(arrays))
+        """The model's outputs on `arrays` ({input name: array}), in the source framework's own
+        tensors; each framework's state says how its models are called."""
+        raise NotImplementedError
+
+    def exporter_options(self):
+        """How the exporter that wrote model.onnx was called (export.json's exporter_options)."""
+        return {}
+
+    def framework_versions(self):
+        """{distribution: version} of the source framework and its exporters, as export.json lists them."""
+        return {}
 
     def generate_inputs(self, sizes, rng):
         """{input name: array} at the axis sizes `sizes`, inside the example's value domain."""
@@ -89,10 +93,3 @@ class ExportState:
 
     def opset_is_default(self):
         return not int(self.config.get("opset") or 0)
-
-    def fast_path_retried(self):
-        return any(f["code"] == "UNSUPPORTED_ATEN_OP" and f["severity"] == "info" for f in self.findings)
-
-    def scripted_lists(self, model):
-        import torch
-        return isinstance(model, torch.jit.ScriptModule) and self.output_lists

@@ -1,21 +1,26 @@
-"""Model and data specs: where the model and the user's real inputs come from.
-
-Model specs (DESIGN.md): `path/to/file.py:callable` or `package.module:callable` (the callable
-returns an nn.Module), `path/to/model.pt` (a TorchScript archive), and the model families of
-families.py: `torchvision:NAME`, `timm:NAME`, `hf:CLASS[:key=value,...]` (random weights).
-"""
+"""Where a model's callable and the user's real inputs come from, whatever the framework:
+FILE.py:CALLABLE / MODULE:CALLABLE specs, --data callables and --data-dir folders, read into
+{input name: numpy array} samples."""
 import importlib
 import importlib.util
 import os
 import sys
 
-from . import families
 from .errors import FrontEndError, UsageError
 
 LABELS = "labels"  # the optional key of a data sample that holds task labels
 
 
-def _split_callable(spec):
+def did_you_mean(name, candidates):
+    """' (did you mean X?)' for the closest of `candidates` to `name` (case ignored first), else ''."""
+    import difflib
+    candidates = list(candidates)
+    same = [c for c in candidates if c.lower() == name.lower()]
+    close = same or difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def split_callable(spec):
     target, sep, name = spec.rpartition(":")
     if not sep or not target or not name or not name.isidentifier():
         raise UsageError(f"model spec '{spec}' must be FILE.py:CALLABLE, MODULE:CALLABLE, FILE.pt, torchvision:NAME, "
@@ -23,7 +28,7 @@ def _split_callable(spec):
     return target, name
 
 
-def _import_file(path):
+def import_file(path):
     if not os.path.isfile(path):
         raise FrontEndError(f"no such file: {path}")
     module_name = "onnxproof_user_" + os.path.splitext(os.path.basename(path))[0]
@@ -44,9 +49,9 @@ def _import_file(path):
 
 def resolve_callable(spec, what):
     """The callable named by FILE.py:NAME or MODULE:NAME."""
-    target, name = _split_callable(spec)
+    target, name = split_callable(spec)
     if target.endswith(".py"):
-        module = _import_file(target)
+        module = import_file(target)
     else:
         try:
             module = importlib.import_module(target)
@@ -54,40 +59,20 @@ def resolve_callable(spec, what):
             raise FrontEndError(f"cannot import module '{target}' for the {what}: {error}") from error
     if not hasattr(module, name):
         public = [n for n in vars(module) if not n.startswith("_") and callable(getattr(module, n))]
-        raise UsageError(f"{target} has no '{name}'{families.did_you_mean(name, public)} "
+        raise UsageError(f"{target} has no '{name}'{did_you_mean(name, public)} "
                          f"(the {what} spec names a missing callable)")
     return getattr(module, name)
 
 
-def check_model_spec(spec):
-    """Raises UsageError unless the spec has one of the accepted forms (nothing is loaded)."""
-    if families.is_family(spec) or spec.endswith(".pt") or spec.endswith(".pth"):
-        return
-    _split_callable(spec)
-
-
-def load_model(spec):
-    """(nn.Module, description, default inputs or None); never returns no model. A model family
-    (torchvision:, timm:, hf:) knows the inputs its models take; other specs need --input."""
-    import torch
-    check_model_spec(spec)
-    if families.is_family(spec):
-        return families.load(spec)
-    if spec.endswith(".pt") or spec.endswith(".pth"):
-        if not os.path.isfile(spec):
-            raise FrontEndError(f"no such file: {spec}")
-        try:
-            return torch.jit.load(spec, map_location="cpu"), f"TorchScript archive {spec}", None
-        except Exception as error:
-            raise FrontEndError(f"{spec} is not a TorchScript archive: {error}") from error
-    factory = resolve_callable(spec, "model")
-    try:
-        model = factory()
-    except Exception as error:
-        raise FrontEndError(f"calling {spec} failed: {type(error).__name__}: {error}") from error
-    if not isinstance(model, torch.nn.Module):
-        raise UsageError(f"{spec} returned {type(model).__name__}, not a torch.nn.Module")
-    return model, spec, None
+def as_array(value):
+    """A numpy array of a framework's tensor or anything array-like: a PyTorch tensor (detached,
+    on the CPU) or a TensorFlow one (.numpy()) without importing either framework."""
+    import numpy as np
+    if hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    if not isinstance(value, np.ndarray) and callable(getattr(value, "numpy", None)):
+        return np.asarray(value.numpy())
+    return np.asarray(value)
 
 
 # The most samples a --data callable may give: every sample is kept in memory with its outputs.
@@ -114,8 +99,6 @@ def samples_from(items, input_names, source):
     class indices for the first output's rows, kept for the task metric (accuracy), never fed to
     the model. `source` names the data in messages.
     """
-    import numpy as np
-    import torch
     samples = []
     for item in items:
         # An endless generator would otherwise grow until memory runs out.
@@ -136,8 +119,7 @@ def samples_from(items, input_names, source):
         if missing:
             raise UsageError(f"{source} yielded a sample without input(s) {', '.join(missing)}")
         keep = set(input_names) | ({LABELS} if LABELS not in input_names else set())
-        samples.append({name: (value.detach().cpu().numpy() if isinstance(value, torch.Tensor)
-                               else np.asarray(value)) for name, value in sample.items() if name in keep})
+        samples.append({name: as_array(value) for name, value in sample.items() if name in keep})
     if not samples:
         raise UsageError(f"{source} yielded no samples")
     return samples

@@ -1,31 +1,22 @@
-"""The export step: a PyTorch model becomes OUT/model.onnx, OUT/reference/ (PyTorch's inputs and
-outputs for every shape case) and OUT/export.json (versions, options, timings, findings, sha256).
-
-    /usr/bin/python3 -m onnxproof --config-json '{"model": "torchvision:resnet18", ...}'
-
-`onnxproof export` (C++) builds the configuration from its options and runs this module. Progress
-goes to stderr; a user error ends with one line `onnxproof: error: ...` and exit code 2 or 3; a
-model problem is a finding in export.json and exit code 1.
+"""The export step of a PyTorch model: it becomes OUT/model.onnx, OUT/reference/ (PyTorch's inputs
+and outputs for every shape case) and OUT/export.json (versions, options, timings, findings,
+sha256). `python -m onnxproof --config-json ...` (core/main.py) calls export() for a spec this
+framework owns; prove() hands an InMemoryModel to the same Exporter.
 """
-import argparse
 import contextlib
-import json
 import os
-import sys
 import typing
 
-from . import contract
+from ..core.export_finish import finish
+from ..core.export_io import progress, temporary_path
+from ..core.findings import finding
 from . import reference_ahead
-from .errors import FrontEndError, write_failure
 from .export_exporters import differential_trace
 from .export_fallback import export_with_fallback
-from .export_finish import finish
 from .export_forward import check_forward, detection_sets, label_output_axes
-from .export_io import progress, temporary_path
 from .export_load import example_arrays, load_and_prepare
 from .export_reference import write_reference
-from .export_state import ExportState
-from .findings import finding
+from .state import TorchState
 
 
 class InMemoryModel(typing.NamedTuple):
@@ -40,14 +31,14 @@ class InMemoryModel(typing.NamedTuple):
 
 
 class Exporter:
-    """One export run: its stages in order over one ExportState, export.json written at the end
+    """One export run: its stages in order over one TorchState, export.json written at the end
     (export_load, export_forward, export_fallback with export_exporters, export_reference,
     export_finish)."""
 
     def __init__(self, config, given=None):
         """`given`: an InMemoryModel (the Python API's model object, example and data) in place
         of loading config["model"] and generating the example."""
-        self.state = ExportState(config, given)
+        self.state = TorchState(config, given)
 
     def run(self):
         """Exports; the exit code (0 exported with no error finding, 1 otherwise). UsageError for
@@ -113,38 +104,7 @@ def caches_inside(out):
                 os.environ[name] = value
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="onnxproof.export", description=__doc__.splitlines()[0])
-    parser.add_argument("--config-json", help="the export options as JSON")
-    parser.add_argument("--localize-json", help="divergence localization: {run, model, case} as JSON")
-    args = parser.parse_args(argv)
-    if bool(args.config_json) == bool(args.localize_json):
-        parser.error("give --config-json or --localize-json")
-    try:
-        if args.localize_json:
-            from . import localize
-            return localize.main(json.loads(args.localize_json))
-        config = json.loads(args.config_json)
-        contract.check_config(config)
-        os.makedirs(config["out"], exist_ok=True)
-        with caches_inside(config["out"]):
-            return Exporter(config).run()
-    except FrontEndError as error:
-        print(f"onnxproof: error: {error}", file=sys.stderr)
-        return error.exit_code
-    except OSError as error:
-        failure = write_failure(error)
-        if failure is None:
-            raise
-        print(f"onnxproof: error: {failure}", file=sys.stderr)
-        return failure.exit_code
-    except (json.JSONDecodeError, contract.ContractError) as error:
-        print(f"onnxproof: error: the export configuration breaks {contract.CONFIG}: {error}", file=sys.stderr)
-        return 3
-    except ImportError as error:
-        print(f"onnxproof: error: a dependency is missing: {error}", file=sys.stderr)
-        return 3
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def export(config):
+    """The export of config["model"] into config["out"]: the exit code (0, or 1 with an error finding)."""
+    with caches_inside(config["out"]):
+        return Exporter(config).run()

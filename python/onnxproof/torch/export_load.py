@@ -1,13 +1,14 @@
 """Export stage 1, load and prepare: the model (from its spec, or the object the Python API
 holds), its inputs (a model family's own when none were declared), the exporters to try, the
 model in eval mode on the CPU, and the example the other stages run on."""
+from ..core.cases import coupled_groups, domain_of, example_sizes
+from ..core.data import did_you_mean
+from ..core.errors import UsageError
+from ..core.export_io import progress
+from ..core.findings import finding
 from . import families
 from . import spec as specs
-from .cases import coupled_groups, domain_of, example_sizes
-from .errors import UsageError
-from .export_io import progress
 from .export_opset import choose_opset, resolve_exporters
-from .findings import finding
 
 
 def load_and_prepare(state):
@@ -81,7 +82,7 @@ def check_input_names(model, inputs):
     for position, name in enumerate(declared):
         if name in names:
             continue
-        meant = families.did_you_mean(name, [n for n in names if n not in declared])
+        meant = did_you_mean(name, [n for n in names if n not in declared])
         if meant:
             raise UsageError(f"--input '{name}' is not a parameter of forward({', '.join(names)}){meant}")
         progress(f"input '{name}' is forward()'s parameter '{names[position]}' (inputs are passed in order)")

@@ -9,7 +9,7 @@ import threading
 
 from .errors import EXIT_ERROR, EXIT_USAGE, FrontEndError, UsageError
 
-PACKAGE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # onnxproof/, above core/
 # Where the wheel puts the engine (pyproject.toml: wheel.install-dir), and where a checkout builds it.
 _BUNDLED = os.path.join(PACKAGE, "_engine", "bin", "onnxproof")
 _CHECKOUT = os.path.join(os.path.dirname(os.path.dirname(PACKAGE)), "build", "bin", "onnxproof")

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from .findings import finding
+from ..core.findings import finding
 
 _TORCH_DIR = None
 
@@ -228,7 +228,7 @@ def _small_int_constants(model):
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # all of onnxproof/
 
 
 def inside_onnxproof(filename):

@@ -1,0 +1,52 @@
+"""PyTorch, the first source framework: models from file.py:callable specs, TorchScript archives
+and the torchvision:, timm: and hf: families, exported by the dynamo or the TorchScript exporter,
+with PyTorch's float32 and float64 outputs as the reference.
+
+This file is what core/frameworks.py asks; it imports nothing heavy, so asking which framework owns
+a spec or an object never loads torch. The work is in the modules beside it."""
+import sys
+
+NAME = "torch"
+TITLE = "PyTorch"
+
+FAMILY_PREFIXES = ("torchvision:", "timm:", "hf:")
+ARCHIVE_SUFFIXES = (".pt", ".pth")
+
+
+def owns_spec(spec):
+    """Families, TorchScript archives, and FILE.py:CALLABLE / MODULE:CALLABLE specs (for now
+    every callable spec: a second framework claims its own by what the callable returns)."""
+    return spec.startswith(FAMILY_PREFIXES) or spec.endswith(ARCHIVE_SUFFIXES) or ":" in spec
+
+
+def owns_object(model):
+    """An nn.Module (a ScriptModule included); torch is imported already when one exists."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(model, torch.nn.Module)
+
+
+def export(config):
+    require_torch()
+    from .export import export as run_export
+    return run_export(config)
+
+
+def require_torch():
+    """One line, exit 3, for an interpreter without torch (the engine may start any --python)."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as error:
+        from ..core.errors import FrontEndError
+        raise FrontEndError(f"{sys.executable} cannot import {error.name or error}: PyTorch models need torch, onnx "
+                            "and numpy (Debian: /usr/bin/python3 with python3-torch, python3-onnx, python3-numpy)")
+
+
+def localize(request):
+    require_torch()
+    from .localize import main
+    return main(request)
+
+
+def prove(model, args=(), kwargs=None, **options):
+    from .api import prove as prove_torch
+    return prove_torch(model, args, kwargs, **options)
