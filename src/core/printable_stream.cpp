@@ -1,11 +1,11 @@
-#include "printable_output.h"
+#include "onnxproof/core/printable_stream.h"
 
 #include <iostream>
 #include <string>
 
 #include "onnxproof/core/printable.h"
 
-namespace onnxproof::cli {
+namespace onnxproof {
 
 namespace {
 
@@ -62,4 +62,4 @@ PrintableStandardStreams::~PrintableStandardStreams() {
   std::cerr.rdbuf(m_original_err);
 }
 
-}  // namespace onnxproof::cli
+}  // namespace onnxproof

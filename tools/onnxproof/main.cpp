@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "onnxproof/core/installation.h"
+#include "onnxproof/core/printable_stream.h"
 #include "onnxproof/core/staging.h"
 #include "onnxproof/workflow/present.h"
-#include "printable_output.h"
 #include "runtime_library.h"
 
 namespace {
@@ -332,7 +332,7 @@ void add_zoo(CLI::App& app, Commands& commands) {
 
 int main(int argc, char** argv) {
   using namespace onnxproof;
-  using onnxproof::cli::PrintableStandardStreams;
+  using onnxproof::PrintableStandardStreams;
   // Before anything asks ONNX Runtime a question: the library is chosen by starting again.
   if (const int failed = onnxproof::cli::select_onnxruntime_library(argv)) return failed;
   const PrintableStandardStreams printable;  // names from a model never drive the terminal

@@ -1,12 +1,12 @@
 #pragma once
 // Model-derived text (node, input and output names, messages quoting them) reaches the terminal
-// through the CLI's streams; a name holding control bytes must not drive the terminal (clear
+// through the CLI's streams (tools/onnxproof/main.cpp routes them here); a name holding control bytes must not drive the terminal (clear
 // the screen, move the cursor, retitle the window). This stream buffer passes text through and
 // writes C0 and C1 control characters other than newline and tab as \xNN / \u00NN.
 
 #include <streambuf>
 
-namespace onnxproof::cli {
+namespace onnxproof {
 
 class PrintableBuffer : public std::streambuf {
  public:
@@ -36,4 +36,4 @@ class PrintableStandardStreams {
   PrintableBuffer m_err;
 };
 
-}  // namespace onnxproof::cli
+}  // namespace onnxproof
