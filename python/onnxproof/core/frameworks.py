@@ -31,19 +31,19 @@ def framework(name):
 def for_spec(spec):
     """The framework that loads a --model spec; the first one for a spec no framework claims
     (its loader then says what is wrong with the spec)."""
-    for name in FRAMEWORKS:
-        package = framework(name)
-        if package.owns_spec(spec):
-            return package
-    return framework(FRAMEWORKS[0])
+    return _first_owner("owns_spec", spec)
 
 
 def for_object(model):
     """The framework of a model object; the first one for an object no framework claims (its
     prove() then says which objects it takes)."""
+    return _first_owner("owns_object", model)
+
+
+def _first_owner(question, value):
     for name in FRAMEWORKS:
         package = framework(name)
-        if package.owns_object(model):
+        if getattr(package, question)(value):
             return package
     return framework(FRAMEWORKS[0])
 
