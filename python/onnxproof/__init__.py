@@ -13,7 +13,7 @@ from .api import check, parity, prove
 from .core.engine import EngineError
 from .core.errors import UsageError
 from .core.report import Answer, Finding, ParityRow, Report, read_report
-from .core.versions import ONNXPROOF_VERSION as __version__
+from .core import ONNXPROOF_VERSION as __version__
 
 __all__ = ["prove", "check", "parity", "golden", "Report", "Finding", "Answer", "ParityRow", "read_report",
            "UsageError", "EngineError", "__version__"]

@@ -75,7 +75,7 @@ def file_digest(path):
 
 def finish(state, exported):
     import onnx
-    from .versions import ONNXPROOF_VERSION
+    from . import ONNXPROOF_VERSION
     path = state.model_path
     model_info = None
     if exported and os.path.exists(path):

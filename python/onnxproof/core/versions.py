@@ -5,8 +5,6 @@ import importlib.util
 import platform
 import sys
 
-ONNXPROOF_VERSION = "0.1.0"  # the package's (pyproject.toml's): onnxproof.__version__, export.json's
-
 
 def versions():
     """Read from each distribution's metadata where the interpreter finds the module, without

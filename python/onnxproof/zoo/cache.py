@@ -29,7 +29,7 @@ def file_sha256(path):
 def tool_versions(engine):
     """The versions a proof depends on, read now: onnxproof's, the engine binary's sha256, the
     Python packages' (absent ones as null) and Python's."""
-    from ..core.versions import ONNXPROOF_VERSION
+    from ..core import ONNXPROOF_VERSION
     versions = {"onnxproof": ONNXPROOF_VERSION, "engine_sha256": file_sha256(engine), "python": platform.python_version()}
     for package in _PACKAGES:
         try:
