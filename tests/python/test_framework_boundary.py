@@ -1,11 +1,14 @@
 """The front end's framework boundary (core/frameworks.py): the neutral core imports no source
 framework, and every framework registered there is a subpackage answering the same questions."""
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import textwrap
+import types
 import unittest
+from unittest import mock
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYTHON_PACKAGE_PARENT = os.path.join(CHECKOUT, "python")
@@ -82,6 +85,88 @@ class Registry(unittest.TestCase):
             from onnxproof.core.errors import UsageError
             with self.assertRaisesRegex(UsageError, "unknown source framework 'caffe'"):
                 frameworks.for_run(folder)
+
+
+def numpy_framework():
+    """A second framework made of the neutral core alone, as a new folder would be: its models are
+    numpy functions of one input ("numpy:double" doubles x), exported by writing the ONNX graph
+    by hand, its reference captured through core/reference.py, its export.json by core's finish."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+    from onnxproof.core import reference
+    from onnxproof.core.cases import example_sizes
+    from onnxproof.core.export_finish import finish
+    from onnxproof.core.export_state import ExportState
+
+    factors = {"double": 2.0, "triple": 3.0}
+
+    class NumpyState(ExportState):
+        framework, source = "numpy_functions", "numpy"
+
+        def forward(self, model, arrays):
+            return arrays["x"] * model
+
+        def framework_versions(self):
+            return {"numpy": np.__version__}
+
+    def export(config):
+        state = NumpyState(config)
+        factor = factors[config["model"].split(":", 1)[1]]
+        state.examples = example_sizes(state.inputs, state.dynamic)
+        state.example = state.generate_inputs(state.examples, np.random.default_rng(0))
+        state.output_names, state.exporter = ["y"], "by-hand"
+        dims = ["batch" if axis == 0 else size for axis, size in enumerate(state.inputs[0]["dims"])]
+        graph = helper.make_graph(
+            [helper.make_node("Mul", ["x", "factor"], ["y"])], "numpy_function",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)],
+            [helper.make_tensor("factor", TensorProto.FLOAT, [], [factor])])
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), state.model_path)
+        folder, capture = reference.prepare_folder(state), reference.Capture()
+        for sizes, sample, source, arrays in reference.reference_samples(state):
+            case = os.path.join(folder, f"test_data_set_{len(capture.cases)}")
+            output = state.forward(np.float32(factor), arrays)
+            reference.write_case(state, case, arrays, [("y", output)], capture.finite)
+            reference.write_exact_outputs(case, ["y"], [arrays["x"].astype(np.float64) * factor])
+            capture.cases.append({"data_set": os.path.basename(case), "sizes": sizes, "sample": sample,
+                                  "source": source, "exact_outputs": [0]})
+        reference.write_cases(state, folder, capture.cases)
+        reference.publish(state, folder)
+        return finish(state, exported=True)
+
+    return types.SimpleNamespace(NAME="numpy_functions", TITLE="numpy", owns_spec=lambda spec: spec.startswith("numpy:"),
+                                 owns_object=lambda model: False, export=export, localize=None, prove=None)
+
+
+class SecondFramework(unittest.TestCase):
+    """What a second framework needs from the front end: its folder (here a module object) and
+    one line in FRAMEWORKS; the engine proves what it exported like any PyTorch export."""
+
+    def test_a_framework_made_of_the_core_alone_is_exported_and_proved(self):
+        from onnxproof.core import frameworks, main
+        engine = os.environ.get("ONNXPROOF_ENGINE")
+        with tempfile.TemporaryDirectory() as folder, \
+                mock.patch.dict(sys.modules, {"onnxproof.numpy_functions": numpy_framework()}), \
+                mock.patch.object(frameworks, "FRAMEWORKS", ("torch", "numpy_functions")):
+            config = {"contract": "onnxproof.config/1", "model": "numpy:double", "out": os.path.join(folder, "export"),
+                      "inputs": [{"name": "x", "dims": [2, 3], "dtype": "float32"}],
+                      "dynamic": [{"input": "x", "axis": 0, "label": "batch"}], "opset": 0, "exporter": "auto",
+                      "sweep": {}, "samples": 1, "seed": 0}
+            self.assertEqual(main.main(["--config-json", json.dumps(config)]), 0)
+            with open(os.path.join(folder, "export", "export.json"), encoding="utf-8") as handle:
+                exported = json.load(handle)
+            self.assertEqual(exported["framework"], "numpy_functions")
+            self.assertEqual(exported["versions"]["numpy"], __import__("numpy").__version__)
+            with open(os.path.join(folder, "export", "reference", "cases.json"), encoding="utf-8") as handle:
+                self.assertEqual(sorted({case["sizes"]["batch"] for case in json.load(handle)["cases"]}), [1, 2, 3, 4])
+            if not engine:
+                self.skipTest("ONNXPROOF_ENGINE is not set: the engine's half needs the built binary")
+            proved = subprocess.run([engine, "pipeline", "--from-export", os.path.join(folder, "export"),
+                                     "--out", os.path.join(folder, "run")], capture_output=True, text=True, timeout=300)
+            self.assertEqual(proved.returncode, 0, proved.stdout + proved.stderr)
+            with open(os.path.join(folder, "run", "report.json"), encoding="utf-8") as handle:
+                self.assertEqual(json.load(handle)["verdict"], "pass")
 
 
 if __name__ == "__main__":

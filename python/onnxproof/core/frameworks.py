@@ -4,7 +4,9 @@ which of them a model spec, a model object or a run folder belongs to.
 A framework's package is imported to ask it; its __init__ imports nothing heavy (no torch, no
 tensorflow), so asking is cheap and this module stays framework-neutral. Each package provides:
   NAME, TITLE                   "torch", "PyTorch" (export.json's framework; messages)
-  owns_spec(spec) -> bool       a --model spec it loads (a family prefix, a file type)
+  owns_spec(spec) -> bool       a --model spec of a form only it loads (a family prefix, a file
+                                type); FILE.py:CALLABLE specs, which every framework could
+                                load, go to the first framework in FRAMEWORKS
   owns_object(model) -> bool    a model object prove() was handed (checked without importing
                                 the framework: the object's class names its module)
   export(config) -> int         python -m onnxproof --config-json: the export, the exit code
@@ -29,8 +31,8 @@ def framework(name):
 
 
 def for_spec(spec):
-    """The framework that loads a --model spec; the first one for a spec no framework claims
-    (its loader then says what is wrong with the spec)."""
+    """The framework that loads a --model spec; the first one for a spec no framework claims by
+    its form (a FILE.py:CALLABLE spec, or a malformed one its loader then names)."""
     return _first_owner("owns_spec", spec)
 
 

@@ -14,9 +14,10 @@ ARCHIVE_SUFFIXES = (".pt", ".pth")
 
 
 def owns_spec(spec):
-    """Families, TorchScript archives, and FILE.py:CALLABLE / MODULE:CALLABLE specs (for now
-    every callable spec: a second framework claims its own by what the callable returns)."""
-    return spec.startswith(FAMILY_PREFIXES) or spec.endswith(ARCHIVE_SUFFIXES) or ":" in spec
+    """The spec forms only PyTorch has: its families and TorchScript archives. A FILE.py:CALLABLE
+    or MODULE:CALLABLE spec, which no framework claims by its form, goes to the first framework
+    (core/frameworks.py), PyTorch."""
+    return spec.startswith(FAMILY_PREFIXES) or spec.endswith(ARCHIVE_SUFFIXES)
 
 
 def owns_object(model):
