@@ -1,7 +1,10 @@
 """The front end's framework boundary (core/frameworks.py): the neutral core imports no source
 framework, and every framework registered there is a subpackage answering the same questions."""
+import importlib
+import inspect
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 import tempfile
@@ -65,8 +68,12 @@ class Registry(unittest.TestCase):
         for name in frameworks.FRAMEWORKS:
             package = frameworks.framework(name)
             self.assertEqual(package.NAME, name)
-            for attribute in ("TITLE", "owns_spec", "owns_object", "export", "localize", "prove"):
+            for attribute in ("TITLE", "owns_spec", "owns_object", "run_export", "run_localize", "prove"):
                 self.assertTrue(hasattr(package, attribute), f"{name} lacks {attribute}")
+            for module in pkgutil.iter_modules(package.__path__):  # an imported submodule must not shadow an answer
+                importlib.import_module(f"onnxproof.{name}.{module.name}")
+            for attribute in ("owns_spec", "owns_object", "run_export", "run_localize", "prove"):
+                self.assertTrue(inspect.isfunction(getattr(package, attribute)), f"{name}.{attribute} is not a function")
 
     def test_specs_objects_and_runs_find_their_framework(self):
         import torch
@@ -136,7 +143,8 @@ def numpy_framework():
         return finish(state, exported=True)
 
     return types.SimpleNamespace(NAME="numpy_functions", TITLE="numpy", owns_spec=lambda spec: spec.startswith("numpy:"),
-                                 owns_object=lambda model: False, export=export, localize=None, prove=None)
+                                 owns_object=lambda model: False, run_export=export, run_localize=None,
+                                 prove=None)
 
 
 class SecondFramework(unittest.TestCase):

@@ -9,8 +9,8 @@ tensorflow), so asking is cheap and this module stays framework-neutral. Each pa
                                 load, go to the first framework in FRAMEWORKS
   owns_object(model) -> bool    a model object prove() was handed (checked without importing
                                 the framework: the object's class names its module)
-  export(config) -> int         python -m onnxproof --config-json: the export, the exit code
-  localize(request) -> int      python -m onnxproof --localize-json: module outputs for a case
+  run_export(config) -> int     python -m onnxproof --config-json: the export, the exit code
+  run_localize(request) -> int  python -m onnxproof --localize-json: module outputs for a case
   prove(model, args, ...)       onnxproof.prove() on an object it owns
 """
 import importlib

@@ -19,11 +19,11 @@ def run(args):
         request = json.loads(args.localize_json)
         run_folder = request.get("run") if isinstance(request, dict) else None
         package = frameworks.for_run(run_folder) if isinstance(run_folder, str) else frameworks.framework("torch")
-        return package.localize(request)
+        return package.run_localize(request)
     config = json.loads(args.config_json)
     contract.check_config(config)
     os.makedirs(config["out"], exist_ok=True)
-    return frameworks.for_spec(config["model"]).export(config)
+    return frameworks.for_spec(config["model"]).run_export(config)
 
 
 def main(argv=None):

@@ -3,7 +3,8 @@ and the torchvision:, timm: and hf: families, exported by the dynamo or the Torc
 with PyTorch's float32 and float64 outputs as the reference.
 
 This file is what core/frameworks.py asks; it imports nothing heavy, so asking which framework owns
-a spec or an object never loads torch. The work is in the modules beside it."""
+a spec or an object never loads torch. The work is in the modules beside it (whose names are no
+names here: importing torch/export.py sets this package's `export` to that module)."""
 import sys
 
 NAME = "torch"
@@ -26,10 +27,10 @@ def owns_object(model):
     return torch is not None and isinstance(model, torch.nn.Module)
 
 
-def export(config):
+def run_export(config):
     require_torch()
-    from .export import export as run_export
-    return run_export(config)
+    from .export import export
+    return export(config)
 
 
 def require_torch():
@@ -42,7 +43,7 @@ def require_torch():
                             "and numpy (Debian: /usr/bin/python3 with python3-torch, python3-onnx, python3-numpy)")
 
 
-def localize(request):
+def run_localize(request):
     require_torch()
     from .localize import main
     return main(request)
