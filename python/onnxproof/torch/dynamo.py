@@ -156,13 +156,16 @@ def _user_frame_on_stack():
     return users_frame((frame.filename, frame.lineno) for frame in traceback.extract_stack())
 
 
-def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None, derived=()):
+def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None, derived=(), couplings=()):
     """The ExportedProgram, or DynamoExportFailed with the finding. Dataclasses the forward returns
     are registered with torch.export first (it flattens only the types it knows). An axis whose
     declared range the code narrows (a guard like `n // 2 <= n` torch cannot prove, or a real
     lower bound such as reflection padding's) is exported once more as Dim.DYNAMIC, with a
     FROZEN_DIMENSION warning naming the guard appended to `findings`: the sweep decides, and sizes
-    PyTorch itself rejects are no cases."""
+    PyTorch itself rejects are no cases. Labels the forward check found PyTorch needs resized
+    together (`couplings`: x + y with x's axis 'a' and y's 'b', a pixel shuffle's skip at twice
+    the size) are separate Dims torch.export refuses ("b must always be equal to a"): when the
+    export fails, they are exported once more as Dim.DYNAMIC, and torch.export ties them itself."""
     import torch
     import torch.utils._pytree as pytree
     for kind in output_dataclasses:
@@ -181,6 +184,8 @@ def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None, 
             traceback.print_exc()  # the whole story goes to export.log
             more = {label: guard for label, guard in narrowed_labels(error, dynamic, guards).items()
                     if label not in narrowed}
+            if not more:  # no guard to widen: the coupled labels tied, once
+                more = {label: None for group in couplings for label in group if label not in narrowed}
             if not more:
                 raise DynamoExportFailed(classify_export_error(error, guards)) from error
             narrowed.update(more)

@@ -36,7 +36,7 @@ def export_with_dynamo(state, model, example, path):
     os.makedirs(staging, exist_ok=True)
     try:
         program = dynamo.capture(model, args, state.inputs, state.dynamic, state.output_dataclasses, state.findings,
-                                 derived=state.derived)
+                                 derived=state.derived, couplings=state.couplings)
         progress("translating the exported program into ONNX")
         staged = os.path.join(staging, os.path.basename(path))
         # A model with custom ops carries their translations (torch.onnx's custom_translation_table).
