@@ -57,6 +57,9 @@ def child(name, exporter, out, result_path, localize=False):
             result.update(verdict=report.verdict, raised=None, crash=False, steps=dict(report.steps))
             result["findings"] = [_finding_dict(f) for f in report.findings if f.severity in ("error", "warning")]
             result["info_codes"] = sorted({f.code for f in report.findings if f.severity == "info"})
+            shapes = [a for a in report.headline if a.question.startswith("Does the exported model accept")]
+            if shapes:  # which declared axes were proved dynamic and which the model fixes (issue 40)
+                result["shape_headline"] = f"{shapes[0].answer}: {shapes[0].evidence}"[:600]
     except Exception as error:  # noqa: BLE001 -- what the corpus measures: prove() raising
         result.update(raised=type(error).__name__, crash=True, message=str(error)[:600],
                       traceback=traceback.format_exc()[-3000:])
@@ -292,6 +295,7 @@ def write_markdown(results, models):
         for run in classes[label]:
             lines.append(f"| {run['name']} | {run['exporter']} | {_cell(short(run))} | {_cell(run['why'])} |")
         lines.append("")
+    lines += _issue40_section(runs, classes, models)
     lines += [getattr(judgments, "NOTES", ""), "## All runs", "", "| family | model | torchscript | dynamo | seconds (ts / dynamo) |",
               "| --- | --- | --- | --- | --- |"]
     for name in names:
@@ -312,6 +316,43 @@ def write_markdown(results, models):
         handle.write("\n".join(lines) + "\n")
     for label in ("pass", "true-defect", "false-alarm", "crash", "miss", "unjudged"):
         print(f"{label}: {len(classes.get(label, []))}")
+
+
+LABELS = ("pass", "true-defect", "false-alarm", "crash", "miss", "unjudged")
+
+
+def _issue40_section(runs, classes, models):
+    """Issue 40's cases (models.ISSUE40_EXPECT): each run with the code a correct proof shows and
+    whether it showed it, the shape headline's axes, and the counts of these runs alone."""
+    expect = getattr(models, "ISSUE40_EXPECT", {})
+    mine = [run for run in runs if run["name"] in expect]
+    if not mine:
+        return []
+    count = {label: sum(1 for run in mine if run["judgment"] == label) for label in LABELS}
+    lines = ["## Issue 40 cases", "",
+             f"{len(expect)} modules added for issue 40 (models.py, section \"issue 40\"), {len(mine)} runs: "
+             "declared axes the model fixes (expected: `AXIS_FIXED_BY_MODEL` warning, the rest proved) or couples "
+             "to another axis (expected: a plain pass, the axes varied together), outputs ending in inf / NaN "
+             "(expected: `REFERENCE_NOT_FINITE` error where PyTorch's outputs hold no finite value, else a pass "
+             "comparing NaN/Inf by class), random operators (expected: `RANDOM_OUTPUT` warning, the deterministic "
+             "outputs proved).", "",
+             "| outcome | issue 40 runs | whole corpus |", "| --- | --- | --- |"]
+    for label in LABELS:
+        lines.append(f"| {label} | {count[label]} | {len(classes.get(label, []))} |")
+    lines += ["", "| model | exporter | verdict | expected code | seen | judgment | declared axes (headline) |",
+              "| --- | --- | --- | --- | --- | --- | --- |"]
+    for run in mine:
+        code = expect[run["name"]]
+        codes = {f["code"] for f in run.get("findings", [])}
+        seen = ("yes" if code in codes else "no") if code else ("-" if not codes & {
+            "AXIS_FIXED_BY_MODEL", "RANDOM_OUTPUT", "REFERENCE_NOT_FINITE"} else "unexpected")
+        axes = run.get("shape_headline", "")
+        axes = "; ".join(part.strip() for part in axes.split(";")
+                         if "proved dynamic" in part or "fixed by the model" in part)
+        lines.append(f"| {run['name']} | {run['exporter']} | {_cell(short(run))} | {code or '(pass)'} | {seen} | "
+                     f"{run['judgment']} | {_cell(axes)} |")
+    lines.append("")
+    return lines
 
 
 def _cell(text):
