@@ -84,9 +84,15 @@ class Worker:
 
     def start(self):
         self.log = open(os.path.join(self.work, "worker.log"), "a")
+        # The worker runs in the work folder: a relative PYTHONPATH (the docstring's PYTHONPATH=python)
+        # would no longer find onnxproof there, and every run would "crash" with ModuleNotFoundError.
+        environment = dict(os.environ)
+        if environment.get("PYTHONPATH"):
+            environment["PYTHONPATH"] = os.pathsep.join(os.path.abspath(part) if part else part
+                                                        for part in environment["PYTHONPATH"].split(os.pathsep))
         self.process = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"], cwd=self.work,
                                         stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT,
-                                        text=True, start_new_session=True)
+                                        text=True, start_new_session=True, env=environment)
 
     def stop(self):
         if self.process is None:
@@ -247,8 +253,11 @@ def _write_json(results, models):
 
 # --- judgments and the table -----------------------------------------------------------------
 
+LABELS = ("pass", "true-defect", "false-alarm", "crash", "miss", "unprovable", "unjudged")
+
+
 def judge(result, judgments):
-    """(class, why): pass | crash | false-alarm | true-defect | unjudged."""
+    """(class, why): pass | crash | false-alarm | true-defect | unprovable | unjudged."""
     kind = outcome(result)
     if kind == "crash":
         return "crash", result.get("message", "")[:200]
@@ -259,6 +268,11 @@ def judge(result, judgments):
         if judged and key in judgments.WRONG_OUTPUT:
             return "miss", "passed, but this export was judged wrong: " + judged[1]
         return "pass", ""
+    if judged and judged[0] == "unprovable":
+        # Only the verdict issue 40 asks for (error, REFERENCE_NOT_FINITE) is the right answer here.
+        codes = {f["code"] for f in result.get("findings", []) if f["severity"] == "error"}
+        if kind != "error" or "REFERENCE_NOT_FINITE" not in codes:
+            return "unjudged", "judged unprovable for an error REFERENCE_NOT_FINITE verdict; this one differs"
     if judged:
         return judged[0], judged[1]
     return "unjudged", ""
@@ -281,21 +295,24 @@ def write_markdown(results, models):
              "Rerun: `ONNXPROOF_ENGINE=build/bin/onnxproof PYTHONPATH=python .venv/bin/python "
              "bench/verdicts/corpus/run_corpus.py` (add `--only a,b`, `--exporters dynamo`, `--work DIR`).", "",
              "| outcome | runs |", "| --- | --- |"]
-    for label in ("pass", "true-defect", "false-alarm", "crash", "miss", "unjudged"):
+    for label in LABELS:
         lines.append(f"| {label} | {len(classes.get(label, []))} |")
     lines += ["", "A **crash** is prove() raising anything but UsageError (or the run dying / timing out). A "
               "**false alarm** is a fail or error verdict on a correct model (onnxproof's bug). A **true defect** "
               "is a non-pass verdict where the export really is wrong or cannot run (a translation that differs, "
-              "an op ONNX Runtime lacks, an export that fails), explained in one line.", ""]
+              "an op ONNX Runtime lacks, an export that fails), explained in one line. **Unprovable** (issue 40) is an "
+              "error verdict that is the right answer on a correct, faithfully exported model: PyTorch's outputs hold "
+              "no finite value, so nothing can be proved; neither the export's defect nor onnxproof's.", ""]
     for label, title in (("crash", "Crashes"), ("false-alarm", "False alarms"), ("true-defect", "True defects"),
-                         ("miss", "Misses"), ("unjudged", "Not yet judged")):
+                         ("unprovable", "Unprovable (error is the right verdict)"), ("miss", "Misses"),
+                         ("unjudged", "Not yet judged")):
         if not classes.get(label):
             continue
         lines += [f"## {title}", "", "| model | exporter | verdict | why |", "| --- | --- | --- | --- |"]
         for run in classes[label]:
             lines.append(f"| {run['name']} | {run['exporter']} | {_cell(short(run))} | {_cell(run['why'])} |")
         lines.append("")
-    lines += _issue40_section(runs, classes, models)
+    lines += _issue40_section(runs, classes, models, judgments)
     lines += [getattr(judgments, "NOTES", ""), "## All runs", "", "| family | model | torchscript | dynamo | seconds (ts / dynamo) |",
               "| --- | --- | --- | --- | --- |"]
     for name in names:
@@ -308,20 +325,19 @@ def write_markdown(results, models):
                 secs.append("-")
                 continue
             mark = {"pass": "", "true-defect": " (defect)", "false-alarm": " (FALSE ALARM)", "crash": " (CRASH)",
-                    "miss": " (MISS)", "unjudged": " (?)"}[run["judgment"]]
+                    "miss": " (MISS)", "unprovable": " (unprovable)", "unjudged": " (?)"}[run["judgment"]]
             cells.append(_cell(short(run)) + mark)
             secs.append(str(run.get("wall_seconds", "-")))
         lines.append(f"| {models.FAMILY.get(name, '')} | {name} | {cells[0]} | {cells[1]} | {' / '.join(secs)} |")
     with open(RESULTS_MD, "w") as handle:
         handle.write("\n".join(lines) + "\n")
-    for label in ("pass", "true-defect", "false-alarm", "crash", "miss", "unjudged"):
+    for label in LABELS:
         print(f"{label}: {len(classes.get(label, []))}")
 
 
-LABELS = ("pass", "true-defect", "false-alarm", "crash", "miss", "unjudged")
 
 
-def _issue40_section(runs, classes, models):
+def _issue40_section(runs, classes, models, judgments):
     """Issue 40's cases (models.ISSUE40_EXPECT): each run with the code a correct proof shows and
     whether it showed it, the shape headline's axes, and the counts of these runs alone."""
     expect = getattr(models, "ISSUE40_EXPECT", {})
@@ -352,7 +368,8 @@ def _issue40_section(runs, classes, models):
         lines.append(f"| {run['name']} | {run['exporter']} | {_cell(short(run))} | {code or '(pass)'} | {seen} | "
                      f"{run['judgment']} | {_cell(axes)} |")
     lines.append("")
-    return lines
+    notes = getattr(judgments, "ISSUE40_NOTES", "")
+    return lines + ([notes] if notes else [])
 
 
 def _cell(text):
