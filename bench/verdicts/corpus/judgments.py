@@ -1,16 +1,22 @@
 """Hand judgments of the corpus's non-pass verdicts: (name, exporter or "*") -> (class, why).
 
 class: "true-defect" (the export really is wrong or cannot be made: why it is real, in one line)
-or "false-alarm" (a correct model onnxproof fails or errors: the cause in onnxproof). Each was
+or "false-alarm" (a correct model onnxproof fails or errors: the cause in onnxproof), or, for issue
+40's outputs with no finite value, "unprovable" (error REFERENCE_NOT_FINITE is the right verdict:
+the export is faithful, checked directly, but nothing can be proved against an all-NaN/Inf
+reference; run_corpus counts it so only for that verdict and code). Each was
 judged from the findings, the run folder (report.json, export.log, reference/) and, where the
 finding alone did not settle it, by exporting the same module directly with torch.onnx.export /
 torch.export and running ONNX Runtime at several sizes (see NOTES)."""
 
-T, F = "true-defect", "false-alarm"
+T, F, U = "true-defect", "false-alarm", "unprovable"
 
 _RANGE = ("onnxproof's dynamo capture (python/onnxproof/torch/dynamo.py: capture() exports with strict named "
           "torch.export.Dim; _specialized_finding() makes every 'Not all values of X in the specified range satisfy "
           "the generated guard' an error) fails the export on a range refinement")
+
+_TIE = ("onnxproof's dynamo capture (python/onnxproof/dynamo.py capture()) exports axes its own coupling search "
+        "tied as independent torch.export Dims; torch.export suggests the tie")
 
 JUDGED = {
     # --- exporters that cannot translate an operator (UNSUPPORTED_ATEN_OP / EXPORT_FAILED) ---
@@ -85,6 +91,50 @@ JUDGED = {
                                      "CASE_REJECTED_BY_PYTORCH and passes); exported with min=3 it matches at 3..20"),
     ("batched_nms", "dynamo"): (F, _RANGE + " from torchvision's size branch (boxes.numel() > 4000): the graph "
                                 "exported with n <= 1000 gives PyTorch's exact answer at n=2, 5 and 1500"),
+    # --- issue 40 (models.py section "issue 40"); checked directly with torch.onnx.export / torch.export and
+    # ONNX Runtime 1.30 (torch 2.14.1), see ISSUE40_NOTES ---
+    ("i40_lstm_state_hidden", "dynamo"): (T, "torch.export specializes nn.LSTM's sequence length (Eq(seq, 5); "
+                                            "Constraints violated with a named Dim and with Dim.DYNAMIC, checked "
+                                            "directly), as lstm_h0_c0; the two AXIS_FIXED_BY_MODEL warnings "
+                                            "(features, hidden) are right and TorchScript passes"),
+    ("i40_einsum_weight_dim", "dynamo"): (T, "PyTorch runs d=1 (einsum broadcasts it over the weight's 8) and the "
+                                            "TorchScript export matches there; torch.export specializes d to 8 even "
+                                            "with Dim.DYNAMIC (checked directly), so no dynamo export serves d=1"),
+    ("i40_learned_positions_fixed", "dynamo"): (T, "PyTorch runs seq=1 (x + pos broadcasts it to 6) and the "
+                                                  "TorchScript export matches there; torch.export specializes seq to "
+                                                  "6 even with Dim.DYNAMIC (checked directly): no dynamo export "
+                                                  "serves seq=1"),
+    ("i40_repeat_interleave_buffer", "torchscript"): (T, "TorchScript exporter's repeat_interleave(tensor repeats, "
+                                                        "dim=1) with the last axis dynamic: ONNX Runtime refuses to "
+                                                        "load it (Concat_3 'Inferred=2 Declared=1'), reproduced with "
+                                                        "torch.onnx.export(dynamo=False) at opsets 17/19/20; loads "
+                                                        "with that axis static; dynamo passes"),
+    ("i40_chunk_glu_even", "dynamo"): (T, "dynamo exporter crashes translating chunk(2) on a dynamic axis: "
+                                         "onnxscript's constant folding of SplitToSequence raises AttributeError "
+                                         "'NoneType' has no 'ndim' (reproduced with torch.onnx.export(dynamo=True), "
+                                         "hidden as 2*Dim and as Dim.DYNAMIC); TorchScript passes"),
+    ("i40_gumbel_softmax_hard", "torchscript"): (T, "no TorchScript symbolic for aten::exponential (F.gumbel_softmax's "
+                                                   "noise; reproduced directly); dynamo passes with RANDOM_OUTPUT"),
+    # Axes coupled to another input's axis: the coupling search finds the tie (the TorchScript runs pass with the
+    # labels varied together), but the dynamo capture exports them as independent Dims, torch.export raises
+    # "Constraints violated ... must always be equal. Suggested fixes: b = a" and onnxproof reports it as
+    # FROZEN_DIMENSION "specialized to a constant". Exported directly with the Dims tied as torch.export suggests,
+    # each matches PyTorch in ONNX Runtime at 2-3 sizes (max error <= 5e-7).
+    ("i40_reshape_onto_other", "dynamo"): (F, _TIE + " (b = a, element count); tied, it matches at a=b=1, 3, 5"),
+    ("i40_reshape_numel_double", "dynamo"): (F, _TIE + " (m = 2n, element count); with m = 2*n it matches at n=1, 6, 7"),
+    ("i40_add_own_labels", "dynamo"): (F, _TIE + " (b = a, equal sizes); tied, it matches at a=1, 5, 7"),
+    ("i40_sum_three_own_labels", "dynamo"): (F, _TIE + " (b = a, c = a); tied, it matches at a=2, 5, 9"),
+    ("i40_matmul_inner_own_labels", "dynamo"): (F, _TIE + " (k2 = k); tied, it matches at k=4, 7"),
+    ("i40_cat_batch_own_labels", "dynamo"): (F, _TIE + " (by = bx); tied, it matches at batch 2, 4"),
+    ("i40_repeat_interleave_other", "dynamo"): (F, _TIE + " (r = n); tied, it matches at n=2, 4, 6"),
+    ("i40_pixel_shuffle_plus_skip", "dynamo"): (F, _TIE + " (cx = 4cs, hs = 2h, ws = 2w); with derived Dims it "
+                                                  "matches at 3 sizes"),
+    # All outputs NaN or Inf by construction: error REFERENCE_NOT_FINITE is the verdict issue 40 asks for. Both
+    # exports give the same classes in ONNX Runtime (checked directly: +inf, -inf, NaN where PyTorch has them).
+    ("i40_rsqrt_sum_zeros", "*"): (U, "rsqrt of a sum of zeros: +inf everywhere on both sides"),
+    ("i40_log_zeros", "*"): (U, "log of zeros: -inf everywhere on both sides"),
+    ("i40_zero_over_zero", "*"): (U, "0/0: NaN everywhere on both sides"),
+    ("i40_sqrt_negative", "*"): (U, "sqrt of a negative number: NaN everywhere on both sides"),
 }
 
 # Exports judged wrong (ONNX Runtime answers differently or refuses sizes PyTorch runs): a later pass
@@ -93,6 +143,8 @@ WRONG_OUTPUT = {
     ("loop_dynamic_length", "torchscript"), ("linspace_dynamic", "torchscript"), ("floor_divide_int", "torchscript"),
     ("mha_key_padding", "torchscript"), ("encoder_layer_padding", "torchscript"), ("mha_causal_weights", "torchscript"),
     ("inplace_slice_assign_input", "torchscript"), ("cross_entropy", "dynamo"),
+    # issue 40: a dynamo export specialized to the example's size refuses size 1, which PyTorch runs (broadcast)
+    ("i40_einsum_weight_dim", "dynamo"), ("i40_learned_positions_fixed", "dynamo"),
 }
 
 NOTES = """\
@@ -128,4 +180,60 @@ NOTES = """\
   (EXPORTER_FALLBACK info). RoiAlign models went to opset 21 by the target table.
 - **localize=True** on the parity failures (a side run, `--localize`): no crash; localization named
   no module (single-module models), as expected.
+"""
+
+ISSUE40_NOTES = """\
+What the issue 40 runs show (torch 2.14.1, ONNX Runtime 1.30, engine of main d5a6d2c's build):
+
+- **Axes the model fixes** (19 modules, 38 runs): `AXIS_FIXED_BY_MODEL` in 34 runs, and in every one
+  the shape headline names the fixed axes ("declared dynamic but fixed by the model ... kept
+  static: channels") and the really dynamic ones ("proved dynamic: batch, h, w"); the exported
+  input keeps the fixed axis static. Two modules have no warning because PyTorch runs size 1 by
+  broadcasting: `x + pos` (pos of length 6, i40_learned_positions_fixed) and `einsum("btd,dk")`
+  with d=1 (i40_einsum_weight_dim). Their TorchScript runs pass with "proved dynamic: seq" (d) on
+  the sizes {1, 6} ({1, 8}) and every other size left out as CASE_REJECTED_BY_PYTORCH (info): true
+  by the headline's rule (two sizes compared), but a user who over-declared the axis reads
+  "proved dynamic" and gets no warning. Size 1 was reached as a number PyTorch's message quotes
+  ("at non-singleton dimension 1": an index, not a size). Under dynamo torch.export specializes
+  both to the example (also with Dim.DYNAMIC), so no dynamo export serves size 1: judged true
+  defects. The `x + pos.expand_as(x)` twin (i40_learned_positions_expand) gets the warning.
+- **Axes coupled to another input** (13 modules, 26 runs): TorchScript passes all 13 with the
+  coupled labels varied together (element count, 2x, 4x channels with 2x h/w, equal sizes, three
+  equal labels, repeat_interleave's repeats); never `AXIS_FIXED_BY_MODEL`. Under dynamo 8 of them
+  are false alarms: the capture exports the tied labels as independent Dims, torch.export raises
+  "Constraints violated (b)! The values of b = L['y'].size()[1] and a = L['x'].size()[1] must always
+  be equal. Suggested fixes: b = a", and onnxproof reports FROZEN_DIMENSION "dynamic axis 'b' was
+  specialized to a constant" (neither the words nor the fix torch.export gave). Smallest:
+  `class A(nn.Module): forward(self, x, y): return torch.tanh(x + y)`;
+  `onnxproof.prove(A(), (torch.randn(2, 5), torch.randn(2, 5)), dynamic_axes={"x": {0: "batch", 1: "a"},
+  "y": {0: "batch", 1: "b"}}, exporter="dynamo")` -> fail. Exported directly with the Dims tied
+  (same Dim, or `2 * n`, `4 * cs`), all 8 match PyTorch in ONNX Runtime at 2-3 sizes. i40_view_as_half
+  (j = 2k) passes under dynamo.
+- **Outputs ending in inf / NaN** (14 modules, 28 runs): the 4 all-non-finite modules give error
+  `REFERENCE_NOT_FINITE` under both exporters (counted "unprovable", not true defects: ONNX Runtime
+  gives the same classes, checked directly); the 10 partial ones pass, NaN/+inf/-inf compared by
+  class (1/(x*0) keeps x's sign: -inf and +inf per element match; rows of NaN from softmax over a
+  fully masked row, 0/0 in a hand layer norm, inf - inf). Report wording on the error runs: the
+  summary says "the export step could not run" though the export and the parity step ran; the
+  headline still answers "Does ONNX Runtime match PyTorch ...: yes, 12 comparisons", and a second
+  finding, EVIDENCE_WEAK "output 'output' passed on weak evidence ... within 0 of each other ... budget
+  1.18e-38", sits beside the one the issue asks for.
+- **Random operators** (12 modules, 24 runs): 23 pass with `RANDOM_OUTPUT` naming the node
+  (Multinomial, Bernoulli, RandomNormalLike, RandomUniformLike) and rule `domain` on those outputs
+  only; the deterministic outputs next to them (probabilities and argmax beside a Bernoulli sample,
+  mu/logvar beside z) are proved by the calibrated / exact rule. ONNX `Dropout` with
+  training_mode=true is not among the graph's random operators: i40_dropout_training_true is caught
+  by the two-forward check ("random by the reference"). A model whose only output is random
+  (i40_multinomial_only) passes with evidence "strong: 12 rows compared (12 domain)" and the summary
+  "ONNX Runtime matches PyTorch within tolerance at every case that ran", though no value was compared.
+  gumbel_softmax cannot be exported by TorchScript (aten::exponential).
+- **Output axes mislabelled in model.onnx** (not a verdict): an output axis that follows a label
+  but is not equal to it gets that label: i40_rpn_head_channels ships `output_0` as `[batch, h]`
+  (it is batch x 3*h*w) and `output_1` as `[batch, h, 4]`; the report's "What ships" table shows the
+  same. Smallest: `forward(self, x): return x.flatten(1) * 2.0`, `prove(M(), (torch.randn(2, 3, 4),),
+  dynamic_axes={"x": {0: "batch", 2: "h"}}, exporter="torchscript")` -> pass, output declared
+  `[batch, h]` (python/onnxproof/export_forward.py label_output_axes: `axes[name].setdefault(axis, label)`).
+- i40_lstm_state_hidden/dynamo: torch.onnx.export(dynamo=True) with Dim.DYNAMIC for seq falls back
+  to a model that computes right at seq 1..9 but declares the output's seq as 5 (ONNX Runtime warns
+  on every other length): no correct dynamic-seq dynamo export, as judged for lstm_h0_c0.
 """

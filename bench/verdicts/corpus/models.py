@@ -1501,6 +1501,654 @@ add("baddbmm", lambda: (Baddbmm(), (r(2, 3, 5), r(2, 3, 4), r(2, 4, 5)), axes(c=
 add("sign_floor_round_frac", lambda: (Sign(), (r(3, 4) * 3,), axes(x=BATCH)))
 
 
+# =============================================================================================
+# issue 40: declared axes the model itself fixes or couples, outputs ending in inf / NaN, random
+# operators. Own modules, seeded, CPU. ISSUE40_EXPECT says what a correct proof should say of each
+# (the code it should show: AXIS_FIXED_BY_MODEL, RANDOM_OUTPUT, REFERENCE_NOT_FINITE, or "" for a
+# plain pass, e.g. axes that are coupled rather than fixed); RESULTS.md's "Issue 40 cases" section
+# compares it with what each run showed.
+# =============================================================================================
+
+# --- over-declared axes: PyTorch's own forward rejects other sizes of the declared axis --------
+
+class I40GRUFeatures(nn.Module):
+    """A GRU over 6 features: batch varies, the feature size cannot."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(6, 5, batch_first=True)
+        self.head = nn.Linear(5, 3)
+
+    def forward(self, x):
+        out, _ = self.gru(x)
+        return self.head(out[:, -1])
+
+
+class I40LSTMStateHidden(nn.Module):
+    """A two-layer LSTM with its state as inputs: the input's features and the state's hidden
+    size are both declared dynamic; batch and time really vary."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 4, num_layers=2, batch_first=True)
+
+    def forward(self, x, h0, c0):
+        out, (h, c) = self.lstm(x, (h0, c0))
+        return out, h
+
+
+class I40ConvChannels(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x)).mean((2, 3))
+
+
+class I40Conv1dChannels(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(4, 6, 3)
+
+    def forward(self, x):
+        return self.conv(x).tanh()
+
+
+class I40RPNHead(nn.Module):
+    """An RPN-like head on a 16-channel feature map: objectness (B, H*W*3) and box deltas
+    (B, H*W*3, 4); batch, h and w vary, the channel count cannot."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(16, 16, 3, padding=1)
+        self.cls = nn.Conv2d(16, 3, 1)
+        self.bbox = nn.Conv2d(16, 12, 1)
+
+    def forward(self, feature):
+        t = torch.relu(self.conv(feature))
+        logits = self.cls(t).permute(0, 2, 3, 1).flatten(1)
+        deltas = self.bbox(t).permute(0, 2, 3, 1).reshape(feature.shape[0], -1, 4)
+        return logits, deltas
+
+
+class I40LinearIn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(10, 4)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+class I40LayerNormMLP(nn.Module):
+    """LayerNorm(12) then an MLP over tokens: batch and tokens vary, d_model cannot."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(12)
+        self.fc1 = nn.Linear(12, 24)
+        self.fc2 = nn.Linear(24, 12)
+
+    def forward(self, x):
+        return x + self.fc2(F.gelu(self.fc1(self.norm(x))))
+
+
+class I40EinsumWeight(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 5) * 0.3)
+
+    def forward(self, x):
+        return torch.einsum("btd,dk->btk", x, self.w)
+
+
+class I40BatchNorm2dChannels(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(6)
+
+    def forward(self, x):
+        return torch.relu(self.bn(x))
+
+
+class I40BatchNorm1dChannels(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(5)
+
+    def forward(self, x):
+        return self.bn(x) * 2.0
+
+
+class I40SplitSizes(nn.Module):
+    """split with fixed sizes [2, 3]: the split axis must be 5."""
+
+    def forward(self, x):
+        a, b = x.split([2, 3], dim=1)
+        return a.sum(1, keepdim=True) * b
+
+
+class I40SplitSizesSeq(nn.Module):
+    """split([3, 4]) on the last axis of a sequence: time varies, the split axis cannot."""
+
+    def forward(self, x):
+        q, v = torch.split(x, [3, 4], dim=-1)
+        return torch.softmax(q, dim=1).sum(-1, keepdim=True) * v
+
+
+class I40UnflattenHeads(nn.Module):
+    """unflatten(-1, (4, 8)): the feature axis must be 32."""
+
+    def forward(self, x):
+        heads = x.unflatten(-1, (4, 8))
+        return heads.softmax(-1).transpose(1, 2)
+
+
+class I40RepeatsBuffer(nn.Module):
+    """repeat_interleave with a fixed repeats tensor of length 3 on axis 1: that axis must be 3."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("repeats", torch.tensor([1, 2, 3]))
+
+    def forward(self, x):
+        return torch.repeat_interleave(x, self.repeats, dim=1) * 0.5
+
+
+class I40LearnedPositions(nn.Module):
+    """A learned positional embedding of fixed length 6 added whole: seq cannot vary, except that
+    PyTorch broadcasts seq=1 onto the table (output of length 6) and runs it."""
+
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(1, 6, 8) * 0.1)
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.proj(x + self.pos)
+
+
+class I40LearnedPositionsExpand(nn.Module):
+    """The same table expanded onto the input (expand_as): every other seq, 1 included, raises."""
+
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(1, 6, 8) * 0.1)
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.proj(x + self.pos.expand_as(x))
+
+
+class I40TiedOutputTable(nn.Module):
+    """Logits against an embedding table passed in (tied weights) with a fixed bias of 20 entries:
+    the table's vocabulary axis cannot vary; batch and time can."""
+
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(20) * 0.1)
+
+    def forward(self, hidden, table):
+        return hidden @ table.t() + self.bias
+
+
+class I40OneHotTable(nn.Module):
+    """one_hot(ids, 10) @ table: the table passed in must have 10 rows."""
+
+    def forward(self, ids, table):
+        return F.one_hot(ids, 10).to(table.dtype) @ table
+
+
+class I40ShapeAssert(nn.Module):
+    """The model's own check on its input: the feature axis must be 6."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 2)
+
+    def forward(self, x):
+        if x.shape[-1] != 6:
+            raise ValueError(f"expected 6 features, got {x.shape[-1]}")
+        return self.fc(x)
+
+
+# --- over-declared axes that are coupled, not fixed: each can vary, together with another ------
+
+class I40ReshapeOntoOther(nn.Module):
+    """x (a, 4, 6) reshaped onto y (b, 24): element counts tie a to b."""
+
+    def forward(self, x, y):
+        return x.reshape(y.shape) * y
+
+
+class I40ReshapeNumelDouble(nn.Module):
+    """x (2, n) reshaped onto y (m,): m = 2n."""
+
+    def forward(self, x, y):
+        return x.reshape(y.shape) + y.flip(0)
+
+
+class I40ViewAsHalf(nn.Module):
+    """x (batch, k, 8) viewed as y (batch, j, 4): j = 2k, batch free."""
+
+    def forward(self, x, y):
+        return x.view_as(y) - y
+
+
+class I40AddOwnLabels(nn.Module):
+    """x + y with each input's feature axis under its own label: they must be equal."""
+
+    def forward(self, x, y):
+        return torch.tanh(x + y)
+
+
+class I40SumThreeOwnLabels(nn.Module):
+    """x + y + z, three labels that must all be equal, with a free batch."""
+
+    def forward(self, x, y, z):
+        return x * y + z
+
+
+class I40MatmulInner(nn.Module):
+    """a (batch, n, k) @ b (batch, k2, m): k == k2, n and m free."""
+
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+
+
+class I40CatOtherAxes(nn.Module):
+    """cat along time: the batch axes (two labels) must be equal, the two times are free."""
+
+    def forward(self, x, y):
+        return torch.cat([x, y * 2.0], dim=1)
+
+
+class I40RepeatInterleaveOther(nn.Module):
+    """repeat_interleave(x, repeats, dim=0): repeats must have one entry per row of x."""
+
+    def forward(self, x, repeats):
+        return torch.repeat_interleave(x, repeats, dim=0) + 1.0
+
+
+class I40PixelShuffleChannels(nn.Module):
+    """pixel_shuffle(2) on the input: channels must be a multiple of 4."""
+
+    def forward(self, x):
+        return F.pixel_shuffle(x, 2)
+
+
+class I40PixelShufflePlusSkip(nn.Module):
+    """pixel_shuffle(x) + skip: x's channels are 4 times the skip's, its h and w half the skip's."""
+
+    def forward(self, x, skip):
+        return F.pixel_shuffle(x, 2) + skip
+
+
+class I40ChunkGLU(nn.Module):
+    """A hand GLU: chunk(2) then a * sigmoid(b): the axis must be even."""
+
+    def forward(self, x):
+        a, b = x.chunk(2, dim=-1)
+        return a * torch.sigmoid(b)
+
+
+class I40GroupNormNoAffine(nn.Module):
+    """GroupNorm(2) without affine parameters: channels must be a multiple of 2."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.GroupNorm(2, 8, affine=False)
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+class I40SlicedPositions(nn.Module):
+    """A learned positional table of 16 sliced to the sequence: seq varies up to 16."""
+
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(16, 8) * 0.1)
+
+    def forward(self, x):
+        return x + self.pos[: x.shape[1]]
+
+
+# --- outputs ending in inf / NaN (the pattern is the model's, not the random input's) --------
+
+def _every_third(n):
+    """A bool mask over n positions, True at 0, 3, 6, ... (built in the graph from the size)."""
+    return torch.arange(n) % 3 == 0
+
+
+class I40RsqrtZeros(nn.Module):
+    """rsqrt of a sum of zeros: +inf everywhere."""
+
+    def forward(self, x):
+        return torch.rsqrt((x * 0.0).abs().sum(-1))
+
+
+class I40LogZeros(nn.Module):
+    """log of zeros: -inf everywhere."""
+
+    def forward(self, x):
+        return torch.log(torch.relu(x) * 0.0)
+
+
+class I40ZeroOverZero(nn.Module):
+    """0/0: NaN everywhere."""
+
+    def forward(self, x):
+        z = x.abs() * 0.0
+        return z / z
+
+
+class I40SqrtNegative(nn.Module):
+    """sqrt of a negative number: NaN everywhere."""
+
+    def forward(self, x):
+        return torch.sqrt(-(x * x) - 1.0)
+
+
+class I40ReciprocalPartial(nn.Module):
+    """1 / x with every third column set to +0 by the model: +inf there, finite elsewhere."""
+
+    def forward(self, x):
+        return 1.0 / x.masked_fill(_every_third(x.shape[-1]), 0.0)
+
+
+class I40ReciprocalSignedZero(nn.Module):
+    """1 / (x * m) with m = 0 on every third column: x * 0 keeps x's sign, so -inf where x < 0 and
+    +inf where x > 0 there, finite elsewhere (the class comparison must tell -inf from +inf)."""
+
+    def forward(self, x):
+        m = (~_every_third(x.shape[-1])).to(x.dtype)
+        return 1.0 / (x * m)
+
+
+class I40PartialZeroOverZero(nn.Module):
+    """(x * keep) / keep: NaN on every third column (0/0), x elsewhere."""
+
+    def forward(self, x):
+        keep = (~_every_third(x.shape[-1])).to(x.dtype)
+        return (x * keep) / keep
+
+
+class I40MaskedMaxNegInf(nn.Module):
+    """masked_fill(-inf) then max over time: row 0 of the 4 is masked entirely (-inf), the others in part."""
+
+    def forward(self, scores):
+        t = scores.shape[-1]
+        mask = torch.arange(t)[None, :] >= torch.arange(4)[:, None]  # row g keeps positions < g
+        return scores.masked_fill(mask, float("-inf")).amax(-1)
+
+
+class I40SoftmaxMaskedRow(nn.Module):
+    """Attention with the first query row masked entirely: softmax gives NaN on that row."""
+
+    def forward(self, q, k):
+        scores = q @ k.transpose(-1, -2)
+        rows = torch.arange(scores.shape[-2])[:, None] == 0
+        return torch.softmax(scores.masked_fill(rows, float("-inf")), dim=-1) @ k
+
+
+class I40ExpOverflow(nn.Module):
+    """exp(x + bias) with bias 200 on the last two columns: +inf there, finite elsewhere."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bias", torch.tensor([0.0, 0.5, 1.0, 200.0, 200.0]))
+
+    def forward(self, x):
+        return torch.exp(x + self.bias)
+
+
+class I40InfMinusInf(nn.Module):
+    """exp overflow then y - y: NaN where y is inf, plus x elsewhere."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bias", torch.tensor([0.0, 300.0, 0.0, 300.0]))
+
+    def forward(self, x):
+        y = torch.exp(x + self.bias)
+        return (y - y) + x
+
+
+class I40LayerNormNoEps(nn.Module):
+    """A hand layer norm without eps: rows the model zeroes (every third) are 0/0 = NaN."""
+
+    def forward(self, x):
+        x = x.masked_fill(_every_third(x.shape[0])[:, None], 0.0)
+        centered = x - x.mean(-1, keepdim=True)
+        return centered / centered.pow(2).mean(-1, keepdim=True).sqrt()
+
+
+class I40LogCausalBias(nn.Module):
+    """log of a lower-triangular mask as an attention bias: -inf above the diagonal."""
+
+    def forward(self, scores):
+        t = scores.shape[-1]
+        return scores + torch.log(torch.tril(torch.ones(t, t)))
+
+
+class I40FiniteAndInfOutputs(nn.Module):
+    """Two outputs: tanh(x) (finite) and rsqrt of zeros (all +inf)."""
+
+    def forward(self, x):
+        return torch.tanh(x), torch.rsqrt(x.abs() * 0.0)
+
+
+# --- random operators ------------------------------------------------------------------------
+
+class I40MultinomialOnly(nn.Module):
+    def forward(self, x):
+        return torch.multinomial(torch.softmax(x, -1), 4, replacement=True)
+
+
+class I40Bernoulli(nn.Module):
+    def forward(self, x):
+        return torch.bernoulli(torch.sigmoid(x))
+
+
+class I40RandnLikeNoise(nn.Module):
+    def forward(self, x):
+        return torch.tanh(x) + 0.1 * torch.randn_like(x)
+
+
+class I40RandLikeAdd(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y + torch.rand_like(y)
+
+
+class I40TorchNormal(nn.Module):
+    def forward(self, x):
+        return torch.normal(x, 0.5)
+
+
+class I40RandintLike(nn.Module):
+    def forward(self, x):
+        return torch.randint_like(x, 0, 10) * 2.0
+
+
+class I40ScoresAndSample(nn.Module):
+    """Deterministic probabilities and argmax next to a Bernoulli sample: the first two are proved."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 5)
+
+    def forward(self, x):
+        logits = self.fc(x)
+        probs = torch.softmax(logits, -1)
+        return probs, probs.argmax(-1), torch.bernoulli(probs)
+
+
+class I40DropoutTrainingTrue(nn.Module):
+    """F.dropout(training=True) written out explicitly: a random forward even in eval mode."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+
+    def forward(self, x):
+        return F.dropout(self.fc(x), p=0.5, training=True)
+
+
+class I40ManualDropoutMask(nn.Module):
+    def forward(self, x):
+        keep = (torch.rand_like(x) > 0.3).to(x.dtype)
+        return x * keep / 0.7
+
+
+class I40RandnBatchShape(nn.Module):
+    """torch.randn of a shape taken from the dynamic batch."""
+
+    def forward(self, x):
+        return torch.randn(x.shape[0], 4) + x.mean(-1, keepdim=True)
+
+
+class I40Reparameterize(nn.Module):
+    """A VAE head: mu and logvar (deterministic, proved) and z = mu + std * eps (random)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 6)
+
+    def forward(self, x):
+        mu, logvar = self.fc(x).chunk(2, dim=-1)
+        z = mu + torch.exp(0.5 * logvar) * torch.randn_like(mu)
+        return mu, logvar, z
+
+
+class I40GumbelSoftmaxHard(nn.Module):
+    def forward(self, x):
+        return F.gumbel_softmax(x, tau=0.5, hard=True)
+
+
+def _i40(seed, cls, *a, **k):
+    """A seeded module in eval mode."""
+    torch.manual_seed(seed)
+    return _bn_eval(cls(*a, **k)) if cls in (I40BatchNorm2dChannels, I40BatchNorm1dChannels) else cls(*a, **k).eval()
+
+
+ISSUE40_EXPECT = {}  # name -> the code a correct proof shows ("" for a plain pass)
+
+
+def add40(name, expect, factory):
+    add(name, factory)
+    ISSUE40_EXPECT[name] = expect
+
+
+_FIXED, _RANDOM, _NOTHING = "AXIS_FIXED_BY_MODEL", "RANDOM_OUTPUT", "REFERENCE_NOT_FINITE"
+
+family("issue 40: axes the model fixes")
+add40("i40_gru_features", _FIXED, lambda: (_i40(4001, I40GRUFeatures), (r(2, 4, 6),),
+                                           axes(x={0: "batch", 2: "features"})))
+add40("i40_lstm_state_hidden", _FIXED, lambda: (
+    _i40(4002, I40LSTMStateHidden), (r(3, 5, 8), r(2, 3, 4), r(2, 3, 4)),
+    axes(x={0: "batch", 1: "seq", 2: "features"}, h0={1: "batch", 2: "hidden"}, c0={1: "batch", 2: "hidden"})))
+add40("i40_conv_channels", _FIXED, lambda: (_i40(4003, I40ConvChannels), (r(2, 3, 6, 6),),
+                                            axes(x={0: "batch", 1: "channels", 2: "h", 3: "w"})))
+add40("i40_conv1d_channels", _FIXED, lambda: (_i40(4004, I40Conv1dChannels), (r(2, 4, 9),),
+                                              axes(x={1: "channels", 2: "len"})))
+add40("i40_rpn_head_channels", _FIXED, lambda: (_i40(4005, I40RPNHead), (r(1, 16, 5, 6),),
+                                                axes(feature={0: "batch", 1: "channels", 2: "h", 3: "w"})))
+add40("i40_linear_in_features", _FIXED, lambda: (_i40(4006, I40LinearIn), (r(3, 10),),
+                                                 axes(x={0: "batch", 1: "in_features"})))
+add40("i40_layernorm_mlp_dmodel", _FIXED, lambda: (_i40(4007, I40LayerNormMLP), (r(2, 5, 12),),
+                                                   axes(x={0: "batch", 1: "tokens", 2: "d_model"})))
+add40("i40_einsum_weight_dim", _FIXED, lambda: (_i40(4008, I40EinsumWeight), (r(2, 3, 8),),
+                                                shapes(x={0: "batch", 1: "t", 2: "d"})))
+add40("i40_batchnorm2d_channels", _FIXED, lambda: (_i40(4009, I40BatchNorm2dChannels), (r(2, 6, 4, 4),),
+                                                   axes(x={0: "batch", 1: "channels"})))
+add40("i40_batchnorm1d_channels", _FIXED, lambda: (_i40(4010, I40BatchNorm1dChannels), (r(3, 5, 7),),
+                                                   axes(x={0: "batch", 1: "channels", 2: "len"})))
+add40("i40_split_fixed_sizes", _FIXED, lambda: (I40SplitSizes(), (r(2, 5),), axes(x={0: "batch", 1: "features"})))
+add40("i40_split_fixed_sizes_seq", _FIXED, lambda: (I40SplitSizesSeq(), (r(2, 4, 7),),
+                                                    axes(x={0: "batch", 1: "seq", 2: "features"})))
+add40("i40_unflatten_heads", _FIXED, lambda: (I40UnflattenHeads(), (r(2, 3, 32),),
+                                              axes(x={0: "batch", 1: "seq", 2: "hidden"})))
+add40("i40_repeat_interleave_buffer", _FIXED, lambda: (I40RepeatsBuffer(), (r(2, 3, 4),),
+                                                       axes(x={0: "batch", 1: "n", 2: "d"})))
+add40("i40_learned_positions_fixed", _FIXED, lambda: (_i40(4011, I40LearnedPositions), (r(2, 6, 8),),
+                                                      axes(x=SEQ)))
+add40("i40_learned_positions_expand", _FIXED, lambda: (_i40(4020, I40LearnedPositionsExpand), (r(2, 6, 8),),
+                                                       axes(x=SEQ)))
+add40("i40_tied_output_table", _FIXED, lambda: (_i40(4012, I40TiedOutputTable), (r(2, 3, 8), r(20, 8)),
+                                                axes(hidden=SEQ, table={0: "vocab"})))
+add40("i40_one_hot_table", _FIXED, lambda: (I40OneHotTable(), (ri(0, 10, 2, 5), r(10, 4)),
+                                            axes(ids=SEQ, table={0: "vocab"})))
+add40("i40_shape_assert", _FIXED, lambda: (_i40(4013, I40ShapeAssert), (r(4, 6),),
+                                           axes(x={0: "batch", 1: "features"})))
+
+family("issue 40: axes coupled to others")
+add40("i40_reshape_onto_other", "", lambda: (I40ReshapeOntoOther(), (r(3, 4, 6), r(3, 24)),
+                                             axes(x={0: "a"}, y={0: "b"})))
+add40("i40_reshape_numel_double", "", lambda: (I40ReshapeNumelDouble(), (r(2, 6), r(12)),
+                                               axes(x={1: "n"}, y={0: "m"})))
+add40("i40_view_as_half", "", lambda: (I40ViewAsHalf(), (r(2, 3, 8), r(2, 6, 4)),
+                                       axes(x={0: "batch", 1: "k"}, y={0: "batch", 1: "j"})))
+add40("i40_add_own_labels", "", lambda: (I40AddOwnLabels(), (r(2, 5), r(2, 5)),
+                                         axes(x={0: "batch", 1: "a"}, y={0: "batch", 1: "b"})))
+add40("i40_sum_three_own_labels", "", lambda: (I40SumThreeOwnLabels(), (r(2, 5), r(2, 5), r(2, 5)),
+                                               axes(x={0: "batch", 1: "a"}, y={0: "batch", 1: "b"},
+                                                    z={0: "batch", 1: "c"})))
+add40("i40_matmul_inner_own_labels", "", lambda: (I40MatmulInner(), (r(2, 3, 4), r(2, 4, 5)),
+                                                  axes(a={0: "batch", 1: "n", 2: "k"}, b={0: "batch", 1: "k2", 2: "m"})))
+add40("i40_cat_batch_own_labels", "", lambda: (I40CatOtherAxes(), (r(2, 3, 4), r(2, 5, 4)),
+                                               axes(x={0: "bx", 1: "tx"}, y={0: "by", 1: "ty"})))
+add40("i40_repeat_interleave_other", "", lambda: (I40RepeatInterleaveOther(), (r(4, 3), ri(0, 4, 4)),
+                                                  axes(x={0: "n"}, repeats={0: "r"})))
+add40("i40_pixel_shuffle_channels", "", lambda: (I40PixelShuffleChannels(), (r(2, 8, 3, 3),),
+                                                 axes(x={0: "batch", 1: "channels", 2: "h", 3: "w"})))
+add40("i40_pixel_shuffle_plus_skip", "", lambda: (I40PixelShufflePlusSkip(), (r(2, 8, 3, 4), r(2, 2, 6, 8)),
+                                                  axes(x={0: "batch", 1: "cx", 2: "h", 3: "w"},
+                                                       skip={0: "batch", 1: "cs", 2: "hs", 3: "ws"})))
+add40("i40_chunk_glu_even", "", lambda: (I40ChunkGLU(), (r(2, 3, 8),), axes(x={0: "batch", 1: "seq", 2: "hidden"})))
+add40("i40_groupnorm_no_affine", "", lambda: (_i40(4014, I40GroupNormNoAffine), (r(2, 8, 4, 4),),
+                                              axes(x={0: "batch", 1: "channels"})))
+add40("i40_sliced_positions", "", lambda: (_i40(4015, I40SlicedPositions), (r(2, 5, 8),), axes(x=SEQ)))
+
+family("issue 40: outputs ending in inf / NaN")
+add40("i40_rsqrt_sum_zeros", _NOTHING, lambda: (I40RsqrtZeros(), (r(3, 4),), axes(x=BATCH)))
+add40("i40_log_zeros", _NOTHING, lambda: (I40LogZeros(), (r(2, 5),), axes(x=BATCH)))
+add40("i40_zero_over_zero", _NOTHING, lambda: (I40ZeroOverZero(), (r(2, 4),), axes(x=BATCH)))
+add40("i40_sqrt_negative", _NOTHING, lambda: (I40SqrtNegative(), (r(3, 3),), axes(x=BATCH)))
+add40("i40_reciprocal_partial_inf", "", lambda: (I40ReciprocalPartial(), (r(2, 6),), axes(x={0: "batch", 1: "n"})))
+add40("i40_reciprocal_signed_zero", "", lambda: (I40ReciprocalSignedZero(), (r(3, 6),), axes(x=BATCH)))
+add40("i40_partial_zero_over_zero", "", lambda: (I40PartialZeroOverZero(), (r(2, 6),), axes(x={0: "batch", 1: "n"})))
+add40("i40_masked_max_neginf", "", lambda: (I40MaskedMaxNegInf(), (r(2, 4, 6),), axes(scores={0: "batch", 2: "t"})))
+add40("i40_softmax_masked_row_nan", "", lambda: (I40SoftmaxMaskedRow(), (r(2, 4, 8), r(2, 5, 8)),
+                                                 axes(q={0: "batch", 1: "tq"}, k={0: "batch", 1: "tk"})))
+add40("i40_exp_overflow_partial", "", lambda: (I40ExpOverflow(), (r(3, 5),), axes(x=BATCH)))
+add40("i40_inf_minus_inf", "", lambda: (I40InfMinusInf(), (r(2, 4),), axes(x=BATCH)))
+add40("i40_layernorm_no_eps_rows", "", lambda: (I40LayerNormNoEps(), (r(6, 5),), axes(x={0: "rows"})))
+add40("i40_log_causal_bias", "", lambda: (I40LogCausalBias(), (r(2, 5, 5),),
+                                          axes(scores={0: "batch", 1: "t", 2: "t"})))
+add40("i40_finite_and_all_inf", "", lambda: (I40FiniteAndInfOutputs(), (r(2, 5),), axes(x=BATCH)))
+
+family("issue 40: random operators")
+add40("i40_multinomial_only", _RANDOM, lambda: (I40MultinomialOnly(), (r(3, 6),), axes(x=BATCH)))
+add40("i40_bernoulli", _RANDOM, lambda: (I40Bernoulli(), (r(3, 5),), axes(x=BATCH)))
+add40("i40_randn_like_noise", _RANDOM, lambda: (I40RandnLikeNoise(), (r(2, 6),), axes(x=BATCH)))
+add40("i40_rand_like_add", _RANDOM, lambda: (_i40(4016, I40RandLikeAdd), (r(3, 6),), axes(x=BATCH)))
+add40("i40_torch_normal", _RANDOM, lambda: (I40TorchNormal(), (r(2, 5),), axes(x=BATCH)))
+add40("i40_randint_like", _RANDOM, lambda: (I40RandintLike(), (r(2, 5),), axes(x=BATCH)))
+add40("i40_scores_and_sample", _RANDOM, lambda: (_i40(4017, I40ScoresAndSample), (r(4, 6),), axes(x=BATCH)))
+add40("i40_dropout_training_true", _RANDOM, lambda: (_i40(4018, I40DropoutTrainingTrue), (r(3, 6),), axes(x=BATCH)))
+add40("i40_manual_dropout_mask", _RANDOM, lambda: (I40ManualDropoutMask(), (r(3, 5),), axes(x=BATCH)))
+add40("i40_randn_batch_shape", _RANDOM, lambda: (I40RandnBatchShape(), (r(3, 5),), axes(x=BATCH)))
+add40("i40_reparameterize", _RANDOM, lambda: (_i40(4019, I40Reparameterize), (r(3, 8),), axes(x=BATCH)))
+add40("i40_gumbel_softmax_hard", _RANDOM, lambda: (I40GumbelSoftmaxHard(), (r(3, 5),), axes(x=BATCH)))
+
+
 def _affine(model):
     """Norm layers with affine parameters away from 1/0 (a trained model's)."""
     with torch.no_grad():

@@ -57,6 +57,9 @@ def child(name, exporter, out, result_path, localize=False):
             result.update(verdict=report.verdict, raised=None, crash=False, steps=dict(report.steps))
             result["findings"] = [_finding_dict(f) for f in report.findings if f.severity in ("error", "warning")]
             result["info_codes"] = sorted({f.code for f in report.findings if f.severity == "info"})
+            shapes = [a for a in report.headline if a.question.startswith("Does the exported model accept")]
+            if shapes:  # which declared axes were proved dynamic and which the model fixes (issue 40)
+                result["shape_headline"] = f"{shapes[0].answer}: {shapes[0].evidence}"[:600]
     except Exception as error:  # noqa: BLE001 -- what the corpus measures: prove() raising
         result.update(raised=type(error).__name__, crash=True, message=str(error)[:600],
                       traceback=traceback.format_exc()[-3000:])
@@ -81,9 +84,15 @@ class Worker:
 
     def start(self):
         self.log = open(os.path.join(self.work, "worker.log"), "a")
+        # The worker runs in the work folder: a relative PYTHONPATH (the docstring's PYTHONPATH=python)
+        # would no longer find onnxproof there, and every run would "crash" with ModuleNotFoundError.
+        environment = dict(os.environ)
+        if environment.get("PYTHONPATH"):
+            environment["PYTHONPATH"] = os.pathsep.join(os.path.abspath(part) if part else part
+                                                        for part in environment["PYTHONPATH"].split(os.pathsep))
         self.process = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"], cwd=self.work,
                                         stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT,
-                                        text=True, start_new_session=True)
+                                        text=True, start_new_session=True, env=environment)
 
     def stop(self):
         if self.process is None:
@@ -244,8 +253,11 @@ def _write_json(results, models):
 
 # --- judgments and the table -----------------------------------------------------------------
 
+LABELS = ("pass", "true-defect", "false-alarm", "crash", "miss", "unprovable", "unjudged")
+
+
 def judge(result, judgments):
-    """(class, why): pass | crash | false-alarm | true-defect | unjudged."""
+    """(class, why): pass | crash | false-alarm | true-defect | unprovable | unjudged."""
     kind = outcome(result)
     if kind == "crash":
         return "crash", result.get("message", "")[:200]
@@ -256,6 +268,11 @@ def judge(result, judgments):
         if judged and key in judgments.WRONG_OUTPUT:
             return "miss", "passed, but this export was judged wrong: " + judged[1]
         return "pass", ""
+    if judged and judged[0] == "unprovable":
+        # Only the verdict issue 40 asks for (error, REFERENCE_NOT_FINITE) is the right answer here.
+        codes = {f["code"] for f in result.get("findings", []) if f["severity"] == "error"}
+        if kind != "error" or "REFERENCE_NOT_FINITE" not in codes:
+            return "unjudged", "judged unprovable for an error REFERENCE_NOT_FINITE verdict; this one differs"
     if judged:
         return judged[0], judged[1]
     return "unjudged", ""
@@ -278,20 +295,24 @@ def write_markdown(results, models):
              "Rerun: `ONNXPROOF_ENGINE=build/bin/onnxproof PYTHONPATH=python .venv/bin/python "
              "bench/verdicts/corpus/run_corpus.py` (add `--only a,b`, `--exporters dynamo`, `--work DIR`).", "",
              "| outcome | runs |", "| --- | --- |"]
-    for label in ("pass", "true-defect", "false-alarm", "crash", "miss", "unjudged"):
+    for label in LABELS:
         lines.append(f"| {label} | {len(classes.get(label, []))} |")
     lines += ["", "A **crash** is prove() raising anything but UsageError (or the run dying / timing out). A "
               "**false alarm** is a fail or error verdict on a correct model (onnxproof's bug). A **true defect** "
               "is a non-pass verdict where the export really is wrong or cannot run (a translation that differs, "
-              "an op ONNX Runtime lacks, an export that fails), explained in one line.", ""]
+              "an op ONNX Runtime lacks, an export that fails), explained in one line. **Unprovable** (issue 40) is an "
+              "error verdict that is the right answer on a correct, faithfully exported model: PyTorch's outputs hold "
+              "no finite value, so nothing can be proved; neither the export's defect nor onnxproof's.", ""]
     for label, title in (("crash", "Crashes"), ("false-alarm", "False alarms"), ("true-defect", "True defects"),
-                         ("miss", "Misses"), ("unjudged", "Not yet judged")):
+                         ("unprovable", "Unprovable (error is the right verdict)"), ("miss", "Misses"),
+                         ("unjudged", "Not yet judged")):
         if not classes.get(label):
             continue
         lines += [f"## {title}", "", "| model | exporter | verdict | why |", "| --- | --- | --- | --- |"]
         for run in classes[label]:
             lines.append(f"| {run['name']} | {run['exporter']} | {_cell(short(run))} | {_cell(run['why'])} |")
         lines.append("")
+    lines += _issue40_section(runs, classes, models, judgments)
     lines += [getattr(judgments, "NOTES", ""), "## All runs", "", "| family | model | torchscript | dynamo | seconds (ts / dynamo) |",
               "| --- | --- | --- | --- | --- |"]
     for name in names:
@@ -304,14 +325,51 @@ def write_markdown(results, models):
                 secs.append("-")
                 continue
             mark = {"pass": "", "true-defect": " (defect)", "false-alarm": " (FALSE ALARM)", "crash": " (CRASH)",
-                    "miss": " (MISS)", "unjudged": " (?)"}[run["judgment"]]
+                    "miss": " (MISS)", "unprovable": " (unprovable)", "unjudged": " (?)"}[run["judgment"]]
             cells.append(_cell(short(run)) + mark)
             secs.append(str(run.get("wall_seconds", "-")))
         lines.append(f"| {models.FAMILY.get(name, '')} | {name} | {cells[0]} | {cells[1]} | {' / '.join(secs)} |")
     with open(RESULTS_MD, "w") as handle:
         handle.write("\n".join(lines) + "\n")
-    for label in ("pass", "true-defect", "false-alarm", "crash", "miss", "unjudged"):
+    for label in LABELS:
         print(f"{label}: {len(classes.get(label, []))}")
+
+
+
+
+def _issue40_section(runs, classes, models, judgments):
+    """Issue 40's cases (models.ISSUE40_EXPECT): each run with the code a correct proof shows and
+    whether it showed it, the shape headline's axes, and the counts of these runs alone."""
+    expect = getattr(models, "ISSUE40_EXPECT", {})
+    mine = [run for run in runs if run["name"] in expect]
+    if not mine:
+        return []
+    count = {label: sum(1 for run in mine if run["judgment"] == label) for label in LABELS}
+    lines = ["## Issue 40 cases", "",
+             f"{len(expect)} modules added for issue 40 (models.py, section \"issue 40\"), {len(mine)} runs: "
+             "declared axes the model fixes (expected: `AXIS_FIXED_BY_MODEL` warning, the rest proved) or couples "
+             "to another axis (expected: a plain pass, the axes varied together), outputs ending in inf / NaN "
+             "(expected: `REFERENCE_NOT_FINITE` error where PyTorch's outputs hold no finite value, else a pass "
+             "comparing NaN/Inf by class), random operators (expected: `RANDOM_OUTPUT` warning, the deterministic "
+             "outputs proved).", "",
+             "| outcome | issue 40 runs | whole corpus |", "| --- | --- | --- |"]
+    for label in LABELS:
+        lines.append(f"| {label} | {count[label]} | {len(classes.get(label, []))} |")
+    lines += ["", "| model | exporter | verdict | expected code | seen | judgment | declared axes (headline) |",
+              "| --- | --- | --- | --- | --- | --- | --- |"]
+    for run in mine:
+        code = expect[run["name"]]
+        codes = {f["code"] for f in run.get("findings", [])}
+        seen = ("yes" if code in codes else "no") if code else ("-" if not codes & {
+            "AXIS_FIXED_BY_MODEL", "RANDOM_OUTPUT", "REFERENCE_NOT_FINITE"} else "unexpected")
+        axes = run.get("shape_headline", "")
+        axes = "; ".join(part.strip() for part in axes.split(";")
+                         if "proved dynamic" in part or "fixed by the model" in part)
+        lines.append(f"| {run['name']} | {run['exporter']} | {_cell(short(run))} | {code or '(pass)'} | {seen} | "
+                     f"{run['judgment']} | {_cell(axes)} |")
+    lines.append("")
+    notes = getattr(judgments, "ISSUE40_NOTES", "")
+    return lines + ([notes] if notes else [])
 
 
 def _cell(text):
