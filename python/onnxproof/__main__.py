@@ -24,8 +24,7 @@ try:
     from .core.main import main
 except ImportError as error:
     print(f"onnxproof: error: {sys.executable} cannot import {error.name or error}: the export front end needs "
-          "onnx and numpy, and the model's framework (Debian: /usr/bin/python3 with python3-torch, python3-onnx, "
-          "python3-numpy)",
+          "torch, onnx and numpy (Debian: /usr/bin/python3 with python3-torch, python3-onnx, python3-numpy)",
           file=sys.stderr)
     sys.exit(3)
 
