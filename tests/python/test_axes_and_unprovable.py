@@ -77,6 +77,14 @@ class ViewOnto(nn.Module):
         return x.reshape(y.shape) * 2 + y
 
 
+class UpsampledSkip(nn.Module):
+    """A pixel shuffle plus a skip input at twice its height and width, and a gate of the same
+    width under a label of its own: three tied pairs of declared axes (hs = 2h, ws = 2w, g = w)."""
+
+    def forward(self, x, skip, gate):
+        return nn.functional.pixel_shuffle(x, 2) + skip * gate.repeat_interleave(2, dim=-1)
+
+
 class InverseRoot(nn.Module):
     def forward(self, x):
         return torch.rsqrt(x * 0)
@@ -163,6 +171,26 @@ class AxisFixedByTheModel(ProvedRun):
                 sizes = self.case_sizes(result)
                 self.assertTrue(all("features" not in s for s in sizes), sizes)
                 self.assertGreater(len({s["time"] for s in sizes}), 2)
+
+    def test_axes_with_labels_of_their_own_that_the_model_ties_are_proved_under_dynamo(self):
+        # torch.export refuses tied axes declared as separate Dims ("hs = 2*h"); the capture ties them.
+        result = self.prove("tied-dynamo", UpsampledSkip().eval(), (torch.randn(2, 8, 3, 4), torch.randn(2, 2, 6, 8),
+                                                                    torch.randn(2, 1, 1, 4)),
+                            exporter="dynamo", opset=18,
+                            dynamic_axes={"x": {0: "batch", 2: "h", 3: "w"}, "skip": {0: "batch", 2: "hs", 3: "ws"},
+                                          "gate": {0: "batch", 3: "g"}})
+        self.assertEqual(result.verdict, "pass", str(result))
+        self.assertNotIn("FROZEN_DIMENSION", result.codes("error") + result.codes("warning"))
+        self.assertNotIn("AXIS_FIXED_BY_MODEL", result.codes())
+        self.assertNotIn("EXPORTER_FALLBACK", result.codes())
+        sizes = self.case_sizes(result)
+        self.assertTrue(all(s["hs"] == 2 * s["h"] and s["ws"] == 2 * s["w"] and s["g"] == s["w"] for s in sizes), sizes)
+        self.assertGreater(len({s["w"] for s in sizes}), 2, sizes)
+        # Each tie is found on its own: the batch and the height vary without the width.
+        self.assertTrue(any(s["batch"] != 2 and s["w"] == 4 for s in sizes), sizes)
+        self.assertTrue(any(s["h"] != 3 and s["w"] == 4 for s in sizes), sizes)
+        self.assertIn("proved dynamic: batch, g, h, hs, w, ws",
+                      self.headline(result, "Does the exported model accept").evidence)
 
     def test_axes_tied_by_element_count_vary_together(self):
         result = self.prove("view", ViewOnto(), (torch.randn(4, 6), torch.randn(8, 3)),

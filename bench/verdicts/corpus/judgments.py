@@ -15,9 +15,6 @@ _RANGE = ("onnxproof's dynamo capture (python/onnxproof/torch/dynamo.py: capture
           "torch.export.Dim; _specialized_finding() makes every 'Not all values of X in the specified range satisfy "
           "the generated guard' an error) fails the export on a range refinement")
 
-_TIE = ("onnxproof's dynamo capture (python/onnxproof/dynamo.py capture()) exports axes its own coupling search "
-        "tied as independent torch.export Dims; torch.export suggests the tie")
-
 JUDGED = {
     # --- exporters that cannot translate an operator (UNSUPPORTED_ATEN_OP / EXPORT_FAILED) ---
     ("index_add", "torchscript"): (T, "TorchScript exporter: index_add with alpha != 1 is unsupported (its own error)"),
@@ -115,20 +112,6 @@ JUDGED = {
                                          "hidden as 2*Dim and as Dim.DYNAMIC); TorchScript passes"),
     ("i40_gumbel_softmax_hard", "torchscript"): (T, "no TorchScript symbolic for aten::exponential (F.gumbel_softmax's "
                                                    "noise; reproduced directly); dynamo passes with RANDOM_OUTPUT"),
-    # Axes coupled to another input's axis: the coupling search finds the tie (the TorchScript runs pass with the
-    # labels varied together), but the dynamo capture exports them as independent Dims, torch.export raises
-    # "Constraints violated ... must always be equal. Suggested fixes: b = a" and onnxproof reports it as
-    # FROZEN_DIMENSION "specialized to a constant". Exported directly with the Dims tied as torch.export suggests,
-    # each matches PyTorch in ONNX Runtime at 2-3 sizes (max error <= 5e-7).
-    ("i40_reshape_onto_other", "dynamo"): (F, _TIE + " (b = a, element count); tied, it matches at a=b=1, 3, 5"),
-    ("i40_reshape_numel_double", "dynamo"): (F, _TIE + " (m = 2n, element count); with m = 2*n it matches at n=1, 6, 7"),
-    ("i40_add_own_labels", "dynamo"): (F, _TIE + " (b = a, equal sizes); tied, it matches at a=1, 5, 7"),
-    ("i40_sum_three_own_labels", "dynamo"): (F, _TIE + " (b = a, c = a); tied, it matches at a=2, 5, 9"),
-    ("i40_matmul_inner_own_labels", "dynamo"): (F, _TIE + " (k2 = k); tied, it matches at k=4, 7"),
-    ("i40_cat_batch_own_labels", "dynamo"): (F, _TIE + " (by = bx); tied, it matches at batch 2, 4"),
-    ("i40_repeat_interleave_other", "dynamo"): (F, _TIE + " (r = n); tied, it matches at n=2, 4, 6"),
-    ("i40_pixel_shuffle_plus_skip", "dynamo"): (F, _TIE + " (cx = 4cs, hs = 2h, ws = 2w); with derived Dims it "
-                                                  "matches at 3 sizes"),
     # All outputs NaN or Inf by construction: error REFERENCE_NOT_FINITE is the verdict issue 40 asks for. Both
     # exports give the same classes in ONNX Runtime (checked directly: +inf, -inf, NaN where PyTorch has them).
     ("i40_rsqrt_sum_zeros", "*"): (U, "rsqrt of a sum of zeros: +inf everywhere on both sides"),

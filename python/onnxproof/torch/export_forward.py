@@ -147,10 +147,36 @@ def resized_forward(state, model, label, size, rng):
                         sizes.append(asked)
                         quoted += 1
                 continue
+            if len(group) > 2:  # every label at once: keep only those PyTorch needs moved with it
+                group = smallest_group(state, model, label, other, group, rng)
             if len(group) > 1 and group not in state.couplings:
                 state.couplings.append(group)
             return resized, "", tried
     return None, failure, tried
+
+
+def smallest_group(state, model, label, size, group, rng):
+    """`group` (labels PyTorch runs when resized together with `label` at `size`) less every label
+    it also runs without, tried one at a time (with the partners it is known to need): the
+    search's last try moves every label at once, and a batch that moved with an image's width
+    would never be proved on its own."""
+    kept = list(group)
+    for other in group:
+        # A label goes with the partners it is already known to need (h with hs): moved alone
+        # with `label`, either would break the pair and look needed.
+        unit = {other}.union(*(known for known in state.couplings if other in known))
+        if label in unit or not unit <= set(kept):
+            continue
+        smaller = [member for member in kept if member not in unit]
+        case = coupled_sizes(dict(state.examples, **{label: size}), state.examples, [smaller], label)
+        if case is None:
+            continue
+        try:
+            state.forward(model, state.generate_inputs(case, rng))
+        except Exception:  # noqa: BLE001 -- PyTorch needs `other` moved too: it stays
+            continue
+        kept = smaller
+    return kept
 
 
 def coupling_search(state, label):
