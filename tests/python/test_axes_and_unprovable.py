@@ -85,6 +85,13 @@ class UpsampledSkip(nn.Module):
         return nn.functional.pixel_shuffle(x, 2) + skip * gate.repeat_interleave(2, dim=-1)
 
 
+class Flattened(nn.Module):
+    """Two outputs that follow declared axes without equalling them: 3*h, and h*w."""
+
+    def forward(self, x, y):
+        return x.flatten(1) * 2, y.flatten(1) + 1
+
+
 class InverseRoot(nn.Module):
     def forward(self, x):
         return torch.rsqrt(x * 0)
@@ -191,6 +198,17 @@ class AxisFixedByTheModel(ProvedRun):
         self.assertTrue(any(s["h"] != 3 and s["w"] == 4 for s in sizes), sizes)
         self.assertIn("proved dynamic: batch, g, h, hs, w, ws",
                       self.headline(result, "Does the exported model accept").evidence)
+
+    def test_an_output_axis_that_only_follows_a_label_is_not_named_after_it(self):
+        result = self.prove("flattened", Flattened(), (torch.randn(2, 3, 4), torch.randn(2, 5, 6)),
+                            dynamic_axes={"x": {0: "batch", 2: "h"}, "y": {0: "batch", 1: "r", 2: "c"}})
+        self.assertEqual(result.verdict, "pass", str(result))
+        model = onnx.load(result.path("model.onnx"))
+        dims = {value.name: [d.dim_param or d.dim_value for d in value.type.tensor_type.shape.dim]
+                for value in model.graph.output}
+        first, second = (value.name for value in model.graph.output)
+        self.assertEqual(dims[first], ["batch", "3*h"])  # not "h": the axis is three times it
+        self.assertEqual(dims[second], ["batch", f"{second}_dim1"])  # r*c follows two labels
 
     def test_axes_tied_by_element_count_vary_together(self):
         result = self.prove("view", ViewOnto(), (torch.randn(4, 6), torch.randn(8, 3)),

@@ -42,7 +42,8 @@ class ExportState:
         self.output_lists = False
         self.output_groups = None
         self.output_ranks = []
-        self.output_axes = {}
+        self.output_axes = {}  # {output: {axis: the declared label it follows}} (export.json's)
+        self.output_dim_names = {}  # {output: {axis: its name in model.onnx}} where not the label itself
         self.random_outputs = []  # outputs two forwards on one input disagree on (cases.json random_outputs)
         self.derived = {}  # {label: [labels]}: an axis whose size is the sum of others' (a cache's total)
         self.generation = None  # a decoder with a cache: its names for the generation proof (generation.py)
@@ -88,7 +89,7 @@ class ExportState:
             axes.setdefault(axis["input"], {})[axis["axis"]] = axis["label"]
         for name, labels in self.output_axes.items():
             if labels:
-                axes[name] = dict(labels)
+                axes[name] = {**labels, **self.output_dim_names.get(name, {})}
         return axes
 
     def opset_is_default(self):

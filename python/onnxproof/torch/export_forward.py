@@ -69,6 +69,7 @@ def label_output_axes(state, model, example, outputs):
     (fix_axes_by_model), since an export cannot be more dynamic than its model."""
     import numpy as np
     axes = {name: {} for name in state.output_names}
+    followed = {}  # {(output, axis): [(label, example size, resized size, output before, after)]}
     rng = np.random.default_rng(7)
     fixed = {}
     for label, size in state.examples.items():
@@ -80,8 +81,26 @@ def label_output_axes(state, model, example, outputs):
             for axis, (a, b) in enumerate(zip(before.shape, after.shape)):
                 if a != b:
                     axes[name].setdefault(axis, label)
+                    followed.setdefault((name, axis), []).append((label, size, tried[-1], a, b))
     fix_axes_by_model(state, fixed)
+    state.output_dim_names = output_dim_names(followed)
     return axes
+
+
+def output_dim_names(followed):
+    """{output: {axis: the name model.onnx gives it}}: the label where the axis is the label's
+    size, `3*h` where it is a whole multiple of one label (x.flatten(1) of an (n, 3, h) input),
+    else `OUTPUT_dimAXIS`, so that no output axis claims to equal an input axis it only follows."""
+    names = {}
+    for (name, axis), labels in followed.items():
+        label, size, other, before, after = labels[0]
+        multiple, rest = divmod(before, size)
+        if len(labels) == 1 and not rest and after == multiple * other:
+            dim = label if multiple == 1 else f"{multiple}*{label}"
+        else:
+            dim = f"{name}_dim{axis}"
+        names.setdefault(name, {})[axis] = dim
+    return names
 
 
 def fix_axes_by_model(state, fixed):
