@@ -92,6 +92,14 @@ void demote_contradicted_frozen_warnings(Report& report) {
   }
 }
 
+// A reference with no finite value (REFERENCE_NOT_FINITE) proves nothing: the parity rows' weak
+// evidence on it (EVIDENCE_WEAK: outputs "within 0 of each other") says the same thing less
+// plainly, so it goes; the one finding says what happened and what to do.
+void drop_weak_evidence_without_a_finite_reference(std::vector<Finding>& findings) {
+  if (!has_finding(findings, FindingCode::reference_not_finite, Severity::error)) return;
+  std::erase_if(findings, [](const Finding& finding) { return finding.code == FindingCode::evidence_weak; });
+}
+
 namespace {
 
 bool ran(const StepReport* step) {
@@ -126,6 +134,14 @@ HeadlineAnswer evidence_answer(const Report& report, const StepReport* parity) {
     if (finding.code == FindingCode::evidence_weak) weak.insert(finding.where);
   }
   const std::string rows = fmt::format("{} rows compared ({})", compared, fmt::join(rules, ", "));
+  if (has_finding(report.findings, FindingCode::reference_not_finite, Severity::error))
+    return {question, "none", rows + "; PyTorch's outputs hold no finite value (REFERENCE_NOT_FINITE)"};
+  if (compared && by_rule[rule_name(ToleranceRule::domain)] == compared) {
+    return {question, "weak",
+            fmt::format("{}; every output is random (RANDOM_OUTPUT): checked by shape, dtype and domain, "
+                        "no value was compared",
+                        rows)};
+  }
   if (!weak.empty()) {
     return {question, "weak",
             fmt::format("{}; outputs {} passed on evidence too weak to show a plausible bug (EVIDENCE_WEAK)", rows,
@@ -241,11 +257,13 @@ void answer_headline(const Run& run, Report& report) {
   if (report.parity) {
     for (const auto& p : report.parity->providers) providers.push_back(p.provider + (p.ran ? " ran" : " skipped"));
   }
+  const bool nothing_finite = has_finding(findings, FindingCode::reference_not_finite, Severity::error);
   report.headline.push_back(
       {"Does ONNX Runtime match PyTorch within tolerance, on every provider tested, with no argmax flips?",
-       yes_no(parity, passed(parity)),
-       fmt::format("{} comparisons; providers: {}",
+       nothing_finite ? "not checked" : yes_no(parity, passed(parity)),
+       fmt::format("{} comparisons{}; providers: {}",
                    report.parity ? report.parity->rows.size() + report.parity->detections.size() : 0,
+                   nothing_finite ? " of outputs with no finite value (REFERENCE_NOT_FINITE): nothing proved" : "",
                    providers.empty() ? "none" : fmt::format("{}", fmt::join(providers, ", ")))});
 
   report.headline.push_back(evidence_answer(report, parity));

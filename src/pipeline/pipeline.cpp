@@ -160,6 +160,7 @@ Expected<FinishedRun> run_into(const PipelineOptions& options, const fs::path& o
   report.onnx_model = run.model;
   merge_frozen_dimension_evidence(report.findings);
   demote_contradicted_frozen_warnings(report);
+  drop_weak_evidence_without_a_finite_reference(report.findings);
   point_follow_ons_at_causes(report.findings);
   if (run.check) {
     const auto* exported = find_step(report, "export");

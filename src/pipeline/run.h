@@ -71,6 +71,9 @@ void merge_frozen_dimension_evidence(std::vector<Finding>& findings);
 /// FROZEN_DIMENSION warnings the sweep contradicts, demoted to info.
 void demote_contradicted_frozen_warnings(Report& report);
 
+/// Drops EVIDENCE_WEAK when the reference holds no finite value (REFERENCE_NOT_FINITE says it).
+void drop_weak_evidence_without_a_finite_reference(std::vector<Finding>& findings);
+
 /// The check step's summary of the exported model as the report's signature.
 ModelSignature model_signature(const ModelSummary& summary, const std::string& exporter);
 

@@ -92,6 +92,13 @@ class Flattened(nn.Module):
         return x.flatten(1) * 2, y.flatten(1) + 1
 
 
+class SampleOnly(nn.Module):
+    """Nothing but a sample: no output can be compared value by value."""
+
+    def forward(self, x):
+        return torch.multinomial(torch.softmax(x, dim=-1), 1)
+
+
 class InverseRoot(nn.Module):
     def forward(self, x):
         return torch.rsqrt(x * 0)
@@ -232,6 +239,22 @@ class NothingFiniteToProve(ProvedRun):
         self.assertEqual(result.verdict, "error", str(result))
         self.assertEqual(result.codes("error"), ["REFERENCE_NOT_FINITE"])
         self.assertIn("--data", [f for f in result.findings if f.code == "REFERENCE_NOT_FINITE"][0].hint)
+        # The report never argues with the verdict: no "matches", no second, weaker finding.
+        self.assertNotIn("EVIDENCE_WEAK", result.codes())
+        self.assertEqual(self.headline(result, "Does ONNX Runtime match").answer, "not checked")
+        self.assertEqual(self.headline(result, "How strong").answer, "none")
+        with open(result.path("report.md"), encoding="utf-8") as handle:
+            markdown = handle.read()
+        self.assertIn("no finite value", markdown)
+        self.assertNotIn("could not run", markdown)
+
+    def test_a_model_whose_only_output_is_random_has_weak_evidence(self):
+        result = self.prove("sample-only", SampleOnly().eval(), (torch.randn(3, 6),), dynamic_axes={"x": {0: "batch"}})
+        self.assertEqual(result.verdict, "pass", str(result))
+        self.assertIn("RANDOM_OUTPUT", result.codes("warning"))
+        evidence = self.headline(result, "How strong")
+        self.assertEqual(evidence.answer, "weak", evidence)
+        self.assertIn("no value was compared", evidence.evidence)
 
     def test_infinities_where_pytorch_has_them_are_compared_by_class(self):
         result = self.prove("log", LogWithZeros(), (torch.randn(4, 16),), dynamic_axes={"x": {0: "batch"}})
