@@ -85,6 +85,18 @@ class UpsampledSkip(nn.Module):
         return nn.functional.pixel_shuffle(x, 2) + skip * gate.repeat_interleave(2, dim=-1)
 
 
+class LearnedPositions(nn.Module):
+    """A learned table of 6 positions added to the input: PyTorch takes a length of 1 only by
+    broadcasting it against the 6 (the output stays 6 long); every other length fails."""
+
+    def __init__(self):
+        super().__init__()
+        self.positions = nn.Parameter(torch.randn(1, 6, 8))
+
+    def forward(self, x):
+        return x + self.positions
+
+
 class Flattened(nn.Module):
     """Two outputs that follow declared axes without equalling them: 3*h, and h*w."""
 
@@ -205,6 +217,18 @@ class AxisFixedByTheModel(ProvedRun):
         self.assertTrue(any(s["h"] != 3 and s["w"] == 4 for s in sizes), sizes)
         self.assertIn("proved dynamic: batch, g, h, hs, w, ws",
                       self.headline(result, "Does the exported model accept").evidence)
+
+    def test_a_length_the_model_takes_only_by_broadcasting_is_no_dynamic_axis(self):
+        result = self.prove("positions", LearnedPositions().eval(), (torch.randn(2, 6, 8),),
+                            dynamic_axes={"x": {0: "batch", 1: "seq"}})
+        self.assertEqual(result.verdict, "pass", str(result))
+        fixed = [f for f in result.findings if f.code == "AXIS_FIXED_BY_MODEL"]
+        self.assertEqual(len(fixed), 1, result.codes())
+        self.assertIn("'seq'", fixed[0].message)
+        self.assertIn("only by broadcasting", fixed[0].message)
+        shapes = self.headline(result, "Does the exported model accept")
+        self.assertIn("proved dynamic: batch;", shapes.evidence)
+        self.assertIn("kept static): seq", shapes.evidence)
 
     def test_an_output_axis_that_only_follows_a_label_is_not_named_after_it(self):
         result = self.prove("flattened", Flattened(), (torch.randn(2, 3, 4), torch.randn(2, 5, 6)),

@@ -94,13 +94,6 @@ JUDGED = {
                                             "Constraints violated with a named Dim and with Dim.DYNAMIC, checked "
                                             "directly), as lstm_h0_c0; the two AXIS_FIXED_BY_MODEL warnings "
                                             "(features, hidden) are right and TorchScript passes"),
-    ("i40_einsum_weight_dim", "dynamo"): (T, "PyTorch runs d=1 (einsum broadcasts it over the weight's 8) and the "
-                                            "TorchScript export matches there; torch.export specializes d to 8 even "
-                                            "with Dim.DYNAMIC (checked directly), so no dynamo export serves d=1"),
-    ("i40_learned_positions_fixed", "dynamo"): (T, "PyTorch runs seq=1 (x + pos broadcasts it to 6) and the "
-                                                  "TorchScript export matches there; torch.export specializes seq to "
-                                                  "6 even with Dim.DYNAMIC (checked directly): no dynamo export "
-                                                  "serves seq=1"),
     ("i40_repeat_interleave_buffer", "torchscript"): (T, "TorchScript exporter's repeat_interleave(tensor repeats, "
                                                         "dim=1) with the last axis dynamic: ONNX Runtime refuses to "
                                                         "load it (Concat_3 'Inferred=2 Declared=1'), reproduced with "
@@ -126,8 +119,6 @@ WRONG_OUTPUT = {
     ("loop_dynamic_length", "torchscript"), ("linspace_dynamic", "torchscript"), ("floor_divide_int", "torchscript"),
     ("mha_key_padding", "torchscript"), ("encoder_layer_padding", "torchscript"), ("mha_causal_weights", "torchscript"),
     ("inplace_slice_assign_input", "torchscript"), ("cross_entropy", "dynamo"),
-    # issue 40: a dynamo export specialized to the example's size refuses size 1, which PyTorch runs (broadcast)
-    ("i40_einsum_weight_dim", "dynamo"), ("i40_learned_positions_fixed", "dynamo"),
 }
 
 NOTES = """\

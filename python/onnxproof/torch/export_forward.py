@@ -77,6 +77,9 @@ def label_output_axes(state, model, example, outputs):
         if resized is None:
             fixed[label] = (size, tried, failure)
             continue
+        if only_broadcast(outputs, resized, tried):
+            fixed[label] = (size, tried[:-1], f"{failure}; size 1 runs only by broadcasting (no output changes shape)")
+            continue
         for (name, before), (_, after) in zip(outputs, resized):
             for axis, (a, b) in enumerate(zip(before.shape, after.shape)):
                 if a != b:
@@ -85,6 +88,14 @@ def label_output_axes(state, model, example, outputs):
     fix_axes_by_model(state, fixed)
     state.output_dim_names = output_dim_names(followed)
     return axes
+
+
+def only_broadcast(outputs, resized, tried):
+    """True when the one size PyTorch took besides the example's is 1, after refusing others, and
+    no output changed shape: size 1 broadcast against a fixed size (x + a learned table of fixed
+    length), which says nothing of the axis being dynamic."""
+    return len(tried) > 1 and tried[-1] == 1 and all(
+        tuple(before.shape) == tuple(after.shape) for (_, before), (_, after) in zip(outputs, resized))
 
 
 def output_dim_names(followed):
@@ -135,9 +146,9 @@ MESSAGE_SIZES = 3
 
 
 def resized_forward(state, model, label, size, rng):
-    """(PyTorch's flat outputs with `label` resized, None, sizes tried) or (None, PyTorch's first
-    error, sizes tried). The sizes: the next one and twice the example's, then sizes PyTorch's
-    errors quote; each alone and with every candidate group of coupled labels (coupling_search),
+    """(PyTorch's flat outputs with `label` resized, PyTorch's first error or "", sizes tried) or
+    (None, PyTorch's first error, sizes tried). The sizes: the next one and twice the example's,
+    then sizes PyTorch's errors quote; each alone and with every candidate group of coupled labels (coupling_search),
     the group recorded in state.couplings when PyTorch needs it."""
     low, high = size_ranges(state.dynamic).get(label, (1, None))
 
@@ -170,7 +181,7 @@ def resized_forward(state, model, label, size, rng):
                 group = smallest_group(state, model, label, other, group, rng)
             if len(group) > 1 and group not in state.couplings:
                 state.couplings.append(group)
-            return resized, "", tried
+            return resized, failure, tried
     return None, failure, tried
 
 
