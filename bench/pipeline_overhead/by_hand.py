@@ -6,7 +6,7 @@ dynamic axes, then ONNX Runtime checked against PyTorch on the same cases the pi
     .venv/bin/python bench/pipeline_overhead/by_hand.py SPEC OUT.onnx CASES.json
 
 SPEC is an onnxproof family spec (torchvision:resnet18, timm:NAME, hf:CLASS): the same model, built
-the same way (onnxproof.families.load, random weights, seed 0), as the pipeline proves; or FILE.py:NAME,
+the same way (onnxproof.torch.families.load, random weights, seed 0), as the pipeline proves; or FILE.py:NAME,
 whose NAME() builds the model and whose DEFAULTS describe its inputs as the families do
 (large_bert.py). CASES.json
 is the pipeline's reference/cases.json: one comparison per case it lists, with every dynamic axis

@@ -6,17 +6,26 @@ prove() hands the model to the source framework that owns it (core/frameworks.py
 torch/api.py), which exports it in this process and has one engine process prove the export;
 check() and parity() run single engine commands on ONNX files.
 """
+import functools
 import json
 import os
 import tempfile
 
 from .core import frameworks
-from .core.engine import run_engine
+from .core.engine import name_list, run_engine
 
 
+def _documented_as_torch(function):
+    """prove() shows PyTorch's signature and docstring (help(), IDEs): torch/api.py imports no
+    torch at module level, so borrowing them costs nothing."""
+    from .torch import api as torch_api
+    return functools.wraps(torch_api.prove)(function)
+
+
+@_documented_as_torch
 def prove(model, args=(), kwargs=None, **options):
-    """Exports `model` called as model(*args, **kwargs), proves the export and returns its Report.
-    The options are the framework's: for PyTorch, torch/api.py's prove() documents them."""
+    """Exports `model` called as model(*args, **kwargs), proves the export and returns its Report,
+    with the options of the model's framework (core/frameworks.py)."""
     return frameworks.for_object(model).prove(model, args, kwargs, **options)
 
 
@@ -30,7 +39,7 @@ def parity(path, reference, providers=("cpu",), rtol=None, atol=None):
     """ONNX Runtime against a reference folder (test_data_set_N/, as a run folder's reference/):
     the dict `onnxproof parity --json` writes; its "verdict" is pass or fail."""
     arguments = ["parity", os.fspath(path), "--reference", os.fspath(reference), "--provider",
-                 ",".join([providers] if isinstance(providers, str) else providers)]
+                 ",".join(name_list(providers))]
     arguments += ["--rtol", repr(float(rtol))] if rtol is not None else []
     arguments += ["--atol", repr(float(atol))] if atol is not None else []
     return _json_of(arguments)

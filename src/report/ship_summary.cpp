@@ -80,11 +80,13 @@ std::string failure_answer(const Report& report, const FindingGroup* group) {
            "case that ran";
   }
   if (report.verdict == Verdict::error) {
-    // Every step ran; what it compared proves nothing (the reference's own outputs are NaN or Inf).
-    if (has_finding(report.findings, FindingCode::reference_not_finite, Severity::error))
+    const StepReport* step = first_error_step(report);
+    // The export step's error is a reference whose own outputs are NaN or Inf: every step ran,
+    // and what it compared proves nothing. Another step's error is said as it is.
+    if ((!step || step->name == "export") &&
+        has_finding(report.findings, FindingCode::reference_not_finite, Severity::error))
       return "not proved: PyTorch's outputs hold no finite value on any case, so no comparison with them can prove "
              "the export (REFERENCE_NOT_FINITE)";
-    const StepReport* step = first_error_step(report);
     return step ? fmt::format("not proved: the {} step could not run: {}", step->name, step->reason)
                 : "not proved: a required step could not run";
   }

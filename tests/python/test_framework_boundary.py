@@ -62,6 +62,13 @@ class NeutralCore(unittest.TestCase):
         self.assertIn("cannot import torch: PyTorch models need torch", result.stderr)
 
 
+class NameLists(unittest.TestCase):
+    def test_targets_and_providers_are_spelled_as_a_list_or_one_string(self):
+        from onnxproof.core.engine import name_list
+        self.assertEqual(name_list("cpu, cuda,"), ("cpu", "cuda"))
+        self.assertEqual(name_list(["ort-cpu", " tensorrt "]), ("ort-cpu", "tensorrt"))
+
+
 class Registry(unittest.TestCase):
     def test_every_framework_answers_the_boundary_questions(self):
         from onnxproof.core import frameworks

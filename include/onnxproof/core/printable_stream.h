@@ -1,8 +1,9 @@
 #pragma once
 // Model-derived text (node, input and output names, messages quoting them) reaches the terminal
-// through the CLI's streams (tools/onnxproof/main.cpp routes them here); a name holding control bytes must not drive the terminal (clear
-// the screen, move the cursor, retitle the window). This stream buffer passes text through and
-// writes C0 and C1 control characters other than newline and tab as \xNN / \u00NN.
+// through the CLI's streams (tools/onnxproof/main.cpp routes them here); a name holding control
+// bytes must not drive the terminal (clear the screen, move the cursor, retitle the window). This
+// stream buffer passes text through and writes C0 and C1 control characters other than newline
+// and tab as \xNN / \u00NN.
 
 #include <streambuf>
 

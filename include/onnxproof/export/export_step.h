@@ -90,7 +90,7 @@ struct ExportResult {
   std::string sha256;
   std::string exporter;
   /// The source framework that exported it (export.json's framework: "torch", ...); "torch" for
-  /// an export.json older than the field.
+  /// an export.json older than the field. Kept for the report's wording of a second framework.
   std::string framework = "torch";
   int reference_sets = 0;
   /// The front end's versions as it reported them in export.json (python, torch, onnx, ...).

@@ -15,6 +15,12 @@ _BUNDLED = os.path.join(PACKAGE, "_engine", "bin", "onnxproof")
 _CHECKOUT = os.path.join(os.path.dirname(os.path.dirname(PACKAGE)), "build", "bin", "onnxproof")
 
 
+def name_list(value):
+    """"ort-cpu", "ort-cpu,tensorrt" or ("ort-cpu", "tensorrt") -> ("ort-cpu", "tensorrt")."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return tuple(item.strip() for item in items if item.strip())
+
+
 class EngineError(FrontEndError):
     """The engine could not do its job (exit 3): its one-line reason."""
 

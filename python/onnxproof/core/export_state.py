@@ -18,6 +18,7 @@ class ExportState:
     def __init__(self, config, given=None):
         """`given`: an InMemoryModel (the Python API's model object, example and data) in place
         of loading config["model"] and generating the example."""
+        assert self.framework, "a framework's export state names its framework (export.json's framework)"
         self.config = config
         self.given = given
         self.out = config["out"]
@@ -43,10 +44,10 @@ class ExportState:
         self.output_groups = None
         self.output_ranks = []
         self.output_axes = {}  # {output: {axis: the declared label it follows}} (export.json's)
-        self.output_dim_names = {}  # {output: {axis: its name in model.onnx}} where not the label itself
+        self.output_dim_names = {}  # {output: {axis: its name in model.onnx}}: the label, 3*h or OUTPUT_dimN
         self.random_outputs = []  # outputs two forwards on one input disagree on (cases.json random_outputs)
         self.derived = {}  # {label: [labels]}: an axis whose size is the sum of others' (a cache's total)
-        self.generation = None  # a decoder with a cache: its names for the generation proof (generation.py)
+        self.generation = None  # a decoder with a cache: its names for the framework's generation proof
         self.detection_sets = []  # outputs compared as sets of detections (cases.json "detections")
         self.rejected_cases = {}  # generated cases PyTorch refused: {sizes as JSON: its error}
 

@@ -18,7 +18,7 @@ def run(args):
     if args.localize_json:
         request = json.loads(args.localize_json)
         run_folder = request.get("run") if isinstance(request, dict) else None
-        package = frameworks.for_run(run_folder) if isinstance(run_folder, str) else frameworks.framework("torch")
+        package = frameworks.for_run(run_folder) if isinstance(run_folder, str) else frameworks.framework(frameworks.FRAMEWORKS[0])
         return package.run_localize(request)
     config = json.loads(args.config_json)
     contract.check_config(config)
@@ -27,7 +27,7 @@ def run(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="onnxproof.export", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m onnxproof", description=__doc__.splitlines()[0])
     parser.add_argument("--config-json", help="the export options as JSON")
     parser.add_argument("--localize-json", help="divergence localization: {run, model, case} as JSON")
     args = parser.parse_args(argv)

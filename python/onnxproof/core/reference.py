@@ -61,7 +61,7 @@ def reference_failed(state, sizes, source, error):
     if source != "generated":
         state.findings.append(finding(
             "REFERENCE_FAILED", "error", f"{state.source}'s forward fails at {sizes} ({source}): {text}",
-            json.dumps(sizes), "the model does not accept this input in PyTorch either"))
+            json.dumps(sizes), f"the model does not accept this input in {state.source} either"))
         return
     state.rejected_cases.setdefault(json.dumps(sizes, sort_keys=True), text)
 

@@ -22,7 +22,7 @@ import tempfile
 from ..core import contract
 from ..core.attached import AttachedEngine
 from ..core.data import samples_from
-from ..core.engine import EngineError, captured_output
+from ..core.engine import EngineError, captured_output, name_list
 from ..core.errors import UsageError, write_failure
 from ..core.report import read_report
 from . import api_checks as checks
@@ -67,7 +67,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
                            samples=samples, data_batches=data_batches, dynamic_shapes=dynamic_shapes,
                            dynamic_axes=dynamic_axes, sweep=sweep, kwargs=kwargs, out=out, golden=golden)
     checks.check_inputs(args, data)
-    targets, providers = _names(targets), _names(providers)
+    targets, providers = name_list(targets), name_list(providers)
     if not isinstance(generate, int) or isinstance(generate, bool) or generate < 0:
         raise UsageError(f"generate must be a number of steps (an int >= 0), not {generate!r}")
     if generate:
@@ -221,12 +221,6 @@ def _restored(model):
             model.to(next(iter(devices)))
 
 
-def _names(value):
-    """"ort-cpu", "ort-cpu,tensorrt" or ("ort-cpu", "tensorrt") -> ("ort-cpu", "tensorrt")."""
-    items = value.split(",") if isinstance(value, str) else list(value)
-    return tuple(item.strip() for item in items if item.strip())
-
-
 def _describe(model):
     kind = type(model)
     return f"{kind.__module__}.{kind.__qualname__}"
@@ -239,7 +233,7 @@ def _opset_ceiling(limit):
             "opset_op_limits": {str(op): int(opset) for op, opset in limit.get("op_limits", {}).items()}}
 
 
-def _positional_names(model, count):
+def _positionalname_list(model, count):
     try:
         parameters = list(inspect.signature(model.forward).parameters.values())
     except (TypeError, ValueError):
@@ -268,7 +262,7 @@ def _callable_inputs(model, args, kwargs):
             raise UsageError(f"args[{index}] is a {type(value).__name__}: positional inputs must be tensors "
                              "(pass fixed values as kwargs)")
     kwargs = dict(kwargs or {})
-    tensors = dict(zip(_positional_names(model, len(args)), args))
+    tensors = dict(zip(_positionalname_list(model, len(args)), args))
     keyword_tensors = {name: value for name, value in kwargs.items() if isinstance(value, torch.Tensor)}
     if set(keyword_tensors) & set(tensors):
         raise UsageError(f"{sorted(set(keyword_tensors) & set(tensors))} given both in args and kwargs")

@@ -184,7 +184,7 @@ def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None, 
             traceback.print_exc()  # the whole story goes to export.log
             more = {label: guard for label, guard in narrowed_labels(error, dynamic, guards).items()
                     if label not in narrowed}
-            if not more:  # no guard to widen: the coupled labels tied, once
+            if not more and refused_relation(error):  # the coupled labels tied, once
                 more = {label: None for group in couplings for label in group if label not in narrowed}
             if not more:
                 raise DynamoExportFailed(classify_export_error(error, guards)) from error
@@ -203,6 +203,14 @@ def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None, 
 # torch 2.14 quotes a declared range here ("in the specified range 400 <= n <= 480000"), older
 # torch and an undeclared range do not.
 SPECIFIED_RANGE = r"in the specified range(?: [^\n]*?)?"
+
+
+def refused_relation(error):
+    """True when torch.export refused Dims the code relates ("a and b must always be equal",
+    "... must always be related to the values of h by ... = 2*h", then "Suggested fixes"): the
+    error coupled labels declared apart give."""
+    return any(re.search(r"must always be (?:equal|related to)", ANSI.sub("", str(cause)))
+               for cause in exception_chain(error))
 
 
 def narrowed_labels(error, dynamic, guards):
@@ -429,7 +437,7 @@ def name_dynamic_dims(model, dynamic):
         shape = value.shape if value is not None else None
         if shape is not None and axis["axis"] < len(shape) and isinstance(shape[axis["axis"]], ir.SymbolicDim) \
                 and shape[axis["axis"]].value:
-            renames[shape[axis["axis"]].value] = axis["label"]
+            renames.setdefault(shape[axis["axis"]].value, axis["label"])  # tied labels: the first names it
     if not renames:
         return
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")

@@ -78,7 +78,8 @@ def label_output_axes(state, model, example, outputs):
             fixed[label] = (size, tried, failure)
             continue
         if only_broadcast(outputs, resized, tried):
-            fixed[label] = (size, tried[:-1], f"{failure}; size 1 runs only by broadcasting (no output changes shape)")
+            fixed[label] = (size, tried[:-1], f"{failure}; of the other sizes only 1 ran, and no output changed "
+                            "shape at it (broadcasting against a fixed size)")
             continue
         for (name, before), (_, after) in zip(outputs, resized):
             for axis, (a, b) in enumerate(zip(before.shape, after.shape)):
@@ -86,7 +87,7 @@ def label_output_axes(state, model, example, outputs):
                     axes[name].setdefault(axis, label)
                     followed.setdefault((name, axis), []).append((label, size, tried[-1], a, b))
     fix_axes_by_model(state, fixed)
-    state.output_dim_names = output_dim_names(followed)
+    state.output_dim_names = output_dim_names(followed, state.couplings)
     return axes
 
 
@@ -98,15 +99,18 @@ def only_broadcast(outputs, resized, tried):
         tuple(before.shape) == tuple(after.shape) for (_, before), (_, after) in zip(outputs, resized))
 
 
-def output_dim_names(followed):
+def output_dim_names(followed, couplings):
     """{output: {axis: the name model.onnx gives it}}: the label where the axis is the label's
-    size, `3*h` where it is a whole multiple of one label (x.flatten(1) of an (n, 3, h) input),
-    else `OUTPUT_dimAXIS`, so that no output axis claims to equal an input axis it only follows."""
+    size, `3*h` where it is a whole multiple of one label (x.flatten(1) of an (n, 3, h) input) or
+    of labels that always move together (a coupling), else `OUTPUT_dimAXIS`, so that no output
+    axis claims to equal an input axis it only follows (h*w, h+2)."""
     names = {}
     for (name, axis), labels in followed.items():
         label, size, other, before, after = labels[0]
         multiple, rest = divmod(before, size)
-        if len(labels) == 1 and not rest and after == multiple * other:
+        together = {entry[0] for entry in labels}
+        one = len(together) == 1 or any(together <= set(group) for group in couplings)
+        if one and not rest and after == multiple * other:
             dim = label if multiple == 1 else f"{multiple}*{label}"
         else:
             dim = f"{name}_dim{axis}"
@@ -271,4 +275,5 @@ def detection_sets(state, model, outputs):
                         "score_threshold": float(entry.get("score_threshold", 0.0))})
         for name in members:
             state.output_axes.setdefault(name, {})[0] = "detections"
+            state.output_dim_names.get(name, {}).pop(0, None)  # the data decides it, no label does
     state.detection_sets = checked
