@@ -88,7 +88,7 @@ JUDGED = {
                                      "CASE_REJECTED_BY_PYTORCH and passes); exported with min=3 it matches at 3..20"),
     ("batched_nms", "dynamo"): (F, _RANGE + " from torchvision's size branch (boxes.numel() > 4000): the graph "
                                 "exported with n <= 1000 gives PyTorch's exact answer at n=2, 5 and 1500"),
-    # --- issue 40 (models.py section "issue 40"); checked directly with torch.onnx.export / torch.export and
+    # --- issue 40 (models/issue40*.py); checked directly with torch.onnx.export / torch.export and
     # ONNX Runtime 1.30 (torch 2.14.1), see ISSUE40_NOTES ---
     ("i40_lstm_state_hidden", "dynamo"): (T, "torch.export specializes nn.LSTM's sequence length (Eq(seq, 5); "
                                             "Constraints violated with a named Dim and with Dim.DYNAMIC, checked "

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 22's false-alarm corpus: every module of models.py through onnxproof.prove() with both
+"""Issue 22's false-alarm corpus: every module of models/ through onnxproof.prove() with both
 exporters, in a worker process restarted after any run that kills or hangs it (a crash or hang
 of one never stops the rest), each verdict judged (judgments.py).
 
@@ -290,7 +290,7 @@ def write_markdown(results, models):
     names = sorted({r["name"] for r in runs}, key=lambda n: order.get(n, 10 ** 6))
     by_key = {(r["name"], r["exporter"]): r for r in runs}
     lines = ["# Issue 22 corpus: verdicts of onnxproof.prove() on correct modules", "",
-             f"{len(names)} modules (bench/verdicts/corpus/models.py), {len(runs)} runs "
+             f"{len(names)} modules (bench/verdicts/corpus/models/), {len(runs)} runs "
              "(`exporter=\"torchscript\"` and `exporter=\"dynamo\"`, default opset, `localize=False`).", "",
              "Rerun: `ONNXPROOF_ENGINE=build/bin/onnxproof PYTHONPATH=python .venv/bin/python "
              "bench/verdicts/corpus/run_corpus.py` (add `--only a,b`, `--exporters dynamo`, `--work DIR`).", "",
@@ -346,7 +346,7 @@ def _issue40_section(runs, classes, models, judgments):
         return []
     count = {label: sum(1 for run in mine if run["judgment"] == label) for label in LABELS}
     lines = ["## Issue 40 cases", "",
-             f"{len(expect)} modules added for issue 40 (models.py, section \"issue 40\"), {len(mine)} runs: "
+             f"{len(expect)} modules added for issue 40 (models/issue40*.py), {len(mine)} runs: "
              "declared axes the model fixes (expected: `AXIS_FIXED_BY_MODEL` warning, the rest proved) or couples "
              "to another axis (expected: a plain pass, the axes varied together), outputs ending in inf / NaN "
              "(expected: `REFERENCE_NOT_FINITE` error where PyTorch's outputs hold no finite value, else a pass "
