@@ -215,6 +215,10 @@ class AxisFixedByTheModel(ProvedRun):
         # Each tie is found on its own: the batch and the height vary without the width.
         self.assertTrue(any(s["batch"] != 2 and s["w"] == 4 for s in sizes), sizes)
         self.assertTrue(any(s["h"] != 3 and s["w"] == 4 for s in sizes), sizes)
+        with open(result.path("export.json"), encoding="utf-8") as handle:
+            declared = json.load(handle)["exporter_options"]["dynamic_shapes"]
+        self.assertEqual(declared["hs"], {"dim": "Dim.DYNAMIC"})  # export.json says how they went to torch.export
+        self.assertEqual(declared["batch"], {"min": None, "max": None})
         self.assertIn("proved dynamic: batch, g, h, hs, w, ws",
                       self.headline(result, "Does the exported model accept").evidence)
 

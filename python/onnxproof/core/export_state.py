@@ -35,8 +35,8 @@ class ExportState:
         self.examples = {}  # {label: the example's size}
         self.example = None  # {input name: array}
         self.domains = {}  # {input name: the value domain of the user's example}
-        self.couplings = []  # groups of labels PyTorch needs resized together (found by label_output_axes)
-        self.fixed_axes = []  # declared labels PyTorch rejects at every other size (AXIS_FIXED_BY_MODEL)
+        self.couplings = []  # groups of labels the model needs resized together (the forward check finds them)
+        self.fixed_axes = []  # declared labels the model rejects at every other size (AXIS_FIXED_BY_MODEL)
         self.coupling_candidates = []
         self.output_names = []
         self.output_dataclasses = []
@@ -49,7 +49,7 @@ class ExportState:
         self.derived = {}  # {label: [labels]}: an axis whose size is the sum of others' (a cache's total)
         self.generation = None  # a decoder with a cache: its names for the framework's generation proof
         self.detection_sets = []  # outputs compared as sets of detections (cases.json "detections")
-        self.rejected_cases = {}  # generated cases PyTorch refused: {sizes as JSON: its error}
+        self.rejected_cases = {}  # generated cases the model refused: {sizes as JSON: its error}
 
     def timed(self, stage, function, *args):
         start = time.perf_counter()

@@ -52,7 +52,8 @@ def _first_owner(question, value):
 
 def for_run(run):
     """The framework that exported the run folder `run` (its export.json's "framework"; runs
-    exported before the field existed are PyTorch's)."""
+    exported before the field existed are PyTorch's); the first framework when `run` is no
+    readable run folder (None included), whose own reading then says what is wrong."""
     try:
         with open(os.path.join(run, "export.json"), encoding="utf-8") as handle:
             name = json.load(handle).get("framework") or FRAMEWORKS[0]

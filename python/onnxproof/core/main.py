@@ -18,8 +18,7 @@ def run(args):
     if args.localize_json:
         request = json.loads(args.localize_json)
         run_folder = request.get("run") if isinstance(request, dict) else None
-        package = frameworks.for_run(run_folder) if isinstance(run_folder, str) else frameworks.framework(frameworks.FRAMEWORKS[0])
-        return package.run_localize(request)
+        return frameworks.for_run(run_folder).run_localize(request)
     config = json.loads(args.config_json)
     contract.check_config(config)
     os.makedirs(config["out"], exist_ok=True)

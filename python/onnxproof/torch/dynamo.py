@@ -157,7 +157,8 @@ def _user_frame_on_stack():
 
 
 def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None, derived=(), couplings=()):
-    """The ExportedProgram, or DynamoExportFailed with the finding. Dataclasses the forward returns
+    """(the ExportedProgram, the labels exported as Dim.DYNAMIC), or DynamoExportFailed with the
+    finding. Dataclasses the forward returns
     are registered with torch.export first (it flattens only the types it knows). An axis whose
     declared range the code narrows (a guard like `n // 2 <= n` torch cannot prove, or a real
     lower bound such as reflection padding's) is exported once more as Dim.DYNAMIC, with a
@@ -197,7 +198,7 @@ def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None, 
                 "range torch.export allows (Dim.DYNAMIC) and left to the shape sweep", "",
                 "if production sends sizes outside it, the sweep's cases at them fail; declare the range with "
                 "--dynamic NAME:AXIS=LABEL:MIN..MAX", axis=label))
-    return program
+    return program, frozenset(narrowed)
 
 
 # torch 2.14 quotes a declared range here ("in the specified range 400 <= n <= 480000"), older

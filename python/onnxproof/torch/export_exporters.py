@@ -35,7 +35,7 @@ def export_with_dynamo(state, model, example, path):
     staging = temporary_path(os.path.join(state.out, ".dynamo"))
     os.makedirs(staging, exist_ok=True)
     try:
-        program = dynamo.capture(model, args, state.inputs, state.dynamic, state.output_dataclasses, state.findings,
+        program, state.loose_dims = dynamo.capture(model, args, state.inputs, state.dynamic, state.output_dataclasses, state.findings,
                                  derived=state.derived, couplings=state.couplings)
         progress("translating the exported program into ONNX")
         staged = os.path.join(staging, os.path.basename(path))

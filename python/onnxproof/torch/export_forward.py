@@ -152,8 +152,8 @@ MESSAGE_SIZES = 3
 def resized_forward(state, model, label, size, rng):
     """(PyTorch's flat outputs with `label` resized, PyTorch's first error or "", sizes tried) or
     (None, PyTorch's first error, sizes tried). The sizes: the next one and twice the example's,
-    then sizes PyTorch's errors quote; each alone and with every candidate group of coupled labels (coupling_search),
-    the group recorded in state.couplings when PyTorch needs it."""
+    then sizes PyTorch's errors quote; each alone and with every candidate group of coupled
+    labels (coupling_search), the group recorded in state.couplings when PyTorch needs it."""
     low, high = size_ranges(state.dynamic).get(label, (1, None))
 
     def allowed(other):

@@ -24,9 +24,8 @@ import torch
 
 from ..core.data import did_you_mean
 from ..core.errors import FrontEndError, UsageError
-from . import families_detection
+from . import FAMILY_PREFIXES, families_detection
 
-FAMILIES = ("torchvision:", "timm:", "hf:")
 
 # Small sizes for a transformers configuration, set only where the configuration has the field:
 # a proof needs the architecture's operators and shapes, not its width.
@@ -47,7 +46,7 @@ HF_SMALL_CONVOLUTION = 32
 
 
 def is_family(spec):
-    return spec.startswith(FAMILIES)
+    return spec.startswith(FAMILY_PREFIXES)  # torch/__init__.py's: core/frameworks.py asks it without torch
 
 
 def load(spec):

@@ -8,12 +8,12 @@ import os
 
 from ..core.data import resolve_callable, split_callable
 from ..core.errors import FrontEndError, UsageError
-from . import families
+from . import ARCHIVE_SUFFIXES, families
 
 
 def check_model_spec(spec):
     """Raises UsageError unless the spec has one of the accepted forms (nothing is loaded)."""
-    if families.is_family(spec) or spec.endswith(".pt") or spec.endswith(".pth"):
+    if families.is_family(spec) or spec.endswith(ARCHIVE_SUFFIXES):
         return
     split_callable(spec)
 
@@ -25,7 +25,7 @@ def load_model(spec):
     check_model_spec(spec)
     if families.is_family(spec):
         return families.load(spec)
-    if spec.endswith(".pt") or spec.endswith(".pth"):
+    if spec.endswith(ARCHIVE_SUFFIXES):
         if not os.path.isfile(spec):
             raise FrontEndError(f"no such file: {spec}")
         try:

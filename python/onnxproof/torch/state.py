@@ -9,6 +9,7 @@ from ..core.export_state import ExportState
 class TorchState(ExportState):
     framework = "torch"
     source = "PyTorch"
+    loose_dims = frozenset()  # labels torch.export got as Dim.DYNAMIC (dynamo.capture), not a named Dim
 
     def args_for(self, arrays):
         """Fresh tensors for every call: a forward that mutates an input in place (x[i] += u) must
@@ -35,8 +36,9 @@ class TorchState(ExportState):
         if self.exporter == "dynamo":
             ranges = size_ranges(self.dynamic)
             return {"call": "torch.export.export(strict=False), then torch.onnx.export(ExportedProgram, dynamo=True)",
-                    "dynamic_shapes": {label: {"min": ranges.get(label, (None, None))[0],
-                                               "max": ranges.get(label, (None, None))[1]} for label in self.examples},
+                    "dynamic_shapes": {label: {"dim": "Dim.DYNAMIC"} if label in self.loose_dims else
+                                       {"min": ranges.get(label, (None, None))[0],
+                                        "max": ranges.get(label, (None, None))[1]} for label in self.examples},
                     "report": dynamo.REPORT_NAME if os.path.exists(os.path.join(self.out, dynamo.REPORT_NAME)) else None,
                     "external_data": os.path.exists(os.path.join(self.out, "model.onnx.data"))}
         if self.exporter == "torchscript":
