@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Makes the front end's pinned Python environment in .venv/ (git-ignored), or in the folder given
-# as its argument (scripts/setup.sh's machine-wide copy), from python/requirements.lock, exactly. Idempotent: the lock file's sha256 is stamped into the
-# environment, so a second run costs nothing and a changed lock rebuilds it.
+# Makes a front end's pinned Python environment, exactly from a lock: by default the PyTorch one in
+# .venv/ (git-ignored) from python/requirements.lock; the arguments name another folder
+# (scripts/setup.sh's machine-wide copy) and another lock (python/requirements-tensorflow.lock for
+# .venv-tf/). A lock's "# imports:" line lists the modules the environment must import (the
+# PyTorch lock's are below: a line added to it would change its hash and rebuild every .venv).
+# Idempotent: the lock file's sha256 is stamped into the environment, so a second run costs nothing
+# and a changed lock rebuilds it.
 # The interpreter: $ONNXPROOF_SETUP_PYTHON, else pyenv's Python 3.11, else python3.11 on PATH (the
 # version the pinned wheels are for).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${1:-$root/.venv}"
-lock="$root/python/requirements.lock"
+lock="${2:-$root/python/requirements.lock}"
 want="$(sha256sum "$lock" | awk '{print $1}')"
 if [[ -x "$venv/bin/python" ]] && [[ "$(cat "$venv/onnxproof-lock.sha256" 2>/dev/null)" == "$want" ]]; then
   exit 0
@@ -30,7 +34,9 @@ if [[ -z "$python" ]]; then
   exit 3
 fi
 
-echo "onnxproof setup: making the pinned Python environment in $venv with $python (torch, onnx; a few minutes the first time)" >&2
+imports="$(sed -n 's/^# imports: //p' "$lock" | tr ' ' ',')"
+[[ -n "$imports" ]] || imports="torch,torchvision,onnx,onnxscript,onnxruntime,numpy,sklearn,timm,transformers"
+echo "onnxproof setup: making the pinned Python environment in $venv with $python from $(basename "$lock") ($imports; a few minutes the first time)" >&2
 # The stamp is written last: an interrupted run leaves no stamp, and the next one starts over.
 rm -rf "$venv"
 "$python" -m venv "$venv"
@@ -39,7 +45,7 @@ rm -rf "$venv"
 "$venv/bin/pip" install --quiet --no-deps -r "$lock" 2>&1 | grep -v '^WARNING: Location' >&2 || true
 "$venv/bin/pip" check >&2 ||
   { echo "onnxproof setup: the environment from $lock is inconsistent (pip check above)" >&2; exit 3; }
-"$venv/bin/python" -c 'import torch, torchvision, onnx, onnxscript, onnxruntime, numpy, sklearn, timm, transformers' ||
+"$venv/bin/python" -c "import $imports" ||
   { echo "onnxproof setup: the pinned environment does not import (see above)" >&2; exit 3; }
 echo "$want" >"$venv/onnxproof-lock.sha256"
-echo "onnxproof setup: Python environment ready: $("$venv/bin/python" -c 'import torch, onnx; print("torch", torch.__version__, "onnx", onnx.__version__)')" >&2
+echo "onnxproof setup: Python environment ready in $venv ($(basename "$lock"))" >&2

@@ -2,7 +2,8 @@
 # Sets up everything onnxproof needs on a fresh Debian 12 or 13 machine; safe to run again (each
 # part only does what is missing):
 #   1. Debian packages (build tools, the engine's libraries, protobuf) through apt;
-#   2. the front end's pinned Python environment in .venv/ (scripts/setup-python.sh);
+#   2. the front end's pinned Python environments: PyTorch's in .venv/, TensorFlow's in .venv-tf/
+#      (scripts/setup-python.sh, from python/requirements.lock and requirements-tensorflow.lock);
 #   3. the ONNX C++ library at the pinned version in .deps/onnx (scripts/build-onnx.sh);
 #   4. ONNX Runtime in .deps/onnxruntime (scripts/fetch-onnxruntime.sh);
 #      (2-4 are kept once per machine and linked from the checkout: see below)
@@ -90,6 +91,10 @@ shared() {
   fi
 }
 shared "$root/.venv" "venv-$(key "$root/python/requirements.lock")" "$root/scripts/setup-python.sh"
+# TensorFlow's (about 1.7 GB): a script of two arguments, so a wrapper gives it its lock.
+tf_lock="$root/python/requirements-tensorflow.lock"
+setup_tf_venv() { "$root/scripts/setup-python.sh" "$1" "$tf_lock"; }
+shared "$root/.venv-tf" "venv-tf-$(key "$tf_lock")" setup_tf_venv
 # ONNX's C++ library depends on its own pin and on protobuf, not on the rest of the lock.
 shared "$root/.deps/onnx" "onnx-$(key <(grep '^onnx==' "$root/python/requirements.lock") <(protoc --version))" \
   "$root/scripts/build-onnx.sh"
