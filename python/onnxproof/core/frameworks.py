@@ -20,7 +20,7 @@ import os
 from .errors import UsageError
 
 # In the order a spec is offered; the first that owns it exports it. One line per framework.
-FRAMEWORKS = ("torch",)
+FRAMEWORKS = ("torch", "tensorflow")
 
 
 def framework(name):

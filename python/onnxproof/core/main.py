@@ -22,7 +22,10 @@ def run(args):
     config = json.loads(args.config_json)
     contract.check_config(config)
     os.makedirs(config["out"], exist_ok=True)
-    return frameworks.for_spec(config["model"]).run_export(config)
+    # The engine names the framework it chose the interpreter for; an older engine does not.
+    framework = frameworks.framework(config["framework"]) if config.get("framework") else \
+        frameworks.for_spec(config["model"])
+    return framework.run_export(config)
 
 
 def main(argv=None):

@@ -1,0 +1,49 @@
+"""Output axes, whatever the framework: the names model.onnx gives the output axes that follow a
+declared label, and the labels the model itself fixes (AXIS_FIXED_BY_MODEL). A framework's forward
+check (torch/export_forward.py, tensorflow/export.py) finds which axes follow which label."""
+from .findings import finding
+
+
+def output_dim_names(followed, couplings):
+    """{output: {axis: the name model.onnx gives it}}: the label where the axis is the label's
+    size, `3*h` where it is a whole multiple of one label (x.flatten(1) of an (n, 3, h) input) or
+    of labels that always move together (a coupling), else `OUTPUT_dimAXIS`, so that no output
+    axis claims to equal an input axis it only follows (h*w, h+2)."""
+    names = {}
+    for (name, axis), labels in followed.items():
+        label, size, other, before, after = labels[0]
+        multiple, rest = divmod(before, size)
+        together = {entry[0] for entry in labels}
+        one = len(together) == 1 or any(together <= set(group) for group in couplings)
+        if one and not rest and after == multiple * other:
+            dim = label if multiple == 1 else f"{multiple}*{label}"
+        else:
+            dim = f"{name}_dim{axis}"
+        names.setdefault(name, {})[axis] = dim
+    return names
+
+
+def fix_axes_by_model(state, fixed):
+    """Each label of `fixed` ({label: (example size, sizes tried, the framework's error)}) leaves the
+    declared axes: the export, the cases and the frozen-shape analysis keep it at the example's
+    size, and one AXIS_FIXED_BY_MODEL warning per label says so."""
+    if not fixed:
+        return
+    for label, (size, tried, failure) in fixed.items():
+        axes = [axis for axis in state.dynamic if axis["label"] == label]
+        spelled = ", ".join(f"{axis['input']}:{axis['axis']}" for axis in axes)
+        sweep = (state.config.get("sweep") or {}).get(label)
+        state.findings.append(finding(
+            "AXIS_FIXED_BY_MODEL", "warning",
+            f"axis '{label}' ({spelled}) was declared dynamic, but {state.source}'s own forward rejects every other size "
+            f"tried ({', '.join(str(s) for s in tried)}; example: {size}), alone and with the axes coupled to it: "
+            f"{failure}. The export keeps it at {size}"
+            + (f" and the --sweep sizes {', '.join(str(s) for s in sweep)} of it are not cases" if sweep else "")
+            + "; the proof goes on with the other axes", label,
+            f"declare '{label}' static (drop its --dynamic / dynamic_axes entry); the export is as dynamic as the "
+            "model, which only runs at this size", axis=label))
+        state.fixed_axes.append({"label": label, "size": size, "tried": list(tried)})
+    state.dynamic = [axis for axis in state.dynamic if axis["label"] not in fixed]
+    state.examples = {label: size for label, size in state.examples.items() if label not in fixed}
+    state.coupling_candidates = [group for group in state.coupling_candidates if not set(group) & fixed.keys()]
+    state.couplings = [group for group in state.couplings if not set(group) & fixed.keys()]

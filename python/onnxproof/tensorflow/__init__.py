@@ -1,0 +1,83 @@
+"""TensorFlow, the second source framework: Keras 3 models (on the TensorFlow backend), tf.Module
+and tf.function objects with an input signature, and SavedModels, exported by tf2onnx or by Keras's
+own model.export(format="onnx"), with TensorFlow's float32 outputs and a float64 twin's as the
+reference.
+
+This file is what core/frameworks.py asks; it imports nothing heavy (importing TensorFlow takes
+seconds), so asking which framework owns a spec or an object never loads it. The work is in the
+modules beside it (source.py loads, export.py exports, reference.py captures, api.py is prove())."""
+import os
+import re
+import sys
+
+NAME = "tensorflow"
+TITLE = "TensorFlow"
+
+FAMILY_PREFIXES = ("keras:", "saved_model:")
+ARCHIVE_SUFFIXES = (".keras",)
+
+# A FILE.py:CALLABLE spec is TensorFlow's when its file imports TensorFlow or Keras (the engine
+# applies the same rule to choose the interpreter: src/export/specs.cpp).
+_IMPORTS_TENSORFLOW = re.compile(r"^\s*(import|from)\s+(tensorflow|keras|tf_keras)\b", re.MULTILINE)
+
+
+def owns_spec(spec):
+    """keras:NAME, saved_model:DIR, FILE.keras, and FILE.py:CALLABLE whose file imports TensorFlow or Keras."""
+    if spec.startswith(FAMILY_PREFIXES) or spec.endswith(ARCHIVE_SUFFIXES):
+        return True
+    target = spec.rpartition(":")[0]
+    if not target.endswith(".py"):
+        return False
+    try:
+        with open(target, encoding="utf-8", errors="replace") as handle:
+            return bool(_IMPORTS_TENSORFLOW.search(handle.read()))
+    except OSError:
+        return False  # the first framework's loader names the missing file
+
+
+def owns_object(model):
+    """A Keras model or layer, a tf.Module or a tf.function; TensorFlow or Keras is imported
+    already when one exists, so the check looks at the object's classes' modules."""
+    modules = {kind.__module__.split(".")[0] for kind in type(model).__mro__}
+    return bool(modules & {"keras", "tensorflow", "tf_keras"})
+
+
+def require_tensorflow():
+    """TensorFlow, imported with the settings the proof needs; one line, exit 3, for an interpreter
+    without it, and a usage error for a Keras backend other than TensorFlow.
+
+    TF_ENABLE_ONEDNN_OPTS=0: TensorFlow warns that oneDNN's reordered kernels change numerics; the
+    reference is the plain kernels' (docs/tensorflow.md). Both are read once, at TensorFlow's import."""
+    from ..core.errors import FrontEndError, UsageError
+    backend = os.environ.get("KERAS_BACKEND", "tensorflow")
+    if backend != "tensorflow":
+        raise UsageError(f"KERAS_BACKEND={backend}: onnxproof proves Keras models on the TensorFlow backend only "
+                         "(the jax and torch backends are not supported yet); unset it or set it to tensorflow")
+    if "tensorflow" not in sys.modules:
+        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    try:
+        import keras  # noqa: F401
+        import tensorflow
+        import tf2onnx  # noqa: F401
+    except ImportError as error:
+        raise FrontEndError(f"{sys.executable} cannot import {error.name or error}: TensorFlow models need "
+                            "tensorflow, keras and tf2onnx (scripts/setup.sh makes .venv-tf with them; "
+                            "pip install 'onnxproof[tensorflow]' in your own environment)") from error
+    return tensorflow
+
+
+def run_export(config):
+    from .export import export  # imports TensorFlow inside the run folder's Keras home
+    return export(config)
+
+
+def run_localize(request):
+    require_tensorflow()
+    from .localize import main
+    return main(request)
+
+
+def prove(model, args=(), kwargs=None, **options):
+    from .api import prove as prove_tensorflow
+    return prove_tensorflow(model, args, kwargs, **options)

@@ -1,0 +1,188 @@
+"""The export step of a TensorFlow model: it becomes OUT/model.onnx, OUT/reference/ (TensorFlow's
+inputs and outputs for every shape case, with a float64 twin's) and OUT/export.json, the same
+contract as PyTorch's (core/). `python -m onnxproof --config-json ...` calls export() for a spec
+this framework owns; prove() hands an InMemoryModel to the same Exporter.
+
+Stages: load (source.py), inputs from the signature (signature.py), the forward check and output
+axes (below), the export with its fallback (exporters.py), the reference (reference.py), finish."""
+import contextlib
+import os
+import shutil
+import typing
+
+import numpy as np
+
+from ..core.cases import example_sizes, size_ranges
+from ..core.export_finish import finish
+from ..core.export_io import progress, temporary_path
+from ..core.findings import finding
+from ..core.output_axes import fix_axes_by_model, output_dim_names
+from . import signature as signatures
+from . import source as sources
+from .exact import Twin
+from .exporters import export_with_fallback, resolve_exporters
+from .reference import write_reference
+from .state import TensorFlowState
+
+
+class InMemoryModel(typing.NamedTuple):
+    """A model handed over as an object (onnxproof.prove): a Source, exported as it is at
+    `example` ({input name: array}) and proved on `samples` when given."""
+    model: object
+    description: str
+    example: dict
+    samples: list = None
+
+
+class Exporter:
+    """One export run over one TensorFlowState; export.json written at the end."""
+
+    def __init__(self, config, given=None):
+        self.state = TensorFlowState(config, given)
+        self.factory = None  # what builds the model again (a float64 twin of a subclassed model)
+
+    def run(self):
+        """Exports; the exit code (0 exported with no error finding, 1 otherwise). UsageError for
+        a malformed spec or inputs that do not fit the model's signature."""
+        state = self.state
+        source = self.load()
+        exporters = resolve_exporters(state, source)
+        signatures.declare_inputs(state, source)
+        example = signatures.example_arrays(state, source)
+        state.examples = example_sizes(state.inputs, state.dynamic)
+        progress("running the forward pass on the example input")
+        outputs = state.timed("forward", check_forward, state, source, example)
+        if outputs is None:
+            return finish(state, exported=False)
+        state.output_axes = state.timed("output_axes", label_output_axes, state, source, outputs)
+        exported = state.timed("export", export_with_fallback, state, source, exporters)
+        if exported:
+            progress("capturing TensorFlow's reference outputs")
+            twin = state.timed("exact_reference", Twin, source, self.factory)
+            state.timed("reference", write_reference, state, source, twin)
+        return finish(state, exported=exported)
+
+    def load(self):
+        state = self.state
+        if state.given is not None:
+            state.description = state.given.description
+            return state.given.model
+        spec = state.config["model"]
+        progress(f"loading {spec}")
+        import tensorflow as tf
+        import keras
+        seed = int(state.config.get("seed", 0))
+        keras.utils.set_random_seed(seed)  # random weights: the same model when it is loaded again
+        tf.random.set_seed(seed)
+        source = state.timed("load", sources.load, spec, state.inputs)
+        if not spec.startswith("saved_model:") and not spec.endswith(".keras"):
+            self.factory = lambda: _rebuilt(spec, state.inputs)
+        state.description = source.description
+        return source
+
+
+def _rebuilt(spec, inputs):
+    source = sources.load(spec, inputs)
+    return source.keras_model
+
+
+def check_forward(state, source, example):
+    """The model's flat outputs on the example, or None with an EXPORT_FAILED finding; a forward
+    that differs on the same input is said (NONDETERMINISTIC_FORWARD) and its outputs are
+    checked for shape, dtype and domain only."""
+    try:
+        outputs = source.call(example)
+    except Exception as error:
+        state.findings.append(finding(
+            "EXPORT_FAILED", "error",
+            f"the model's call fails on the example input: {type(error).__name__}: {_first_line(error)}", "",
+            "check the --input names, shapes and dtypes against the model's input signature"))
+        return None
+    names = source.output_names if source.output_names and len(source.output_names) == len(outputs) else \
+        [f"output_{index}" for index in range(len(outputs))]
+    state.output_names = [_onnx_name(name, index) for index, name in enumerate(names)]
+    state.output_ranks = [np.ndim(value) for value in outputs]
+    again = source.call(example)
+    differing = [name for name, a, b in zip(state.output_names, outputs, again)
+                 if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)]
+    if differing:
+        state.random_outputs = differing
+        state.findings.append(finding(
+            "NONDETERMINISTIC_FORWARD", "info",
+            f"two calls on the same input differ (output {', '.join(differing)}) with training=False: the model draws "
+            "random numbers, so these outputs are checked for shape, dtype and value domain only", ", ".join(differing),
+            "if inference should be deterministic, remove the random ops (tf.random.*, a layer called with "
+            "training=True) or take the random values as an input; the other outputs are proved as usual"))
+    return outputs
+
+
+def _onnx_name(name, index):
+    """An output's name in model.onnx: the model's own (a Keras output layer's), made unique."""
+    text = str(name).split(":")[0].strip()
+    return text or f"output_{index}"
+
+
+def _first_line(error):
+    text = str(error).strip()
+    return text.splitlines()[0][:300] if text else ""
+
+
+def label_output_axes(state, source, outputs):
+    """{output name: {axis: label}}: each label resized in turn, and the output axes that follow
+    it; a label TensorFlow rejects at every other size tried is fixed by the model
+    (AXIS_FIXED_BY_MODEL) and the export keeps it at the example's size."""
+    axes = {name: {} for name in state.output_names}
+    followed = {}
+    fixed = {}
+    rng = np.random.default_rng(7)
+    for label, size in state.examples.items():
+        resized, failure, tried = None, "", []
+        for other in _other_sizes(state, label, size):
+            tried.append(other)
+            try:
+                resized = source.call(state.generate_inputs(dict(state.examples, **{label: other}), rng))
+                break
+            except Exception as error:
+                failure = failure or f"{type(error).__name__}: {_first_line(error)}"
+        if resized is None:
+            fixed[label] = (size, tried, failure)
+            continue
+        for name, before, after in zip(state.output_names, outputs, resized):
+            for axis, (a, b) in enumerate(zip(np.shape(before), np.shape(after))):
+                if a != b:
+                    axes[name].setdefault(axis, label)
+                    followed.setdefault((name, axis), []).append((label, size, tried[-1], a, b))
+    fix_axes_by_model(state, fixed)
+    state.output_dim_names = output_dim_names(followed, state.couplings)
+    return axes
+
+
+def _other_sizes(state, label, size):
+    low, high = size_ranges(state.dynamic).get(label, (1, None))
+    return [other for other in dict.fromkeys((state.other_size(label, size), 2 * size, 1))
+            if other != size and low <= other and (high is None or other <= high)]
+
+
+@contextlib.contextmanager
+def keras_home_inside(out):
+    """Keras writes its settings file (~/.keras/keras.json) the first time it is imported where
+    none exists: onnxproof writes nothing outside the run folder, so KERAS_HOME points into it for
+    the run, removed at the end, unless the user has set KERAS_HOME or has a ~/.keras already."""
+    if os.environ.get("KERAS_HOME") or os.path.isdir(os.path.expanduser("~/.keras")):
+        yield
+        return
+    home = temporary_path(os.path.join(out, ".keras-home"))
+    os.environ["KERAS_HOME"] = home
+    try:
+        yield
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+        os.environ.pop("KERAS_HOME", None)
+
+
+def export(config):
+    """The export of config["model"] into config["out"]: the exit code (0, or 1 with an error finding)."""
+    from . import require_tensorflow
+    with keras_home_inside(config["out"]):
+        require_tensorflow()
+        return Exporter(config).run()

@@ -1,0 +1,90 @@
+"""A TensorFlow model's inputs come from its input signature: every `None` dimension is a dynamic
+axis with a label (batch, sequence, height, width, ...; one label for the same axis of several
+inputs), unless --dynamic names the axes itself; --input gives the example's sizes and dtypes.
+Integer inputs feeding an Embedding are generated inside its vocabulary."""
+import numpy as np
+
+from ..core.cases import domain_of
+from ..core.data import did_you_mean
+from ..core.errors import UsageError
+
+# The example's size of a free axis no --input sized, by label.
+EXAMPLE_SIZES = {"batch": 2, "sequence": 8, "height": 32, "width": 32, "depth": 8}
+OTHER_EXAMPLE_SIZE = 4
+
+
+def default_label(rank, axis):
+    """The label of a free axis: batch first; NHWC images' height and width (NDHWC's depth too);
+    the second axis of a (batch, time[, features]) input its sequence; else dimN."""
+    if axis == 0:
+        return "batch"
+    if rank == 4 and axis in (1, 2):
+        return ("height", "width")[axis - 1]
+    if rank == 5 and axis in (1, 2, 3):
+        return ("depth", "height", "width")[axis - 1]
+    if rank in (2, 3) and axis == 1:
+        return "sequence"
+    return f"dim{axis}"
+
+
+def declare_inputs(state, source):
+    """state.inputs and state.dynamic from the signature and what the user declared: names and
+    ranks must fit the signature, a dimension the signature fixes stays fixed."""
+    declared = {spec["name"]: spec for spec in state.inputs}
+    names = [name for name, _, _ in source.signature]
+    for name in declared:
+        if name not in names:
+            raise UsageError(f"--input {name}: the model's input signature has no input '{name}'"
+                             f"{did_you_mean(name, names)} (its inputs: {', '.join(names)})")
+    free = [{"input": name, "axis": axis, "label": default_label(len(shape), axis)}
+            for name, shape, _ in source.signature for axis, dim in enumerate(shape) if dim is None]
+    for axis in state.dynamic:
+        shape = dict((name, shape) for name, shape, _ in source.signature).get(axis["input"])
+        if shape is None:
+            raise UsageError(f"--dynamic {axis['input']}:{axis['axis']}: the model has no input '{axis['input']}' "
+                             f"(its inputs: {', '.join(names)})")
+        if axis["axis"] >= len(shape) or shape[axis["axis"]] is not None:
+            raise UsageError(f"--dynamic {axis['input']}:{axis['axis']}: the model's input signature fixes that axis "
+                             f"({_shape_text(shape)}); only its None axes can be dynamic")
+    dynamic = state.dynamic or free
+    inputs = []
+    for name, shape, dtype in source.signature:
+        spec = dict(declared.get(name) or {"name": name, "dtype": dtype})
+        spec["dims"] = _example_dims(name, shape, spec.get("dims"), dynamic)
+        if _integer(spec["dtype"]) and "range" not in spec and source.vocabulary:
+            spec["range"] = [0, int(source.vocabulary)]
+        inputs.append(spec)
+    state.inputs, state.dynamic = inputs, dynamic
+
+
+def _example_dims(name, shape, given, dynamic):
+    if given is not None:
+        if len(given) != len(shape) or any(dim is not None and dim != size for dim, size in zip(shape, given)):
+            raise UsageError(f"--input {name}={'x'.join(map(str, given))}: the model's input signature is "
+                             f"{_shape_text(shape)}")
+        return list(given)
+    labels = {axis["axis"]: axis["label"] for axis in dynamic if axis["input"] == name}
+    return [dim if dim is not None else EXAMPLE_SIZES.get(labels.get(axis), OTHER_EXAMPLE_SIZE)
+            for axis, dim in enumerate(shape)]
+
+
+def _shape_text(shape):
+    return "(" + ", ".join("None" if dim is None else str(dim) for dim in shape) + ")"
+
+
+def _integer(dtype):
+    return dtype != "bool" and np.dtype(dtype).kind in "iu"
+
+
+def example_arrays(state, source):
+    """The example: the user's arrays (prove()), whose values set every generated input's domain,
+    or generated ones."""
+    if state.given is not None:
+        state.domains = {name: domain_of(name, array) for name, array in state.given.example.items()}
+        state.example = dict(state.given.example)
+    else:
+        state.domains = {}
+        from ..core.cases import example_sizes
+        state.example = state.generate_inputs(example_sizes(state.inputs, state.dynamic),
+                                              np.random.default_rng(int(state.config.get("seed", 0))))
+    return state.example

@@ -1,0 +1,191 @@
+"""Where a TensorFlow model comes from, and how it is called: a Source wraps a Keras model, a
+tf.function or a SavedModel's serving signature behind one interface (its input signature, a call
+on numpy arrays, a tf.function for the exporters, a float64 twin).
+
+Model specs (docs/tensorflow.md): `keras:NAME[:key=value,...]` (a keras.applications architecture,
+weights=None: nothing downloaded), `saved_model:DIR` (its serving_default signature), `FILE.keras`,
+and `FILE.py:CALLABLE` returning a keras.Model, a tf.Module whose __call__ is a tf.function with an
+input signature, or such a tf.function."""
+import os
+
+from ..core.data import did_you_mean, resolve_callable
+from ..core.errors import FrontEndError, UsageError
+from . import FAMILY_PREFIXES
+
+
+class Source:
+    """A model as the export sees it. `signature`: [(name, shape with None for a free axis, dtype
+    name)]; `output_names`: the names the ONNX outputs get; `keras_model`: the keras.Model when
+    there is one (Keras's exporter and the float64 twin need it)."""
+
+    def __init__(self, description, signature, function, keras_model=None, output_names=None):
+        self.description = description
+        self.signature = signature
+        self._function = function  # called with one tf tensor per input, in signature order
+        self.keras_model = keras_model
+        self.output_names = output_names
+        self.vocabulary = None  # the smallest Embedding's input_dim: integer inputs stay below it
+        self.saved_model = None  # a SavedModel's loaded object, kept alive for its variables
+
+    def tf_function(self, specs):
+        """A tf.function of the model on `specs` (tf.TensorSpec per input, in signature order),
+        its flat outputs out: what tf2onnx converts, its outputs in call()'s order."""
+        import tensorflow as tf
+        return tf.function(lambda *values: tf.nest.flatten(self._function(*values)), input_signature=specs)
+
+    def call(self, arrays):
+        """The model's flat outputs as numpy arrays on {input name: array}."""
+        import tensorflow as tf
+        values = [tf.constant(arrays[name]) for name, _, _ in self.signature]
+        return [value.numpy() for value in tf.nest.flatten(self._function(*values))]
+
+
+def load(spec, inputs):
+    """The Source of a --model spec; `inputs`: the --input specs given (a subclassed Keras model
+    or a tf.function without a signature takes its signature from them)."""
+    if spec.startswith("keras:"):
+        return keras_source(application(spec), spec, inputs)
+    if spec.startswith("saved_model:"):
+        return saved_model_source(spec[len("saved_model:"):], spec)
+    if spec.endswith(".keras"):
+        import keras
+        if not os.path.isfile(spec):
+            raise FrontEndError(f"no such file: {spec}")
+        try:
+            model = keras.models.load_model(spec, compile=False)
+        except Exception as error:
+            raise FrontEndError(f"{spec} is not a Keras model file Keras can load: {type(error).__name__}: "
+                                f"{error}") from error
+        return keras_source(model, f"Keras model file {spec}", inputs)
+    factory = resolve_callable(spec, "model")
+    try:
+        model = factory()
+    except Exception as error:
+        raise FrontEndError(f"calling {spec} failed: {type(error).__name__}: {error}") from error
+    return object_source(model, spec, inputs)
+
+
+def object_source(model, description, inputs):
+    """The Source of a model object: a keras.Model, a tf.Module or a tf.function."""
+    import keras
+    import tensorflow as tf
+    if isinstance(model, keras.Model):
+        return keras_source(model, description, inputs)
+    function = model.__call__ if isinstance(model, tf.Module) and not isinstance(model, keras.layers.Layer) else model
+    if isinstance(function, tf.types.experimental.GenericFunction):
+        specs = function.input_signature
+        if not specs:
+            raise UsageError(f"{description}: the tf.function has no input_signature; give it one "
+                             "(@tf.function(input_signature=[tf.TensorSpec([None, 8], tf.float32, name='x')]))")
+        signature = [(spec.name or f"input_{index}", tuple(spec.shape.as_list()), spec.dtype.name)
+                     for index, spec in enumerate(specs)]
+        return Source(description, signature, function)
+    raise UsageError(f"{description} is a {type(model).__name__}: TensorFlow models are a keras.Model, a tf.Module "
+                     "whose __call__ is a tf.function with an input_signature, or such a tf.function")
+
+
+def application(spec):
+    """keras:NAME[:key=value,...]: the keras.applications architecture with weights=None."""
+    import keras
+    name, _, options = spec[len("keras:"):].partition(":")
+    builders = {n: getattr(keras.applications, n) for n in dir(keras.applications)
+                if n[:1].isupper() and callable(getattr(keras.applications, n))}
+    if name not in builders:
+        raise UsageError(f"keras:{name} is not a keras.applications architecture{did_you_mean(name, builders)}")
+    kwargs = dict(weights=None)
+    for item in filter(None, options.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"{spec}: option '{item}' is not key=value")
+        kwargs[key] = _literal(value)
+    try:
+        return builders[name](**kwargs)
+    except Exception as error:
+        raise UsageError(f"{spec}: keras.applications.{name}({_kwargs_text(kwargs)}) fails: "
+                         f"{type(error).__name__}: {error}") from error
+
+
+def _literal(text):
+    import ast
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _kwargs_text(kwargs):
+    return ", ".join(f"{key}={value!r}" for key, value in kwargs.items())
+
+
+def keras_source(model, description, inputs):
+    """A Keras model called with training=False: a functional or Sequential model's signature is
+    its Input layers'; a subclassed model's comes from --input (its example builds it)."""
+    import keras
+    signature = keras_signature(model, inputs)
+    many = len(signature) > 1
+
+    def call(*values):
+        return model(list(values) if many else values[0], training=False)
+
+    names = getattr(model, "output_names", None)
+    source = Source(description, signature, call, keras_model=model, output_names=list(names) if names else None)
+    sizes = [layer.input_dim for layer in model._flatten_layers(include_self=False, recursive=True)
+             if isinstance(layer, keras.layers.Embedding)]
+    source.vocabulary = min(sizes) if sizes else None
+    return source
+
+
+def keras_signature(model, inputs):
+    try:
+        tensors = list(model.inputs)
+    except (AttributeError, ValueError):
+        tensors = []
+    if tensors:
+        return [(_input_name(tensor, index), tuple(tensor.shape), _dtype(tensor.dtype))
+                for index, tensor in enumerate(tensors)]
+    if not inputs:
+        raise UsageError(f"{type(model).__name__} is a subclassed Keras model with no Input layers: give its inputs "
+                         "with --input NAME=DIMS:DTYPE (and --dynamic for the free axes)")
+    return [(spec["name"], tuple(spec["dims"]), spec["dtype"]) for spec in inputs]
+
+
+def _input_name(tensor, index):
+    name = getattr(tensor, "name", None) or f"input_{index}"
+    return name.split(":")[0]
+
+
+def _dtype(dtype):
+    return getattr(dtype, "name", None) or str(dtype)
+
+
+def saved_model_source(folder, description):
+    """A SavedModel's serving_default signature: inputs by the signature's names (sorted, as
+    TensorFlow flattens a dict), outputs the signature's dict in sorted key order."""
+    import tensorflow as tf
+    if not os.path.isdir(folder):
+        raise FrontEndError(f"no such SavedModel folder: {folder}")
+    try:
+        loaded = tf.saved_model.load(folder)
+    except Exception as error:
+        raise FrontEndError(f"{folder} is not a SavedModel TensorFlow can load: {type(error).__name__}: "
+                            f"{error}") from error
+    signatures = dict(getattr(loaded, "signatures", {}) or {})
+    if "serving_default" not in signatures:
+        raise UsageError(f"{folder} has no serving_default signature (it has: {', '.join(signatures) or 'none'})")
+    serving = signatures["serving_default"]
+    specs = serving.structured_input_signature[1]
+    names = sorted(specs)
+    signature = [(name, tuple(specs[name].shape.as_list()), specs[name].dtype.name) for name in names]
+    outputs = sorted(serving.structured_outputs)
+
+    def call(*values):
+        result = serving(**dict(zip(names, values)))
+        return [result[name] for name in outputs]
+
+    source = Source(description, signature, call, output_names=outputs)
+    source.saved_model = loaded
+    return source
+
+
+def is_family(spec):
+    return spec.startswith(FAMILY_PREFIXES)
