@@ -1,25 +1,30 @@
 """The exact reference of a TensorFlow model: a float64 twin computing on the same inputs.
 
 Keras keeps a dtype policy in every layer's config, so a model rebuilt after
-keras.config.set_dtype_policy("float64") still computes in float32; the twin is a clone whose
-every layer's config is widened (functional and Sequential models, keras.applications included),
-else the user's factory called again under the float64 policy (a subclassed model), with the
-weights widened. A tf.function is called again on float64 inputs when it holds no float32
-variables; a SavedModel's signature is traced at its saved dtypes, so it has none. Each missing
-twin has a reason (EXACT_REFERENCE_MISSING)."""
+keras.config.set_dtype_policy("float64") still computes in float32; the twin of a functional or
+Sequential model (keras.applications included) is a clone whose every layer's config is widened,
+with the weights widened. Every other model (a subclassed Keras model, a tf.function, a tf.Module,
+a SavedModel's signature) is traced, its variables frozen into constants, and the graph's float32
+types and constants widened to float64. A twin that cannot be had, or fails, has a reason
+(EXACT_REFERENCE_MISSING)."""
 import time
 
 import numpy as np
 
+from .source import error_text
+
 # The float64 pass may take this many times the float32 capture's time (the first case always
-# runs): the same budget as PyTorch's (torch/exact.py says why).
+# runs): the same budget as PyTorch's (torch/exact.py says why), but never less than
+# MIN_BUDGET_SECONDS: a small model's float32 forwards take milliseconds, and the twin's first call
+# (tracing the clone or importing the graph) alone would exhaust a budget of their multiple.
 TIME_BUDGET = 1.3
+MIN_BUDGET_SECONDS = 2.0
 
 
 class Twin:
     """The float64 model of a Source, or the reason there is none."""
 
-    def __init__(self, source, factory=None):
+    def __init__(self, source):
         self.source = source
         self.reason = ""
         self.call = None
@@ -27,24 +32,25 @@ class Twin:
         self.exact_seconds = 0.0
         self.cases_run = 0
         try:
-            self.call = _twin_call(source, factory)
+            self.call = _twin_call(source)
         except Exception as error:  # any refusal is a reason, not a crash
-            self.reason = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+            self.reason = error_text(error)
 
     def wanted(self):
         """Whether the next case gets a float64 run: the first always, later ones while the
         float64 pass stays within TIME_BUDGET of the float32 capture's time."""
         if self.call is None:
             return False
-        return self.cases_run == 0 or self.exact_seconds <= TIME_BUDGET * self.float32_seconds
+        return self.cases_run == 0 or self.exact_seconds <= max(TIME_BUDGET * self.float32_seconds, MIN_BUDGET_SECONDS)
 
     def outputs(self, arrays, float32_outputs):
         """The float64 outputs of one case (None for an integer output, or where the twin failed)."""
         start = time.perf_counter()
         try:
             values = self.call({name: _widened(value) for name, value in arrays.items()})
-        except Exception as error:
-            self.reason = self.reason or f"the float64 twin fails: {type(error).__name__}: {str(error)[:200]}"
+        except Exception as error:  # said once; no later case tries again
+            self.reason = self.reason or f"the float64 twin fails: {error_text(error)}"
+            self.call = None
             return [None] * len(float32_outputs)
         finally:
             self.exact_seconds += time.perf_counter() - start
@@ -65,9 +71,14 @@ def _widened(array):
     return array.astype(np.float64) if array.dtype.kind == "f" else array
 
 
-def _twin_call(source, factory):
+def _twin_call(source):
+    """The twin's call: a Keras model's clone in float64, else (a subclassed model, a tf.function,
+    a tf.Module, a SavedModel) its graph in float64."""
     if source.keras_model is not None:
-        model = keras_twin(source.keras_model, factory, source)
+        try:
+            model = keras_twin(source.keras_model)
+        except Exception:  # no config to clone from: the traced graph still has every op
+            return graph_twin(source)
         many = len(source.signature) > 1
 
         def call(arrays):
@@ -76,30 +87,21 @@ def _twin_call(source, factory):
             result = model(values if many else values[0], training=False)
             return [value.numpy() for value in tf.nest.flatten(result)]
         return call
-    if getattr(source, "saved_model", None) is not None:
-        raise ValueError("a SavedModel's serving signature is traced at its saved dtypes and cannot run in float64")
-    return function_twin(source)
+    return graph_twin(source)
 
 
-def keras_twin(model, factory, source):
-    """A float64 copy of a Keras model with its weights; ValueError when none computes in float64."""
+def keras_twin(model):
+    """A float64 clone of a functional or Sequential Keras model with its weights; ValueError
+    when the clone does not compute in float64."""
     import keras
-    try:
-        twin = keras.models.clone_model(model, clone_function=_widened_layer, recursive=True)
-    except Exception as error:  # a subclassed model has no config to clone from
-        if factory is None:
-            raise ValueError(f"the model cannot be cloned in float64 ({type(error).__name__}: {error})") from error
-        twin = _rebuilt_in_float64(factory, source)
+    twin = keras.models.clone_model(model, clone_function=_widened_layer, recursive=True)
     weights = model.get_weights()
-    if not twin.weights and weights:  # a subclassed twin is built by its first call
-        twin(_example(source, np.float64), training=False)
-    twin_weights = twin.get_weights()
-    if [w.shape for w in weights] != [w.shape for w in twin_weights]:
-        raise ValueError("the float64 twin's weights do not line up with the model's")
+    if [w.shape for w in weights] != [w.shape for w in twin.get_weights()]:
+        raise ValueError("the float64 clone's weights do not line up with the model's")
     twin.set_weights([w.astype(np.float64) if w.dtype.kind == "f" else w for w in weights])
     narrow = sorted({str(w.dtype) for w in twin.weights if "float" in str(w.dtype) and str(w.dtype) != "float64"})
     if narrow:
-        raise ValueError(f"layers of the float64 twin keep {', '.join(narrow)} weights (a layer fixes its dtype)")
+        raise ValueError(f"layers of the float64 clone keep {', '.join(narrow)} weights (a layer fixes its dtype)")
     return twin
 
 
@@ -114,31 +116,45 @@ def _widened_layer(layer):
     return layer.__class__.from_config(config)
 
 
-def _rebuilt_in_float64(factory, source):
-    import keras
-    before = keras.config.dtype_policy()
-    keras.config.set_dtype_policy("float64")
-    try:
-        return factory()
-    finally:
-        keras.config.set_dtype_policy(before)
-
-
-def _example(source, float_dtype):
-    arrays = [np.zeros([d if d is not None else 1 for d in shape],
-                       dtype=float_dtype if "float" in dtype else dtype) for _, shape, dtype in source.signature]
-    return arrays if len(arrays) > 1 else arrays[0]
-
-
-def function_twin(source):
-    """A tf.function's Python function called eagerly on float64 inputs: a function of its inputs
-    alone runs; one that holds float32 variables fails, and that is the reason."""
+def graph_twin(source):
+    """A tf.function, tf.Module or SavedModel in float64: its graph with the variables frozen
+    into constants, every float32 type, constant and function argument widened to float64, and
+    imported again. An op without a float64 kernel fails at the first case, and that is the
+    reason."""
     import tensorflow as tf
-    python_function = getattr(source._function, "python_function", None)
-    if python_function is None:
-        raise ValueError("the function has no Python function to call again in float64")
+    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+    specs = [tf.TensorSpec(shape, dtype, name=name) for name, shape, dtype in source.signature]
+    frozen = convert_variables_to_constants_v2(source.tf_function(specs).get_concrete_function())
+    graph = frozen.graph.as_graph_def()
+    for node in graph.node:
+        _widen_node(node)
+    for function in graph.library.function:
+        for argument in list(function.signature.input_arg) + list(function.signature.output_arg):
+            if argument.type == tf.float32.as_datatype_enum:
+                argument.type = tf.float64.as_datatype_enum
+        for node in function.node_def:
+            _widen_node(node)
+    inputs = [tensor.name for tensor in frozen.inputs]
+    outputs = [tensor.name for tensor in frozen.outputs]
+    imported = tf.compat.v1.wrap_function(lambda: tf.compat.v1.import_graph_def(graph, name=""), [])
+    run = imported.prune(feeds=[imported.graph.get_tensor_by_name(name) for name in inputs],
+                         fetches=[imported.graph.get_tensor_by_name(name) for name in outputs])
 
     def call(arrays):
         values = [tf.constant(arrays[name]) for name, _, _ in source.signature]
-        return [value.numpy() for value in tf.nest.flatten(python_function(*values))]
+        return [value.numpy() for value in run(*values)]
     return call
+
+
+def _widen_node(node):
+    """float32 becomes float64 in a NodeDef's type attributes and constant tensors."""
+    import tensorflow as tf
+    single, double = tf.float32.as_datatype_enum, tf.float64.as_datatype_enum
+    for attribute in node.attr.values():
+        if attribute.type == single:
+            attribute.type = double
+        if attribute.list.type:
+            attribute.list.type[:] = [double if kind == single else kind for kind in attribute.list.type]
+        if attribute.HasField("tensor") and attribute.tensor.dtype == single:
+            values = tf.make_ndarray(attribute.tensor).astype(np.float64)
+            attribute.tensor.CopyFrom(tf.make_tensor_proto(values, dtype=tf.float64))

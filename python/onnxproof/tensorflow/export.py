@@ -19,8 +19,9 @@ from ..core.findings import finding
 from ..core.output_axes import fix_axes_by_model, output_dim_names
 from . import signature as signatures
 from . import source as sources
+from .source import error_text
 from .exact import Twin
-from .exporters import export_with_fallback, resolve_exporters
+from .exporters import choose_opset, export_with_fallback, resolve_exporters
 from .reference import write_reference
 from .state import TensorFlowState
 
@@ -39,7 +40,6 @@ class Exporter:
 
     def __init__(self, config, given=None):
         self.state = TensorFlowState(config, given)
-        self.factory = None  # what builds the model again (a float64 twin of a subclassed model)
 
     def run(self):
         """Exports; the exit code (0 exported with no error finding, 1 otherwise). UsageError for
@@ -47,6 +47,8 @@ class Exporter:
         state = self.state
         source = self.load()
         exporters = resolve_exporters(state, source)
+        state.exporter = exporters[0]
+        state.opset, state.opset_reason = choose_opset(state.config)  # until an export chooses
         signatures.declare_inputs(state, source)
         example = signatures.example_arrays(state, source)
         state.examples = example_sizes(state.inputs, state.dynamic)
@@ -58,7 +60,7 @@ class Exporter:
         exported = state.timed("export", export_with_fallback, state, source, exporters)
         if exported:
             progress("capturing TensorFlow's reference outputs")
-            twin = state.timed("exact_reference", Twin, source, self.factory)
+            twin = state.timed("exact_reference", Twin, source)
             state.timed("reference", write_reference, state, source, twin)
         return finish(state, exported=exported)
 
@@ -75,15 +77,8 @@ class Exporter:
         keras.utils.set_random_seed(seed)  # random weights: the same model when it is loaded again
         tf.random.set_seed(seed)
         source = state.timed("load", sources.load, spec, state.inputs)
-        if not spec.startswith("saved_model:") and not spec.endswith(".keras"):
-            self.factory = lambda: _rebuilt(spec, state.inputs)
         state.description = source.description
         return source
-
-
-def _rebuilt(spec, inputs):
-    source = sources.load(spec, inputs)
-    return source.keras_model
 
 
 def check_forward(state, source, example):
@@ -95,7 +90,7 @@ def check_forward(state, source, example):
     except Exception as error:
         state.findings.append(finding(
             "EXPORT_FAILED", "error",
-            f"the model's call fails on the example input: {type(error).__name__}: {_first_line(error)}", "",
+            f"the model's call fails on the example input: {error_text(error)}", "",
             "check the --input names, shapes and dtypes against the model's input signature"))
         return None
     names = source.output_names if source.output_names and len(source.output_names) == len(outputs) else \
@@ -122,11 +117,6 @@ def _onnx_name(name, index):
     return text or f"output_{index}"
 
 
-def _first_line(error):
-    text = str(error).strip()
-    return text.splitlines()[0][:300] if text else ""
-
-
 def label_output_axes(state, source, outputs):
     """{output name: {axis: label}}: each label resized in turn, and the output axes that follow
     it; a label TensorFlow rejects at every other size tried is fixed by the model
@@ -143,7 +133,7 @@ def label_output_axes(state, source, outputs):
                 resized = source.call(state.generate_inputs(dict(state.examples, **{label: other}), rng))
                 break
             except Exception as error:
-                failure = failure or f"{type(error).__name__}: {_first_line(error)}"
+                failure = failure or error_text(error)
         if resized is None:
             fixed[label] = (size, tried, failure)
             continue

@@ -8,6 +8,7 @@ import os
 from ..core.errors import UsageError
 from ..core.export_io import progress, temporary_path
 from ..core.findings import finding
+from .source import error_text
 
 EXPORTERS = ("tf2onnx", "keras")
 
@@ -91,8 +92,7 @@ def export_at(state, source, exporter):
             state.call = "keras.Model.export(format='onnx', input_signature, opset_version)"
         return finalize(state, written)
     except Exception as error:
-        text = str(error).strip().splitlines()[0][:400] if str(error).strip() else ""
-        return [finding("EXPORT_FAILED", "error", f"the {exporter} exporter raised {type(error).__name__}: {text}", "",
+        return [finding("EXPORT_FAILED", "error", f"the {exporter} exporter raised {error_text(error)}", "",
                         "read the exporter's message in export.log; another --exporter or --opset may help",
                         source=exporter)]
     finally:

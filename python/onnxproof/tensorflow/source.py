@@ -7,6 +7,7 @@ weights=None: nothing downloaded), `saved_model:DIR` (its serving_default signat
 and `FILE.py:CALLABLE` returning a keras.Model, a tf.Module whose __call__ is a tf.function with an
 input signature, or such a tf.function."""
 import os
+import re
 
 from ..core.data import did_you_mean, resolve_callable
 from ..core.errors import FrontEndError, UsageError
@@ -26,6 +27,7 @@ class Source:
         self.output_names = output_names
         self.vocabulary = None  # the smallest Embedding's input_dim: integer inputs stay below it
         self.saved_model = None  # a SavedModel's loaded object, kept alive for its variables
+        self.owner = None  # the object a bound tf.function belongs to, kept alive
 
     def tf_function(self, specs):
         """A tf.function of the model on `specs` (tf.TensorSpec per input, in signature order),
@@ -79,13 +81,23 @@ def object_source(model, description, inputs):
                              "(@tf.function(input_signature=[tf.TensorSpec([None, 8], tf.float32, name='x')]))")
         signature = [(spec.name or f"input_{index}", tuple(spec.shape.as_list()), spec.dtype.name)
                      for index, spec in enumerate(specs)]
-        return Source(description, signature, function)
+        source = Source(description, signature, function)
+        source.owner = model  # a tf.function binds its tf.Module by a weak reference
+        return source
     raise UsageError(f"{description} is a {type(model).__name__}: TensorFlow models are a keras.Model, a tf.Module "
                      "whose __call__ is a tf.function with an input_signature, or such a tf.function")
 
 
+# keras:NAME's defaults where the spec gives none: logits, not softmax probabilities (random
+# weights give near-uniform probabilities, which prove little: EVIDENCE_WEAK), and the usual
+# 224x224 RGB image where the architecture leaves its size free (MobileNetV3 builds (None, None, 3),
+# whose padding is computed for one size), so that batch is the one dynamic axis, as torchvision:'s.
+APPLICATION_DEFAULTS = {"classifier_activation": None, "input_shape": (224, 224, 3)}
+
+
 def application(spec):
     """keras:NAME[:key=value,...]: the keras.applications architecture with weights=None."""
+    import inspect
     import keras
     name, _, options = spec[len("keras:"):].partition(":")
     builders = {n: getattr(keras.applications, n) for n in dir(keras.applications)
@@ -93,16 +105,33 @@ def application(spec):
     if name not in builders:
         raise UsageError(f"keras:{name} is not a keras.applications architecture{did_you_mean(name, builders)}")
     kwargs = dict(weights=None)
-    for item in filter(None, options.split(",")):
+    for item in _top_level_items(options):
         key, sep, value = item.partition("=")
         if not sep:
             raise UsageError(f"{spec}: option '{item}' is not key=value")
-        kwargs[key] = _literal(value)
+        kwargs[key.strip()] = _literal(value.strip())
+    accepted = inspect.signature(builders[name]).parameters
+    for key, value in APPLICATION_DEFAULTS.items():
+        if key in accepted and key not in kwargs:
+            kwargs[key] = value
     try:
         return builders[name](**kwargs)
     except Exception as error:
         raise UsageError(f"{spec}: keras.applications.{name}({_kwargs_text(kwargs)}) fails: "
                          f"{type(error).__name__}: {error}") from error
+
+
+def _top_level_items(options):
+    """key=value items split at the commas outside brackets (input_shape=(96, 96, 3) is one)."""
+    items, depth, start = [], 0, 0
+    for index, char in enumerate(options):
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            items.append(options[start:index])
+            start = index + 1
+    items.append(options[start:])
+    return [item for item in (i.strip() for i in items) if item]
 
 
 def _literal(text):
@@ -150,8 +179,10 @@ def keras_signature(model, inputs):
 
 
 def _input_name(tensor, index):
-    name = getattr(tensor, "name", None) or f"input_{index}"
-    return name.split(":")[0]
+    """The Input layer's name; Keras's automatic keras_tensor_N (an Input given no name, as
+    keras.applications' are) becomes input_N."""
+    name = (getattr(tensor, "name", None) or "").split(":")[0]
+    return f"input_{index}" if not name or re.fullmatch(r"keras_tensor(_\d+)?", name) else name
 
 
 def _dtype(dtype):
@@ -189,3 +220,12 @@ def saved_model_source(folder, description):
 
 def is_family(spec):
     return spec.startswith(FAMILY_PREFIXES)
+
+
+def error_text(error):
+    """`Type: message` in one line: the line that says what went wrong (a tf.function's error
+    starts with 'in user code:' and the frames, and ends with the exception itself)."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    line = (lines[-1] if lines[0].startswith("in user code") else lines[0])[:300] if lines else ""
+    kind = type(error).__name__
+    return line if line.startswith(kind) else f"{kind}: {line}"

@@ -15,16 +15,11 @@ import inspect
 import itertools
 import os
 import re
-import shutil
-import sys
-import tempfile
 
-from ..core import contract
-from ..core.attached import AttachedEngine
+from ..core import api_checks as argument_checks, contract, proving
 from ..core.data import samples_from
-from ..core.engine import EngineError, captured_output, name_list
-from ..core.errors import UsageError, write_failure
-from ..core.report import read_report
+from ..core.engine import captured_output, name_list
+from ..core.errors import UsageError
 from . import api_checks as checks
 
 # A DataLoader (or any endless iterable) is read for at most this many batches by default.
@@ -63,7 +58,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     run; a model that fails the proof is a Report with verdict "fail", not an exception.
     """
     from .export import InMemoryModel
-    checks.check_arguments(exporter=exporter, targets=targets, providers=providers, opset=opset, rtol=rtol, atol=atol,
+    argument_checks.check_arguments(exporter=exporter, targets=targets, providers=providers, opset=opset, rtol=rtol, atol=atol,
                            samples=samples, data_batches=data_batches, dynamic_shapes=dynamic_shapes,
                            dynamic_axes=dynamic_axes, sweep=sweep, kwargs=kwargs, out=out, golden=golden)
     checks.check_inputs(args, data)
@@ -88,12 +83,12 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         "opset": int(opset or 0), "exporter": exporter, "sweep": {k: [int(s) for s in v] for k, v in (sweep or {}).items()},
         "samples": int(samples), "seed": 0, "out": "",
     }
-    _check_config(config)
+    proving.check_config(config)
     example = {name: _array(name, tensor) for name, tensor in tensors.items()}
     samples_given = None if data is None else samples_from(_batches(data, data_batches), names, "data")
     arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
-    arguments += _tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
-    arguments += _golden_arguments(golden)
+    arguments += proving.tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
+    arguments += proving.golden_arguments(golden)
     return _run_attached(arguments, config, InMemoryModel(call, config["model"], example, samples_given), model, call,
                          out, quiet)
 
@@ -127,69 +122,23 @@ def _prove_generation(model, args, kwargs, steps, options):
               "opset": int(options["opset"] or 0), "exporter": options["exporter"],
               "sweep": {k: [int(s) for s in v] for k, v in (options["sweep"] or {}).items()},
               "samples": int(options["samples"]), "seed": 0, "out": "", "generate": steps}
-    _check_config(config)
+    proving.check_config(config)
     arguments = ["--out", out, "--target", ",".join(options["targets"]), "--provider", ",".join(options["providers"]),
-                 "--generate", str(steps)] + _tolerance_arguments(options["rtol"], options["atol"])
-    arguments += ([] if options["localize"] else ["--no-localize"]) + _golden_arguments(options["golden"])
+                 "--generate", str(steps)] + proving.tolerance_arguments(options["rtol"], options["atol"])
+    arguments += ([] if options["localize"] else ["--no-localize"]) + proving.golden_arguments(options["golden"])
     given = InMemoryModel(decoder, config["model"], example, None, defaults)
     return _run_attached(arguments, config, given, model, decoder, out, options["quiet"])
 
 
-def _golden_arguments(golden):
-    """--golden DIR when prove() was given a golden folder; --no-golden otherwise (the default)."""
-    return ["--golden", os.path.abspath(golden)] if golden is not None else ["--no-golden"]
-
-
 def _run_attached(arguments, config, given, model, call, out, quiet):
-    """One engine for the whole proof: the export and the localization's PyTorch half run here,
-    where the model object is (the engine cannot load it again), config["out"] a staging folder
-    beside `out`; the proof there. The typed Report."""
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    # One engine for the whole proof; the export and the localization's PyTorch half run here,
-    # where the model object is (the engine cannot load it again).
-    with AttachedEngine(arguments, quiet) as engine:
-        config.update(_opset_ceiling(engine.opset_limit()))
-        checks.check_opset(config["opset"], config["opset_ceiling"], config["opset_ceiling_reason"])
-        checks.remove_dead_staging(os.path.dirname(out))
-        staging = tempfile.mkdtemp(prefix=checks.staging_prefix(), dir=os.path.dirname(out))
-        try:
-            config["out"] = staging
-            _export(engine, config, given, model, quiet)
-            outcome = engine.prove(staging, functools.partial(_capture_module_outputs, model, call, quiet))
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    if outcome["verdict"] == "error" and outcome.get("error"):
-        print(f"onnxproof: the proof's verdict is error: {outcome['error']}", file=sys.stderr)
-    return read_report(os.path.dirname(outcome["report"]))
-
-
-def _export(engine, config, in_memory, model, quiet):
-    """The export into config["out"], everything it prints in export.log there; the engine is
-    told when it did not happen."""
-    from .export import Exporter, caches_inside
-    try:
-        contract.check_config(config)
-        engine.hold_progress(True)
-        with caches_inside(config["out"]), captured_output(os.path.join(config["out"], "export.log"), quiet), \
-                _restored(model):
-            Exporter(config, in_memory).run()
-    except BaseException as error:
-        failure = write_failure(error)  # a full disk: one line, as on the command line
-        engine.abort(str(failure) if failure else f"{type(error).__name__}: {error}")
-        if failure:
-            raise EngineError(str(failure)) from error
-        raise
-    finally:
-        engine.hold_progress(False)
-
-
-def _check_config(config):
-    """The configuration as the export will check it, before any work: a value it refuses is the
-    caller's bad argument."""
-    try:
-        contract.check_config(dict(config, out=config["out"] or "."))
-    except contract.ContractError as error:
-        raise UsageError(f"an argument breaks the export configuration: {error}") from error
+    """The proof (core/proving.py) of the export made here, where the model object is (the engine
+    cannot load it again), with the localization's PyTorch half answered here too."""
+    def export(config):
+        from .export import Exporter, caches_inside
+        with caches_inside(config["out"]), _restored(model):
+            Exporter(config, given).run()
+    return proving.run_attached(arguments, config, export, functools.partial(_capture_module_outputs, model, call, quiet),
+                                out, quiet)
 
 
 def _capture_module_outputs(model, call, quiet, folder, model_file, case):
@@ -200,11 +149,6 @@ def _capture_module_outputs(model, call, quiet, folder, model_file, case):
     log = os.path.join(folder, "export.log")
     with _restored(model), captured_output(log, quiet, append=os.path.isfile(log)):
         localize.write_localization(folder, model_file, case, call.eval().cpu())
-
-
-def _tolerance_arguments(rtol, atol):
-    return (["--rtol", repr(float(rtol))] if rtol is not None else []) + (
-        ["--atol", repr(float(atol))] if atol is not None else [])
 
 
 @contextlib.contextmanager
@@ -224,13 +168,6 @@ def _restored(model):
 def _describe(model):
     kind = type(model)
     return f"{kind.__module__}.{kind.__qualname__}"
-
-
-def _opset_ceiling(limit):
-    """The config's opset ceiling from the engine's limit for the targets (the newest opset ONNX,
-    ONNX Runtime and every target support; the export picks min(this, the exporter's newest))."""
-    return {"opset_ceiling": int(limit["opset"]), "opset_ceiling_reason": str(limit["reason"]),
-            "opset_op_limits": {str(op): int(opset) for op, opset in limit.get("op_limits", {}).items()}}
 
 
 def _positionalname_list(model, count):

@@ -1,0 +1,131 @@
+"""The Python API for TensorFlow models (onnxproof.prove hands a keras.Model, a tf.Module or a
+tf.function here): the export and TensorFlow's reference happen in this process, on the object;
+the proof is the same attached engine run as PyTorch's (core/proving.py).
+
+    report = onnxproof.prove(keras_model, (x,), dynamic_axes={"tokens": {0: "batch", 1: "sequence"}})
+"""
+import hashlib
+import json
+import os
+import re
+
+from ..core import api_checks as checks, contract, proving
+from ..core.data import as_array, samples_from
+from ..core.engine import name_list
+from ..core.errors import UsageError
+from .exporters import EXPORTERS
+
+DEFAULT_DATA_BATCHES = 8
+
+
+def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None, data=None,
+          data_batches=DEFAULT_DATA_BATCHES, opset=None, exporter="auto", targets=("ort-cpu",), providers=("cpu",),
+          sweep=None, samples=3, rtol=None, atol=None, out=None, golden=None, quiet=False, localize=True,
+          generate=0):
+    """Exports `model` (a keras.Model, a tf.Module whose __call__ is a tf.function with an input
+    signature, or such a tf.function) called on `args` (one array or tensor per input, in the
+    model's input order), proves the export and returns its Report.
+
+    dynamic_axes: {input: {axis: label}} or {input: [axis, ...]}; by default every None axis of
+        the model's input signature (batch, sequence, height, width, ...).
+    exporter: "auto" (tf2onnx, then Keras's own), "tf2onnx" or "keras".
+    data: real inputs to prove on: a list of samples (tuples in input order or dicts by name).
+    The other arguments are PyTorch's prove()'s. Raises onnxproof.UsageError for bad arguments."""
+    from . import require_tensorflow
+    from .export import InMemoryModel
+    require_tensorflow()
+    if dynamic_shapes is not None:
+        raise UsageError("dynamic_shapes is torch.export's spelling; give a TensorFlow model's axes as dynamic_axes "
+                         "{input: {axis: label}}, or leave them to its input signature")
+    if kwargs:
+        raise UsageError("kwargs: a TensorFlow model's inputs are positional, in its input signature's order")
+    if generate:
+        raise UsageError("generate=N proves PyTorch decoders; TensorFlow models are not supported by it yet")
+    checks.check_arguments(exporter=exporter, targets=targets, providers=providers, opset=opset, rtol=rtol, atol=atol,
+                           samples=samples, data_batches=data_batches, dynamic_shapes=None,
+                           dynamic_axes=dynamic_axes, sweep=sweep, kwargs=None, out=out, golden=golden,
+                           exporters=EXPORTERS)
+    targets, providers = name_list(targets), name_list(providers)
+    source, example = _source_and_example(model, args)
+    names = [name for name, _, _ in source.signature]
+    config = {"contract": contract.CONFIG, "model": _describe(model), "framework": "tensorflow",
+              "inputs": [_input_spec(name, example[name]) for name in names],
+              "dynamic": _dynamic_from(dynamic_axes, source), "opset": int(opset or 0), "exporter": exporter,
+              "sweep": {k: [int(s) for s in v] for k, v in (sweep or {}).items()}, "samples": int(samples),
+              "seed": 0, "out": ""}
+    proving.check_config(config)
+    out = os.path.abspath(out or _default_out(model, config))
+    samples_given = None if data is None else samples_from(list(data)[:int(data_batches)], names, "data")
+    given = InMemoryModel(source, config["model"], example, samples_given)
+    arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
+    arguments += proving.tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
+    arguments += proving.golden_arguments(golden)
+
+    def export(config):
+        from .export import Exporter, keras_home_inside
+        with keras_home_inside(config["out"]):
+            Exporter(config, given).run()
+    return proving.run_attached(arguments, config, export, _no_localization, out, quiet)
+
+
+def _source_and_example(model, args):
+    from .source import object_source
+    values = list(args) if isinstance(args, (tuple, list)) else [args]
+    source = object_source(model, _describe(model), [])
+    if len(values) != len(source.signature):
+        raise UsageError(f"args has {len(values)} value(s); the model's input signature has {len(source.signature)} "
+                         f"({', '.join(name for name, _, _ in source.signature)})")
+    example = {}
+    for (name, shape, dtype), value in zip(source.signature, values):
+        array = as_array(value)
+        if array.ndim != len(shape) or any(d is not None and d != s for d, s in zip(shape, array.shape)):
+            raise UsageError(f"input {name!r}: args gives shape {tuple(array.shape)}, the model's signature is "
+                             f"{tuple(shape)}")
+        example[name] = array.astype(dtype) if str(array.dtype) != dtype else array
+    if source.keras_model is not None and not source.signature[0][0]:
+        raise UsageError("the Keras model's inputs have no names")
+    return source, example
+
+
+def _input_spec(name, array):
+    spec = {"name": name, "dims": [int(d) for d in array.shape], "dtype": str(array.dtype)}
+    if array.dtype.kind in "iu" and array.size:
+        spec["range"] = [int(array.min()), int(array.max()) + 1]
+    return spec
+
+
+def _dynamic_from(dynamic_axes, source):
+    """The config's dynamic axes: dynamic_axes as given, else empty (the export then frees every
+    None axis of the signature, signature.py)."""
+    if dynamic_axes is None:
+        return []
+    names = [name for name, _, _ in source.signature]
+    dynamic = []
+    for name, axes in dict(dynamic_axes).items():
+        if name not in names:
+            raise UsageError(f"a dynamic axis names input {name!r}; the inputs are {', '.join(names)}")
+        items = axes.items() if isinstance(axes, dict) else ((axis, f"{name}_dim{axis}") for axis in axes)
+        dynamic += [{"input": name, "axis": int(axis), "label": re.sub(r"\W", "_", str(label))} for axis, label in items]
+    return dynamic
+
+
+def _describe(model):
+    kind = type(model)
+    name = getattr(model, "name", None)
+    return f"{kind.__module__}.{kind.__qualname__}" + (f" '{name}'" if isinstance(name, str) and name else "")
+
+
+def _default_out(model, config):
+    """onnxproof-out/<model name>-<8 hex digits of the inputs and the weights>: a retrained model
+    gets a folder of its own."""
+    digest = hashlib.sha256(json.dumps([config["model"], config["inputs"], config["dynamic"]], sort_keys=True).encode())
+    for variable in getattr(model, "variables", None) or getattr(model, "weights", None) or []:
+        digest.update(variable.name.encode())
+        digest.update(as_array(variable).tobytes())
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", getattr(model, "name", None) or type(model).__name__).lstrip(".")
+    return os.path.join("onnxproof-out", f"{name or 'model'}-{digest.hexdigest()[:8]}")
+
+
+def _no_localization(folder, model_file, case):
+    raise NotImplementedError("divergence localization of TensorFlow models runs from the command line "
+                              "(onnxproof localize RUN); prove() does not capture layer outputs yet")

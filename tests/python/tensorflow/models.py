@@ -1,0 +1,101 @@
+"""Keras and TensorFlow models the TensorFlow front end's tests prove (correct ones), and the
+planted defects they must catch. Each is built by a function, with seeded random weights."""
+import keras
+import numpy as np
+import tensorflow as tf
+
+
+def text_classifier():
+    """An LSTM text classifier over token ids with a free batch and time axis."""
+    keras.utils.set_random_seed(1)
+    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
+    x = keras.layers.Embedding(50, 16, name="embed")(tokens)
+    x = keras.layers.LSTM(16, name="lstm")(x)
+    out = keras.layers.Dense(3, activation="softmax", name="head")(x)
+    return keras.Model(tokens, out, name="text_classifier")
+
+
+def transformer_encoder():
+    """A one-block transformer encoder over token ids with a 0/1 padding mask; pooled over the
+    valid positions, so a dropped mask changes the outputs."""
+    keras.utils.set_random_seed(2)
+    tokens = keras.Input(shape=(None,), dtype="int32", name="input_ids")
+    mask = keras.Input(shape=(None,), dtype="int32", name="attention_mask")
+    x = keras.layers.Embedding(40, 16, name="embed")(tokens)
+    valid = keras.ops.cast(mask, "bool")
+    attention = keras.layers.MultiHeadAttention(num_heads=2, key_dim=8, name="attention")(
+        x, x, attention_mask=valid[:, None, :])
+    x = keras.layers.LayerNormalization(name="norm_1")(x + attention)
+    x = keras.layers.LayerNormalization(name="norm_2")(x + keras.layers.Dense(16, activation="gelu", name="ffn")(x))
+    weights = keras.ops.cast(mask, "float32")[:, :, None]
+    pooled = keras.ops.sum(x * weights, axis=1) / keras.ops.maximum(keras.ops.sum(weights, axis=1), 1.0)
+    out = keras.layers.Dense(2, name="head")(pooled)
+    return keras.Model([tokens, mask], out, name="transformer_encoder")
+
+
+def small_cnn():
+    """A small NHWC convolutional classifier with a free batch and image size."""
+    keras.utils.set_random_seed(3)
+    image = keras.Input(shape=(None, None, 3), name="image")
+    x = keras.layers.Conv2D(8, 3, padding="same", activation="relu", name="conv")(image)
+    x = keras.layers.BatchNormalization(name="bn")(x)
+    x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
+    out = keras.layers.Dense(4, name="logits")(x)
+    return keras.Model(image, out, name="small_cnn")
+
+
+class Scaler(tf.Module):
+    """A tf.Module whose __call__ is a tf.function with an input signature."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(4)
+        self.weight = tf.Variable(rng.standard_normal((6, 3)).astype(np.float32), name="weight")
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 6], tf.float32, name="x")])
+    def __call__(self, x):
+        return tf.nn.tanh(tf.matmul(x, self.weight))
+
+
+def scaler():
+    return Scaler()
+
+
+@tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32, name="x")])
+def smooth(x):
+    """A tf.function of its input alone: its float64 twin is the same function on float64 inputs."""
+    return tf.math.softplus(x) * tf.math.sigmoid(x) + tf.reduce_mean(x, axis=-1, keepdims=True)
+
+
+def smooth_function():
+    return smooth
+
+
+def save_scaler(folder):
+    """A SavedModel of Scaler with its serving signature."""
+    module = Scaler()
+    tf.saved_model.save(module, folder, signatures={"serving_default": module.__call__})
+    return folder
+
+
+# --- planted defects ---------------------------------------------------------------------------
+
+class FrozenTime(keras.layers.Layer):
+    """Flattens (batch, time, features) with the time length read from the input's static shape
+    when the layer is built: correct for the length it was built at, frozen for every other."""
+
+    def build(self, input_shape):
+        self.length = 6
+
+    def call(self, x):
+        return keras.ops.reshape(x, (-1, self.length * x.shape[-1]))
+
+
+def frozen_time():
+    """A model whose export freezes the time axis at 6 while its signature says None: TensorFlow
+    itself rejects other lengths too, so the proof must not call that a defect of the export;
+    the axis is fixed by the model."""
+    keras.utils.set_random_seed(5)
+    x = keras.Input(shape=(None, 4), name="frames")
+    out = keras.layers.Dense(2, name="head")(FrozenTime(name="flatten")(x))
+    return keras.Model(x, out, name="frozen_time")
