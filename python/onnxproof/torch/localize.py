@@ -17,6 +17,7 @@ import os
 import re
 
 from ..core import contract
+from ..core.localization import float_values, module_boundaries
 from ..core.errors import FrontEndError, UsageError
 
 SCHEMA = contract.LOCALIZE
@@ -60,46 +61,6 @@ def node_module(node, modules):
             break
         path = resolved
     return path
-
-
-def _ancestors(path, modules):
-    """The modules a node attributed to `path` belongs to: the root and every qualified prefix."""
-    parts = path.split(".") if path else []
-    return [""] + [name for name in (".".join(parts[:k]) for k in range(1, len(parts) + 1)) if name in modules]
-
-
-def module_boundaries(graph, modules):
-    """{module: (nodes, input values, output values)}: the values that cross the boundary of the
-    nodes attributed to the module and its children, in graph order. Each node is visited once per
-    module around it (the depth of the module tree), not once per module of the model."""
-    members = {}
-    for index, node in enumerate(graph.node):
-        path = node_module(node, modules)
-        if path is not None:
-            for module in _ancestors(path, modules):
-                members.setdefault(module, []).append(index)
-    consumers = {}
-    for index, node in enumerate(graph.node):
-        for value in node.input:
-            consumers.setdefault(value, []).append(index)
-    graph_outputs = {output.name for output in graph.output}
-    constants = {init.name for init in graph.initializer} | {
-        output for node in graph.node if node.op_type == "Constant" for output in node.output}
-    result = {}
-    for module, inside in members.items():
-        member_set = set(inside)
-        produced = {value for i in inside for value in graph.node[i].output}
-        inputs, outputs, seen = [], [], set()
-        for i in inside:
-            for value in graph.node[i].input:
-                if value and value not in produced and value not in constants and value not in seen:
-                    seen.add(value)
-                    inputs.append(value)
-            for value in graph.node[i].output:
-                if value and (value in graph_outputs or any(c not in member_set for c in consumers.get(value, []))):
-                    outputs.append(value)
-        result[module] = ([graph.node[i].name for i in inside], inputs, outputs)
-    return result
 
 
 def _tensors(value):
@@ -156,24 +117,6 @@ def capture(model, args):
         for handle in handles:
             handle.remove()
     return calls, outputs
-
-
-_FLOAT_TYPES = {1, 10, 11, 16}  # TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16
-
-
-def _float_values(model):
-    """Names of the graph's values shape inference types as floating point, and of all whose type
-    it could not tell (they are kept as candidates)."""
-    import onnx
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:  # a model the checker accepts but inference cannot type: no filter
-        return None
-    graph = inferred.graph
-    typed = {info.name: info.type.tensor_type.elem_type for info in
-             list(graph.value_info) + list(graph.input) + list(graph.output)}
-    return {name for name, elem in typed.items() if elem in _FLOAT_TYPES} | {
-        value for node in graph.node for value in node.output if value not in typed}
 
 
 def _pair(values, tensors, exacts, floats):
@@ -286,8 +229,8 @@ def write_localization(run, model_file, case, model):
     for initializer in onnx_model.graph.initializer:
         if len(initializer.raw_data) > 4096:  # only the graph's structure is needed here, not its weights
             initializer.ClearField("raw_data")
-    boundaries = module_boundaries(onnx_model.graph, {name for name, _ in model.named_modules()})
-    floats = _float_values(onnx_model)
+    boundaries = module_boundaries(onnx_model.graph, {name for name, _ in model.named_modules()}, node_module)
+    floats = float_values(onnx_model)
     import shutil
     folder = os.path.join(run, "localize")
     shutil.rmtree(os.path.join(folder, "pytorch"), ignore_errors=True)  # no tensor of an earlier capture stays
