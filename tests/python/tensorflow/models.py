@@ -1,5 +1,6 @@
-"""Keras and TensorFlow models the TensorFlow front end's tests prove (correct ones), and the
-planted defects they must catch. Each is built by a function, with seeded random weights."""
+"""Keras and TensorFlow models the TensorFlow front end's tests prove (correct ones, and ones an
+exporter cannot take); the planted defects are made in their exported graphs by the tests. Each is
+built by a function, with seeded random weights."""
 import keras
 import numpy as np
 import tensorflow as tf
@@ -26,7 +27,7 @@ def transformer_encoder():
     attention = keras.layers.MultiHeadAttention(num_heads=2, key_dim=8, name="attention")(
         x, x, attention_mask=valid[:, None, :])
     x = keras.layers.LayerNormalization(name="norm_1")(x + attention)
-    x = keras.layers.LayerNormalization(name="norm_2")(x + keras.layers.Dense(16, activation="gelu", name="ffn")(x))
+    x = keras.layers.LayerNormalization(name="norm_2")(x + keras.layers.Dense(16, activation="relu", name="ffn")(x))
     weights = keras.ops.cast(mask, "float32")[:, :, None]
     pooled = keras.ops.sum(x * weights, axis=1) / keras.ops.maximum(keras.ops.sum(weights, axis=1), 1.0)
     out = keras.layers.Dense(2, name="head")(pooled)
@@ -78,24 +79,22 @@ def save_scaler(folder):
     return folder
 
 
-# --- planted defects ---------------------------------------------------------------------------
+# --- models the exporters get wrong or cannot take ---------------------------------------------
 
-class FrozenTime(keras.layers.Layer):
-    """Flattens (batch, time, features) with the time length read from the input's static shape
-    when the layer is built: correct for the length it was built at, frozen for every other."""
-
-    def build(self, input_shape):
-        self.length = 6
-
-    def call(self, x):
-        return keras.ops.reshape(x, (-1, self.length * x.shape[-1]))
+def exact_gelu():
+    """A Dense layer with Keras's exact GELU, which TensorFlow computes with Erfc: tf2onnx 1.17 has
+    no conversion for Erfc and leaves it in the graph."""
+    keras.utils.set_random_seed(6)
+    x = keras.Input(shape=(8,), name="features")
+    out = keras.layers.Dense(4, activation="gelu", name="ffn")(x)
+    return keras.Model(x, out, name="exact_gelu")
 
 
-def frozen_time():
-    """A model whose export freezes the time axis at 6 while its signature says None: TensorFlow
-    itself rejects other lengths too, so the proof must not call that a defect of the export;
-    the axis is fixed by the model."""
-    keras.utils.set_random_seed(5)
-    x = keras.Input(shape=(None, 4), name="frames")
-    out = keras.layers.Dense(2, name="head")(FrozenTime(name="flatten")(x))
-    return keras.Model(x, out, name="frozen_time")
+@tf.function
+def _unsigned(x):
+    return x * 2.0
+
+
+def unsigned_function():
+    """A tf.function without an input signature: onnxproof cannot know its inputs."""
+    return _unsigned
