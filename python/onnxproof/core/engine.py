@@ -36,9 +36,11 @@ def engine_path():
 
 def engine_environment():
     """The engine starts its Python front end with this interpreter and package: the ones running
-    now (a user's own choice in $ONNXPROOF_PYTHON / $ONNXPROOF_PYTHONPATH stands)."""
+    now, for PyTorch and TensorFlow models alike (a user's own choice in $ONNXPROOF_PYTHON,
+    $ONNXPROOF_TF_PYTHON or $ONNXPROOF_PYTHONPATH stands)."""
     environment = dict(os.environ)
     environment.setdefault("ONNXPROOF_PYTHON", sys.executable)
+    environment.setdefault("ONNXPROOF_TF_PYTHON", sys.executable)
     environment.setdefault("ONNXPROOF_PYTHONPATH", os.path.dirname(PACKAGE))
     return environment
 
