@@ -11,7 +11,8 @@ namespace fs = std::filesystem;
 namespace {
 
 Installation source_tree() {
-  return {ONNXPROOF_DATA_DIR, ONNXPROOF_PYTHON_SOURCE_DIR, ONNXPROOF_EXAMPLES_DIR, ONNXPROOF_PYTHON};
+  return {ONNXPROOF_DATA_DIR, ONNXPROOF_PYTHON_SOURCE_DIR, ONNXPROOF_EXAMPLES_DIR, ONNXPROOF_PYTHON,
+          ONNXPROOF_TF_PYTHON};
 }
 
 std::optional<Installation>& chosen() {
@@ -40,6 +41,7 @@ Installation resolve_installation(const fs::path& executable) {
   if (const char* data = environment("ONNXPROOF_DATA")) result.data_dir = data;
   if (const char* python_dir = environment("ONNXPROOF_PYTHONPATH")) result.python_dir = python_dir;
   if (const char* python = environment("ONNXPROOF_PYTHON")) result.python = python;
+  if (const char* python = environment("ONNXPROOF_TF_PYTHON")) result.tf_python = python;
   return result;
 }
 

@@ -9,6 +9,7 @@
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/numbered_name.h"
+#include "onnxproof/core/source_framework.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -16,20 +17,26 @@ namespace fs = std::filesystem;
 namespace {
 
 // What a run writes at the top of its folder: the pipeline's steps, the front end's export and
-// the report writers (a sub-run folder of --exporter both holds the same).
+// the report writers (a sub-run folder of --exporter both holds the same; is_sub_run names those).
 constexpr std::array<std::string_view, 16> k_run_files = {
     k_run_marker, "model.onnx", "model.onnx.data", "model.sim.onnx", "model.sim.onnx.data",
     "model.fp16.onnx", "model.fp16.onnx.data",
     "export.json", "export.log", "exporter_report.md",
     "report.json", "report.md", "report.html", "report-parity.svg", "report-localize.svg", "report-generate.svg"};
-constexpr std::array<std::string_view, 6> k_run_folders = {"reference", "golden",      "localize",
-                                                           "dynamo",    "torchscript", "trt-cache"};
+constexpr std::array<std::string_view, 4> k_run_folders = {"reference", "golden", "localize", "trt-cache"};
 // The front end's scratch folders, there only while it runs (or after it was killed).
 constexpr std::array<std::string_view, 4> k_scratch = {"torch-cache", "dynamo", "exporter-artifacts",
                                                       "refused-export"};
 
 bool one_of(std::string_view name, const auto& names) {
   return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// A sub-run folder of --exporter both: one per exporter compared, of any source framework.
+bool is_sub_run(std::string_view name) {
+  const auto frameworks = source_frameworks();
+  return std::any_of(frameworks.begin(), frameworks.end(),
+                     [&](const SourceFramework& framework) { return one_of(name, framework.compared); });
 }
 
 // After a known name, what a temporary of it ends with: ".tmp.XXXXXX" (an atomic write),
@@ -47,9 +54,13 @@ bool is_left_by_a_killed_run(std::string_view name) {
   const auto leaves = [&](std::string_view base) {
     return rest.starts_with(base) && is_temporary_tail(rest.substr(base.size()));
   };
+  const auto frameworks = source_frameworks();
   return std::any_of(k_run_files.begin(), k_run_files.end(), leaves) ||
          std::any_of(k_run_folders.begin(), k_run_folders.end(), leaves) ||
-         std::any_of(k_scratch.begin(), k_scratch.end(), leaves);
+         std::any_of(k_scratch.begin(), k_scratch.end(), leaves) ||
+         std::any_of(frameworks.begin(), frameworks.end(), [&](const SourceFramework& framework) {
+           return std::any_of(framework.compared.begin(), framework.compared.end(), leaves);
+         });
 }
 
 Error refuse(const fs::path& out, const std::string& why) {
@@ -86,7 +97,7 @@ Expected<void> write_run_marker(const fs::path& folder, std::string_view command
 
 bool is_run_folder_entry(std::string_view name, bool is_folder) {
   if (is_left_by_a_killed_run(name)) return true;
-  return is_folder ? one_of(name, k_run_folders) : one_of(name, k_run_files);
+  return is_folder ? one_of(name, k_run_folders) || is_sub_run(name) : one_of(name, k_run_files);
 }
 
 std::optional<std::string> first_foreign_entry(const fs::path& folder, bool (*known)(std::string_view, bool)) {
@@ -113,11 +124,13 @@ Expected<void> require_replaceable_run_folder(const fs::path& out) {
   if (fs::is_empty(out, ec)) return {};
   if (auto foreign = first_foreign_entry(out, is_run_folder_entry))
     return std::unexpected(refuse(out, "it holds '" + *foreign + "', which no onnxproof run writes"));
-  for (const std::string_view sub_run : {"dynamo", "torchscript"}) {  // --exporter both
-    if (!fs::is_directory(fs::symlink_status(out / sub_run, ec))) continue;
-    if (auto foreign = first_foreign_entry(out / sub_run, is_run_folder_entry))
-      return std::unexpected(
-          refuse(out, "it holds '" + std::string(sub_run) + "/" + *foreign + "', which no onnxproof run writes"));
+  for (const auto& framework : source_frameworks()) {
+    for (const std::string_view sub_run : framework.compared) {  // --exporter both
+      if (!fs::is_directory(fs::symlink_status(out / sub_run, ec))) continue;
+      if (auto foreign = first_foreign_entry(out / sub_run, is_run_folder_entry))
+        return std::unexpected(
+            refuse(out, "it holds '" + std::string(sub_run) + "/" + *foreign + "', which no onnxproof run writes"));
+    }
   }
   ONNXPROOF_TRY_ASSIGN(const bool marked, has_run_marker(out));
   if (marked) return {};

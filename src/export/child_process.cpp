@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "onnxproof/core/installation.h"
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/core/staging.h"
 
 extern char** environ;
@@ -64,12 +65,21 @@ std::vector<char*> null_terminated(std::vector<std::string>& strings) {
   return pointers;
 }
 
+// What to do when the interpreter for `framework`'s models cannot start: each framework has an
+// environment of its own (front_end_interpreter), made by scripts/setup.sh.
+std::string interpreter_advice(std::string_view framework) {
+  if (framework == k_tensorflow)
+    return "TensorFlow models run in the environment scripts/setup.sh makes in .venv-tf; set ONNXPROOF_TF_PYTHON "
+           "or --python";
+  return "set --python or ONNXPROOF_PYTHON; scripts/setup.sh makes the default .venv";
+}
+
 // Starts `python ARGS...` with the front end on PYTHONPATH, stdin from /dev/null and
 // `captured_fd` going into a pipe, in a process group of its own (so that a signal or the time
 // limit ends it and whatever it started, even when it ignores SIGINT); returns the child's pid,
 // which is also its group's id, and the pipe's read end.
-Expected<std::pair<pid_t, int>> spawn_front_end(const std::string& python, std::vector<std::string> args,
-                                                int captured_fd) {
+Expected<std::pair<pid_t, int>> spawn_front_end(const std::string& python, std::string_view framework,
+                                                std::vector<std::string> args, int captured_fd) {
   args.insert(args.begin(), python);
   std::vector<char*> argv = null_terminated(args);
   std::vector<std::string> environment = front_end_environment();
@@ -97,8 +107,8 @@ Expected<std::pair<pid_t, int>> spawn_front_end(const std::string& python, std::
   if (spawned != 0) {
     ::close(pipe_fds[0]);
     return fail(ErrorCode::not_found,
-                "cannot run the Python interpreter '" + python + "': " + std::strerror(spawned) +
-                    " (set --python or ONNXPROOF_PYTHON; scripts/setup.sh makes the default .venv)");
+                "cannot run the Python interpreter '" + python + "': " + std::strerror(spawned) + " (" +
+                    interpreter_advice(framework) + ")");
   }
 
   return std::pair{pid, pipe_fds[0]};
@@ -106,9 +116,10 @@ Expected<std::pair<pid_t, int>> spawn_front_end(const std::string& python, std::
 
 }  // namespace
 
-Expected<int> run_front_end(const std::string& python, std::vector<std::string> args, int captured_fd,
-                            const std::function<void(const std::string&)>& on_line, double timeout_seconds) {
-  ONNXPROOF_TRY_ASSIGN(const auto spawned, spawn_front_end(python, std::move(args), captured_fd));
+Expected<int> run_front_end(const std::string& python, std::string_view framework, std::vector<std::string> args,
+                            int captured_fd, const std::function<void(const std::string&)>& on_line,
+                            double timeout_seconds) {
+  ONNXPROOF_TRY_ASSIGN(const auto spawned, spawn_front_end(python, framework, std::move(args), captured_fd));
   const auto [pid, read_fd] = spawned;
   // SIGINT, SIGTERM or SIGHUP to onnxproof ends the child's whole process group too (and removes
   // live staging folders), instead of leaving it running on its own.

@@ -33,6 +33,7 @@ contract::ConfigDocument config_document(const ExportOptions& options) {
   }
   config.opset = options.opset;
   config.exporter = options.exporter;
+  config.framework = source_framework_of_spec(options.model);
   config.sweep = options.sweep;
   config.samples = options.samples;
   config.seed = static_cast<int64_t>(options.seed);
@@ -115,15 +116,29 @@ Expected<ExportResult> read_export_manifest(const fs::path& out) {
   return export_result_from(manifest, out, path);
 }
 
-Expected<FrozenShapeOptions> frozen_shape_options_beside(const fs::path& folder) {
+namespace {
+
+// Whether `folder` holds an export.json of onnxproof's (another tool's file of that name is none).
+bool has_onnxproof_export(const fs::path& folder) {
   std::error_code ec;
-  if (!fs::exists(folder / "export.json", ec)) return FrozenShapeOptions{};
+  if (!fs::exists(folder / "export.json", ec)) return false;
   const auto manifest = read_json_object(folder / "export.json", ErrorCode::invalid_input);
   const auto schema = manifest ? manifest->find("schema") : nlohmann::json::const_iterator();
-  if (!manifest || schema == manifest->end() || !schema->is_string() || schema->get<std::string>() != k_export_schema)
-    return FrozenShapeOptions{};
+  return manifest && schema != manifest->end() && schema->is_string() && schema->get<std::string>() == k_export_schema;
+}
+
+}  // namespace
+
+Expected<FrozenShapeOptions> frozen_shape_options_beside(const fs::path& folder) {
+  if (!has_onnxproof_export(folder)) return FrozenShapeOptions{};
   ONNXPROOF_TRY_ASSIGN(const ExportResult exported, read_export_manifest(folder));
   return exported.frozen;
+}
+
+std::string source_framework_beside(const fs::path& folder) {
+  if (!has_onnxproof_export(folder)) return "";
+  const auto exported = read_export_manifest(folder);
+  return exported ? exported->framework : "";
 }
 
 }  // namespace onnxproof

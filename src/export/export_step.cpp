@@ -27,14 +27,15 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
   // A stale manifest must never pass for this run's result.
   fs::remove(options.out / "export.json", ec);
 
-  const std::string python = front_end_interpreter(options.python);
+  const std::string framework = source_framework_of_spec(options.model);
+  const std::string python = front_end_interpreter(options.python, framework);
   // Everything the front end prints (its stdout and stderr: progress, the exporter's and torch's
   // chatter) is kept in OUT/export.log; progress lines are forwarded, and its final
   // "onnxproof: error:" line becomes this function's Error (printed once, by the caller).
   std::string error_line;
   std::string log;
   const auto finished = run_front_end(
-      python, {"-m", "onnxproof", "--config-json", config_json(options).dump()}, k_both_streams,
+      python, framework, {"-m", "onnxproof", "--config-json", config_json(options).dump()}, k_both_streams,
       [&](const std::string& line) {
         log += line + '\n';
         if (line.starts_with(k_front_end_error_prefix))

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.h"
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/export/export_step.h"
 
 namespace onnxproof {
@@ -18,8 +19,11 @@ Expected<Float16Conversion> convert_to_float16(const fs::path& model, const fs::
   std::string error_line;
   std::string log;
   Float16Conversion conversion{out, ""};
+  // The conversion is the neutral core's (onnx, ONNX Runtime's converter), whatever framework
+  // exported the model: the default environment has them.
   const auto finished = run_front_end(
-      front_end_interpreter(python), {"-m", "onnxproof", "--float16-json", request.dump()}, k_both_streams,
+      front_end_interpreter(python, k_torch), k_torch, {"-m", "onnxproof", "--float16-json", request.dump()},
+      k_both_streams,
       [&](const std::string& line) {
         log += line + '\n';
         if (line.starts_with(k_front_end_error_prefix)) error_line = line.substr(k_front_end_error_prefix.size());

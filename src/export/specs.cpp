@@ -1,9 +1,57 @@
-// The command-line specs of an export: --input, --dynamic, --sweep and model families.
+// The command-line specs of an export: --input, --dynamic, --sweep, model families and the source
+// framework a --model spec belongs to.
+#include <fstream>
+
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/export/export_step.h"
 #include "onnxproof/tensor/dtype.h"
 #include "text_parsing.h"
 
 namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Python's \s and \w on one line of source (bytes of UTF-8 letters count as word characters).
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_word(char c) {
+  return c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+
+std::size_t skip_spaces(std::string_view line, std::size_t at) {
+  while (at < line.size() && is_space(line[at])) ++at;
+  return at;
+}
+
+// Whether `line` matches ^\s*(import|from)\s+(tensorflow|keras|tf_keras)\b, the front end's rule for
+// a FILE.py spec that builds a TensorFlow model (python/onnxproof/tensorflow/).
+bool imports_tensorflow(std::string_view line) {
+  const std::size_t start = skip_spaces(line, 0);
+  const std::string_view rest = line.substr(start);
+  const std::size_t keyword = rest.starts_with("import") ? 6 : rest.starts_with("from") ? 4 : 0;
+  const std::size_t name_at = skip_spaces(line, start + keyword);
+  if (keyword == 0 || name_at == start + keyword) return false;
+  const std::string_view name = line.substr(name_at);
+  for (const std::string_view module : {"tensorflow", "keras", "tf_keras"}) {
+    if (name.starts_with(module) && (name.size() == module.size() || !is_word(name[module.size()]))) return true;
+  }
+  return false;
+}
+
+// Whether the Python file `path` imports TensorFlow or Keras; false when it cannot be read (only a
+// regular file is opened: a FIFO named .py must not block the check).
+bool file_imports_tensorflow(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  std::ifstream file(path);
+  for (std::string line; std::getline(file, line);) {
+    if (imports_tensorflow(line)) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 Expected<InputSpec> parse_input_spec(const std::string& text) {
   const auto bad = [&](const std::string& why) {
@@ -36,7 +84,19 @@ Expected<InputSpec> parse_input_spec(const std::string& text) {
 }
 
 bool is_model_family(std::string_view spec) {
-  return spec.starts_with("torchvision:") || spec.starts_with("timm:") || spec.starts_with("hf:");
+  return spec.starts_with("torchvision:") || spec.starts_with("timm:") || spec.starts_with("hf:") ||
+         spec.starts_with("keras:");
+}
+
+std::string source_framework_of_spec(const std::string& spec) {
+  const std::string_view view = spec;
+  if (view.starts_with("keras:") || view.starts_with("saved_model:") || view.ends_with(".keras"))
+    return std::string(k_tensorflow);
+  const auto colon = spec.rfind(':');
+  if (colon != std::string::npos && view.substr(0, colon).ends_with(".py") &&
+      file_imports_tensorflow(spec.substr(0, colon)))
+    return std::string(k_tensorflow);
+  return std::string(k_torch);
 }
 
 Expected<DynamicAxis> parse_dynamic_axis(const std::string& text) {

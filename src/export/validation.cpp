@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/export/export_step.h"
 #include "onnxproof/tensor/dtype.h"
 #include "onnxproof/tensor/tensor.h"
@@ -105,6 +106,34 @@ Expected<void> validate_generated_inputs(const ExportOptions& options) {
   return {};
 }
 
+bool offers(const SourceFramework& framework, std::string_view exporter) {
+  return std::find(framework.exporters.begin(), framework.exporters.end(), exporter) != framework.exporters.end();
+}
+
+// "auto, tf2onnx, keras" + `last` + "both": a framework's exporters as a usage error lists them.
+std::string listed_exporters(const SourceFramework& framework, const std::string& last) {
+  std::string text;
+  for (std::size_t i = 0; i < framework.exporters.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == framework.exporters.size() ? last : ", ") + std::string(framework.exporters[i]);
+  return text;
+}
+
+// --exporter: one of the exporters of the framework the spec belongs to. Another framework's
+// exporter is named as such, so the error also says which kind of model the spec was read as.
+Expected<void> validate_exporter(const ExportOptions& options) {
+  const std::string framework = source_framework_of_spec(options.model);
+  const SourceFramework& own = *source_framework(framework);
+  if (offers(own, options.exporter)) return {};
+  for (const auto& other : source_frameworks()) {
+    if (!offers(other, options.exporter)) continue;
+    return fail(ErrorCode::usage, "--exporter " + options.exporter + " is a " + std::string(other.title) +
+                                      " exporter; " + options.model + " is a " + std::string(own.title) +
+                                      " model (its exporters: " + listed_exporters(own, ", ") + ")");
+  }
+  return fail(ErrorCode::usage,
+              "--exporter must be " + listed_exporters(own, " or ") + ", not '" + options.exporter + "'");
+}
+
 // --data FILE.py:CALLABLE: the file must be there before Python starts (a module name is Python's).
 Expected<void> validate_data_spec(const std::string& data) {
   const auto colon = data.rfind(':');
@@ -131,14 +160,14 @@ Expected<void> validate_export_options(const ExportOptions& options) {
   }
   if (options.model.empty()) return fail(ErrorCode::usage, "--model is required");
   if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
-  if (options.exporter != "auto" && options.exporter != "torchscript" && options.exporter != "dynamo" &&
-      options.exporter != "both")
-    return fail(ErrorCode::usage,
-                "--exporter must be auto, torchscript, dynamo or both, not '" + options.exporter + "'");
+  ONNXPROOF_TRY(validate_exporter(options));
   // --generate: the front end reads a decoder's inputs from its cache (python/onnxproof/torch/generation.py).
-  if (options.inputs.empty() && !is_model_family(options.model) && options.generate == 0)
+  // A TensorFlow model brings its own input signature (a Keras model's inputs, a SavedModel's).
+  if (options.inputs.empty() && !is_model_family(options.model) && options.generate == 0 &&
+      source_framework_of_spec(options.model) != k_tensorflow)
     return fail(ErrorCode::usage, "--input is required for " + options.model +
-                                      " (torchvision:, timm: and hf: models bring their own inputs)");
+                                      " (torchvision:, timm: and hf: models and TensorFlow models bring their own "
+                                      "inputs)");
   // The configuration reaches Python as JSON, which holds UTF-8 text only.
   for (const auto& [option, text] : {std::pair<const char*, std::string>{"--model", options.model},
                                      {"--out", options.out.string()},

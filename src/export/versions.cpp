@@ -3,25 +3,27 @@
 
 #include "child_process.h"
 #include "onnxproof/core/installation.h"
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/export/export_step.h"
 
 namespace onnxproof {
 
-std::string front_end_interpreter(const std::string& requested) {
+std::string front_end_interpreter(const std::string& requested, std::string_view framework) {
   if (!requested.empty()) return requested;
-  return installation().python;
+  // TensorFlow brings its own protobuf and numpy: its environment is never the PyTorch one.
+  return framework == k_tensorflow ? installation().tf_python : installation().python;
 }
 
 Error exec_front_end_module(const std::string& module, std::vector<std::string> args) {
   args.insert(args.begin(), {"-m", module});
-  return exec_front_end(front_end_interpreter(""), std::move(args));
+  return exec_front_end(front_end_interpreter("", k_torch), std::move(args));
 }
 
 Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(const std::string& requested) {
-  const std::string python = front_end_interpreter(requested);
+  const std::string python = front_end_interpreter(requested, k_torch);
   std::vector<std::pair<std::string, std::string>> versions;
   ONNXPROOF_TRY_ASSIGN(const int code, run_front_end(
-                                           python, {"-m", "onnxproof.core.versions"}, STDOUT_FILENO,
+                                           python, k_torch, {"-m", "onnxproof.core.versions"}, STDOUT_FILENO,
                                            [&](const std::string& line) {
                                              const auto space = line.find(' ');
                                              if (space == std::string::npos) return;

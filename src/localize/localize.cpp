@@ -10,6 +10,7 @@
 #include <set>
 
 #include "onnxproof/core/json_file.h"
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/parity/compare.h"
 #include "onnxproof/tensor/tensor_io.h"
@@ -195,8 +196,9 @@ Expected<SideResult> compare_side(const std::vector<CapturedValue>& captured,
   return result;
 }
 
-std::string describe_error(const SideResult& side) {
-  if (side.nonfinite > 0) return fmt::format("{} NaN/Inf positions PyTorch does not have", side.nonfinite);
+// `source`: what the reference's framework is called ("PyTorch").
+std::string describe_error(const SideResult& side, const std::string& source) {
+  if (side.nonfinite > 0) return fmt::format("{} NaN/Inf positions {} does not have", side.nonfinite, source);
   return fmt::format("max abs {:.3g}, max rel {:.3g}", side.max_abs, side.max_rel);
 }
 
@@ -207,15 +209,17 @@ Finding located_finding(const Localization& result, const ModuleComparison& m, c
       m.nodes.size() <= 4
           ? fmt::format("{}", fmt::join(m.nodes, ", "))
           : fmt::format("{}, ... ({} nodes)", fmt::join(m.nodes.begin(), m.nodes.begin() + 3, ", "), m.nodes.size());
-  const std::string inputs =
-      in.elements == 0 ? "it reads the model's inputs" : "its inputs match PyTorch's (" + describe_error(in) + ")";
+  const std::string source = source_title(result.framework);
+  const std::string inputs = in.elements == 0
+                                 ? "it reads the model's inputs"
+                                 : "its inputs match " + source + "'s (" + describe_error(in, source) + ")";
   return {FindingCode::divergence_located,
           Severity::info,
           "localize",
           fmt::format("the error appears in {} ({}, {}), ONNX node(s) {}: {}, its outputs differ: {} of {} elements, "
                       "{} (case {}, {}, {} optimizations)",
                       name, m.class_name, m.source.empty() ? "source unknown" : m.source, nodes, inputs, out.mismatches,
-                      out.elements, describe_error(out), result.data_set, result.provider,
+                      out.elements, describe_error(out, source), result.data_set, result.provider,
                       optimization_name(result.optimization)),
           (m.module.empty() ? std::string("the model itself") : "module " + m.module) +
               (m.source.empty() ? "" : " (" + m.source + ")"),
@@ -234,10 +238,10 @@ Finding nothing_located(const Localization& result) {
     return {FindingCode::divergence_located,
             Severity::info,
             "localize",
-            fmt::format("the model's outputs match PyTorch's on {} when every module's values are outputs too "
+            fmt::format("the model's outputs match {}'s on {} when every module's values are outputs too "
                         "(largest error {:.3g}): if parity failed on this case, an optimization that fuses across "
                         "modules is the likely cause (ONNX Runtime cannot fuse across an output)",
-                        result.data_set, result.largest_error),
+                        source_title(result.framework), result.data_set, result.largest_error),
             "",
             "see RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS when the case passes with optimizations disabled"};
   if (whole != result.modules.end() && whole->outputs_agree)
@@ -245,9 +249,9 @@ Finding nothing_located(const Localization& result) {
             Severity::info,
             "localize",
             fmt::format("the error could not be located: on {} every compared module, the whole model's values "
-                        "included, agrees with PyTorch within its budget ({}), while the model's outputs still "
+                        "included, agrees with {} within its budget ({}), while the model's outputs still "
                         "miss (largest error {:.3g}); the parity miss stands",
-                        result.data_set,
+                        result.data_set, source_title(result.framework),
                         result.calibrated ? "each value against its float64 twin, by the calibrated rule"
                                           : "rtol x each value's magnitude: the model has no float64 run",
                         whole->output_abs),
@@ -282,7 +286,8 @@ Expected<Localization> localize_divergence(const fs::path& run, const fs::path& 
 
   Localization result{.data_set = data_set,
                       .provider = options.session.provider,
-                      .optimization = options.session.optimization};
+                      .optimization = options.session.optimization,
+                      .framework = options.framework};
   for (auto& module : modules) {
     ModuleComparison& m = module.comparison;
     if (m.matched) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <string_view>
 
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/localize/localize.h"
 #include "onnxproof/parity/compare.h"
 
@@ -129,15 +130,17 @@ bool passes_without_optimizations(const ParityResult& parity, const ParityRow& f
   });
 }
 
-Finding optimizer_finding(const OptimizerSearch& search, const std::string& data_set, const std::string& provider) {
+Finding optimizer_finding(const OptimizerSearch& search, const std::string& data_set, const std::string& provider,
+                          const std::string& framework) {
+  const std::string source = source_title(framework);
   if (search.unnamed)
     return {FindingCode::runtime_optimization_changed_outputs,
             Severity::error,
             "localize",
-            fmt::format("on {} ({}) the outputs match PyTorch's with ONNX Runtime's graph optimizations disabled and "
+            fmt::format("on {} ({}) the outputs match {}'s with ONNX Runtime's graph optimizations disabled and "
                         "differ with them on, and disabling every named optimizer does not restore the match: what "
                         "the level changes otherwise (layouts, kernel choice) does ({} sessions)",
-                        data_set, provider, search.sessions),
+                        data_set, provider, source, search.sessions),
             "",
             "deploy with the optimization level that passes (session option graph_optimization_level)"};
   const bool one = search.optimizers.size() == 1;
@@ -145,9 +148,9 @@ Finding optimizer_finding(const OptimizerSearch& search, const std::string& data
           Severity::error,
           "localize",
           fmt::format("on {0} ({1}) ONNX Runtime's {2} {3} {4} the outputs: with {5} disabled they match "
-                      "PyTorch's, with {5} on they do not (found in {6} sessions)",
+                      "{7}'s, with {5} on they do not (found in {6} sessions)",
                       data_set, provider, one ? "optimizer" : "optimizers", fmt::join(search.optimizers, ", "),
-                      one ? "changes" : "change", one ? "it" : "them", search.sessions),
+                      one ? "changes" : "change", one ? "it" : "them", search.sessions, source),
           fmt::format("{}", fmt::join(search.optimizers, ";")),
           fmt::format("deploy with session option optimization.disable_specified_optimizers={} (or the optimization "
                       "level that passes)",

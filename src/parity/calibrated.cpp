@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "onnxproof/core/source_framework.h"
+
 namespace onnxproof {
 
 namespace {
@@ -160,6 +162,10 @@ std::string weak_evidence_reason(const std::vector<EvidenceSample>& samples, std
                        100 * k_plausible_bug, std::max(std::fabs(low), std::fabs(high)), budget);
   }
   return "";
+}
+
+std::string rule_sentence(const std::string& framework) {
+  return k_rule_sentence_head + source_title(framework) + k_rule_sentence_tail;
 }
 
 }  // namespace onnxproof

@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "onnxproof/core/source_framework.h"
+
 namespace onnxproof::detail {
 
 namespace {
@@ -111,14 +113,15 @@ void compare_detection_sets(const Reference& reference, const ReferenceCase& c, 
 
 namespace {
 
-std::string describe_row(const DetectionRow& row) {
+// `source`: what the reference's framework is called ("PyTorch").
+std::string describe_row(const DetectionRow& row, const std::string& source) {
   const auto& m = row.match;
   const auto& b = row.budget;
   return fmt::format(
-      "{} ({}): {} of {} PyTorch / {} ONNX Runtime detections matched, {} on one side only ({} of them at the score "
+      "{} ({}): {} of {} {} / {} ONNX Runtime detections matched, {} on one side only ({} of them at the score "
       "threshold {:g}{}), worst box error {:.3g} (budget {:.3g}), worst score error {:.3g} (budget {:.3g}){} "
       "[rule {}]",
-      row.data_set, describe_sizes(row.sizes), m.matched, m.expected, m.actual, m.only_expected + m.only_actual,
+      row.data_set, describe_sizes(row.sizes), m.matched, m.expected, source, m.actual, m.only_expected + m.only_actual,
       m.at_threshold, row.score_threshold,
       m.worst_unmatched_score > 0 ? fmt::format("; the highest other one scores {:.3g}", m.worst_unmatched_score) : "",
       m.worst_box, b.box, m.worst_score, b.score,
@@ -134,6 +137,7 @@ void add_detection_findings(const ParityResult& result, std::vector<Finding>& fi
   std::map<Key, std::vector<const DetectionRow*>> failed;
   std::map<std::string, std::pair<int64_t, int64_t>> at_threshold;  // set -> (detections, cases)
   std::map<std::string, int64_t> detections_seen;
+  const std::string source = source_title(result.framework);
   for (const auto& row : result.detections) {
     if (!row.passed) failed[{row.provider, std::string(optimization_name(row.optimization)), row.boxes}].push_back(&row);
     if (row.optimization != GraphOptimization::all || !row.note.empty()) continue;
@@ -153,10 +157,11 @@ void add_detection_findings(const ParityResult& result, std::vector<Finding>& fi
                                                      worst->match.worst_box / std::max(worst->budget.box, 1e-30)))
         worst = row;
     }
-    const std::string detail = worst->note.empty() ? describe_row(*worst) : worst->data_set + ": " + worst->note;
+    const std::string detail =
+        worst->note.empty() ? describe_row(*worst, source) : worst->data_set + ": " + worst->note;
     findings.push_back({FindingCode::parity_mismatch, Severity::error, "parity",
-                        fmt::format("detections '{}' on {} ({} optimizations) differ from PyTorch's in {} cases; worst {}",
-                                    set, provider, level, rows.size(), detail),
+                        fmt::format("detections '{}' on {} ({} optimizations) differ from {}'s in {} cases; worst {}",
+                                    set, provider, level, source, rows.size(), detail),
                         set,
                         "matched detections moved beyond the budget, or a detection well above the score threshold "
                         "exists on one side only: find the first diverging node (onnxproof localize)",
@@ -173,9 +178,9 @@ void add_detection_findings(const ParityResult& result, std::vector<Finding>& fi
   for (const auto& [set, seen] : detections_seen) {
     if (seen > 0) continue;
     findings.push_back({FindingCode::evidence_weak, Severity::warning, "parity",
-                        fmt::format("detections '{}' passed on weak evidence: PyTorch detected nothing in any case, so "
+                        fmt::format("detections '{}' passed on weak evidence: {} detected nothing in any case, so "
                                     "the comparison was of empty sets",
-                                    set),
+                                    set, source),
                         set, "prove on real images (--data) or trained weights, so the detector detects something"});
   }
 }

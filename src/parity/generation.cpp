@@ -11,6 +11,7 @@
 
 #include "onnxproof/contract/generation.h"
 #include "onnxproof/core/json_file.h"
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/parity/calibrated.h"
 #include "onnxproof/parity/compare.h"
 #include "onnxproof/tensor/tensor_io.h"
@@ -194,8 +195,9 @@ std::size_t output_index(const Session& session, const std::string& name) {
       std::find_if(values.begin(), values.end(), [&](const auto& value) { return value.name == name; }) - values.begin());
 }
 
-// The findings of a finished loop: the first failing step, and the near ties.
-void add_generation_findings(GenerationResult& result) {
+// The findings of a finished loop: the first failing step, and the near ties; `source` is what the
+// reference's framework is called ("PyTorch").
+void add_generation_findings(GenerationResult& result, const std::string& source) {
   std::vector<int> ties;
   for (const auto& step : result.steps) {
     if (step.near_tie) ties.push_back(step.step);
@@ -206,12 +208,12 @@ void add_generation_findings(GenerationResult& result) {
     const GenerationStep& step = result.steps[static_cast<std::size_t>(*result.first_failure)];
     std::string what;
     if (!step.tokens_equal()) {
-      what = fmt::format("ONNX Runtime picks token {} where PyTorch picks {} (exact margin {:.3g}, budget {:.3g})",
-                         fmt::join(step.onnx_tokens, ","), fmt::join(step.pytorch_tokens, ","),
+      what = fmt::format("ONNX Runtime picks token {} where {} picks {} (exact margin {:.3g}, budget {:.3g})",
+                         fmt::join(step.onnx_tokens, ","), source, fmt::join(step.pytorch_tokens, ","),
                          step.tie_margin.value_or(0.0), step.budget);
     } else if (result.rule == "user") {  // element by element: no one budget to quote
-      what = fmt::format("its logits are up to {:.3g} from PyTorch's, {} values outside the --rtol/--atol given",
-                         step.error, step.mismatches);
+      what = fmt::format("its logits are up to {:.3g} from {}'s, {} values outside the --rtol/--atol given",
+                         step.error, source, step.mismatches);
     } else {
       what = fmt::format("its logits are {:.3g} from the reference, over the budget {:.3g} ({} values outside)",
                          step.error, step.budget, step.mismatches);
@@ -224,8 +226,8 @@ void add_generation_findings(GenerationResult& result) {
         .message = fmt::format("greedy generation on {} first goes wrong at step {} (past length {}): {}",
                                result.provider, step.step, step.past_length, what),
         .where = fmt::format("generation step {}", step.step),
-        .hint = "the step and past length named are where the cache path first departs from PyTorch: check how "
-                "the past length, position ids and attention mask are computed from the cache"});
+        .hint = "the step and past length named are where the cache path first departs from " + source +
+                ": check how the past length, position ids and attention mask are computed from the cache"});
   }
   if (!ties.empty()) {
     // Warning, not ARGMAX_TIE's default info: the generated tokens are not identical, which the
@@ -233,8 +235,8 @@ void add_generation_findings(GenerationResult& result) {
     result.findings.push_back(Finding{
         .code = FindingCode::argmax_tie, .severity = Severity::warning, .step = "generate",
         .message = fmt::format("on {} the top two tokens were within the budget of each other at step(s) {}: ONNX Runtime "
-                               "picked the other one; the steps after were fed PyTorch's token",
-                               result.provider, fmt::join(ties, ", ")),
+                               "picked the other one; the steps after were fed {}'s token",
+                               result.provider, fmt::join(ties, ", "), source),
         .where = fmt::format("generation step {}", ties.front()),
         .hint = "no defect of the export; another prompt proves more, and sampling settings decide such ties in "
                 "production"});
@@ -244,7 +246,8 @@ void add_generation_findings(GenerationResult& result) {
 }  // namespace
 
 Expected<GenerationResult> prove_generation(const fs::path& model, const fs::path& reference_folder,
-                                            const SessionOptions& options, const ToleranceOptions& tolerance) {
+                                            const SessionOptions& options, const ToleranceOptions& tolerance,
+                                            const std::string& framework) {
   ONNXPROOF_TRY_ASSIGN(const GenerationReference reference, read_generation_reference(reference_folder));
   const auto& document = reference.document;
   ONNXPROOF_TRY_ASSIGN(Session session, Session::open(model, options));
@@ -290,9 +293,9 @@ Expected<GenerationResult> prove_generation(const fs::path& model, const fs::pat
       past[layer] = std::move((*outputs)[output_index(session, document.present[layer])]);
     }
     past_length += ids.shape()[1];
-    ids = filled_int64({batch, 1}, result.steps.back().pytorch_tokens);  // PyTorch's token: teacher forcing
+    ids = filled_int64({batch, 1}, result.steps.back().pytorch_tokens);  // the reference's token: teacher forcing
   }
-  add_generation_findings(result);
+  add_generation_findings(result, source_title(framework));
   return result;
 }
 

@@ -432,6 +432,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
   // A NaN tolerance would turn every miss into a pass: refused here, whoever calls.
   ONNXPROOF_TRY(options.tolerance.validate());
   ParityResult result;
+  result.framework = reference.framework;
   PredictionMap predictions;
   const NoiseByOutput noise = pooled_relative_noise(reference);
   for (const auto& provider : options.providers) {

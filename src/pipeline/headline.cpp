@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "onnxproof/core/source_framework.h"
+
 namespace onnxproof::pipeline_run {
 
 // One finding per frozen axis: the static analysis (check), the differential trace (export) and
@@ -87,8 +89,8 @@ void demote_contradicted_frozen_warnings(Report& report) {
     finding.severity = Severity::info;
     std::vector<std::string> evidence;
     for (const auto& label : labels) evidence.push_back(fmt::format("'{}' = {}", label, fmt::join(swept.at(label), ", ")));
-    finding.message += fmt::format(" | contradicted by the sweep: every case at {} ran and matched PyTorch",
-                                   fmt::join(evidence, "; "));
+    finding.message += fmt::format(" | contradicted by the sweep: every case at {} ran and matched {}",
+                                   fmt::join(evidence, "; "), source_title(report.framework));
   }
 }
 
@@ -135,7 +137,8 @@ HeadlineAnswer evidence_answer(const Report& report, const StepReport* parity) {
   }
   const std::string rows = fmt::format("{} rows compared ({})", compared, fmt::join(rules, ", "));
   if (has_finding(report.findings, FindingCode::reference_not_finite, Severity::error))
-    return {question, "none", rows + "; PyTorch's outputs hold no finite value (REFERENCE_NOT_FINITE)"};
+    return {question, "none",
+            rows + "; " + source_title(report.framework) + "'s outputs hold no finite value (REFERENCE_NOT_FINITE)"};
   if (const auto domain = by_rule.find(rule_name(ToleranceRule::domain));
       compared && domain != by_rule.end() && domain->second == compared) {
     return {question, "weak",
@@ -262,7 +265,8 @@ void answer_headline(const Run& run, Report& report) {
   const bool nothing_finite =
       passed(parity) && has_finding(findings, FindingCode::reference_not_finite, Severity::error);
   report.headline.push_back(
-      {"Does ONNX Runtime match PyTorch within tolerance, on every provider tested, with no argmax flips?",
+      {"Does ONNX Runtime match " + source_title(report.framework) +
+           " within tolerance, on every provider tested, with no argmax flips?",
        nothing_finite ? "not checked" : yes_no(parity, passed(parity)),
        fmt::format("{} comparisons{}; providers: {}",
                    report.parity ? report.parity->rows.size() + report.parity->detections.size() : 0,

@@ -24,13 +24,13 @@ Expected<std::optional<Finding>> name_the_optimizer(const LocalizeCaseOptions& o
   session.provider = row.provider;
   ONNXPROOF_TRY_ASSIGN(const OptimizerSearch search,
                        find_optimizer_changing_outputs(options.model, c, session, options.tolerance));
-  return optimizer_finding(search, row.data_set, row.provider);
+  return optimizer_finding(search, row.data_set, row.provider, options.framework);
 }
 
 Expected<Localization> compare_modules(const LocalizeCaseOptions& options, const ReferenceCase& c) {
   const ParityRow& row = options.target;
   ONNXPROOF_TRY(options.capture(options.run, options.model.filename().string(), row.data_set));
-  LocalizeOptions localize{.tolerance = options.tolerance};
+  LocalizeOptions localize{.tolerance = options.tolerance, .framework = options.framework};
   localize.session.provider = row.provider;
   localize.session.optimization = row.optimization;
   ONNXPROOF_TRY_ASSIGN(Localization localization, localize_divergence(options.run, options.model, c, localize));
@@ -41,9 +41,9 @@ Expected<Localization> compare_modules(const LocalizeCaseOptions& options, const
 
 }  // namespace
 
-CaptureModuleOutputs python_capture(const std::string& python, double timeout_seconds) {
+CaptureModuleOutputs python_capture(const std::string& python, const std::string& framework, double timeout_seconds) {
   return [=](const fs::path& run, const std::string& model_file, const std::string& data_set) {
-    return capture_module_outputs(run, model_file, data_set, python, timeout_seconds);
+    return capture_module_outputs(run, model_file, data_set, framework, python, timeout_seconds);
   };
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "onnxproof/core/run_folder.h"
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/core/staging.h"
 #include "onnxproof/localize/localize.h"
 #include "onnxproof/report/ship_summary.h"
@@ -41,6 +42,19 @@ void keep_earlier_golden(Run& run) {
   }
 }
 
+// The source framework the spec names, until the export step reads the one export.json names
+// (an adopted or attached export has no spec: empty until then).
+std::string spec_framework(const ExportOptions& options) {
+  return options.model.empty() ? std::string() : source_framework_of_spec(options.model);
+}
+
+// A folder's own name however it is spelled: "dir" for path/to/dir/, the working folder's for ".".
+std::string folder_name(const fs::path& folder) {
+  std::error_code ec;
+  fs::path normal = fs::absolute(folder, ec).lexically_normal();
+  if (!normal.has_filename()) normal = normal.parent_path();
+  return normal.filename().string();
+}
 
 }  // namespace
 
@@ -48,9 +62,12 @@ std::filesystem::path default_run_folder(const std::string& spec) {
   std::string name;
   const auto colon = spec.rfind(':');
   const std::string target = colon == std::string::npos ? spec : spec.substr(0, colon);
+  constexpr std::string_view saved_model = "saved_model:";
   if (is_model_family(spec)) {  // hf:BertModel:num_hidden_layers=1 -> BertModel
     const std::string rest = spec.substr(spec.find(':') + 1);
     name = rest.substr(0, rest.find(':'));
+  } else if (spec.starts_with(saved_model)) {  // saved_model:path/to/dir/ -> dir
+    name = folder_name(spec.substr(saved_model.size()));
   } else if (target.ends_with(".py") || target.ends_with(".pt") || target.ends_with(".pth"))
     name = fs::path(target).stem().string();
   else
@@ -112,7 +129,8 @@ void localize_after_parity(Run& run) {
   const ReferenceCase* c = row && run.reference ? find_case(*run.reference, row->data_set) : nullptr;
   if (!c) return;
   const ExportOptions& exported = run.options.export_options;
-  auto capture = run.options.capture ? run.options.capture : python_capture(exported.python, exported.timeout_seconds);
+  auto capture = run.options.capture ? run.options.capture
+                                     : python_capture(exported.python, run.report.framework, exported.timeout_seconds);
   // On the export as written: the simplify proof showed it computes what model.sim.onnx does, and
   // its nodes keep the exporter's module scopes, which a fold may move across modules.
   LocalizeCaseOptions options{.run = run.out,
@@ -121,7 +139,8 @@ void localize_after_parity(Run& run) {
                               .parity = &*run.report.parity,
                               .tolerance = run.options.parity.tolerance,
                               .capture = std::move(capture),
-                              .progress = &run.progress};
+                              .progress = &run.progress,
+                              .framework = run.report.framework};
   auto localized = localize_case(options, *c);
   if (!localized.optimizer)
     note_localization_error(run.report, "naming the optimizer: " + localized.optimizer.error().describe());
@@ -149,6 +168,7 @@ Expected<FinishedRun> run_into(const PipelineOptions& options, const fs::path& o
   FinishedRun finished;
   Report& report = finished.report;
   report.model = options.export_options.model;
+  report.framework = spec_framework(options.export_options);
   report.versions = tool_versions();
   Run run{.options = options, .out = out, .published = published, .progress = progress, .report = report};
   // A golden freeze killed between its two renames left the old set as ".golden.old-PID".
@@ -213,14 +233,17 @@ ExporterSummary summarize_exporter_run(const FinishedRun& run, const std::string
   return summary;
 }
 
-// --exporter both: a run folder per exporter inside the one published folder, and a report that
-// puts them side by side; its verdict passes only when both runs pass.
+// --exporter both: a run folder per exporter inside the one published folder (the two its source
+// framework compares: dynamo and torchscript, or tf2onnx and keras), and a report that puts them
+// side by side; its verdict passes only when both runs pass.
 Expected<Report> run_both_exporters(const PipelineOptions& options, const fs::path& staging, const fs::path& published,
                                     std::ostream& progress) {
   Report report;
   report.model = options.export_options.model;
+  report.framework = spec_framework(options.export_options);
   report.versions = tool_versions();
-  for (const std::string exporter : {"dynamo", "torchscript"}) {
+  for (const std::string_view compared : source_framework(report.framework)->compared) {
+    const std::string exporter(compared);
     progress << "onnxproof pipeline: proving the " << exporter << " exporter's model\n" << std::flush;
     PipelineOptions one = options;
     one.export_options.exporter = exporter;

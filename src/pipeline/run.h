@@ -30,7 +30,7 @@ struct Run {
   Report& report;
   fs::path model{};                        // set by export, replaced by simplify
   fs::path exported{};                     // the export as written (localization maps its node scopes)
-  std::optional<Reference> reference{};    // PyTorch's data, read once after the export
+  std::optional<Reference> reference{};    // the source framework's data, read once after the export
   std::optional<Error> reference_error{};  // why it could not be read
   FrozenShapeOptions frozen{};             // the export's declared axes, for check
   std::optional<CheckResult> check{};      // set by check

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/export/float16.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/model/model_io.h"
@@ -64,6 +65,7 @@ StepReport export_step(Run& run) {
   }
   add_findings(run, result->findings);
   if (run.report.model.empty()) run.report.model = result->spec;  // an adopted export (--from-export)
+  run.report.framework = result->framework;  // what exported it, as export.json says
   // The front end's versions as that interpreter reported them, named apart from the engine's.
   for (const auto& [tool, version] : result->versions) {
     if (tool == "onnxproof") continue;
@@ -80,15 +82,18 @@ StepReport export_step(Run& run) {
   run.model = result->model;
   run.exported = result->model;
   run.frozen = result->frozen;
-  if (auto reference = read_reference(run.out / "reference"))
+  if (auto reference = read_reference(run.out / "reference")) {
     run.reference = std::move(*reference);
-  else
+    run.reference->framework = result->framework;
+  } else {
     run.reference_error = reference.error();
+  }
   step.status = status_from(true, result->findings);
   if (has_finding(result->findings, FindingCode::reference_not_finite, Severity::error)) {
     // Nothing to compare with: the proof cannot be made, which is no verdict on the export.
     step.status = StepStatus::error;
-    step.reason = "PyTorch's outputs hold no finite value on any case: nothing can be proved (REFERENCE_NOT_FINITE)";
+    step.reason = source_title(result->framework) +
+                  "'s outputs hold no finite value on any case: nothing can be proved (REFERENCE_NOT_FINITE)";
   }
   return step;
 }
@@ -239,7 +244,7 @@ StepReport generate_step(Run& run) {
   std::vector<GenerationResult> results;
   for (const auto& provider : run.options.parity.providers) {
     const SessionOptions session{.provider = provider, .intra_op_threads = run.options.parity.intra_op_threads};
-    auto result = prove_generation(run.model, folder, session, run.options.parity.tolerance);
+    auto result = prove_generation(run.model, folder, session, run.options.parity.tolerance, run.report.framework);
     if (!result) return step_error(step, result.error());
     add_findings(run, result->findings);
     results.push_back(std::move(*result));

@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/report/log_bar_chart.h"
 #include "onnxproof/report/markdown.h"
 
@@ -17,7 +18,7 @@ namespace {
 
 std::string status_of(const DetectionRow& row) { return !row.note.empty() ? "error" : row.passed ? "pass" : "fail"; }
 
-// Case, sizes, provider, graph opt, set, status, PyTorch, ONNX Runtime, matched, one side only
+// Case, sizes, provider, graph opt, set, status, the reference (PyTorch), ONNX Runtime, matched, one side only
 // (at threshold), worst box (budget), worst score (budget), rule or the note.
 std::vector<std::string> detection_cells(const DetectionRow& row) {
   const auto& m = row.match;
@@ -34,9 +35,12 @@ std::vector<std::string> detection_cells(const DetectionRow& row) {
   return cells;
 }
 
-constexpr const char* k_header[] = {"case", "sizes", "provider", "graph opt", "set (boxes)", "status", "PyTorch",
-                                    "ONNX Runtime", "matched", "one side only (at threshold)",
-                                    "worst box error (budget)", "worst score error (budget)", "rule"};
+// The table's columns; the reference's column is its source framework's ("PyTorch").
+std::vector<std::string> detection_header(const ParityResult& result) {
+  return {"case", "sizes", "provider", "graph opt", "set (boxes)", "status", source_title(result.framework),
+          "ONNX Runtime", "matched", "one side only (at threshold)", "worst box error (budget)",
+          "worst score error (budget)", "rule"};
+}
 
 }  // namespace
 
@@ -67,9 +71,10 @@ std::string detections_to_markdown(const ParityResult& result) {
   std::string md =
       "\n## Detections (matched as sets)\n\nBoth sides sorted by score, matched by label and IoU >= 0.5; a "
       "detection on one side only passes only when its score is within the score budget of the threshold.\n\n|";
-  for (const char* column : k_header) md += fmt::format(" {} |", column);
+  const auto header = detection_header(result);
+  for (const auto& column : header) md += fmt::format(" {} |", column);
   md += "\n|";
-  for (std::size_t i = 0; i < std::size(k_header); ++i) md += " --- |";
+  for (std::size_t i = 0; i < header.size(); ++i) md += " --- |";
   md += "\n";
   for (const auto& row : result.detections) {
     std::vector<std::string> cells;
@@ -82,7 +87,7 @@ std::string detections_to_markdown(const ParityResult& result) {
 std::string detections_to_html(const ParityResult& result) {
   if (result.detections.empty()) return "";
   std::string html = "<h2>Detections (matched as sets)</h2>\n<table><tr>";
-  for (const char* column : k_header) html += fmt::format("<th>{}</th>", markup_escape(column));
+  for (const auto& column : detection_header(result)) html += fmt::format("<th>{}</th>", markup_escape(column));
   html += "</tr>\n";
   for (const auto& row : result.detections) {
     html += "<tr>";

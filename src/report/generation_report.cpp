@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/report/log_bar_chart.h"
 #include "onnxproof/report/markdown.h"
 
@@ -23,7 +24,7 @@ nlohmann::json step_to_json(const GenerationStep& step) {
   return row;
 }
 
-// The table's rows as cells: step, past length, tokens (PyTorch / ONNX Runtime), error, budget, status.
+// The table's rows as cells: step, past length, tokens (the reference's / ONNX Runtime's), error, budget, status.
 std::vector<std::vector<std::string>> table_cells(const nlohmann::json& provider) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& row : provider.value("table", nlohmann::json::array())) {
@@ -46,8 +47,11 @@ std::string summary_of(const nlohmann::json& provider) {
                      first.is_number() ? fmt::format("first wrong at step {}", first.get<int>()) : "every step passed");
 }
 
-constexpr const char* k_columns[] = {"step", "past length", "PyTorch tokens", "ONNX Runtime tokens",
-                                     "max abs vs PyTorch", "error", "budget", "status"};
+// The table's columns, the reference named by its source framework's title ("PyTorch").
+std::vector<std::string> table_columns(const std::string& source) {
+  return {"step", "past length", source + " tokens", "ONNX Runtime tokens", "max abs vs " + source, "error", "budget",
+          "status"};
+}
 
 }  // namespace
 
@@ -66,13 +70,15 @@ nlohmann::json generation_to_json(int steps, const std::vector<GenerationResult>
   return {{"steps", steps}, {"providers", std::move(providers)}};
 }
 
-std::string generation_to_markdown(const nlohmann::json& details) {
+std::string generation_to_markdown(const nlohmann::json& details, const std::string& framework) {
   if (!details.contains("providers")) return "";
+  const std::string source = source_title(framework);
   std::string md = "\n## Generation (greedy, cache fed back)\n\n![error by step](report-generate.svg)\n\n"
-                   "ONNX Runtime is fed PyTorch's token at each step; `error` is what the rule bounds "
-                   "(|ONNX Runtime - float64| when calibrated).\n";
+                   "ONNX Runtime is fed " + markdown_text(source) + "'s token at each step; `error` is what the rule "
+                   "bounds (|ONNX Runtime - float64| when calibrated).\n";
   for (const auto& provider : details["providers"]) {
-    md += "\n" + markdown_text(summary_of(provider)) + "\n\n| " + fmt::format("{}", fmt::join(k_columns, " | ")) +
+    md += "\n" + markdown_text(summary_of(provider)) + "\n\n| " +
+          fmt::format("{}", fmt::join(table_columns(source), " | ")) +
           " |\n| ---: | ---: | --- | --- | ---: | ---: | ---: | --- |\n";
     for (const auto& cells : table_cells(provider)) {
       std::vector<std::string> escaped;
@@ -83,12 +89,13 @@ std::string generation_to_markdown(const nlohmann::json& details) {
   return md;
 }
 
-std::string generation_to_html(const nlohmann::json& details) {
+std::string generation_to_html(const nlohmann::json& details, const std::string& framework) {
   if (!details.contains("providers")) return "";
-  std::string html = "<h2>Generation (greedy, cache fed back)</h2>\n" + generation_plot_svg(details);
+  std::string html = "<h2>Generation (greedy, cache fed back)</h2>\n" + generation_plot_svg(details, framework);
   for (const auto& provider : details["providers"]) {
     html += "<p>" + markup_escape(summary_of(provider)) + "</p>\n<table><tr>";
-    for (const char* column : k_columns) html += fmt::format("<th>{}</th>", column);
+    for (const auto& column : table_columns(source_title(framework)))
+      html += fmt::format("<th>{}</th>", markup_escape(column));
     html += "</tr>\n";
     for (const auto& cells : table_cells(provider)) {
       html += "<tr>";
@@ -100,9 +107,10 @@ std::string generation_to_html(const nlohmann::json& details) {
   return html;
 }
 
-std::string generation_plot_svg(const nlohmann::json& details) {
+std::string generation_plot_svg(const nlohmann::json& details, const std::string& framework) {
   ChartSpec chart{.title = "Logit error per generation step (red: the step fails)",
-                  .x_label = "logit error against PyTorch (log scale)", .limit_legend = "budget"};
+                  .x_label = "logit error against " + source_title(framework) + " (log scale)",
+                  .limit_legend = "budget"};
   for (const auto& provider : details.value("providers", nlohmann::json::array())) {
     ChartPanel panel{.name = provider.value("provider", "") + ", rule " + provider.value("rule", "")};
     for (const auto& row : provider.value("table", nlohmann::json::array())) {

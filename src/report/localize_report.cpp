@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/report/log_bar_chart.h"
 #include "onnxproof/report/markdown.h"
 
@@ -93,7 +94,8 @@ ChartSpec localization_chart(const Localization& localization) {
                                                    : BarKind::outside;
     panel.bars.push_back({.label = m.module.empty() ? "(model)" : m.module, .value = value, .kind = kind});
   }
-  return {.title = "Where the error starts: each module's outputs against PyTorch's, in execution order",
+  return {.title = "Where the error starts: each module's outputs against " + source_title(localization.framework) +
+                   "'s, in execution order",
           .x_label = "largest relative error of the module's outputs (log scale)",
           .panels = {panel}};
 }

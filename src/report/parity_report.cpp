@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 
+#include "onnxproof/core/source_framework.h"
+
 namespace onnxproof {
 
 nlohmann::json parity_rows_to_json(const ParityResult& result) {
@@ -115,9 +117,9 @@ void print_parity_result(std::ostream& out, const ParityResult& result) {
                        g.ratio ? fmt::format("{:.3g}x", *g.ratio) : "-");
   }
   print_detection_summary(out, result);
-  out << "vs exact: the largest distance of ONNX Runtime from the float64 answer, as a multiple of PyTorch "
-         "float32's own; the calibrated rule allows "
-      << k_noise_multiple << "x plus a floor\n";
+  out << "vs exact: the largest distance of ONNX Runtime from the float64 answer, as a multiple of "
+      << source_title(result.framework) << " float32's own; the calibrated rule allows " << k_noise_multiple
+      << "x plus a floor\n";
   for (const auto& a : result.accuracy) {
     std::string figures;
     for (const auto& [who, value] : a.accuracy)

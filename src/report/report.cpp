@@ -7,6 +7,7 @@
 #include <map>
 
 #include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/report/check_report.h"
 #include "onnxproof/report/localize_report.h"
 #include "onnxproof/report/log_bar_chart.h"
@@ -121,6 +122,7 @@ nlohmann::json report_to_json(const Report& report) {
                                                                : nlohmann::json{{"error", report.localization_error}}},
           {"ship", ship_summary_to_json(report)}};
   if (report.signature) json["signature"] = signature_to_json(report);
+  if (!report.framework.empty()) json["framework"] = report.framework;
   return json;
 }
 
@@ -130,6 +132,8 @@ std::string report_to_markdown(const Report& report) {
   std::string md = fmt::format("# onnxproof report: {}\n\n**Verdict: {}**\n\n", markdown_text(report.model),
                                verdict_name(report.verdict));
   md += ship_summary_to_markdown(report);
+  const std::string source = source_title(report.framework);
+  if (!report.framework.empty()) md += fmt::format("Source framework: {}\n\n", markdown_text(source));
   if (!report.onnx_model.empty()) md += fmt::format("Model: {}\n\n", markdown_code(report.onnx_model.string()));
   if (!report.exporter_report.empty())  // always exporter_report.md, beside report.md
     md += fmt::format("The exporter's own report: [{}]({})\n\n", markdown_text(report.exporter_report.string()),
@@ -154,14 +158,15 @@ std::string report_to_markdown(const Report& report) {
   for (const auto& step : report.steps)
     if (step.name == "simplify") md += simplify_rules_to_markdown(step.details);
   for (const auto& step : report.steps)
-    if (step.name == "generate") md += generation_to_markdown(step.details);
+    if (step.name == "generate") md += generation_to_markdown(step.details, report.framework);
 
   if (!parity_rows(report).empty()) {
     md +=
-        "\n## Parity (ONNX Runtime against PyTorch)\n\n![largest error per case](report-parity.svg)\n\n"
-        "The rule: " + std::string(k_rule_sentence) +
+        "\n## Parity (ONNX Runtime against " + markdown_text(source) +
+        ")\n\n![largest error per case](report-parity.svg)\n\nThe rule: " + rule_sentence(report.framework) +
         "\n\n| case | sizes | provider | graph opt | output | status | rule | max abs | max rel | "
-        "error vs exact (ONNX / PyTorch) | allowed | ONNX / PyTorch | mismatches | argmax flips | note |\n"
+        "error vs exact (ONNX / " + markdown_text(source) + ") | allowed | ONNX / " + markdown_text(source) +
+        " | mismatches | argmax flips | note |\n"
         "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
     for (const auto& row : parity_rows(report)) {
       std::vector<std::string> cells;
@@ -186,6 +191,8 @@ std::string report_to_html(const Report& report) {
       "<style>{2}</style></head><body>\n<h1>onnxproof report: {0}</h1>\n<p>Verdict: <span class=\"{1}\">{1}</span></p>\n",
       markup_escape(report.model), verdict, k_report_css);
   html += ship_summary_to_html(report);
+  if (!report.framework.empty())
+    html += fmt::format("<p>Source framework: {}</p>\n", markup_escape(source_title(report.framework)));
   if (!report.onnx_model.empty())
     html += fmt::format("<p>Model: <code>{}</code></p>\n", markup_escape(report.onnx_model.string()));
   if (!report.exporter_report.empty()) {
@@ -211,14 +218,15 @@ std::string report_to_html(const Report& report) {
   for (const auto& step : report.steps)
     if (step.name == "simplify") html += simplify_rules_to_html(step.details);
   for (const auto& step : report.steps)
-    if (step.name == "generate") html += generation_to_html(step.details);
+    if (step.name == "generate") html += generation_to_html(step.details, report.framework);
   if (const std::string svg = parity_plot_svg(parity_rows(report)); !svg.empty()) {
-    html += "<h2>Parity (ONNX Runtime against PyTorch)</h2>\n<p>The rule: " + markup_escape(k_rule_sentence) +
-            "</p>\n" + svg;
+    const std::string source = markup_escape(source_title(report.framework));
+    html += "<h2>Parity (ONNX Runtime against " + source + ")</h2>\n<p>The rule: " +
+            markup_escape(rule_sentence(report.framework)) + "</p>\n" + svg;
     html +=
         "<table><tr><th>case</th><th>sizes</th><th>provider</th><th>graph opt</th><th>output</th><th>status</th>"
-        "<th>rule</th><th>max abs</th><th>max rel</th><th>error vs exact (ONNX / PyTorch)</th><th>allowed</th>"
-        "<th>ONNX / PyTorch</th><th>mismatches</th><th>argmax flips</th><th>note</th></tr>\n";
+        "<th>rule</th><th>max abs</th><th>max rel</th><th>error vs exact (ONNX / " + source + ")</th><th>allowed</th>"
+        "<th>ONNX / " + source + "</th><th>mismatches</th><th>argmax flips</th><th>note</th></tr>\n";
     for (const auto& row : parity_rows(report)) {
       html += "<tr>";
       const auto cells = parity_cells(row);
@@ -251,7 +259,7 @@ Expected<void> write_report(const Report& report, const std::filesystem::path& o
   }
   for (const auto& step : report.steps) {
     if (step.name != "generate") continue;
-    if (const std::string svg = generation_plot_svg(step.details); !svg.empty())
+    if (const std::string svg = generation_plot_svg(step.details, report.framework); !svg.empty())
       ONNXPROOF_TRY(write_file_atomically(out / "report-generate.svg", svg));
   }
   if (report.localization) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/parity/calibrated.h"
 #include "onnxproof/report/check_report.h"
 #include "onnxproof/report/log_bar_chart.h"
@@ -51,9 +52,11 @@ std::vector<std::string> accuracy_lines(const Report& report) {
   std::vector<std::string> lines;
   if (!report.parity) return lines;
   for (const auto& accuracy : report.parity->accuracy) {
-    std::vector<std::string> parts;  // PyTorch first: the figure ONNX Runtime's are read against
+    // The source framework's first ("pytorch" whatever the framework): the figure ONNX Runtime's are read against.
+    std::vector<std::string> parts;
     if (accuracy.accuracy.contains("pytorch"))
-      parts.push_back(fmt::format("PyTorch {:.1f}%", 100.0 * accuracy.accuracy.at("pytorch")));
+      parts.push_back(
+          fmt::format("{} {:.1f}%", source_title(report.framework), 100.0 * accuracy.accuracy.at("pytorch")));
     for (const auto& [who, value] : accuracy.accuracy)
       if (who != "pytorch") parts.push_back(fmt::format("ONNX Runtime {} {:.1f}%", who, 100.0 * value));
     lines.push_back(fmt::format("output '{}': {} on {} labelled samples; {} predictions flipped", accuracy.output,
@@ -124,7 +127,8 @@ std::string signature_to_markdown(const Report& report) {
     md += "\n";
   }
   if (report.parity) {
-    md += fmt::format("Tolerance: {} ({}).\n\n", markdown_text(k_rule_sentence), markdown_text(rules_text(report)));
+    md += fmt::format("Tolerance: {} ({}).\n\n", markdown_text(rule_sentence(report.framework)),
+                      markdown_text(rules_text(report)));
     for (const auto& line : accuracy_lines(report)) md += fmt::format("Accuracy: {}.\n\n", markdown_text(line));
   }
   return md;
@@ -177,7 +181,7 @@ std::string signature_to_html(const Report& report) {
     html += "</table>\n";
   }
   if (report.parity) {
-    html += fmt::format("<p><b>Tolerance:</b> {} ({}).</p>\n", markup_escape(k_rule_sentence),
+    html += fmt::format("<p><b>Tolerance:</b> {} ({}).</p>\n", markup_escape(rule_sentence(report.framework)),
                         markup_escape(rules_text(report)));
     for (const auto& line : accuracy_lines(report))
       html += fmt::format("<p><b>Accuracy:</b> {}.</p>\n", markup_escape(line));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/report/report.h"
 
 namespace onnxproof {
@@ -76,8 +77,8 @@ const FindingGroup* main_group(const std::vector<FindingGroup>& groups) {
 
 std::string failure_answer(const Report& report, const FindingGroup* group) {
   if (report.verdict == Verdict::pass) {
-    return "ship it: every required step ran and passed; ONNX Runtime matches PyTorch within tolerance at every "
-           "case that ran";
+    return "ship it: every required step ran and passed; ONNX Runtime matches " + source_title(report.framework) +
+           " within tolerance at every case that ran";
   }
   if (report.verdict == Verdict::error) {
     const StepReport* step = first_error_step(report);
@@ -85,8 +86,9 @@ std::string failure_answer(const Report& report, const FindingGroup* group) {
     // and what it compared proves nothing. Another step's error is said as it is.
     if ((!step || step->name == "export") &&
         has_finding(report.findings, FindingCode::reference_not_finite, Severity::error))
-      return "not proved: PyTorch's outputs hold no finite value on any case, so no comparison with them can prove "
-             "the export (REFERENCE_NOT_FINITE)";
+      return "not proved: " + source_title(report.framework) +
+             "'s outputs hold no finite value on any case, so no comparison with them can prove the export "
+             "(REFERENCE_NOT_FINITE)";
     return step ? fmt::format("not proved: the {} step could not run: {}", step->name, step->reason)
                 : "not proved: a required step could not run";
   }
@@ -95,7 +97,8 @@ std::string failure_answer(const Report& report, const FindingGroup* group) {
                              ? group->cause
                              : group->follow_ons.front();
   // The registry's meaning, not the message: one sentence however much evidence was merged in.
-  return fmt::format("do not ship: {} ({})", finding_code_info(shown.code).meaning, shown.code_name());
+  return fmt::format("do not ship: {} ({})", worded_for(finding_code_info(shown.code).meaning, report.framework),
+                     shown.code_name());
 }
 
 }  // namespace

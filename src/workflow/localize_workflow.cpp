@@ -3,6 +3,8 @@
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/json_file.h"
 #include "onnxproof/core/ownership.h"
+#include "onnxproof/core/source_framework.h"
+#include "onnxproof/export/export_step.h"
 #include "onnxproof/pipeline/localize_case.h"
 #include "onnxproof/report/localize_report.h"
 #include "onnxproof/workflow/workflows.h"
@@ -61,14 +63,14 @@ Expected<ParityRow> localize_target(const LocalizeCommand& command, const Parity
   return chosen;
 }
 
-// The capture as asked: none when the run holds one already (--captured), else the front end's
-// (said on `progress` first).
-CaptureModuleOutputs capture_for(const LocalizeCommand& command, std::ostream& progress) {
+// The capture as asked: none when the run holds one already (--captured), else the front end of
+// the run's source `framework` (said on `progress` first).
+CaptureModuleOutputs capture_for(const LocalizeCommand& command, const std::string& framework, std::ostream& progress) {
   if (command.captured)
     return [](const fs::path&, const std::string&, const std::string&) -> Expected<void> { return {}; };
-  return [capture = python_capture(command.python, 1800), &progress](
+  return [capture = python_capture(command.python, framework, 1800), title = source_title(framework), &progress](
              const fs::path& run, const std::string& model_file, const std::string& data_set) {
-    progress << "capturing every module's outputs in PyTorch on " << data_set << '\n' << std::flush;
+    progress << "capturing every module's outputs in " << title << " on " << data_set << '\n' << std::flush;
     return capture(run, model_file, data_set);
   };
 }
@@ -110,12 +112,14 @@ Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command
                 "no reference case " + target.data_set + " in " + (command.run / "reference").string());
   // The model the run proved (model.sim.onnx when simplification changed it), in the run folder.
   const fs::path model = command.run / fs::path(report.value("onnx_model", "model.onnx")).filename();
+  const std::string framework = source_framework_beside(command.run);
   LocalizedCase localized = localize_case({.run = command.run,
                                            .model = model,
                                            .target = target,
                                            .parity = &recorded,
                                            .tolerance = parity.tolerance,
-                                           .capture = capture_for(command, progress)},
+                                           .capture = capture_for(command, framework, progress),
+                                           .framework = framework},
                                           *c);
   if (!localized.localization) return std::unexpected(localized.localization.error());
   const fs::path folder = command.run / "localize";

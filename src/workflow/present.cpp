@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/report/check_report.h"
 #include "onnxproof/report/ops_report.h"
 #include "onnxproof/report/parity_report.h"
@@ -120,8 +121,9 @@ void print_outcome(std::ostream& out, const Outcome<DemoRun>& outcome) {
   std::string accuracy_lines;
   for (auto accuracy : report.parity ? report.parity->accuracy : std::vector<TaskAccuracy>{}) {
     accuracy_lines += fmt::format(
-        "accuracy         PyTorch {:.1f}%, ONNX Runtime {:.1f}% on {} held-out digits; {} predictions flipped\n",
-        100.0 * accuracy.accuracy["pytorch"], 100.0 * accuracy.accuracy["cpu"], accuracy.samples, accuracy.flipped);
+        "accuracy         {} {:.1f}%, ONNX Runtime {:.1f}% on {} held-out digits; {} predictions flipped\n",
+        source_title(report.framework), 100.0 * accuracy.accuracy["pytorch"], 100.0 * accuracy.accuracy["cpu"],
+        accuracy.samples, accuracy.flipped);
   }
   print_report_summary(out, report, outcome.artifacts.front(), accuracy_lines);
 }

@@ -42,6 +42,18 @@ class ScratchFolder {
   fs::path m_path;
 };
 
+// A reference folder read on its own, named by the framework that made it where it can be known:
+// RUN/reference beside the RUN/export.json that names it; else (ONNX's test folders, a copy) the
+// findings keep saying PyTorch.
+Expected<Reference> read_reference_of_run(const fs::path& folder) {
+  ONNXPROOF_TRY_ASSIGN(Reference reference, read_reference(folder));
+  std::error_code ec;
+  fs::path normal = fs::absolute(folder, ec).lexically_normal();
+  if (!normal.has_filename()) normal = normal.parent_path();
+  reference.framework = source_framework_beside(normal.parent_path());
+  return reference;
+}
+
 }  // namespace
 
 Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, std::ostream& progress) {
@@ -50,7 +62,7 @@ Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, st
   CommandInputs read = model_inputs(model);
   read.folders.push_back(command.reference);  // cases.json, every data set's .pb files
   ONNXPROOF_TRY(require_output_apart(command.json_path, read, "--json"));
-  ONNXPROOF_TRY_ASSIGN(auto reference, read_reference(command.reference));
+  ONNXPROOF_TRY_ASSIGN(auto reference, read_reference_of_run(command.reference));
   mark_random_outputs(model.proto, reference);
   options.progress = &progress;
   std::optional<ScratchFolder> scratch;
@@ -81,7 +93,7 @@ Expected<Outcome<FreezeResult>> golden_freeze_workflow(const GoldenFreezeCommand
   CommandInputs read = model_inputs(model);
   read.folders.push_back(command.reference);
   ONNXPROOF_TRY(require_output_apart(command.out, read, "--out", OutputKind::whole_folder));
-  ONNXPROOF_TRY_ASSIGN(auto reference, read_reference(command.reference));
+  ONNXPROOF_TRY_ASSIGN(auto reference, read_reference_of_run(command.reference));
   mark_random_outputs(model.proto, reference);  // frozen with the set: verification checks their domain
   ONNXPROOF_TRY_ASSIGN(auto result, freeze_golden(command.model, reference, command.out, {parity, tool_versions()}));
   Outcome<FreezeResult> outcome{.verdict = verdict_from(true, result.frozen), .findings = result.parity.findings};

@@ -54,7 +54,8 @@ int with_front_end_channel(const PipelineCommand& command) {
 void add_model_options(CLI::App* app, ModelArguments& model, bool adoptable = false) {
   auto* spec = app->add_option("--model", model.model,
                                "SPEC: file.py:callable, package.module:callable, model.pt, torchvision:NAME, timm:NAME "
-                               "or hf:CLASS[:key=value,...] (random weights)");
+                               "or hf:CLASS[:key=value,...] (random weights); TensorFlow: keras:NAME, model.keras, "
+                               "saved_model:DIR, or a file.py:callable that imports tensorflow or keras");
   if (adoptable) {
     app->add_option("--from-export", model.from_export,
                     "Prove the export in this folder (export.json, model.onnx, reference/ from onnxproof export or "
@@ -65,7 +66,7 @@ void add_model_options(CLI::App* app, ModelArguments& model, bool adoptable = fa
   }
   app->add_option("--input", model.inputs,
                   "NAME=DIMS:DTYPE[:LO..HI], e.g. x=1x3x224x224:float32 (repeat per input; torchvision:, timm: and "
-                  "hf: models have default inputs)");
+                  "hf: models, and TensorFlow models, have default inputs)");
   app->add_option("--dynamic", model.dynamic,
                   "NAME:AXIS=LABEL[:MIN..MAX] names a variable axis, e.g. x:0=batch or x:0=batch:1..64 (repeat)");
   app->add_option(
@@ -73,7 +74,8 @@ void add_model_options(CLI::App* app, ModelArguments& model, bool adoptable = fa
       "ONNX opset to export at (default: the newest that ONNX Runtime, every --target and the exporter support)");
   app->add_option("--exporter", model.exporter,
                   "auto (torch's default, then the other one), torchscript, dynamo, or both (pipeline: "
-                  "each proved, side by side in the report)")
+                  "each proved, side by side in the report); TensorFlow models: auto, tf2onnx, keras (Keras's own "
+                  "export) or both")
       ->capture_default_str();
   app->add_option("--sweep", model.sweep, "LABEL=SIZES, the sizes a dynamic axis is proved at, e.g. batch=1,3,8");
   app->add_option("--samples", model.samples, "Generated inputs per shape case")->capture_default_str();
@@ -86,7 +88,9 @@ void add_model_options(CLI::App* app, ModelArguments& model, bool adoptable = fa
                   "Stop the export after this many seconds (a forward pass that never returns)")
       ->capture_default_str();
   app->add_option("--python", model.python,
-                  "Python interpreter with torch (default: $ONNXPROOF_PYTHON, else the pinned .venv/bin/python)");
+                  "Python interpreter with torch (default: $ONNXPROOF_PYTHON, else the pinned .venv/bin/python); for "
+                  "TensorFlow models one with tensorflow, keras and tf2onnx (default: $ONNXPROOF_TF_PYTHON, else "
+                  ".venv-tf/bin/python)");
 }
 
 // The proof option group: providers and tolerances, spelled the same by parity, golden and pipeline.
@@ -148,7 +152,8 @@ void add_run(CLI::App& app, Commands& commands) {
 
 void add_parity(CLI::App& app, Commands& commands) {
   auto parity = std::make_shared<ParityCommand>();
-  auto* parity_app = app.add_subcommand("parity", "Prove that ONNX Runtime matches PyTorch's reference outputs");
+  auto* parity_app =
+      app.add_subcommand("parity", "Prove that ONNX Runtime matches the reference outputs (PyTorch's, TensorFlow's)");
   parity_app->add_option("model", parity->model, "The .onnx file")->required();
   parity_app->add_option("--reference", parity->reference, "Folder of test_data_set_N/ (OUT/reference)")->required();
   add_proof_options(parity_app, parity->proof);
@@ -167,7 +172,7 @@ void add_golden(CLI::App& app, Commands& commands) {
   auto freeze = std::make_shared<GoldenFreezeCommand>();
   auto* freeze_app = golden_app->add_subcommand("freeze", "Prove parity, then freeze inputs and ONNX Runtime outputs");
   freeze_app->add_option("model", freeze->model, "The .onnx file")->required();
-  freeze_app->add_option("--reference", freeze->reference, "PyTorch's reference data (OUT/reference)")->required();
+  freeze_app->add_option("--reference", freeze->reference, "The reference data (OUT/reference)")->required();
   freeze_app
       ->add_option("--out", freeze->out, "The golden folder to write (new, empty, or a golden folder it replaces)")
       ->required();
@@ -280,10 +285,10 @@ void add_localize(CLI::App& app, Commands& commands) {
   auto localize = std::make_shared<LocalizeCommand>();
   auto* localize_app = app.add_subcommand(
       "localize",
-      "Find the module where ONNX Runtime's outputs first depart from PyTorch's, in a run folder.\n"
-      "A run folder is code: this runs (in Python, with torch) the model spec that RUN/export.json names,\n"
-      "importing a .py file it points at. Use it only on run folders you made or trust as you would\n"
-      "their model's code; --captured starts no Python.");
+      "Find the module where ONNX Runtime's outputs first depart from the source framework's (PyTorch's,\n"
+      "TensorFlow's), in a run folder. A run folder is code: this runs (in Python, with the framework that\n"
+      "exported it) the model spec that RUN/export.json names, importing a .py file it points at. Use it\n"
+      "only on run folders you made or trust as you would their model's code; --captured starts no Python.");
   localize_app->add_option("run", localize->run, "The run folder of onnxproof pipeline")->required();
   localize_app->add_option("--case", localize->data_set,
                            "The reference case, e.g. test_data_set_3 (default: the worst failing one)");
@@ -291,7 +296,8 @@ void add_localize(CLI::App& app, Commands& commands) {
   localize_app
       ->add_option("--optimization", localize->optimization, "ONNX Runtime graph optimizations: all or disabled")
       ->capture_default_str();
-  localize_app->add_option("--python", localize->python, "Python interpreter with torch (as for the export)");
+  localize_app->add_option("--python", localize->python,
+                           "Python interpreter with the run's framework (as for the export: torch, or tensorflow)");
   localize_app->add_flag("--captured", localize->captured,
                          "localize/modules.json is there already (written by onnxproof.localize.write_localization in the "
                          "process that holds the model)");
@@ -303,7 +309,7 @@ void add_localize(CLI::App& app, Commands& commands) {
 void add_export(CLI::App& app, Commands& commands) {
   auto export_command = std::make_shared<ExportCommand>();
   auto* export_app =
-      app.add_subcommand("export", "Export a PyTorch model to OUT/model.onnx with PyTorch's reference outputs");
+      app.add_subcommand("export", "Export a PyTorch or TensorFlow model to OUT/model.onnx with its reference outputs");
   add_model_options(export_app, export_command->model);
   export_app->add_option("--out", export_command->out, "The run folder: new, empty, or an earlier run")->required();
 
@@ -336,7 +342,8 @@ int main(int argc, char** argv) {
   // Before anything asks ONNX Runtime a question: the library is chosen by starting again.
   if (const int failed = onnxproof::cli::select_onnxruntime_library(argv)) return failed;
   const PrintableStandardStreams printable;  // names from a model never drive the terminal
-  CLI::App app{"onnxproof: turn a PyTorch model into an ONNX file that can be trusted (conversion plus proof)"};
+  CLI::App app{
+      "onnxproof: turn a PyTorch or TensorFlow model into an ONNX file that can be trusted (conversion plus proof)"};
   app.require_subcommand(0, 1);
   bool show_version = false;
   app.add_flag("--version", show_version, "Print the versions of onnxproof and the tools it uses");

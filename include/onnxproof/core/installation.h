@@ -14,12 +14,14 @@ struct Installation {
   std::filesystem::path data_dir;      // op-support/*.csv, finding_codes.json
   std::filesystem::path python_dir;    // holds the onnxproof front-end package (PYTHONPATH)
   std::filesystem::path examples_dir;  // digits/digits_cnn.py for the demo
-  std::string python;                  // the interpreter exports run with
+  std::string python;                  // the interpreter PyTorch models export with
+  std::string tf_python;               // the interpreter TensorFlow models export with (.venv-tf)
 };
 
-/// The environment's overrides (ONNXPROOF_DATA, ONNXPROOF_PYTHONPATH, ONNXPROOF_PYTHON), else
-/// <prefix>/share/onnxproof/... when `executable` lies in <prefix>/bin of an install, else the
-/// source tree and pinned .venv this build was configured with.
+/// The environment's overrides (ONNXPROOF_DATA, ONNXPROOF_PYTHONPATH, ONNXPROOF_PYTHON,
+/// ONNXPROOF_TF_PYTHON), else <prefix>/share/onnxproof/... when `executable` lies in <prefix>/bin
+/// of an install, else the source tree and pinned .venv and .venv-tf this build was configured
+/// with (an install keeps the configured interpreters).
 Installation resolve_installation(const std::filesystem::path& executable);
 
 /// Makes `installation` the one the libraries use; call once, at start-up.

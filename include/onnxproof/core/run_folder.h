@@ -22,8 +22,9 @@ Expected<void> write_run_marker(const std::filesystem::path& folder, std::string
                                 std::string_view model);
 
 /// Whether `name` is an entry a run writes at the top of a run folder (report.json, model.onnx,
-/// reference/, golden/, the sub-runs dynamo/ and torchscript/ ...), or the temporary of one that a
-/// killed run leaves (".NAME.tmp-PID", "NAME.tmp-PID", ".golden.old-PID", "reference.partial"...).
+/// reference/, golden/, the sub-runs of --exporter both: dynamo/ and torchscript/, tf2onnx/ and
+/// keras/ ...), or the temporary of one that a killed run leaves (".NAME.tmp-PID", "NAME.tmp-PID",
+/// ".golden.old-PID", "reference.partial"...).
 /// `is_folder`: the entry is a real folder (never a link).
 bool is_run_folder_entry(std::string_view name, bool is_folder);
 

@@ -1,6 +1,7 @@
 #pragma once
 // The export step: runs the Python front end (python/onnxproof) as a child process to turn a
-// PyTorch model into OUT/model.onnx, OUT/reference/ and OUT/export.json, and reads the result.
+// PyTorch or TensorFlow model into OUT/model.onnx, OUT/reference/ and OUT/export.json, and reads
+// the result.
 
 #include <cstdint>
 #include <filesystem>
@@ -44,8 +45,16 @@ struct DynamicAxis {
 };
 
 /// A model spec of a family that brings its own default inputs: torchvision:NAME, timm:NAME,
-/// hf:CLASS[:key=value,...] (python/onnxproof/torch/families.py).
+/// hf:CLASS[:key=value,...] (python/onnxproof/torch/families.py), keras:NAME[:...] (Keras's
+/// applications, python/onnxproof/tensorflow/).
 bool is_model_family(std::string_view spec);
+
+/// The source framework whose front end loads `spec` (core/source_framework.h's names), by the
+/// rule the front end's core/frameworks.py applies: "tensorflow" for keras:NAME[...],
+/// saved_model:DIR, a path ending in .keras, and a FILE.py:CALLABLE spec whose file has a line
+/// `import` or `from` tensorflow, keras or tf_keras; "torch" for everything else, including a
+/// FILE.py that cannot be read (the front end then names the error). Reads that file only.
+std::string source_framework_of_spec(const std::string& spec);
 
 /// Parsers for the command-line specs; errors are ErrorCode::usage with the spec quoted.
 Expected<InputSpec> parse_input_spec(const std::string& text);
@@ -66,7 +75,9 @@ struct ExportOptions {
   int64_t opset_ceiling = 0;
   std::string opset_ceiling_reason;
   std::map<std::string, int> opset_op_limits;  // OpsetLimit::op_limits: lowers the default opset
-  std::string exporter = "auto";  // auto | torchscript | dynamo (both: the pipeline runs one export per exporter)
+  /// auto | torchscript | dynamo for PyTorch models, auto | tf2onnx | keras for TensorFlow ones
+  /// (both: the pipeline runs one export per exporter; core/source_framework.h lists them).
+  std::string exporter = "auto";
   std::map<std::string, std::vector<int64_t>> sweep;
   int samples = 3;
   /// Greedy steps of the generation proof the front end records (reference/generation/); 0: none.
@@ -74,7 +85,7 @@ struct ExportOptions {
   std::string data;                // file.py:callable yielding samples
   std::filesystem::path data_dir;  // folder of .npy / .pb samples
   std::filesystem::path out;
-  std::string python;  // interpreter; empty: $ONNXPROOF_PYTHON, then the configured default
+  std::string python;  // interpreter; empty: the framework's (front_end_interpreter)
   /// The export front end is stopped after this long (a forward pass that never returns).
   double timeout_seconds = 1800;
   uint64_t seed = 0;
@@ -89,8 +100,9 @@ struct ExportResult {
   std::filesystem::path model;  // OUT/model.onnx; empty when the export failed
   std::string sha256;
   std::string exporter;
-  /// The source framework that exported it (export.json's framework: "torch", ...); "torch" for
-  /// an export.json older than the field. Kept for the report's wording of a second framework.
+  /// The source framework that exported it (export.json's framework: "torch", "tensorflow");
+  /// "torch" for an export.json older than the field. The report and its findings name it, and
+  /// localization's capture runs in its interpreter.
   std::string framework = "torch";
   int reference_sets = 0;
   /// The front end's versions as it reported them in export.json (python, torch, onnx, ...).
@@ -125,9 +137,12 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
 /// loaded again from RUN/export.json's spec, every module's inputs and outputs on the reference
 /// case `data_set`, written to RUN/localize/ (modules.json and the tensors) with what it printed in
 /// RUN/localize/capture.log. `model_file` (relative to RUN) is the ONNX model whose values are
-/// mapped. ErrorCode::invalid_input with the front end's reason when it cannot.
+/// mapped; `framework` the run's (ExportResult::framework; empty: torch) picks the interpreter
+/// when `python` is empty. ErrorCode::invalid_input with the front end's reason when it cannot,
+/// ErrorCode::not_found when the interpreter cannot start.
 Expected<void> capture_module_outputs(const std::filesystem::path& run, const std::string& model_file,
-                                      const std::string& data_set, const std::string& python, double timeout_seconds);
+                                      const std::string& data_set, const std::string& framework,
+                                      const std::string& python, double timeout_seconds);
 
 /// Everything that can be checked before Python starts, as ErrorCode::usage with the option named:
 /// the opset against 7 and opset_ceiling, --dynamic axes (an input that exists, an axis it has,
@@ -135,9 +150,15 @@ Expected<void> capture_module_outputs(const std::filesystem::path& run, const st
 /// --data-dir. run_export() calls it first.
 Expected<void> validate_export_options(const ExportOptions& options);
 
-/// The interpreter the front end runs with: `requested` (--python) when set, else
-/// $ONNXPROOF_PYTHON, else the pinned environment made by scripts/setup.sh (.venv/bin/python).
-std::string front_end_interpreter(const std::string& requested);
+/// The interpreter the front end runs with for models of `framework` (core/source_framework.h;
+/// empty: torch): `requested` (--python) when set; else for "tensorflow" $ONNXPROOF_TF_PYTHON, else
+/// the pinned environment scripts/setup.sh makes in .venv-tf; for any other framework
+/// $ONNXPROOF_PYTHON, else .venv/bin/python (Installation::tf_python and ::python).
+std::string front_end_interpreter(const std::string& requested, std::string_view framework);
+
+/// The framework the export.json in `folder` names (a run folder; "torch" for one older than the
+/// field); empty when the folder holds no readable onnxproof export.json (a bare reference folder).
+std::string source_framework_beside(const std::filesystem::path& folder);
 
 /// Replaces this process by `python -m MODULE ARGS...` with the front end's interpreter and package,
 /// as the export runs them; returns only when the interpreter cannot start (ErrorCode::not_found).

@@ -1,8 +1,8 @@
 #pragma once
-// Divergence localization: where ONNX Runtime first departs from PyTorch, module by module.
-// The front end (python/onnxproof/torch/localize.py) maps every PyTorch module to the ONNX values that
-// cross its boundary and saves PyTorch's tensors there for one reference case
-// (RUN/localize/modules.json); this runs a copy of the model with those values as extra outputs,
+// Divergence localization: where ONNX Runtime first departs from the source framework (PyTorch,
+// TensorFlow), module by module. The front end (python/onnxproof/torch/localize.py for PyTorch)
+// maps every module to the ONNX values that cross its boundary and saves its tensors there for one
+// reference case (RUN/localize/modules.json); this runs a copy of the model with those values as extra outputs,
 // compares in the order the modules finished, and names the first module whose inputs agree and
 // whose outputs do not (DIVERGENCE_LOCATED).
 
@@ -23,7 +23,7 @@ namespace onnxproof {
 
 inline constexpr std::string_view k_localize_schema = "onnxproof.localize/1";
 
-/// One module's call(s), ONNX Runtime's values against PyTorch's.
+/// One module's call(s), ONNX Runtime's values against the source framework's (PyTorch's).
 struct ModuleComparison {
   std::string module;              // "blocks.7.act"; "" is the whole model
   std::string class_name;          // "models.bert.FFN"
@@ -58,11 +58,14 @@ struct Localization {
   bool calibrated = false;
   std::vector<Finding> findings{};
   double seconds = 0;  // capture and comparison together (set by the caller)
+  /// The run's source framework (LocalizeOptions::framework), as the findings and views name it.
+  std::string framework{};
 };
 
 struct LocalizeOptions {
   SessionOptions session{};  // the provider and optimization level of the failing comparison
   ToleranceOptions tolerance{};
+  std::string framework{};  // the captured values' source framework (core/source_framework.h; empty: torch)
 };
 
 /// Compares module by module on the reference case `c`. Needs RUN/localize/modules.json (the front
@@ -94,7 +97,8 @@ Expected<OptimizerSearch> find_optimizer_changing_outputs(const std::filesystem:
 bool passes_without_optimizations(const ParityResult& parity, const ParityRow& failing);
 
 /// RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS for a search's result on `data_set`.
-Finding optimizer_finding(const OptimizerSearch& search, const std::string& data_set, const std::string& provider);
+Finding optimizer_finding(const OptimizerSearch& search, const std::string& data_set, const std::string& provider,
+                          const std::string& framework);
 
 /// The failing comparison to localize on: the parity row with the largest error among the
 /// failed ones (NaN differences first, then argmax flips, then the largest max_abs); none when

@@ -22,9 +22,11 @@ inline constexpr double k_floor_epsilons = 4.0;
 /// The plausible bug a comparison must be able to see: the output off by this fraction.
 inline constexpr double k_plausible_bug = 1e-2;
 
-/// The rule in one sentence, for reports.
-inline constexpr const char* k_rule_sentence =
-    "each floating output of ONNX Runtime must be within 8x PyTorch float32's own distance from the exact "
+/// The rule in one sentence, for reports, around the source framework's title ("PyTorch"): the
+/// head, the title, then the tail (rule_sentence() puts them together).
+inline constexpr const char* k_rule_sentence_head = "each floating output of ONNX Runtime must be within 8x ";
+inline constexpr const char* k_rule_sentence_tail =
+    " float32's own distance from the exact "
     "(float64) answer, plus 4 epsilons of the output's scale (rule 'calibrated'; rule 'pooled' where a case has "
     "no float64 run of its own and the noise is the median of the cases that have one); outputs without a "
     "float64 reference must be within rtol 1e-3 of each value or of 1% of the output's largest value, whichever "
@@ -32,11 +34,15 @@ inline constexpr const char* k_rule_sentence =
     "--rtol/--atol/--output-tolerance override them all and compare element by element (rule 'user'), integers "
     "and bools compare exactly.";
 
-static_assert(k_noise_multiple == 8.0 && k_floor_epsilons == 4.0, "k_rule_sentence quotes the constants");
+static_assert(k_noise_multiple == 8.0 && k_floor_epsilons == 4.0, "k_rule_sentence_* quote the constants");
+
+/// The rule in one sentence with the reference named by its source `framework`
+/// (core/source_framework.h; empty: PyTorch).
+std::string rule_sentence(const std::string& framework);
 
 /// Which rule decided a parity row.
 enum class ToleranceRule {
-  calibrated,  // against the float64 reference, budget from PyTorch's own noise
+  calibrated,  // against the float64 reference, budget from the source framework's own noise
   fixed,       // rtol/atol defaults: no float64 reference for this output
   pooled,      // no float64 run for this case (time budget): the median noise of the cases with one
   user,        // --rtol/--atol/--output-tolerance given

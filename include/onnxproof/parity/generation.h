@@ -62,11 +62,13 @@ struct GenerationResult {
 };
 
 /// Runs the greedy loop of `reference_folder` (RUN/reference/generation) through `model` on the
-/// provider of `options`. Errors: ErrorCode::invalid_input for a reference folder that breaks the
-/// contract, ErrorCode::runtime when ONNX Runtime fails, ErrorCode::invalid_input when the model
-/// lacks an input or output the reference names.
+/// provider of `options`; the findings name the reference by its source `framework`
+/// (core/source_framework.h; empty: PyTorch). Errors: ErrorCode::invalid_input for a reference
+/// folder that breaks the contract, ErrorCode::runtime when ONNX Runtime fails,
+/// ErrorCode::invalid_input when the model lacks an input or output the reference names.
 Expected<GenerationResult> prove_generation(const std::filesystem::path& model,
                                             const std::filesystem::path& reference_folder,
-                                            const SessionOptions& options, const ToleranceOptions& tolerance);
+                                            const SessionOptions& options, const ToleranceOptions& tolerance,
+                                            const std::string& framework);
 
 }  // namespace onnxproof

@@ -1,6 +1,7 @@
 #pragma once
-// The parity proof: every reference case (PyTorch's inputs and outputs) through ONNX Runtime on
-// every requested provider, with graph optimizations on and off, compared output by output.
+// The parity proof: every reference case (the source framework's inputs and outputs: PyTorch's,
+// TensorFlow's) through ONNX Runtime on every requested provider, with graph optimizations on and
+// off, compared output by output.
 
 #include <cstdint>
 #include <filesystem>
@@ -32,7 +33,7 @@ struct ReferenceCase {
   int sample = 0;
   std::string source;  // "generated", or the --data spec
   std::vector<NamedTensor> inputs;
-  std::vector<NamedTensor> outputs;  // PyTorch's
+  std::vector<NamedTensor> outputs;  // the source framework's
   /// The float64 reference of each output (exact_output_K.pb), aligned with `outputs`; nullopt
   /// where the front end could not run the model in float64 (or for integer outputs).
   std::vector<std::optional<Tensor>> exact_outputs;
@@ -48,6 +49,10 @@ struct Reference {
   /// Outputs of a random forward (cases.json "random_outputs", or fed by a random operator in the
   /// graph: mark_random_outputs()), with why: checked for shape, dtype and domain, not value by value.
   std::map<std::string, std::string> random_outputs;
+  /// The source framework whose outputs these are (core/source_framework.h), as the findings name
+  /// it: set by whoever knows (the pipeline from export.json; read_reference leaves it empty, which
+  /// the findings word as PyTorch).
+  std::string framework;
 };
 
 /// reference/cases.json (schema onnxproof.cases/1, written by the front end and by golden
@@ -176,6 +181,8 @@ struct ParityResult {
   std::vector<std::string> cpu_output_names;  // and its outputs, aligned with each cpu_outputs entry
   /// Findings each analyzer added (parity_analyzer_names()), as simplify counts its rules.
   std::map<std::string, std::size_t> analyzer_findings;
+  /// The reference's source framework (Reference::framework), for the summaries that name it.
+  std::string framework;
   /// Every provider ran and no finding is an error.
   bool passed() const;
   /// The first provider that could not run; null when all ran.

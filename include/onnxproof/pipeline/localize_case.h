@@ -15,8 +15,8 @@
 
 namespace onnxproof {
 
-/// The front end's half of localization: PyTorch's module outputs on reference case `data_set`,
-/// written to RUN/localize/ for the ONNX model `model_file` (relative to RUN).
+/// The front end's half of localization: the source framework's module outputs on reference case
+/// `data_set`, written to RUN/localize/ for the ONNX model `model_file` (relative to RUN).
 using CaptureModuleOutputs = std::function<Expected<void>(const std::filesystem::path& run,
                                                           const std::string& model_file, const std::string& data_set)>;
 
@@ -28,6 +28,7 @@ struct LocalizeCaseOptions {
   ToleranceOptions tolerance{};
   CaptureModuleOutputs capture{};
   std::ostream* progress = nullptr;  // the pipeline's progress lines; null: none
+  std::string framework{};           // the run's source framework, as the findings name it (empty: torch)
 };
 
 /// What localizing a case found; each half can fail on its own and the callers treat that apart.
@@ -39,8 +40,9 @@ struct LocalizedCase {
   Expected<Localization> localization = fail(ErrorCode::internal, "not localized");
 };
 
-/// The default capture: the Python front end `python` (capture_module_outputs), ended after `timeout_seconds`.
-CaptureModuleOutputs python_capture(const std::string& python, double timeout_seconds);
+/// The default capture: the Python front end (capture_module_outputs) of `framework`'s models, in
+/// `python` or else that framework's interpreter, ended after `timeout_seconds`.
+CaptureModuleOutputs python_capture(const std::string& python, const std::string& framework, double timeout_seconds);
 
 /// Names the optimizer (when the case passes unoptimized), captures the modules' outputs and
 /// compares them module by module on `c`, the reference case of options.target.

@@ -39,8 +39,9 @@ struct PipelineOptions {
 };
 
 /// The default run folder for a model spec: onnxproof-out/NAME, NAME being "resnet18" for
-/// torchvision:resnet18, "BertModel" for hf:BertModel:num_hidden_layers=1, "model" for path/model.py:build or model.pt,
-/// "build" for package.module:build.
+/// torchvision:resnet18, "BertModel" for hf:BertModel:num_hidden_layers=1, "MobileNetV3Small" for
+/// keras:MobileNetV3Small, "dir" for saved_model:path/to/dir, "model" for path/model.py:build,
+/// model.pt or model.keras, "build" for package.module:build.
 std::filesystem::path default_run_folder(const std::string& model_spec);
 
 /// Runs every step in a staging folder beside OUT, writes the reports there and publishes it as

@@ -16,11 +16,12 @@ namespace onnxproof {
 /// ..., "table": [one object per step]}]}.
 nlohmann::json generation_to_json(int steps, const std::vector<GenerationResult>& results);
 
-/// The per-step table under a heading, from the step's details; "" when they hold no table.
-std::string generation_to_markdown(const nlohmann::json& details);
-std::string generation_to_html(const nlohmann::json& details);
+/// The per-step table under a heading, from the step's details; "" when they hold no table. The
+/// reference is named by its source `framework` (Report::framework; empty: PyTorch).
+std::string generation_to_markdown(const nlohmann::json& details, const std::string& framework);
+std::string generation_to_html(const nlohmann::json& details, const std::string& framework);
 
 /// The error by step, one panel per provider (red: a failing step); "" when there is no step.
-std::string generation_plot_svg(const nlohmann::json& details);
+std::string generation_plot_svg(const nlohmann::json& details, const std::string& framework);
 
 }  // namespace onnxproof

@@ -46,7 +46,7 @@ struct SignatureValue {
 /// The exported model's interface, what a deployment feeds it and gets back (from the check
 /// step's summary), and the exporter that wrote it.
 struct ModelSignature {
-  std::string exporter;  // "dynamo", "torchscript"; empty when unknown
+  std::string exporter;  // "dynamo", "torchscript", "tf2onnx", "keras"; empty when unknown
   int64_t ir_version = 0;
   std::string producer;
   std::vector<std::pair<std::string, int64_t>> opsets;  // domain ("ai.onnx" for "") -> version
@@ -55,6 +55,10 @@ struct ModelSignature {
 
 struct Report {
   std::string model;                 // the model spec
+  /// The source framework whose outputs are the reference (core/source_framework.h: "torch",
+  /// "tensorflow"): the spec's, then export.json's. The writers name it (source_title); empty
+  /// when unknown, worded as PyTorch.
+  std::string framework;
   std::filesystem::path onnx_model;  // OUT/model.onnx when exported
   /// The dynamo exporter's own report, relative to the run folder (exporter_report.md); empty
   /// when there is none.

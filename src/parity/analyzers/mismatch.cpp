@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "onnxproof/core/source_framework.h"
+
 namespace onnxproof::parity_analyzers {
 
 namespace {
@@ -24,30 +26,33 @@ const ParityRow* worst_row(const std::vector<const ParityRow*>& rows) {
   return worst;
 }
 
-std::string format_ratio(const ExactDeviation& deviation) {
+std::string format_ratio(const ExactDeviation& deviation, const std::string& source) {
   const auto ratio = deviation.ratio();
-  return ratio ? fmt::format("{:.3g}x as far from the exact (float64) answer as PyTorch float32 is", *ratio)
-               : std::string("off the exact (float64) answer where PyTorch float32 is exact");
+  return ratio ? fmt::format("{:.3g}x as far from the exact (float64) answer as {} float32 is", *ratio, source)
+               : fmt::format("off the exact (float64) answer where {} float32 is exact", source);
 }
 
-std::string calibrated_miss_message(const ParityRow& worst, std::size_t failed_cases, std::size_t cases) {
+// `source`: what the reference's framework is called ("PyTorch").
+std::string calibrated_miss_message(const ParityRow& worst, std::size_t failed_cases, std::size_t cases,
+                                    const std::string& source) {
   const auto& d = *worst.exact;
   const auto& cmp = worst.comparison;
   // NaN/Inf positions carry no distance: said apart (NAN_OR_INF has them too).
   const std::string nan = cmp.nan_mismatches ? fmt::format(", {} of them NaN/Inf where the other side is not", cmp.nan_mismatches) : "";
   if (cmp.mismatches == cmp.nan_mismatches) {  // no finite value over the budget: distances say nothing
-    return fmt::format("output '{}' on {} ({} optimizations) has NaN/Inf where PyTorch's is finite (or the reverse) "
+    return fmt::format("output '{}' on {} ({} optimizations) has NaN/Inf where {}'s is finite (or the reverse) "
                        "in {} of {} cases; worst {} ({}): {} of {} elements, first at {}",
-                       worst.output, worst.provider, optimization_name(worst.optimization), failed_cases, cases,
+                       worst.output, worst.provider, optimization_name(worst.optimization), source, failed_cases, cases,
                        worst.data_set, describe_sizes(worst.sizes), cmp.nan_mismatches, cmp.elements,
                        worst.worst_at.empty() ? "-" : worst.worst_at);
   }
   return fmt::format(
       "output '{}' on {} ({} optimizations) is {} in {} of {} cases; worst {} ({}): max |ONNX - exact| {:.3g} "
-      "over finite values, PyTorch's {:.3g}, budget {:.3g} ({:g}x PyTorch's noise + {:g} epsilons of the scale "
+      "over finite values, {}'s {:.3g}, budget {:.3g} ({:g}x {}'s noise + {:g} epsilons of the scale "
       "{:.3g}); {} of {} elements over it{}, worst at {}",
-      worst.output, worst.provider, optimization_name(worst.optimization), format_ratio(d), failed_cases, cases, worst.data_set,
-      describe_sizes(worst.sizes), d.onnx, d.pytorch, d.budget, k_noise_multiple, k_floor_epsilons,
+      worst.output, worst.provider, optimization_name(worst.optimization), format_ratio(d, source), failed_cases, cases,
+      worst.data_set, describe_sizes(worst.sizes), d.onnx, source, d.pytorch, d.budget, k_noise_multiple, source,
+      k_floor_epsilons,
       std::max(d.scale, d.floor_scale),
       cmp.mismatches, cmp.elements, nan, worst.worst_at.empty() ? "-" : worst.worst_at);
 }
@@ -59,6 +64,7 @@ void add_mismatch_findings(const AnalyzerInput& in) {
   const auto& [reference, groups, result, locate] = in;
   const auto& failed = groups.failed;
   const auto& disabled_passes = groups.disabled_passes;
+  const std::string source = source_title(reference.framework);
   for (const auto& [key, rows] : failed) {
     // A miss that shows with optimizations on and off is one problem: report it once, on "all".
     const ParityRow* first = rows.front();
@@ -70,19 +76,21 @@ void add_mismatch_findings(const AnalyzerInput& in) {
     const auto& cmp = worst->comparison;
     std::string message;
     if (worst->exact && cmp.shape_match && cmp.dtype_match) {
-      message = calibrated_miss_message(*worst, rows.size(), reference.cases.size());
+      message = calibrated_miss_message(*worst, rows.size(), reference.cases.size(), source);
     } else if (worst->rule == ToleranceRule::exact && cmp.shape_match && cmp.dtype_match) {
       message = fmt::format(
-          "output '{}' on {} ({} optimizations) differs from PyTorch's {} values (compared exactly) in {} of {} "
+          "output '{}' on {} ({} optimizations) differs from {}'s {} values (compared exactly) in {} of {} "
           "cases; worst {} ({}): {} of {} elements, largest difference {:.6g}, worst at {}",
-          worst->output, worst->provider, optimization_name(worst->optimization), worst->expected_dtype, rows.size(),
+          worst->output, worst->provider, optimization_name(worst->optimization), source, worst->expected_dtype,
+          rows.size(),
           reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches, cmp.elements,
           cmp.max_abs, worst->worst_at.empty() ? "-" : worst->worst_at);
     } else if (!cmp.shape_match || !cmp.dtype_match) {
       // Both shape and dtype: a dtype difference alone read "PyTorch gives 2x8 but ONNX Runtime 2x8".
       message =
-          fmt::format("output '{}' on {} ({} optimizations): PyTorch gives {} {} but ONNX Runtime {} {} in {} ({})",
-                      worst->output, worst->provider, optimization_name(worst->optimization), worst->expected_shape, worst->expected_dtype,
+          fmt::format("output '{}' on {} ({} optimizations): {} gives {} {} but ONNX Runtime {} {} in {} ({})",
+                      worst->output, worst->provider, optimization_name(worst->optimization), source,
+                      worst->expected_shape, worst->expected_dtype,
                       worst->actual_shape, worst->actual_dtype, worst->data_set, describe_sizes(worst->sizes));
     } else {
       message = fmt::format(

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "onnxproof/core/source_framework.h"
+
 namespace onnxproof::parity_analyzers {
 
 // RANDOM_OUTPUT: one warning naming the outputs a random operator feeds, left unproved by value.
@@ -20,10 +22,10 @@ void add_random_findings(const AnalyzerInput& in) {
   }
   if (named.empty()) return;
   findings.push_back({FindingCode::random_output, Severity::warning, "parity",
-                      fmt::format("output(s) {} depend on a random operator: ONNX Runtime and PyTorch draw other numbers "
+                      fmt::format("output(s) {} depend on a random operator: ONNX Runtime and {} draw other numbers "
                                   "by construction, so they were checked for shape, dtype, NaN/Inf and value domain "
                                   "only and are not proved value by value; the other outputs are proved as usual",
-                                  fmt::join(named, ", ")),
+                                  fmt::join(named, ", "), source_title(reference.framework)),
                       reference.random_outputs.begin()->first,
                       "to prove them, take the random values as an input of the model (sample outside it), or "
                       "check their distribution yourself"});

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include "onnxproof/core/finding.h"
+#include "onnxproof/core/source_framework.h"
 
 namespace onnxproof::parity_analyzers {
 
 // OUTPUT_ALL_ZEROS and OUTPUT_SATURATED, one per (provider, optimization, output) as NAN_OR_INF.
 void add_silent_findings(const AnalyzerInput& in) {
   const auto& [reference, groups, result, requests] = in;
+  const std::string source = source_title(reference.framework);
   for (const auto sign : {SilentSign::all_zeros, SilentSign::saturated}) {
     const auto& grouped = sign == SilentSign::all_zeros ? groups.zero_rows : groups.saturated_rows;
     for (const auto& [key, rows] : grouped) {
@@ -21,13 +23,14 @@ void add_silent_findings(const AnalyzerInput& in) {
                                             first->data_set, describe_sizes(first->sizes));
       std::string message;
       if (sign == SilentSign::all_zeros) {
-        message = fmt::format("{} is all zeros where PyTorch's is not, {}", where, cases);
+        message = fmt::format("{} is all zeros where {}'s is not, {}", where, source, cases);
       } else {
         int64_t elements = 0;
         for (const auto* row : rows) elements += row->silent.saturated;
-        message = fmt::format("{} has {} elements at +-{:g} (the largest finite {}) where PyTorch's are not, {}", where,
+        message = fmt::format("{} has {} elements at +-{:g} (the largest finite {}) where {}'s are not, {}", where,
                               elements, first->silent.saturated_value,
-                              first->silent.saturated_value == 65504.0 ? "float16" : first->actual_dtype, cases);
+                              first->silent.saturated_value == 65504.0 ? "float16" : first->actual_dtype, source,
+                              cases);
       }
       requests.push_back({result.findings.size(), first, sign});
       const auto code = sign == SilentSign::all_zeros ? FindingCode::output_all_zeros : FindingCode::output_saturated;
