@@ -150,6 +150,14 @@ def tables(result):
         m = summary_["methods"][method]
         lines.append(f"| {method} | {m['bugs_caught']} / {m['bugs']} ({100 * (m['recall'] or 0):.0f}%) | "
                      f"{m['false_alarms']} / {m['correct']} ({100 * (m['false_alarm_rate'] or 0):.0f}%) |")
+    by_framework = result.get("summary_by_framework") or {}
+    if len(by_framework) > 1:
+        lines += ["", "By source framework (the calibrated rule, the default):", "",
+                  "| framework | bugs caught (recall) | correct exports failed (false alarms) |", "| --- | ---: | ---: |"]
+        for framework, part in by_framework.items():
+            m = part["methods"]["calibrated"]
+            lines.append(f"| {framework} | {m['bugs_caught']} / {m['bugs']} ({100 * (m['recall'] or 0):.0f}%) | "
+                         f"{m['false_alarms']} / {m['correct']} ({100 * (m['false_alarm_rate'] or 0):.0f}%) |")
     r = summary_["ratios"]
     lines += ["", "### Error ratios (|ONNX - float64| / |PyTorch float32 - float64|, calibrated rows)", "",
               "| set | figure | value |", "| --- | --- | ---: |",

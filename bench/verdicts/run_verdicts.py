@@ -6,9 +6,10 @@ methods.
                      [--work /tmp/onnxproof-verdicts] [--only NAME,...] [--no-zoo]
 
 1. Base models (models.py: small, seeded, realistic parameters; torchvision's mobilenet_v3_small
-   as the issue's own case) are exported once each through `onnxproof pipeline` (TorchScript,
-   opset 17); each run folder holds model.onnx and reference/ (PyTorch float32 outputs and the
-   float64 exact outputs of every case).
+   as the issue's own case; Keras models from tests/python/tensorflow/models.py and
+   keras:MobileNetV3Small) are exported once each through `onnxproof pipeline` (TorchScript or
+   tf2onnx, opset 17); each run folder holds model.onnx and reference/ (the framework's float32
+   outputs and the float64 exact outputs of every case).
 2. Planted bugs are ONNX graph mutations of those exports (mutations.py), each valid for
    onnx.checker; correct exports are the unmutated ones, the same models through the dynamo
    exporter (opset 18, its oldest), and a few torchvision/timm models (skipped with --no-zoo).
@@ -70,8 +71,24 @@ BASE = {
                           "--dynamic", "features:0=batch", "--sweep", "batch=1,3"],
     "mobilenet_v3_small": ["--model", "torchvision:mobilenet_v3_small", "--sweep", "batch=1,3", "--samples", "1"],
 }
-# Extra correct exports (no bugs planted): the base models through dynamo, and zoo models.
+# TensorFlow's base models (Keras 3; tests/python/tensorflow/models.py), exported by tf2onnx at
+# opset 17 and run by the engine in .venv-tf; bugs are planted in them as in PyTorch's.
+KERAS_MODELS = os.path.join(ROOT, "tests", "python", "tensorflow", "models.py")
+KERAS_BASE = {
+    "keras_text_classifier": ["--model", f"{KERAS_MODELS}:text_classifier", "--sweep", "batch=1,3",
+                              "--sweep", "sequence=3,8"],
+    "keras_transformer_encoder": ["--model", f"{KERAS_MODELS}:transformer_encoder", "--sweep", "batch=1,3",
+                                  "--sweep", "sequence=3,8"],
+    "keras_small_cnn": ["--model", f"{KERAS_MODELS}:small_cnn", "--input", "image=2x16x16x3:float32",
+                        "--dynamic", "image:0=batch", "--sweep", "batch=1,3"],
+    "keras_mobilenet_v3_small": ["--model", "keras:MobileNetV3Small", "--sweep", "batch=1,3", "--samples", "1"],
+}
+FRAMEWORK = {**{name: "torch" for name in BASE}, **{name: "tensorflow" for name in KERAS_BASE}}
+BASE_EXPORTER = {"torch": "torchscript", "tensorflow": "tf2onnx"}
+# Extra correct exports (no bugs planted): the base models through the other exporter (dynamo,
+# Keras's own model.export), and zoo models.
 EXTRA = [(f"{name} (dynamo)", args, "dynamo") for name, args in BASE.items() if not args[1].startswith("torchvision")]
+EXTRA += [(f"{name} (keras)", args, "keras") for name, args in KERAS_BASE.items()]
 ZOO = [
     ("timm:mobilenetv4_conv_small", ["--model", "timm:mobilenetv4_conv_small", "--sweep", "batch=1,3", "--samples", "1"],
      "torchscript"),
@@ -79,6 +96,7 @@ ZOO = [
      "torchscript"),
     ("torchvision:lraspp_mobilenet_v3_large",
      ["--model", "torchvision:lraspp_mobilenet_v3_large", "--sweep", "batch=1,2", "--samples", "1"], "torchscript"),
+    ("keras:ResNet50", ["--model", "keras:ResNet50", "--sweep", "batch=1,3", "--samples", "1"], "tf2onnx"),
 ]
 
 
@@ -253,11 +271,21 @@ def judge_entry(onnxproof, kind, model_name, variant, what, model_path, folder, 
     start = time.perf_counter()
     methods = judge(onnxproof, model_path, folder, scratch)
     entry = {"kind": kind, "model": model_name, "variant": variant, "what": what, "model_path": model_path,
-             "run_folder": folder, "methods": methods, "seconds": round(time.perf_counter() - start, 2)}
+             "run_folder": folder, "methods": methods, "seconds": round(time.perf_counter() - start, 2),
+             "framework": _framework_of(folder)}
     flags = " ".join(f"{m}={'FAIL' if methods[m]['caught'] else 'pass'}" for m in METHODS)
     ratio = methods["calibrated"].get("max_ratio")
     print(f"  {variant:22} {flags}  ratio {fmt(ratio)}", file=sys.stderr, flush=True)
     return entry
+
+
+def _framework_of(folder):
+    """The run's source framework (export.json's framework; PyTorch's before the field existed)."""
+    try:
+        with open(os.path.join(folder, "export.json")) as handle:
+            return json.load(handle).get("framework") or "torch"
+    except (OSError, ValueError):
+        return "torch"
 
 
 def main():
@@ -273,11 +301,11 @@ def main():
 
     exports, entries = [], []
     started = time.perf_counter()
-    for name, pipeline_args in BASE.items():
+    for name, pipeline_args in {**BASE, **KERAS_BASE}.items():
         if not wanted(name):
             continue
         print(f"[export] {name}", file=sys.stderr, flush=True)
-        run_entry = export(args.onnxproof, name, pipeline_args, "torchscript", args.work)
+        run_entry = export(args.onnxproof, name, pipeline_args, BASE_EXPORTER[FRAMEWORK[name]], args.work)
         exports.append(run_entry)
         if not run_entry["ok"]:
             print(f"  export failed: {run_entry['note']}", file=sys.stderr, flush=True)
@@ -330,6 +358,8 @@ def main():
                                                                     "floor_epsilons": FLOOR_EPSILONS},
               "seconds": round(time.perf_counter() - started, 1), "exports": exports, "entries": entries}
     result["summary"] = summary(entries)
+    result["summary_by_framework"] = {framework: summary([e for e in entries if e.get("framework", "torch") == framework])
+                                      for framework in sorted({e.get("framework", "torch") for e in entries})}
     with open(results_path + ".tmp", "w") as handle:
         json.dump(result, handle, indent=1)
     os.replace(results_path + ".tmp", results_path)
