@@ -430,6 +430,11 @@ TEST(Export, BadSpecsAreOneClearLine) {
                               2, "the dynamo exporter writes opset 18 and newer");
   expect_one_line_error(onnxproof_cli({"export", "--model", k_traps + ":dict_output", "--out", dir}), 2,
                         "--input is required");  // torchvision:, timm: and hf: models bring their own
+  // Another framework's exporter: refused before any Python starts, TensorFlow's included.
+  expect_one_line_error(
+      onnxproof_cli({"export", "--model", "keras:MobileNetV3Small", "--exporter", "dynamo", "--out", dir}), 2,
+      "--exporter dynamo is a PyTorch exporter; keras:MobileNetV3Small is a TensorFlow model (its exporters: auto, "
+      "tf2onnx, keras, both)");
   // Checked before Python starts: one line, exit 2, no progress (each once reached Python).
   const auto before_python = [&](std::vector<std::string> extra, const std::string& fragment) {
     std::vector<std::string> args = {"export", "--model", "torchvision:resnet18", "--input", "x=1x8:float32",
