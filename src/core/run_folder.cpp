@@ -24,9 +24,10 @@ constexpr std::array<std::string_view, 16> k_run_files = {
     "export.json", "export.log", "exporter_report.md",
     "report.json", "report.md", "report.html", "report-parity.svg", "report-localize.svg", "report-generate.svg"};
 constexpr std::array<std::string_view, 4> k_run_folders = {"reference", "golden", "localize", "trt-cache"};
-// The front end's scratch folders, there only while it runs (or after it was killed).
-constexpr std::array<std::string_view, 4> k_scratch = {"torch-cache", "dynamo", "exporter-artifacts",
-                                                      "refused-export"};
+// The front end's scratch folders, there only while it runs (or after it was killed): PyTorch's
+// compile caches and exporter artifacts, TensorFlow's KERAS_HOME (python/onnxproof/tensorflow/export.py).
+constexpr std::array<std::string_view, 5> k_scratch = {"torch-cache", "dynamo", "exporter-artifacts",
+                                                      "refused-export", "keras-home"};
 
 bool one_of(std::string_view name, const auto& names) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -40,10 +41,12 @@ bool is_sub_run(std::string_view name) {
 }
 
 // After a known name, what a temporary of it ends with: ".tmp.XXXXXX" (an atomic write),
-// ".tmp-PID" (the front end, a staging folder), ".old-PID" (a publish stepping aside),
-// ".partial" and ".old" (the front end's reference swap).
+// ".tmp-PID" (the front end, a staging folder), ".tmp-PID.onnx" (a TensorFlow exporter, which
+// wants the suffix), ".old-PID" (a publish stepping aside), ".partial" and ".old" (the front end's
+// reference swap).
 bool is_temporary_tail(std::string_view tail) {
-  return tail.starts_with(".tmp.") || tail == ".partial" || tail == ".old" || number_after(tail, ".tmp-") ||
+  const std::string_view unsuffixed = tail.ends_with(".onnx") ? tail.substr(0, tail.size() - 5) : tail;
+  return tail.starts_with(".tmp.") || tail == ".partial" || tail == ".old" || number_after(unsuffixed, ".tmp-") ||
          number_after(tail, ".old-");
 }
 

@@ -100,9 +100,11 @@ TEST(RunFolder, LinksAreNeverOurs) {
 
 TEST(RunFolder, TemporariesOfAKilledRunAreKnownOthersAreNot) {
   for (const std::string name : {"model.onnx.tmp-123", ".torch-cache.tmp-9", ".dynamo.tmp-9", "reference.partial",
-                                 "reference.old", ".refused-export", ".exporter-artifacts.tmp-4", ".golden.tmp-77"})
+                                 "reference.old", ".refused-export", ".exporter-artifacts.tmp-4", ".golden.tmp-77",
+                                 ".keras-home.tmp-12", "model.onnx.tmp-12.onnx", "tf2onnx", "keras", ".keras.tmp-3"})
     EXPECT_TRUE(is_run_folder_entry(name, true)) << name;
-  for (const std::string name : {"src", "README.md", "model.onnx.tmp-x", "report.json.bak", ".git", "golden2"})
+  for (const std::string name : {"src", "README.md", "model.onnx.tmp-x", "report.json.bak", ".git", "golden2",
+                                 "model.onnx.tmp-x.onnx", "keras-home"})
     EXPECT_FALSE(is_run_folder_entry(name, name != "README.md")) << name;
   EXPECT_FALSE(is_run_folder_entry("report.json", true));  // a folder where a run writes a file
   EXPECT_FALSE(is_run_folder_entry("reference", false));
