@@ -218,20 +218,25 @@ def _source(layer):
 
 
 def _pair(values, tensors, twins, shapes, floats):
-    """(pairs, reason): floating ONNX values paired in order with the layer's floating tensors of
-    the same shape, or none and the reason."""
+    """(pairs, reason): each of the layer's floating tensors, in order, paired with the first
+    floating ONNX value crossing its boundary whose shape is the tensor's (or its channels-first
+    form); tf2onnx may let a value cross twice, before and after a transpose back to NHWC. None
+    and the reason when a tensor finds no value."""
     kept = [(t, e) for t, e in zip(tensors, twins) if t.dtype.kind == "f"]
     values = [v for v in values if floats is None or v in floats]
-    if not kept or len(values) != len(kept):
+    if not kept or len(values) < len(kept):
         return [], f"{len(values)} floating-point ONNX values and {len(kept)} TensorFlow tensors cross its boundary"
-    pairs = []
-    for value, (tensor, twin) in zip(values, kept):
-        laid_out = _in_layout(tensor, shapes.get(value))
-        if laid_out is None:
-            return [], (f"ONNX value {value} has shape {shapes.get(value, 'unknown')} where the layer's tensor has "
-                        f"{tuple(tensor.shape)}")
+    pairs, free = [], list(values)
+    for tensor, twin in kept:
+        found = next((v for v in free if shapes.get(v) == tuple(tensor.shape)), None) or next(
+            (v for v in free if _in_layout(tensor, shapes.get(v)) is not None), None)
+        if found is None:
+            crossing = ", ".join(f"{v} {shapes.get(v, 'of unknown shape')}" for v in values)
+            return [], f"no ONNX value crossing its boundary ({crossing}) has its tensor's shape {tuple(tensor.shape)}"
+        free.remove(found)
         usable = twin is not None and twin.dtype == np.float64 and twin.shape == tensor.shape
-        pairs.append((value, laid_out, _in_layout(twin, shapes.get(value)) if usable else None))
+        pairs.append((found, _in_layout(tensor, shapes.get(found)),
+                      _in_layout(twin, shapes.get(found)) if usable else None))
     return pairs, ""
 
 
