@@ -2,7 +2,7 @@
 
 The imports are guarded here, before numpy or onnx are touched, so an interpreter without them
 gets one line saying what is missing instead of a traceback (a framework's own package does the
-same for its framework: torch/__init__.py)."""
+same for its framework: torch/__init__.py, tensorflow/__init__.py)."""
 import sys
 
 if len(sys.argv) == 3 and sys.argv[1] == "--float16-json":
@@ -24,8 +24,8 @@ try:
     from .core.main import main
 except ImportError as error:
     print(f"onnxproof: error: {sys.executable} cannot import {error.name or error}: the export front end needs "
-          "torch, onnx and numpy (Debian: /usr/bin/python3 with python3-torch, python3-onnx, python3-numpy)",
-          file=sys.stderr)
+          "onnx and numpy, with torch for PyTorch models or tensorflow, keras and tf2onnx for TensorFlow ones "
+          "(scripts/setup.sh makes .venv and .venv-tf)", file=sys.stderr)
     sys.exit(3)
 
 sys.exit(main())

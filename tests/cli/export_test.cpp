@@ -499,7 +499,7 @@ TEST(Export, InterpreterWithoutTorchIsOneClearLine) {
   fs::permissions(fake / "python", fs::perms::owner_all);
   const auto result = onnxproof_cli({"export", "--model", "torchvision:resnet18", "--input", "x=1x3x8x8:float32",
                                      "--python", (fake / "python").string(), "--out", out.path().string()});
-  expect_error_after_progress(result, 3, "the export front end needs torch, onnx and numpy");
+  expect_error_after_progress(result, 3, "the export front end needs onnx and numpy, with torch for PyTorch models");
 }
 
 TEST(Export, WrongInputShapeForTheModelFailsWithAHint) {
