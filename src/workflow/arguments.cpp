@@ -20,11 +20,17 @@ fs::path spec_file(const std::string& spec) {
   return before_colon.extension() == ".py" ? before_colon : fs::path();
 }
 
+// The folder a saved_model:DIR spec names (TensorFlow's SavedModel); empty for any other spec.
+fs::path spec_folder(const std::string& spec) {
+  constexpr std::string_view prefix = "saved_model:";
+  return spec.starts_with(prefix) ? fs::path(spec.substr(prefix.size())) : fs::path();
+}
+
 // What an export reads that the run folder `out` (replaced whole when published) may not hold:
-// the model's file, --data's file, --data-dir, the --from-export folder.
+// the model's file or SavedModel folder, --data's file, --data-dir, the --from-export folder.
 Expected<void> require_out_apart(const ModelArguments& arguments, const fs::path& out) {
   const CommandInputs read{.files = {spec_file(arguments.model), spec_file(arguments.data)},
-                           .folders = {arguments.data_dir, arguments.from_export}};
+                           .folders = {spec_folder(arguments.model), arguments.data_dir, arguments.from_export}};
   return require_output_apart(out, read, "--out", OutputKind::whole_folder);
 }
 

@@ -42,15 +42,21 @@ class ScratchFolder {
   fs::path m_path;
 };
 
+// The folder holding a reference folder (RUN for RUN/reference/), where the export.json that
+// names the reference's source framework lies when the reference is a run's.
+fs::path folder_above(const fs::path& folder) {
+  std::error_code ec;
+  fs::path normal = fs::absolute(folder, ec).lexically_normal();
+  if (!normal.has_filename()) normal = normal.parent_path();
+  return normal.parent_path();
+}
+
 // A reference folder read on its own, named by the framework that made it where it can be known:
 // RUN/reference beside the RUN/export.json that names it; else (ONNX's test folders, a copy) the
 // findings keep saying PyTorch.
 Expected<Reference> read_reference_of_run(const fs::path& folder) {
   ONNXPROOF_TRY_ASSIGN(Reference reference, read_reference(folder));
-  std::error_code ec;
-  fs::path normal = fs::absolute(folder, ec).lexically_normal();
-  if (!normal.has_filename()) normal = normal.parent_path();
-  reference.framework = source_framework_beside(normal.parent_path());
+  reference.framework = source_framework_beside(folder_above(folder));
   return reference;
 }
 
@@ -61,6 +67,7 @@ Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, st
   ONNXPROOF_TRY_ASSIGN(const auto model, load_model(command.model));
   CommandInputs read = model_inputs(model);
   read.folders.push_back(command.reference);  // cases.json, every data set's .pb files
+  read.files.push_back(folder_above(command.reference) / "export.json");  // the reference's framework
   ONNXPROOF_TRY(require_output_apart(command.json_path, read, "--json"));
   ONNXPROOF_TRY_ASSIGN(auto reference, read_reference_of_run(command.reference));
   mark_random_outputs(model.proto, reference);
@@ -92,6 +99,7 @@ Expected<Outcome<FreezeResult>> golden_freeze_workflow(const GoldenFreezeCommand
   // The golden folder is replaced whole: it may neither hold nor lie in what the freeze reads.
   CommandInputs read = model_inputs(model);
   read.folders.push_back(command.reference);
+  read.files.push_back(folder_above(command.reference) / "export.json");  // the reference's framework
   ONNXPROOF_TRY(require_output_apart(command.out, read, "--out", OutputKind::whole_folder));
   ONNXPROOF_TRY_ASSIGN(auto reference, read_reference_of_run(command.reference));
   mark_random_outputs(model.proto, reference);  // frozen with the set: verification checks their domain

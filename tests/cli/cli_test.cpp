@@ -440,7 +440,17 @@ TEST(CliOwnership, NoOutputResolvesToAnInputOrIntoAFolderItReads) {
   expect_one_line_error(onnxproof_cli({"check", (exported / "model.onnx").string(), "--json",
                                        (exported / "export.json").string()}),
                         2, "it is an input of this command");
+  // parity names the reference's source framework from the export.json above it: not a --json either.
+  expect_one_line_error(onnxproof_cli({"parity", (exported / "model.onnx").string(), "--reference",
+                                       (exported / "reference").string(), "--json",
+                                       (exported / "export.json").string()}),
+                        2, "it is an input of this command");
   EXPECT_EQ(read_text(exported / "export.json"), manifest);
+  // A SavedModel folder is the export's input: the run folder may neither be nor hold it.
+  fs::create_directories(exported / "saved" / "variables");
+  expect_one_line_error(onnxproof_cli({"export", "--model", "saved_model:" + (exported / "saved").string(), "--out",
+                                       (exported / "saved" / "run").string()}),
+                        2, "an input of this command");
 }
 
 // --from-export never enters a folder or copies a file through a link: a reference/ linked
