@@ -313,8 +313,8 @@ def main():
         folder = run_entry["folder"]
         model_path = os.path.join(folder, "model.onnx")
         scratch = os.path.join(args.work, "judge", slug(name))
-        entries.append(judge_entry(args.onnxproof, "correct", name, "correct (torchscript)", "unmutated export",
-                                   model_path, folder, scratch))
+        entries.append(judge_entry(args.onnxproof, "correct", name, f"correct ({BASE_EXPORTER[FRAMEWORK[name]]})",
+                                   "unmutated export", model_path, folder, scratch))
         model = onnx.load(model_path)
         inputs, _ = example_case(folder)
         context = mutations.Context(inputs)
