@@ -118,10 +118,9 @@ std::string listed_exporters(const SourceFramework& framework, const std::string
   return text;
 }
 
-// --exporter: one of the exporters of the framework the spec belongs to. Another framework's
+// --exporter: one of the exporters of `framework`, the one the spec belongs to. Another framework's
 // exporter is named as such, so the error also says which kind of model the spec was read as.
-Expected<void> validate_exporter(const ExportOptions& options) {
-  const std::string framework = source_framework_of_spec(options.model);
+Expected<void> validate_exporter(const ExportOptions& options, const std::string& framework) {
   const SourceFramework& own = *source_framework(framework);
   if (offers(own, options.exporter)) return {};
   for (const auto& other : source_frameworks()) {
@@ -160,11 +159,12 @@ Expected<void> validate_export_options(const ExportOptions& options) {
   }
   if (options.model.empty()) return fail(ErrorCode::usage, "--model is required");
   if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
-  ONNXPROOF_TRY(validate_exporter(options));
+  const std::string framework = source_framework_of_spec(options.model);
+  ONNXPROOF_TRY(validate_exporter(options, framework));
   // --generate: the front end reads a decoder's inputs from its cache (python/onnxproof/torch/generation.py).
   // A TensorFlow model brings its own input signature (a Keras model's inputs, a SavedModel's).
   if (options.inputs.empty() && !is_model_family(options.model) && options.generate == 0 &&
-      source_framework_of_spec(options.model) != k_tensorflow)
+      framework != k_tensorflow)
     return fail(ErrorCode::usage, "--input is required for " + options.model +
                                       " (torchvision:, timm: and hf: models and TensorFlow models bring their own "
                                       "inputs)");
