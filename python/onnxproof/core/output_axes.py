@@ -4,6 +4,17 @@ check (torch/export_forward.py, tensorflow/export.py) finds which axes follow wh
 from .findings import finding
 
 
+def follow_resized(axes, followed, names, before, after, label, size, other):
+    """Records the output axes whose size changed when `label` went from `size` to `other`:
+    axes {output: {axis: the first label it followed}}, followed {(output, axis): [(label, size,
+    other, size before, size after)]}; `before` and `after` are the outputs' shapes in order."""
+    for name, old, new in zip(names, before, after):
+        for axis, (a, b) in enumerate(zip(old, new)):
+            if a != b:
+                axes[name].setdefault(axis, label)
+                followed.setdefault((name, axis), []).append((label, size, other, a, b))
+
+
 def output_dim_names(followed, couplings):
     """{output: {axis: the name model.onnx gives it}}: the label where the axis is the label's
     size, `3*h` where it is a whole multiple of one label (x.flatten(1) of an (n, 3, h) input) or

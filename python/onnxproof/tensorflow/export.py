@@ -16,7 +16,7 @@ from ..core.cases import example_sizes, size_ranges
 from ..core.export_finish import finish
 from ..core.export_io import progress, temporary_path
 from ..core.findings import finding
-from ..core.output_axes import fix_axes_by_model, output_dim_names
+from ..core.output_axes import fix_axes_by_model, follow_resized, output_dim_names
 from . import signature as signatures
 from . import source as sources
 from .source import error_text
@@ -137,11 +137,8 @@ def label_output_axes(state, source, outputs):
         if resized is None:
             fixed[label] = (size, tried, failure)
             continue
-        for name, before, after in zip(state.output_names, outputs, resized):
-            for axis, (a, b) in enumerate(zip(np.shape(before), np.shape(after))):
-                if a != b:
-                    axes[name].setdefault(axis, label)
-                    followed.setdefault((name, axis), []).append((label, size, tried[-1], a, b))
+        follow_resized(axes, followed, state.output_names, [np.shape(v) for v in outputs],
+                       [np.shape(v) for v in resized], label, size, tried[-1])
     fix_axes_by_model(state, fixed)
     state.output_dim_names = output_dim_names(followed, state.couplings)
     return axes

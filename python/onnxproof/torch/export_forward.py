@@ -2,7 +2,7 @@
 example (a failure, a non-tensor output or a random forward is a finding), and each dynamic label
 is resized in turn to see which output axes follow it."""
 from ..core.cases import coupled_sizes, size_ranges
-from ..core.output_axes import fix_axes_by_model, output_dim_names
+from ..core.output_axes import fix_axes_by_model, follow_resized, output_dim_names
 from ..core.findings import finding
 from . import traps
 
@@ -82,11 +82,8 @@ def label_output_axes(state, model, example, outputs):
             fixed[label] = (size, tried[:-1], f"{failure}; of the other sizes only 1 ran, and no output changed "
                             "shape at it (broadcasting against a fixed size)")
             continue
-        for (name, before), (_, after) in zip(outputs, resized):
-            for axis, (a, b) in enumerate(zip(before.shape, after.shape)):
-                if a != b:
-                    axes[name].setdefault(axis, label)
-                    followed.setdefault((name, axis), []).append((label, size, tried[-1], a, b))
+        follow_resized(axes, followed, [name for name, _ in outputs], [tuple(t.shape) for _, t in outputs],
+                       [tuple(t.shape) for _, t in resized], label, size, tried[-1])
     fix_axes_by_model(state, fixed)
     state.output_dim_names = output_dim_names(followed, state.couplings)
     return axes
