@@ -106,6 +106,31 @@ Expected<void> validate_generated_inputs(const ExportOptions& options) {
   return {};
 }
 
+// --dynamic: each axis on an input --input declares, within its dimensions, one label per axis;
+// returns the labels. A TensorFlow model's inputs come from its signature, which only the front
+// end reads: an axis on an input no --input declares is left for it to check.
+Expected<std::set<std::string>> validate_dynamic_axes(const ExportOptions& options, const std::string& framework) {
+  std::set<std::string> labels;
+  std::map<std::pair<std::string, int64_t>, std::string> axes;
+  for (const auto& axis : options.dynamic) {
+    const auto input = std::find_if(options.inputs.begin(), options.inputs.end(),
+                                    [&](const InputSpec& spec) { return spec.name == axis.input; });
+    if (input == options.inputs.end() && framework != k_tensorflow)
+      return fail(ErrorCode::usage, "--dynamic names input '" + axis.input + "', which no --input declares");
+    if (input != options.inputs.end() && axis.axis >= static_cast<int64_t>(input->dims.size())) {
+      return fail(ErrorCode::usage, "--dynamic " + axis.input + ":" + std::to_string(axis.axis) + ": '" + axis.input +
+                                        "' has " + std::to_string(input->dims.size()) + " dimensions");
+    }
+    const auto [known, inserted] = axes.emplace(std::pair{axis.input, axis.axis}, axis.label);
+    if (!inserted && known->second != axis.label) {
+      return fail(ErrorCode::usage, "--dynamic gives " + axis.input + ":" + std::to_string(axis.axis) +
+                                        " two labels, '" + known->second + "' and '" + axis.label + "'");
+    }
+    labels.insert(axis.label);
+  }
+  return labels;
+}
+
 bool offers(const SourceFramework& framework, std::string_view exporter) {
   return std::find(framework.exporters.begin(), framework.exporters.end(), exporter) != framework.exporters.end();
 }
@@ -185,24 +210,7 @@ Expected<void> validate_export_options(const ExportOptions& options) {
     return fail(ErrorCode::usage, "--opset " + std::to_string(options.opset) + " is newer than onnxproof can prove (" +
                                       options.opset_ceiling_reason + ")");
   }
-  std::set<std::string> labels;
-  std::map<std::pair<std::string, int64_t>, std::string> axes;
-  for (const auto& axis : options.dynamic) {
-    const auto input = std::find_if(options.inputs.begin(), options.inputs.end(),
-                                    [&](const InputSpec& spec) { return spec.name == axis.input; });
-    if (input == options.inputs.end())
-      return fail(ErrorCode::usage, "--dynamic names input '" + axis.input + "', which no --input declares");
-    if (axis.axis >= static_cast<int64_t>(input->dims.size())) {
-      return fail(ErrorCode::usage, "--dynamic " + axis.input + ":" + std::to_string(axis.axis) + ": '" + axis.input +
-                                        "' has " + std::to_string(input->dims.size()) + " dimensions");
-    }
-    const auto [known, inserted] = axes.emplace(std::pair{axis.input, axis.axis}, axis.label);
-    if (!inserted && known->second != axis.label) {
-      return fail(ErrorCode::usage, "--dynamic gives " + axis.input + ":" + std::to_string(axis.axis) +
-                                        " two labels, '" + known->second + "' and '" + axis.label + "'");
-    }
-    labels.insert(axis.label);
-  }
+  ONNXPROOF_TRY_ASSIGN(const std::set<std::string> labels, validate_dynamic_axes(options, framework));
   for (const auto& [label, sizes] : options.sweep) {
     // A model family's own inputs name their axes in the front end, which checks those labels.
     if (!labels.contains(label) && !options.inputs.empty())

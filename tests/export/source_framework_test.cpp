@@ -132,6 +132,15 @@ TEST(InputOption, TensorFlowModelsBringTheirOwnSignature) {
     EXPECT_EQ(refusal(options_for(spec, "auto")), "") << spec;
   EXPECT_NE(refusal(options_for((dir / "torch_model.py").string() + ":build", "auto")).find("--input is required"),
             std::string::npos);
+  // --dynamic on a signature input no --input declares: the front end, which reads the signature, checks it.
+  ExportOptions relabelled = options_for("keras:MobileNetV3Small", "auto");
+  relabelled.dynamic = {*parse_dynamic_axis("input_layer:0=images")};
+  EXPECT_EQ(refusal(relabelled), "");
+  relabelled.dynamic.push_back(*parse_dynamic_axis("input_layer:0=batch"));
+  EXPECT_NE(refusal(relabelled).find("two labels"), std::string::npos);
+  relabelled.model = "torchvision:resnet18";
+  relabelled.dynamic.pop_back();
+  EXPECT_EQ(refusal(relabelled), "--dynamic names input 'input_layer', which no --input declares");
 }
 
 TEST(ModelSpec, TensorFlowFormsNameTheirRunFolder) {
