@@ -7,9 +7,9 @@ namespace onnxproof {
 namespace {
 
 constexpr std::array<SourceFramework, 2> k_frameworks = {{
-    {k_torch, "PyTorch", {"auto", "torchscript", "dynamo", "both"}, {"dynamo", "torchscript"}},
+    {k_torch, "PyTorch", "forward()", {"auto", "torchscript", "dynamo", "both"}, {"dynamo", "torchscript"}},
     // "keras": Keras's own model.export(format="onnx"); "tf2onnx": the tf2onnx converter.
-    {k_tensorflow, "TensorFlow", {"auto", "tf2onnx", "keras", "both"}, {"tf2onnx", "keras"}},
+    {k_tensorflow, "TensorFlow", "call()", {"auto", "tf2onnx", "keras", "both"}, {"tf2onnx", "keras"}},
 }};
 
 }  // namespace
@@ -26,6 +26,11 @@ const SourceFramework* source_framework(std::string_view name) {
 std::string source_title(std::string_view name) {
   const SourceFramework* framework = source_framework(name);
   return std::string(framework ? framework->title : name);
+}
+
+std::string_view module_call(std::string_view name) {
+  const SourceFramework* framework = source_framework(name);
+  return framework ? framework->call : source_frameworks().front().call;
 }
 
 std::string worded_for(std::string_view text, std::string_view name) {

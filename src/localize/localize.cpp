@@ -223,7 +223,8 @@ Finding located_finding(const Localization& result, const ModuleComparison& m, c
                       optimization_name(result.optimization)),
           (m.module.empty() ? std::string("the model itself") : "module " + m.module) +
               (m.source.empty() ? "" : " (" + m.source + ")"),
-          "compare that module's ONNX nodes with its forward(); localize/ in the run folder has both sides' tensors"};
+          fmt::format("compare that module's ONNX nodes with its {}; localize/ in the run folder has both sides' tensors",
+                      module_call(result.framework))};
 }
 
 // Why no module is named: the copy's outputs match (an optimization that fuses across modules),

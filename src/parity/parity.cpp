@@ -14,6 +14,7 @@
 #include "analyzers/analyzer.h"
 #include "detection_parity.h"
 #include "onnxproof/core/name_table.h"
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/parity/random_outputs.h"
 #include "onnxproof/runtime/session.h"
 
@@ -273,7 +274,8 @@ void add_missing_output_findings(const Session& session, const Reference& refere
   for (const auto& name : missing) {
     result.findings.push_back({FindingCode::output_missing, Severity::error, "parity",
                                "the reference has output '" + name + "', which the model does not produce", name,
-                               "the export lost an output: compare the model's outputs with forward()'s return value"});
+                               fmt::format("the export lost an output: compare the model's outputs with {}'s return value",
+                                           module_call(result.framework))});
   }
 }
 
