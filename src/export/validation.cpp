@@ -212,8 +212,9 @@ Expected<void> validate_export_options(const ExportOptions& options) {
   }
   ONNXPROOF_TRY_ASSIGN(const std::set<std::string> labels, validate_dynamic_axes(options, framework));
   for (const auto& [label, sizes] : options.sweep) {
-    // A model family's own inputs name their axes in the front end, which checks those labels.
-    if (!labels.contains(label) && !options.inputs.empty())
+    // A model family's own inputs name their axes in the front end, which checks those labels; so
+    // does a TensorFlow model's signature, whose None axes are labelled there.
+    if (!labels.contains(label) && !options.inputs.empty() && framework != k_tensorflow)
       return fail(ErrorCode::usage, "--sweep " + label + ": no --dynamic axis has that label");
   }
   ONNXPROOF_TRY(validate_dynamic_ranges(options));

@@ -57,13 +57,16 @@ def require_tensorflow():
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
-        import keras  # noqa: F401
+        import keras
         import tensorflow
         import tf2onnx  # noqa: F401
     except ImportError as error:
         raise FrontEndError(f"{sys.executable} cannot import {error.name or error}: TensorFlow models need "
                             "tensorflow, keras and tf2onnx (scripts/setup.sh makes .venv-tf with them; "
                             "pip install 'onnxproof[tensorflow]' in your own environment)") from error
+    if keras.backend.backend() != "tensorflow":  # set by ~/.keras/keras.json rather than the variable
+        raise UsageError(f"Keras runs on its {keras.backend.backend()} backend (~/.keras/keras.json): onnxproof "
+                         "proves Keras models on the TensorFlow backend only; set KERAS_BACKEND=tensorflow")
     return tensorflow
 
 
@@ -73,9 +76,11 @@ def run_export(config):
 
 
 def run_localize(request):
-    require_tensorflow()
+    from .export import keras_home_inside
     from .localize import main
-    return main(request)
+    with keras_home_inside(request["run"]):
+        require_tensorflow()
+        return main(request)
 
 
 def prove(model, args=(), kwargs=None, **options):

@@ -4,7 +4,9 @@ the proof is the same attached engine run as PyTorch's (core/proving.py).
 
     report = onnxproof.prove(keras_model, (x,), dynamic_axes={"tokens": {0: "batch", 1: "sequence"}})
 """
+import collections.abc
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -46,7 +48,9 @@ def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None
                            dynamic_axes=dynamic_axes, sweep=sweep, kwargs=None, out=out, golden=golden,
                            exporters=EXPORTERS)
     targets, providers = name_list(targets), name_list(providers)
-    source, example = _source_and_example(model, args)
+    if data is not None and (isinstance(data, (str, bytes, dict)) or not isinstance(data, collections.abc.Iterable)):
+        raise UsageError(f"data must be a list (or an iterable) of samples, not {type(data).__name__}")
+    source, example = _source_and_example(model, args, dynamic_axes)
     names = [name for name, _, _ in source.signature]
     config = {"contract": contract.CONFIG, "model": _describe(model), "framework": "tensorflow",
               "inputs": [_input_spec(name, example[name]) for name in names],
@@ -55,7 +59,11 @@ def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None
               "seed": 0, "out": ""}
     proving.check_config(config)
     out = os.path.abspath(out or _default_out(model, config))
-    samples_given = None if data is None else samples_from(list(data)[:int(data_batches)], names, "data")
+    samples_given = None
+    if data is not None:
+        samples_given = [{name: _fitted(name, array, source) if name in names else array
+                          for name, array in sample.items()}
+                         for sample in samples_from(itertools.islice(iter(data), int(data_batches)), names, "data")]
     given = InMemoryModel(source, config["model"], example, samples_given)
     arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
     arguments += proving.tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
@@ -65,26 +73,59 @@ def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None
         from .export import Exporter, keras_home_inside
         with keras_home_inside(config["out"]):
             Exporter(config, given).run()
-    return proving.run_attached(arguments, config, export, _no_localization, out, quiet)
+
+    def capture(folder, model_file, case):  # divergence localization, TensorFlow's half
+        from .export import keras_home_inside
+        from .localize import write_localization
+        with keras_home_inside(folder):
+            write_localization(folder, model_file, case, source)
+    return proving.run_attached(arguments, config, export, capture, out, quiet)
 
 
-def _source_and_example(model, args):
-    from .source import object_source
-    values = list(args) if isinstance(args, (tuple, list)) else [args]
-    source = object_source(model, _describe(model), [])
+def _source_and_example(model, args, dynamic_axes):
+    """The model's Source and the example ({input name: array} in its dtypes). A subclassed Keras
+    model without Input layers takes its signature from args (input_0, ...), free on the axes
+    dynamic_axes names."""
+    from .source import keras_signature, object_source
+    values = [as_array(value) for value in (list(args) if isinstance(args, (tuple, list)) else [args])]
+    inputs = [{"name": f"input_{index}", "dims": list(value.shape), "dtype": str(value.dtype)}
+              for index, value in enumerate(values)]
+    try:
+        keras_signature(model, [])
+        source = object_source(model, _describe(model), [])
+    except (UsageError, AttributeError):
+        dynamic = [{"input": name, "axis": int(axis)} for name, axes in (dynamic_axes or {}).items()
+                   for axis in (axes if not isinstance(axes, dict) else axes.keys())]
+        source = object_source(model, _describe(model), inputs, dynamic)
     if len(values) != len(source.signature):
         raise UsageError(f"args has {len(values)} value(s); the model's input signature has {len(source.signature)} "
                          f"({', '.join(name for name, _, _ in source.signature)})")
     example = {}
-    for (name, shape, dtype), value in zip(source.signature, values):
-        array = as_array(value)
+    for (name, shape, dtype), array in zip(source.signature, values):
         if array.ndim != len(shape) or any(d is not None and d != s for d, s in zip(shape, array.shape)):
             raise UsageError(f"input {name!r}: args gives shape {tuple(array.shape)}, the model's signature is "
                              f"{tuple(shape)}")
-        example[name] = array.astype(dtype) if str(array.dtype) != dtype else array
-    if source.keras_model is not None and not source.signature[0][0]:
-        raise UsageError("the Keras model's inputs have no names")
+        example[name] = _fitted(name, array, source)
     return source, example
+
+
+def _fitted(name, array, source):
+    """`array` in the input's dtype when the values survive the cast (float64 data for a float32
+    model); UsageError when they would not (floats for an int input, negatives for an unsigned one)."""
+    import numpy as np
+    dtype = dict((n, d) for n, _, d in source.signature).get(name)
+    if dtype is None or str(array.dtype) == dtype:
+        return array
+    try:
+        wanted = np.dtype(dtype)
+    except TypeError as error:
+        raise UsageError(f"input {name!r} is {dtype}: not supported yet") from error
+    cast = array.astype(wanted)
+    lossless = wanted.kind == "f" and array.dtype.kind in "fiub" or np.array_equal(cast, array)
+    if not lossless:
+        raise UsageError(f"input {name!r}: the model takes {dtype}, and the {array.dtype} values given do not "
+                         f"survive the cast; give {dtype} values")
+    return cast
 
 
 def _input_spec(name, array):
@@ -126,6 +167,3 @@ def _default_out(model, config):
     return os.path.join("onnxproof-out", f"{name or 'model'}-{digest.hexdigest()[:8]}")
 
 
-def _no_localization(folder, model_file, case):
-    raise NotImplementedError("divergence localization of TensorFlow models runs from the command line "
-                              "(onnxproof localize RUN); prove() does not capture layer outputs yet")

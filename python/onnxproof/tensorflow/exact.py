@@ -79,13 +79,13 @@ def _twin_call(source):
             model = keras_twin(source.keras_model)
         except Exception:  # no config to clone from: the traced graph still has every op
             return graph_twin(source)
-        many = len(source.signature) > 1
+        from .source import keras_source
+        twin = keras_source(model, "", [])  # called as the model is (a list, one tensor or a dict)
 
         def call(arrays):
             import tensorflow as tf
-            values = [arrays[name] for name, _, _ in source.signature]
-            result = model(values if many else values[0], training=False)
-            return [value.numpy() for value in tf.nest.flatten(result)]
+            values = [tf.constant(arrays[name]) for name, _, _ in source.signature]
+            return [value.numpy() for value in tf.nest.flatten(twin._function(*values))]
         return call
     return graph_twin(source)
 

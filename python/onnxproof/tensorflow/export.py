@@ -76,7 +76,7 @@ class Exporter:
         seed = int(state.config.get("seed", 0))
         keras.utils.set_random_seed(seed)  # random weights: the same model when it is loaded again
         tf.random.set_seed(seed)
-        source = state.timed("load", sources.load, spec, state.inputs)
+        source = state.timed("load", sources.load, spec, state.inputs, state.dynamic)
         state.description = source.description
         return source
 
@@ -95,7 +95,8 @@ def check_forward(state, source, example):
         return None
     names = source.output_names if source.output_names and len(source.output_names) == len(outputs) else \
         [f"output_{index}" for index in range(len(outputs))]
-    state.output_names = [_onnx_name(name, index) for index, name in enumerate(names)]
+    state.output_names = _unique([_onnx_name(name, index) for index, name in enumerate(names)],
+                                 [spec["name"] for spec in state.inputs])
     state.output_ranks = [np.ndim(value) for value in outputs]
     again = source.call(example)
     differing = [name for name, a, b in zip(state.output_names, outputs, again)
@@ -112,9 +113,23 @@ def check_forward(state, source, example):
 
 
 def _onnx_name(name, index):
-    """An output's name in model.onnx: the model's own (a Keras output layer's), made unique."""
+    """An output's name in model.onnx: the model's own (a Keras output layer's)."""
     text = str(name).split(":")[0].strip()
     return text or f"output_{index}"
+
+
+def _unique(names, taken):
+    """`names` with a repeated one (a layer giving several outputs: an LSTM's states) or an input's
+    name numbered: lstm, lstm_1, lstm_2."""
+    seen, result = set(taken), []
+    for name in names:
+        candidate, number = name, 0
+        while candidate in seen:
+            number += 1
+            candidate = f"{name}_{number}"
+        seen.add(candidate)
+        result.append(candidate)
+    return result
 
 
 def label_output_axes(state, source, outputs):

@@ -12,8 +12,6 @@ from .source import error_text
 
 EXPORTERS = ("tf2onnx", "keras")
 
-# The opset when the engine gives no ceiling (an older engine): tf2onnx 1.17's preferred one.
-FALLBACK_OPSET = 15
 
 
 def resolve_exporters(state, source):
@@ -42,8 +40,9 @@ def choose_opset(config):
     if requested:
         return requested, "--opset"
     ceiling, newest = int(config.get("opset_ceiling") or 0), newest_opset()
-    if not ceiling:
-        return min(FALLBACK_OPSET, newest), f"no ceiling from the engine: tf2onnx's preferred {FALLBACK_OPSET}"
+    if not ceiling:  # an older engine: tf2onnx's own choice
+        from tf2onnx import constants
+        return constants.PREFERRED_OPSET, f"no ceiling from the engine: tf2onnx's preferred {constants.PREFERRED_OPSET}"
     reason = config.get("opset_ceiling_reason", "")
     if newest < ceiling:
         return newest, f"tf2onnx writes up to {newest} ({reason})"
@@ -130,7 +129,12 @@ def _tf2onnx(source, specs, opset, path):
 
 
 def _keras_export(source, specs, opset, path):
-    signature = specs if len(specs) == 1 else [specs]
+    """Keras's input_signature: one spec, a list of them for several inputs ([[x, y]]: the model
+    takes one list), or the dict a model built on a dict of inputs takes."""
+    if source.input_keys is not None:
+        signature = [dict(zip(source.input_keys, specs))]
+    else:
+        signature = specs if len(specs) == 1 else [specs]
     source.keras_model.export(path, format="onnx", input_signature=signature, opset_version=opset, verbose=False)
 
 
@@ -158,7 +162,7 @@ def unconverted_operators(model):
     tf2onnx leaves when it cannot convert a TensorFlow op) or a TensorFlow call left in place."""
     import onnx
     found = {}
-    for node in model.graph.node:
+    for node in _nodes(model.graph):
         if node.domain in ("", "ai.onnx") and not onnx.defs.has(node.op_type):
             found.setdefault(node.op_type, []).append(node.name)
     return [finding("UNCONVERTED_OP", "error",
@@ -167,6 +171,15 @@ def unconverted_operators(model):
                     "another --exporter or --opset, a tf2onnx custom op handler, or rewriting that layer with ops "
                     "tf2onnx converts")
             for op, nodes in found.items()]
+
+
+def _nodes(graph):
+    """Every node of the graph and of the graphs its nodes hold (Loop and If bodies)."""
+    for node in graph.node:
+        yield node
+        for attribute in node.attribute:
+            for body in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                yield from _nodes(body)
 
 
 def _layer_of(node_name):

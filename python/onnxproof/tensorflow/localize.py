@@ -37,7 +37,7 @@ def main(request):
     seed = int(manifest["options"].get("seed", 0))
     keras.utils.set_random_seed(seed)
     tf.random.set_seed(seed)
-    source = sources.load(manifest["model"], manifest["options"].get("inputs", []))
+    source = sources.load(manifest["model"], manifest["options"].get("inputs", []), manifest["options"].get("dynamic", []))
     write_localization(run, request.get("model") or "model.onnx", case, source)
     return 0
 
@@ -50,10 +50,9 @@ def node_layer(layers, model_scope):
         if len(parts) < 2:
             return None
         start = 1 if _CALL_SUFFIX.sub("", parts[0]) == model_scope or parts[0] == model_scope else 0
-        for part in parts[start:start + 1]:
-            for candidate in (_CALL_SUFFIX.sub("", part), part):
-                if candidate in layers:
-                    return candidate
+        for candidate in (_CALL_SUFFIX.sub("", parts[start]), parts[start]):
+            if candidate in layers:
+                return candidate
         return "" if start else None
     return read
 

@@ -40,8 +40,8 @@ def fill_reference(state, source, twin, reference):
                       "exact_outputs": [index for index, value in enumerate(exact) if value is not None]})
     if finite[1] and not finite[0]:
         state.findings.append(not_finite_finding(state, len(cases)))
-    floating = any(name not in state.random_outputs for name in state.output_names)
-    if twin.reason and floating:
+    compared = any(name not in state.random_outputs for name in state.output_names)  # value by value
+    if twin.reason and compared:
         state.findings.append(finding(
             "EXACT_REFERENCE_MISSING", "info",
             f"no float64 reference, compared with the fixed tolerance instead: {twin.reason}", "",

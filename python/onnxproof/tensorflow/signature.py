@@ -1,7 +1,8 @@
 """A TensorFlow model's inputs come from its input signature: every `None` dimension is a dynamic
 axis with a label (batch, sequence, height, width, ...; one label for the same axis of several
-inputs), unless --dynamic names the axes itself; --input gives the example's sizes and dtypes.
-Integer inputs feeding an Embedding are generated inside its vocabulary."""
+inputs), unless --dynamic names the axes itself; --input gives the example's sizes and dtypes (an
+input it leaves out takes the sizes of the labels it shares). Integer inputs an Embedding reads
+are generated inside its vocabulary."""
 import numpy as np
 
 from ..core.cases import domain_of
@@ -47,25 +48,55 @@ def declare_inputs(state, source):
             raise UsageError(f"--dynamic {axis['input']}:{axis['axis']}: the model's input signature fixes that axis "
                              f"({_shape_text(shape)}); only its None axes can be dynamic")
     dynamic = state.dynamic or free
+    sizes = _declared_sizes(declared, dynamic)
     inputs = []
     for name, shape, dtype in source.signature:
         spec = dict(declared.get(name) or {"name": name, "dtype": dtype})
-        spec["dims"] = _example_dims(name, shape, spec.get("dims"), dynamic)
-        if _integer(spec["dtype"]) and "range" not in spec and source.vocabulary:
-            spec["range"] = [0, int(source.vocabulary)]
+        _check_dtype(name, spec["dtype"])
+        spec["dims"] = _example_dims(name, shape, spec.get("dims"), dynamic, sizes)
+        if name in source.vocabularies and "range" not in spec and _integer(spec["dtype"]):
+            spec["range"] = [0, int(source.vocabularies[name])]
         inputs.append(spec)
     state.inputs, state.dynamic = inputs, dynamic
 
 
-def _example_dims(name, shape, given, dynamic):
+def _check_dtype(name, dtype):
+    """The dtypes the export generates and compares: numpy's; a string or bfloat16 input is refused."""
+    try:
+        np.dtype(dtype)
+    except TypeError as error:
+        raise UsageError(f"input '{name}' is {dtype}: onnxproof proves TensorFlow models with numeric and bool inputs "
+                         "only (strings and bfloat16 are not supported yet)") from error
+
+
+def _declared_sizes(declared, dynamic):
+    """{label: size} the --input dims give (an undeclared input sharing a label takes that size)."""
+    sizes = {}
+    for axis in dynamic:
+        spec = declared.get(axis["input"])
+        if spec is not None and axis["axis"] < len(spec["dims"]):
+            sizes.setdefault(axis["label"], int(spec["dims"][axis["axis"]]))
+    return sizes
+
+
+def _example_dims(name, shape, given, dynamic, sizes):
     if given is not None:
         if len(given) != len(shape) or any(dim is not None and dim != size for dim, size in zip(shape, given)):
             raise UsageError(f"--input {name}={'x'.join(map(str, given))}: the model's input signature is "
                              f"{_shape_text(shape)}")
         return list(given)
-    labels = {axis["axis"]: axis["label"] for axis in dynamic if axis["input"] == name}
-    return [dim if dim is not None else EXAMPLE_SIZES.get(labels.get(axis), OTHER_EXAMPLE_SIZE)
-            for axis, dim in enumerate(shape)]
+    labels = {axis["axis"]: axis for axis in dynamic if axis["input"] == name}
+    dims = []
+    for index, dim in enumerate(shape):
+        axis = labels.get(index)
+        if dim is not None:
+            dims.append(dim)
+        elif axis is None:
+            dims.append(OTHER_EXAMPLE_SIZE)
+        else:  # the declared size, else the label's usual one, inside a --dynamic range
+            size = sizes.get(axis["label"], EXAMPLE_SIZES.get(axis["label"], OTHER_EXAMPLE_SIZE))
+            dims.append(min(max(size, axis.get("min", 1)), axis.get("max", size)))
+    return dims
 
 
 def _shape_text(shape):

@@ -11,7 +11,6 @@ import re
 
 from ..core.data import did_you_mean, resolve_callable
 from ..core.errors import FrontEndError, UsageError
-from . import FAMILY_PREFIXES
 
 
 class Source:
@@ -25,9 +24,10 @@ class Source:
         self._function = function  # called with one tf tensor per input, in signature order
         self.keras_model = keras_model
         self.output_names = output_names
-        self.vocabulary = None  # the smallest Embedding's input_dim: integer inputs stay below it
+        self.vocabularies = {}  # {input name: the input_dim of the Embedding reading it}
         self.saved_model = None  # a SavedModel's loaded object, kept alive for its variables
         self.owner = None  # the object a bound tf.function belongs to, kept alive
+        self.input_keys = None  # a Keras model built on a dict of inputs: its keys, in signature order
 
     def tf_function(self, specs):
         """A tf.function of the model on `specs` (tf.TensorSpec per input, in signature order),
@@ -42,11 +42,11 @@ class Source:
         return [value.numpy() for value in tf.nest.flatten(self._function(*values))]
 
 
-def load(spec, inputs):
-    """The Source of a --model spec; `inputs`: the --input specs given (a subclassed Keras model
-    or a tf.function without a signature takes its signature from them)."""
+def load(spec, inputs, dynamic=()):
+    """The Source of a --model spec; `inputs` and `dynamic`: the --input and --dynamic given (a
+    subclassed Keras model takes its signature from them)."""
     if spec.startswith("keras:"):
-        return keras_source(application(spec), spec, inputs)
+        return keras_source(application(spec), spec, inputs, dynamic)
     if spec.startswith("saved_model:"):
         return saved_model_source(spec[len("saved_model:"):], spec)
     if spec.endswith(".keras"):
@@ -58,28 +58,28 @@ def load(spec, inputs):
         except Exception as error:
             raise FrontEndError(f"{spec} is not a Keras model file Keras can load: {type(error).__name__}: "
                                 f"{error}") from error
-        return keras_source(model, f"Keras model file {spec}", inputs)
+        return keras_source(model, f"Keras model file {spec}", inputs, dynamic)
     factory = resolve_callable(spec, "model")
     try:
         model = factory()
     except Exception as error:
         raise FrontEndError(f"calling {spec} failed: {type(error).__name__}: {error}") from error
-    return object_source(model, spec, inputs)
+    return object_source(model, spec, inputs, dynamic)
 
 
-def object_source(model, description, inputs):
+def object_source(model, description, inputs, dynamic=()):
     """The Source of a model object: a keras.Model, a tf.Module or a tf.function."""
     import keras
     import tensorflow as tf
     if isinstance(model, keras.Model):
-        return keras_source(model, description, inputs)
+        return keras_source(model, description, inputs, dynamic)
     function = model.__call__ if isinstance(model, tf.Module) and not isinstance(model, keras.layers.Layer) else model
     if isinstance(function, tf.types.experimental.GenericFunction):
         specs = function.input_signature
         if not specs:
             raise UsageError(f"{description}: the tf.function has no input_signature; give it one "
                              "(@tf.function(input_signature=[tf.TensorSpec([None, 8], tf.float32, name='x')]))")
-        signature = [(spec.name or f"input_{index}", tuple(spec.shape.as_list()), spec.dtype.name)
+        signature = [(spec.name or f"input_{index}", _shape(spec, description), spec.dtype.name)
                      for index, spec in enumerate(specs)]
         source = Source(description, signature, function)
         source.owner = model  # a tf.function binds its tf.Module by a weak reference
@@ -146,25 +146,58 @@ def _kwargs_text(kwargs):
     return ", ".join(f"{key}={value!r}" for key, value in kwargs.items())
 
 
-def keras_source(model, description, inputs):
+def keras_source(model, description, inputs, dynamic=()):
     """A Keras model called with training=False: a functional or Sequential model's signature is
-    its Input layers'; a subclassed model's comes from --input (its example builds it)."""
-    import keras
-    signature = keras_signature(model, inputs)
-    many = len(signature) > 1
+    its Input layers'; a subclassed model's comes from --input and --dynamic (prove(): its
+    arguments), its first call builds it. A functional model built on a dict of inputs is called
+    with a dict."""
+    signature = keras_signature(model, inputs, dynamic)
+    structure = getattr(model, "_inputs_struct", None)
+
+    keys = _dict_keys(model, structure) if isinstance(structure, dict) else None
 
     def call(*values):
-        return model(list(values) if many else values[0], training=False)
+        if keys is not None:
+            return model(dict(zip(keys, values)), training=False)
+        return model(list(values) if len(values) > 1 else values[0], training=False)
 
-    names = getattr(model, "output_names", None)
-    source = Source(description, signature, call, keras_model=model, output_names=list(names) if names else None)
-    sizes = [layer.input_dim for layer in model._flatten_layers(include_self=False, recursive=True)
-             if isinstance(layer, keras.layers.Embedding)]
-    source.vocabulary = min(sizes) if sizes else None
+    outputs = getattr(model, "output_names", None)
+    source = Source(description, signature, call, keras_model=model, output_names=list(outputs) if outputs else None)
+    source.vocabularies = embedding_vocabularies(model, signature)
+    source.input_keys = keys
     return source
 
 
-def keras_signature(model, inputs):
+def _dict_keys(model, structure):
+    """The dict's keys in the order of model.inputs (the signature's; Keras flattens the dict in
+    its own order): each key is found by the Input tensor it holds."""
+    by_tensor = {id(tensor): key for key, tensor in structure.items()}
+    return [by_tensor.get(id(tensor), key) for tensor, key in zip(model.inputs, structure)]
+
+
+def embedding_vocabularies(model, signature):
+    """{input name: input_dim} for the inputs an Embedding layer reads directly: their generated
+    ids stay inside its vocabulary (other integer inputs, a mask among them, keep their own range)."""
+    import keras
+    try:
+        tensors = list(model.inputs)
+    except (AttributeError, ValueError):
+        return {}
+    vocabularies = {}
+    for layer in model._flatten_layers(include_self=False, recursive=True):
+        if not isinstance(layer, keras.layers.Embedding):
+            continue
+        try:
+            read = layer.input
+        except (AttributeError, ValueError):  # a shared or never-connected layer: no one input
+            continue
+        for (name, _, _), tensor in zip(signature, tensors):
+            if read is tensor:
+                vocabularies[name] = min(vocabularies.get(name, layer.input_dim), layer.input_dim)
+    return vocabularies
+
+
+def keras_signature(model, inputs, dynamic=()):
     try:
         tensors = list(model.inputs)
     except (AttributeError, ValueError):
@@ -175,7 +208,9 @@ def keras_signature(model, inputs):
     if not inputs:
         raise UsageError(f"{type(model).__name__} is a subclassed Keras model with no Input layers: give its inputs "
                          "with --input NAME=DIMS:DTYPE (and --dynamic for the free axes)")
-    return [(spec["name"], tuple(spec["dims"]), spec["dtype"]) for spec in inputs]
+    free = {(axis["input"], axis["axis"]) for axis in dynamic}
+    return [(spec["name"], tuple(None if (spec["name"], index) in free else dim for index, dim in enumerate(spec["dims"])),
+             spec["dtype"]) for spec in inputs]
 
 
 def _input_name(tensor, index):
@@ -206,7 +241,7 @@ def saved_model_source(folder, description):
     serving = signatures["serving_default"]
     specs = serving.structured_input_signature[1]
     names = sorted(specs)
-    signature = [(name, tuple(specs[name].shape.as_list()), specs[name].dtype.name) for name in names]
+    signature = [(name, _shape(specs[name], description), specs[name].dtype.name) for name in names]
     outputs = sorted(serving.structured_outputs)
 
     def call(*values):
@@ -218,8 +253,12 @@ def saved_model_source(folder, description):
     return source
 
 
-def is_family(spec):
-    return spec.startswith(FAMILY_PREFIXES)
+def _shape(spec, description):
+    """A TensorSpec's shape as a tuple (None on free axes); UsageError for an unknown rank."""
+    if spec.shape.rank is None:
+        raise UsageError(f"{description}: input '{spec.name}' has no known rank (TensorSpec(None, ...)); give its "
+                         "signature a shape with None on the free axes")
+    return tuple(spec.shape.as_list())
 
 
 def error_text(error):

@@ -79,6 +79,41 @@ def save_scaler(folder):
     return folder
 
 
+class Residual(keras.Model):
+    """A subclassed Keras model: no Input layers, so its signature comes from --input / args."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = keras.layers.Dense(8, activation="tanh", name="inner")
+        self.outer = keras.layers.Dense(3, name="outer")
+
+    def call(self, x):
+        return self.outer(self.inner(x) + x[:, :8])
+
+
+def subclassed():
+    keras.utils.set_random_seed(7)
+    return Residual()
+
+
+def dict_inputs():
+    """A functional model built on a dict of inputs whose keys are not in sorted order."""
+    keras.utils.set_random_seed(8)
+    inputs = {"price": keras.Input(shape=(1,), name="price"), "age": keras.Input(shape=(1,), name="age"),
+              "category": keras.Input(shape=(None,), dtype="int32", name="category")}
+    embedded = keras.ops.mean(keras.layers.Embedding(12, 4, name="embed")(inputs["category"]), axis=1)
+    x = keras.layers.Concatenate(name="join")([inputs["price"], 2.0 * inputs["age"], embedded])
+    return keras.Model(inputs, keras.layers.Dense(2, name="score")(x), name="dict_inputs")
+
+
+def lstm_states():
+    """An LSTM returning its sequence and both states: three outputs of one layer (one name)."""
+    keras.utils.set_random_seed(9)
+    x = keras.Input(shape=(None, 4), name="frames")
+    outputs = keras.layers.LSTM(6, return_sequences=True, return_state=True, name="lstm")(x)
+    return keras.Model(x, outputs, name="lstm_states")
+
+
 # --- models the exporters get wrong or cannot take ---------------------------------------------
 
 def exact_gelu():

@@ -104,6 +104,52 @@ class CorrectModels(Folder):
             self.assertGreaterEqual(2 * with_exact, cases, exporter)
 
 
+class Signatures(Folder):
+    def exported(self, *arguments):
+        code, out, err = run("export", *arguments, "--out", self.path("run"))
+        self.assertEqual(code, 0, out + err)
+        with open(self.path("run", "export.json"), encoding="utf-8") as handle:
+            return json.load(handle)
+
+    def test_a_mask_input_is_generated_as_a_padding_mask_and_token_ids_inside_the_vocabulary(self):
+        manifest = self.exported("--model", f"{MODELS}:transformer_encoder", "--samples", "1")
+        ranges = {spec["name"]: spec.get("range") for spec in manifest["inputs"]}
+        self.assertEqual(ranges, {"input_ids": [0, 40], "attention_mask": None})
+        import onnx.numpy_helper
+        masks = [onnx.numpy_helper.to_array(onnx.load_tensor(self.path("run", "reference", f"test_data_set_{k}",
+                                                                       "input_1.pb"))) for k in range(3)]
+        self.assertTrue(all(set(np.unique(mask)) <= {0, 1} for mask in masks))
+        self.assertTrue(any((mask == 0).any() for mask in masks), "no case pads")
+
+    def test_an_input_declared_alone_sizes_the_labels_the_others_share(self):
+        manifest = self.exported("--model", f"{MODELS}:transformer_encoder", "--input", "input_ids=3x5:int32",
+                                 "--samples", "1", "--sweep", "sequence=2,5")
+        dims = {spec["name"]: spec["dims"] for spec in manifest["inputs"]}
+        self.assertEqual(dims, {"input_ids": [3, 5], "attention_mask": [3, 5]})
+
+    def test_a_subclassed_model_takes_its_signature_from_input_and_dynamic(self):
+        manifest = self.exported("--model", f"{MODELS}:subclassed", "--input", "x=2x10:float32",
+                                 "--dynamic", "x:0=batch")
+        self.assertEqual(manifest["status"], "exported")
+        self.assertEqual(manifest["outputs"][0]["dynamic_axes"], {"0": "batch"})
+        with_exact, cases = exact_share(self.path("run"))
+        self.assertEqual(with_exact, cases)
+
+    def test_a_model_built_on_a_dict_of_inputs_exports_with_both_exporters(self):
+        code, out, err = run("pipeline", "--model", f"{MODELS}:dict_inputs", "--exporter", "both",
+                             "--samples", "1", "--out", self.path("run"))
+        self.assertEqual(code, 0, out + err)
+
+    def test_one_layer_giving_several_outputs_gets_one_name_each(self):
+        code, out, err = run("pipeline", "--model", f"{MODELS}:lstm_states", "--samples", "1", "--out", self.path("run"))
+        self.assertEqual(code, 0, out + err)
+        with open(self.path("run", "export.json"), encoding="utf-8") as handle:
+            outputs = json.load(handle)["outputs"]
+        self.assertEqual([o["name"] for o in outputs], ["lstm", "lstm_1", "lstm_2"])
+        self.assertEqual([o["dynamic_axes"] for o in outputs],
+                         [{"0": "batch", "1": "sequence"}, {"0": "batch"}, {"0": "batch"}])
+
+
 def export_then_plant(test, spec, plant):
     """Exports `spec` into a run folder, changes its model.onnx with plant(onnx model) (the
     export.json's sha256 follows, as an exporter with that defect would have written it), and
@@ -216,6 +262,21 @@ class PythonApi(Folder):
         with open(self.path("run", "export.json"), encoding="utf-8") as handle:
             self.assertEqual(json.load(handle)["framework"], "tensorflow")
         assert_proved(model, (tokens,), out=self.path("again"), quiet=True)
+
+    def test_prove_on_a_subclassed_model_with_data_in_another_float_dtype(self):
+        import onnxproof
+        model = models.subclassed()
+        rng = np.random.default_rng(1)
+        data = ((rng.standard_normal((4, 10)),) for _ in range(100))  # float64 batches, an endless-looking generator
+        result = onnxproof.prove(model, (np.ones((2, 10), np.float32),), dynamic_axes={"input_0": {0: "batch"}},
+                                 data=data, data_batches=2, out=self.path("run"), quiet=True)
+        self.assertEqual(result.verdict, "pass", str(result))
+
+    def test_prove_refuses_values_that_do_not_survive_the_cast(self):
+        import onnxproof
+        with self.assertRaises(onnxproof.UsageError) as raised:
+            onnxproof.prove(models.text_classifier(), (np.full((2, 3), 1.5),), out=self.path("run"))
+        self.assertIn("int32", str(raised.exception))
 
     def test_prove_names_the_inputs_a_keras_model_takes(self):
         import onnxproof
