@@ -25,7 +25,8 @@ _KEYS = {
     "providers": (str, list), "rtol": (int, float), "atol": (int, float), "timeout": (int, float),
     "memory_gb": (int, float), "weights": (str, list), "golden": bool, "args": list,
 }
-_EXPORTERS = ("auto", "dynamo", "torchscript", "both")
+# Every framework's (the engine checks that a model's framework offers the one named).
+_EXPORTERS = ("auto", "dynamo", "torchscript", "tf2onnx", "keras", "both")
 _CUDA_TARGETS = ("ort-cuda", "tensorrt")
 DEFAULT_TIMEOUT = 1800
 DEFAULT_MEMORY_GB = 2
@@ -156,6 +157,15 @@ def default_name(spec):
 
 
 def _resolve_spec(spec, base, where):
+    """A spec's file or folder taken relative to the manifest: FILE.py:CALLABLE, FILE.keras,
+    saved_model:DIR (TensorFlow's); families as they are."""
+    if spec.startswith("saved_model:"):
+        folder = os.path.normpath(os.path.join(base, os.path.expanduser(spec[len("saved_model:"):])))
+        if not os.path.isdir(folder):
+            raise UsageError(f"{where}: spec names the SavedModel folder {spec[len('saved_model:'):]}, which is not a folder")
+        return "saved_model:" + folder
+    if spec.endswith(".keras"):
+        return _resolve_path(spec, base, where, "spec")
     path, colon, rest = spec.rpartition(":")
     if not path.endswith(".py"):
         return spec
