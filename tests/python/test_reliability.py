@@ -114,6 +114,11 @@ class ProveArguments(Folder):
         with self.assertRaisesRegex(onnxproof.UsageError, "args"):
             onnxproof.prove(nn.Linear(3, 2), 5, out=self.path("out"), quiet=True)
 
+    def test_a_keyword_argument_name_that_is_no_identifier_is_a_usage_error(self):
+        # Issue 46, item 4: it was a raw ValueError from inspect.Parameter.
+        self.assert_refused("kwargs", kwargs={"<script>": torch.zeros(2, 3)})
+        self.assert_refused("kwargs", kwargs={"class": 1})
+
     def test_dynamic_shapes_as_a_string_is_refused(self):
         self.assert_refused("dynamic_shapes", dynamic_shapes="batch")
         self.assert_refused("dynamic_axes", dynamic_axes="batch")
@@ -136,6 +141,38 @@ class ProveArguments(Folder):
             folder, leaf = os.path.split(api_checks.default_out(kind()))
             self.assertEqual(folder, "onnxproof-out", name)
             self.assertRegex(leaf, "^" + re.escape(expected) + "-[0-9a-f]{8}$", name)
+
+
+PROVE_TWICE = """
+import torch, onnxproof
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3)).eval()
+for exporter in ("torchscript", "dynamo"):
+    report = onnxproof.prove(model, (torch.randn(8, 4),), dynamic_axes={"input": {0: "batch"}}, exporter=exporter,
+                             out=f"{OUT}/{exporter}", quiet=True)
+    print(report.verdict)
+"""
+
+
+class NothingOutsideTheRun(Folder):
+    """Issue 46, item 3: a prove() run left ONNX Runtime's telemetry files in $TMPDIR
+    (mat-debug-PID.log, .ses) and $HOME/.cache (its Python package, imported to check the export)."""
+
+    def test_prove_writes_nothing_in_home_or_the_temporary_folder(self):
+        home, temporary = self.path("home"), self.path("tmp")
+        os.makedirs(home)
+        os.makedirs(temporary)
+        environment = {key: value for key, value in os.environ.items()
+                       if key not in ("XDG_CACHE_HOME", "ORT_DISABLE_TELEMETRY")}
+        environment.update(HOME=home, TMPDIR=temporary)
+        program = PROVE_TWICE.replace("{OUT}", self.path("runs"))
+        result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=900,
+                                env=environment)
+        self.assertEqual(result.stdout.split(), ["pass", "pass"], result.stderr[-3000:])
+        left = [os.path.relpath(os.path.join(root, name), self.folder) for folder in (home, temporary)
+                for root, folders, files in os.walk(folder) for name in files + folders]
+        self.assertEqual(left, [], "written outside the run folders")
 
 
 class GeneratedSizes(unittest.TestCase):

@@ -2,6 +2,7 @@
 the model runs: every bad argument is one onnxproof.UsageError naming it, never a TypeError, a
 ValueError or a contract error from deep inside the export."""
 import collections.abc
+import keyword
 import math
 import numbers
 import os
@@ -42,6 +43,9 @@ def check_arguments(*, exporter, targets, providers, opset, rtol, atol, samples,
                          f"not {sweep!r}")
     if kwargs is not None and not isinstance(kwargs, collections.abc.Mapping):
         raise UsageError(f"kwargs must be a dict of keyword arguments, not {type(kwargs).__name__}")
+    for name in kwargs or {}:  # each becomes a parameter (and an input) name
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise UsageError(f"kwargs: {name!r} is no keyword argument name (a Python identifier)")
     for name, value in (("out", out), ("golden", golden)):
         if value is not None and not isinstance(value, (str, os.PathLike)):
             raise UsageError(f"{name} must be a folder path, not {type(value).__name__}")

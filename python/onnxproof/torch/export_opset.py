@@ -8,6 +8,7 @@ import re
 from ..core.errors import FrontEndError, UsageError
 from ..core.findings import finding
 from ..core.memory import release_freed_memory
+from ..core.runtime import import_onnxruntime
 from . import dynamo
 
 # Used only when the engine gives no ceiling (the front end run by hand): every runtime of 2022 on.
@@ -121,7 +122,7 @@ def runtime_refusal(path, example):
     message. The proof runs the same runtime later: a model it refuses proves nothing. Without the
     onnxruntime Python package (the wheel does not need it) the engine's own runtime is asked."""
     try:
-        import onnxruntime
+        onnxruntime = import_onnxruntime()
     except ImportError:
         return engine_refusal(path, example)
     options = onnxruntime.SessionOptions()
