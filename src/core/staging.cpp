@@ -176,8 +176,10 @@ StagingFolder::~StagingFolder() {
   release_slot(m_slot);
 }
 
-Expected<void> StagingFolder::publish() {
-  ONNXPROOF_TRY(publish_folder(m_path, m_destination));
+Expected<void> StagingFolder::publish() { return publish(m_destination); }
+
+Expected<void> StagingFolder::publish(const fs::path& destination) {
+  ONNXPROOF_TRY(publish_folder(m_path, destination));
   m_done = true;
   release_slot(m_slot);
   m_slot = -1;

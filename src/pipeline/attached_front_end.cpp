@@ -127,7 +127,8 @@ Expected<Report> run_attached_pipeline(PipelineOptions options, std::istream& fr
   const StepReport* failed_step = first_error_step(*report);
   ONNXPROOF_TRY(channel.send({{"event", "outcome"},
                               {"verdict", verdict_name(report->verdict)},
-                              {"report", report_path.string()},
+                              {"report", (report->run_folder.empty() ? report_path
+                                                                     : report->run_folder / "report.json").string()},
                               {"error", failed_step ? failed_step->name + " step: " + failed_step->reason : ""}}));
   return report;
 }

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "onnxproof/core/json_file.h"
 #include "onnxproof/core/run_folder.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/core/staging.h"
@@ -161,8 +162,9 @@ struct FinishedRun {
   std::optional<ModelSummary> exported;
 };
 
-// One exporter's run: every step into `out` (a staging folder), the report written there; paths
-// in it name `published`, the folder `out` becomes.
+// One exporter's run: every step into `out` (a staging folder); `published` is the run folder of
+// the earlier run (its golden set is carried over). The report is written by write_run once the
+// folder it will be published as is known.
 Expected<FinishedRun> run_into(const PipelineOptions& options, const fs::path& out, const fs::path& published,
                                std::ostream& progress) {
   FinishedRun finished;
@@ -189,11 +191,15 @@ Expected<FinishedRun> run_into(const PipelineOptions& options, const fs::path& o
   }
   answer_headline(run, report);
   finish_report(report);
-  name_published_paths(report, out, published);
-  ONNXPROOF_TRY(write_run_marker(out, "onnxproof pipeline", report.model));
-  ONNXPROOF_TRY(write_report(report, out));
   if (run.check) finished.exported = run.check->summary;
   return finished;
+}
+
+// The run's report and marker into `out`, its paths naming `shown`, the folder `out` becomes.
+Expected<void> write_run(Report& report, const fs::path& out, const fs::path& shown, const std::string& command) {
+  name_published_paths(report, out, shown);
+  ONNXPROOF_TRY(write_run_marker(out, command, report.model));
+  return write_report(report, out);
 }
 
 // The figures of one exporter's finished run for the side-by-side table.
@@ -236,9 +242,15 @@ ExporterSummary summarize_exporter_run(const FinishedRun& run, const std::string
 // --exporter both: a run folder per exporter inside the one published folder (the two its source
 // framework compares: dynamo and torchscript, or tf2onnx and keras), and a report that puts them
 // side by side; its verdict passes only when both runs pass.
-Expected<Report> run_both_exporters(const PipelineOptions& options, const fs::path& staging, const fs::path& published,
-                                    std::ostream& progress) {
-  Report report;
+struct BothRuns {
+  Report report;                                     // the side-by-side one
+  std::vector<std::pair<std::string, Report>> runs;  // each exporter's, written once the folder is known
+};
+
+Expected<BothRuns> run_both_exporters(const PipelineOptions& options, const fs::path& staging, const fs::path& published,
+                                      std::ostream& progress) {
+  BothRuns both;
+  Report& report = both.report;
   report.model = options.export_options.model;
   report.framework = spec_framework(options.export_options);
   report.versions = tool_versions();
@@ -250,21 +262,34 @@ Expected<Report> run_both_exporters(const PipelineOptions& options, const fs::pa
     std::error_code ignored;
     fs::create_directory(staging / exporter, ignored);
     const auto start = std::chrono::steady_clock::now();
-    ONNXPROOF_TRY_ASSIGN(const FinishedRun run, run_into(one, staging / exporter, published / exporter, progress));
+    ONNXPROOF_TRY_ASSIGN(FinishedRun run, run_into(one, staging / exporter, published / exporter, progress));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const Verdict verdict = run.report.verdict;
-    const StepStatus status = status_from(verdict);
     report.steps.push_back({.name = exporter,
-                            .status = status,
+                            .status = status_from(verdict),
                             .seconds = seconds,
                             .reason = fmt::format("verdict {}; {}", verdict_name(verdict),
-                                                  (published / exporter / "report.md").string())});
+                                                  (staging / exporter / "report.md").string())});
     report.exporters.push_back(summarize_exporter_run(run, exporter));
+    both.runs.emplace_back(exporter, std::move(run.report));
   }
   finish_report(report);
-  ONNXPROOF_TRY(write_run_marker(staging, "onnxproof pipeline --exporter both", report.model));
-  ONNXPROOF_TRY(write_report(report, staging));
-  return report;
+  return both;
+}
+
+// True when the run folder holds a run whose report says it passed.
+bool passed_before(const fs::path& published) {
+  const auto report = read_json_object(published / "report.json", ErrorCode::invalid_input);
+  return report && report->value("verdict", std::string()) == "pass";
+}
+
+// Where a run is published: its run folder, except that a run that does not pass never replaces
+// one that passed (the user's last good model and report stay); it goes beside it, as RUN.failed,
+// replacing the one an earlier failed re-run left there.
+fs::path publish_target(const fs::path& published, Verdict verdict) {
+  if (verdict == Verdict::pass || !passed_before(published)) return published;
+  const fs::path folder = published.has_filename() ? published : published.parent_path();
+  return folder.parent_path() / (folder.filename().string() + ".failed");
 }
 
 }  // namespace
@@ -276,14 +301,28 @@ Expected<Report> run_pipeline(const PipelineOptions& options, std::ostream& prog
   // The run is built in a staging folder and published in one step at the end: until then the
   // last run's folder stays as it was, and an interrupted run leaves it intact.
   ONNXPROOF_TRY_ASSIGN(auto staging, StagingFolder::create(published));
-  Report report;
-  if (options.export_options.exporter == "both") {
-    ONNXPROOF_TRY_ASSIGN(report, run_both_exporters(options, staging.path(), published, progress));
+  BothRuns built;
+  const bool both = options.export_options.exporter == "both";
+  if (both) {
+    ONNXPROOF_TRY_ASSIGN(built, run_both_exporters(options, staging.path(), published, progress));
   } else {
     ONNXPROOF_TRY_ASSIGN(auto run, run_into(options, staging.path(), published, progress));
-    report = std::move(run.report);
+    built.report = std::move(run.report);
   }
-  ONNXPROOF_TRY(staging.publish());
+  Report& report = built.report;
+  const fs::path target = publish_target(published, report.verdict);
+  if (target != published) {
+    ONNXPROOF_TRY(require_replaceable_run_folder(target));
+    progress << "onnxproof pipeline: the earlier run in " << published.string()
+             << " passed and is kept; this run, verdict " << verdict_name(report.verdict) << ", goes to "
+             << target.string() << '\n' << std::flush;
+  }
+  for (auto& [exporter, run] : built.runs)
+    ONNXPROOF_TRY(write_run(run, staging.path() / exporter, target / exporter, "onnxproof pipeline"));
+  ONNXPROOF_TRY(write_run(report, staging.path(), target,
+                          both ? "onnxproof pipeline --exporter both" : "onnxproof pipeline"));
+  ONNXPROOF_TRY(staging.publish(target));
+  report.run_folder = target;
   return report;
 }
 

@@ -14,7 +14,9 @@ namespace {
 // A finished run as an outcome: the report's verdict and findings, the run folder written, and
 // the step that could not run, if any.
 Outcome<Report> run_outcome(Report report, const fs::path& out_dir) {
-  Outcome<Report> outcome{.verdict = report.verdict, .findings = report.findings, .artifacts = {out_dir}};
+  // The folder the run went to: out_dir, or the one beside it when an earlier run there passed.
+  const fs::path folder = report.run_folder.empty() ? out_dir : report.run_folder;
+  Outcome<Report> outcome{.verdict = report.verdict, .findings = report.findings, .artifacts = {folder}};
   if (const auto* step = first_error_step(report))
     outcome.error = Error(ErrorCode::runtime, step->name + " step: " + step->reason);
   outcome.result = std::move(report);

@@ -175,6 +175,57 @@ class NothingOutsideTheRun(Folder):
         self.assertEqual(left, [], "written outside the run folders")
 
 
+def digests(folder):
+    """{relative path: sha256} of every file under `folder`."""
+    import hashlib
+    result = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            with open(os.path.join(root, name), "rb") as handle:
+                result[os.path.relpath(os.path.join(root, name), folder)] = hashlib.sha256(handle.read()).hexdigest()
+    return result
+
+
+class ReRuns(Folder):
+    """Issue 46, items 1 and 2: a re-run that does not pass never replaces a run that passed (its
+    model.onnx and report were gone, or truncated by a full disk); it goes beside it, RUN.failed."""
+
+    def prove(self, run, *arguments):
+        model = write(self.path("model.py"), LINEAR)
+        return engine("pipeline", "--model", f"{model}:build", "--dynamic", "x:0=batch", "--samples", "1",
+                      "--no-golden", "--out", run, *arguments)
+
+    def test_a_failed_re_run_keeps_the_passing_run_and_goes_beside_it(self):
+        run = self.path("run")
+        first = self.prove(run, "--input", "x=2x3:float32")
+        self.assertEqual(first.returncode, 0, first.stderr)
+        passing = digests(run)
+        again = self.prove(run, "--input", "x=2x5:float32")  # the model takes 3 features: its forward fails
+        self.assertEqual(again.returncode, 1, again.stderr)
+        self.assertEqual(digests(run), passing)
+        with open(self.path("run.failed", "report.json"), encoding="utf-8") as handle:
+            self.assertEqual(json.load(handle)["verdict"], "fail")
+        self.assertIn(self.path("run.failed", "report.md"), again.stdout + again.stderr)
+
+    def test_a_re_run_on_a_full_disk_leaves_the_passing_run_whole(self):
+        disk = self.path("disk")
+        os.makedirs(disk)
+        if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", disk],
+                                               capture_output=True).returncode != 0:
+            self.skipTest("a small filesystem needs root (mount -t tmpfs)")
+        self.addCleanup(subprocess.run, ["umount", "-l", disk], check=False)
+        run = os.path.join(disk, "run")
+        first = self.prove(run, "--input", "x=2x3:float32")
+        self.assertEqual(first.returncode, 0, first.stderr)
+        passing = digests(run)
+        free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+        with open(os.path.join(disk, "filler"), "wb") as handle:  # 40 KiB left, as in the probe
+            handle.write(b"\0" * max(free - 40 * 1024, 0))
+        again = self.prove(run, "--input", "x=2x3:float32")
+        self.assertNotEqual(again.returncode, 0, again.stdout)
+        self.assertEqual(digests(run), passing)
+
+
 class GeneratedSizes(unittest.TestCase):
     def test_the_front_end_refuses_an_input_over_4_gib_instead_of_allocating_it(self):
         """A model family's own inputs reach the front end unchecked: a --sweep size is refused there."""

@@ -34,6 +34,8 @@ class StagingFolder {
   const std::filesystem::path& path() const { return m_path; }
   /// publish_folder(path(), destination).
   Expected<void> publish();
+  /// publish_folder(path(), `destination`): another folder beside the destination it was made for.
+  Expected<void> publish(const std::filesystem::path& destination);
 
  private:
   StagingFolder(std::filesystem::path path, std::filesystem::path destination, int slot)

@@ -76,6 +76,9 @@ struct Report {
   std::string localization_error;
   std::optional<ModelSignature> signature;  // when the check step read the exported model
   Verdict verdict = Verdict::error;  // set once, by finish_report()
+  /// Where the pipeline published the run: its --out, or RUN.failed beside a run that passed
+  /// (run_pipeline). Not in report.json.
+  std::filesystem::path run_folder;
 };
 
 /// Computes the verdict once, from the steps and the findings: verdict_from() of the step
