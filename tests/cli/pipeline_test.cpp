@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -365,9 +366,14 @@ TEST(Pipeline, AFailedReRunKeepsTheGoldenSetOfTheLastRun) {
   ASSERT_TRUE(clean_run(out.path()));
   const std::string frozen = read_text(out / "golden" / "manifest.json");
   EXPECT_NE(read_text(out / ".onnxproof-run").find("onnxproof.run/1"), std::string::npos);
+  // The failed re-run goes beside the passing run (RUN.failed), which it never replaces.
+  const fs::path beside = out.path().string() + ".failed";
+  const auto cleanup = std::shared_ptr<void>(nullptr, [&](void*) { fs::remove_all(beside); });
   EXPECT_EQ(pipeline(out.path(), "bessel_i0", "x=2x16:float32").exit_code, 1);
   EXPECT_EQ(read_text(out / "golden" / "manifest.json"), frozen);
-  const json failed = read_json(out / "report.json");
+  EXPECT_EQ(read_json(out / "report.json")["verdict"], "pass");
+  EXPECT_EQ(read_text(beside / "golden" / "manifest.json"), frozen);
+  const json failed = read_json(beside / "report.json");
   EXPECT_EQ(failed["steps"][5]["status"], "skip");
   EXPECT_NE(failed["headline"][5]["evidence"].get<std::string>().find("kept the golden set of an earlier run"),
             std::string::npos)
@@ -409,10 +415,14 @@ TEST(Pipeline, BothExportersKeepEachGoldenSetWhenTheReRunFails) {
     frozen[exporter] = read_text(out / exporter / "golden" / "manifest.json");
     ASSERT_FALSE(frozen[exporter].empty()) << exporter;
   }
+  const fs::path beside = out.path().string() + ".failed";  // where the failed re-run goes
+  const auto cleanup = std::shared_ptr<void>(nullptr, [&](void*) { fs::remove_all(beside); });
   EXPECT_EQ(pipeline(out.path(), "bessel_i0", "x=2x16:float32", {"--exporter", "both"}).exit_code, 1);
   for (const auto& [exporter, manifest] : frozen) {
     EXPECT_EQ(read_text(out / exporter / "golden" / "manifest.json"), manifest) << exporter;
-    EXPECT_EQ(read_json(out / exporter / "report.json")["steps"][0]["status"], "fail") << exporter;
+    EXPECT_EQ(read_text(beside / exporter / "golden" / "manifest.json"), manifest) << exporter;
+    EXPECT_EQ(read_json(out / exporter / "report.json")["verdict"], "pass") << exporter;
+    EXPECT_EQ(read_json(beside / exporter / "report.json")["steps"][0]["status"], "fail") << exporter;
   }
 }
 
