@@ -4,6 +4,7 @@ one dashboard row. Whatever happens to the child (a crash, a hang past its timeo
 out-of-memory killer) becomes an error row: it never ends the zoo."""
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -117,8 +118,20 @@ def run_model(model, engine, out):
     return _row_after_run(model, out, start, seconds, code, log_path)
 
 
+def _latest_in_place(out, name, start):
+    """A re-run that does not pass is published beside a run that passed (NAME.failed, docs/cli.md);
+    the zoo shows, caches and merges each model's latest run, so that run takes the old one's place."""
+    beside = os.path.join(out, "runs", name + ".failed")
+    report = os.path.join(beside, "report.json")
+    if os.path.exists(report) and os.path.getmtime(report) >= start - 1:
+        place = os.path.join(out, "runs", name)
+        shutil.rmtree(place, ignore_errors=True)
+        os.replace(beside, place)
+
+
 def _row_after_run(model, out, start, seconds, code, log_path):
     from .dashboard import row_from_report
+    _latest_in_place(out, model.name, start)
     report_path = os.path.join(out, "runs", model.name, "report.json")
     report = read_json(report_path) if os.path.exists(report_path) else None
     fresh = report is not None and os.path.getmtime(report_path) >= start - 1
