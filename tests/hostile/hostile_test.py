@@ -41,11 +41,12 @@ class Case:
     outputs: list = field(default_factory=list)
     says: str = ""  # text the stderr line (or stdout on success) must hold
     then: object = None  # check(test, work) of what it wrote, or None
+    env: dict = field(default_factory=dict)  # environment variables of the case ({w} as in argv)
 
 
-def case(name, argv, exits, outputs=(), says="", then=None):
+def case(name, argv, exits, outputs=(), says="", then=None, env=None):
     return Case(name, argv.split(), set(exits) if isinstance(exits, (set, tuple, list)) else {exits},
-                list(outputs), says, then)
+                list(outputs), says, then, dict(env or {}))
 
 
 def outside_code_spans(markdown):
@@ -148,6 +149,12 @@ CASES = [
     case("demo_out_is_file", "demo --out {w}/notes.onnx", 2, says="not a folder"),
     case("unknown_command", "frobnicate", 2),
     case("version_leaves_tmpdir_empty", "--version", 0),  # its Python imports torchvision
+    # ONNXPROOF_ONNXRUNTIME naming no build, or a file that is no library: the loader's refusal
+    # (it ends the process before main, exit 127) comes back as onnxproof's one line.
+    case("onnxruntime_library_absent", "check {w}/model.onnx", 3, says="names no ONNX Runtime build",
+         env={"ONNXPROOF_ONNXRUNTIME": "{w}/absent"}),
+    case("onnxruntime_library_not_a_library", "check {w}/model.onnx", 3, says="cannot start with the",
+         env={"ONNXPROOF_ONNXRUNTIME": "{w}/fakeort"}),
 ]
 
 # Outputs aimed at the command's own inputs (after links): refused with exit 2, the input untouched.
@@ -214,6 +221,9 @@ def write_fixtures(work, engine):
         handle.write(data[: len(data) // 2])
     with open(os.path.join(work, "notes.onnx"), "w") as handle:
         handle.write("these are my notes, not a model\n")
+    os.makedirs(os.path.join(work, "fakeort"))
+    with open(os.path.join(work, "fakeort", "libonnxruntime.so.1"), "w") as handle:
+        handle.write("not a shared library\n")
     with open(os.path.join(work, "deep.onnx"), "wb") as handle:
         handle.write(nested_subgraphs(7000))
     with open(os.path.join(work, "groups.onnx"), "wb") as handle:
@@ -302,7 +312,8 @@ class HostileInputs(unittest.TestCase):
             os.mkdir(tmp)
             before = snapshot(work, c.outputs)
             argv = [ENGINE] + [arg.replace("{w}", work) for arg in c.argv]
-            done = subprocess.run(argv, cwd=work, capture_output=True, timeout=TIMEOUT_S, env=clean_env(home, tmp))
+            env = dict(clean_env(home, tmp), **{key: value.replace("{w}", work) for key, value in c.env.items()})
+            done = subprocess.run(argv, cwd=work, capture_output=True, timeout=TIMEOUT_S, env=env)
             self.check_result(c, done, before, work, home, tmp)
         finally:
             shutil.rmtree(sandbox, ignore_errors=True)

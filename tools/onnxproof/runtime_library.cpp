@@ -1,7 +1,9 @@
 #include "runtime_library.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,8 @@ namespace {
 constexpr const char* k_variable = "ONNXPROOF_ONNXRUNTIME";
 // Set for the process started again, so it does not start itself a third time.
 constexpr const char* k_loaded = "ONNXPROOF_ONNXRUNTIME_LOADED";
+// Set for the probe started before: it ends as soon as the loader has loaded the library.
+constexpr const char* k_probe = "ONNXPROOF_ONNXRUNTIME_PROBE";
 
 // The folder's library path: itself, then each folder its `library-path` file lists.
 std::string library_path_of(const fs::path& folder) {
@@ -27,9 +31,39 @@ std::string library_path_of(const fs::path& folder) {
   return path;
 }
 
+// Why the loader cannot start onnxproof with the library the environment names (a file that is no
+// library, or a build of another version: it ends the process before main, in its own words,
+// exit 127), or "" when it can. A child started the same way finds out first, so the refusal is
+// onnxproof's one line instead of the loader's.
+std::string loader_refusal() {
+  int fds[2];
+  if (::pipe(fds) != 0) return "";
+  const pid_t pid = ::fork();
+  if (pid < 0) return "";
+  if (pid == 0) {
+    ::dup2(fds[1], STDERR_FILENO);
+    ::close(fds[0]);
+    ::setenv(k_probe, "1", 1);
+    ::execl("/proc/self/exe", "onnxproof", static_cast<char*>(nullptr));
+    ::_exit(126);
+  }
+  ::close(fds[1]);
+  std::string said;
+  char buffer[512];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0 && said.size() < 4096;) said.append(buffer, n);
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  const std::string line = said.substr(0, said.find('\n'));
+  return line.empty() ? "the loader refused it (exit " + std::to_string(WEXITSTATUS(status)) + ")" : line;
+}
+
 }  // namespace
 
 int select_onnxruntime_library(char** argv) {
+  if (std::getenv(k_probe) != nullptr) std::_Exit(0);  // loaded: that is all the probe asks
   const char* chosen = std::getenv(k_variable);
   if (chosen == nullptr || *chosen == '\0') return 0;
   std::error_code ec;
@@ -48,6 +82,11 @@ int select_onnxruntime_library(char** argv) {
   const std::string path = library_path_of(folder) + (old != nullptr && *old != '\0' ? ":" + std::string(old) : "");
   ::setenv("LD_LIBRARY_PATH", path.c_str(), 1);
   ::setenv(k_loaded, folder.string().c_str(), 1);
+  if (const std::string refusal = loader_refusal(); !refusal.empty()) {
+    std::cerr << "onnxproof: error: " << k_variable << "=" << chosen << ": onnxproof cannot start with the "
+              << "libonnxruntime.so.1 in " << folder.string() << ": " << refusal << "\n";
+    return 3;
+  }
   ::execv("/proc/self/exe", argv);
   std::cerr << "onnxproof: error: cannot start again with the ONNX Runtime in " << folder.string() << "\n";
   return 3;
