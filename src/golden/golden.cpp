@@ -209,15 +209,17 @@ bool is_golden_entry(std::string_view name, bool is_folder) {
          name.starts_with(".cases.json.tmp.");
 }
 
+}  // namespace
+
 // onnxproof replaces only what it made: a golden folder (its manifest says so), an empty folder,
 // or nothing. A project folder, the run folder, the reference or a file is refused, before any work.
-Expected<void> require_replaceable(const fs::path& golden_dir) {
+Expected<void> require_replaceable_golden_folder(const fs::path& golden_dir, std::string_view option) {
   std::error_code ec;
   const auto status = fs::symlink_status(golden_dir, ec);
   if (ec || status.type() == fs::file_type::not_found) return {};
   const auto refuse = [&](const std::string& why) {
     return fail(ErrorCode::usage, "refusing to replace " + golden_dir.string() + ": " + why +
-                                      "; give --out a new folder, an empty one, or an earlier golden folder");
+                                      "; give " + std::string(option) + " a new folder, an empty one, or an earlier golden folder");
   };
   if (status.type() != fs::file_type::directory) return refuse("it is not a folder");
   if (fs::is_empty(golden_dir, ec)) return {};
@@ -234,11 +236,9 @@ Expected<void> require_replaceable(const fs::path& golden_dir) {
   return refuse("its manifest.json is not an " + std::string(k_schema) + " manifest");
 }
 
-}  // namespace
-
 Expected<FreezeResult> freeze_golden(const fs::path& model, const Reference& reference, const fs::path& golden_dir,
                                      const GoldenOptions& options, ParityResult* proof) {
-  ONNXPROOF_TRY(require_replaceable(golden_dir));
+  ONNXPROOF_TRY(require_replaceable_golden_folder(golden_dir));
   FreezeResult result;
   if (proof) {
     // The kept outputs are taken, not copied: a copy of every case's tensors would double the

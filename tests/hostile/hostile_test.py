@@ -141,6 +141,20 @@ CASES = [
     case("pipeline_golden_inside_the_run", "pipeline --from-export {w}/export --out {w}/run --golden {w}/run/golden", 2,
          says="may neither lie in nor hold the run folder"),
     case("pipeline_golden_and_no_golden", "pipeline --from-export {w}/export --out {w}/run --golden {w}/g --no-golden", 2),
+    # --golden onto a user's file or folder: refused before any work, not after the whole proof.
+    case("pipeline_golden_onto_a_file", "pipeline --from-export {w}/export --out {w}/run --golden {w}/notes.onnx", 2,
+         says="it is not a folder"),
+    case("pipeline_golden_onto_a_user_folder", "pipeline --from-export {w}/export --out {w}/run --golden {w}/ref", 2,
+         says="give --golden a new folder"),
+    # Arguments at their edges (issue 46): usage errors before any work.
+    case("pipeline_generate_negative", "pipeline --from-export {w}/export --out {w}/run --generate -1", 2),
+    case("pipeline_generate_huge", "pipeline --from-export {w}/export --out {w}/run --generate 1000000000", 2),
+    case("export_sweep_zero", "export --model {w}/absent.py:Net --input x=2x3:float32 --dynamic x:0=batch "
+         "--sweep batch=0 --out {w}/exp", 2, says="not a positive size"),
+    case("export_sweep_past_4_gib", "export --model {w}/absent.py:Net --input x=2x3:float32 --dynamic x:0=batch "
+         "--sweep batch=99999999999 --out {w}/exp", 2, says="over 4 GiB"),
+    case("simplify_unknown_rule", "simplify {w}/model.onnx -o {w}/sim.onnx --skip-rule no-such-rule", (0, 2),
+         ["sim.onnx"]),
     case("pipeline_from_export_without_json", "pipeline --from-export {w}/ref --out {w}/run", 2, says="no export.json"),
     case("export_without_inputs", "export --model {w}/absent.py:Net --out {w}/exp", 2, says="--input is required"),
     case("export_opset_too_new", "export --model {w}/absent.py:Net --input x=2x3:float32 --opset 99 --out {w}/exp", 2,

@@ -30,6 +30,12 @@ struct FreezeResult {
   int data_sets = 0;
 };
 
+/// Nothing, when `golden_dir` is absent, empty or a golden set onnxproof wrote; a usage error
+/// naming why otherwise (a file, a project folder) and the option that named it: what freeze
+/// replaces, checked before any work.
+Expected<void> require_replaceable_golden_folder(const std::filesystem::path& golden_dir,
+                                                 std::string_view option = "--out");
+
 /// Proves `model` against `reference` (PyTorch's data, read_reference()) unless `proof` is the result of that
 /// proof already (its kept cpu_outputs are taken and written, not copied or run again); when it passes, writes GOLDEN atomically (built in a temporary folder beside it,
 /// then renamed into place). GOLDEN is replaced only when it does not exist, is an empty folder or
