@@ -146,6 +146,9 @@ CASES = [
          says="it is not a folder"),
     case("pipeline_golden_onto_a_user_folder", "pipeline --from-export {w}/export --out {w}/run --golden {w}/ref", 2,
          says="give --golden a new folder"),
+    # A run marker forged into a user's folder does not make it a run folder to replace.
+    case("pipeline_out_onto_a_forged_run_folder", "pipeline --from-export {w}/export --out {w}/forged", 2,
+         says="which no onnxproof run writes"),
     # Arguments at their edges (issue 46): usage errors before any work.
     case("pipeline_generate_negative", "pipeline --from-export {w}/export --out {w}/run --generate -1", 2),
     case("pipeline_generate_huge", "pipeline --from-export {w}/export --out {w}/run --generate 1000000000", 2),
@@ -235,6 +238,11 @@ def write_fixtures(work, engine):
         handle.write(data[: len(data) // 2])
     with open(os.path.join(work, "notes.onnx"), "w") as handle:
         handle.write("these are my notes, not a model\n")
+    os.makedirs(os.path.join(work, "forged"))  # a user's folder with a run marker dropped in
+    with open(os.path.join(work, "forged", ".onnxproof-run"), "w") as handle:
+        json.dump({"schema": "onnxproof.run/1", "command": "onnxproof pipeline", "model": "m.py:build"}, handle)
+    with open(os.path.join(work, "forged", "README.md"), "w") as handle:
+        handle.write("my project\n")
     os.makedirs(os.path.join(work, "fakeort"))
     with open(os.path.join(work, "fakeort", "libonnxruntime.so.1"), "w") as handle:
         handle.write("not a shared library\n")
