@@ -5,7 +5,11 @@ import sys
 
 
 def progress(message):
-    print(f"onnxproof export: {message}", file=sys.stderr, flush=True)
+    """One progress line, in one write: print() writes the text and its newline apart, and where
+    stderr is unbuffered (PYTHONUNBUFFERED) another process's output on the same pipe (the
+    reference child's model printing) could land between them, inside the line the engine forwards."""
+    sys.stderr.write(f"onnxproof export: {message}\n")
+    sys.stderr.flush()
 
 
 def temporary_path(path):
