@@ -86,17 +86,14 @@ def _source_and_example(model, args, dynamic_axes):
     """The model's Source and the example ({input name: array} in its dtypes). A subclassed Keras
     model without Input layers takes its signature from args (input_0, ...), free on the axes
     dynamic_axes names."""
-    from .source import keras_signature, object_source
+    from .source import object_source
     values = [as_array(value) for value in (list(args) if isinstance(args, (tuple, list)) else [args])]
     inputs = [{"name": f"input_{index}", "dims": list(value.shape), "dtype": str(value.dtype)}
               for index, value in enumerate(values)]
-    try:
-        keras_signature(model, [])
-        source = object_source(model, _describe(model), [])
-    except (UsageError, AttributeError):
-        dynamic = [{"input": name, "axis": int(axis)} for name, axes in (dynamic_axes or {}).items()
-                   for axis in (axes if not isinstance(axes, dict) else axes.keys())]
-        source = object_source(model, _describe(model), inputs, dynamic)
+    # The args' shapes and dynamic_axes are the signature only of a model without one of its own.
+    dynamic = [{"input": name, "axis": int(axis)} for name, axes in (dynamic_axes or {}).items()
+               for axis in (axes if not isinstance(axes, dict) else axes.keys())]
+    source = object_source(model, _describe(model), inputs, dynamic)
     if len(values) != len(source.signature):
         raise UsageError(f"args has {len(values)} value(s); the model's input signature has {len(source.signature)} "
                          f"({', '.join(name for name, _, _ in source.signature)})")
