@@ -94,6 +94,15 @@ def report_shows_names_as_text(test, work):
     test.assertIn("**Verdict: pass**", text)
 
 
+def merged_row_says_its_reports_verdict(test, work):
+    """A row edited to say pass over a failed run is merged as its report says, and says why."""
+    with open(os.path.join(work, "merged", "index.json"), encoding="utf-8") as handle:
+        index = json.load(handle)
+    test.assertEqual(index["verdict"], "fail", index)
+    test.assertEqual([(row["name"], row["verdict"]) for row in index["rows"]], [("m", "fail")])
+    test.assertIn("index.json said pass", index["rows"][0]["note"])
+
+
 # One line per case: name, command line, the documented exit codes, what it may write, what it says.
 CASES = [
     case("check", "check {w}/model.onnx --json {w}/out.json", 0, ["out.json"]),
@@ -172,6 +181,20 @@ CASES = [
          env={"ONNXPROOF_ONNXRUNTIME": "{w}/absent"}),
     case("onnxruntime_library_not_a_library", "check {w}/model.onnx", 3, says="cannot start with the",
          env={"ONNXPROOF_ONNXRUNTIME": "{w}/fakeort"}),
+    # Zoo manifests, folders and merges (issue 46): a manifest, a zoo folder and an index.json are
+    # untrusted files; refused in one line before anything runs, or merged as their run folders say.
+    case("zoo_name_escapes", "zoo run {w}/zoo/escape.toml --out {w}/zout", 2, says="must be letters"),
+    case("zoo_name_control_bytes", "zoo run {w}/zoo/control.toml --out {w}/zout", 2, says="\\x1b"),
+    case("zoo_spec_markup", "zoo run {w}/zoo/markup.toml --out {w}/zout", 2, says="which is not a file"),
+    case("zoo_huge_samples", "zoo run {w}/zoo/huge.toml --out {w}/zout", 2, says="it takes 1 to 1024"),
+    case("zoo_huge_timeout", "zoo run {w}/zoo/forever.toml --out {w}/zout", 2, says="'timeout' is"),
+    case("zoo_args_redirect_out", "zoo run {w}/zoo/redirect.toml --out {w}/zout", 2, says="args may not set --out"),
+    case("zoo_out_onto_a_user_folder", "zoo run {w}/zoo/valid.toml --out {w}/ref", 2, says="did not make it"),
+    case("zoo_out_with_a_planted_link", "zoo run {w}/zoo/valid.toml --out {w}/zoo/linked", 2, says="is a link"),
+    case("zoo_merge_escaping_name", "zoo merge {w}/zoo/escaping --out {w}/merged", 2, says="no model name"),
+    case("zoo_merge_link_in_a_run", "zoo merge {w}/zoo/linkrun --out {w}/merged", 2, says="is a link"),
+    case("zoo_merge_tampered_verdict", "zoo merge {w}/zoo/tampered --out {w}/merged", 1, ["merged"],
+         then=merged_row_says_its_reports_verdict),
 ]
 
 # Outputs aimed at the command's own inputs (after links): refused with exit 2, the input untouched.
@@ -263,6 +286,7 @@ def write_fixtures(work, engine):
         with open(os.path.join(case_dir, name), "wb") as handle:
             handle.write(numpy_helper.from_array(array, "x" if name.startswith("input") else "y").SerializeToString())
     os.symlink("model.onnx", os.path.join(work, "link-to-model"))
+    write_zoo_fixtures(os.path.join(work, "zoo"))
     write_export(os.path.join(work, "export"), x, relu_model("x", HOSTILE, producer=HOSTILE))
     invalid = relu_model("x", HOSTILE)
     invalid.graph.node[0].input[0] = "nowhere"
@@ -270,6 +294,40 @@ def write_fixtures(work, engine):
     subprocess.run([engine, "golden", "freeze", os.path.join(work, "model.onnx"), "--reference",
                     os.path.join(work, "ref"), "--out", os.path.join(work, "golden")],
                    check=True, capture_output=True, timeout=TIMEOUT_S, env=clean_env(work, work))
+
+
+def write_zoo_fixtures(zoo):
+    """Manifests and zoo folders for the zoo cases: hostile names, huge numbers, a planted link,
+    index.json files that escape or lie."""
+    os.makedirs(zoo)
+    manifests = {
+        "valid": 'spec = "torchvision:resnet18"',
+        "escape": 'name = "../../escape"\nspec = "torchvision:resnet18"',
+        "control": 'name = "a\\u001b[2Jb"\nspec = "torchvision:resnet18"',
+        "markup": 'spec = "<script>alert(1)</script>.py:build"',
+        "huge": 'spec = "torchvision:resnet18"\nsamples = 1000000000',
+        "forever": 'spec = "torchvision:resnet18"\ntimeout = 1e308',
+        "redirect": 'spec = "torchvision:resnet18"\nargs = ["--out", "/tmp/elsewhere"]',
+    }
+    for name, body in manifests.items():
+        with open(os.path.join(zoo, name + ".toml"), "w", encoding="utf-8") as handle:
+            handle.write("[[model]]\n" + body + "\n")
+    linked = os.path.join(zoo, "linked")  # a zoo folder whose runs/ points at a user's folder
+    os.makedirs(linked)
+    open(os.path.join(linked, ".onnxproof-zoo"), "w").close()
+    os.symlink("../../ref", os.path.join(linked, "runs"))
+    for name, rows, report_verdict in (("escaping", [{"name": "../../escape", "verdict": "pass"}], None),
+                                       ("linkrun", [{"name": "m", "verdict": "pass"}], "pass"),
+                                       ("tampered", [{"name": "m", "verdict": "pass", "position": 0}], "fail")):
+        folder = os.path.join(zoo, name)
+        os.makedirs(os.path.join(folder, "runs", "m"))
+        open(os.path.join(folder, ".onnxproof-zoo"), "w").close()
+        with open(os.path.join(folder, "index.json"), "w", encoding="utf-8") as handle:
+            json.dump({"schema": "onnxproof.zoo/1", "verdict": "pass", "rows": rows}, handle)
+        if report_verdict:
+            with open(os.path.join(folder, "runs", "m", "report.json"), "w", encoding="utf-8") as handle:
+                json.dump({"verdict": report_verdict}, handle)
+    os.symlink("../../../../model.onnx", os.path.join(zoo, "linkrun", "runs", "m", "model.onnx"))
 
 
 def write_export(folder, x, model):

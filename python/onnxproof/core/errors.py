@@ -10,6 +10,12 @@ EXIT_IO = 4     # a file could not be written (full disk, quota, read-only file 
 MAX_GENERATED_BYTES = 4 << 30
 
 
+def printable(text):
+    """`text` with its control characters (C0, DEL, C1) written as escapes: a model's or a file's
+    text printed to a terminal cannot move the cursor, clear the screen or split a line."""
+    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in str(text))
+
+
 class FrontEndError(Exception):
     """A user-facing error: printed as `onnxproof: error: <message>`, exit with `exit_code`."""
 

@@ -10,17 +10,20 @@ import json
 import os
 import sys
 
-from . import contract, frameworks
+from . import contract, frameworks, reads
 from .errors import FrontEndError, write_failure
+from .processes import end_with_parent
 
 
 def run(args):
     if args.localize_json:
         request = json.loads(args.localize_json)
         run_folder = request.get("run") if isinstance(request, dict) else None
+        reads.record_if_asked([run_folder] if isinstance(run_folder, str) else [])
         return frameworks.for_run(run_folder).run_localize(request)
     config = json.loads(args.config_json)
     contract.check_config(config)
+    reads.record_if_asked([config["out"]])
     os.makedirs(config["out"], exist_ok=True)
     # The engine names the framework it chose the interpreter for; an older engine does not.
     framework = frameworks.framework(config["framework"]) if config.get("framework") else \
@@ -33,6 +36,7 @@ def main(argv=None):
     parser.add_argument("--config-json", help="the export options as JSON")
     parser.add_argument("--localize-json", help="divergence localization: {run, model, case} as JSON")
     args = parser.parse_args(argv)
+    end_with_parent()
     if bool(args.config_json) == bool(args.localize_json):
         parser.error("give --config-json or --localize-json")
     try:

@@ -1,19 +1,34 @@
 """The content-addressed cache: a model whose spec, source file, weights, options and tool
-versions are unchanged is not proved again; its stored run is put back and its row marked cached.
+versions are unchanged, and whose recorded reads are unchanged, is not proved again; its stored
+run is put back and its row marked cached.
 
-The key is the sha256 of a JSON document holding the spec, the sha256 of a file.py spec's source
-and of each weights file, the pipeline options, and the versions of the tools (onnxproof, the
-engine binary's own sha256, torch, onnx, onnxruntime and the model families' packages). Entries
-live in CACHE/<key[:2]>/<key>/ (row.json, run/, golden/, log), CACHE defaulting to OUT/.cache;
-only a pass or a fail is stored: an error (a timeout, a crash) is tried again next time."""
+The key is the sha256 of a JSON document holding the spec, the sha256 of a file.py spec's source,
+of each weights file and of a data spec's file, the pipeline options, and the versions of the
+tools (onnxproof, the engine binary's own sha256, torch, onnx, onnxruntime and the model
+families' packages). The key cannot know what the model's code reaches for, so each run also
+records its reads (core/reads.py: the modules it imports, the files it opens, the folders it
+lists, the environment variables it reads, the interpreter and its frameworks' versions); a
+stored run is put back only when every one of them is as it was (reads.json of the entry).
+Entries live in CACHE/<key[:2]>/<key>/ (row.json, reads.json, run/, golden/, log), CACHE
+defaulting to OUT/.cache; only a pass or a fail with its reads recorded is stored: an error (a
+timeout, a crash) is tried again next time."""
 import hashlib
 import importlib.metadata
 import json
 import os
 import platform
 import shutil
+import subprocess
+import tempfile
 
+from ..core.reads import PACKAGES
 from .files import copy_file, publish_copy, read_json, write_json
+
+# Bump when what an entry holds changes meaning: older entries then miss, never restore wrongly.
+_FORMAT = 2
+# Environment variables onnxproof and the zoo set themselves (run paths, switches): not the model's.
+_OURS = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "LD_LIBRARY_PATH", "ORT_DISABLE_TELEMETRY",
+         "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "KERAS_HOME", "TF_ENABLE_ONEDNN_OPTS", "TF_CPP_MIN_LOG_LEVEL")
 
 _PACKAGES = ("torch", "torchvision", "timm", "transformers", "onnx", "onnxruntime", "onnxscript", "numpy")
 
@@ -42,9 +57,10 @@ def tool_versions(engine):
 def cache_key(model, versions):
     """The sha256 (hex) naming `model`'s proof under `versions`."""
     document = {
-        "spec": model.spec, "options": model.options, "golden": model.golden,
+        "format": _FORMAT, "spec": model.spec, "options": model.options, "golden": model.golden,
         "source_sha256": file_sha256(model.source_file) if model.source_file else None,
-        "weights_sha256": [file_sha256(path) for path in model.weights], "versions": versions,
+        "weights_sha256": [file_sha256(path) for path in model.weights],
+        "data_sha256": file_sha256(model.data_file) if model.data_file else None, "versions": versions,
     }
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
 
@@ -55,6 +71,8 @@ class Cache:
     def __init__(self, root, enabled=True):
         self.root = root
         self.enabled = enabled
+        self.stale = {}  # model name -> why its stored run was not put back (what changed)
+        self._interpreters = {}
 
     def _entry(self, key):
         return os.path.join(self.root, key[:2], key)
@@ -66,7 +84,11 @@ class Cache:
             return None
         entry = self._entry(key)
         row = read_json(os.path.join(entry, "row.json"))
-        if not row or not os.path.isdir(os.path.join(entry, "run")):
+        if not isinstance(row, dict) or not os.path.isdir(os.path.join(entry, "run")):
+            return None
+        changed = self._changed(read_json(os.path.join(entry, "reads.json")))
+        if changed:
+            self.stale[model.name] = changed
             return None
         publish_copy(os.path.join(entry, "run"), os.path.join(out, "runs", model.name))
         golden = os.path.join(out, "golden", model.name)
@@ -79,16 +101,18 @@ class Cache:
         return row
 
     def store(self, model, key, row, out):
-        """Keeps a pass or a fail (its run folder, golden set, log and row) under `key`."""
+        """Keeps a pass or a fail (its run folder, golden set, log, row and recorded reads) under
+        `key`; a run whose reads were not recorded is not kept (nothing could tell it stale)."""
         if not self.enabled or row["verdict"] not in ("pass", "fail"):
             return
         run = os.path.join(out, "runs", model.name)
-        if not os.path.isdir(run):
+        reads = recorded_reads(reads_record_path(out, model.name))
+        if not os.path.isdir(run) or reads is None:
             return
         entry = self._entry(key)
         os.makedirs(os.path.dirname(entry), exist_ok=True)
-        staging = entry + ".staging"
-        shutil.rmtree(staging, ignore_errors=True)
+        # A name of its own: another zoo sharing this cache may be storing the same key now.
+        staging = tempfile.mkdtemp(prefix=os.path.basename(entry) + ".staging-", dir=os.path.dirname(entry))
         publish_copy(run, os.path.join(staging, "run"))
         golden = os.path.join(out, "golden", model.name)
         if os.path.isdir(golden):
@@ -97,5 +121,85 @@ class Cache:
         if os.path.isfile(log):
             copy_file(log, os.path.join(staging, "log"))
         write_json(os.path.join(staging, "row.json"), {**row, "cached": False, "key": key})
+        write_json(os.path.join(staging, "reads.json"), reads)
         shutil.rmtree(entry, ignore_errors=True)
-        os.replace(staging, entry)
+        try:
+            os.replace(staging, entry)
+        except OSError:  # another zoo stored this key in the meantime: its entry is as good
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _changed(self, reads):
+        """None when everything `reads` recorded is as it was, else what changed (a short text)."""
+        if not isinstance(reads, dict):
+            return "no reads recorded"
+        for path, digest in reads.get("files", {}).items():
+            if _file_digest(path) != digest:
+                return f"{os.path.basename(path)} changed"
+        for path, digest in reads.get("folders", {}).items():
+            if _listing_digest(path) != digest:
+                return f"the listing of {os.path.basename(path) or path} changed"
+        for name, digest in reads.get("env", {}).items():
+            if _value_digest(os.environ.get(name)) != digest:
+                return f"${name} changed"
+        for python, packages in reads.get("pythons", {}).items():
+            if python not in self._interpreters:
+                self._interpreters[python] = interpreter_packages(python)
+            if self._interpreters[python] != packages:
+                return f"the packages of {python} changed"
+        return None
+
+
+def reads_record_path(out, name):
+    """Where a model's front ends append their reads (core/reads.py) during its pipeline."""
+    return os.path.join(out, "logs", name + ".reads")
+
+
+def recorded_reads(path):
+    """The reads recorded at `path` (JSON lines, one per front-end process) as the entry keeps
+    them: each file's and listing's sha256, each variable's value's sha256 (not the value: it may
+    be a secret), each interpreter's packages; None when nothing was recorded."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            records = [json.loads(line) for line in stream if line.strip()]
+    except (OSError, ValueError):
+        return None
+    if not records or not all(isinstance(r, dict) for r in records):
+        return None
+    files = sorted({p for r in records for p in r.get("files", [])})
+    folders = sorted({p for r in records for p in r.get("folders", [])})
+    names = sorted({n for r in records for n in r.get("env", []) if not n.startswith("ONNXPROOF_") and n not in _OURS})
+    return {"files": {p: _file_digest(p) for p in files}, "folders": {p: _listing_digest(p) for p in folders},
+            "env": {n: _value_digest(os.environ.get(n)) for n in names},
+            "pythons": {r["python"]: r.get("packages", {}) for r in records if r.get("python")}}
+
+
+def interpreter_packages(python):
+    """PACKAGES' versions in the interpreter `python` (as core/reads.py records them), None when
+    it cannot say (gone, broken)."""
+    script = ("import importlib.metadata as m, json\n"
+              "def v(p):\n try: return m.version(p)\n except m.PackageNotFoundError: return None\n"
+              f"print(json.dumps({{p: v(p) for p in {list(PACKAGES)!r}}}))")
+    try:
+        done = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+        return json.loads(done.stdout) if done.returncode == 0 else None
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def _file_digest(path):
+    try:
+        return file_sha256(path)
+    except OSError:
+        return None
+
+
+def _listing_digest(path):
+    try:
+        return hashlib.sha256("\0".join(sorted(os.listdir(path))).encode("utf-8", "surrogateescape")).hexdigest()
+    except OSError:
+        return None
+
+
+def _value_digest(value):
+    return None if value is None else hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()

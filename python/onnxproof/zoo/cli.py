@@ -8,11 +8,12 @@ import signal
 import sys
 import time
 
-from ..core.errors import EXIT_ERROR, FrontEndError, UsageError
+from ..core.errors import EXIT_ERROR, FrontEndError, UsageError, printable
 from .cache import Cache, cache_key, tool_versions
 from .dashboard import write_dashboard
 from .execution import ray_available, run_local, run_ray
 from .files import claim_zoo_folder
+from .guardian import start_guardian
 from .manifest import load_manifest, parse_shard, shard_of
 from .merge import merge_zoos
 
@@ -63,7 +64,7 @@ def _progress(total):
         seconds = "-" if row["seconds"] is None else f"{row['seconds']} s"
         detail = ", ".join(row["errors"]) or row["note"]
         print(f"onnxproof zoo: [{len(finished)}/{total}] {model.name}: {row['verdict']} in {seconds}"
-              + (" (cached)" if row["cached"] else "") + (f": {detail[:160]}" if detail else ""),
+              + (" (cached)" if row["cached"] else "") + (f": {printable(detail[:160])}" if detail else ""),
               file=sys.stderr, flush=True)
     return report
 
@@ -105,6 +106,9 @@ def run_zoo(args):
             rows.append(row)
             progress(model, row)
         else:
+            if model.name in cache.stale:
+                print(f"onnxproof zoo: {model.name}: its cached run is stale ({printable(cache.stale[model.name])}); "
+                      "proving it again", file=sys.stderr, flush=True)
             to_run.append(model)
     if to_run and executor == "ray":
         run_ray(to_run, engine, out, args.workers, args.ray_address, finished)
@@ -121,7 +125,7 @@ def _print_summary(index, out):
     print(f"zoo {index['verdict']}: {len(index['rows'])} models, {counts['pass']} pass, {counts['fail']} fail, "
           f"{counts['error']} error, {index['cached']} cached"
           + (f", {index['wall_seconds']} s" if index.get("wall_seconds") is not None else "")
-          + f"\n  dashboard: {os.path.join(out, 'index.html')}")
+          + f"\n  dashboard: {printable(os.path.join(out, 'index.html'))}")
 
 
 def _interrupted(signum, frame):
@@ -134,17 +138,18 @@ def main(argv=None):
     signal.signal(signal.SIGHUP, _interrupted)
     try:
         args = _parser().parse_args(argv)
+        start_guardian()  # before any thread or child: a zoo killed with SIGKILL leaves nothing running
         if args.command == "merge":
             index = merge_zoos(args.inputs, args.out)
             _print_summary(index, os.path.abspath(args.out))
             return index["exit_code"]
         return run_zoo(args)
-    except FrontEndError as error:
-        print(f"onnxproof: error: {error}", file=sys.stderr)
+    except FrontEndError as error:  # its text may quote the manifest: printed with control bytes escaped
+        print(f"onnxproof: error: {printable(error)}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print("onnxproof: error: zoo interrupted", file=sys.stderr)
         return EXIT_ERROR
     except OSError as error:
-        print(f"onnxproof: error: {error.filename or 'zoo'}: {error.strerror or error}", file=sys.stderr)
+        print(f"onnxproof: error: {printable(error.filename or 'zoo')}: {error.strerror or error}", file=sys.stderr)
         return EXIT_ERROR

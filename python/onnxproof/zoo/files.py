@@ -1,30 +1,67 @@
 """The zoo folder and its writes: a folder onnxproof made (it carries MARKER) or a new or empty
 one; every file written to a temporary name beside it, then renamed into place."""
+import fcntl
 import json
 import os
 import shutil
 import tempfile
 
-from ..core.errors import UsageError
+from ..core.errors import FrontEndError, UsageError, printable
 
 MARKER = ".onnxproof-zoo"
+LOCK = ".onnxproof-zoo.lock"
 # mkstemp makes files 0600; the zoo's files get the permissions a plain open() would give.
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
+# What a zoo writes at the top of its folder; ".tmp-*" are its atomic writes in progress.
+_ZOO_FILES = (MARKER, LOCK, "index.json", "index.html")
+_ZOO_FOLDERS = ("runs", "logs", "golden", ".cache")
+_held_locks = []  # open for the process's life: the kernel drops the lock when it dies
+
+
 def claim_zoo_folder(path):
-    """Creates `path` (with MARKER) or accepts it when it is empty or carries MARKER; a folder
-    holding anything else is refused (UsageError): a zoo never writes into a user's folder."""
+    """Creates `path` (with MARKER) or accepts it when it is empty or a zoo's: MARKER a plain
+    file, and every entry one a zoo writes, links none (a planted `runs -> ~/project` would send
+    the zoo's writes out of the folder). Holds the folder's lock until this process ends, so two
+    zoos never write one folder at once. A user's folder is refused (UsageError), a locked one
+    is a FrontEndError."""
     if os.path.islink(path) or (os.path.exists(path) and not os.path.isdir(path)):
         raise UsageError(f"refusing to write the zoo into {path}: not a folder")
-    if os.path.isdir(path) and os.listdir(path) and not os.path.isfile(os.path.join(path, MARKER)):
-        raise UsageError(f"refusing to write the zoo into {path}: it is not empty and onnxproof zoo did not make it "
-                         "(pick a new or empty folder)")
+    if os.path.isdir(path) and os.listdir(path):
+        _require_zoo_folder(path)
     os.makedirs(path, exist_ok=True)
+    _lock(path)
     for folder in ("runs", "logs", "golden"):
         os.makedirs(os.path.join(path, folder), exist_ok=True)
     write_text(os.path.join(path, MARKER), "a folder written by onnxproof zoo\n")
+
+
+def _require_zoo_folder(path):
+    def refuse(why):
+        return UsageError(f"refusing to write the zoo into {path}: {why} (pick a new or empty folder)")
+    marker = os.path.join(path, MARKER)
+    if not os.path.isfile(marker) or os.path.islink(marker):
+        raise refuse("it is not empty and onnxproof zoo did not make it")
+    for entry in sorted(os.scandir(path), key=lambda e: e.name):
+        if entry.is_symlink():
+            raise refuse(f"'{printable(entry.name)}' is a link, which no zoo writes")
+        known = entry.name in _ZOO_FOLDERS if entry.is_dir() else \
+            entry.name in _ZOO_FILES or entry.name.startswith(".tmp-")
+        if not known:
+            raise refuse(f"it holds '{printable(entry.name)}', which onnxproof zoo does not write")
+
+
+def _lock(path):
+    descriptor = os.open(os.path.join(path, LOCK), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise FrontEndError(f"another onnxproof zoo is writing {path}: wait for it to end, or pick another "
+                            "--out") from None
+    _held_locks.append(descriptor)
 
 
 def write_text(path, text):

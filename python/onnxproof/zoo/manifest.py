@@ -23,8 +23,16 @@ _KEYS = {
     "name": str, "spec": str, "family": str, "exporter": (str, list), "opset": int, "inputs": list,
     "dynamic": list, "sweep": list, "samples": int, "generate": int, "targets": (str, list),
     "providers": (str, list), "rtol": (int, float), "atol": (int, float), "timeout": (int, float),
-    "memory_gb": (int, float), "weights": (str, list), "golden": bool, "args": list,
+    "memory_gb": (int, float), "weights": (str, list), "golden": bool, "args": list, "data": str,
+    "data_dir": str,
 }
+# The limits of the numbers a manifest may give (the engine's own, or past any real use).
+_RANGES = {"opset": (1, 99), "samples": (1, 1024), "generate": (0, 4096), "timeout": (1, 7 * 24 * 3600),
+           "memory_gb": (0.001, 1 << 20), "rtol": (0, 1e6), "atol": (0, 1e6)}
+# Pipeline options the zoo sets itself: `args` may not redirect a run's outputs or its model.
+_ZOO_OWNED = ("--out", "--golden", "--no-golden", "--model", "--from-export", "--attach", "--data", "--data-dir")
+MAX_MANIFEST_BYTES = 16 << 20
+MAX_MODELS = 100_000
 # Every framework's (the engine checks that a model's framework offers the one named).
 _EXPORTERS = ("auto", "dynamo", "torchscript", "tf2onnx", "keras", "both")
 _CUDA_TARGETS = ("ort-cuda", "tensorrt")
@@ -44,6 +52,8 @@ class Model:
     memory_gb: float = DEFAULT_MEMORY_GB
     weights: tuple = ()
     golden: bool = True
+    data_file: str = None  # the file of a data spec FILE.py:CALLABLE
+
 
     @property
     def source_file(self):
@@ -68,11 +78,16 @@ def load_manifest(path):
             raise UsageError("reading ZOO.toml needs Python 3.11 or the tomli package") from None
     try:
         with open(path, "rb") as stream:
-            document = tomllib.load(stream)
+            text = stream.read(MAX_MANIFEST_BYTES + 1)
+        if len(text) > MAX_MANIFEST_BYTES:
+            raise UsageError(f"{path}: a manifest over {MAX_MANIFEST_BYTES >> 20} MiB (split it, or use --shard)")
+        document = tomllib.loads(text.decode("utf-8"))
     except OSError as error:
         raise FrontEndError(f"cannot read the zoo manifest {path}: {error.strerror or error}") from None
-    except tomllib.TOMLDecodeError as error:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise UsageError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: not valid TOML: nested too deep") from None
     unknown = sorted(set(document) - {"defaults", "model"})
     if unknown:
         raise UsageError(f"{path}: unknown table '{unknown[0]}' (a manifest has [defaults] and [[model]] entries)")
@@ -80,6 +95,8 @@ def load_manifest(path):
     entries = document.get("model", [])
     if not isinstance(defaults, dict) or not isinstance(entries, list) or not entries:
         raise UsageError(f"{path}: no [[model]] entries (each needs spec = \"...\")")
+    if len(entries) > MAX_MODELS:
+        raise UsageError(f"{path}: {len(entries)} models, over {MAX_MODELS} (split the manifest)")
     _check_keys(defaults, f"{path}: [defaults]")
     if "name" in defaults or "spec" in defaults:
         raise UsageError(f"{path}: [defaults] cannot set name or spec")
@@ -101,6 +118,16 @@ def _check_keys(entry, where):
             raise UsageError(f"{where}: '{key}' has the wrong type ({type(value).__name__})")
         if isinstance(value, list) and not all(isinstance(item, str) for item in value):
             raise UsageError(f"{where}: '{key}' must be a list of strings")
+        if key in _RANGES and not _RANGES[key][0] <= value <= _RANGES[key][1]:  # NaN fails both
+            low, high = _RANGES[key]
+            raise UsageError(f"{where}: '{key}' is {value}; it takes {low:g} to {high:g}")
+        for item in _string_list(value) if isinstance(value, (str, list)) else ():
+            if "\0" in item:
+                raise UsageError(f"{where}: '{key}' holds a NUL byte")
+    for argument in entry.get("args", []):
+        if argument.split("=", 1)[0] in _ZOO_OWNED:
+            raise UsageError(f"{where}: args may not set {argument.split('=', 1)[0]}: the zoo sets it "
+                             "(a data spec is the key data)")
 
 
 def _string_list(value):
@@ -126,7 +153,7 @@ def _model(entry, where, base, position, exporter_suffix):
     name = entry.get("name") or default_name(entry["spec"])
     if exporter_suffix:
         name = f"{name}.{exporter_suffix}"
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+    if not is_model_name(name):
         raise UsageError(f"{where}: name '{name}' must be letters, digits, '.', '_' or '-'")
     options = {key: entry[key] for key in ("opset", "samples", "generate", "rtol", "atol") if key in entry}
     for key in ("inputs", "dynamic", "sweep", "targets", "providers", "args"):
@@ -137,14 +164,26 @@ def _model(entry, where, base, position, exporter_suffix):
         raise UsageError(f"{where}: exporter '{exporter}' is not one of {', '.join(_EXPORTERS)}")
     if exporter != "auto":
         options["exporter"] = exporter
-    for key in ("timeout", "memory_gb", "samples", "generate"):
-        if key in entry and entry[key] <= 0:
-            raise UsageError(f"{where}: '{key}' must be positive")
     weights = tuple(_resolve_path(p, base, where, "weights") for p in _string_list(entry.get("weights")))
+    data_file = None
+    if "data" in entry:
+        options["data"] = _resolve_spec(entry["data"].strip(), base, where)
+        data_file = options["data"].rpartition(":")[0] if options["data"].rpartition(":")[0].endswith(".py") else None
+    if "data_dir" in entry:
+        folder = os.path.normpath(os.path.join(base, os.path.expanduser(entry["data_dir"])))
+        if not os.path.isdir(folder):
+            raise UsageError(f"{where}: data_dir names {entry['data_dir']}, which is not a folder")
+        options["data_dir"] = folder  # its files are in the recorded reads (cache.py), not the key
     return Model(name=name, spec=spec, position=position, options=options, family=entry.get("family", ""),
+                 data_file=data_file,
                  timeout=float(entry.get("timeout", DEFAULT_TIMEOUT)), weights=weights,
                  memory_gb=float(entry.get("memory_gb", _estimated_memory_gb(weights))),
                  golden=entry.get("golden", True))
+
+
+def is_model_name(name):
+    """Whether `name` may name a model's run folder: one plain path component, at most 200 bytes."""
+    return isinstance(name, str) and len(name) <= 200 and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) is not None
 
 
 def default_name(spec):

@@ -2,7 +2,9 @@
 its output in logs/NAME.log, its run folder runs/NAME/ and golden set golden/NAME/; the result is
 one dashboard row. Whatever happens to the child (a crash, a hang past its timeout, the kernel's
 out-of-memory killer) becomes an error row: it never ends the zoo."""
+import contextlib
 import ctypes
+import functools
 import os
 import shutil
 import signal
@@ -11,6 +13,8 @@ import sys
 import threading
 import time
 
+from ..core.reads import SWITCH as READS_SWITCH
+from .cache import reads_record_path
 from .files import read_json
 
 # After SIGTERM, the engine ends its own front end (a process group of its own) and removes its
@@ -26,11 +30,16 @@ _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") el
 _PR_SET_PDEATHSIG = 1
 
 
-def _end_with_parent():
-    """In the child before exec: SIGTERM when the process that started it dies (a Ray worker
-    killed by its memory monitor or lost, a zoo killed with SIGKILL), so no pipeline outlives it."""
+def _end_with_parent(parent):
+    """In the child before exec: SIGTERM when the process that started it (`parent`) dies (a Ray
+    worker killed by its memory monitor or lost with its node, a zoo killed with SIGKILL), so no
+    pipeline outlives it."""
     if _LIBC is not None:
         _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        # A parent that died between the fork and the prctl sends no signal: the child would
+        # run on, reparented, with nobody to collect its row.
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 def end_live_pipelines():
@@ -51,7 +60,8 @@ def pipeline_arguments(model, out):
     arguments = ["pipeline", "--model", model.spec, "--out", os.path.join(out, "runs", model.name)]
     arguments += ["--golden", os.path.join(out, "golden", model.name)] if model.golden else ["--no-golden"]
     for key, flag in (("exporter", "--exporter"), ("opset", "--opset"), ("samples", "--samples"),
-                      ("generate", "--generate"), ("rtol", "--rtol"), ("atol", "--atol")):
+                      ("generate", "--generate"), ("rtol", "--rtol"), ("atol", "--atol"), ("data", "--data"),
+                      ("data_dir", "--data-dir")):
         if key in options:
             arguments += [flag, str(options[key])]
     for key, flag in (("inputs", "--input"), ("dynamic", "--dynamic"), ("sweep", "--sweep")):
@@ -83,6 +93,21 @@ def _end_group(process):
     process.wait()
 
 
+def _new_log(path):
+    """The model's log, made anew: a link planted at its name is replaced, never written through."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644), "wb")
+
+
+def _pipeline_environment(out, name):
+    """This environment, with the front ends asked to record what the model reads (cache.py)."""
+    record = reads_record_path(out, name)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(record)
+    return {**os.environ, READS_SWITCH: record}
+
+
 def run_model(model, engine, out):
     """Proves `model` with `engine` into the zoo folder `out`; returns its dashboard row (a dict,
     see dashboard.row_from_run). Never raises for what the child does."""
@@ -91,11 +116,13 @@ def run_model(model, engine, out):
     start = time.time()
     timed_out = False
     try:
-        with open(log_path, "wb") as log:
+        with _new_log(log_path) as log:
             log.write(("$ " + " ".join(command) + "\n").encode())
             log.flush()
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True, preexec_fn=_end_with_parent)
+                                       start_new_session=True,
+                                       preexec_fn=functools.partial(_end_with_parent, os.getpid()),
+                                       env=_pipeline_environment(out, model.name))
             with _LIVE_LOCK:
                 _LIVE.add(process)
             try:
