@@ -26,6 +26,9 @@ SWITCH = "ONNXPROOF_RECORD_READS"
 PACKAGES = ("torch", "torchvision", "timm", "transformers", "onnxscript", "tensorflow", "tensorflow-cpu", "keras",
             "tf-keras", "tf2onnx", "onnx", "onnxruntime", "numpy", "ml-dtypes", "protobuf")
 _PSEUDO = ("/proc/", "/sys/", "/dev/")
+# A shell's bookkeeping, different in every shell and never a model's input: read (by a copy of
+# the environment, say), it would make every cached run stale.
+_VOLATILE = frozenset({"_", "OLDPWD", "SHLVL"})
 
 
 def _installed_prefixes():
@@ -112,10 +115,25 @@ def package_versions():
 
 
 def _recording_environ(recorder):
-    """os.environ's class, widened to note each name read (get, [], in: all go through __getitem__)."""
+    """os.environ's class, widened to note each name the model's own code reads (get, [], in,
+    copy: all go through __getitem__). A read is the model's when the first frame above the
+    standard library's (os, _collections_abc) lies outside Python's installation and
+    onnxproof: torch reading its hundreds of TORCH* switches is covered by torch's version."""
+    stdlib = os.path.join(os.path.realpath(sysconfig.get_paths()["stdlib"]), "")
+
+    def read_by_the_model():
+        frame = sys._getframe(2)
+        while frame is not None:
+            filename = frame.f_code.co_filename  # os and _collections_abc are frozen modules
+            if not filename.startswith("<frozen ") and not os.path.realpath(filename).startswith(stdlib):
+                return not filename.startswith("<") and recorder._kept(filename) is not None
+            frame = frame.f_back
+        return False
+
     class RecordingEnviron(type(os.environ)):
         def __getitem__(self, key):
-            recorder.env.add(key)
+            if key not in _VOLATILE and read_by_the_model():
+                recorder.env.add(key)
             return super().__getitem__(key)
     return RecordingEnviron
 
