@@ -158,6 +158,15 @@ CASES = [
     # A run marker forged into a user's folder does not make it a run folder to replace.
     case("pipeline_out_onto_a_forged_run_folder", "pipeline --from-export {w}/export --out {w}/forged", 2,
          says="which no onnxproof run writes"),
+    # Forged markers: a link, a wrong schema, an oversized one, a link among a run's entries.
+    case("pipeline_out_marker_is_a_link", "pipeline --from-export {w}/export --out {w}/forged-link", 2,
+         says="'.onnxproof-run', which no onnxproof run writes"),
+    case("pipeline_out_marker_of_another_schema", "pipeline --from-export {w}/export --out {w}/forged-schema", 2,
+         says="is not an onnxproof.run/1 marker"),
+    case("pipeline_out_marker_oversized", "pipeline --from-export {w}/export --out {w}/forged-huge", 2,
+         says="is not an onnxproof.run/1 marker"),
+    case("pipeline_out_link_among_run_entries", "pipeline --from-export {w}/export --out {w}/forged-entry", 2,
+         says="'model.onnx', which no onnxproof run writes"),
     # Arguments at their edges (issue 46): usage errors before any work.
     case("pipeline_generate_negative", "pipeline --from-export {w}/export --out {w}/run --generate -1", 2),
     case("pipeline_generate_huge", "pipeline --from-export {w}/export --out {w}/run --generate 1000000000", 2),
@@ -266,6 +275,18 @@ def write_fixtures(work, engine):
         json.dump({"schema": "onnxproof.run/1", "command": "onnxproof pipeline", "model": "m.py:build"}, handle)
     with open(os.path.join(work, "forged", "README.md"), "w") as handle:
         handle.write("my project\n")
+    marker = {"schema": "onnxproof.run/1", "command": "onnxproof pipeline", "model": "m.py:build", "extra": [1, 2]}
+    for name, text in (("forged-schema", json.dumps({**marker, "schema": "onnxproof.run/999"})),
+                       ("forged-huge", json.dumps({**marker, "pad": "x" * (2 << 20)})),
+                       ("forged-entry", json.dumps(marker))):
+        os.makedirs(os.path.join(work, name))
+        with open(os.path.join(work, name, ".onnxproof-run"), "w") as handle:
+            handle.write(text)
+        with open(os.path.join(work, name, "report.json"), "w") as handle:
+            handle.write("{}")
+    os.symlink("../model.onnx", os.path.join(work, "forged-entry", "model.onnx"))  # a run writes no link
+    os.makedirs(os.path.join(work, "forged-link"))
+    os.symlink("../forged-entry/.onnxproof-run", os.path.join(work, "forged-link", ".onnxproof-run"))
     os.makedirs(os.path.join(work, "fakeort"))
     with open(os.path.join(work, "fakeort", "libonnxruntime.so.1"), "w") as handle:
         handle.write("not a shared library\n")
