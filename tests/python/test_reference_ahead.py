@@ -23,8 +23,52 @@ from onnxproof.torch.export_reference import write_reference
 from onnxproof.torch.state import TorchState
 
 # The sleep makes a case last long enough for the test to stop the child between cases.
-NET = """import time
+NET = """import os
+import time
 import torch
+
+PARENT = os.getpid()  # the process that imported the model: the export process, not the child
+
+
+def in_child():
+    return os.getpid() != PARENT
+
+
+class Starving(torch.nn.Module):
+    # Net (defined last: a test appends to it) that runs out of memory in the child only, on a
+    # case of batch 1 (a generated one): an address space limit set there, then an allocation past it.
+
+    def __init__(self):
+        super().__init__()
+        self.net = Net()
+
+    def forward(self, x):
+        if in_child() and x.shape[0] == 1:
+            import resource
+            with open("/proc/self/status") as handle:
+                size = next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmSize:"))
+            resource.setrlimit(resource.RLIMIT_AS, (size + 2**26, resource.RLIM_INFINITY))
+            torch.ones(2**28)  # 1 GiB: past the limit
+        return self.net(x)
+
+
+class Spawning(torch.nn.Module):
+    # Net that starts a process and a thread in the child on every forward and leaves them
+    # running; the process's pid goes into $SPAWNED_LOG.
+
+    def __init__(self):
+        super().__init__()
+        self.net = Net()
+
+    def forward(self, x):
+        if in_child():
+            import subprocess, threading
+            sleeper = subprocess.Popen(["sleep", "300"])
+            with open(os.environ["SPAWNED_LOG"], "a") as handle:
+                handle.write(f"{sleeper.pid}\\n")
+            threading.Thread(target=time.sleep, args=(300,), daemon=True).start()
+        return self.net(x)
+
 
 class Net(torch.nn.Module):
     def __init__(self):
@@ -205,6 +249,57 @@ class ReferenceAhead(unittest.TestCase):
         self.assertNotIn("reference_ahead", state.timings)
         self.assert_same_reference(state, expected, expected_state)
 
+    def test_a_child_killed_mid_case_never_counts_its_half_case(self):
+        # SIGKILL (what the kernel's OOM killer sends) while the child is inside a case: the
+        # case it was writing is not taken, whatever of it reached the disk.
+        expected, expected_state = self.sequential()
+        state, model = self.prepared("ahead")
+        ahead = self.started(state, model)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            saved = ahead.read_checkpoint()
+            if saved is not None and len(saved.cases) >= 2:
+                break
+            time.sleep(0.005)
+        time.sleep(0.02)  # inside the next case's forward (0.05 s) or its writing
+        os.kill(ahead.pid, signal.SIGKILL)
+        write_reference(state, model, ahead)
+        self.assertLess(state.timings["reference_ahead_cases"], len(expected))
+        self.assert_same_reference(state, expected, expected_state)
+
+    def test_a_child_out_of_memory_does_not_turn_a_case_into_one_pytorch_rejects(self):
+        # The child runs out of memory where the export process would not: the case is the export
+        # process's to capture, not a CASE_REJECTED_BY_PYTORCH of the child's.
+        expected, expected_state = self.sequential("Starving")
+        state, model = self.prepared("ahead", "Starving")
+        ahead = self.started(state, model)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and os.waitpid(ahead.pid, os.WNOHANG) == (0, 0):
+            time.sleep(0.05)  # the child ends on its own (out of memory) or goes on to the end
+        ahead.pid = None  # reaped here
+        write_reference(state, model, ahead)
+        self.assert_same_reference(state, expected, expected_state)
+
+    def test_a_forward_that_spawns_leaves_nothing_running(self):
+        # The child's forward starts a process and a thread and leaves them: killing the child
+        # kills what it started, and the reference is the same.
+        log = os.path.join(self.folder, "spawned.log")
+        with mock.patch.dict(os.environ, {"SPAWNED_LOG": log}):
+            expected, expected_state = self.sequential("Spawning")
+            state, model = self.prepared("ahead", "Spawning")
+            ahead = self.started(state, model)
+            self.frozen_after(ahead, 2)
+            os.kill(ahead.pid, signal.SIGCONT)  # running again: killed while it may be spawning
+            write_reference(state, model, ahead)
+        self.assert_same_reference(state, expected, expected_state)
+        with open(log) as handle:
+            spawned = [int(line) for line in handle if line.strip()]
+        self.assertGreaterEqual(len(spawned), 2)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not all(gone(pid) for pid in spawned):
+            time.sleep(0.1)
+        self.assertEqual([pid for pid in spawned if not gone(pid)], [], "the child's processes outlived it")
+
     def test_an_abandoned_child_is_killed_and_its_files_removed(self):
         state, model = self.prepared("ahead")
         ahead = self.started(state, model)
@@ -233,6 +328,15 @@ class ReferenceAhead(unittest.TestCase):
         available = reference_ahead.available_memory()
         self.assertGreater(available, 0)
         self.assertLessEqual(available, kernel * 1.1)  # the two reads are moments apart
+
+
+def gone(pid):
+    """True when the process has ended (a zombie waiting for init to reap it counts)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 if __name__ == "__main__":

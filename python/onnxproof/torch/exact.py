@@ -69,6 +69,7 @@ class ExactReference:
         self.cases_run = 0
         self.prior_ratio = None  # float64/float32 time measured by a child before (resume())
         self.forward_failure = ""  # why the float64 forward failed (a reason resume() passes on)
+        self.forward_error = None  # the exception itself
         self.copy_failure_elsewhere = ""  # why the resumed process had no float64 model
         try:
             self.bytes = float64_bytes(model)
@@ -135,6 +136,7 @@ class ExactReference:
                 result, _ = traps.flatten_outputs(forward(self.model, widened))
         except Exception as error:
             self.forward_failure = f"the float64 forward fails: {type(error).__name__}: {str(error)[:200]}"
+            self.forward_error = error
             self.reason = self.reason or self.forward_failure
             self.model = None  # one failure says it all: no later case tries again
             return exact

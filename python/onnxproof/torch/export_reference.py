@@ -68,11 +68,12 @@ def fill_reference(state, model, reference, done=None):
         state.timed("generation_reference", record_generation, state, model, reference, steps)
 
 
-def capture_case(state, model, reference, capture, item):
+def capture_case(state, model, reference, capture, item, own_failure=None):
     """One reference case (sizes, sample, source, arrays) in float32: its inputs and PyTorch's
     outputs into `reference`, its entry appended to capture.cases; what the float64 pass needs of
     it (index, folder, inputs, outputs as meta tensors, float32 seconds), or None when PyTorch
-    rejected the case."""
+    rejected the case. `own_failure(error)` true: the forward's exception is raised instead of
+    recorded as PyTorch's refusal (the reference child, out of memory say: reference_ahead.py)."""
     sizes, sample, source, arrays = item
     capture.consumed += 1
     data_set = f"test_data_set_{len(capture.cases)}"
@@ -81,6 +82,8 @@ def capture_case(state, model, reference, capture, item):
         outputs, _ = traps.flatten_outputs(state.forward(model, arrays))
         seconds = time.perf_counter() - start
     except Exception as error:
+        if own_failure is not None and own_failure(error):
+            raise
         reference_failed(state, sizes, source, error)
         return None
     folder = os.path.join(reference, data_set)

@@ -10,7 +10,13 @@ not survive a fork (a parallel region in the child hangs), and one core is what 
 free. Killed rather than asked to stop: the export process, on two threads, finishes a case
 sooner than the child would. Whatever goes wrong with the child (it fails to start, raises,
 crashes) costs only its work: the export process then captures those cases itself, as it does
-where no child is started."""
+where no child is started.
+
+A forward that fails in the child for want of a resource (memory under the child's own limits,
+a thread or process it may not start: own_failure) says nothing about the model: it ends the child
+before it saves that case, and the export process runs the case itself, where a refusal is
+PyTorch's. It leads a process group
+of its own, killed whole: what a forward started (a subprocess, a pool) goes with it."""
 import contextlib
 import json
 import os
@@ -58,6 +64,8 @@ def start(state, model):
         return None
     if pid == 0:
         child_main(state, model, reference, checkpoint, parent)  # never returns
+    with contextlib.suppress(OSError):  # the child does the same: whichever runs first, its group exists
+        os.setpgid(pid, pid)
     return Ahead(pid, reference, checkpoint)
 
 
@@ -65,6 +73,7 @@ def child_main(state, model, reference, checkpoint, parent):
     """The child's whole life: nothing of the export process's code runs after it."""
     code = 1
     try:
+        os.setpgid(0, 0)
         die_with(parent)
         code = run_child(state, model, reference, checkpoint)
     except BaseException:
@@ -175,10 +184,15 @@ def run_child(state, model, reference, checkpoint):
 
     with exact.float64_model():
         for item in reference_samples(state):
-            entry = capture_case(state, model, reference, capture, item)
+            try:
+                entry = capture_case(state, model, reference, capture, item, own_failure)
+            except Exception as error:
+                return stopped(f"{type(error).__name__}: {first_line(error)}")
             if entry is not None:
                 save()  # a large model's float64 run may outlast the export: its float32 case counts
                 exact_case(state, exact, entry, capture.cases)
+                if own_failure(exact.forward_error):
+                    return stopped(exact.forward_failure)
                 if not capture.cases[entry[0]]["exact_outputs"]:
                     skipped.append(entry)
             save()
@@ -188,9 +202,37 @@ def run_child(state, model, reference, checkpoint):
             if exact.model is None:
                 break
             values = write_exact(state, exact, folder, arrays, outputs, budgeted=False)
+            if own_failure(exact.forward_error):
+                return stopped(exact.forward_failure)
             capture.cases[index]["exact_outputs"] = [k for k, value in enumerate(values) if value is not None]
             save()
     return 0
+
+
+# What a process short of memory, threads or processes raises (torch's allocator says it in a
+# RuntimeError): in the child, possibly its own shortage, not the model's.
+_SHORTAGE = re.compile(r"can't allocate memory|out of memory|cannot allocate memory|can't start new thread|"
+                       r"resource temporarily unavailable", re.IGNORECASE)
+
+
+def own_failure(error):
+    """Whether the child's forward raising `error` may be the child's own trouble, not the model's."""
+    if error is None:
+        return False
+    return isinstance(error, (MemoryError, OSError)) or bool(_SHORTAGE.search(str(error)))
+
+
+def stopped(reason):
+    """The child's end at a forward that raised: not saved, so the export process runs that case
+    (and every later one) itself; exit code 0, the reason in export.log."""
+    print(f"onnxproof export: the model's forward raised in the reference capture beside the export ({reason}); "
+          "the export process captures the cases from there", file=sys.stderr)
+    return 0
+
+
+def first_line(error):
+    text = str(error).strip()
+    return text.splitlines()[0][:200] if text else ""
 
 
 def write_checkpoint(checkpoint, capture):
@@ -274,7 +316,10 @@ class Ahead:
                 os.remove(path)
 
     def kill(self):
+        """The child and its process group (what its forwards started) killed, the child reaped."""
         if self.pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):  # reaped elsewhere (SIGCHLD ignored by the model's code)
