@@ -36,25 +36,52 @@ class FrontEndChannel {
   }
 
   /// The next message, whose "event" must be one of `events`; ErrorCode::invalid_input when the
-  /// input ends, a line is not a JSON object with an "event", or the event is another.
+  /// input ends (mid-line too), a line is longer than k_max_attach_line_bytes (read no further),
+  /// is not a JSON object with an "event", or the event is another.
   Expected<nlohmann::json> receive(std::initializer_list<std::string_view> events) {
     const std::string awaited = fmt::format("{}", fmt::join(events, " or "));
     if (gone()) return fail(ErrorCode::invalid_input, "the front end went away before sending " + awaited);
     std::string line;
-    if (!std::getline(m_in, line)) return lost("the front end went away (end of input) before sending " + awaited);
+    ONNXPROOF_TRY(read_line(line, awaited));
     auto message = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!message.is_object() || !message.contains("event") || !message["event"].is_string())
-      return lost("the front end sent a malformed line where " + awaited + " was expected: " + line.substr(0, 200));
+      return lost("the front end sent a malformed line where " + awaited + " was expected: " + excerpt(line));
     const std::string event = message["event"];
     for (const auto expected : events) {
       if (event == expected) return message;
     }
-    return lost(fmt::format("the front end sent {} where {} was expected", event, awaited));
+    return lost(fmt::format("the front end sent {} where {} was expected", excerpt(event), awaited));
   }
 
   bool gone() const { return m_input_gone || m_output_gone; }
 
  private:
+  // One line into `line`, without its newline. Never holds more than the limit: a longer line
+  // is refused as soon as it is, without waiting for its end (a front end may send no newline
+  // ever). A last line cut off by the end of input is a truncated message, not a message.
+  Expected<void> read_line(std::string& line, const std::string& awaited) {
+    std::streambuf* in = m_in.rdbuf();
+    while (true) {
+      const auto c = in == nullptr ? std::char_traits<char>::eof() : in->sbumpc();
+      if (c == std::char_traits<char>::eof()) {
+        if (line.empty()) return lost("the front end went away (end of input) before sending " + awaited);
+        return lost("the front end went away mid-line (a line without its end) where " + awaited +
+                    " was expected: " + excerpt(line));
+      }
+      if (c == '\n') return {};
+      if (line.size() >= k_max_attach_line_bytes)
+        return lost(fmt::format("the front end sent a line longer than {} bytes where {} was expected",
+                                k_max_attach_line_bytes, awaited));
+      line.push_back(std::char_traits<char>::to_char_type(c));
+    }
+  }
+
+  // The start of a front end's text for an error message, as printable text.
+  static std::string excerpt(const std::string& text) {
+    const std::string start = text.substr(0, 200);
+    return nlohmann::json(start).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+
   std::unexpected<Error> lost(std::string reason) {
     m_input_gone = true;
     return fail(ErrorCode::invalid_input, std::move(reason));
@@ -66,6 +93,12 @@ class FrontEndChannel {
   bool m_output_gone = false;
 };
 
+// A front end's free text (a reason) as it goes into an error: its start, ending "..." when cut.
+std::string reason_excerpt(const std::string& text) {
+  constexpr std::size_t k_most = 1000;
+  return text.size() <= k_most ? text : text.substr(0, k_most) + "...";
+}
+
 // A string field of a front end's message; ErrorCode::invalid_input when absent or not a string.
 Expected<std::string> text_field(const nlohmann::json& message, const char* field) {
   const auto it = message.find(field);
@@ -73,6 +106,24 @@ Expected<std::string> text_field(const nlohmann::json& message, const char* fiel
     return fail(ErrorCode::invalid_input, fmt::format("the front end's {} message has no \"{}\" text",
                                                       message["event"].get<std::string>(), field));
   return it->get<std::string>();
+}
+
+// The folder an export_ready names: the front end's own staging folder, a real folder (never a
+// link to one elsewhere) holding an export.json; ErrorCode::invalid_input otherwise (the front
+// end broke the protocol: nothing the user typed names it).
+Expected<fs::path> export_folder(const std::string& named) {
+  const std::string said = "the front end's export_ready names " + nlohmann::json(named).dump(
+                                                                          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (named.empty()) return fail(ErrorCode::invalid_input, said + ", no folder");
+  const fs::path folder = named;
+  std::error_code ec;
+  const auto status = fs::symlink_status(folder, ec);
+  if (fs::is_symlink(status)) return fail(ErrorCode::invalid_input, said + ", a link: an export folder is never followed");
+  if (!fs::exists(status)) return fail(ErrorCode::invalid_input, said + ", which does not exist");
+  if (!fs::is_directory(status)) return fail(ErrorCode::invalid_input, said + ", which is not a folder");
+  if (!fs::is_regular_file(fs::symlink_status(folder / "export.json", ec)))
+    return fail(ErrorCode::invalid_input, said + ", which holds no export.json: not an export");
+  return folder;
 }
 
 // The front end's half of localization, asked over the channel: it captures with hooks on the
@@ -84,7 +135,7 @@ CaptureModuleOutputs capture_by_front_end(FrontEndChannel& channel) {
     ONNXPROOF_TRY_ASSIGN(const nlohmann::json answer, channel.receive({"captured", "capture_failed"}));
     if (answer["event"] == "captured") return {};
     ONNXPROOF_TRY_ASSIGN(const std::string reason, text_field(answer, "reason"));
-    return fail(ErrorCode::invalid_input, "the front end could not capture the module outputs: " + reason);
+    return fail(ErrorCode::invalid_input, "the front end could not capture the module outputs: " + reason_excerpt(reason));
   };
 }
 
@@ -101,10 +152,10 @@ Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& ch
   ONNXPROOF_TRY_ASSIGN(const nlohmann::json ready, channel.receive({"export_ready", "abort"}));
   if (ready["event"] == "abort") {
     ONNXPROOF_TRY_ASSIGN(const std::string reason, text_field(ready, "reason"));
-    return fail(ErrorCode::invalid_input, "the front end gave up the export: " + reason);
+    return fail(ErrorCode::invalid_input, "the front end gave up the export: " + reason_excerpt(reason));
   }
-  ONNXPROOF_TRY_ASSIGN(const std::string folder, text_field(ready, "folder"));
-  options.export_options.from_export = folder;
+  ONNXPROOF_TRY_ASSIGN(const std::string named, text_field(ready, "folder"));
+  ONNXPROOF_TRY_ASSIGN(options.export_options.from_export, export_folder(named));
   options.capture = capture_by_front_end(channel);
   ONNXPROOF_TRY_ASSIGN(Report report, run_pipeline(options, progress));
   // A front end that went away during the capture: the run is written, without its localization.
@@ -121,7 +172,10 @@ Expected<Report> run_attached_pipeline(PipelineOptions options, std::istream& fr
   auto report = run_with_front_end(std::move(options), channel, progress);
   if (!report) {
     const std::string kind = report.error().code() == ErrorCode::usage ? "usage" : "error";
-    (void)channel.send({{"event", "error"}, {"code", kind}, {"message", report.error().describe()}});
+    // Small enough for any pipe's buffer: a front end that does not read it never blocks the engine's exit.
+    (void)channel.send({{"event", "error"},
+                        {"code", kind},
+                        {"message", report.error().describe().substr(0, k_max_attach_error_bytes)}});
     return report;
   }
   const StepReport* failed_step = first_error_step(*report);

@@ -16,7 +16,8 @@ import torch
 from torch import nn
 
 import onnxproof
-from onnxproof.core.engine import engine_path
+from onnxproof.core import attached
+from onnxproof.core.engine import EngineError, engine_path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
@@ -185,6 +186,186 @@ class FrontEndGoesAway(EngineTestCase):
             report = json.load(handle)
         self.assertEqual(report["verdict"], "fail")
         self.assertIn("the front end went away", report["localization"]["error"])
+
+
+class FrontEndBreaksTheProtocol(EngineTestCase):
+    """Crafted front ends: every breach ends the engine with exit 3, one error line, an "error"
+    event, and no run folder; nothing waits."""
+
+    def attached(self, out):
+        engine = subprocess.Popen([os.environ["ONNXPROOF_ENGINE"], "pipeline", "--attach", "--out", out],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.addCleanup(engine.__exit__, None, None, None)
+        self.assertEqual(json.loads(engine.stdout.readline())["event"], "opset_limit")
+        return engine
+
+    def assert_ended(self, engine, out, said):
+        self.assertEqual(engine.wait(timeout=60), 3)
+        stderr = engine.stderr.read().decode()
+        self.assertEqual(len(stderr.splitlines()), 1, stderr)
+        self.assertTrue(stderr.startswith("onnxproof: error: "), stderr)
+        self.assertIn(said, stderr)
+        self.assertEqual(json.loads(engine.stdout.readline())["event"], "error")
+        self.assertFalse(os.path.exists(out))
+
+    def test_malformed_unknown_and_out_of_order_lines(self):
+        export = self.out("an-export")
+        os.makedirs(export)
+        with open(os.path.join(export, "export.json"), "w") as handle:
+            handle.write("{}")
+        os.symlink(export, self.out("linked"))
+        with open(self.out("a-file"), "w") as handle:
+            handle.write("x")
+        os.makedirs(self.out("empty"))
+        ready = lambda folder: (json.dumps({"event": "export_ready", "folder": folder}) + "\n").encode()  # noqa: E731
+        for sent, said in (
+                (b'{"event": "export_ready", "folder": "\xff\xfe"}\n', "malformed line"),  # not UTF-8
+                (b'{"event": "export_ready", "folder": \n', "malformed line"),
+                (b'["export_ready"]\n', "malformed line"),
+                (b'{"event": 5}\n', "malformed line"),
+                (b'{"event": "hello"}\n', 'sent "hello" where export_ready or abort was expected'),
+                (b'{"event": "captured"}\n', 'sent "captured" where export_ready or abort was expected'),
+                (b'{"event": "export_ready", "folder": 7}\n', 'has no "folder" text'),
+                (b'{"event": "export_ready", "fol', "went away mid-line"),  # then end of input
+                (ready(self.out("missing")), "which does not exist"),
+                (ready(self.out("a-file")), "which is not a folder"),
+                (ready(self.out("empty")), "holds no export.json"),
+                (ready(self.out("linked")), "a link"),
+                (ready(""), "no folder")):
+            with self.subTest(sent=sent[:60]):
+                out = self.out("run")
+                engine = self.attached(out)
+                engine.stdin.write(sent)
+                engine.stdin.close()
+                self.assert_ended(engine, out, said)
+
+    def test_a_line_that_never_ends_is_refused_at_the_limit_not_buffered(self):
+        out = self.out("endless")
+        engine = self.attached(out)
+        sent = 0
+        chunk = b"x" * (1 << 20)
+        with self.assertRaises(BrokenPipeError):  # the engine stopped reading long before
+            for _ in range(512):  # 512 MiB, no newline
+                engine.stdin.write(chunk)
+                engine.stdin.flush()
+                sent += 1
+        self.assertLess(sent, 16)
+        engine.stdin = None  # closed under the writer: nothing left to flush
+        self.assert_ended(engine, out, f"a line longer than {1 << 20} bytes")
+
+    def test_a_front_end_that_never_reads_the_engine_still_ends_it(self):
+        out = self.out("deaf")
+        engine = subprocess.Popen([os.environ["ONNXPROOF_ENGINE"], "pipeline", "--attach", "--out", out],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.addCleanup(engine.__exit__, None, None, None)
+        engine.stdin.write(b'{"event": "abort", "reason": "not listening"}\n')
+        engine.stdin.close()
+        self.assertEqual(engine.wait(timeout=60), 3)  # its messages wait in the pipe; it does not
+        self.assertFalse(os.path.exists(out))
+
+    def test_a_reason_past_the_line_limit_is_cut_by_the_front_end(self):
+        engine = attached.AttachedEngine(["--out", self.out("long-reason")], quiet=True)
+        with engine:
+            engine.opset_limit()
+            engine.abort("x" * (5 << 20))
+        self.assertEqual(engine._process.returncode, 3)  # ended on its own, not killed after 60 s
+        self.assertTrue(engine._errors[-1].startswith("the front end gave up the export: xxx"), engine._errors[-1][:100])
+        self.assertLess(len(engine._errors[-1]), 2000)
+
+
+FAKE_ENGINE = """#!{python}
+import os, sys, time
+with open({pid_file!r}, "w") as handle:
+    handle.write(str(os.getpid()))
+sys.stdout.buffer.write({sent!r})
+sys.stdout.flush()
+if {linger!r}:
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # only SIGKILL ends it
+    while True:
+        time.sleep(1)
+"""
+
+
+class EngineBreaksTheProtocol(unittest.TestCase):
+    """A fake engine says crafted things to prove()'s side (attached.py): each is onnxproof's one
+    line (EngineError), never a traceback, a hang or an engine left running."""
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="onnxproof-fake-engine-")
+        self.addCleanup(shutil.rmtree, self.folder, ignore_errors=True)
+        saved = os.environ.get("ONNXPROOF_ENGINE")
+        self.addCleanup(os.environ.__setitem__, "ONNXPROOF_ENGINE", saved) if saved else \
+            self.addCleanup(os.environ.pop, "ONNXPROOF_ENGINE", None)
+
+    def fake(self, sent, linger=True):
+        script = os.path.join(self.folder, "onnxproof")
+        self.pid_file = os.path.join(self.folder, "pid")
+        with open(script, "w") as handle:
+            handle.write(FAKE_ENGINE.format(python=sys.executable, sent=sent, pid_file=self.pid_file, linger=linger))
+        os.chmod(script, 0o755)
+        os.environ["ONNXPROOF_ENGINE"] = script
+
+    def assert_refused(self, said, action=lambda engine: engine.opset_limit()):
+        with self.assertRaises(EngineError) as raised:
+            with attached.AttachedEngine(["--out", os.path.join(self.folder, "run")], quiet=True) as engine:
+                action(engine)
+        message = str(raised.exception)
+        self.assertNotIn("\n", message)
+        self.assertIn(said, message)
+        with open(self.pid_file) as handle:
+            self.assertTrue(wait_until_ended(int(handle.read()), 5), "the fake engine was left running")
+        return message
+
+    def test_lines_that_break_the_protocol(self):
+        limit = json.dumps({"event": "opset_limit", "protocol": "onnxproof.attach/1", "opset": 17, "reason": "",
+                            "op_limits": {}}).encode() + b"\n"
+        for sent, said in ((b"x" * (3 << 20), "a line longer than 1048576 characters"),
+                           (b"not json\n", "malformed line"),
+                           (b"[1, 2]\n", "malformed line"),
+                           (b"\xff\xfe\n", "malformed line"),
+                           (b'{"event": "hello"}\n', "the engine sent 'hello' where opset_limit was expected"),
+                           (b'{"event": "error", "message": "two\\nlines"}\n', "two lines")):
+            with self.subTest(sent=sent[:40]):
+                self.fake(sent, linger=b'"error"' not in sent)  # an engine that sent its error ends
+                start = time.monotonic()
+                self.assert_refused(said)
+                self.assertLess(time.monotonic() - start, 30)  # killed, not waited for (60 s)
+        for outcome, said in (({"event": "outcome"}, "an outcome without a verdict and a report"),
+                              ({"event": "capture", "folder": 1}, "a capture request without")):
+            with self.subTest(outcome=outcome):
+                self.fake(limit + json.dumps(outcome).encode() + b"\n")
+                self.assert_refused(said, lambda engine: (engine.opset_limit(),
+                                                          engine.prove(self.folder, lambda *args: None)))
+
+    def test_an_engine_that_ends_mid_line(self):
+        self.fake(b'{"event": "opset_limit", "protocol": "onnxproof.at', linger=False)
+        self.assert_refused("the engine ended mid-line")
+
+    def test_a_failing_stderr_never_stops_the_draining(self):
+        # A fake engine that writes 1 MiB of progress before its first message: with prove()'s
+        # stderr broken, a progress reader that stopped would leave it blocked forever.
+        script = textwrap.dedent(f"""
+            import io, json, os, sys
+            sys.path.insert(0, {os.path.join(HERE, "..", "..", "python")!r})
+            from onnxproof.core import attached
+            class Broken(io.TextIOBase):
+                def write(self, text):
+                    raise OSError(5, "Input/output error")
+            engine = os.path.join({self.folder!r}, "chatty")
+            with open(engine, "w") as handle:
+                handle.write("#!{sys.executable}\\nimport sys\\nsys.stderr.write(('progress ' * 100 + '\\\\n') * 1100)\\n"
+                             "print(json.dumps({{'event': 'opset_limit', 'protocol': 'onnxproof.attach/1'}}))\\n"
+                             .replace("json.dumps", "__import__('json').dumps"))
+            os.chmod(engine, 0o755)
+            os.environ["ONNXPROOF_ENGINE"] = engine
+            sys.stderr = Broken()
+            with attached.AttachedEngine([], quiet=False) as attached_engine:
+                attached_engine.opset_limit()
+            sys.stdout.write("done")
+        """)
+        finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        self.assertEqual(finished.stdout, "done", finished.stderr)
 
 
 if __name__ == "__main__":

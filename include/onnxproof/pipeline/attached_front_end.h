@@ -18,7 +18,21 @@
 //     {"event": "captured"} or {"event": "capture_failed", "reason": "..."}   (answers "capture")
 // End of input or a malformed line means the front end went away: the run ends with an error
 // (or, during a capture, the localization does, and the run is written as after any error of it).
+//
+// Limits, both ways: a line is at most k_max_attach_line_bytes (1 MiB) before its newline; a
+// longer one is refused as soon as it is that long, without reading on. A line must be UTF-8 JSON
+// holding one object with a text "event"; a last line without its newline (the writer ended
+// mid-line) is truncated, not a message. Each side sends only what the other awaits, one message
+// at a time, and the engine's messages are small (an "error" event's text is cut at
+// k_max_attach_error_bytes, a front end's reason at 1000 bytes): a pipe's buffer holds any of
+// them, so the engine never blocks writing to a front end that has stopped reading (it ends
+// with its message still in the pipe). The export_ready folder must be a folder, not a
+// link, holding export.json. Every breach ends the engine with exit 3 and one "onnxproof: error:"
+// line (and an "error" event while its output is open); the front end raises its own error and
+// ends the engine (python/onnxproof/core/attached.py). The engine's stderr (progress) must be read
+// as it comes: an engine whose stderr is full waits, as any process does.
 
+#include <cstddef>
 #include <istream>
 #include <ostream>
 #include <string_view>
@@ -30,6 +44,13 @@
 namespace onnxproof {
 
 inline constexpr std::string_view k_attach_protocol = "onnxproof.attach/1";
+
+/// The longest line either side of onnxproof.attach/1 may send, its newline not counted.
+inline constexpr std::size_t k_max_attach_line_bytes = std::size_t{1} << 20;
+
+/// The most of an error's text the engine's "error" event carries (its stderr line has it all,
+/// but for a front end's reason, cut to its first 1000 bytes).
+inline constexpr std::size_t k_max_attach_error_bytes = 4096;
 
 /// Runs the pipeline for an attached front end: sends the opset limit of `options.targets`, waits
 /// for the export, proves it as run_pipeline() does for --from-export (options.export_options.out

@@ -8,6 +8,7 @@ object. Its last message is the outcome. One JSON object a line: engine -> here 
 here -> engine on its stdin; its progress stays on stderr, passed on unless quiet.
 """
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -18,6 +19,13 @@ from .errors import EXIT_USAGE, UsageError
 PROTOCOL = "onnxproof.attach/1"
 # How long the engine may take to end after its last message (it has written the run by then).
 _EXIT_SECONDS = 60
+# How long an engine that broke the protocol has to end on SIGTERM (it removes its staging) before SIGKILL.
+_TERM_SECONDS = 10
+# The longest line either side sends, its newline not counted (k_max_attach_line_bytes in the
+# engine's header; counted here in characters, each at least a byte).
+MAX_LINE = 1 << 20
+# The most of a free text (a reason, the engine's error) one message or error line carries.
+_MAX_TEXT = 16 << 10
 
 
 class AttachedEngine:
@@ -65,7 +73,7 @@ class AttachedEngine:
         """The export did not happen: the engine ends without a run, and says nothing more."""
         self._quiet = True
         try:
-            self._send({"event": "abort", "reason": reason})
+            self._send({"event": "abort", "reason": str(reason)[:_MAX_TEXT]})
         except EngineError:
             pass  # it has ended already: the export's own error is the one to raise
 
@@ -77,7 +85,12 @@ class AttachedEngine:
         while True:
             message = self._receive("capture", "outcome")
             if message["event"] == "outcome":
+                if message.get("verdict") not in ("pass", "fail", "error") or not isinstance(message.get("report"), str):
+                    self._violated(f"the engine sent an outcome without a verdict and a report: {_excerpt(message)}")
                 return message
+            if not all(isinstance(message.get(field), str) for field in ("folder", "model_file", "case")):
+                self._violated(f"the engine sent a capture request without its folder, model file and case: "
+                               f"{_excerpt(message)}")
             self._send(_answer(capture, message))
 
     def close(self):
@@ -102,20 +115,40 @@ class AttachedEngine:
             self._fail("the engine ended before it was sent " + message["event"])
 
     def _receive(self, *events):
-        line = self._process.stdout.readline()
+        """The next message, one of `events`; an "error" message raised as the engine's error.
+        A line past MAX_LINE (never read further), cut off by the engine's end, not a JSON object
+        with an "event", or another event: the engine broke the protocol (_violated)."""
+        awaited = " or ".join(events)
+        line = self._process.stdout.readline(MAX_LINE + 1)
         if not line:
-            self._fail(f"the engine ended before it sent {' or '.join(events)}")
+            self._fail(f"the engine ended before it sent {awaited}")
+        if not line.endswith("\n"):
+            if len(line) > MAX_LINE:
+                self._violated(f"the engine sent a line longer than {MAX_LINE} characters where {awaited} was expected")
+            self._violated(f"the engine ended mid-line where {awaited} was expected: {_excerpt(line)}")
         try:
             message = json.loads(line)
         except ValueError:
             message = None
         if not isinstance(message, dict):
-            raise EngineError(f"the engine sent a malformed line: {line[:200]!r}")
+            self._violated(f"the engine sent a malformed line where {awaited} was expected: {_excerpt(line)}")
         if message.get("event") == "error":
-            raise (UsageError if message.get("code") == "usage" else EngineError)(str(message.get("message")))
+            raise (UsageError if message.get("code") == "usage" else EngineError)(_one_line(message.get("message")))
         if message.get("event") not in events:
-            raise EngineError(f"the engine sent {message.get('event')!r} where {' or '.join(events)} was expected")
+            self._violated(f"the engine sent {_excerpt(message.get('event'))} where {awaited} was expected")
         return message
+
+    def _violated(self, what):
+        """The engine broke the protocol: it is ended now (SIGTERM, then SIGKILL), not waited
+        for, and `what` raised as an EngineError."""
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=_TERM_SECONDS)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+        self.close()
+        raise EngineError(what)
 
     def _fail(self, what):
         """The engine ended early: UsageError (exit 2) or EngineError with its last error line."""
@@ -125,7 +158,7 @@ class AttachedEngine:
         raise (UsageError if self._process.returncode == EXIT_USAGE else EngineError)(reason)
 
     def _pass_progress_on(self):
-        for line in self._process.stderr:
+        for line in iter(lambda: self._process.stderr.readline(MAX_LINE), ""):  # a line without end is not held whole
             with self._lock:
                 if line.startswith("onnxproof: error: "):
                     self._errors.append(line[len("onnxproof: error: "):].rstrip("\n"))
@@ -136,9 +169,14 @@ class AttachedEngine:
         self._process.stderr.close()
 
     def _show(self, line):
+        """Passes a progress line on; a stderr that fails (closed, replaced by the caller) loses
+        the line, never the draining: an engine whose stderr fills up would wait forever."""
         if not self._quiet:
-            sys.stderr.write(line)
-            sys.stderr.flush()
+            try:
+                sys.stderr.write(line)
+                sys.stderr.flush()
+            except Exception:  # noqa: BLE001 -- whatever the caller's stderr raises
+                pass
 
 
 def _answer(capture, request):
@@ -146,7 +184,17 @@ def _answer(capture, request):
     try:
         capture(request["folder"], request["model_file"], request["case"])
     except Exception as error:  # noqa: BLE001 -- localization only explains the verdict; the engine records why not
-        reason = f"{type(error).__name__}: {error}"
+        reason = _one_line(f"{type(error).__name__}: {error}")
         print(f"onnxproof: the divergence was not localized: {reason}", file=sys.stderr)
         return {"event": "capture_failed", "reason": reason}
     return {"event": "captured"}
+
+
+def _one_line(text):
+    """The engine's or a front end's free text as one line of at most _MAX_TEXT characters."""
+    return re.sub(r"[\x00-\x1f\x7f]+", " ", str(text)).strip()[:_MAX_TEXT]
+
+
+def _excerpt(value):
+    """The start of something the engine sent, printable, for an error line."""
+    return repr(value if not isinstance(value, str) else value[:200])[:300]
