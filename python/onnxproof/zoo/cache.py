@@ -120,7 +120,7 @@ class Cache:
         log = os.path.join(out, "logs", model.name + ".log")
         if os.path.isfile(log):
             copy_file(log, os.path.join(staging, "log"))
-        write_json(os.path.join(staging, "row.json"), {**row, "cached": False, "key": key})
+        write_json(os.path.join(staging, "row.json"), {**row, "cached": False, "key": key, "note": _lasting_note(row)})
         write_json(os.path.join(staging, "reads.json"), reads)
         shutil.rmtree(entry, ignore_errors=True)
         try:
@@ -147,6 +147,14 @@ class Cache:
             if self._interpreters[python] != packages:
                 return f"the packages of {python} changed"
         return None
+
+
+def _lasting_note(row):
+    """The row's note less what only that run went through (a retry after a lost node, execution.py)."""
+    note = row.get("note") or ""
+    if note.startswith("retried: "):
+        note = note.partition("; ")[2]
+    return note
 
 
 def reads_record_path(out, name):
