@@ -173,17 +173,43 @@ std::vector<int> topological_order(const onnx::GraphProto& graph) {
   return order;
 }
 
+// The indices of the main graph's nodes whose results reach `output` (all of them when no node
+// produces it, e.g. an empty name).
+std::set<int> nodes_feeding(const onnx::GraphProto& graph, const std::string& output) {
+  std::map<std::string, int> producer;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const auto& value : graph.node(i).output()) producer[value] = i;
+  }
+  std::set<int> feeding;
+  if (!producer.contains(output)) {
+    for (int i = 0; i < graph.node_size(); ++i) feeding.insert(i);
+    return feeding;
+  }
+  std::vector<std::string> pending = {output};
+  while (!pending.empty()) {
+    const std::string value = std::move(pending.back());
+    pending.pop_back();
+    const auto it = producer.find(value);
+    if (it == producer.end() || !feeding.insert(it->second).second) continue;
+    for (const auto& input : graph.node(it->second).input()) pending.push_back(input);
+  }
+  return feeding;
+}
+
 }  // namespace
 
 Expected<std::optional<FirstNode>> find_first_node_showing(const fs::path& model, const ReferenceCase& c,
-                                                           const SessionOptions& options, SilentSign sign) {
+                                                           const SessionOptions& options, SilentSign sign,
+                                                           const std::string& output_name) {
   ONNXPROOF_TRY_ASSIGN(const onnx::ModelProto proto, model_with_every_value(model));
   ONNXPROOF_TRY_ASSIGN(Session session, Session::open_bytes(proto.SerializeAsString(), options));
   ONNXPROOF_TRY_ASSIGN(std::vector<Tensor> outputs, run_case(session, c));
   std::map<std::string, Tensor> values;
   for (std::size_t i = 0; i < outputs.size(); ++i) values.emplace(session.outputs()[i].name, std::move(outputs[i]));
   for (const auto& input : c.inputs) values.emplace(input.name, input.tensor);
+  const std::set<int> feeding = nodes_feeding(proto.graph(), output_name);
   for (const int index : topological_order(proto.graph())) {
+    if (!feeding.contains(index)) continue;
     const auto& node = proto.graph().node(index);
     for (const auto& output : node.output()) {
       const auto it = values.find(output);

@@ -45,6 +45,34 @@ def overflow_model(path):
     onnx.save(model, path)
 
 
+def inf_model(path):
+    """Outputs whose float32 values are legitimately infinite or NaN, in float16 at the same places:
+    y = Softmax(x + mask), the mask -inf over all of row 1 (a fully masked attention row: NaN), and
+    z = x / 0 (+inf and -inf by the sign of x)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, [2, 4]) for name in ("y", "z")]
+    mask = np.zeros((2, 4), np.float32)
+    mask[0, 3] = -np.inf  # one masked position in row 0: a 0 there
+    mask[1, :] = -np.inf
+    initializers = [numpy_helper.from_array(mask, "mask"), numpy_helper.from_array(np.zeros(1, np.float32), "zero")]
+    nodes = [helper.make_node("Add", ["x", "mask"], ["masked"], name="mask"),
+             helper.make_node("Softmax", ["masked"], ["y"], name="softmax", axis=-1),
+             helper.make_node("Div", ["x", "zero"], ["z"], name="divide")]
+    model = helper.make_model(helper.make_graph(nodes, "infinite", [x], outputs, initializers),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return mask
+
+
+def inf_reference(x, mask, dtype):
+    """inf_model's outputs computed in `dtype` (NaN and infinities where the model has them)."""
+    with np.errstate(all="ignore"):
+        masked = x.astype(dtype) + mask.astype(dtype)
+        shifted = np.exp(masked - masked.max(axis=-1, keepdims=True))
+        return shifted / shifted.sum(axis=-1, keepdims=True), x.astype(dtype) / dtype(0)
+
+
 def layer_norm(values):
     mean = values.mean(axis=-1, keepdims=True)
     variance = ((values - mean) ** 2).mean(axis=-1, keepdims=True)
@@ -134,6 +162,56 @@ class Float16Variant(unittest.TestCase):
             again = subprocess.run(args, capture_output=True, text=True, timeout=900, check=False)
             self.assertEqual(again.returncode, 0, again.stdout + again.stderr)
             self.assertFalse(os.path.exists(os.path.join(out, "model.fp16.onnx")))
+
+    def infinite_case(self, folder, change=None):
+        """inf_model and its reference (`change(y32, z32)` may plant a difference in the float32 one)."""
+        model = os.path.join(folder, "infinite.onnx")
+        mask = inf_model(model)
+        x = np.array([[0.5, -1.5, 2.0, 1.0], [-0.25, 0.75, 1.25, -2.0]], np.float32)
+        y32, z32 = inf_reference(x, mask, np.float32)
+        y64, z64 = inf_reference(x, mask, np.float64)
+        self.assertTrue(np.isnan(y32[1]).all() and np.isposinf(z32).any() and np.isneginf(z32).any())
+        if change:
+            change(y32, z32)
+        reference = os.path.join(folder, "reference")
+        write_reference(reference, [("x", x)], [("y", y32), ("z", z32)], [("y", y64), ("z", z64)])
+        return model, reference
+
+    def test_infinities_and_nan_the_float32_model_has_are_no_defect_in_either_precision(self):
+        with tempfile.TemporaryDirectory() as folder:
+            model, reference = self.infinite_case(folder)
+            for precision in ("fp32", "fp16"):
+                with self.subTest(precision=precision):
+                    report = os.path.join(folder, f"{precision}.json")
+                    run = subprocess.run([ENGINE, "parity", model, "--reference", reference, "--precision", precision,
+                                          "--json", report], capture_output=True, text=True, timeout=600, check=False)
+                    self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+                    with open(report) as f:
+                        rows = json.load(f)["parity"]
+                    self.assertEqual({row["output"] for row in rows}, {"y", "z"})
+                    self.assertTrue(all(not row["nan_mismatch"] for row in rows), rows)
+
+    def test_an_infinity_where_the_reference_has_none_or_another_fails(self):
+        def finite_in_reference(y32, z32):
+            z32[0, 0] = 3.0  # the model's +inf against a finite reference
+        def sign_flipped(y32, z32):
+            z32[0, 1] = np.inf  # the model's -inf against +inf
+        def nan_against_finite(y32, z32):
+            y32[1, 0] = 0.25  # the model's NaN (fully masked row) against a number
+        for change in (finite_in_reference, sign_flipped, nan_against_finite):
+            for precision in ("fp32", "fp16"):
+                with self.subTest(change=change.__name__, precision=precision), tempfile.TemporaryDirectory() as folder:
+                    model, reference = self.infinite_case(folder, change)
+                    report = os.path.join(folder, "parity.json")
+                    run = subprocess.run([ENGINE, "parity", model, "--reference", reference, "--precision", precision,
+                                          "--json", report], capture_output=True, text=True, timeout=600, check=False)
+                    self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+                    with open(report) as f:
+                        nan = [f["message"] for f in json.load(f)["findings"] if f["code"] == "NAN_OR_INF"]
+                    if change is finite_in_reference:
+                        # The node behind z, not the mask's -inf that only y reads.
+                        self.assertEqual(len(nan), 1, nan)
+                        self.assertIn("first node whose output is NaN/Inf: 'divide' (Div)", nan[0])
 
     def test_unknown_precision_is_a_usage_error(self):
         run = subprocess.run([ENGINE, "parity", "m.onnx", "--reference", "r", "--precision", "fp8"],

@@ -56,10 +56,13 @@ struct FirstNode {
 /// Runs a copy of `model` whose every node output of the main graph is also a graph output, on the
 /// case `c` with `options` (the provider and level that showed the sign), and returns the first
 /// node whose output shows `sign`; for all zeros, only a node that turns an input with a non-zero
-/// element into all zeros counts (a zero constant feeding forward is not a culprit). nullopt when
-/// no node's output shows it. Errors: the model cannot be loaded, or is over 2 GiB
+/// element into all zeros counts (a zero constant feeding forward is not a culprit). Only the
+/// nodes `output` depends on count when it names a graph output: a model may carry infinities
+/// legitimately elsewhere (an attention mask of -inf), which say nothing about this output.
+/// nullopt when no node's output shows it. Errors: the model cannot be loaded, or is over 2 GiB
 /// (ErrorCode::unsupported); ONNX Runtime cannot open or run the copy (ErrorCode::runtime).
 Expected<std::optional<FirstNode>> find_first_node_showing(const std::filesystem::path& model, const ReferenceCase& c,
-                                                           const SessionOptions& options, SilentSign sign);
+                                                           const SessionOptions& options, SilentSign sign,
+                                                           const std::string& output = {});
 
 }  // namespace onnxproof

@@ -60,7 +60,7 @@ void locate_silent_failures(const std::filesystem::path& model, const Reference&
                                                  SessionOptions{.provider = request.row->provider,
                                                                 .optimization = request.row->optimization,
                                                                 .intra_op_threads = options.intra_op_threads},
-                                                 request.sign);
+                                                 request.sign, request.row->output);
     if (!located) {
       finding.message += "; the first node could not be located: " + located.error().describe();
     } else if (*located) {
