@@ -204,6 +204,13 @@ CASES = [
     case("zoo_merge_link_in_a_run", "zoo merge {w}/zoo/linkrun --out {w}/merged", 2, says="is a link"),
     case("zoo_merge_tampered_verdict", "zoo merge {w}/zoo/tampered --out {w}/merged", 1, ["merged"],
          then=merged_row_says_its_reports_verdict),
+    # Attach protocol, reference child, fp16 with inf (issue 46)
+    # (the protocol's crafted lines and the reference child's deaths need a front end and a fork:
+    # tests/python/test_attached_engine.py and test_reference_ahead.py; here what a command line reaches)
+    case("pipeline_attach_out_onto_a_user_folder", "pipeline --attach --out {w}/ref", 2,
+         says="give --out a new or empty folder"),
+    case("parity_fp16_leaves_no_converted_model_behind",
+         "parity {w}/model.onnx --reference {w}/ref --precision fp16 --json {w}/parity.json", 0, ["parity.json"]),
 ]
 
 # Outputs aimed at the command's own inputs (after links): refused with exit 2, the input untouched.
