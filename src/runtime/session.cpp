@@ -1,7 +1,7 @@
 #include "onnxproof/runtime/session.h"
 
 #include <onnx/onnx_pb.h>
-#include <onnxruntime_cxx_api.h>
+#include "ort_api.h"
 
 #include <algorithm>
 #include <array>
@@ -27,6 +27,7 @@ Expected<Ort::Env*> shared_env() {
   static std::unique_ptr<Ort::Env> env;
   static std::string failure;
   if (!env && failure.empty()) {
+    if (auto bound = runtime_detail::bind_onnxruntime_api(); !bound) return std::unexpected(bound.error());
     try {
       // A proof tool sends and stores no telemetry. ONNX Runtime 1.30's POSIX telemetry (1DS)
       // otherwise keeps a device id and an event database under ~/.cache/Microsoft/DeveloperTools/
@@ -367,11 +368,8 @@ Expected<std::vector<Tensor>> Session::run(const std::vector<Feed>& feeds) {
 }
 
 std::string onnxruntime_version() {
-  try {
-    return Ort::GetVersionString();
-  } catch (const Ort::Exception&) {
-    return "unknown";
-  }
+  const OrtApiBase* base = OrtGetApiBase();  // needs no bound API: it answers for any release
+  return base != nullptr && base->GetVersionString() != nullptr ? base->GetVersionString() : "unknown";
 }
 
 

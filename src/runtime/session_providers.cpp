@@ -159,6 +159,7 @@ Expected<void> append_provider(Ort::SessionOptions& session_options, const Sessi
 
 std::vector<std::string> available_providers() {
   std::vector<std::string> names;
+  if (!runtime_detail::bind_onnxruntime_api()) return names;
   try {
     for (const auto& name : Ort::GetAvailableProviders()) names.push_back(runtime_detail::short_provider_name(name));
   } catch (const Ort::Exception&) {

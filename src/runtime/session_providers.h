@@ -2,7 +2,7 @@
 // Execution providers, for the session's files: ONNX Runtime's names for them, appending one to a
 // session's options, and why one cannot run on this machine (session_providers.cpp).
 
-#include <onnxruntime_cxx_api.h>
+#include "ort_api.h"
 
 #include <string>
 
