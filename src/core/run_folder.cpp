@@ -23,7 +23,8 @@ constexpr std::array<std::string_view, 16> k_run_files = {
     "model.fp16.onnx", "model.fp16.onnx.data",
     "export.json", "export.log", "exporter_report.md",
     "report.json", "report.md", "report.html", "report-parity.svg", "report-localize.svg", "report-generate.svg"};
-constexpr std::array<std::string_view, 4> k_run_folders = {"reference", "golden", "localize", "trt-cache"};
+constexpr std::array<std::string_view, 5> k_run_folders = {"reference", "golden", "localize", "trt-cache",
+                                                           "runtimes"};
 // The front end's scratch folders, there only while it runs (or after it was killed): PyTorch's
 // compile caches and exporter artifacts, TensorFlow's KERAS_HOME (python/onnxproof/tensorflow/export.py).
 constexpr std::array<std::string_view, 5> k_scratch = {"torch-cache", "dynamo", "exporter-artifacts",

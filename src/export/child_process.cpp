@@ -79,10 +79,16 @@ std::string interpreter_advice(std::string_view framework) {
 // limit ends it and whatever it started, even when it ignores SIGINT); returns the child's pid,
 // which is also its group's id, and the pipe's read end.
 Expected<std::pair<pid_t, int>> spawn_front_end(const std::string& python, std::string_view framework,
-                                                std::vector<std::string> args, int captured_fd) {
+                                                std::vector<std::string> args, int captured_fd,
+                                                const std::vector<std::string>& extra_environment) {
   args.insert(args.begin(), python);
   std::vector<char*> argv = null_terminated(args);
   std::vector<std::string> environment = front_end_environment();
+  for (const auto& entry : extra_environment) {
+    const std::string name = entry.substr(0, entry.find('=') + 1);
+    std::erase_if(environment, [&](const std::string& existing) { return existing.starts_with(name); });
+    environment.push_back(entry);
+  }
   std::vector<char*> envp = null_terminated(environment);
 
   int pipe_fds[2];
@@ -118,8 +124,9 @@ Expected<std::pair<pid_t, int>> spawn_front_end(const std::string& python, std::
 
 Expected<int> run_front_end(const std::string& python, std::string_view framework, std::vector<std::string> args,
                             int captured_fd, const std::function<void(const std::string&)>& on_line,
-                            double timeout_seconds) {
-  ONNXPROOF_TRY_ASSIGN(const auto spawned, spawn_front_end(python, framework, std::move(args), captured_fd));
+                            double timeout_seconds, const std::vector<std::string>& extra_environment) {
+  ONNXPROOF_TRY_ASSIGN(const auto spawned,
+                       spawn_front_end(python, framework, std::move(args), captured_fd, extra_environment));
   const auto [pid, read_fd] = spawned;
   // SIGINT, SIGTERM or SIGHUP to onnxproof ends the child's whole process group too (and removes
   // live staging folders), instead of leaving it running on its own.

@@ -23,10 +23,11 @@ inline constexpr int k_both_streams = -1;
 /// Returns the exit code (128 + signal when it was killed); ErrorCode::not_found when the
 /// interpreter cannot start, saying how to give one for `framework`'s models (the source framework
 /// `python` was chosen for: core/source_framework.h); ErrorCode::limit_exceeded when it runs past
-/// `timeout_seconds` (0: no limit), after ending it.
+/// `timeout_seconds` (0: no limit), after ending it. `extra_environment` ("NAME=VALUE") is set
+/// in the child's environment over what it inherits.
 Expected<int> run_front_end(const std::string& python, std::string_view framework, std::vector<std::string> args,
                             int captured_fd, const std::function<void(const std::string&)>& on_line,
-                            double timeout_seconds);
+                            double timeout_seconds, const std::vector<std::string>& extra_environment = {});
 
 /// Replaces this process by `python ARGS...` with the environment run_front_end gives its child (the
 /// front end first on PYTHONPATH); stdin, stdout, stderr, the process group and signals stay as they

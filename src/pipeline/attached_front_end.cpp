@@ -143,7 +143,8 @@ CaptureModuleOutputs capture_by_front_end(FrontEndChannel& channel) {
 Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& channel, std::ostream& progress) {
   // Refused before the front end spends minutes on an export the run could not publish.
   ONNXPROOF_TRY(require_replaceable_run_folder(options.export_options.out));
-  const OpsetLimit limit = newest_supported_opset(options.targets);
+  OpsetLimit limit = newest_supported_opset(options.targets);
+  fit_opset_limit_to_releases(limit, options.releases);
   ONNXPROOF_TRY(channel.send({{"event", "opset_limit"},
                               {"protocol", k_attach_protocol},
                               {"opset", limit.opset},

@@ -2,6 +2,7 @@
 #include "run.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -54,7 +55,8 @@ StepReport export_step(Run& run) {
   // The default opset respects every --target's table as well as ONNX and ONNX Runtime.
   ExportOptions options = run.options.export_options;
   options.out = run.out;
-  const OpsetLimit limit = newest_supported_opset(run.options.targets);
+  OpsetLimit limit = newest_supported_opset(run.options.targets);
+  fit_opset_limit_to_releases(limit, run.options.releases);
   options.opset_ceiling = limit.opset;
   options.opset_ceiling_reason = limit.reason;
   options.opset_op_limits = limit.op_limits;
@@ -232,6 +234,42 @@ StepReport parity_step(Run& run) {
   return step;
 }
 
+// --target ort-cpu@VERSION: the model proved again on each release named, each in a child of
+// this binary with the release's library (runtime_versions.h); one line says which load and
+// match it: "loads and matches on 1.22.1, 1.31.1; 1.18.0 refuses it: opset 23 is above the 21 it runs".
+StepReport runtimes_step(Run& run) {
+  StepReport step{.name = "runtimes"};
+  auto model = load_model(run.model);
+  if (!model) return step_error(step, model.error());
+  int opset = 0;
+  for (const auto& entry : model->proto.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx") opset = static_cast<int>(entry.version());
+  const int ir_version = static_cast<int>(model->proto.ir_version());
+  nlohmann::json releases = nlohmann::json::array();
+  std::vector<std::string> matched, refused, failed, errors;
+  for (const auto& release : run.options.releases) {
+    auto proof = prove_on_release(release, run.model, opset, ir_version, run.out / "reference",
+                                  run.out / "runtimes" / release.version, run.options.release_proof, run.progress);
+    add_findings(run, proof.findings);
+    releases.push_back(release_proof_to_json(proof));
+    if (proof.outcome == "pass") matched.push_back(release.version);
+    if (proof.outcome == "refused") refused.push_back(release.version + " refuses it: " + proof.reason);
+    if (proof.outcome == "fail") failed.push_back(release.version + " loads it but does not match (see the findings)");
+    if (proof.outcome == "error") errors.push_back(release.version + " could not be run: " + proof.reason);
+  }
+  std::vector<std::string> said;
+  if (!matched.empty()) said.push_back(fmt::format("loads and matches on {}", fmt::join(matched, ", ")));
+  for (const auto* group : {&failed, &refused, &errors}) said.insert(said.end(), group->begin(), group->end());
+  step.reason = fmt::format("{}", fmt::join(said, "; "));
+  step.details = {{"releases", releases}};
+  step.status = !errors.empty() ? StepStatus::error
+                : refused.empty() && failed.empty() ? StepStatus::pass
+                                                    : StepStatus::fail;
+  return step;
+}
+
+bool releases_wanted(const Run& run) { return !run.options.releases.empty(); }
+
 // --generate N: the greedy loop through ONNX Runtime on every provider, against PyTorch's loop
 // (reference/generation/, written by the export). Only in the pipeline when --generate is given.
 StepReport generate_step(Run& run) {
@@ -324,6 +362,8 @@ constexpr std::array k_steps = {
     StepDefinition{"simplify", simplify_step, "model, reference", "model (model.sim.onnx when proved)", true},
     StepDefinition{"ops", ops_step, "model, the targets", "ops", true},
     StepDefinition{"parity", parity_step, "model, reference", "report.parity", true},
+    StepDefinition{"runtimes", runtimes_step, "model, reference/, the releases", "runtimes/; the releases' findings",
+                   true, releases_wanted},
     StepDefinition{"generate", generate_step, "model, reference/generation/", "the generation proof", true,
                    generation_wanted},
     StepDefinition{"golden", golden_step, "model, reference, report.parity", "golden/, golden_evidence", true,

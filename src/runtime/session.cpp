@@ -185,6 +185,10 @@ Expected<Session> Session::open_from(const std::filesystem::path* path, std::str
     session_options.SetGraphOptimizationLevel(ort_level(options.optimization));
     session_options.SetIntraOpNumThreads(options.intra_op_threads);
     session_options.SetInterOpNumThreads(1);
+    // The deployment's own options first (a session-config beside the library: a proof per runtime
+    // release proves what the application embedding it runs); onnxproof's below.
+    ONNXPROOF_TRY_ASSIGN(const auto deployment, runtime_detail::deployment_session_config());
+    for (const auto& [key, value] : deployment) session_options.AddConfigEntry(key.c_str(), value.c_str());
     if (options.forbid_cpu_fallback) session_options.AddConfigEntry("session.disable_cpu_ep_fallback", "1");
     if (!options.disabled_optimizers.empty()) {
       // Separated by ';': ONNX Runtime 1.30 splits the list there (its header says commas; a

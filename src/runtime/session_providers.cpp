@@ -5,6 +5,7 @@
 
 #include <array>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,41 @@ std::filesystem::path loaded_library_folder() {
   if (::dladdr(static_cast<const void*>(OrtGetApiBase()), &info) == 0 || info.dli_fname == nullptr) return {};
   std::error_code ec;
   return std::filesystem::weakly_canonical(info.dli_fname, ec).parent_path();
+}
+
+namespace {
+
+// The folder the loader found libonnxruntime.so.1 in, links not followed: a release folder may
+// link to a library fetched elsewhere and hold its own session-config.
+std::filesystem::path loader_folder() {
+  Dl_info info{};
+  if (::dladdr(static_cast<const void*>(OrtGetApiBase()), &info) == 0 || info.dli_fname == nullptr) return {};
+  return std::filesystem::absolute(info.dli_fname).parent_path();
+}
+
+}  // namespace
+
+Expected<std::vector<std::pair<std::string, std::string>>> deployment_session_config() {
+  static const auto config = []() -> Expected<std::vector<std::pair<std::string, std::string>>> {
+    std::vector<std::pair<std::string, std::string>> entries;
+    const auto folder = loader_folder();
+    if (folder.empty()) return entries;
+    const auto path = folder / "session-config";
+    std::ifstream file(path);
+    int number = 0;
+    for (std::string line; std::getline(file, line);) {
+      ++number;
+      const auto first = line.find_first_not_of(" \t");
+      if (first == std::string::npos || line[first] == '#') continue;
+      const auto equals = line.find('=');
+      if (equals == std::string::npos || equals == first)
+        return fail(ErrorCode::invalid_input, path.string() + " line " + std::to_string(number) +
+                                                  ": expected KEY=VALUE (an ONNX Runtime session config entry)");
+      entries.emplace_back(line.substr(first, equals - first), line.substr(equals + 1));
+    }
+    return entries;
+  }();
+  return config;
 }
 
 // ONNX Runtime's CUDA entry point says only "Failed to load shared library": load the provider

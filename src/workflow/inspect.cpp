@@ -1,6 +1,10 @@
 // The workflows that inspect one model or the installation: check, run, ops, ops opset, ops probe
 // and --version.
+#include <set>
+
 #include "onnxproof/core/installation.h"
+#include "onnxproof/model/graph_walk.h"
+#include "onnxproof/ops/probe.h"
 #include "onnxproof/report/check_report.h"
 #include "onnxproof/report/ops_report.h"
 #include "onnxproof/report/versions.h"
@@ -56,10 +60,43 @@ Expected<Outcome<std::vector<WrittenOutput>>> run_workflow(const RunCommand& com
   return outcome;
 }
 
+namespace {
+
+// The loaded ONNX Runtime as a support table for the model's operators: each schema the model
+// uses probed with a one-node session (ops --probe; a proof per runtime release runs it with the
+// release's library), the documented table where the probe cannot decide.
+Expected<SupportTable> probed_model_table(const onnx::ModelProto& model) {
+  int opset = 0;
+  for (const auto& entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx") opset = static_cast<int>(entry.version());
+  std::set<std::string> op_types;
+  for_each_graph(model.graph(), [&](const onnx::GraphProto& graph) {
+    for (const auto& node : graph.node())
+      if (node.domain().empty() || node.domain() == "ai.onnx" || node.domain() == "ai.onnx.ml") op_types.insert(node.op_type());
+  });
+  SupportTable table;
+  const std::string version = onnxruntime_version();
+  if (!op_types.empty() && opset > 0) {
+    ONNXPROOF_TRY_ASSIGN(auto rows, probe_operators({"cpu", opset, false, {op_types.begin(), op_types.end()}}));
+    ONNXPROOF_TRY_ASSIGN(const auto documented, load_support_table(support_table_dir() / "ort-cpu-documented.csv"));
+    table = probed_table(rows, documented, "ONNX Runtime " + version + " CPUExecutionProvider (probed for this model)");
+  }
+  table.target = "ort-cpu@" + version;
+  return table;
+}
+
+}  // namespace
+
 Expected<Outcome<OpsAudit>> ops_workflow(const OpsCommand& command) {
   ONNXPROOF_TRY_ASSIGN(const auto targets, split_list(command.targets, "--target"));
-  ONNXPROOF_TRY_ASSIGN(auto tables, load_target_tables(targets));
   ONNXPROOF_TRY_ASSIGN(const auto model, load_model(command.model));
+  std::vector<SupportTable> tables;
+  if (command.probe) {
+    ONNXPROOF_TRY_ASSIGN(auto probed, probed_model_table(model.proto));
+    tables.push_back(std::move(probed));
+  } else {
+    ONNXPROOF_TRY_ASSIGN(tables, load_target_tables(targets));
+  }
   CommandInputs read = model_inputs(model);
   for (const auto& target : targets) read.files.push_back(support_table_dir() / (target + ".csv"));
   ONNXPROOF_TRY(require_output_apart(command.json_path, read, "--json"));

@@ -1,4 +1,6 @@
 // The pipeline workflows: `pipeline` on the options given, `demo` on the built-in example.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "onnxproof/core/installation.h"
@@ -60,12 +62,33 @@ Expected<void> golden_options(const PipelineCommand& command, const fs::path& ou
   return {};
 }
 
+// The parity options each release's child is given: the tolerances the run was given.
+std::vector<std::string> release_parity_arguments(const ProofArguments& proof) {
+  std::vector<std::string> arguments;
+  if (proof.rtol) arguments.insert(arguments.end(), {"--rtol", fmt::format("{}", *proof.rtol)});
+  if (proof.atol) arguments.insert(arguments.end(), {"--atol", fmt::format("{}", *proof.atol)});
+  for (const auto& tolerance : proof.output_tolerances) arguments.insert(arguments.end(), {"--output-tolerance", tolerance});
+  if (proof.skip_optimization_check) arguments.emplace_back("--no-optimization-check");
+  return arguments;
+}
+
 // The pipeline's options; with --attach the export comes from the front end, not from options.
 Expected<PipelineOptions> pipeline_options(const PipelineCommand& command, const fs::path& out_dir) {
   ONNXPROOF_TRY_ASSIGN(auto export_options, command.attach ? attached_export_options_from(command.model, out_dir)
                                                            : export_options_from(command.model, out_dir));
   ONNXPROOF_TRY_ASSIGN(auto parity, parity_options_from(command.proof));
-  ONNXPROOF_TRY_ASSIGN(auto targets, split_list(command.targets, "--target"));
+  ONNXPROOF_TRY_ASSIGN(auto listed, split_list(command.targets, "--target"));
+  // ort-cpu@VERSION: a release proved in a child of its own; the rest are support tables.
+  std::vector<std::string> targets;
+  std::vector<RuntimeRelease> releases;
+  for (const auto& target : listed) {
+    if (!is_release_target(target)) {
+      targets.push_back(target);
+      continue;
+    }
+    ONNXPROOF_TRY_ASSIGN(auto release, find_runtime_release(target));
+    releases.push_back(std::move(release));
+  }
   // A GPU provider's support table joins the audit, so the nodes it rejects are reported before
   // the run (OP_UNSUPPORTED_BY_TARGET), not discovered as a fallback or a failed session.
   for (const auto& [provider, target] : {std::pair{"cuda", "ort-cuda"}, std::pair{"tensorrt", "tensorrt"}}) {
@@ -74,6 +97,8 @@ Expected<PipelineOptions> pipeline_options(const PipelineCommand& command, const
   }
   ONNXPROOF_TRY_ASSIGN(auto tables, load_target_tables(targets));
   PipelineOptions options{std::move(export_options), std::move(parity), CheckOptions{}, std::move(tables)};
+  options.releases = std::move(releases);
+  options.release_proof.parity_arguments = release_parity_arguments(command.proof);
   options.localize = !command.no_localize;
   ONNXPROOF_TRY(golden_options(command, out_dir, options));
   return options;

@@ -11,6 +11,7 @@
 #include "onnxproof/report/ops_report.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/simplify_report.h"
+#include "onnxproof/runtime/session.h"
 
 namespace onnxproof {
 
@@ -60,7 +61,14 @@ void print_outcome(std::ostream& out, const Outcome<OpsAudit>& outcome) {
 
 void print_outcome(std::ostream& out, const Outcome<OpsetLimit>& outcome) {
   const OpsetLimit& limit = outcome.result;
-  out << nlohmann::json{{"opset", limit.opset}, {"reason", limit.reason}, {"op_limits", limit.op_limits}}.dump() << '\n';
+  // What the loaded ONNX Runtime itself loads: a proof per runtime release reads it of each one.
+  const nlohmann::json onnxruntime = {{"version", onnxruntime_version()},
+                                      {"newest_opset", onnxruntime_newest_opset()},
+                                      {"newest_ir_version", onnxruntime_newest_ir_version()}};
+  out << nlohmann::json{{"opset", limit.opset}, {"reason", limit.reason}, {"op_limits", limit.op_limits},
+                        {"onnxruntime", onnxruntime}}
+             .dump()
+      << '\n';
 }
 
 void print_outcome(std::ostream& out, const Outcome<ProbeReport>& outcome) {

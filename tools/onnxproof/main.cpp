@@ -241,6 +241,9 @@ void add_ops(CLI::App& app, Commands& commands) {
   ops_app->add_option("--target", ops->targets, "Targets, comma-separated: ort-cpu,ort-cuda,tensorrt,openvino")
       ->capture_default_str();
   ops_app->add_option("--json", ops->json_path, "Also write the audit as JSON to this file");
+  ops_app->add_flag("--probe", ops->probe,
+                    "Audit against the loaded ONNX Runtime itself: probe each of the model's operators with a "
+                    "one-node session (ONNXPROOF_ONNXRUNTIME chooses the release) instead of reading --target's tables");
   auto probe = std::make_shared<ProbeCommand>();
   auto opset = std::make_shared<OpsetCommand>();
   auto* opset_app =

@@ -14,6 +14,7 @@
 #include "onnxproof/ops/support_table.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/pipeline/localize_case.h"
+#include "onnxproof/pipeline/runtime_versions.h"
 #include "onnxproof/report/report.h"
 
 namespace onnxproof {
@@ -23,6 +24,10 @@ struct PipelineOptions {
   ParityOptions parity;
   CheckOptions check;
   std::vector<SupportTable> targets;  // the operator audit's tables (--target)
+  /// --target ort-cpu@VERSION: the releases the model is proved on again, each in a child with
+  /// its library (runtime_versions.h); the export's default opset fits every one of them.
+  std::vector<RuntimeRelease> releases{};
+  ReleaseProofOptions release_proof{};
   /// After a parity failure, find where the outputs first diverge (report.localization).
   bool localize = true;
   /// Captures the module outputs localization compares with; unset: capture_module_outputs(),

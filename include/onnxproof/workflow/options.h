@@ -98,6 +98,7 @@ struct OpsCommand {
   std::filesystem::path model{};
   std::string targets = "ort-cpu";  // comma-separated
   std::filesystem::path json_path{};
+  bool probe = false;  // audit against the loaded ONNX Runtime itself, probed, instead of the tables
 };
 
 struct OpsetCommand {

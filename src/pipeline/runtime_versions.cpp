@@ -1,0 +1,225 @@
+#include "onnxproof/pipeline/runtime_versions.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <regex>
+
+#include "../export/child_process.h"  // children of this binary are started as the front end is
+#include "onnxproof/core/json_file.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view k_versioned_target = "ort-cpu";
+constexpr std::string_view k_fetch_command = "scripts/fetch-onnxruntime-versions.sh";
+
+// X.Y.Z as numbers, for "the newest patch"; nullopt for a name that is no version.
+std::optional<std::vector<int>> version_numbers(const std::string& text) {
+  static const std::regex pattern(R"((\d+)\.(\d+)\.(\d+))");
+  std::smatch match;
+  if (!std::regex_match(text, match, pattern)) return std::nullopt;
+  return std::vector<int>{std::stoi(match[1]), std::stoi(match[2]), std::stoi(match[3])};
+}
+
+// The cache folder of the release `wanted` names (X.Y.Z exactly, X.Y its newest patch); empty
+// when none is fetched.
+fs::path fetched_release(const std::string& wanted) {
+  std::error_code ec;
+  const fs::path cache = runtime_release_cache();
+  std::optional<std::vector<int>> best;
+  fs::path found;
+  for (const auto& entry : fs::directory_iterator(cache, ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto numbers = version_numbers(name);
+    if (!numbers || !fs::is_regular_file(entry.path() / "libonnxruntime.so.1", ec)) continue;
+    if (name != wanted && !name.starts_with(wanted + ".")) continue;
+    if (!best || *numbers > *best) {
+      best = numbers;
+      found = entry.path();
+    }
+  }
+  return found;
+}
+
+// This binary run with `arguments` and the release's library; its output lines and exit code.
+struct ChildOutcome {
+  int exit_code = 0;
+  std::vector<std::string> lines;
+};
+
+Expected<ChildOutcome> run_on_release(const fs::path& library_folder, std::vector<std::string> arguments,
+                                      double timeout_seconds) {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return fail(ErrorCode::runtime, "cannot find this program's own file: " + ec.message());
+  ChildOutcome outcome;
+  auto code = run_front_end(self.string(), "", std::move(arguments), k_both_streams,
+                            [&](const std::string& line) {
+                              if (outcome.lines.size() < 200) outcome.lines.push_back(line);
+                            },
+                            timeout_seconds, {"ONNXPROOF_ONNXRUNTIME=" + library_folder.string()});
+  if (!code) return std::unexpected(code.error());
+  outcome.exit_code = *code;
+  return outcome;
+}
+
+// The child's one-line error (onnxproof: error: ...), else its last line.
+std::string child_error(const ChildOutcome& outcome) {
+  for (auto line = outcome.lines.rbegin(); line != outcome.lines.rend(); ++line) {
+    if (line->starts_with(k_front_end_error_prefix)) return line->substr(k_front_end_error_prefix.size());
+  }
+  return outcome.lines.empty() ? fmt::format("exit code {}", outcome.exit_code) : outcome.lines.back();
+}
+
+// The children's findings, said of the release: its name leads `where`.
+std::vector<Finding> findings_of(const nlohmann::json& document, const std::string& release, const fs::path& path) {
+  std::vector<Finding> findings;
+  if (!document.contains("findings") || !document["findings"].is_array()) return findings;
+  for (const auto& json : document["findings"]) {
+    auto finding = finding_from_json(json, path.string());
+    if (!finding) continue;
+    finding->where = finding->where.empty() ? release : release + ": " + finding->where;
+    findings.push_back(std::move(*finding));
+  }
+  return findings;
+}
+
+Finding refusal_finding(const RuntimeRelease& release, const std::string& reason) {
+  return Finding{FindingCode::runtime_version_refuses, Severity::error, "runtimes",
+                 fmt::format("ONNX Runtime {} (--target {}) cannot load the model: {}", release.version, release.target,
+                             reason),
+                 "ONNX Runtime " + release.version,
+                 "export at an opset the release runs (give --target ort-cpu@" + release.version +
+                     " to the export so the default opset fits it), or drop the release from --target"};
+}
+
+}  // namespace
+
+fs::path runtime_release_cache() {
+  if (const char* chosen = std::getenv("ONNXPROOF_ORT_CACHE"); chosen && *chosen) return chosen;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "onnxproof" / "onnxruntime";
+  const char* home = std::getenv("HOME");
+  return fs::path(home && *home ? home : "/") / ".cache" / "onnxproof" / "onnxruntime";
+}
+
+bool is_release_target(const std::string& target) { return target.find('@') != std::string::npos; }
+
+Expected<RuntimeRelease> find_runtime_release(const std::string& target) {
+  const auto at = target.find('@');
+  const std::string name = target.substr(0, at);
+  const std::string wanted = target.substr(at + 1);
+  if (name != k_versioned_target)
+    return fail(ErrorCode::usage, fmt::format("--target {}: only {} takes a release (ort-cpu@1.22); the other targets "
+                                              "are support tables",
+                                              target, k_versioned_target));
+  static const std::regex pattern(R"(\d{1,3}\.\d{1,3}(\.\d{1,3})?)");
+  if (!std::regex_match(wanted, pattern))
+    return fail(ErrorCode::usage, fmt::format("--target {}: '{}' is no ONNX Runtime version (X.Y or X.Y.Z)", target,
+                                              wanted));
+  RuntimeRelease release{.target = target, .library_folder = fetched_release(wanted)};
+  if (release.library_folder.empty())
+    return fail(ErrorCode::usage,
+                fmt::format("--target {}: ONNX Runtime {} is not fetched into {}; fetch it once with {} {}", target,
+                            wanted, runtime_release_cache().string(), k_fetch_command, wanted));
+  release.version = release.library_folder.filename().string();
+  auto outcome = run_on_release(release.library_folder, {"ops", "opset"}, 120);
+  if (!outcome) return std::unexpected(outcome.error());
+  nlohmann::json limits;
+  if (outcome->exit_code == 0 && !outcome->lines.empty())
+    limits = nlohmann::json::parse(outcome->lines.back(), nullptr, /*allow_exceptions=*/false);
+  if (!limits.is_object() || !limits.contains("onnxruntime"))
+    return fail(ErrorCode::runtime, fmt::format("--target {}: ONNX Runtime {} in {} cannot start: {}", target,
+                                                release.version, release.library_folder.string(),
+                                                child_error(*outcome)));
+  release.newest_opset = limits["onnxruntime"].value("newest_opset", 0);
+  release.newest_ir_version = limits["onnxruntime"].value("newest_ir_version", 0);
+  return release;
+}
+
+ReleaseProof prove_on_release(const RuntimeRelease& release, const fs::path& model, int model_opset,
+                              int model_ir_version, const fs::path& reference, const fs::path& folder,
+                              const ReleaseProofOptions& options, std::ostream& progress) {
+  ReleaseProof proof{.release = release};
+  const std::string name = "ONNX Runtime " + release.version;
+  const auto refuse = [&](std::string reason) {
+    proof.outcome = "refused";
+    proof.reason = std::move(reason);
+    proof.findings.push_back(refusal_finding(release, proof.reason));
+    return proof;
+  };
+  // What the release loads, known without running it: the loader checks these first.
+  if (model_ir_version > release.newest_ir_version)
+    return refuse(fmt::format("IR version {} is above the {} it reads", model_ir_version, release.newest_ir_version));
+  if (model_opset > release.newest_opset)
+    return refuse(fmt::format("opset {} is above the {} it runs", model_opset, release.newest_opset));
+
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  const auto error = [&](std::string reason) {
+    proof.outcome = "error";
+    proof.reason = std::move(reason);
+    return proof;
+  };
+  if (ec) return error("cannot create " + folder.string() + ": " + ec.message());
+
+  progress << fmt::format("onnxproof pipeline: {}: auditing the operators on the release itself\n", name)
+           << std::flush;
+  const fs::path audit_path = folder / "ops.json";
+  auto audit = run_on_release(release.library_folder,
+                              {"ops", model.string(), "--probe", "--json", audit_path.string()}, options.timeout_seconds);
+  if (!audit) return error(audit.error().describe());
+  auto audit_json = read_json_object(audit_path, ErrorCode::runtime);
+  if (!audit_json) return error("its operator audit did not finish: " + child_error(*audit));
+  auto audited = findings_of(*audit_json, name, audit_path);
+  proof.findings.insert(proof.findings.end(), audited.begin(), audited.end());
+
+  progress << fmt::format("onnxproof pipeline: {}: proving parity\n", name) << std::flush;
+  const fs::path parity_path = folder / "parity.json";
+  std::vector<std::string> arguments = {"parity", model.string(), "--reference", reference.string(),
+                                        "--provider", "cpu", "--json", parity_path.string()};
+  arguments.insert(arguments.end(), options.parity_arguments.begin(), options.parity_arguments.end());
+  auto parity = run_on_release(release.library_folder, std::move(arguments), options.timeout_seconds);
+  if (!parity) return error(parity.error().describe());
+  auto parity_json = read_json_object(parity_path, ErrorCode::runtime);
+  if (!parity_json) return error("its parity proof did not finish: " + child_error(*parity));
+  proof.parity = std::move(*parity_json);
+  auto compared = findings_of(proof.parity, name, parity_path);
+  // A session the release cannot make is the release refusing the model (an operator, a type).
+  const auto run_failed = std::find_if(compared.begin(), compared.end(),
+                                       [](const Finding& f) { return f.code == FindingCode::run_failed; });
+  if (run_failed != compared.end()) return refuse(run_failed->message);
+  proof.findings.insert(proof.findings.end(), compared.begin(), compared.end());
+  proof.outcome = has_errors(proof.findings) ? "fail" : "pass";
+  return proof;
+}
+
+void fit_opset_limit_to_releases(OpsetLimit& limit, const std::vector<RuntimeRelease>& releases) {
+  for (const auto& release : releases) {
+    limit.reason += fmt::format("; ONNX Runtime {} (--target {}) runs up to {}", release.version, release.target,
+                                release.newest_opset);
+    limit.opset = std::min(limit.opset, release.newest_opset);
+  }
+}
+
+nlohmann::json release_proof_to_json(const ReleaseProof& proof) {
+  nlohmann::json rows = nlohmann::json::array();
+  if (proof.parity.contains("parity")) rows = proof.parity["parity"];
+  std::size_t passed = 0;
+  for (const auto& row : rows) passed += row.value("status", "") == "pass";
+  return {{"target", proof.release.target},
+          {"version", proof.release.version},
+          {"library", proof.release.library_folder.string()},
+          {"newest_opset", proof.release.newest_opset},
+          {"newest_ir_version", proof.release.newest_ir_version},
+          {"outcome", proof.outcome},
+          {"reason", proof.reason},
+          {"rows", rows.size()},
+          {"rows_passed", passed},
+          {"parity", rows}};
+}
+
+}  // namespace onnxproof
