@@ -9,7 +9,7 @@ LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
-.PHONY: all setup setup-gpu build demo test test-fast bench fuzz sanitize clean
+.PHONY: all setup setup-gpu setup-ort-versions build demo test test-fast bench fuzz sanitize clean
 
 all: build
 
@@ -20,6 +20,12 @@ setup:
 # .deps/onnxruntime-gpu, selected at run time by ONNXPROOF_ONNXRUNTIME (docs/providers.md).
 setup-gpu: setup
 	scripts/fetch-onnxruntime-gpu.sh
+
+# ONNX Runtime releases for proofs per release (--target ort-cpu@VERSION, docs/cli.md), into the
+# release cache: make setup-ort-versions ORT_VERSIONS="1.18 1.20 1.22"
+ORT_VERSIONS ?= 1.14 1.15 1.16 1.17 1.18 1.19 1.20 1.21 1.22 1.23 1.24 1.25 1.26 1.27 1.28 1.29 1.30 1.31
+setup-ort-versions: setup
+	scripts/fetch-onnxruntime-versions.sh $(ORT_VERSIONS)
 
 # The Makefile too: a build folder configured before a flag here (the ccache launcher) gets it.
 $(BUILD)/build.ninja: CMakeLists.txt Makefile | setup

@@ -32,9 +32,14 @@ resolve() {
     echo "$wanted"
     return
   fi
-  "$python" -m pip index versions onnxruntime --disable-pip-version-check 2>/dev/null |
+  local found
+  found="$("$python" -m pip index versions onnxruntime --disable-pip-version-check 2>/dev/null |
     sed -n 's/^Available versions: //p' | tr ',' '\n' | tr -d ' ' |
-    grep -E "^${wanted//./\\.}\.[0-9]+$" | sort -t. -k3,3n | tail -n 1
+    grep -E "^${wanted//./\\.}\.[0-9]+$" | sort -t. -k3,3n | tail -n 1)" || true
+  # Releases with no wheel for this Python (before 1.15's CPython 3.11 wheels): npm's.
+  [[ -n "$found" ]] || found="$(npm view "onnxruntime-node@~$wanted.0" version 2>/dev/null | tail -n 1 |
+                                 awk '{print $NF}' | tr -d "'")" || true
+  echo "$found"
 }
 
 fetch() {

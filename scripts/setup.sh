@@ -5,7 +5,8 @@
 #   2. the front end's pinned Python environments: PyTorch's in .venv/, TensorFlow's in .venv-tf/
 #      (scripts/setup-python.sh, from python/requirements.lock and requirements-tensorflow.lock);
 #   3. the ONNX C++ library at the pinned version in .deps/onnx (scripts/build-onnx.sh);
-#   4. ONNX Runtime in .deps/onnxruntime (scripts/fetch-onnxruntime.sh);
+#   4. ONNX Runtime in .deps/onnxruntime (scripts/fetch-onnxruntime.sh), and the releases 1.18 and
+#      1.31 in the release cache (scripts/fetch-onnxruntime-versions.sh);
 #      (2-4 are kept once per machine and linked from the checkout: see below)
 #   5. the distribution's own PyTorch, where it has one, for the cross-version test lane;
 #   6. clang with libFuzzer and the sanitizer runtimes, for the fuzz targets (fuzz/).
@@ -100,6 +101,9 @@ shared "$root/.deps/onnx" "onnx-$(key <(grep '^onnx==' "$root/python/requirement
   "$root/scripts/build-onnx.sh"
 shared "$root/.deps/onnxruntime" "onnxruntime-$(key "$root/scripts/fetch-onnxruntime.sh")" \
   "$root/scripts/fetch-onnxruntime.sh"
+# Two more ONNX Runtime releases, for the tests of proofs per release (--target ort-cpu@1.18):
+# 47 MB in the release cache (docs/cli.md), fetched once; `make setup-ort-versions` adds others.
+"$root/scripts/fetch-onnxruntime-versions.sh" 1.18 1.31
 
 # The distribution's PyTorch: installed where the machine's own package sources have it.
 missing=()

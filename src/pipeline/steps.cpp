@@ -12,6 +12,7 @@
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/opset_limits.h"
+#include "onnxproof/ops/release_forecast.h"
 #include "onnxproof/parity/generation.h"
 #include "onnxproof/parity/random_outputs.h"
 #include "onnxproof/report/generation_report.h"
@@ -184,7 +185,14 @@ StepReport ops_step(Run& run) {
   add_findings(run, audit.findings);
   nlohmann::json targets = nlohmann::json::array();
   for (const auto& table : audit.tables) targets.push_back(table.target + ": " + table.runtime);
-  step.details = {{"targets", targets}, {"operators", audit.operators.size()}};
+  // Which ONNX Runtime releases would load it, by its opset and IR version, none of them run.
+  int opset = 0;
+  for (const auto& entry : model->proto.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx") opset = static_cast<int>(entry.version());
+  const auto forecast = forecast_releases(opset, static_cast<int>(model->proto.ir_version()));
+  step.details = {{"targets", targets}, {"operators", audit.operators.size()},
+                  {"releases", forecast_to_json(forecast)}};
+  step.reason = forecast_summary(forecast);
   step.status = status_from(true, audit.findings);
   run.ops = std::move(audit);
   return step;

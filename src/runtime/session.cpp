@@ -274,8 +274,10 @@ int last_accepted(int low, int high, const std::function<bool(int)>& accepted) {
 int onnxruntime_newest_opset() {
   static const int newest = [] {
     auto env = shared_env();
-    // 7: the oldest opset ONNX Runtime supports; IR version 10 knows every opset up to 21+.
-    return env ? last_accepted(7, 64, [&](int opset) { return accepts(**env, opset, 10); }) : 0;
+    // 7: the oldest opset ONNX Runtime supports; IR version 10 knows every opset up to 21+ (a
+    // release that reads less, 1.17 and older, is asked with the newest it reads).
+    const int ir_version = std::min(10, onnxruntime_newest_ir_version());
+    return env ? last_accepted(7, 64, [&](int opset) { return accepts(**env, opset, ir_version); }) : 0;
   }();
   return newest;
 }

@@ -190,6 +190,15 @@ CASES = [
          env={"ONNXPROOF_ONNXRUNTIME": "{w}/absent"}),
     case("onnxruntime_library_not_a_library", "check {w}/model.onnx", 3, says="cannot start with the",
          env={"ONNXPROOF_ONNXRUNTIME": "{w}/fakeort"}),
+    # A proof per ONNX Runtime release (issue 43): a release not fetched (the sandbox's cache is
+    # empty), a version that is none, a version on a support table: exit 2 before any work.
+    case("pipeline_release_not_fetched", "pipeline --from-export {w}/export --out {w}/run --target ort-cpu@1.22", 2,
+         says="is not fetched into"),
+    case("pipeline_release_not_a_version", "pipeline --from-export {w}/export --out {w}/run --target ort-cpu@1.x;rm", 2,
+         says="is no ONNX Runtime version"),
+    case("pipeline_release_of_a_table", "pipeline --from-export {w}/export --out {w}/run --target tensorrt@10.1", 2,
+         says="only ort-cpu takes a release"),
+    case("ops_probe_on_the_loaded_runtime", "ops {w}/model.onnx --probe --json {w}/ops.json", 0, ["ops.json"]),
     # Zoo manifests, folders and merges (issue 46): a manifest, a zoo folder and an index.json are
     # untrusted files; refused in one line before anything runs, or merged as their run folders say.
     case("zoo_name_escapes", "zoo run {w}/zoo/escape.toml --out {w}/zout", 2, says="must be letters"),

@@ -39,7 +39,8 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         by input name; a tuple with one more value ends with labels), or a DataLoader, of which the
         first `data_batches` batches are used. Without data, generated inputs at every shape case.
     exporter: "auto" (torch's default, then the other), "dynamo" or "torchscript".
-    targets: runtimes to audit operators against (ort-cpu, ort-cuda, tensorrt, openvino).
+    targets: runtimes to audit operators against (ort-cpu, ort-cuda, tensorrt, openvino); ort-cpu@1.18
+        proves the model on that ONNX Runtime release too (fetched once: docs/cli.md).
     sweep: {label: [sizes]} to prove each dynamic axis at.
     out: the run folder (default onnxproof-out/<model class>-<hash of the inputs' signature and
         the weights>: a retrained model gets a folder of its own, the same model the same one);

@@ -61,6 +61,7 @@ def cache_key(model, versions):
         "source_sha256": file_sha256(model.source_file) if model.source_file else None,
         "weights_sha256": [file_sha256(path) for path in model.weights],
         "data_sha256": file_sha256(model.data_file) if model.data_file else None, "versions": versions,
+        "releases": _releases_fetched() if any("@" in target for target in model.options.get("targets", [])) else None,
     }
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
 
@@ -147,6 +148,18 @@ class Cache:
             if self._interpreters[python] != packages:
                 return f"the packages of {python} changed"
         return None
+
+
+def _releases_fetched():
+    """The ONNX Runtime releases in the engine's release cache (--target ort-cpu@X.Y takes the
+    newest patch there: a patch fetched since is another proof)."""
+    cache = os.environ.get("ONNXPROOF_ORT_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "onnxproof", "onnxruntime")
+    try:
+        return sorted(name for name in os.listdir(cache)
+                      if os.path.isfile(os.path.join(cache, name, "libonnxruntime.so.1")))
+    except OSError:
+        return []
 
 
 def _lasting_note(row):
