@@ -42,7 +42,13 @@ rm -rf "$venv"
 "$python" -m venv "$venv"
 # --no-deps: the lock lists every package, so nothing unpinned slips in. pip warns about each
 # local index folder that lacks a package; those lines say nothing useful.
-"$venv/bin/pip" install --quiet --no-deps -r "$lock" 2>&1 | grep -v '^WARNING: Location' >&2 || true
+# PIP_CONSTRAINT=/dev/null: the lock's exact pins are the only constraints. A machine's pip
+# configuration may cap packages (this project's machines cap torch at 2.14.1 in
+# /etc/xdg/pip/constraints.txt, for the wheels they keep on disk), and pip then refuses the lock.
+# Only the constraint is lifted: the configuration's other settings (find-links, the extra indexes
+# on the local disk, certificates) and PIP_* variables still apply.
+PIP_CONSTRAINT=/dev/null "$venv/bin/pip" install --quiet --no-deps -r "$lock" 2>&1 |
+  grep -v '^WARNING: Location' >&2 || true
 "$venv/bin/pip" check >&2 ||
   { echo "onnxproof setup: the environment from $lock is inconsistent (pip check above)" >&2; exit 3; }
 "$venv/bin/python" -c "import $imports" ||

@@ -1,4 +1,4 @@
-// Runs ONNX's own backend test suite of the pinned onnx (1.23.1: the node cases generated from
+// Runs ONNX's own backend test suite of the pinned onnx (1.23.2: the node cases generated from
 // the wheel's case definitions, and the simple, pytorch-converted and pytorch-operator suites it
 // ships; tests/backend/generate_node_data.py) through the product's parity path: read_reference()
 // and run_parity(), as `onnxproof parity MODEL --reference CASE` does (ONNX Runtime on the CPU,

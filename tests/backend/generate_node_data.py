@@ -1,4 +1,4 @@
-"""Writes ONNX's backend test data for the installed onnx (1.23.1 in the pinned .venv) into one
+"""Writes ONNX's backend test data for the installed onnx (1.23.2 in the pinned .venv) into one
 folder, in the layout the ONNX test runners read: SUITE/CASE/model.onnx and
 SUITE/CASE/test_data_set_N/{input,output}_K.pb.
 

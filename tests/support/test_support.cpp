@@ -1,5 +1,7 @@
 #include "test_support.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <random>
 
@@ -118,5 +120,15 @@ onnx::ModelProto if_model_with_constant_branches(bool dead_constant_per_branch) 
 }
 
 void write_bytes(const fs::path& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+
+std::string locked_version(const std::string& package) {
+  std::ifstream lock(ONNXPROOF_REQUIREMENTS_LOCK);
+  const std::string prefix = package + "==";
+  for (std::string line; std::getline(lock, line);) {
+    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+  }
+  ADD_FAILURE() << "no " << prefix << " line in " << ONNXPROOF_REQUIREMENTS_LOCK;
+  return "";
+}
 
 }  // namespace onnxproof::testing

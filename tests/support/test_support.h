@@ -44,4 +44,8 @@ onnx::ModelProto if_model_with_constant_branches(bool dead_constant_per_branch);
 /// Writes bytes to a file (no atomicity needed in tests).
 void write_bytes(const std::filesystem::path& path, const std::string& bytes);
 
+/// The version python/requirements.lock pins `package` at ("2.15.0" for "torch"); fails the
+/// calling test (and returns "") when the lock has no `package==` line.
+std::string locked_version(const std::string& package);
+
 }  // namespace onnxproof::testing

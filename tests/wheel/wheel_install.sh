@@ -2,7 +2,8 @@
 # The wheel as a user gets it. scripts/build-wheel.sh --engine packages this build's engine into it
 # (RUNPATH, strip and vendored libraries as for a release; no second compile); a fresh virtual environment gets
 # only the wheel, torch, torchvision, onnx and onnxscript (the lock's versions, linked from .venv's
-# installed files) and what they require; there, outside the checkout and with no onnxproof
+# installed files) and what they require; pip installs the wheel with [vision] there resolving its
+# requirements, and must keep that torch (the lock's: 2.15) and the rest; there, outside the checkout and with no onnxproof
 # variable set, onnxproof.prove (on a model object) and the `onnxproof` console script prove a
 # small CNN (the wheel is what this test checks; ResNet-18 would only add minutes of export), and
 # both give the verdict and findings of this checkout's own build.
@@ -30,13 +31,32 @@ trap 'rm -rf "$work" "$venv"' EXIT
 site_packages=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 "$root/.venv/bin/python" "$root/tests/wheel/link_installed.py" "$site_packages" \
   torch torchvision onnx onnxscript numpy
-# --no-deps: what the wheel requires is linked above (torch's CUDA libraries included, through the
-# extras it requires them with), and `pip check` says whether it is all there at versions the wheel
-# admits. Resolving instead took 8 s, most of it copying the CUDA libraries the links had missed.
+# pip resolves the wheel's requirements (with [vision]) as a user's `pip install` does, beside the
+# torch already there: the lock's (2.15). Everything it requires is linked above (torch's CUDA
+# libraries included, through the extras it requires them with), so pip must keep all of it and
+# install the wheel alone: a bound that shut out this torch would have pip replace it (with the
+# 2.13 CPU wheel in this machine's find-links folder) or fail. --no-index: nothing is downloaded.
+# PIP_CONSTRAINT=/dev/null: this machine's pip configuration caps torch at 2.14.1, and a user here
+# would meet that cap (scripts/setup-python.sh lifts it for setup the same way).
 install_start=$(now)
-"$venv/bin/pip" install --quiet --no-deps "$wheel" 2>&1 | { grep -v '^WARNING: Location' || true; }
+PIP_CONSTRAINT=/dev/null "$venv/bin/pip" install --quiet --no-index --report "$work/install.json" "$wheel[vision]" 2>&1 |
+  { grep -v '^WARNING: Location' || true; }
 install_end=$(now)
 "$venv/bin/pip" check
+"$root/.venv/bin/python" - "$work/install.json" "$root/python/requirements.lock" "$site_packages" <<'PYTHON'
+import importlib.metadata, json, sys
+from packaging.requirements import Requirement
+installed = [(item["metadata"]["name"], item["metadata"]["version"]) for item in json.load(open(sys.argv[1]))["install"]]
+assert [name for name, _ in installed] == ["onnxproof"], f"pip install of the wheel installed {installed}"
+locked = next(line.split("==")[1].strip() for line in open(sys.argv[2]) if line.startswith("torch=="))
+fresh = lambda name: next(importlib.metadata.distributions(name=name, path=[sys.argv[3]]))
+torch = fresh("torch").version
+assert torch.split("+")[0] == locked, f"torch {torch} beside the wheel, the lock's is {locked}"
+bound = next(Requirement(r) for r in fresh("onnxproof").requires if Requirement(r).name == "torch")
+for version in (locked, "2.13.0"):  # the lock's torch and the oldest-torch lane's
+    assert bound.specifier.contains(version), f"the wheel's {bound} shuts out torch {version}"
+print(f"pip install of the wheel beside torch {torch}: only onnxproof installed; the wheel requires {bound}")
+PYTHON
 installed=$("$venv/bin/pip" list --format=freeze)
 for absent in onnxruntime scikit-learn scikit_build_core auditwheel timm transformers; do
   if grep -qi "^$absent==" <<< "$installed"; then echo "the fresh environment has $absent"; exit 1; fi
