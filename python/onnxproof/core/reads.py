@@ -102,11 +102,11 @@ class _Recorder:
             pass  # no record: the zoo then stores nothing for this run (a cache miss, never a false hit)
 
 
-def package_versions():
-    """{package: version or None} of PACKAGES in this interpreter."""
+def package_versions(packages=PACKAGES):
+    """{package: version or None} of `packages` in this interpreter."""
     import importlib.metadata
     versions = {}
-    for package in PACKAGES:
+    for package in packages:
         try:
             versions[package] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:

@@ -13,7 +13,6 @@ Entries live in CACHE/<key[:2]>/<key>/ (row.json, reads.json, run/, golden/, log
 defaulting to OUT/.cache; only a pass or a fail with its reads recorded is stored: an error (a
 timeout, a crash) is tried again next time."""
 import hashlib
-import importlib.metadata
 import json
 import os
 import platform
@@ -21,7 +20,7 @@ import shutil
 import subprocess
 import tempfile
 
-from ..core.reads import PACKAGES
+from ..core.reads import PACKAGES, package_versions
 from .files import copy_file, publish_copy, read_json, write_json
 
 # Bump when what an entry holds changes meaning: older entries then miss, never restore wrongly.
@@ -46,11 +45,7 @@ def tool_versions(engine):
     Python packages' (absent ones as null) and Python's."""
     from ..core import ONNXPROOF_VERSION
     versions = {"onnxproof": ONNXPROOF_VERSION, "engine_sha256": file_sha256(engine), "python": platform.python_version()}
-    for package in _PACKAGES:
-        try:
-            versions[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            versions[package] = None
+    versions.update(package_versions(_PACKAGES))
     return versions
 
 
