@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Installs ONNX Runtime into .deps/onnxruntime (git-ignored), idempotently:
-#   lib/      libonnxruntime.so.1 from the npm package onnxruntime-node (a manylinux build that
-#             runs on Debian 12's glibc)
+#   lib/      libonnxruntime.so.1 of the PyPI wheel onnxruntime (a manylinux build that runs on
+#             Debian 12's glibc), taken by scripts/fetch-onnxruntime-versions.sh (npm's
+#             onnxruntime-node stops at 1.30.0)
 #   include/  the C/C++ API headers from Debian 13's libonnxruntime-dev (its binaries need a newer
-#             glibc, so only the headers are used; the C API is ABI-stable across these versions)
+#             glibc, so only the headers are used; the engine binds the C API of 1.11 by hand,
+#             src/runtime/ort_api.h, so any newer library serves these headers)
 # The Debian mirror is read from this machine's own apt sources; no registry host is named here.
 set -euo pipefail
 
-readonly ORT_NPM_VERSION="1.30.0"
+readonly ORT_VERSION="1.31.1"
 readonly ORT_DEB_VERSION="1.21.0+dfsg-1"
 readonly ORT_DEB_SUITE="trixie"
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dest="${1:-$root/.deps/onnxruntime}"
 stamp="$dest/VERSIONS"
-want="library=$ORT_NPM_VERSION headers=$ORT_DEB_VERSION"
+want="library=$ORT_VERSION headers=$ORT_DEB_VERSION"
 
 if [[ -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$want" ]]; then
   exit 0
@@ -23,9 +25,7 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-echo "onnxproof setup: fetching ONNX Runtime $ORT_NPM_VERSION (npm onnxruntime-node)" >&2
-(cd "$work" && npm pack --silent "onnxruntime-node@$ORT_NPM_VERSION" >/dev/null)
-tar -xzf "$work/onnxruntime-node-$ORT_NPM_VERSION.tgz" -C "$work" package/bin/napi-v6/linux/x64/libonnxruntime.so.1
+ONNXPROOF_ORT_CACHE="$work/releases" "$root/scripts/fetch-onnxruntime-versions.sh" "$ORT_VERSION"
 
 mkdir -p "$work/deb"
 # Debian 13's own sources carry the package: take it from there. Elsewhere (Debian 12), read it
@@ -67,7 +67,7 @@ dpkg -x "$work"/deb/libonnxruntime-dev_*.deb "$work/debroot"
 staging="$dest.partial"
 rm -rf "$staging"
 mkdir -p "$staging/lib" "$staging/include"
-cp "$work/package/bin/napi-v6/linux/x64/libonnxruntime.so.1" "$staging/lib/"
+cp "$work/releases/$ORT_VERSION/libonnxruntime.so.1" "$staging/lib/"
 ln -s libonnxruntime.so.1 "$staging/lib/libonnxruntime.so"
 cp -r "$work"/debroot/usr/include/onnxruntime/. "$staging/include/"
 echo "$want" >"$staging/VERSIONS"
