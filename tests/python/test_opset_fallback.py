@@ -21,7 +21,7 @@ def read_json(path):
 
 
 class RoiAlignModel(nn.Module):
-    """torchvision's RoIAlign: RoiAlign-22 (opset 22 on) has no ONNX Runtime 1.30 CPU kernel."""
+    """torchvision's RoIAlign: RoiAlign-22 (opset 22 on) has no ONNX Runtime 1.30 or 1.31 CPU kernel."""
 
     def __init__(self):
         super().__init__()

@@ -147,7 +147,7 @@ class RuntimeReleases(unittest.TestCase):
         self.assertTrue(mismatches and all(f["where"].startswith(f"ONNX Runtime {self.new}") for f in mismatches),
                         mismatches)
         engine_parity = next(step for step in report["steps"] if step["name"] == "parity")
-        self.assertEqual(engine_parity["status"], "pass")  # the engine's own 1.30 has no such option set
+        self.assertEqual(engine_parity["status"], "pass")  # the engine's own library has no such option set
         self.assertTrue(math.isfinite(float(releases[self.new]["newest_opset"])))
 
 
