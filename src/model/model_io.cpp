@@ -385,4 +385,11 @@ Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const S
 
 CommandInputs model_inputs(const LoadedModel& model) { return CommandInputs{.files = model_files(model)}; }
 
+int default_domain_opset(const onnx::ModelProto& model) {
+  int opset = 0;
+  for (const auto& entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx") opset = static_cast<int>(entry.version());
+  return opset;
+}
+
 }  // namespace onnxproof

@@ -186,9 +186,7 @@ StepReport ops_step(Run& run) {
   nlohmann::json targets = nlohmann::json::array();
   for (const auto& table : audit.tables) targets.push_back(table.target + ": " + table.runtime);
   // Which ONNX Runtime releases would load it, by its opset and IR version, none of them run.
-  int opset = 0;
-  for (const auto& entry : model->proto.opset_import())
-    if (entry.domain().empty() || entry.domain() == "ai.onnx") opset = static_cast<int>(entry.version());
+  const int opset = default_domain_opset(model->proto);
   const auto forecast = forecast_releases(opset, static_cast<int>(model->proto.ir_version()));
   step.details = {{"targets", targets}, {"operators", audit.operators.size()},
                   {"releases", forecast_to_json(forecast)}};
@@ -249,9 +247,7 @@ StepReport runtimes_step(Run& run) {
   StepReport step{.name = "runtimes"};
   auto model = load_model(run.model);
   if (!model) return step_error(step, model.error());
-  int opset = 0;
-  for (const auto& entry : model->proto.opset_import())
-    if (entry.domain().empty() || entry.domain() == "ai.onnx") opset = static_cast<int>(entry.version());
+  const int opset = default_domain_opset(model->proto);
   const int ir_version = static_cast<int>(model->proto.ir_version());
   nlohmann::json releases = nlohmann::json::array();
   std::vector<std::string> matched, refused, failed, errors;

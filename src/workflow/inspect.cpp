@@ -66,9 +66,7 @@ namespace {
 // uses probed with a one-node session (ops --probe; a proof per runtime release runs it with the
 // release's library), the documented table where the probe cannot decide.
 Expected<SupportTable> probed_model_table(const onnx::ModelProto& model) {
-  int opset = 0;
-  for (const auto& entry : model.opset_import())
-    if (entry.domain().empty() || entry.domain() == "ai.onnx") opset = static_cast<int>(entry.version());
+  const int opset = default_domain_opset(model);
   std::set<std::string> op_types;
   for_each_graph(model.graph(), [&](const onnx::GraphProto& graph) {
     for (const auto& node : graph.node())

@@ -49,6 +49,9 @@ Expected<LoadedModel> load_model(const std::filesystem::path& path, const LoadOp
 /// Parses a model from bytes in memory (no external data allowed to be loaded).
 Expected<onnx::ModelProto> parse_model(std::string_view bytes, const std::string& what);
 
+/// The model's ai.onnx opset (the default domain's import), 0 when it imports none.
+int default_domain_opset(const onnx::ModelProto& model);
+
 struct SaveOptions {
   /// Write tensors of at least `external_threshold_bytes` into "<file name>.data" beside the model.
   /// Automatic (the default) when the model would not fit in one 2 GiB protobuf.
