@@ -54,7 +54,7 @@ std::string forecast_summary(const std::vector<ReleaseForecast>& forecast) {
   if (!refusing.empty()) {
     const ReleaseForecast& newest = *refusing.back();  // the newest refusing release: the nearest limit
     summary += fmt::format("{}{} {}: {}{}", summary.empty() ? "ONNX Runtime " : "; ", range(refusing),
-                           refusing.size() == 1 ? "refuses it" : "refuse it", newest.reason,
+                           "would refuse it", newest.reason,
                            refusing.size() == 1 ? "" : " (" + newest.version + ")");
   }
   return summary.empty() ? summary : summary + " (opset and IR version; data/onnxruntime-releases.csv)";

@@ -28,6 +28,9 @@ Expected<Ort::Env*> shared_env() {
   static std::string failure;
   if (!env && failure.empty()) {
     if (auto bound = runtime_detail::bind_onnxruntime_api(); !bound) return std::unexpected(bound.error());
+    // A malformed session-config is the deployment's mistake, said once here: not a model that
+    // fails to load (each session would otherwise report it as the model refused).
+    if (auto config = runtime_detail::deployment_session_config(); !config) return std::unexpected(config.error());
     try {
       // A proof tool sends and stores no telemetry. ONNX Runtime 1.30's POSIX telemetry (1DS)
       // otherwise keeps a device id and an event database under ~/.cache/Microsoft/DeveloperTools/
@@ -371,6 +374,11 @@ Expected<std::vector<Tensor>> Session::run(const std::vector<Feed>& feeds) {
   } catch (const Ort::Exception& error) {
     return fail(ErrorCode::runtime, std::string("ONNX Runtime failed to run the model: ") + error.what());
   }
+}
+
+Expected<void> start_onnxruntime() {
+  ONNXPROOF_TRY(shared_env());
+  return {};
 }
 
 std::string onnxruntime_version() {

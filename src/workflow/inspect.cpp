@@ -107,6 +107,7 @@ Expected<Outcome<OpsAudit>> ops_workflow(const OpsCommand& command) {
 }
 
 Expected<Outcome<OpsetLimit>> opset_workflow(const OpsetCommand& command) {
+  ONNXPROOF_TRY(start_onnxruntime());  // limits of a runtime that cannot start would read as 0
   ONNXPROOF_TRY_ASSIGN(const auto targets, split_list(command.targets, "--target"));
   ONNXPROOF_TRY_ASSIGN(const auto tables, load_target_tables(targets));
   return Outcome<OpsetLimit>{.verdict = verdict_from(true, true), .result = newest_supported_opset(tables)};

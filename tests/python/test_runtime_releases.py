@@ -150,6 +150,20 @@ class RuntimeReleases(unittest.TestCase):
         self.assertEqual(engine_parity["status"], "pass")  # the engine's own library has no such option set
         self.assertTrue(math.isfinite(float(releases[self.new]["newest_opset"])))
 
+    def test_a_malformed_session_config_stops_the_run_not_the_model(self):
+        # The deployment's file is wrong, not the export: exit 3 before any work, never a refusal.
+        cache = os.path.join(self.work, "broken-deployment")
+        os.makedirs(os.path.join(cache, self.new))
+        os.symlink(os.path.join(CACHE, self.new, "libonnxruntime.so.1"),
+                   os.path.join(cache, self.new, "libonnxruntime.so.1"))
+        with open(os.path.join(cache, self.new, "session-config"), "w") as stream:
+            stream.write("no equals sign here\n")
+        done, out = self.prove("broken", "--target", "ort-cpu@1.31", env=dict(os.environ, ONNXPROOF_ORT_CACHE=cache))
+        self.assertEqual(done.returncode, 3, done.stdout[-2000:] + done.stderr[-2000:])
+        self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+        self.assertIn("session-config line 1: expected KEY=VALUE", done.stderr)
+        self.assertFalse(os.path.exists(out))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -24,8 +24,8 @@ struct ReleaseForecast {
 /// empty when the table cannot be read.
 std::vector<ReleaseForecast> forecast_releases(int opset, int ir_version);
 
-/// One line: "loads on ONNX Runtime 1.18.0 to 1.31.1; 1.14.0 to 1.17.3 refuse it: opset 21 is
-/// above the 20 it runs (1.17.3)"; empty for no forecast.
+/// One line: "ONNX Runtime 1.18.0 to 1.31.1 would load it; 1.14.0 to 1.17.3 would refuse it: opset
+/// 21 is above the 20 it runs (1.17.3)"; empty for no forecast.
 std::string forecast_summary(const std::vector<ReleaseForecast>& forecast);
 
 nlohmann::json forecast_to_json(const std::vector<ReleaseForecast>& forecast);

@@ -121,6 +121,10 @@ class Session {
   std::unique_ptr<Impl> m_impl;
 };
 
+/// Starts ONNX Runtime (once per process: its environment, the C API bound, the deployment's
+/// session-config read); fails saying why it cannot start as configured.
+Expected<void> start_onnxruntime();
+
 /// Version of the loaded ONNX Runtime library ("1.30.0").
 std::string onnxruntime_version();
 

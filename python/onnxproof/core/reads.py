@@ -67,7 +67,7 @@ class _Recorder:
         self.files, self.folders, self.env = set(), set(), set()
 
     def _kept(self, path):
-        if not isinstance(path, (str, bytes, os.PathLike)) or isinstance(path, int):
+        if not isinstance(path, (str, bytes, os.PathLike)):  # an fd (os.open of an int) names no file
             return None
         try:
             path = os.path.realpath(os.fsdecode(path))
