@@ -25,14 +25,17 @@ static_assert(k_generation_schema == contract::k_generation_version,
 
 namespace {
 
-// What the front end recorded: the document and its tensors.
-struct GenerationReference {
-  contract::GenerationDocument document;
+// What the front end recorded for one run: its tensors.
+struct RunReference {
+  contract::GenerationRun run;
   Tensor prompt;                  // batch x prompt_length, int64
   std::vector<Tensor> empty_past;  // step 0's cache, in `past` order
   Tensor tokens;                  // steps x batch, int64
   Tensor logits;                  // steps x batch x vocabulary, float32
   std::optional<Tensor> exact;    // the same in float64
+  std::vector<Tensor> encoder_inputs;        // in encoder.inputs order
+  std::vector<Tensor> encoder_outputs;       // PyTorch's, in encoder.outputs order
+  std::vector<Tensor> exact_encoder_outputs;  // float64, when exact
 };
 
 Expected<Tensor> read_tensor(const fs::path& path) {
@@ -40,35 +43,80 @@ Expected<Tensor> read_tensor(const fs::path& path) {
   return std::move(named.tensor);
 }
 
-Expected<GenerationReference> read_generation_reference(const fs::path& folder) {
+Expected<std::vector<Tensor>> read_numbered(const fs::path& folder, std::string_view stem, std::size_t count) {
+  std::vector<Tensor> tensors;
+  for (std::size_t index = 0; index < count; ++index) {
+    ONNXPROOF_TRY_ASSIGN(Tensor tensor, read_tensor(folder / fmt::format("{}_{}.pb", stem, index)));
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
+// A run's folder is run_N and an encoder a plain .onnx file name: nothing the document names may
+// lead outside the run folder.
+bool is_run_folder(const std::string& name) {
+  return name.size() > 4 && name.starts_with("run_") &&
+         std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_plain_onnx_name(const std::string& name) {
+  return name.size() > 5 && name.ends_with(".onnx") && name.find_first_of("/\\") == std::string::npos &&
+         name.front() != '.' && name.find('\0') == std::string::npos;
+}
+
+Expected<contract::GenerationDocument> read_generation_document(const fs::path& folder) {
   const fs::path path = folder / "generation.json";
   ONNXPROOF_TRY_ASSIGN(const nlohmann::json json, read_json_object(path, ErrorCode::invalid_input));
-  GenerationReference reference;
-  ONNXPROOF_TRY_ASSIGN(reference.document, contract::read_generation(json, path, ErrorCode::invalid_input));
-  const auto& document = reference.document;
+  ONNXPROOF_TRY_ASSIGN(contract::GenerationDocument document,
+                       contract::read_generation(json, path, ErrorCode::invalid_input));
   if (document.past.size() != document.present.size()) {
     return fail(ErrorCode::invalid_input, path.string() + ": past and present name different numbers of tensors");
   }
+  for (const auto& run : document.runs) {
+    if (!is_run_folder(run.folder)) {
+      return fail(ErrorCode::invalid_input, path.string() + ": a run's folder must be run_N, not '" + run.folder + "'");
+    }
+  }
+  if (document.encoder && !is_plain_onnx_name(document.encoder->model)) {
+    return fail(ErrorCode::invalid_input,
+                path.string() + ": the encoder must be a .onnx file in the run folder, not '" + document.encoder->model + "'");
+  }
+  return document;
+}
+
+Expected<RunReference> read_run_reference(const fs::path& folder, const contract::GenerationDocument& document,
+                                          const contract::GenerationRun& run) {
+  RunReference reference{.run = run};
   ONNXPROOF_TRY_ASSIGN(reference.prompt, read_tensor(folder / "prompt.pb"));
   ONNXPROOF_TRY_ASSIGN(reference.tokens, read_tensor(folder / "tokens.pb"));
   ONNXPROOF_TRY_ASSIGN(reference.logits, read_tensor(folder / "logits.pb"));
-  for (std::size_t index = 0; index < document.past.size(); ++index) {
-    ONNXPROOF_TRY_ASSIGN(Tensor past, read_tensor(folder / fmt::format("past_{}.pb", index)));
-    reference.empty_past.push_back(std::move(past));
-  }
-  if (document.exact) {
+  ONNXPROOF_TRY_ASSIGN(reference.empty_past, read_numbered(folder, "past", document.past.size()));
+  if (run.exact) {
     ONNXPROOF_TRY_ASSIGN(Tensor exact, read_tensor(folder / "exact_logits.pb"));
     reference.exact = std::move(exact);
   }
+  if (document.encoder) {
+    ONNXPROOF_TRY_ASSIGN(reference.encoder_inputs, read_numbered(folder, "encoder_input", document.encoder->inputs.size()));
+    ONNXPROOF_TRY_ASSIGN(reference.encoder_outputs,
+                         read_numbered(folder, "encoder_output", document.encoder->outputs.size()));
+    if (run.exact) {
+      ONNXPROOF_TRY_ASSIGN(reference.exact_encoder_outputs,
+                           read_numbered(folder, "exact_encoder_output", document.encoder->outputs.size()));
+    }
+  }
   const int64_t steps = document.steps;
-  const int64_t batch = document.batch;
+  const int64_t batch = run.batch;
   const bool shapes_hold =
-      reference.prompt.dtype() == DType::int64 && reference.prompt.shape() == std::vector<int64_t>{batch, document.prompt_length} &&
+      reference.prompt.dtype() == DType::int64 && reference.prompt.shape() == std::vector<int64_t>{batch, run.prompt_length} &&
       reference.tokens.dtype() == DType::int64 && reference.tokens.shape() == std::vector<int64_t>{steps, batch} &&
       reference.logits.dtype() == DType::float32 && reference.logits.rank() == 3 && reference.logits.shape()[0] == steps &&
       reference.logits.shape()[1] == batch &&
       (!reference.exact || (reference.exact->dtype() == DType::float64 && reference.exact->shape() == reference.logits.shape()));
-  if (!shapes_hold) {
+  bool encoder_holds = true;
+  for (std::size_t index = 0; index < reference.exact_encoder_outputs.size(); ++index) {
+    encoder_holds = encoder_holds && reference.exact_encoder_outputs[index].shape() == reference.encoder_outputs[index].shape();
+  }
+  if (!shapes_hold || !encoder_holds) {
     return fail(ErrorCode::invalid_input, folder.string() + ": the generation tensors do not have the shapes and "
                                                             "types generation.json describes");
   }
@@ -169,13 +217,17 @@ void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional
 
 // The session's input and output names the reference needs, checked up front.
 Expected<void> check_names(const Session& session, const contract::GenerationDocument& document) {
-  std::vector<std::string> inputs{document.input_ids, document.attention_mask};
+  std::vector<std::string> inputs{document.input_ids};
+  if (!document.attention_mask.empty()) inputs.push_back(document.attention_mask);
   inputs.insert(inputs.end(), document.past.begin(), document.past.end());
+  if (document.encoder) {
+    for (const auto& [name, source] : document.encoder->feeds) inputs.push_back(name);
+  }
   for (const auto& value : session.inputs()) {
     if (std::find(inputs.begin(), inputs.end(), value.name) == inputs.end()) {
       return fail(ErrorCode::invalid_input, "the model takes input '" + value.name +
-                                                "', which the generation loop does not feed (it feeds ids, the mask "
-                                                "and the cache)");
+                                                "', which the generation loop does not feed (it feeds ids, the mask, "
+                                                "the cache and the encoder's outputs)");
     }
   }
   std::vector<std::string> outputs{document.logits};
@@ -195,9 +247,26 @@ std::size_t output_index(const Session& session, const std::string& name) {
       std::find_if(values.begin(), values.end(), [&](const auto& value) { return value.name == name; }) - values.begin());
 }
 
-// The findings of a finished loop: the first failing step, and the near ties; `source` is what the
-// reference's framework is called ("PyTorch").
+std::string run_context(const GenerationResult& result) {
+  return result.run.empty() ? "" : fmt::format(" ({})", result.run);
+}
+
+// The findings of a finished loop: the encoder's outputs outside the rule, the first failing
+// step, and the near ties; `source` is what the reference's framework is called ("PyTorch").
 void add_generation_findings(GenerationResult& result, const std::string& source) {
+  for (const auto& output : result.encoder) {
+    if (output.passed()) continue;
+    result.findings.push_back(Finding{
+        .code = FindingCode::encoder_mismatch, .severity = Severity::error, .step = "generate",
+        .message = fmt::format("on {} the encoder's output '{}'{} is {:.3g} from the reference, over the budget {:.3g} "
+                               "({} values outside): every step decodes from it",
+                               result.provider, output.name, run_context(result), output.error, output.budget,
+                               output.mismatches),
+        .where = "encoder output " + output.name,
+        .hint = "the encoder's graph (encoder.onnx) departs from " + source + " before any token: check its attention "
+                "mask and the cross-attention keys and values it computes"});
+    break;
+  }
   std::vector<int> ties;
   for (const auto& step : result.steps) {
     if (step.near_tie) ties.push_back(step.step);
@@ -218,60 +287,128 @@ void add_generation_findings(GenerationResult& result, const std::string& source
       what = fmt::format("its logits are {:.3g} from the reference, over the budget {:.3g} ({} values outside)",
                          step.error, step.budget, step.mismatches);
     }
-    // A token is the argmax of the step's logits: a differing one is an argmax flip, logits
-    // outside the budget a parity mismatch, both named by the step where they first happen.
-    const FindingCode code = step.tokens_equal() ? FindingCode::parity_mismatch : FindingCode::argmax_flip;
+    const FindingCode code =
+        step.tokens_equal() ? FindingCode::generation_logits_outside : FindingCode::generation_diverged;
     result.findings.push_back(Finding{
         .code = code, .severity = Severity::error, .step = "generate",
-        .message = fmt::format("greedy generation on {} first goes wrong at step {} (past length {}): {}",
-                               result.provider, step.step, step.past_length, what),
+        .message = fmt::format("greedy generation on {}{} first goes wrong at step {} (past length {}): {}",
+                               result.provider, run_context(result), step.step, step.past_length, what),
         .where = fmt::format("generation step {}", step.step),
-        .hint = "the step and past length named are where the cache path first departs from " + source +
-                ": check how the past length, position ids and attention mask are computed from the cache"});
+        .hint = step.step == 0 && !result.encoder.empty()
+                    ? "step 0 decodes from the encoder's cross-attention cache and an empty self-attention cache: "
+                      "check the encoder's mask and which layer's keys and values feed each decoder layer"
+                    : "the step and past length named are where the cache path first departs from " + source +
+                          ": check how the past length, position ids and attention mask are computed from the cache"});
   }
   if (!ties.empty()) {
-    // Warning, not ARGMAX_TIE's default info: the generated tokens are not identical, which the
-    // user must hear even though neither runtime is wrong.
+    // Warning: the generated tokens are not identical, which the user must hear even though
+    // neither runtime is wrong.
     result.findings.push_back(Finding{
-        .code = FindingCode::argmax_tie, .severity = Severity::warning, .step = "generate",
-        .message = fmt::format("on {} the top two tokens were within the budget of each other at step(s) {}: ONNX Runtime "
-                               "picked the other one; the steps after were fed {}'s token",
-                               result.provider, fmt::join(ties, ", "), source),
+        .code = FindingCode::generation_near_tie, .severity = Severity::warning, .step = "generate",
+        .message = fmt::format("on {}{} the top two tokens were within the budget of each other at step(s) {}: ONNX "
+                               "Runtime picked the other one; the steps after were fed {}'s token",
+                               result.provider, run_context(result), fmt::join(ties, ", "), source),
         .where = fmt::format("generation step {}", ties.front()),
         .hint = "no defect of the export; another prompt proves more, and sampling settings decide such ties in "
                 "production"});
   }
 }
 
-}  // namespace
+// An encoder's output against PyTorch's: the calibrated rule with a float64 run, else the fixed one.
+EncoderOutputCheck judge_encoder_output(const std::string& name, const Tensor& pytorch, const Tensor* exact,
+                                        const Tensor& onnx, const ToleranceOptions& tolerance) {
+  EncoderOutputCheck check{.name = name};
+  if (exact && !tolerance.overridden(name)) {
+    ExactDeviation deviation;
+    const Comparison comparison = compare_calibrated(pytorch, *exact, onnx, 0.0, deviation);
+    check.max_abs = comparison.max_abs;
+    check.mismatches = comparison.mismatches;
+    check.error = deviation.onnx;
+    check.budget = deviation.budget;
+  } else {
+    const Comparison comparison = tolerance.compare(name, pytorch, onnx, pytorch.dtype());
+    const Tolerance fixed = tolerance.resolve(name, pytorch.dtype());
+    check.max_abs = check.error = comparison.max_abs;
+    check.mismatches = comparison.mismatches;
+    check.budget = fixed.atol + fixed.rtol * finite_scale(pytorch);
+  }
+  return check;
+}
 
-Expected<GenerationResult> prove_generation(const fs::path& model, const fs::path& reference_folder,
-                                            const SessionOptions& options, const ToleranceOptions& tolerance,
-                                            const std::string& framework) {
-  ONNXPROOF_TRY_ASSIGN(const GenerationReference reference, read_generation_reference(reference_folder));
-  const auto& document = reference.document;
-  ONNXPROOF_TRY_ASSIGN(Session session, Session::open(model, options));
-  ONNXPROOF_TRY(check_names(session, document));
+// The encoder run once on a run's inputs: the outputs judged, and every decoder input it feeds
+// (ONNX Runtime's own outputs, or the encoder's inputs such as the source mask).
+Expected<std::map<std::string, Tensor>> run_encoder(Session& encoder, const contract::GenerationEncoder& document,
+                                                    const RunReference& reference, const ToleranceOptions& tolerance,
+                                                    GenerationResult& result) {
+  std::vector<Feed> feeds;
+  for (std::size_t index = 0; index < document.inputs.size(); ++index) {
+    feeds.push_back({document.inputs[index], &reference.encoder_inputs[index]});
+  }
+  auto outputs = encoder.run(feeds);
+  if (!outputs) {
+    Error error = outputs.error();
+    error.add_context("the encoder (" + reference.run.label + ")");
+    return std::unexpected(std::move(error));
+  }
+  std::map<std::string, Tensor> by_name;
+  for (std::size_t index = 0; index < document.outputs.size(); ++index) {
+    const std::size_t at = output_index(encoder, document.outputs[index]);
+    if (at >= outputs->size()) {
+      return fail(ErrorCode::invalid_input, "the encoder has no output '" + document.outputs[index] + "'");
+    }
+    const Tensor* exact = reference.exact_encoder_outputs.empty() ? nullptr : &reference.exact_encoder_outputs[index];
+    result.encoder.push_back(judge_encoder_output(document.outputs[index], reference.encoder_outputs[index], exact,
+                                                  (*outputs)[at], tolerance));
+    by_name.emplace(document.outputs[index], std::move((*outputs)[at]));
+  }
+  for (std::size_t index = 0; index < document.inputs.size(); ++index) {
+    by_name.emplace(document.inputs[index], reference.encoder_inputs[index]);
+  }
+  std::map<std::string, Tensor> fed;
+  for (const auto& [input, source] : document.feeds) {
+    const auto found = by_name.find(source);
+    if (found == by_name.end()) {
+      return fail(ErrorCode::invalid_input, "generation.json feeds '" + input + "' from '" + source +
+                                                "', which is neither an input nor an output of the encoder");
+    }
+    fed.emplace(input, found->second);
+  }
+  return fed;
+}
+
+// One run's greedy loop through the decoder (and the encoder first, for an encoder-decoder).
+Expected<GenerationResult> prove_run(Session& session, Session* encoder, const contract::GenerationDocument& document,
+                                     const RunReference& reference, const SessionOptions& options,
+                                     const ToleranceOptions& tolerance, const std::string& framework) {
   GenerationResult result;
   result.provider = options.provider;
-  result.batch = static_cast<int>(document.batch);
-  result.prompt_length = document.prompt_length;
-  result.exact_missing_reason = document.exact_missing_reason;
+  result.optimization = std::string(optimization_name(options.optimization));
+  result.run = reference.run.label;
+  result.padded = reference.run.padded;
+  result.batch = static_cast<int>(reference.run.batch);
+  result.prompt_length = reference.run.prompt_length;
+  result.exact_missing_reason = reference.run.exact_missing_reason;
   const bool calibrated = reference.exact && !tolerance.overridden(document.logits);
   result.rule = calibrated ? "calibrated" : (tolerance.overridden(document.logits) ? "user" : "fixed");
-  const int64_t batch = document.batch, vocabulary = reference.logits.shape()[2];
+  std::map<std::string, Tensor> fixed;
+  if (encoder) {
+    ONNXPROOF_TRY_ASSIGN(fixed, run_encoder(*encoder, *document.encoder, reference, tolerance, result));
+  }
+  const int64_t batch = reference.run.batch, vocabulary = reference.logits.shape()[2];
   Tensor ids = reference.prompt;
   std::vector<Tensor> past = reference.empty_past;
   const std::size_t logits_index = output_index(session, document.logits);
   int64_t past_length = 0;
   for (int64_t index = 0; index < document.steps; ++index) {
     const Tensor mask = filled_int64({batch, past_length + ids.shape()[1]}, {});
-    std::vector<Feed> feeds{{document.input_ids, &ids}, {document.attention_mask, &mask}};
+    std::vector<Feed> feeds{{document.input_ids, &ids}};
+    if (!document.attention_mask.empty()) feeds.push_back({document.attention_mask, &mask});
     for (std::size_t layer = 0; layer < past.size(); ++layer) feeds.push_back({document.past[layer], &past[layer]});
+    for (const auto& [name, tensor] : fixed) feeds.push_back({name, &tensor});
     auto outputs = session.run(feeds);
     if (!outputs) {
       Error error = outputs.error();
-      error.add_context(fmt::format("generation step {} (past length {})", index, past_length));
+      error.add_context(fmt::format("generation step {} (past length {}){}", index, past_length, run_context(result)));
       return std::unexpected(std::move(error));
     }
     ONNXPROOF_TRY_ASSIGN(const Tensor onnx, last_position((*outputs)[logits_index]));
@@ -297,6 +434,34 @@ Expected<GenerationResult> prove_generation(const fs::path& model, const fs::pat
   }
   add_generation_findings(result, source_title(framework));
   return result;
+}
+
+}  // namespace
+
+Expected<std::vector<GenerationResult>> prove_generation(const fs::path& model, const fs::path& run_folder,
+                                                         const fs::path& reference_folder, const SessionOptions& options,
+                                                         const ToleranceOptions& tolerance, const std::string& framework) {
+  ONNXPROOF_TRY_ASSIGN(const contract::GenerationDocument document, read_generation_document(reference_folder));
+  ONNXPROOF_TRY_ASSIGN(Session session, Session::open(model, options));
+  ONNXPROOF_TRY(check_names(session, document));
+  std::optional<Session> encoder;
+  if (document.encoder) {
+    auto opened = Session::open(run_folder / document.encoder->model, options);
+    if (!opened) {
+      Error error = opened.error();
+      error.add_context("the encoder " + document.encoder->model);
+      return std::unexpected(std::move(error));
+    }
+    encoder = std::move(*opened);
+  }
+  std::vector<GenerationResult> results;
+  for (const auto& run : document.runs) {
+    ONNXPROOF_TRY_ASSIGN(const RunReference reference, read_run_reference(reference_folder / run.folder, document, run));
+    ONNXPROOF_TRY_ASSIGN(GenerationResult result, prove_run(session, encoder ? &*encoder : nullptr, document, reference,
+                                                            options, tolerance, framework));
+    results.push_back(std::move(result));
+  }
+  return results;
 }
 
 }  // namespace onnxproof

@@ -274,8 +274,23 @@ StepReport runtimes_step(Run& run) {
 
 bool releases_wanted(const Run& run) { return !run.options.releases.empty(); }
 
+// A run that fails at ONNX Runtime's default level and passes with its optimizer off.
+Finding optimizer_changed_generation(const GenerationResult& result) {
+  return Finding{
+      .code = FindingCode::runtime_optimization_changed_outputs, .severity = Severity::error, .step = "generate",
+      .message = fmt::format("greedy generation{} on {} goes wrong at step {} at ONNX Runtime's level '{}' and passes "
+                             "with its graph optimizations disabled: an optimizer rewrite changes the decoder's results",
+                             result.run.empty() ? "" : " (" + result.run + ")", result.provider,
+                             result.first_failure.value_or(0), result.optimization),
+      .where = fmt::format("generation step {}", result.first_failure.value_or(0)),
+      .hint = "deploy with graph_optimization_level ORT_DISABLE_ALL (or the optimizer the parity step's localization "
+              "names disabled), or report the rewrite to ONNX Runtime"};
+}
+
 // --generate N: the greedy loop through ONNX Runtime on every provider, against PyTorch's loop
-// (reference/generation/, written by the export). Only in the pipeline when --generate is given.
+// (reference/generation/, written by the export), each run (request) at ONNX Runtime's default
+// level; a run that fails there runs again with the optimizer off, which names the optimizer
+// when that one passes. Only in the pipeline when --generate is given.
 StepReport generate_step(Run& run) {
   StepReport step{.name = "generate"};
   const fs::path folder = run.out / "reference" / "generation";
@@ -285,20 +300,41 @@ StepReport generate_step(Run& run) {
   }
   std::vector<GenerationResult> results;
   for (const auto& provider : run.options.parity.providers) {
-    const SessionOptions session{.provider = provider, .intra_op_threads = run.options.parity.intra_op_threads};
-    auto result = prove_generation(run.model, folder, session, run.options.parity.tolerance, run.report.framework);
-    if (!result) return step_error(step, result.error());
-    add_findings(run, result->findings);
-    results.push_back(std::move(*result));
+    SessionOptions session{.provider = provider, .intra_op_threads = run.options.parity.intra_op_threads};
+    auto by_run = prove_generation(run.model, run.out, folder, session, run.options.parity.tolerance, run.report.framework);
+    if (!by_run) return step_error(step, by_run.error());
+    const bool any_failed = std::any_of(by_run->begin(), by_run->end(), [](const auto& result) { return !result.passed(); });
+    std::vector<GenerationResult> unoptimized;
+    if (any_failed && session.optimization != GraphOptimization::disabled) {
+      session.optimization = GraphOptimization::disabled;
+      auto again = prove_generation(run.model, run.out, folder, session, run.options.parity.tolerance, run.report.framework);
+      if (!again) return step_error(step, again.error());
+      unoptimized = std::move(*again);
+    }
+    for (std::size_t index = 0; index < by_run->size(); ++index) {
+      auto& result = (*by_run)[index];
+      add_findings(run, result.findings);
+      if (index < unoptimized.size() && !result.passed()) {
+        if (unoptimized[index].passed()) add_findings(run, {optimizer_changed_generation(result)});
+        results.push_back(std::move(result));
+        results.push_back(std::move(unoptimized[index]));
+      } else {
+        results.push_back(std::move(result));
+      }
+    }
   }
-  const bool passed = std::all_of(results.begin(), results.end(), [](const auto& result) { return result.passed(); });
+  const bool passed = std::all_of(results.begin(), results.end(), [](const auto& result) {
+    return result.passed() || result.optimization == "disabled";  // the default level's row decides
+  });
   step.status = passed && !results.empty() ? StepStatus::pass : StepStatus::fail;
   step.details = generation_to_json(run.options.export_options.generate, results);
   if (!results.empty()) {
-    const auto& first = results.front();
-    step.reason = fmt::format("{} greedy steps, {} with identical tokens on {}{}", first.steps.size(),
-                              first.identical_steps(), first.provider,
-                              first.first_failure ? fmt::format("; first wrong at step {}", *first.first_failure) : "");
+    const auto failed = std::find_if(results.begin(), results.end(), [](const auto& result) { return !result.passed(); });
+    const auto& shown = failed == results.end() ? results.front() : *failed;
+    step.reason = fmt::format("{} greedy steps in {} run(s), {} with identical tokens on {}{}{}", shown.steps.size(),
+                              results.size(), shown.identical_steps(), shown.provider,
+                              shown.run.empty() ? "" : " (" + shown.run + ")",
+                              shown.first_failure ? fmt::format("; first wrong at step {}", *shown.first_failure) : "");
   }
   return step;
 }

@@ -39,12 +39,32 @@ std::vector<std::vector<std::string>> table_cells(const nlohmann::json& provider
   return rows;
 }
 
+// "cpu, batch 2, source 16 tokens, last row padded (optimization disabled)": which table this is.
+std::string title_of(const nlohmann::json& provider) {
+  const std::string run = provider.value("run", "");
+  const std::string level = provider.value("optimization", "");
+  return provider.value("provider", "") + (run.empty() ? "" : ", " + run) +
+         (level == "disabled" ? " (graph optimizations disabled)" : "");
+}
+
 std::string summary_of(const nlohmann::json& provider) {
   const auto& first = provider["first_failure"];
-  return fmt::format("{}: {} of {} steps with identical tokens (rule {}); {}", provider.value("provider", ""),
+  std::string encoder;
+  for (const auto& output : provider.value("encoder", nlohmann::json::array())) {
+    if (!output.value("passed", true)) {
+      encoder = fmt::format("; encoder output {} outside the budget ({:.3g} > {:.3g})", output.value("name", ""),
+                            output.value("error", 0.0), output.value("budget", 0.0));
+      break;
+    }
+  }
+  if (encoder.empty() && !provider.value("encoder", nlohmann::json::array()).empty()) {
+    encoder = fmt::format("; the encoder's {} outputs within the budget", provider["encoder"].size());
+  }
+  return fmt::format("{}: {} of {} steps with identical tokens (rule {}); {}{}", title_of(provider),
                      provider.value("identical_steps", 0), provider.value("table", nlohmann::json::array()).size(),
                      provider.value("rule", ""),
-                     first.is_number() ? fmt::format("first wrong at step {}", first.get<int>()) : "every step passed");
+                     first.is_number() ? fmt::format("first wrong at step {}", first.get<int>()) : "every step passed",
+                     encoder);
 }
 
 // The table's columns, the reference named by its source framework's title ("PyTorch").
@@ -60,7 +80,14 @@ nlohmann::json generation_to_json(int steps, const std::vector<GenerationResult>
   for (const auto& result : results) {
     nlohmann::json table = nlohmann::json::array();
     for (const auto& step : result.steps) table.push_back(step_to_json(step));
-    providers.push_back({{"provider", result.provider}, {"rule", result.rule}, {"passed", result.passed()},
+    nlohmann::json encoder = nlohmann::json::array();
+    for (const auto& output : result.encoder) {
+      encoder.push_back({{"name", output.name}, {"max_abs", output.max_abs}, {"error", output.error},
+                         {"budget", output.budget}, {"mismatches", output.mismatches}, {"passed", output.passed()}});
+    }
+    providers.push_back({{"provider", result.provider}, {"optimization", result.optimization}, {"run", result.run},
+                         {"padded", result.padded}, {"encoder", std::move(encoder)},
+                         {"rule", result.rule}, {"passed", result.passed()},
                          {"batch", result.batch}, {"prompt_length", result.prompt_length},
                          {"identical_steps", result.identical_steps()},
                          {"first_token_difference", optional_step(result.first_token_difference)},
@@ -112,7 +139,7 @@ std::string generation_plot_svg(const nlohmann::json& details, const std::string
                   .x_label = "logit error against " + source_title(framework) + " (log scale)",
                   .limit_legend = "budget"};
   for (const auto& provider : details.value("providers", nlohmann::json::array())) {
-    ChartPanel panel{.name = provider.value("provider", "") + ", rule " + provider.value("rule", "")};
+    ChartPanel panel{.name = title_of(provider) + ", rule " + provider.value("rule", "")};
     for (const auto& row : provider.value("table", nlohmann::json::array())) {
       const double budget = row.value("budget", 0.0);
       panel.bars.push_back({.label = fmt::format("step {}", row.value("step", 0)),

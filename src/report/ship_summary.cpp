@@ -21,9 +21,11 @@ struct CauseRule {
   bool needs_where = false;  // a DIVERGENCE_LOCATED that named no module explains nothing
 };
 
-const std::vector<FindingCode> k_numeric = {FindingCode::parity_mismatch,  FindingCode::argmax_flip,
-                                            FindingCode::nan_or_inf,       FindingCode::output_all_zeros,
-                                            FindingCode::output_saturated, FindingCode::golden_drift};
+const std::vector<FindingCode> k_numeric = {FindingCode::parity_mismatch,     FindingCode::argmax_flip,
+                                            FindingCode::nan_or_inf,          FindingCode::output_all_zeros,
+                                            FindingCode::output_saturated,    FindingCode::golden_drift,
+                                            FindingCode::generation_diverged, FindingCode::generation_logits_outside,
+                                            FindingCode::encoder_mismatch};
 
 const std::vector<CauseRule>& cause_rules() {
   static const std::vector<CauseRule> rules = [] {

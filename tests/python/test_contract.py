@@ -40,10 +40,13 @@ LOCALIZE = {"schema": contract.LOCALIZE, "case": "test_data_set_0", "model": "mo
             "modules": [{"module": "fc", "class": "Linear", "source": "m.py:3", "calls": 1, "nodes": ["/fc/Gemm"],
                          "matched": True, "reason": "", "inputs": [],
                          "outputs": [{"onnx": "/fc/Gemm_output_0", "pytorch": "pytorch/00000_output_0.pb"}]}]}
-GENERATION = {"schema": contract.GENERATION, "steps": 16, "prompt_length": 4, "batch": 2, "exact": True,
-              "exact_missing_reason": "", "input_ids": "input_ids", "attention_mask": "attention_mask",
+GENERATION = {"schema": contract.GENERATION, "steps": 16, "input_ids": "input_ids", "attention_mask": "attention_mask",
               "logits": "logits", "past": ["past_key_values.0.key", "past_key_values.0.value"],
-              "present": ["present.0.key", "present.0.value"]}
+              "present": ["present.0.key", "present.0.value"],
+              "runs": [{"folder": "run_0", "label": "batch 2, prompt 4 tokens", "batch": 2, "prompt_length": 4,
+                        "padded": False, "exact": True, "exact_missing_reason": ""}],
+              "encoder": {"model": "encoder.onnx", "inputs": ["input_ids"], "outputs": ["present.0.encoder.key"],
+                          "feeds": {"past_key_values.0.encoder.key": "present.0.encoder.key"}}}
 DOCUMENTS = {"export": EXPORT, "cases": CASES, "config": CONFIG, "localize": LOCALIZE, "generation": GENERATION}
 
 # (document, change, the field both sides must name)
@@ -64,7 +67,9 @@ BROKEN = [
     ("config", lambda d: d.update(generate=-1), "generate"),
     ("generation", lambda d: d.update(steps=0), "steps"),
     ("generation", lambda d: d.pop("present"), "present"),
-    ("generation", lambda d: d.update(schema="onnxproof.generation/2"), "schema"),
+    ("generation", lambda d: d.update(schema="onnxproof.generation/1"), "schema"),
+    ("generation", lambda d: d["runs"][0].pop("batch"), "runs[0].batch"),
+    ("generation", lambda d: d["encoder"]["feeds"].update(x=1), "encoder.feeds.x"),
     ("localize", lambda d: d["modules"][0].update(calls=True), "modules[0].calls"),
     ("localize", lambda d: d.update(schema="onnxproof.localize/2"), "schema"),
 ]

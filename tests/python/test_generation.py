@@ -134,7 +134,7 @@ class GenerationProof(unittest.TestCase):
         self.assertEqual(code, 1, stderr)
         self.assertEqual(report["verdict"], "fail")
         prompt = torch.from_numpy(numpy_helper.to_array(load_tensor(
-            os.path.join(out, "reference", "generation", "prompt.pb"))).copy())
+            os.path.join(out, "reference", "generation", "run_0", "prompt.pb"))).copy())
         expected_failure, expected_token = first_steps_the_bug_changes(prompt, STEPS)
         self.assertEqual(expected_failure, 1)  # step 0 starts from an empty cache: nothing to drop
         provider = generate_details(report)["providers"][0]
@@ -157,7 +157,7 @@ class GenerationProof(unittest.TestCase):
         self.assertTrue(report.passed, str(report))
         provider = report.generation["providers"][0]
         self.assertEqual(provider["identical_steps"], 8)
-        prompt = numpy_helper.to_array(load_tensor(report.path("reference/generation/prompt.pb")))
+        prompt = numpy_helper.to_array(load_tensor(report.path("reference/generation/run_0/prompt.pb")))
         self.assertEqual(prompt.tolist(), ids.tolist())  # the user's ids are the prompt
 
 

@@ -346,11 +346,15 @@ CACHE_SEQUENCE, CACHE_PAST = 4, 8  # the example: 4 new tokens after 8 cached on
 
 
 def _cache_decoder_of(name, model, config):
-    """The decoder with its cache as flat tensors, and its default inputs (generation.py)."""
-    from . import generation
+    """The decoder with its cache as flat tensors, and its default inputs (generation.py; an
+    encoder-decoder's in seq2seq.py)."""
+    from . import generation, seq2seq
+    if seq2seq.is_seq2seq(name, config):
+        return seq2seq.cache_decoder_of(name, model, config, BATCH)
     if not name.endswith(CAUSAL_LM_SUFFIXES) or getattr(config, "is_encoder_decoder", False):
-        raise UsageError(f"use_cache=true exports a causal LM's decoder with its cache; {name} is not one "
-                         f"(a class ending in {' or '.join(CAUSAL_LM_SUFFIXES)})")
+        raise UsageError(f"use_cache=true exports a causal LM's decoder, or an encoder-decoder's encoder and decoder, "
+                         f"with its cache; {name} is neither (a class ending in {' or '.join(CAUSAL_LM_SUFFIXES)}, "
+                         "or ForConditionalGeneration)")
     decoder = generation.flat_cache_decoder(model, generation.TransformersStep)
     positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
     vocabulary = int(getattr(config, "vocab_size", 1000) or 1000)

@@ -176,33 +176,79 @@ def decoder_inputs(decoder, batch, sequence, past, vocabulary=None, max_position
                            "past": past_names, "present": present}}
 
 
-def _greedy(decoder, prompt, empty_past, steps, tokens=None):
+def greedy(call, prompt, empty_past, present, steps, tokens=None):
     """(tokens [steps, batch], last-position logits [steps, batch, vocabulary]) of `steps` greedy
-    steps; with `tokens` given, those are fed (teacher forcing) instead of the decoder's own."""
+    steps, `call(ids, length, past)` returning a step's outputs (length: past and new tokens) and
+    the outputs named `present` fed back as the next past; with `tokens` given, those are fed
+    (teacher forcing) instead of the decoder's own."""
     import torch
     chosen, logits_by_step = [], []
     ids, past, length = prompt, list(empty_past), 0
     with torch.no_grad():
         for step in range(steps):
             length += ids.shape[1]
-            mask = torch.ones((ids.shape[0], length), dtype=torch.int64)
-            outputs = decoder(ids, mask, *past)
+            outputs = call(ids, length, past)
             last = outputs["logits"][:, -1, :]
             token = last.argmax(dim=-1) if tokens is None else tokens[step]
             chosen.append(token)
             logits_by_step.append(last)
-            past = [value for name, value in outputs.items() if name != "logits"]
+            past = [outputs[name] for name in present]
             ids = token.reshape(-1, 1)
     return torch.stack(chosen), torch.stack(logits_by_step)
 
 
+def _with_mask(decoder):
+    """A decoder-only step call: the attention mask covers past and new tokens."""
+    import torch
+
+    def call(ids, length, past):
+        return decoder(ids, torch.ones((ids.shape[0], length), dtype=torch.int64), *past)
+    return call
+
+
 def record_generation(state, model, reference, steps):
-    """Writes reference/generation/: PyTorch's greedy generation of `steps` tokens from the
-    example's input_ids, with float64 logits when the model runs in float64. Findings for what it
-    could not do go to state.findings; returns whether the generation was recorded."""
+    """Writes reference/generation/: generation.json and one folder per run of PyTorch's greedy
+    generation of `steps` tokens (a decoder: from the example's input_ids; an encoder-decoder:
+    seq2seq.py's runs, its encoder exported beside model.onnx), with float64 logits when the
+    model runs in float64. Findings for what it could not do go to state.findings; returns whether
+    the generation was recorded."""
+    folder = os.path.join(reference, FOLDER)
+    os.makedirs(folder, exist_ok=True)
+    interface = state.generation
+
+    def write_run(index, run, files, reason):
+        from onnx import numpy_helper
+        run.update(folder=f"run_{index}", exact="exact_logits.pb" in files, exact_missing_reason=reason)
+        os.makedirs(os.path.join(folder, run["folder"]), exist_ok=True)
+        for file_name, (value, name) in files.items():
+            write_atomically(os.path.join(folder, run["folder"], file_name),
+                             numpy_helper.from_array(value.detach().cpu().numpy(), name).SerializeToString())
+        run["prompt_length"] = int(files["prompt.pb"][0].shape[1])
+
+    if interface.get("encoder"):
+        from .seq2seq import ENCODER_FILE, record_seq2seq_generation
+        runs = record_seq2seq_generation(state, model, steps, write_run)
+        encoder = interface["encoder"]
+        encoder_document = {"model": ENCODER_FILE, "inputs": [spec["name"] for spec in encoder["inputs"]],
+                            "outputs": encoder["outputs"], "feeds": encoder["feeds"]}
+    else:
+        runs, encoder_document = _record_decoder_run(state, model, steps, write_run), None
+    if not runs:
+        return False
+    document = {"schema": contract.GENERATION, "steps": steps,
+                **{key: interface[key] for key in ("input_ids", "attention_mask", "logits", "past", "present")},
+                "runs": [{key: run[key] for key in ("folder", "label", "batch", "prompt_length", "padded", "exact",
+                                                    "exact_missing_reason")} for run in runs]}
+    if encoder_document:
+        document["encoder"] = encoder_document
+    write_atomically(os.path.join(folder, "generation.json"), contract.dumps(document, "generation", indent=2) + "\n")
+    return True
+
+
+def _record_decoder_run(state, model, steps, write_run):
+    """A decoder's one run, from the example's input_ids; [run] or None after a finding."""
     import numpy as np
     import torch
-    from onnx import numpy_helper
     from .exact import ExactReference, default_dtype
     interface = state.generation
     prompt = torch.from_numpy(np.array(state.example[interface["input_ids"]], copy=True))
@@ -214,12 +260,15 @@ def record_generation(state, model, reference, steps):
         dims[0], dims[axis_of[name]] = int(prompt.shape[0]), 0
         empty.append(torch.zeros(dims, dtype=getattr(torch, by_name[name]["dtype"])))
     try:
-        tokens, logits = _greedy(model, prompt, empty, steps)
+        tokens, logits = greedy(_with_mask(model), prompt, empty, interface["present"], steps)
     except Exception as error:  # noqa: BLE001 -- the model's own failure, said as a finding
         state.findings.append(finding("REFERENCE_FAILED", "error", f"PyTorch's greedy generation failed: "
                                       f"{type(error).__name__}: {error}", "generation", ""))
-        return False
-    exact, reason = None, ""
+        return None
+    files = {"prompt.pb": (prompt, interface["input_ids"]), "tokens.pb": (tokens, "tokens"),
+             "logits.pb": (logits, "logits")}
+    files.update({f"past_{index}.pb": (value, name) for index, (value, name) in enumerate(zip(empty, interface["past"]))})
+    reason = ""
     float64_pass = ExactReference(model)
     with float64_pass.float64_model():
         if float64_pass.model is None:
@@ -227,21 +276,12 @@ def record_generation(state, model, reference, steps):
         else:
             try:
                 with default_dtype(torch.float64):
-                    _, exact = _greedy(float64_pass.model, prompt, [value.double() for value in empty], steps, tokens)
+                    _, exact = greedy(_with_mask(float64_pass.model), prompt, [value.double() for value in empty],
+                                      interface["present"], steps, tokens)
+                files["exact_logits.pb"] = (exact, "exact_logits")
             except Exception as error:  # noqa: BLE001 -- no float64 run: the fixed rule, said
                 reason = f"{type(error).__name__}: {error}"
-    folder = os.path.join(reference, FOLDER)
-    os.makedirs(folder, exist_ok=True)
-    files = {"prompt.pb": (prompt, interface["input_ids"]), "tokens.pb": (tokens, "tokens"),
-             "logits.pb": (logits, "logits")}
-    files.update({f"past_{index}.pb": (value, name) for index, (value, name) in enumerate(zip(empty, interface["past"]))})
-    if exact is not None:
-        files["exact_logits.pb"] = (exact, "exact_logits")
-    for file_name, (value, name) in files.items():
-        write_atomically(os.path.join(folder, file_name),
-                         numpy_helper.from_array(value.detach().cpu().numpy(), name).SerializeToString())
-    document = {"schema": contract.GENERATION, "steps": steps, "prompt_length": int(prompt.shape[1]),
-                "batch": int(prompt.shape[0]), "exact": exact is not None, "exact_missing_reason": reason,
-                **{key: interface[key] for key in ("input_ids", "attention_mask", "logits", "past", "present")}}
-    write_atomically(os.path.join(folder, "generation.json"), contract.dumps(document, "generation", indent=2) + "\n")
-    return True
+    run = {"label": f"batch {int(prompt.shape[0])}, prompt {int(prompt.shape[1])} tokens", "batch": int(prompt.shape[0]),
+           "padded": False}
+    write_run(0, run, files, reason)
+    return [run]

@@ -1,0 +1,381 @@
+"""Encoder-decoder models with their cache (T5, BART, Marian, Whisper), in the two files runtimes
+call when they generate:
+
+- `encoder.onnx` (the encoder's inputs: `input_ids` and `attention_mask`, or `input_features`)
+  runs once per request. Its outputs are `last_hidden_state` and the cross-attention cache,
+  `present.L.encoder.key` / `.value` per decoder layer: each layer's keys and values of the
+  encoder's states, which do not change while generating. They are computed here, by the
+  encoder's graph, so the decoder never recomputes them.
+- `model.onnx`, the decoder, runs once per generated token: `input_ids` (the new tokens),
+  `encoder_attention_mask` (the source's padding; Whisper has none), then per layer
+  `past_key_values.L.decoder.key` / `.value` (the self-attention cache, empty at step 0) and
+  `past_key_values.L.encoder.key` / `.value` (the encoder's cross-attention cache, fed as it
+  came); outputs `logits` and `present.L.decoder.key` / `.value`. The names are Optimum's.
+
+The cross-attention cache is read from the model itself: the encoder's graph runs one decoder step
+on its states and keeps what the model put in its cross-attention cache (the rest is dead code the
+exporters drop), so any transformers encoder-decoder whose attention layers fill an
+EncoderDecoderCache works without per-family code.
+
+`record_seq2seq_generation` exports the encoder with the decoder's exporter and records the
+generation proof's runs (generation.py writes the folder).
+"""
+import numpy as np
+import torch
+
+from ..core.errors import FrontEndError, UsageError
+from ..core.export_io import progress
+from ..core.findings import finding
+
+PAST = "past_key_values.{layer}.{part}.{kind}"
+PRESENT = "present.{layer}.{part}.{kind}"
+KINDS = ("key", "value")
+SELF, CROSS = "decoder", "encoder"  # Optimum's names of the self- and cross-attention caches
+ENCODER_FILE = "encoder.onnx"
+HIDDEN = "last_hidden_state"
+DECODER_SEQUENCE, DECODER_PAST = 4, 8  # the decoder's example: 4 new tokens after 8 cached ones
+SOURCE_LONG = 64  # the long-source run: a source of 64 tokens (within a small config's 128 positions)
+
+
+def is_seq2seq(name, config):
+    """Whether `name` is a transformers encoder-decoder with a language-model head (T5, BART,
+    Marian, Whisper, ...): the classes use_cache=true exports as an encoder and a decoder."""
+    return bool(getattr(config, "is_encoder_decoder", False)) and (
+        name.endswith("ForConditionalGeneration") or name.endswith("MTModel"))
+
+
+def _caches(past, layers):
+    """(self pairs, cross pairs) from the decoder's flat past: per layer self key, self value,
+    cross key, cross value."""
+    return ([(past[4 * layer], past[4 * layer + 1]) for layer in range(layers)],
+            [(past[4 * layer + 2], past[4 * layer + 3]) for layer in range(layers)])
+
+
+def _layers(cache):
+    return [(layer.keys, layer.values) for layer in cache.layers]
+
+
+class CrossCacheEncoder(torch.nn.Module):
+    """The encoder and every decoder layer's cross-attention keys and values of its states."""
+
+    def __init__(self, model, names):
+        super().__init__()
+        self.model = model
+        self.names = names
+
+    def encode(self, values):
+        from transformers import DynamicCache, EncoderDecoderCache
+        inputs = dict(zip(self.names, values))
+        mask = inputs.get("attention_mask")
+        states = self.model.get_encoder()(**inputs, return_dict=True).last_hidden_state
+        start = torch.zeros((states.shape[0], 1), dtype=torch.int64)
+        config = self.model.config
+        cache = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
+        output = self.model(encoder_outputs=(states,), attention_mask=mask, decoder_input_ids=start,
+                            past_key_values=cache, use_cache=True, return_dict=True)
+        outputs = {HIDDEN: states}
+        for layer, (key, value) in enumerate(_layers(output.past_key_values.cross_attention_cache)):
+            outputs[PRESENT.format(layer=layer, part=CROSS, kind="key")] = key
+            outputs[PRESENT.format(layer=layer, part=CROSS, kind="value")] = value
+        return outputs
+
+
+# One class per signature: torch.export keys dynamic shapes by forward()'s parameter names.
+class TextEncoder(CrossCacheEncoder):
+    def forward(self, input_ids, attention_mask):
+        return self.encode((input_ids, attention_mask))
+
+
+class SpeechEncoder(CrossCacheEncoder):
+    def forward(self, input_features):
+        return self.encode((input_features,))
+
+
+class CacheDecoder(torch.nn.Module):
+    """One decoder step with both caches as flat tensors. In PyTorch (not while exporting), step 0's
+    empty self-attention cache is no cache at all, as users call the model."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def step(self, input_ids, mask, past):
+        from transformers import DynamicCache, EncoderDecoderCache
+        config = self.model.config
+        own, cross = _caches(past, len(past) // 4)
+        exporting = torch.jit.is_tracing() or torch.compiler.is_exporting()
+        first = not exporting and own[0][0].numel() == 0
+        cache = EncoderDecoderCache(DynamicCache(config=config) if first else DynamicCache(ddp_cache_data=own, config=config),
+                                    DynamicCache(ddp_cache_data=cross, config=config))
+        # The encoder's states only give the cross-attention layers their length: their keys and
+        # values come from the cache, so zeros of the right shape stand in for them.
+        key = cross[0][0]
+        states = key.new_zeros((key.shape[0], key.shape[2], int(config.d_model)))
+        output = self.model(encoder_outputs=(states,), attention_mask=mask, decoder_input_ids=input_ids,
+                            past_key_values=cache, use_cache=True, return_dict=True)
+        outputs = {"logits": output.logits}
+        for layer, (key, value) in enumerate(_layers(output.past_key_values.self_attention_cache)):
+            outputs[PRESENT.format(layer=layer, part=SELF, kind="key")] = key
+            outputs[PRESENT.format(layer=layer, part=SELF, kind="value")] = value
+        return outputs
+
+
+class MaskedCacheDecoder(CacheDecoder):
+    def forward(self, input_ids, encoder_attention_mask, *past):
+        return self.step(input_ids, encoder_attention_mask, past)
+
+
+class UnmaskedCacheDecoder(CacheDecoder):  # Whisper: the audio is padded with silence, no mask
+    def forward(self, input_ids, *past):
+        return self.step(input_ids, None, past)
+
+
+def _start_token(model, config):
+    """The token generation starts from (the generation config's decoder_start_token_id)."""
+    for source in (getattr(model, "generation_config", None), config):
+        value = getattr(source, "decoder_start_token_id", None)
+        if isinstance(value, int):
+            return value
+    return int(getattr(config, "pad_token_id", 0) or 0)
+
+
+def _positions(config, *keys):
+    for key in keys:
+        value = getattr(config, key, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def _encoder_specs(model, config, batch):
+    """(encoder module, its input specs, its dynamic axes, the run lengths): token ids and a padding
+    mask with batch and source length dynamic, or audio features (frames fixed by the encoder)."""
+    vocabulary = int(config.vocab_size)
+    if getattr(model, "main_input_name", "input_ids") == "input_features":
+        frames = 2 * int(config.max_source_positions)
+        specs = [{"name": "input_features", "dims": [batch, int(config.num_mel_bins), frames], "dtype": "float32"}]
+        return SpeechEncoder(model, ["input_features"]), specs, [{"input": "input_features", "axis": 0, "label": "batch"}]
+    source = 16
+    specs = [{"name": "input_ids", "dims": [batch, source], "dtype": "int64", "range": [0, vocabulary]},
+             {"name": "attention_mask", "dims": [batch, source], "dtype": "int64", "range": [1, 2]}]
+    bound = _positions(config, "max_position_embeddings", "n_positions")
+    dynamic = []
+    for spec in specs:
+        dynamic += [{"input": spec["name"], "axis": 0, "label": "batch"},
+                    {"input": spec["name"], "axis": 1, "label": "encoder_sequence", "min": 1, **({"max": bound} if bound else {})}]
+    if not bound:
+        for entry in dynamic[1::2]:
+            entry.pop("min")
+    return TextEncoder(model, ["input_ids", "attention_mask"]), specs, dynamic
+
+
+def cache_decoder_of(name, model, config, batch):
+    """The decoder of an encoder-decoder with its caches (model.onnx) and its default inputs; the
+    generation interface carries the encoder (exported and run by record_seq2seq_generation)."""
+    # Both in eval mode: an exporter restores a wrapper's mode when it is done, and a wrapper made
+    # in training mode would put the model's dropout back on for the reference.
+    encoder, encoder_inputs, encoder_dynamic = _encoder_specs(model, config, batch)
+    encoder.eval()
+    masked = any(spec["name"] == "attention_mask" for spec in encoder_inputs)
+    decoder = (MaskedCacheDecoder if masked else UnmaskedCacheDecoder)(model).eval()
+    try:
+        with torch.no_grad():
+            arrays = _encoder_inputs(encoder_inputs, config, np.random.default_rng(0), padded=False)
+            encoded = encoder(*(torch.from_numpy(arrays[spec["name"]]) for spec in encoder_inputs))
+            cross = [name for name in encoded if name != HIDDEN]
+            layers = len(cross) // 2
+            empty = [encoded[name][:, :, :0] for name in cross]
+            past = [tensor for layer in range(layers) for tensor in
+                    (empty[2 * layer], empty[2 * layer + 1], encoded[cross[2 * layer]], encoded[cross[2 * layer + 1]])]
+            mask = [torch.from_numpy(arrays["attention_mask"])] if masked else []
+            own = decoder(torch.zeros((batch, 1), dtype=torch.int64), *mask, *past)
+    except Exception as error:  # the library's cache classes changed shape: one clear line
+        raise FrontEndError(f"{name} with use_cache=true: cannot read its encoder's cross-attention cache: "
+                            f"{type(error).__name__}: {error}") from error
+    if not layers:
+        raise UsageError(f"{name} with use_cache=true: its decoder filled no cross-attention cache")
+    source_label = next((entry for entry in encoder_dynamic if entry["axis"] == 1), None)
+    source_bound = {key: source_label[key] for key in ("min", "max") if key in source_label} if source_label else {}
+    target = _positions(config, "max_target_positions", "max_position_embeddings", "n_positions")
+    inputs = [{"name": "input_ids", "dims": [batch, DECODER_SEQUENCE], "dtype": "int64", "range": [0, int(config.vocab_size)]}]
+    dynamic = [{"input": "input_ids", "axis": 0, "label": "batch"},
+               {"input": "input_ids", "axis": 1, "label": "sequence", **({"min": 1, "max": target} if target else {})}]
+    length = int(encoded[cross[0]].shape[2])
+    if masked:
+        inputs.append({"name": "encoder_attention_mask", "dims": [batch, length], "dtype": "int64", "range": [1, 2]})
+        dynamic += [{"input": "encoder_attention_mask", "axis": 0, "label": "batch"},
+                    {"input": "encoder_attention_mask", "axis": 1, "label": "encoder_sequence", **source_bound}]
+    past_names, present_names, self_dims = [], [], []
+    feeds = {"encoder_attention_mask": "attention_mask"} if masked else {}
+    for layer in range(layers):
+        for part in (SELF, CROSS):
+            for kind in KINDS:
+                past_name = PAST.format(layer=layer, part=part, kind=kind)
+                source = own[PRESENT.format(layer=layer, part=SELF, kind=kind)] if part == SELF else \
+                    encoded[PRESENT.format(layer=layer, part=CROSS, kind=kind)]
+                dims = list(source.shape)
+                dims[0], dims[2] = batch, DECODER_PAST if part == SELF else length
+                inputs.append({"name": past_name, "dims": dims, "dtype": str(source.dtype).removeprefix("torch.")})
+                label = "past_sequence" if part == SELF else "encoder_sequence"
+                bound = ({"min": 1, "max": target} if target else {}) if part == SELF else source_bound
+                dynamic += [{"input": past_name, "axis": 0, "label": "batch"},
+                            {"input": past_name, "axis": 2, "label": label, **bound}]
+                if part == SELF:
+                    self_dims.append(dims)
+                    past_names.append(past_name)
+                    present_names.append(PRESENT.format(layer=layer, part=SELF, kind=kind))
+                else:
+                    feeds[past_name] = PRESENT.format(layer=layer, part=CROSS, kind=kind)
+    interface = {"input_ids": "input_ids", "attention_mask": "", "logits": "logits", "past": past_names,
+                 "present": present_names,
+                 "encoder": {"module": encoder, "inputs": encoder_inputs, "dynamic": encoder_dynamic,
+                             "outputs": [HIDDEN, *cross], "feeds": feeds, "self_dims": self_dims, "start": _start_token(model, config),
+                             "pad": int(getattr(config, "pad_token_id", 0) or 0), "max_source": source_bound.get("max")}}
+    return decoder, {"inputs": inputs, "dynamic": dynamic, "generation": interface}
+
+
+def _encoder_inputs(specs, config, rng, padded, batch=None, length=None):
+    """One request's encoder inputs: token ids above the special ones with a padding mask (the
+    last row padded to two thirds of its length when `padded`), or audio features."""
+    arrays = {}
+    for spec in specs:
+        dims = list(spec["dims"])
+        if batch:
+            dims[0] = batch
+        if length and spec["name"] in ("input_ids", "attention_mask"):
+            dims[1] = length
+        if spec["dtype"] == "float32":
+            arrays[spec["name"]] = rng.standard_normal(dims).astype(np.float32)
+        elif spec["name"] == "input_ids":
+            arrays[spec["name"]] = rng.integers(min(4, spec["range"][1] - 1), spec["range"][1], dims, dtype=np.int64)
+        else:
+            arrays[spec["name"]] = np.ones(dims, dtype=np.int64)
+    if padded and "attention_mask" in arrays and arrays["attention_mask"].shape[0] > 1:
+        kept = max(1, 2 * arrays["attention_mask"].shape[1] // 3)
+        arrays["attention_mask"][-1, kept:] = 0
+        arrays["input_ids"][-1, kept:] = int(getattr(config, "pad_token_id", 0) or 0)
+    return arrays
+
+
+def generation_runs(interface, batch):
+    """The requests the generation proof runs: every run decodes from the start token. Text: a
+    batch with its last row padded (a dropped encoder mask changes that row), one long source.
+    Audio: the batch and one request alone (the frames are fixed by the encoder)."""
+    encoder = interface["encoder"]
+    if any(spec["name"] == "attention_mask" for spec in encoder["inputs"]):
+        source = encoder["inputs"][0]["dims"][1]
+        longest = min(SOURCE_LONG, encoder["max_source"] or SOURCE_LONG)
+        return [{"label": f"batch {batch}, source {source} tokens, last row padded", "batch": batch,
+                 "length": source, "padded": True},
+                {"label": f"batch 1, source {longest} tokens", "batch": 1, "length": longest, "padded": False}]
+    frames = encoder["inputs"][0]["dims"][2]
+    return [{"label": f"batch {batch}, {frames} audio frames", "batch": batch, "length": 0, "padded": False},
+            {"label": f"batch 1, {frames} audio frames", "batch": 1, "length": 0, "padded": False}]
+
+
+def export_encoder(state, encoder, path):
+    """Exports the encoder to `path` with the exporter the decoder was exported with, batch and
+    source length dynamic; a finding and False when it fails."""
+    import torch.onnx
+    from . import dynamo
+    interface = state.generation["encoder"]
+    specs, dynamic, outputs = interface["inputs"], interface["dynamic"], interface["outputs"]
+    arrays = _encoder_inputs(specs, None, np.random.default_rng(1), padded=True)
+    args = tuple(torch.from_numpy(arrays[spec["name"]]) for spec in specs)
+    progress(f"exporting the encoder with the {state.exporter} exporter")
+    try:
+        if state.exporter == "dynamo":
+            program, _ = dynamo.capture(encoder, args, specs, dynamic, findings=state.findings)
+            dynamo.translate(program, args, specs, dynamic, outputs, state.opset, path, state.out)
+        else:
+            axes = {}
+            for entry in dynamic:
+                axes.setdefault(entry["input"], {})[entry["axis"]] = entry["label"]
+            with torch.no_grad():
+                torch.onnx.export(encoder, args, path, input_names=[spec["name"] for spec in specs], output_names=outputs,
+                                  dynamic_axes=axes, opset_version=state.opset, do_constant_folding=True, dynamo=False)
+        return True
+    except dynamo.DynamoExportFailed as failed:
+        failed.finding["message"] = "the encoder: " + failed.finding["message"]
+        state.findings.append(failed.finding)
+    except Exception as error:  # noqa: BLE001 -- the exporter's own failure, said as a finding
+        state.findings.append(finding("EXPORT_FAILED", "error", f"exporting the encoder failed: {type(error).__name__}: "
+                                      f"{error}", ENCODER_FILE, "the decoder exported; see the exporter's message"))
+    return False
+
+
+def record_seq2seq_generation(state, decoder, steps, write_run):
+    """Exports the encoder beside model.onnx, then records each of generation_runs(): the encoder's
+    inputs and outputs and `steps` greedy decoder steps from the start token, the cross-attention
+    cache fed as the encoder gave it; then the same in float64, fed the same tokens (after every
+    float32 run: a large model is widened in place). `write_run(index, run, files, exact_reason)`
+    writes a run's folder. Returns the runs recorded, or None after a finding."""
+    import os
+    from .exact import ExactReference, default_dtype
+    from .generation import greedy
+    interface = state.generation
+    encoder = interface["encoder"]
+    if not export_encoder(state, encoder["module"], os.path.join(state.out, ENCODER_FILE)):
+        return None
+    runs = generation_runs(interface, int(state.example[interface["input_ids"]].shape[0]))
+    names = [spec["name"] for spec in encoder["inputs"]]
+    recorded = []
+    for index, run in enumerate(runs):
+        progress(f"generating {steps} tokens in PyTorch: {run['label']}")
+        arrays = _encoder_inputs(encoder["inputs"], decoder.model.config, np.random.default_rng(10 + index),
+                                 run["padded"], run["batch"], run["length"])
+        values = [torch.from_numpy(arrays[name]) for name in names]
+        prompt = torch.full((run["batch"], 1), encoder["start"], dtype=torch.int64)
+        try:
+            with torch.no_grad():
+                encoded = encoder["module"](*values)
+            empty = [torch.zeros(dims, dtype=encoded[HIDDEN].dtype) for dims in _empty_dims(interface, run["batch"])]
+            tokens, logits = greedy(_decoder_call(decoder, encoder, arrays, encoded), prompt, empty, interface["present"],
+                                    steps)
+        except Exception as error:  # noqa: BLE001 -- the model's own failure, said as a finding
+            state.findings.append(finding("REFERENCE_FAILED", "error", f"PyTorch's greedy generation ({run['label']}) "
+                                          f"failed: {type(error).__name__}: {error}", "generation", ""))
+            return None
+        files = {"prompt.pb": (prompt, interface["input_ids"]), "tokens.pb": (tokens, "tokens"),
+                 "logits.pb": (logits, "logits")}
+        files.update({f"past_{i}.pb": (value, name) for i, (value, name) in enumerate(zip(empty, interface["past"]))})
+        files.update({f"encoder_input_{i}.pb": (value, name) for i, (value, name) in enumerate(zip(values, names))})
+        files.update({f"encoder_output_{i}.pb": (encoded[name], name) for i, name in enumerate(encoder["outputs"])})
+        recorded.append((run, arrays, values, empty, prompt, tokens, files))
+    exact = ExactReference(decoder)
+    with exact.float64_model():
+        for index, (run, arrays, values, empty, prompt, tokens, files) in enumerate(recorded):
+            reason = exact.reason
+            if exact.model is not None:
+                try:
+                    with default_dtype(torch.float64), torch.no_grad():
+                        wide = type(encoder["module"])(exact.model.model, names)(
+                            *(value.double() if value.is_floating_point() else value for value in values))
+                        _, exact_logits = greedy(_decoder_call(exact.model, encoder, arrays, wide), prompt,
+                                                 [value.double() for value in empty], interface["present"], steps, tokens)
+                    files["exact_logits.pb"] = (exact_logits, "exact_logits")
+                    files.update({f"exact_encoder_output_{i}.pb": (wide[name], name)
+                                  for i, name in enumerate(encoder["outputs"])})
+                except Exception as error:  # noqa: BLE001 -- no float64 run: the fixed rule, said
+                    reason = f"{type(error).__name__}: {error}"
+            write_run(index, run, files, reason)
+    return [run for run, *_ in recorded]
+
+
+def _empty_dims(interface, batch):
+    """Step 0's self-attention cache: each past's shape with the run's batch and no position."""
+    return [[batch, *dims[1:2], 0, *dims[3:]] for dims in interface["encoder"]["self_dims"]]
+
+
+def _decoder_call(decoder, encoder_interface, arrays, encoded):
+    """decoder(ids, length, own past) -> outputs, the encoder's outputs and mask fed as the feeds say."""
+    feeds = encoder_interface["feeds"]
+    mask = torch.from_numpy(arrays["attention_mask"]) if "encoder_attention_mask" in feeds else None
+    crosses = [encoded[source] for name, source in feeds.items() if name != "encoder_attention_mask"]
+
+    def call(ids, _length, own):
+        past = []
+        for layer in range(len(own) // 2):
+            past += [own[2 * layer], own[2 * layer + 1], crosses[2 * layer], crosses[2 * layer + 1]]
+        return decoder(ids, *([mask] if mask is not None else []), *past)
+    return call
