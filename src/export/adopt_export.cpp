@@ -50,7 +50,9 @@ Expected<ExportResult> adopt_export(const ExportOptions& options) {
   ONNXPROOF_TRY_ASSIGN(const ExportResult found, read_export_manifest(from));
   fs::create_directories(options.out, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + options.out.string() + ": " + ec.message());
-  std::vector<fs::path> files = {"export.json", "export.log", "exporter_report.md"};
+  // encoder.onnx: an encoder-decoder's encoder, which the generation proof runs (its sha256 is in
+  // reference/generation/generation.json, checked where it is read).
+  std::vector<fs::path> files = {"export.json", "export.log", "exporter_report.md", "encoder.onnx", "encoder.onnx.data"};
   if (!found.model.empty()) {
     const fs::path model = found.model.lexically_relative(from);
     if (model.empty() || model.has_parent_path())

@@ -11,6 +11,7 @@
 
 #include "onnxproof/contract/generation.h"
 #include "onnxproof/core/json_file.h"
+#include "onnxproof/core/sha256.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/parity/calibrated.h"
 #include "onnxproof/parity/compare.h"
@@ -446,7 +447,14 @@ Expected<std::vector<GenerationResult>> prove_generation(const fs::path& model, 
   ONNXPROOF_TRY(check_names(session, document));
   std::optional<Session> encoder;
   if (document.encoder) {
-    auto opened = Session::open(run_folder / document.encoder->model, options);
+    const fs::path path = run_folder / document.encoder->model;
+    ONNXPROOF_TRY_ASSIGN(const std::string sha256, sha256_file(path));
+    if (sha256 != document.encoder->sha256) {
+      return fail(ErrorCode::invalid_input, path.string() + " changed since it was exported (sha256 " + sha256 +
+                                                ", generation.json says " + document.encoder->sha256 +
+                                                "): its reference outputs belong to another encoder");
+    }
+    auto opened = Session::open(path, options);
     if (!opened) {
       Error error = opened.error();
       error.add_context("the encoder " + document.encoder->model);

@@ -327,7 +327,9 @@ StepReport generate_step(Run& run) {
     return result.passed() || result.optimization == "disabled";  // the default level's row decides
   });
   step.status = passed && !results.empty() ? StepStatus::pass : StepStatus::fail;
-  step.details = generation_to_json(run.options.export_options.generate, results);
+  step.details = generation_to_json(results.empty() ? run.options.export_options.generate
+                                                    : static_cast<int>(results.front().steps.size()),
+                                    results);
   if (!results.empty()) {
     const auto failed = std::find_if(results.begin(), results.end(), [](const auto& result) { return !result.passed(); });
     const auto& shown = failed == results.end() ? results.front() : *failed;
@@ -339,7 +341,12 @@ StepReport generate_step(Run& run) {
   return step;
 }
 
-bool generation_wanted(const Run& run) { return run.options.export_options.generate > 0; }
+// --generate, or an export (--from-export) that recorded a generation: it is part of its proof.
+bool generation_wanted(const Run& run) {
+  std::error_code ec;
+  return run.options.export_options.generate > 0 ||
+         fs::is_regular_file(run.out / "reference" / "generation" / "generation.json", ec);
+}
 // Golden outputs only when asked for (prove()'s default): an omitted step is not a skipped one.
 bool golden_wanted(const Run& run) { return run.options.golden; }
 

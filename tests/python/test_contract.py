@@ -45,7 +45,7 @@ GENERATION = {"schema": contract.GENERATION, "steps": 16, "input_ids": "input_id
               "present": ["present.0.key", "present.0.value"],
               "runs": [{"folder": "run_0", "label": "batch 2, prompt 4 tokens", "batch": 2, "prompt_length": 4,
                         "padded": False, "exact": True, "exact_missing_reason": ""}],
-              "encoder": {"model": "encoder.onnx", "inputs": ["input_ids"], "outputs": ["present.0.encoder.key"],
+              "encoder": {"model": "encoder.onnx", "sha256": "0" * 64, "inputs": ["input_ids"], "outputs": ["present.0.encoder.key"],
                           "feeds": {"past_key_values.0.encoder.key": "present.0.encoder.key"}}}
 DOCUMENTS = {"export": EXPORT, "cases": CASES, "config": CONFIG, "localize": LOCALIZE, "generation": GENERATION}
 

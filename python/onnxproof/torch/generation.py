@@ -229,7 +229,8 @@ def record_generation(state, model, reference, steps):
         from .seq2seq import ENCODER_FILE, record_seq2seq_generation
         runs = record_seq2seq_generation(state, model, steps, write_run)
         encoder = interface["encoder"]
-        encoder_document = {"model": ENCODER_FILE, "inputs": [spec["name"] for spec in encoder["inputs"]],
+        encoder_document = {"model": ENCODER_FILE, "sha256": _sha256_of(os.path.join(state.out, ENCODER_FILE)) if runs else "",
+                            "inputs": [spec["name"] for spec in encoder["inputs"]],
                             "outputs": encoder["outputs"], "feeds": encoder["feeds"]}
     else:
         runs, encoder_document = _record_decoder_run(state, model, steps, write_run), None
@@ -243,6 +244,15 @@ def record_generation(state, model, reference, steps):
         document["encoder"] = encoder_document
     write_atomically(os.path.join(folder, "generation.json"), contract.dumps(document, "generation", indent=2) + "\n")
     return True
+
+
+def _sha256_of(path):
+    import hashlib
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _record_decoder_run(state, model, steps, write_run):
