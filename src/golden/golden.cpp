@@ -139,6 +139,9 @@ bool VerifyResult::passed() const { return parity.passed() && !has_errors(findin
 
 namespace {
 
+// The folder of a golden set holding a frozen generation proof.
+constexpr std::string_view k_generation_folder = "generation";
+
 // The loosest tolerances a manifest may carry; looser ones must come from the command line.
 constexpr double k_max_manifest_rtol = 0.5;
 constexpr double k_max_manifest_atol = 1.0;
@@ -201,12 +204,50 @@ Expected<void> check_manifest_files(const fs::path& golden_dir, const nlohmann::
   return {};
 }
 
-// What a golden set holds: its manifest, cases.json, test_data_set_N/, and the temporaries of a
-// killed freeze (".manifest.json.tmp.XXXXXX").
+// What a golden set holds: its manifest, cases.json, test_data_set_N/, generation/ (a frozen
+// generation proof), and the temporaries of a killed freeze (".manifest.json.tmp.XXXXXX").
 bool is_golden_entry(std::string_view name, bool is_folder) {
-  if (is_folder) return number_after(name, "test_data_set_").has_value();
+  if (is_folder) return number_after(name, "test_data_set_").has_value() || name == k_generation_folder;
   return name == "manifest.json" || name == "cases.json" || name.starts_with(".manifest.json.tmp.") ||
          name.starts_with(".cases.json.tmp.");
+}
+
+// The generation reference (generation.json and its run folders) copied into golden/generation/,
+// each file listed with its sha256 like the data sets' files.
+Expected<void> freeze_generation(const fs::path& reference, const fs::path& staging, nlohmann::json& files) {
+  std::error_code ec;
+  fs::copy(reference, staging / k_generation_folder, fs::copy_options::recursive, ec);
+  if (ec) return fail(ErrorCode::io, "cannot copy " + reference.string() + " into the golden set: " + ec.message());
+  for (const auto& entry : fs::recursive_directory_iterator(staging / k_generation_folder, ec)) {
+    if (!entry.is_regular_file()) continue;
+    ONNXPROOF_TRY_ASSIGN(const std::string digest, sha256_file(entry.path()));
+    files[fs::relative(entry.path(), staging).string()] = digest;
+  }
+  if (ec) return fail(ErrorCode::io, "cannot list the frozen generation: " + ec.message());
+  return {};
+}
+
+// The frozen generation proved again on `model` (its encoder read beside it, whatever its digest:
+// a new export's encoder is what is verified); its failures are drift.
+Expected<void> verify_generation(const fs::path& model, const fs::path& golden_dir, const GoldenOptions& options,
+                                 VerifyResult& result) {
+  const fs::path frozen = golden_dir / k_generation_folder;
+  std::error_code ec;
+  if (!fs::is_regular_file(frozen / "generation.json", ec)) return {};
+  SessionOptions session{.provider = "cpu", .intra_op_threads = options.parity.intra_op_threads};
+  ONNXPROOF_TRY_ASSIGN(result.generation, prove_generation(model, model.parent_path(), frozen, session,
+                                                           options.parity.tolerance, "", EncoderDigest::ignore));
+  for (const auto& run : result.generation) {
+    for (auto finding : run.findings) {
+      if (finding.severity == Severity::error) {
+        finding.message = "against the golden generation: " + finding.message;
+        finding.code = FindingCode::golden_drift;
+      }
+      finding.step = "golden";
+      result.findings.push_back(std::move(finding));
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -261,6 +302,7 @@ Expected<FreezeResult> freeze_golden(const fs::path& model, const Reference& ref
   // The outputs written are the proof's own (its CPU session, all optimizations): not run again.
   ONNXPROOF_TRY(write_data_sets(model, reference, staging, files, tolerances, options.parity.tolerance, &result.parity));
   result.parity.cpu_outputs.clear();
+  if (!options.generation.empty()) ONNXPROOF_TRY(freeze_generation(options.generation, staging, files));
   ONNXPROOF_TRY_ASSIGN(const std::string model_digest, sha256_file(model));
   nlohmann::json versions = nlohmann::json::object();
   for (const auto& [tool, version] : options.versions) versions[tool] = version;
@@ -357,6 +399,7 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
     result.findings.push_back(std::move(finding));
   }
   result.parity.findings.clear();
+  ONNXPROOF_TRY(verify_generation(model, golden_dir, options, result));
   return result;
 }
 

@@ -360,6 +360,9 @@ StepReport golden_step(Run& run) {
   const fs::path previous = users_folder ? run.options.golden_folder : run.published / "golden";
   // The golden set holds the export's own outputs: the float16 variant's budget does not apply.
   GoldenOptions options{run.options.parity, run.report.versions};
+  // A generation proof that passed is frozen with the data sets (golden/generation/).
+  if (const StepReport* generate = find_step(run.report, "generate"); generate && generate->status == StepStatus::pass)
+    options.generation = run.out / "reference" / "generation";
   const bool float16_proof = options.parity.precision == DType::float16;
   options.parity.precision = DType::undefined;
   if (fs::exists(previous / "manifest.json")) {
@@ -375,6 +378,7 @@ StepReport golden_step(Run& run) {
     }
     add_findings(run, result->findings);
     step.details = {{"action", "verify"}, {"model_changed", result->model_changed}};
+    if (!result->generation.empty()) step.details["generation_runs"] = result->generation.size();
     step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
     run.golden_evidence = users_folder ? "verified the new export against the golden set in " + golden.string()
                                        : "verified the new export against the golden set of an earlier run";
@@ -389,9 +393,10 @@ StepReport golden_step(Run& run) {
   auto result = freeze_golden(run.model, *run.reference, golden, options, float16_proof ? nullptr : &*run.report.parity);
   run.report.parity->cpu_outputs.clear();  // written into golden/ (or not): no longer needed in memory
   if (!result) return step_error(step, result.error());
-  step.details = {{"action", "freeze"}, {"data_sets", result->data_sets}};
+  step.details = {{"action", "freeze"}, {"data_sets", result->data_sets}, {"generation", !options.generation.empty()}};
   step.status = result->frozen ? StepStatus::pass : StepStatus::fail;
-  run.golden_evidence = fmt::format("frozen now: {} data sets in {}", result->data_sets,
+  run.golden_evidence = fmt::format("frozen now: {} data sets{} in {}", result->data_sets,
+                                    options.generation.empty() ? "" : " and the generation",
                                     users_folder ? golden.string() : std::string("golden/"));
   return step;
 }

@@ -192,6 +192,29 @@ class Seq2SeqGeneration(unittest.TestCase):
         # to read a cache the decoder handed back.
         self.assert_fails_where_it_changes("one-short", self_cache_one_short, [True, True], 1)
 
+    def test_the_golden_set_freezes_the_generation_and_catches_a_drifted_decoder(self):
+        code, report, stderr, out = self.prove("golden")
+        self.assertEqual(code, 0, stderr)
+        golden = os.path.join(out, "golden")
+        with open(os.path.join(golden, "manifest.json"), encoding="utf-8") as handle:
+            listed = json.load(handle)["files"]
+        self.assertIn("generation/generation.json", listed)
+        self.assertIn("generation/run_1/tokens.pb", listed)
+        drifted = os.path.join(self.folder, "drifted")
+        os.makedirs(drifted)
+        shutil.copy(os.path.join(out, "encoder.onnx"), drifted)
+        model = onnx.load(os.path.join(out, "model.onnx"))
+        cross_cache_from_layer_0(model)
+        onnx.save(model, os.path.join(drifted, "model.onnx"))
+        done = subprocess.run([ENGINE, "golden", "verify", os.path.join(drifted, "model.onnx"), "--golden", golden],
+                              capture_output=True, text=True, timeout=600)
+        self.assertEqual(done.returncode, 1, done.stderr + done.stdout)
+        self.assertIn("against the golden generation", done.stdout + done.stderr)
+        # The correct decoder verifies against the same set.
+        done = subprocess.run([ENGINE, "golden", "verify", os.path.join(out, "model.onnx"), "--golden", golden],
+                              capture_output=True, text=True, timeout=600)
+        self.assertEqual(done.returncode, 0, done.stderr + done.stdout)
+
     def test_an_encoder_changed_since_the_export_is_refused(self):
         source = os.path.join(self.folder, "changed-export")
         shutil.copytree(self.export, source)

@@ -14,6 +14,7 @@
 
 #include "onnxproof/core/error.h"
 #include "onnxproof/core/finding.h"
+#include "onnxproof/parity/generation.h"
 #include "onnxproof/parity/parity.h"
 
 namespace onnxproof {
@@ -22,6 +23,9 @@ struct GoldenOptions {
   ParityOptions parity;  // the proof run before freezing, and the tolerances recorded
   /// (tool, version) pairs to record; the caller knows them (report/versions.h).
   std::vector<std::pair<std::string, std::string>> versions;
+  /// The run's generation reference (RUN/reference/generation) to freeze beside the data sets
+  /// (golden/generation/); empty: none. Verification proves it again when the set holds one.
+  std::filesystem::path generation{};
 };
 
 struct FreezeResult {
@@ -49,6 +53,7 @@ Expected<FreezeResult> freeze_golden(const std::filesystem::path& model, const R
 struct VerifyResult {
   ParityResult parity;            // ONNX Runtime now against the frozen outputs
   std::vector<Finding> findings;  // GOLDEN_DRIFT, and an info finding when the model changed since the freeze
+  std::vector<GenerationResult> generation;  // the frozen generation proved again, when the set holds one
   bool model_changed = false;
   bool passed() const;
 };

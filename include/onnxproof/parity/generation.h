@@ -82,6 +82,11 @@ struct GenerationResult {
   int identical_steps() const;
 };
 
+/// Whether an encoder must still be the file the reference was recorded with (generation.json's
+/// sha256): yes for the export's own proof; a golden set verifies whatever encoder lies beside a
+/// new export.
+enum class EncoderDigest { check, ignore };
+
 /// Runs the greedy loop of each run of `reference_folder` (RUN/reference/generation) through
 /// `model` on the provider and level of `options`, an encoder the document names read from
 /// `run_folder`; one result per run. The findings name the reference by its source `framework`
@@ -93,6 +98,7 @@ Expected<std::vector<GenerationResult>> prove_generation(const std::filesystem::
                                                          const std::filesystem::path& reference_folder,
                                                          const SessionOptions& options,
                                                          const ToleranceOptions& tolerance,
-                                                         const std::string& framework);
+                                                         const std::string& framework,
+                                                         EncoderDigest digest = EncoderDigest::check);
 
 }  // namespace onnxproof
