@@ -50,9 +50,11 @@ Expected<ExportResult> adopt_export(const ExportOptions& options) {
   ONNXPROOF_TRY_ASSIGN(const ExportResult found, read_export_manifest(from));
   fs::create_directories(options.out, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + options.out.string() + ": " + ec.message());
-  // encoder.onnx: an encoder-decoder's encoder, which the generation proof runs (its sha256 is in
-  // reference/generation/generation.json, checked where it is read).
-  std::vector<fs::path> files = {"export.json", "export.log", "exporter_report.md", "encoder.onnx", "encoder.onnx.data"};
+  // encoder.onnx and decoder_merged.onnx: an encoder-decoder's encoder and merged decoder, which
+  // the generation proof runs (their sha256 are in reference/generation/generation.json, checked
+  // where it is read).
+  std::vector<fs::path> files = {"export.json",        "export.log",          "exporter_report.md", "encoder.onnx",
+                                 "encoder.onnx.data", "decoder_merged.onnx", "decoder_merged.onnx.data"};
   if (!found.model.empty()) {
     const fs::path model = found.model.lexically_relative(from);
     if (model.empty() || model.has_parent_path())

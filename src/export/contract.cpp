@@ -46,6 +46,7 @@ contract::ConfigDocument config_document(const ExportOptions& options) {
     config.opset_op_limits = std::map<std::string, int64_t>(options.opset_op_limits.begin(), options.opset_op_limits.end());
   if (!options.data.empty()) config.data = options.data;
   if (options.generate > 0) config.generate = options.generate;
+  if (options.merged_decoder) config.merged_decoder = true;
   if (!options.data_dir.empty()) config.data_dir = options.data_dir.string();
   return config;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "onnxproof/core/source_framework.h"
+#include "onnxproof/parity/generation.h"
 #include "onnxproof/export/export_step.h"
 #include "onnxproof/tensor/dtype.h"
 #include "onnxproof/tensor/tensor.h"
@@ -180,10 +181,15 @@ Expected<void> validate_export_options(const ExportOptions& options) {
     if (!fs::is_regular_file(options.from_export / "export.json", ec))
       return fail(ErrorCode::usage, "--from-export " + options.from_export.string() +
                                         " holds no export.json: give a folder written by onnxproof export or prove()");
+    // A recorded generation names files in the run folder: checked before any work.
+    const fs::path generation = options.from_export / "reference" / "generation";
+    if (fs::is_regular_file(generation / "generation.json", ec)) return check_generation_reference(generation);
     return {};
   }
   if (options.model.empty()) return fail(ErrorCode::usage, "--model is required");
   if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
+  if (options.merged_decoder && options.generate == 0)
+    return fail(ErrorCode::usage, "--merged-decoder needs --generate N: the merged decoder is proved by generation");
   const std::string framework = source_framework_of_spec(options.model);
   ONNXPROOF_TRY(validate_exporter(options, framework));
   // --generate: the front end reads a decoder's inputs from its cache (python/onnxproof/torch/generation.py).

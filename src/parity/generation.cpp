@@ -82,6 +82,19 @@ Expected<contract::GenerationDocument> read_generation_document(const fs::path& 
     return fail(ErrorCode::invalid_input,
                 path.string() + ": the encoder must be a .onnx file in the run folder, not '" + document.encoder->model + "'");
   }
+  if (document.merged) {
+    if (!document.encoder) {
+      return fail(ErrorCode::invalid_input, path.string() + ": a merged decoder needs the encoder that feeds it");
+    }
+    if (!is_plain_onnx_name(document.merged->model)) {
+      return fail(ErrorCode::invalid_input, path.string() + ": the merged decoder must be a .onnx file in the run "
+                                                            "folder, not '" + document.merged->model + "'");
+    }
+    if (document.merged->past.size() != document.merged->present.size()) {
+      return fail(ErrorCode::invalid_input,
+                  path.string() + ": the merged decoder's past and present name different numbers of tensors");
+    }
+  }
   return document;
 }
 
@@ -216,30 +229,56 @@ void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional
   }
 }
 
-// The session's input and output names the reference needs, checked up front.
-Expected<void> check_names(const Session& session, const contract::GenerationDocument& document) {
-  std::vector<std::string> inputs{document.input_ids};
-  if (!document.attention_mask.empty()) inputs.push_back(document.attention_mask);
-  inputs.insert(inputs.end(), document.past.begin(), document.past.end());
-  if (document.encoder) {
-    for (const auto& [name, source] : document.encoder->feeds) inputs.push_back(name);
-  }
+// What one greedy loop feeds a decoder file: the token ids, the inputs fed the same tensor at every
+// step (the encoder's outputs, the source mask), the inputs carried from one step's outputs to the
+// next (the caches) with their step-0 values, and a merged decoder's branch input.
+struct LoopFeeds {
+  std::string mask;                        // the decoder-only mask over past and new tokens ("" none)
+  std::map<std::string, Tensor> fixed;
+  std::vector<std::string> carried_in;     // past, in the order of carried_out
+  std::vector<std::string> carried_out;    // present
+  std::vector<Tensor> initial;             // step 0's carried inputs
+  std::string branch;                      // use_cache_branch: false at step 0, true after ("" none)
+};
+
+// The session's inputs must all be fed, and the outputs the loop reads must exist: checked up front.
+Expected<void> check_names(const Session& session, const contract::GenerationDocument& document,
+                           const std::vector<std::string>& fed, const std::vector<std::string>& read,
+                           const std::string& file) {
   for (const auto& value : session.inputs()) {
-    if (std::find(inputs.begin(), inputs.end(), value.name) == inputs.end()) {
-      return fail(ErrorCode::invalid_input, "the model takes input '" + value.name +
+    if (std::find(fed.begin(), fed.end(), value.name) == fed.end()) {
+      return fail(ErrorCode::invalid_input, file + " takes input '" + value.name +
                                                 "', which the generation loop does not feed (it feeds ids, the mask, "
-                                                "the cache and the encoder's outputs)");
+                                                "the caches and the encoder's outputs)");
     }
   }
   std::vector<std::string> outputs{document.logits};
-  outputs.insert(outputs.end(), document.present.begin(), document.present.end());
+  outputs.insert(outputs.end(), read.begin(), read.end());
   for (const auto& name : outputs) {
     const auto& values = session.outputs();
     if (std::none_of(values.begin(), values.end(), [&](const auto& value) { return value.name == name; })) {
-      return fail(ErrorCode::invalid_input, "the model has no output '" + name + "' for the generation loop");
+      return fail(ErrorCode::invalid_input, file + " has no output '" + name + "' for the generation loop");
     }
   }
   return {};
+}
+
+// Every input a loop over `document`'s decoder (or its merged decoder) feeds, by name.
+std::vector<std::string> fed_names(const contract::GenerationDocument& document, bool merged) {
+  std::vector<std::string> names{document.input_ids};
+  if (!document.attention_mask.empty()) names.push_back(document.attention_mask);
+  names.insert(names.end(), document.past.begin(), document.past.end());
+  const auto add_keys = [&](const std::map<std::string, std::string>& feeds) {
+    for (const auto& [name, source] : feeds) names.push_back(name);
+  };
+  if (merged) {
+    add_keys(document.merged->feeds);
+    names.insert(names.end(), document.merged->past.begin(), document.merged->past.end());
+    names.push_back(document.merged->use_cache_branch);
+  } else if (document.encoder) {
+    add_keys(document.encoder->feeds);
+  }
+  return names;
 }
 
 std::size_t output_index(const Session& session, const std::string& name) {
@@ -336,11 +375,11 @@ EncoderOutputCheck judge_encoder_output(const std::string& name, const Tensor& p
   return check;
 }
 
-// The encoder run once on a run's inputs: the outputs judged, and every decoder input it feeds
-// (ONNX Runtime's own outputs, or the encoder's inputs such as the source mask).
+// The encoder run once on a run's inputs: every input and ONNX Runtime output by name, its outputs
+// judged against PyTorch's into `result` when `judge`.
 Expected<std::map<std::string, Tensor>> run_encoder(Session& encoder, const contract::GenerationEncoder& document,
                                                     const RunReference& reference, const ToleranceOptions& tolerance,
-                                                    GenerationResult& result) {
+                                                    bool judge, GenerationResult& result) {
   std::vector<Feed> feeds;
   for (std::size_t index = 0; index < document.inputs.size(); ++index) {
     feeds.push_back({document.inputs[index], &reference.encoder_inputs[index]});
@@ -358,15 +397,23 @@ Expected<std::map<std::string, Tensor>> run_encoder(Session& encoder, const cont
       return fail(ErrorCode::invalid_input, "the encoder has no output '" + document.outputs[index] + "'");
     }
     const Tensor* exact = reference.exact_encoder_outputs.empty() ? nullptr : &reference.exact_encoder_outputs[index];
-    result.encoder.push_back(judge_encoder_output(document.outputs[index], reference.encoder_outputs[index], exact,
-                                                  (*outputs)[at], tolerance));
+    if (judge) {
+      result.encoder.push_back(judge_encoder_output(document.outputs[index], reference.encoder_outputs[index], exact,
+                                                    (*outputs)[at], tolerance));
+    }
     by_name.emplace(document.outputs[index], std::move((*outputs)[at]));
   }
   for (std::size_t index = 0; index < document.inputs.size(); ++index) {
     by_name.emplace(document.inputs[index], reference.encoder_inputs[index]);
   }
+  return by_name;
+}
+
+// The tensors `feeds` (decoder input -> encoder input or output) names, from the encoder's run.
+Expected<std::map<std::string, Tensor>> selected(const std::map<std::string, Tensor>& by_name,
+                                                 const std::map<std::string, std::string>& feeds) {
   std::map<std::string, Tensor> fed;
-  for (const auto& [input, source] : document.feeds) {
+  for (const auto& [input, source] : feeds) {
     const auto found = by_name.find(source);
     if (found == by_name.end()) {
       return fail(ErrorCode::invalid_input, "generation.json feeds '" + input + "' from '" + source +
@@ -377,35 +424,60 @@ Expected<std::map<std::string, Tensor>> run_encoder(Session& encoder, const cont
   return fed;
 }
 
-// One run's greedy loop through the decoder (and the encoder first, for an encoder-decoder).
-Expected<GenerationResult> prove_run(Session& session, Session* encoder, const contract::GenerationDocument& document,
-                                     const RunReference& reference, const SessionOptions& options,
-                                     const ToleranceOptions& tolerance, const std::string& framework) {
-  GenerationResult result;
-  result.provider = options.provider;
-  result.optimization = std::string(optimization_name(options.optimization));
-  result.run = reference.run.label;
-  result.padded = reference.run.padded;
-  result.batch = static_cast<int>(reference.run.batch);
-  result.prompt_length = reference.run.prompt_length;
-  result.exact_missing_reason = reference.run.exact_missing_reason;
-  const bool calibrated = reference.exact && !tolerance.overridden(document.logits);
-  result.rule = calibrated ? "calibrated" : (tolerance.overridden(document.logits) ? "user" : "fixed");
-  std::map<std::string, Tensor> fixed;
-  if (encoder) {
-    ONNXPROOF_TRY_ASSIGN(fixed, run_encoder(*encoder, *document.encoder, reference, tolerance, result));
+// A cross-attention cache from another request: the real one negated. A merged decoder's first
+// step must compute its own and ignore what it is fed.
+Tensor stale(const Tensor& cache) {
+  Tensor copy = cache;
+  if (copy.dtype() == DType::float32) {
+    for (float& value : copy.mutable_values<float>()) value = -value;
   }
+  return copy;
+}
+
+// What a run's loop feeds: the decoder's caches from empty, the encoder's outputs fixed; for the
+// merged decoder also the cross-attention cache, stale at step 0 and carried after it.
+Expected<LoopFeeds> loop_feeds(const contract::GenerationDocument& document, const RunReference& reference,
+                               const std::map<std::string, Tensor>& encoded, bool merged) {
+  LoopFeeds loop{.mask = document.attention_mask, .carried_in = document.past, .carried_out = document.present,
+                 .initial = reference.empty_past};
+  if (merged) {
+    ONNXPROOF_TRY_ASSIGN(loop.fixed, selected(encoded, document.merged->feeds));
+    ONNXPROOF_TRY_ASSIGN(const auto real, selected(encoded, document.encoder->feeds));
+    for (std::size_t index = 0; index < document.merged->past.size(); ++index) {
+      const auto found = real.find(document.merged->past[index]);
+      if (found == real.end()) {
+        return fail(ErrorCode::invalid_input, "generation.json: the merged decoder's '" + document.merged->past[index] +
+                                                  "' is no decoder input the encoder feeds");
+      }
+      loop.carried_in.push_back(document.merged->past[index]);
+      loop.carried_out.push_back(document.merged->present[index]);
+      loop.initial.push_back(stale(found->second));
+    }
+    loop.branch = document.merged->use_cache_branch;
+  } else if (document.encoder) {
+    ONNXPROOF_TRY_ASSIGN(loop.fixed, selected(encoded, document.encoder->feeds));
+  }
+  return loop;
+}
+
+// One run's greedy loop through a decoder file.
+Expected<void> run_loop(Session& session, const contract::GenerationDocument& document, const RunReference& reference,
+                        LoopFeeds loop, const ToleranceOptions& tolerance, GenerationResult& result) {
+  const bool calibrated = reference.exact && !tolerance.overridden(document.logits);
   const int64_t batch = reference.run.batch, vocabulary = reference.logits.shape()[2];
   Tensor ids = reference.prompt;
-  std::vector<Tensor> past = reference.empty_past;
+  std::vector<Tensor> carried = std::move(loop.initial);
   const std::size_t logits_index = output_index(session, document.logits);
   int64_t past_length = 0;
   for (int64_t index = 0; index < document.steps; ++index) {
     const Tensor mask = filled_int64({batch, past_length + ids.shape()[1]}, {});
+    Tensor branch = *Tensor::zeros(DType::boolean, {1});
+    branch.mutable_values<uint8_t>()[0] = index > 0 ? 1 : 0;
     std::vector<Feed> feeds{{document.input_ids, &ids}};
-    if (!document.attention_mask.empty()) feeds.push_back({document.attention_mask, &mask});
-    for (std::size_t layer = 0; layer < past.size(); ++layer) feeds.push_back({document.past[layer], &past[layer]});
-    for (const auto& [name, tensor] : fixed) feeds.push_back({name, &tensor});
+    if (!loop.mask.empty()) feeds.push_back({loop.mask, &mask});
+    if (!loop.branch.empty()) feeds.push_back({loop.branch, &branch});
+    for (std::size_t at = 0; at < carried.size(); ++at) feeds.push_back({loop.carried_in[at], &carried[at]});
+    for (const auto& [name, tensor] : loop.fixed) feeds.push_back({name, &tensor});
     auto outputs = session.run(feeds);
     if (!outputs) {
       Error error = outputs.error();
@@ -427,17 +499,54 @@ Expected<GenerationResult> prove_run(Session& session, Session* encoder, const c
     step.onnx_tokens = argmax_rows(onnx);
     judge_step(step, pytorch, exact, onnx, tolerance, document.logits, calibrated);
     result.steps.push_back(std::move(step));
-    for (std::size_t layer = 0; layer < past.size(); ++layer) {
-      past[layer] = std::move((*outputs)[output_index(session, document.present[layer])]);
+    for (std::size_t at = 0; at < carried.size(); ++at) {
+      carried[at] = std::move((*outputs)[output_index(session, loop.carried_out[at])]);
     }
     past_length += ids.shape()[1];
     ids = filled_int64({batch, 1}, result.steps.back().pytorch_tokens);  // the reference's token: teacher forcing
   }
-  add_generation_findings(result, source_title(framework));
+  return {};
+}
+
+GenerationResult result_for(const contract::GenerationDocument& document, const RunReference& reference,
+                            const SessionOptions& options, const ToleranceOptions& tolerance, const std::string& decoder) {
+  GenerationResult result;
+  result.provider = options.provider;
+  result.optimization = std::string(optimization_name(options.optimization));
+  result.run = reference.run.label + (decoder.empty() ? "" : ", " + decoder);
+  result.padded = reference.run.padded;
+  result.batch = static_cast<int>(reference.run.batch);
+  result.prompt_length = reference.run.prompt_length;
+  result.exact_missing_reason = reference.run.exact_missing_reason;
+  const bool calibrated = reference.exact && !tolerance.overridden(document.logits);
+  result.rule = calibrated ? "calibrated" : (tolerance.overridden(document.logits) ? "user" : "fixed");
   return result;
 }
 
+// A decoder file with the sha256 the reference names (unless `digest` says to ignore it), opened.
+Expected<Session> open_recorded(const fs::path& path, const std::string& sha256, const SessionOptions& options,
+                                EncoderDigest digest, const std::string& what) {
+  ONNXPROOF_TRY_ASSIGN(const std::string actual, sha256_file(path));
+  if (digest == EncoderDigest::check && actual != sha256) {
+    return fail(ErrorCode::invalid_input, path.string() + " changed since it was exported (sha256 " + actual +
+                                              ", generation.json says " + sha256 + "): its reference outputs belong to "
+                                              "another " + what);
+  }
+  auto opened = Session::open(path, options);
+  if (!opened) {
+    Error error = opened.error();
+    error.add_context("the " + what + " " + path.filename().string());
+    return std::unexpected(std::move(error));
+  }
+  return std::move(*opened);
+}
+
 }  // namespace
+
+Expected<void> check_generation_reference(const fs::path& reference_folder) {
+  ONNXPROOF_TRY(read_generation_document(reference_folder));
+  return {};
+}
 
 Expected<std::vector<GenerationResult>> prove_generation(const fs::path& model, const fs::path& run_folder,
                                                          const fs::path& reference_folder, const SessionOptions& options,
@@ -445,30 +554,37 @@ Expected<std::vector<GenerationResult>> prove_generation(const fs::path& model, 
                                                          EncoderDigest digest) {
   ONNXPROOF_TRY_ASSIGN(const contract::GenerationDocument document, read_generation_document(reference_folder));
   ONNXPROOF_TRY_ASSIGN(Session session, Session::open(model, options));
-  ONNXPROOF_TRY(check_names(session, document));
-  std::optional<Session> encoder;
+  std::vector<std::string> read = document.present;
+  ONNXPROOF_TRY(check_names(session, document, fed_names(document, false), read, "the model"));
+  std::optional<Session> encoder, merged;
   if (document.encoder) {
-    const fs::path path = run_folder / document.encoder->model;
-    ONNXPROOF_TRY_ASSIGN(const std::string sha256, sha256_file(path));
-    if (digest == EncoderDigest::check && sha256 != document.encoder->sha256) {
-      return fail(ErrorCode::invalid_input, path.string() + " changed since it was exported (sha256 " + sha256 +
-                                                ", generation.json says " + document.encoder->sha256 +
-                                                "): its reference outputs belong to another encoder");
-    }
-    auto opened = Session::open(path, options);
-    if (!opened) {
-      Error error = opened.error();
-      error.add_context("the encoder " + document.encoder->model);
-      return std::unexpected(std::move(error));
-    }
-    encoder = std::move(*opened);
+    ONNXPROOF_TRY_ASSIGN(encoder, open_recorded(run_folder / document.encoder->model, document.encoder->sha256,
+                                                options, digest, "encoder"));
   }
+  if (document.merged) {
+    ONNXPROOF_TRY_ASSIGN(merged, open_recorded(run_folder / document.merged->model, document.merged->sha256, options,
+                                               digest, "merged decoder"));
+    read.insert(read.end(), document.merged->present.begin(), document.merged->present.end());
+    ONNXPROOF_TRY(check_names(*merged, document, fed_names(document, true), read, document.merged->model));
+  }
+  const std::string source = source_title(framework);
   std::vector<GenerationResult> results;
   for (const auto& run : document.runs) {
     ONNXPROOF_TRY_ASSIGN(const RunReference reference, read_run_reference(reference_folder / run.folder, document, run));
-    ONNXPROOF_TRY_ASSIGN(GenerationResult result, prove_run(session, encoder ? &*encoder : nullptr, document, reference,
-                                                            options, tolerance, framework));
-    results.push_back(std::move(result));
+    for (Session* decoder : {&session, merged ? &*merged : nullptr}) {
+      if (!decoder) continue;
+      const bool is_merged = decoder != &session;
+      GenerationResult result =
+          result_for(document, reference, options, tolerance, is_merged ? document.merged->model : "");
+      std::map<std::string, Tensor> encoded;
+      if (encoder) {  // the encoder's outputs are judged once per run, with the decoder's own loop
+        ONNXPROOF_TRY_ASSIGN(encoded, run_encoder(*encoder, *document.encoder, reference, tolerance, !is_merged, result));
+      }
+      ONNXPROOF_TRY_ASSIGN(LoopFeeds loop, loop_feeds(document, reference, encoded, is_merged));
+      ONNXPROOF_TRY(run_loop(*decoder, document, reference, std::move(loop), tolerance, result));
+      add_generation_findings(result, source);
+      results.push_back(std::move(result));
+    }
   }
   return results;
 }

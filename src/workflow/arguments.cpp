@@ -45,9 +45,11 @@ Expected<void> check_generate(const ModelArguments& arguments) {
 Expected<ExportOptions> adopted_export_options(const ModelArguments& arguments, const fs::path& out) {
   if (out.empty()) return fail(ErrorCode::usage, "--from-export needs --out: the run folder to prove the export in");
   if (!arguments.inputs.empty() || !arguments.dynamic.empty() || !arguments.sweep.empty() || arguments.opset != 0 ||
-      arguments.exporter != "auto" || !arguments.data.empty() || !arguments.data_dir.empty())
+      arguments.exporter != "auto" || !arguments.data.empty() || !arguments.data_dir.empty() ||
+      arguments.merged_decoder)
     return fail(ErrorCode::usage,
-                "--input, --dynamic, --sweep, --opset, --exporter and --data shape an export; --from-export proves "
+                "--input, --dynamic, --sweep, --opset, --exporter, --merged-decoder and --data shape an export; "
+                "--from-export proves "
                 "one already made (export again to change them)");
   ONNXPROOF_TRY(require_out_apart(arguments, out));
   ExportOptions options;
@@ -88,6 +90,7 @@ Expected<ExportOptions> export_options_from(const ModelArguments& arguments, con
   if (arguments.samples < 1) return fail(ErrorCode::usage, "--samples must be at least 1");
   ONNXPROOF_TRY(check_generate(arguments));
   options.generate = arguments.generate;
+  options.merged_decoder = arguments.merged_decoder;
   if (!arguments.data.empty() && !arguments.data_dir.empty()) {
     return fail(ErrorCode::usage, "--data and --data-dir are alternatives; give one");
   }

@@ -143,6 +143,10 @@ CASES = [
     case("pipeline_from_missing_export", "pipeline --from-export {w}/absent --out {w}/run", (2, 3)),
     case("pipeline_from_export_hostile_names", "pipeline --from-export {w}/export --out {w}/run", 0, ["run"],
          then=report_shows_names_as_text),
+    case("pipeline_generation_escaping_encoder", "pipeline --from-export {w}/escaping-encoder-export --out {w}/run", 3,
+         ["run"], says="the encoder must be a .onnx file in the run folder"),
+    case("pipeline_generation_escaping_run", "pipeline --from-export {w}/escaping-run-export --out {w}/run", 3,
+         ["run"], says="a run's folder must be run_N"),
     case("pipeline_from_invalid_export", "pipeline --from-export {w}/invalid-export --out {w}/run", 1, ["run"],
          then=simplify_does_not_blame_itself),
     case("pipeline_golden_in_its_own_folder", "pipeline --from-export {w}/export --out {w}/run --golden {w}/mine", 0,
@@ -328,6 +332,19 @@ def write_fixtures(work, engine):
     invalid = relu_model("x", HOSTILE)
     invalid.graph.node[0].input[0] = "nowhere"
     write_export(os.path.join(work, "invalid-export"), x, invalid)
+    # Exports whose recorded generation names an encoder or a run folder outside the run folder.
+    generation = {"schema": "onnxproof.generation/2", "steps": 2, "input_ids": "x", "attention_mask": "",
+                  "logits": HOSTILE, "past": ["p"], "present": ["q"],
+                  "runs": [{"folder": "run_0", "label": "r", "batch": 1, "prompt_length": 1, "padded": False,
+                            "exact": False, "exact_missing_reason": ""}],
+                  "encoder": {"model": "../../model.onnx", "sha256": "0" * 64, "inputs": ["x"], "outputs": ["y"],
+                              "feeds": {}}}
+    for name, change in (("escaping-encoder-export", {}),
+                         ("escaping-run-export", {"runs": [{**generation["runs"][0], "folder": "../../ref"}]})):
+        write_export(os.path.join(work, name), x, relu_model("x", HOSTILE))
+        os.makedirs(os.path.join(work, name, "reference", "generation"))
+        with open(os.path.join(work, name, "reference", "generation", "generation.json"), "w") as handle:
+            json.dump({**generation, **change}, handle)
     subprocess.run([engine, "golden", "freeze", os.path.join(work, "model.onnx"), "--reference",
                     os.path.join(work, "ref"), "--out", os.path.join(work, "golden")],
                    check=True, capture_output=True, timeout=TIMEOUT_S, env=clean_env(work, work))

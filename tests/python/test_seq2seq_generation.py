@@ -225,6 +225,72 @@ class Seq2SeqGeneration(unittest.TestCase):
         self.assertIn("encoder.onnx changed since it was exported", stderr)
 
 
+def stale_cross_cache_handed_back(model):
+    """The merged decoder's no-cache branch hands back the cross-attention cache it was fed (a stale
+    one) instead of the one it computed: its own step is right, every step after reads stale keys."""
+    branch = next(attribute.g for attribute in model.graph.node[0].attribute if attribute.name == "else_branch")
+    for node in branch.node:
+        for output in node.output:
+            if ".encoder." in output and output.startswith("no_cache/output/present."):
+                node.input[0] = output.removeprefix("no_cache/output/").replace("present.", "past_key_values.", 1)
+
+
+class MergedDecoder(unittest.TestCase):
+    """--merged-decoder: decoder_merged.onnx, one file with a use_cache_branch input; step 0 runs its
+    no-cache branch fed a stale cross-attention cache, every later step its cache branch."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.mkdtemp(prefix="onnxproof-merged-")
+        cls.export = os.path.join(cls.folder, "export")
+        code, stderr = engine("export", "--model", BART, "--generate", str(STEPS), "--exporter", "torchscript",
+                              "--merged-decoder", "--samples", "1", "--out", cls.export)
+        assert code == 0, stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.folder, ignore_errors=True)
+
+    def prove(self, name, plant=None):
+        source = os.path.join(self.folder, name + "-export")
+        shutil.copytree(self.export, source)
+        if plant:
+            path = os.path.join(source, "decoder_merged.onnx")
+            model = onnx.load(path)
+            plant(model)
+            onnx.save(model, path)
+            generation = os.path.join(source, "reference", "generation", "generation.json")
+            with open(generation, encoding="utf-8") as handle:
+                document = json.load(handle)
+            document["merged"]["sha256"] = sha256_of(path)
+            with open(generation, "w", encoding="utf-8") as handle:
+                json.dump(document, handle)
+        out = os.path.join(self.folder, name)
+        code, stderr = engine("pipeline", "--from-export", source, "--out", out)
+        return code, read_report(out), stderr
+
+    def test_both_branches_pass_with_identical_tokens(self):
+        code, report, stderr = self.prove("correct")
+        self.assertEqual(code, 0, stderr)
+        merged = [row for row in generate_rows(report) if row["run"].endswith("decoder_merged.onnx")]
+        self.assertEqual(len(merged), 2)
+        self.assertTrue(all(row["identical_steps"] == STEPS for row in merged), merged)
+        model = onnx.load(os.path.join(self.export, "decoder_merged.onnx"))
+        self.assertEqual([node.op_type for node in model.graph.node], ["If"])
+        self.assertIn("use_cache_branch", [value.name for value in model.graph.input])
+        # Weights both branches read are stored once: the merged file is about one decoder's size.
+        self.assertLess(os.path.getsize(os.path.join(self.export, "decoder_merged.onnx")),
+                        1.3 * os.path.getsize(os.path.join(self.export, "model.onnx")))
+
+    def test_a_no_cache_branch_handing_back_a_stale_cache_fails_at_step_1(self):
+        code, report, stderr = self.prove("stale", stale_cross_cache_handed_back)
+        self.assertEqual(code, 1, stderr)
+        rows = [row for row in generate_rows(report) if row["optimization"] != "disabled"]
+        self.assertTrue(all(row["passed"] for row in rows if not row["run"].endswith("decoder_merged.onnx")))
+        merged = [row for row in rows if row["run"].endswith("decoder_merged.onnx")]
+        self.assertEqual([row["first_failure"] for row in merged], [1, 1])
+
+
 class Seq2SeqFamilies(unittest.TestCase):
     """Whisper: audio features in, no source mask; proved by generation like the text models."""
 

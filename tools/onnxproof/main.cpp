@@ -82,6 +82,9 @@ void add_model_options(CLI::App* app, ModelArguments& model, bool adoptable = fa
   app->add_option("--generate", model.generate,
                   "N greedy steps from a prompt through PyTorch and ONNX Runtime, feeding the cache back: the "
                   "tokens must be identical (a decoder with a cache: hf:...ForCausalLM:use_cache=true)");
+  app->add_flag("--merged-decoder", model.merged_decoder,
+                "With --generate on an encoder-decoder: also export the decoder as one file with a "
+                "use_cache_branch input (decoder_merged.onnx), both branches proved by the generation");
   app->add_option("--data", model.data, "file.py:callable yielding real input samples (dicts or tuples)");
   app->add_option("--data-dir", model.data_dir, "Folder of real input samples (.npy / .pb)");
   app->add_option("--export-timeout", model.export_timeout,

@@ -82,6 +82,9 @@ struct ExportOptions {
   int samples = 3;
   /// Greedy steps of the generation proof the front end records (reference/generation/); 0: none.
   int generate = 0;
+  /// With generate on an encoder-decoder: the decoder also as decoder_merged.onnx (an If on
+  /// use_cache_branch), proved by the generation.
+  bool merged_decoder = false;
   std::string data;                // file.py:callable yielding samples
   std::filesystem::path data_dir;  // folder of .npy / .pb samples
   std::filesystem::path out;

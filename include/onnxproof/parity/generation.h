@@ -82,6 +82,11 @@ struct GenerationResult {
   int identical_steps() const;
 };
 
+/// Reads `reference_folder`/generation.json and checks what it names (run folders run_N, an
+/// encoder file in the run folder) without reading any tensor: a recorded generation that breaks
+/// the contract is refused before a pipeline starts (ErrorCode::invalid_input).
+Expected<void> check_generation_reference(const std::filesystem::path& reference_folder);
+
 /// Whether an encoder must still be the file the reference was recorded with (generation.json's
 /// sha256): yes for the export's own proof; a golden set verifies whatever encoder lies beside a
 /// new export.

@@ -37,6 +37,7 @@ struct ModelArguments {
   std::vector<std::string> sweep{};  // LABEL=SIZES
   int samples = 3;
   int generate = 0;  // --generate N: greedy steps of the generation proof (0: none)
+  bool merged_decoder = false;  // --merged-decoder: an encoder-decoder's decoder_merged.onnx too
   std::string data{};
   std::filesystem::path data_dir{};
   std::string python{};

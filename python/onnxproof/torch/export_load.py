@@ -40,6 +40,9 @@ def load_and_prepare(state):
                                         for spec in state.inputs))
     elif state.given is None:
         check_input_names(model, state.inputs)
+    if state.config.get("merged_decoder") and not (state.generation or {}).get("encoder"):
+        raise UsageError("--merged-decoder merges an encoder-decoder's decoder steps: give an hf: encoder-decoder with "
+                         "use_cache=true (T5, BART, Marian, Whisper)")
     if generate and not state.generation:
         raise UsageError("--generate needs a decoder with a key/value cache: a causal LM spec with use_cache=true "
                          "(hf:LlamaForCausalLM:use_cache=true) or, in prove(), a model taking past_key_values")

@@ -9,12 +9,13 @@ A decoder with a key/value cache is exported in the form runtimes call once per 
 `record_generation` runs N greedy steps from a prompt in PyTorch, feeding the cache back, and
 writes the prompt, the empty cache of step 0, each step's token and last-position logits (float32,
 and float64 from a float64 copy fed the same tokens, for the calibrated budget) into
-reference/generation/ with generation.json (onnxproof.generation/1). The engine replays the loop in
-ONNX Runtime (parity/generation.cpp).
+reference/generation/run_K/ with generation.json (onnxproof.generation/2); an encoder-decoder's
+runs come from seq2seq.py. The engine replays the loop in ONNX Runtime (parity/generation.cpp).
 """
 import os
 
 from ..core import contract
+from ..core.export_finish import file_digest
 from ..core.export_io import write_atomically
 from ..core.findings import finding
 
@@ -215,6 +216,7 @@ def record_generation(state, model, reference, steps):
     folder = os.path.join(reference, FOLDER)
     os.makedirs(folder, exist_ok=True)
     interface = state.generation
+    merged_document = None
 
     def write_run(index, run, files, reason):
         from onnx import numpy_helper
@@ -226,12 +228,14 @@ def record_generation(state, model, reference, steps):
         run["prompt_length"] = int(files["prompt.pb"][0].shape[1])
 
     if interface.get("encoder"):
-        from .seq2seq import ENCODER_FILE, record_seq2seq_generation
+        from .seq2seq import ENCODER_FILE, merged_decoder_document, record_seq2seq_generation
         runs = record_seq2seq_generation(state, model, steps, write_run)
         encoder = interface["encoder"]
-        encoder_document = {"model": ENCODER_FILE, "sha256": _sha256_of(os.path.join(state.out, ENCODER_FILE)) if runs else "",
+        encoder_document = {"model": ENCODER_FILE, "sha256": file_digest(os.path.join(state.out, ENCODER_FILE))[1] if runs else "",
                             "inputs": [spec["name"] for spec in encoder["inputs"]],
                             "outputs": encoder["outputs"], "feeds": encoder["feeds"]}
+        if runs and state.config.get("merged_decoder"):
+            merged_document = merged_decoder_document(state.out, encoder)
     else:
         runs, encoder_document = _record_decoder_run(state, model, steps, write_run), None
     if not runs:
@@ -242,17 +246,19 @@ def record_generation(state, model, reference, steps):
                                                     "exact_missing_reason")} for run in runs]}
     if encoder_document:
         document["encoder"] = encoder_document
+    if merged_document:
+        document["merged"] = merged_document
     write_atomically(os.path.join(folder, "generation.json"), contract.dumps(document, "generation", indent=2) + "\n")
     return True
 
 
-def _sha256_of(path):
-    import hashlib
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def run_files(prompt, tokens, logits, empty, interface):
+    """A run's files every decoder has ({file name: (tensor, its name)}): prompt, tokens, logits and
+    step 0's empty cache."""
+    files = {"prompt.pb": (prompt, interface["input_ids"]), "tokens.pb": (tokens, "tokens"),
+             "logits.pb": (logits, "logits")}
+    files.update({f"past_{index}.pb": (value, name) for index, (value, name) in enumerate(zip(empty, interface["past"]))})
+    return files
 
 
 def _record_decoder_run(state, model, steps, write_run):
@@ -275,9 +281,7 @@ def _record_decoder_run(state, model, steps, write_run):
         state.findings.append(finding("REFERENCE_FAILED", "error", f"PyTorch's greedy generation failed: "
                                       f"{type(error).__name__}: {error}", "generation", ""))
         return None
-    files = {"prompt.pb": (prompt, interface["input_ids"]), "tokens.pb": (tokens, "tokens"),
-             "logits.pb": (logits, "logits")}
-    files.update({f"past_{index}.pb": (value, name) for index, (value, name) in enumerate(zip(empty, interface["past"]))})
+    files = run_files(prompt, tokens, logits, empty, interface)
     reason = ""
     float64_pass = ExactReference(model)
     with float64_pass.float64_model():
