@@ -291,6 +291,36 @@ class MergedDecoder(unittest.TestCase):
         self.assertEqual([row["first_failure"] for row in merged], [1, 1])
 
 
+class ProveAnEncoderDecoder(unittest.TestCase):
+    """prove(model, args, generate=N) on a transformers encoder-decoder object (a fine-tuned one in
+    practice): the request in args is proved first, padded row and all."""
+
+    def test_the_users_request_is_the_first_run(self):
+        import torch
+        import transformers
+        import onnxproof
+        torch.manual_seed(0)
+        config = transformers.MarianConfig(vocab_size=500, d_model=64, encoder_layers=2, decoder_layers=2,
+                                           encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
+                                           decoder_ffn_dim=128, max_position_embeddings=128, pad_token_id=499,
+                                           decoder_start_token_id=499)
+        model = transformers.MarianMTModel(config).eval()
+        ids = torch.randint(0, 499, (3, 12), generator=torch.Generator().manual_seed(1))
+        mask = torch.ones_like(ids)
+        mask[2, 8:], ids[2, 8:] = 0, 499
+        folder = tempfile.mkdtemp(prefix="onnxproof-prove-seq2seq-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        report = onnxproof.prove(model, (ids, mask), generate=STEPS, exporter="torchscript",
+                                 out=os.path.join(folder, "run"), quiet=True, samples=1)
+        self.assertTrue(report.passed, str(report))
+        rows = report.generation["providers"]
+        self.assertEqual(rows[0]["run"], "your request: batch 3, source 12 tokens")
+        self.assertTrue(rows[0]["padded"])
+        self.assertTrue(all(row["identical_steps"] == STEPS for row in rows))
+        recorded = numpy_helper.to_array(onnx.load_tensor(report.path("reference/generation/run_0/encoder_input_0.pb")))
+        self.assertEqual(recorded.tolist(), ids.tolist())
+
+
 class Seq2SeqFamilies(unittest.TestCase):
     """Whisper: audio features in, no source mask; proved by generation like the text models."""
 

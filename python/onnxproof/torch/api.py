@@ -98,11 +98,10 @@ def _prove_generation(model, args, kwargs, steps, options):
     """prove(..., generate=N): the decoder as a flat cache decoder (generation.py) with its own
     inputs, the example's input_ids being args' (the prompt), then the same engine run with
     --generate N."""
-    import numpy as np
-    from . import generation
-    from ..core.cases import generate_in_domain, with_derived, example_sizes, shape_for
-    from .export import InMemoryModel
+    from . import generation, seq2seq
     _, tensors = _callable_inputs(model, args, kwargs)
+    if seq2seq.is_seq2seq(type(model).__name__, getattr(model, "config", None)):
+        return _prove_seq2seq_generation(model, tensors, steps, options)
     ids = tensors.get("input_ids")
     if ids is None or not generation.takes_cache(model):
         raise UsageError("generate=N needs a decoder, forward(input_ids, attention_mask, past_key_values=None), "
@@ -112,11 +111,47 @@ def _prove_generation(model, args, kwargs, steps, options):
     except Exception as error:  # the user's forward does not follow the decoder convention
         raise UsageError(f"generate=N: the model is no decoder onnxproof can call with a cache: "
                          f"{type(error).__name__}: {error}") from error
-    sizes = with_derived(example_sizes(defaults["inputs"], defaults["dynamic"]), defaults["derived"])
-    rng = np.random.default_rng(0)
-    example = {spec["name"]: generate_in_domain(spec, shape_for(spec, defaults["dynamic"], sizes), rng)
-               for spec in defaults["inputs"]}
+    example = _decoder_example(defaults)
     example["input_ids"] = _array("input_ids", ids)
+    return _prove_decoder(model, decoder, defaults, example, steps, options)
+
+
+def _decoder_example(defaults):
+    """A cache decoder's example inputs, generated from its default inputs."""
+    import numpy as np
+    from ..core.cases import generate_in_domain, with_derived, example_sizes, shape_for
+    sizes = with_derived(example_sizes(defaults["inputs"], defaults["dynamic"]), defaults.get("derived", {}))
+    rng = np.random.default_rng(0)
+    return {spec["name"]: generate_in_domain(spec, shape_for(spec, defaults["dynamic"], sizes), rng)
+            for spec in defaults["inputs"]}
+
+
+def _prove_seq2seq_generation(model, tensors, steps, options):
+    """prove(model, args, generate=N) on a transformers encoder-decoder (a fine-tuned T5, BART,
+    Marian, Whisper): exported as encoder.onnx and the decoder step (seq2seq.py), the request in
+    `args` (its encoder inputs: input_ids and attention_mask, or input_features) proved first."""
+    from . import seq2seq
+    names = ("input_ids", "attention_mask", "input_features")
+    given = {name: _array(name, tensor) for name, tensor in tensors.items() if name in names}
+    if not given:
+        raise UsageError("generate=N on an encoder-decoder needs its encoder's inputs in args: input_ids (and "
+                         "attention_mask), or input_features")
+    batch = int(next(iter(given.values())).shape[0])
+    try:
+        decoder, defaults = seq2seq.cache_decoder_of(type(model).__name__, model, model.config, batch)
+    except Exception as error:  # a model whose cache is not transformers' EncoderDecoderCache
+        raise UsageError(f"generate=N: onnxproof cannot read this encoder-decoder's cross-attention cache: "
+                         f"{type(error).__name__}: {error}") from error
+    expected = [spec["name"] for spec in defaults["generation"]["encoder"]["inputs"]]
+    if sorted(given) != sorted(expected):
+        raise UsageError(f"generate=N: give the encoder's inputs {expected} in args, not {sorted(given)}")
+    defaults["generation"]["encoder"]["given"] = given
+    return _prove_decoder(model, decoder, defaults, _decoder_example(defaults), steps, options)
+
+
+def _prove_decoder(model, decoder, defaults, example, steps, options):
+    """The engine run with --generate N on a cache decoder made here."""
+    from .export import InMemoryModel
     out = os.path.abspath(options["out"] or checks.default_out(model, defaults["inputs"], defaults["dynamic"]))
     config = {"contract": contract.CONFIG, "model": _describe(model), "inputs": defaults["inputs"],
               "dynamic": [{key: value for key, value in entry.items()} for entry in defaults["dynamic"]],

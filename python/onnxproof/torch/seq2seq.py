@@ -294,19 +294,28 @@ def _encoder_inputs(specs, config, rng, padded, batch=None, length=None):
 
 
 def generation_runs(interface, batch):
-    """The requests the generation proof runs: every run decodes from the start token. Text: a
-    batch with its last row padded (a dropped encoder mask changes that row), one long source.
-    Audio: the batch and one request alone (the frames are fixed by the encoder)."""
+    """The requests the generation proof runs: every run decodes from the start token. The user's
+    own request first when prove() was given one; then, text: a batch with its last row padded (a
+    dropped encoder mask changes that row), one long source; audio: the batch and one request alone
+    (the frames are fixed by the encoder)."""
     encoder = interface["encoder"]
+    given = encoder.get("given")
+    runs = []
+    if given:  # prove(model, args, generate=N): the request the user passed comes first
+        first = given[encoder["inputs"][0]["name"]]
+        mask = given.get("attention_mask")
+        what = f"source {first.shape[1]} tokens" if first.ndim == 2 else f"{first.shape[-1]} audio frames"
+        runs.append({"label": f"your request: batch {first.shape[0]}, {what}", "batch": int(first.shape[0]),
+                     "length": 0, "padded": bool(mask is not None and (mask == 0).any()), "given": given})
     if any(spec["name"] == "attention_mask" for spec in encoder["inputs"]):
         source = encoder["inputs"][0]["dims"][1]
         longest = min(SOURCE_LONG, encoder["max_source"] or SOURCE_LONG)
-        return [{"label": f"batch {batch}, source {source} tokens, last row padded", "batch": batch,
-                 "length": source, "padded": True},
-                {"label": f"batch 1, source {longest} tokens", "batch": 1, "length": longest, "padded": False}]
+        return runs + [{"label": f"batch {batch}, source {source} tokens, last row padded", "batch": batch,
+                        "length": source, "padded": True},
+                       {"label": f"batch 1, source {longest} tokens", "batch": 1, "length": longest, "padded": False}]
     frames = encoder["inputs"][0]["dims"][2]
-    return [{"label": f"batch {batch}, {frames} audio frames", "batch": batch, "length": 0, "padded": False},
-            {"label": f"batch 1, {frames} audio frames", "batch": 1, "length": 0, "padded": False}]
+    return runs + [{"label": f"batch {batch}, {frames} audio frames", "batch": batch, "length": 0, "padded": False},
+                   {"label": f"batch 1, {frames} audio frames", "batch": 1, "length": 0, "padded": False}]
 
 
 def _export_module(state, module, specs, dynamic, outputs, args, path, what):
@@ -421,8 +430,9 @@ def record_seq2seq_generation(state, decoder, steps, write_run):
     recorded = []
     for index, run in enumerate(runs):
         progress(f"generating {steps} tokens in PyTorch: {run['label']}")
-        arrays = _encoder_inputs(encoder["inputs"], decoder.model.config, np.random.default_rng(10 + index),
-                                 run["padded"], run["batch"], run["length"])
+        arrays = run.pop("given", None) or _encoder_inputs(encoder["inputs"], decoder.model.config,
+                                                           np.random.default_rng(10 + index), run["padded"],
+                                                           run["batch"], run["length"])
         values = [torch.from_numpy(arrays[name]) for name in names]
         prompt = torch.full((run["batch"], 1), encoder["start"], dtype=torch.int64)
         try:
