@@ -1,5 +1,5 @@
-"""The encoder-decoder families with their cache, proved by generation (`--generate 16`) under both
-exporters: verdict, identical tokens per run, the worst logit error and its budget, the encoder's
+"""The encoder-decoder families with their cache, proved by generation (`--generate 16
+--merged-decoder`) under both exporters: verdict, identical tokens per run, the worst logit error and its budget, the encoder's
 worst error, and the wall time of the whole pipeline. Writes bench/seq2seq/results.json and prints
 the Markdown table recorded in bench/RESULTS.md.
 
@@ -23,7 +23,7 @@ EXPORTERS = ["dynamo", "torchscript"]
 def prove(engine, spec, exporter, steps, out):
     started = time.perf_counter()
     done = subprocess.run([engine, "pipeline", "--model", spec, "--generate", str(steps), "--exporter", exporter,
-                           "--out", out], capture_output=True, text=True, timeout=3600)
+                           "--merged-decoder", "--out", out], capture_output=True, text=True, timeout=3600)
     seconds = time.perf_counter() - started
     with open(os.path.join(out, "report.json"), encoding="utf-8") as handle:
         report = json.load(handle)
@@ -34,7 +34,10 @@ def prove(engine, spec, exporter, steps, out):
     generate = next((step for step in report["steps"] if step["name"] == "generate"), None)
     if generate and "providers" in generate:
         runs = [p for p in generate["providers"] if p["optimization"] != "disabled"]
-        row["runs"] = [f"{p['run']}: {p['identical_steps']}/{len(p['table'])}" for p in runs]
+        row["runs"] = [f"{p['run']}: {p['identical_steps']}/{len(p['table'])}" for p in runs
+                       if not p["run"].endswith("decoder_merged.onnx")]
+        row["merged_runs"] = [f"{p['identical_steps']}/{len(p['table'])}" for p in runs
+                              if p["run"].endswith("decoder_merged.onnx")]
         worst = max((r for p in runs for r in p["table"]), key=lambda r: r["error"])
         row["worst_logit_error"], row["its_budget"] = worst["error"], worst["budget"]
         row["worst_encoder_error"] = max((o["error"] for p in runs for o in p["encoder"]), default=None)
@@ -58,13 +61,14 @@ def main():
         shutil.rmtree(folder, ignore_errors=True)
     with open(os.path.join(HERE, "results.json"), "w", encoding="utf-8") as handle:
         json.dump(rows, handle, indent=1)
-    print("| model | exporter | verdict | identical tokens per run | worst logit error (its budget) | "
-          "worst encoder error | seconds |\n| --- | --- | --- | --- | --- | --- | ---: |")
+    print("| model | exporter | verdict | identical tokens per run | merged decoder | worst logit error (its budget) | "
+          "worst encoder error | seconds |\n| --- | --- | --- | --- | --- | --- | --- | ---: |")
     for row in rows:
         runs = "; ".join(row.get("runs", [])) or "; ".join(row["errors"])[:300]
         logit = f"{row['worst_logit_error']:.2g} ({row['its_budget']:.2g})" if "worst_logit_error" in row else "-"
         encoder = f"{row['worst_encoder_error']:.2g}" if row.get("worst_encoder_error") is not None else "-"
-        print(f"| `{row['spec']}` | {row['exporter']} | {row['verdict']} | {runs} | {logit} | {encoder} | "
+        merged = ", ".join(row.get("merged_runs", [])) or "-"
+        print(f"| `{row['spec']}` | {row['exporter']} | {row['verdict']} | {runs} | {merged} | {logit} | {encoder} | "
               f"{row['seconds']} |")
 
 

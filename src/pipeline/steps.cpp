@@ -333,8 +333,10 @@ StepReport generate_step(Run& run) {
   if (!results.empty()) {
     const auto failed = std::find_if(results.begin(), results.end(), [](const auto& result) { return !result.passed(); });
     const auto& shown = failed == results.end() ? results.front() : *failed;
+    const auto runs = std::count_if(results.begin(), results.end(),
+                                    [](const auto& result) { return result.optimization != "disabled"; });
     step.reason = fmt::format("{} greedy steps in {} run(s), {} with identical tokens on {}{}{}", shown.steps.size(),
-                              results.size(), shown.identical_steps(), shown.provider,
+                              runs, shown.identical_steps(), shown.provider,
                               shown.run.empty() ? "" : " (" + shown.run + ")",
                               shown.first_failure ? fmt::format("; first wrong at step {}", *shown.first_failure) : "");
   }
