@@ -322,7 +322,20 @@ class ProveAnEncoderDecoder(unittest.TestCase):
 
 
 class Seq2SeqFamilies(unittest.TestCase):
-    """Whisper: audio features in, no source mask; proved by generation like the text models."""
+    """Whisper: audio features in, no source mask; proved by generation like the text models. The
+    sizes declared with --sweep are the runs'."""
+
+    def test_swept_batches_and_source_lengths_are_the_runs(self):
+        folder = tempfile.mkdtemp(prefix="onnxproof-t5-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        out = os.path.join(folder, "run")
+        code, stderr = engine("pipeline", "--model", "hf:T5ForConditionalGeneration:use_cache=true", "--generate", "4",
+                              "--exporter", "torchscript", "--samples", "1", "--sweep", "batch=1,3",
+                              "--sweep", "encoder_sequence=5,20", "--out", out)
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual([row["run"] for row in generate_rows(read_report(out))],
+                         ["batch 1, source 5 tokens", "batch 1, source 20 tokens",
+                          "batch 3, source 5 tokens, last row padded", "batch 3, source 20 tokens, last row padded"])
 
     def test_whisper_passes_with_identical_tokens(self):
         folder = tempfile.mkdtemp(prefix="onnxproof-whisper-")

@@ -293,12 +293,15 @@ def _encoder_inputs(specs, config, rng, padded, batch=None, length=None):
     return arrays
 
 
-def generation_runs(interface, batch):
+def generation_runs(interface, batch, sweep=None):
     """The requests the generation proof runs: every run decodes from the start token. The user's
-    own request first when prove() was given one; then, text: a batch with its last row padded (a
-    dropped encoder mask changes that row), one long source; audio: the batch and one request alone
-    (the frames are fixed by the encoder)."""
+    own request first when prove() was given one. Then, text: each batch size with a source of each
+    length, a batch's last row padded (a dropped encoder mask changes that row), and a long source
+    alone; audio: each batch size (the frames are fixed by the encoder). The sizes are --sweep's
+    `batch` and `encoder_sequence` when given, else the example's batch and 1, a 16-token source
+    and a 64-token one."""
     encoder = interface["encoder"]
+    sweep = sweep or {}
     given = encoder.get("given")
     runs = []
     if given:  # prove(model, args, generate=N): the request the user passed comes first
@@ -307,15 +310,21 @@ def generation_runs(interface, batch):
         what = f"source {first.shape[1]} tokens" if first.ndim == 2 else f"{first.shape[-1]} audio frames"
         runs.append({"label": f"your request: batch {first.shape[0]}, {what}", "batch": int(first.shape[0]),
                      "length": 0, "padded": bool(mask is not None and (mask == 0).any()), "given": given})
-    if any(spec["name"] == "attention_mask" for spec in encoder["inputs"]):
-        source = encoder["inputs"][0]["dims"][1]
+    batches = sorted({int(size) for size in sweep.get("batch", [])})
+    if not any(spec["name"] == "attention_mask" for spec in encoder["inputs"]):
+        frames = encoder["inputs"][0]["dims"][2]
+        return runs + [{"label": f"batch {size}, {frames} audio frames", "batch": size, "length": 0, "padded": False}
+                       for size in batches or [batch, 1]]
+    lengths = sorted({int(size) for size in sweep.get("encoder_sequence", [])})
+    for size in batches or [batch]:
+        for length in lengths or [encoder["inputs"][0]["dims"][1]]:
+            padded = size > 1 and length > 1
+            runs.append({"label": f"batch {size}, source {length} tokens" + (", last row padded" if padded else ""),
+                         "batch": size, "length": length, "padded": padded})
+    if not lengths:
         longest = min(SOURCE_LONG, encoder["max_source"] or SOURCE_LONG)
-        return runs + [{"label": f"batch {batch}, source {source} tokens, last row padded", "batch": batch,
-                        "length": source, "padded": True},
-                       {"label": f"batch 1, source {longest} tokens", "batch": 1, "length": longest, "padded": False}]
-    frames = encoder["inputs"][0]["dims"][2]
-    return runs + [{"label": f"batch {batch}, {frames} audio frames", "batch": batch, "length": 0, "padded": False},
-                   {"label": f"batch 1, {frames} audio frames", "batch": 1, "length": 0, "padded": False}]
+        runs.append({"label": f"batch 1, source {longest} tokens", "batch": 1, "length": longest, "padded": False})
+    return runs
 
 
 def _export_module(state, module, specs, dynamic, outputs, args, path, what):
@@ -411,11 +420,12 @@ def merged_decoder_document(out, encoder):
 
 
 def record_seq2seq_generation(state, decoder, steps, write_run):
-    """Exports the encoder beside model.onnx (and with --merged-decoder the merged decoder), then records each of generation_runs(): the encoder's
-    inputs and outputs and `steps` greedy decoder steps from the start token, the cross-attention
-    cache fed as the encoder gave it; then the same in float64, fed the same tokens (after every
-    float32 run: a large model is widened in place). `write_run(index, run, files, exact_reason)`
-    writes a run's folder. Returns the runs recorded, or None after a finding."""
+    """Exports the encoder beside model.onnx (and with --merged-decoder the merged decoder), then
+    records each of generation_runs(): the encoder's inputs and outputs and `steps` greedy decoder
+    steps from the start token, the cross-attention cache fed as the encoder gave it; then the same
+    in float64, fed the same tokens (after every float32 run: a large model is widened in place).
+    `write_run(index, run, files, exact_reason)` writes a run's folder. Returns the runs recorded,
+    or None after a finding."""
     from .exact import ExactReference, default_dtype
     from .generation import greedy, run_files
     interface = state.generation
@@ -425,7 +435,7 @@ def record_seq2seq_generation(state, decoder, steps, write_run):
     if state.config.get("merged_decoder") and not export_merged_decoder(state, decoder,
                                                                          os.path.join(state.out, MERGED_FILE)):
         return None
-    runs = generation_runs(interface, int(state.example[interface["input_ids"]].shape[0]))
+    runs = generation_runs(interface, int(state.example[interface["input_ids"]].shape[0]), state.config.get("sweep"))
     names = [spec["name"] for spec in encoder["inputs"]]
     recorded = []
     for index, run in enumerate(runs):
