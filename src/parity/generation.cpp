@@ -193,31 +193,44 @@ int GenerationResult::identical_steps() const {
 
 namespace {
 
-// One step's logits against the reference under the calibrated rule (float64 logits recorded and
-// no user tolerance) or the fixed/user rule; the near-tie decision for differing tokens.
-void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional<Tensor>& exact, const Tensor& onnx,
-                const ToleranceOptions& tolerance, const std::string& logits, bool calibrated) {
-  double noise = 0.0;
-  const Tensor& truth = exact ? *exact : pytorch;
+// A tensor against the reference: the calibrated rule (`calibrated`: float64 values recorded and
+// no user tolerance for `name`), else the fixed rule relative to the tensor's scale (the user's
+// figures element by element; the budget reported is the largest any element gets).
+struct Judgment {
+  double max_abs = 0.0, error = 0.0, budget = 0.0;
+  double noise = 0.0;  // PyTorch float32's own distance from float64 (the fixed rule: the budget)
+  int64_t mismatches = 0;
+};
+
+Judgment judge_tensor(const std::string& name, const Tensor& pytorch, const Tensor* exact, const Tensor& onnx,
+                      const ToleranceOptions& tolerance, bool calibrated) {
+  Judgment judgment;
   if (calibrated && exact) {
     ExactDeviation deviation;
     const Comparison comparison = compare_calibrated(pytorch, *exact, onnx, 0.0, deviation);
-    step.max_abs = comparison.max_abs;
-    step.mismatches = comparison.mismatches;
-    step.error = deviation.onnx;
-    step.budget = deviation.budget;
-    noise = deviation.pytorch;
+    judgment = {.max_abs = comparison.max_abs, .error = deviation.onnx, .budget = deviation.budget,
+                .noise = deviation.pytorch, .mismatches = comparison.mismatches};
   } else {
-    // The fixed rule relative to the logits' scale (the user's figures element by element); the
-    // budget reported is the largest any element gets.
-    const Comparison comparison = tolerance.compare(logits, pytorch, onnx, DType::float32);
-    const Tolerance fixed = tolerance.resolve(logits, DType::float32);
-    step.max_abs = step.error = comparison.max_abs;
-    step.mismatches = comparison.mismatches;
-    step.budget = tolerance.overridden(logits) ? fixed.atol + fixed.rtol * finite_scale(pytorch)
-                                               : fixed.rtol * finite_scale(pytorch);
-    noise = step.budget;
+    const Comparison comparison = tolerance.compare(name, pytorch, onnx, pytorch.dtype());
+    const Tolerance fixed = tolerance.resolve(name, pytorch.dtype());
+    const double budget = tolerance.overridden(name) ? fixed.atol + fixed.rtol * finite_scale(pytorch)
+                                                     : fixed.rtol * finite_scale(pytorch);
+    judgment = {.max_abs = comparison.max_abs, .error = comparison.max_abs, .budget = budget, .noise = budget,
+                .mismatches = comparison.mismatches};
   }
+  return judgment;
+}
+
+// One step's logits against the reference, and the near-tie decision for differing tokens.
+void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional<Tensor>& exact, const Tensor& onnx,
+                const ToleranceOptions& tolerance, const std::string& logits, bool calibrated) {
+  const Tensor& truth = exact ? *exact : pytorch;
+  const Judgment judgment = judge_tensor(logits, pytorch, exact ? &*exact : nullptr, onnx, tolerance, calibrated);
+  step.max_abs = judgment.max_abs;
+  step.error = judgment.error;
+  step.budget = judgment.budget;
+  step.mismatches = judgment.mismatches;
+  const double noise = judgment.noise;
   const int64_t vocabulary = pytorch.shape()[1];
   for (std::size_t row = 0; row < step.pytorch_tokens.size(); ++row) {
     if (step.pytorch_tokens[row] == step.onnx_tokens[row]) continue;
@@ -357,22 +370,9 @@ void add_generation_findings(GenerationResult& result, const std::string& source
 // An encoder's output against PyTorch's: the calibrated rule with a float64 run, else the fixed one.
 EncoderOutputCheck judge_encoder_output(const std::string& name, const Tensor& pytorch, const Tensor* exact,
                                         const Tensor& onnx, const ToleranceOptions& tolerance) {
-  EncoderOutputCheck check{.name = name};
-  if (exact && !tolerance.overridden(name)) {
-    ExactDeviation deviation;
-    const Comparison comparison = compare_calibrated(pytorch, *exact, onnx, 0.0, deviation);
-    check.max_abs = comparison.max_abs;
-    check.mismatches = comparison.mismatches;
-    check.error = deviation.onnx;
-    check.budget = deviation.budget;
-  } else {
-    const Comparison comparison = tolerance.compare(name, pytorch, onnx, pytorch.dtype());
-    const Tolerance fixed = tolerance.resolve(name, pytorch.dtype());
-    check.max_abs = check.error = comparison.max_abs;
-    check.mismatches = comparison.mismatches;
-    check.budget = fixed.atol + fixed.rtol * finite_scale(pytorch);
-  }
-  return check;
+  const Judgment judgment = judge_tensor(name, pytorch, exact, onnx, tolerance, !tolerance.overridden(name));
+  return {.name = name, .max_abs = judgment.max_abs, .error = judgment.error, .budget = judgment.budget,
+          .mismatches = judgment.mismatches};
 }
 
 // The encoder run once on a run's inputs: every input and ONNX Runtime output by name, its outputs

@@ -117,6 +117,28 @@ def first_token_change(folder):
     return changes
 
 
+def prove_planted(folder, export, name, plant, planted, digest):
+    """(exit code, report, stderr, run folder) of the pipeline on a copy of `export`, `plant` applied
+    first to its file `planted`, whose sha256 is updated where `digest` (a JSON file, the key of
+    the object holding "sha256") records it, as the exporter would have written it."""
+    source = os.path.join(folder, name + "-export")
+    shutil.copytree(export, source)
+    if plant:
+        path = os.path.join(source, planted)
+        model = onnx.load(path)
+        plant(model)
+        onnx.save(model, path)
+        document_path = os.path.join(source, digest[0])
+        with open(document_path, encoding="utf-8") as handle:
+            document = json.load(handle)
+        document[digest[1]]["sha256"] = sha256_of(path)
+        with open(document_path, "w", encoding="utf-8") as handle:
+            json.dump(document, handle)
+    out = os.path.join(folder, name)
+    code, stderr = engine("pipeline", "--from-export", source, "--out", out)
+    return code, read_report(out), stderr, out
+
+
 class Seq2SeqGeneration(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -131,23 +153,8 @@ class Seq2SeqGeneration(unittest.TestCase):
         shutil.rmtree(cls.folder, ignore_errors=True)
 
     def prove(self, name, plant=None):
-        """(exit code, report, stderr, run folder) of the pipeline on the export, `plant` applied to
-        a copy of its decoder first (export.json's sha256 updated, as the exporter would write it)."""
-        source = os.path.join(self.folder, name + "-export")
-        shutil.copytree(self.export, source)
-        if plant:
-            path = os.path.join(source, "model.onnx")
-            model = onnx.load(path)
-            plant(model)
-            onnx.save(model, path)
-            with open(os.path.join(source, "export.json"), encoding="utf-8") as handle:
-                manifest = json.load(handle)
-            manifest["onnx_model"]["sha256"] = sha256_of(path)
-            with open(os.path.join(source, "export.json"), "w", encoding="utf-8") as handle:
-                json.dump(manifest, handle)
-        out = os.path.join(self.folder, name)
-        code, stderr = engine("pipeline", "--from-export", source, "--out", out)
-        return code, read_report(out), stderr, out
+        """(exit code, report, stderr, run folder): `plant` applied to the decoder, model.onnx."""
+        return prove_planted(self.folder, self.export, name, plant, "model.onnx", ("export.json", "onnx_model"))
 
     def test_a_correct_export_gives_identical_tokens_in_every_run(self):
         code, report, stderr, out = self.prove("correct")
@@ -252,25 +259,12 @@ class MergedDecoder(unittest.TestCase):
         shutil.rmtree(cls.folder, ignore_errors=True)
 
     def prove(self, name, plant=None):
-        source = os.path.join(self.folder, name + "-export")
-        shutil.copytree(self.export, source)
-        if plant:
-            path = os.path.join(source, "decoder_merged.onnx")
-            model = onnx.load(path)
-            plant(model)
-            onnx.save(model, path)
-            generation = os.path.join(source, "reference", "generation", "generation.json")
-            with open(generation, encoding="utf-8") as handle:
-                document = json.load(handle)
-            document["merged"]["sha256"] = sha256_of(path)
-            with open(generation, "w", encoding="utf-8") as handle:
-                json.dump(document, handle)
-        out = os.path.join(self.folder, name)
-        code, stderr = engine("pipeline", "--from-export", source, "--out", out)
-        return code, read_report(out), stderr
+        """(exit code, report, stderr, run folder): `plant` applied to decoder_merged.onnx."""
+        return prove_planted(self.folder, self.export, name, plant, "decoder_merged.onnx",
+                             (os.path.join("reference", "generation", "generation.json"), "merged"))
 
     def test_both_branches_pass_with_identical_tokens(self):
-        code, report, stderr = self.prove("correct")
+        code, report, stderr, _ = self.prove("correct")
         self.assertEqual(code, 0, stderr)
         merged = [row for row in generate_rows(report) if row["run"].endswith("decoder_merged.onnx")]
         self.assertEqual(len(merged), 2)
@@ -283,7 +277,7 @@ class MergedDecoder(unittest.TestCase):
                         1.3 * os.path.getsize(os.path.join(self.export, "model.onnx")))
 
     def test_a_no_cache_branch_handing_back_a_stale_cache_fails_at_step_1(self):
-        code, report, stderr = self.prove("stale", stale_cross_cache_handed_back)
+        code, report, stderr, _ = self.prove("stale", stale_cross_cache_handed_back)
         self.assertEqual(code, 1, stderr)
         rows = [row for row in generate_rows(report) if row["optimization"] != "disabled"]
         self.assertTrue(all(row["passed"] for row in rows if not row["run"].endswith("decoder_merged.onnx")))
