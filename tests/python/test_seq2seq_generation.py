@@ -319,6 +319,18 @@ class Seq2SeqFamilies(unittest.TestCase):
     """Whisper: audio features in, no source mask; proved by generation like the text models. The
     sizes declared with --sweep are the runs'."""
 
+    def test_without_generate_the_encoder_ships_and_the_report_says_it_is_not_proved(self):
+        folder = tempfile.mkdtemp(prefix="onnxproof-marian-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        out = os.path.join(folder, "export")
+        code, stderr = engine("export", "--model", "hf:MarianMTModel:use_cache=true", "--exporter", "torchscript",
+                              "--samples", "1", "--out", out)
+        self.assertEqual(code, 0, stderr)
+        self.assertTrue(os.path.exists(os.path.join(out, "encoder.onnx")))
+        with open(os.path.join(out, "export.json"), encoding="utf-8") as handle:
+            codes = [entry["code"] for entry in json.load(handle)["findings"]]
+        self.assertIn("ENCODER_NOT_PROVED", codes)
+
     def test_swept_batches_and_source_lengths_are_the_runs(self):
         folder = tempfile.mkdtemp(prefix="onnxproof-t5-")
         self.addCleanup(shutil.rmtree, folder, True)

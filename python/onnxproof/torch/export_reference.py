@@ -66,6 +66,15 @@ def fill_reference(state, model, reference, done=None):
     if steps and state.generation:
         from .generation import record_generation
         state.timed("generation_reference", record_generation, state, model, reference, steps)
+    elif (state.generation or {}).get("encoder"):
+        # An encoder-decoder without --generate still ships with its encoder (proved by generation).
+        from .seq2seq import ENCODER_FILE, export_encoder
+        if state.timed("encoder_export", export_encoder, state, state.generation["encoder"]["module"],
+                       os.path.join(state.out, ENCODER_FILE)):
+            state.findings.append(finding(
+                "ENCODER_NOT_PROVED", "warning", "encoder.onnx was exported beside the decoder (model.onnx); without "
+                "--generate N nothing proves it, and the verdict covers the decoder step only", ENCODER_FILE,
+                "add --generate N: the encoder runs on each request and its outputs feed the decoder steps"))
 
 
 def capture_case(state, model, reference, capture, item, own_failure=None):
