@@ -184,8 +184,9 @@ def _positions(config, *keys):
 
 
 def _encoder_specs(model, config, batch):
-    """(encoder module, its input specs, its dynamic axes, the run lengths): token ids and a padding
-    mask with batch and source length dynamic, or audio features (frames fixed by the encoder)."""
+    """(encoder module, its input specs, its dynamic axes): token ids and a padding mask with batch
+    and source length dynamic (up to the model's positions), or audio features (frames fixed by the
+    encoder)."""
     vocabulary = int(config.vocab_size)
     if getattr(model, "main_input_name", "input_ids") == "input_features":
         frames = 2 * int(config.max_source_positions)
@@ -195,13 +196,11 @@ def _encoder_specs(model, config, batch):
     specs = [{"name": "input_ids", "dims": [batch, source], "dtype": "int64", "range": [0, vocabulary]},
              {"name": "attention_mask", "dims": [batch, source], "dtype": "int64", "range": [1, 2]}]
     bound = _positions(config, "max_position_embeddings", "n_positions")
+    bounds = {"min": 1, "max": bound} if bound else {}
     dynamic = []
     for spec in specs:
         dynamic += [{"input": spec["name"], "axis": 0, "label": "batch"},
-                    {"input": spec["name"], "axis": 1, "label": "encoder_sequence", "min": 1, **({"max": bound} if bound else {})}]
-    if not bound:
-        for entry in dynamic[1::2]:
-            entry.pop("min")
+                    {"input": spec["name"], "axis": 1, "label": "encoder_sequence", **bounds}]
     return TextEncoder(model, ["input_ids", "attention_mask"]), specs, dynamic
 
 
@@ -265,8 +264,8 @@ def cache_decoder_of(name, model, config, batch):
     interface = {"input_ids": "input_ids", "attention_mask": "", "logits": "logits", "past": past_names,
                  "present": present_names,
                  "encoder": {"module": encoder, "inputs": encoder_inputs, "dynamic": encoder_dynamic,
-                             "outputs": [HIDDEN, *cross], "feeds": feeds, "self_dims": self_dims, "start": _start_token(model, config),
-                             "pad": int(getattr(config, "pad_token_id", 0) or 0), "max_source": source_bound.get("max")}}
+                             "outputs": [HIDDEN, *cross], "feeds": feeds, "self_dims": self_dims,
+                             "start": _start_token(model, config), "max_source": source_bound.get("max")}}
     return decoder, {"inputs": inputs, "dynamic": dynamic, "generation": interface}
 
 
