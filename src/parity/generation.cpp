@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -200,11 +201,20 @@ struct Judgment {
   double max_abs = 0.0, error = 0.0, budget = 0.0;
   double noise = 0.0;  // PyTorch float32's own distance from float64 (the fixed rule: the budget)
   int64_t mismatches = 0;
+  std::string shape_problem;  // ONNX Runtime's tensor has another shape or type: nothing compared
 };
 
 Judgment judge_tensor(const std::string& name, const Tensor& pytorch, const Tensor* exact, const Tensor& onnx,
                       const ToleranceOptions& tolerance, bool calibrated) {
   Judgment judgment;
+  if (onnx.shape() != pytorch.shape() || onnx.dtype() != pytorch.dtype()) {
+    judgment.shape_problem = fmt::format("ONNX Runtime's is {} {}, the reference's {} {}", dtype_name(onnx.dtype()),
+                                         format_shape(onnx.shape()), dtype_name(pytorch.dtype()),
+                                         format_shape(pytorch.shape()));
+    judgment.max_abs = judgment.error = std::numeric_limits<double>::infinity();
+    judgment.mismatches = std::max<int64_t>(1, pytorch.size());
+    return judgment;
+  }
   if (calibrated && exact) {
     ExactDeviation deviation;
     const Comparison comparison = compare_calibrated(pytorch, *exact, onnx, 0.0, deviation);
@@ -230,6 +240,8 @@ void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional
   step.error = judgment.error;
   step.budget = judgment.budget;
   step.mismatches = judgment.mismatches;
+  step.shape_problem = judgment.shape_problem;
+  if (!step.shape_problem.empty()) return;  // no token of another shape is a near tie
   const double noise = judgment.noise;
   const int64_t vocabulary = pytorch.shape()[1];
   for (std::size_t row = 0; row < step.pytorch_tokens.size(); ++row) {
@@ -311,10 +323,14 @@ void add_generation_findings(GenerationResult& result, const std::string& source
     if (output.passed()) continue;
     result.findings.push_back(Finding{
         .code = FindingCode::encoder_mismatch, .severity = Severity::error, .step = "generate",
-        .message = fmt::format("on {} the encoder's output '{}'{} is {:.3g} from the reference, over the budget {:.3g} "
-                               "({} values outside): every step decodes from it",
-                               result.provider, output.name, run_context(result), output.error, output.budget,
-                               output.mismatches),
+        .message = output.shape_problem.empty()
+                       ? fmt::format("on {} the encoder's output '{}'{} is {:.3g} from the reference, over the budget "
+                                     "{:.3g} ({} values outside): every step decodes from it",
+                                     result.provider, output.name, run_context(result), output.error, output.budget,
+                                     output.mismatches)
+                       : fmt::format("on {} the encoder's output '{}'{} has another shape: {}; every step decodes "
+                                     "from it",
+                                     result.provider, output.name, run_context(result), output.shape_problem),
         .where = "encoder output " + output.name,
         .hint = "the encoder's graph (encoder.onnx) departs from " + source + " before any token: check its attention "
                 "mask and the cross-attention keys and values it computes"});
@@ -329,7 +345,9 @@ void add_generation_findings(GenerationResult& result, const std::string& source
   if (result.first_failure) {
     const GenerationStep& step = result.steps[static_cast<std::size_t>(*result.first_failure)];
     std::string what;
-    if (!step.tokens_equal()) {
+    if (!step.shape_problem.empty()) {
+      what = "its last-position logits have another shape: " + step.shape_problem;
+    } else if (!step.tokens_equal()) {
       what = fmt::format("ONNX Runtime picks token {} where {} picks {} (exact margin {:.3g}, budget {:.3g})",
                          fmt::join(step.onnx_tokens, ","), source, fmt::join(step.pytorch_tokens, ","),
                          step.tie_margin.value_or(0.0), step.budget);
@@ -372,7 +390,7 @@ EncoderOutputCheck judge_encoder_output(const std::string& name, const Tensor& p
                                         const Tensor& onnx, const ToleranceOptions& tolerance) {
   const Judgment judgment = judge_tensor(name, pytorch, exact, onnx, tolerance, !tolerance.overridden(name));
   return {.name = name, .max_abs = judgment.max_abs, .error = judgment.error, .budget = judgment.budget,
-          .mismatches = judgment.mismatches};
+          .mismatches = judgment.mismatches, .shape_problem = judgment.shape_problem};
 }
 
 // The encoder run once on a run's inputs: every input and ONNX Runtime output by name, its outputs

@@ -89,6 +89,19 @@ def self_cache_one_short(model):
                                                  [output.name]))
 
 
+def logits_one_row(model):
+    """The logits output keeps the first batch row only: a shape the loop must fail, never read past."""
+    starts = numpy_helper.from_array(np.array([0], dtype=np.int64), "planted_row_start")
+    ends = numpy_helper.from_array(np.array([1], dtype=np.int64), "planted_row_end")
+    axes = numpy_helper.from_array(np.array([0], dtype=np.int64), "planted_row_axis")
+    model.graph.initializer.extend([starts, ends, axes])
+    for node in model.graph.node:
+        node.output[:] = ["logits_full" if name == "logits" else name for name in node.output]
+    rewire(model.graph, "logits", "logits_full")
+    model.graph.node.append(helper.make_node("Slice", ["logits_full", "planted_row_start", "planted_row_end",
+                                                       "planted_row_axis"], ["logits"]))
+
+
 def first_token_change(folder):
     """(first step whose token differs from the reference's, per run) with the run folder's graphs,
     fed the reference's tokens as the engine feeds them: the planted loop run on its own."""
@@ -221,6 +234,15 @@ class Seq2SeqGeneration(unittest.TestCase):
         done = subprocess.run([ENGINE, "golden", "verify", os.path.join(out, "model.onnx"), "--golden", golden],
                               capture_output=True, text=True, timeout=600)
         self.assertEqual(done.returncode, 0, done.stderr + done.stdout)
+
+    def test_logits_of_another_shape_fail_the_batched_run(self):
+        code, report, stderr, _ = self.prove("one-row", logits_one_row)
+        self.assertEqual(code, 1, stderr)
+        rows = [row for row in generate_rows(report) if row["optimization"] != "disabled"]
+        self.assertEqual([row["passed"] for row in rows], [False, True])  # batch 2 fails, batch 1 has one row
+        self.assertEqual(rows[0]["first_failure"], 0)
+        located = [f for f in report["findings"] if f["code"] == "GENERATION_DIVERGED"]
+        self.assertIn("another shape", located[0]["message"])
 
     def test_an_encoder_changed_since_the_export_is_refused(self):
         source = os.path.join(self.folder, "changed-export")

@@ -45,6 +45,7 @@ struct GenerationStep {
   int64_t mismatches = 0;                // logits outside the budget
   bool near_tie = false;                 // tokens differ within the budget (see above)
   std::optional<double> tie_margin;      // the exact margin of the first differing row
+  std::string shape_problem;             // ONNX Runtime's logits have another shape ('' when not)
   bool tokens_equal() const { return pytorch_tokens == onnx_tokens; }
   bool passed() const { return mismatches == 0 && (tokens_equal() || near_tie); }
 };
@@ -56,7 +57,8 @@ struct EncoderOutputCheck {
   double error = 0.0;         // what the rule bounds
   double budget = 0.0;
   int64_t mismatches = 0;
-  bool passed() const { return mismatches == 0; }
+  std::string shape_problem;  // ONNX Runtime's output has another shape or type ('' when not)
+  bool passed() const { return mismatches == 0 && shape_problem.empty(); }
 };
 
 /// The generation proof of one run (one request) on one provider and optimization level.
