@@ -192,6 +192,21 @@ Expected<void> check_manifest_files(const fs::path& golden_dir, const nlohmann::
       if (file.path().extension() == ".pb") present.insert(name + "/" + file.path().filename().string());
     }
   }
+  // A frozen generation: every entry a folder or a regular file the manifest lists, never a link.
+  const auto generation_type = fs::symlink_status(golden_dir / k_generation_folder, ec).type();
+  if (generation_type != fs::file_type::not_found && generation_type != fs::file_type::directory)
+    return bad(std::string(k_generation_folder) + " is not a folder");
+  if (generation_type == fs::file_type::directory) {
+    for (auto it = fs::recursive_directory_iterator(golden_dir / k_generation_folder, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      const auto type = it->symlink_status(ec).type();
+      const std::string name = fs::relative(it->path(), golden_dir, ec).lexically_normal().string();
+      if (type == fs::file_type::directory) continue;
+      if (type != fs::file_type::regular) return bad(name + " is not a regular file");
+      present.insert(name);
+    }
+    if (ec) return bad("cannot list its generation/ folder: " + ec.message());
+  }
   for (const auto& file : present) {
     if (!listed.contains(file)) return bad(file + " is in the folder but not in the manifest");
   }
@@ -232,8 +247,6 @@ Expected<void> freeze_generation(const fs::path& reference, const fs::path& stag
 Expected<void> verify_generation(const fs::path& model, const fs::path& golden_dir, const GoldenOptions& options,
                                  VerifyResult& result) {
   const fs::path frozen = golden_dir / k_generation_folder;
-  std::error_code ec;
-  if (!fs::is_regular_file(frozen / "generation.json", ec)) return {};
   SessionOptions session{.provider = "cpu", .intra_op_threads = options.parity.intra_op_threads};
   ONNXPROOF_TRY_ASSIGN(result.generation, prove_generation(model, model.parent_path(), frozen, session,
                                                            options.parity.tolerance, "", EncoderDigest::ignore));
@@ -328,7 +341,7 @@ Expected<GoldenManifest> read_golden_manifest(const fs::path& golden_dir, const 
     return fail(ErrorCode::invalid_input, golden_dir.string() + " is not a golden folder: manifest.json is missing");
   }
   ONNXPROOF_TRY_ASSIGN(const nlohmann::json manifest, read_json_object(manifest_path, ErrorCode::invalid_input));
-  GoldenManifest result{overrides, ""};
+  GoldenManifest result{overrides, "", false};
   try {
     result.model_sha256 = manifest.value("model_sha256", "");
     if (manifest.value("schema", "") != k_schema) {
@@ -336,6 +349,7 @@ Expected<GoldenManifest> read_golden_manifest(const fs::path& golden_dir, const 
                   manifest_path.string() + " is not an " + std::string(k_schema) + " manifest");
     }
     ONNXPROOF_TRY(check_manifest_files(golden_dir, manifest));
+    result.generation = manifest.at("files").contains(std::string(k_generation_folder) + "/generation.json");
     for (const auto& [relative, digest] : manifest.at("files").items()) {
       const fs::path file = golden_dir / relative;
       if (!fs::exists(file)) return fail(ErrorCode::invalid_input, "golden file " + file.string() + " is missing");
@@ -399,7 +413,7 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
     result.findings.push_back(std::move(finding));
   }
   result.parity.findings.clear();
-  ONNXPROOF_TRY(verify_generation(model, golden_dir, options, result));
+  if (manifest.generation) ONNXPROOF_TRY(verify_generation(model, golden_dir, options, result));
   return result;
 }
 

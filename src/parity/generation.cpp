@@ -127,11 +127,17 @@ Expected<RunReference> read_run_reference(const fs::path& folder, const contract
       reference.logits.dtype() == DType::float32 && reference.logits.rank() == 3 && reference.logits.shape()[0] == steps &&
       reference.logits.shape()[1] == batch &&
       (!reference.exact || (reference.exact->dtype() == DType::float64 && reference.exact->shape() == reference.logits.shape()));
+  // Token ids index the logits: each must lie in [0, vocabulary).
+  bool tokens_hold = shapes_hold && reference.logits.shape()[2] >= 1;
+  if (tokens_hold) {
+    const int64_t vocabulary = reference.logits.shape()[2];
+    for (const int64_t token : reference.tokens.values<int64_t>()) tokens_hold = tokens_hold && token >= 0 && token < vocabulary;
+  }
   bool encoder_holds = true;
   for (std::size_t index = 0; index < reference.exact_encoder_outputs.size(); ++index) {
     encoder_holds = encoder_holds && reference.exact_encoder_outputs[index].shape() == reference.encoder_outputs[index].shape();
   }
-  if (!shapes_hold || !encoder_holds) {
+  if (!shapes_hold || !tokens_hold || !encoder_holds) {
     return fail(ErrorCode::invalid_input, folder.string() + ": the generation tensors do not have the shapes and "
                                                             "types generation.json describes");
   }
@@ -155,6 +161,10 @@ Expected<Tensor> last_position(const Tensor& logits) {
                                               ", not float32 batch x sequence x vocabulary");
   }
   const int64_t batch = logits.shape()[0], length = logits.shape()[1], vocabulary = logits.shape()[2];
+  if (length < 1 || vocabulary < 1) {
+    return fail(ErrorCode::invalid_input, "the logits output is " + format_shape(logits.shape()) +
+                                              ": no position or no vocabulary to pick a token from");
+  }
   std::vector<float> values(static_cast<std::size_t>(batch * vocabulary));
   const auto all = logits.values<float>();
   for (int64_t row = 0; row < batch; ++row) {
@@ -442,8 +452,9 @@ Expected<std::map<std::string, Tensor>> selected(const std::map<std::string, Ten
   return fed;
 }
 
-// A cross-attention cache from another request: the real one negated. A merged decoder's first
-// step must compute its own and ignore what it is fed.
+// A cross-attention cache from another request: the real one negated (float32 caches, the ones
+// the exporters write; another dtype is fed as it is). A merged decoder's first step must compute
+// its own and ignore what it is fed.
 Tensor stale(const Tensor& cache) {
   Tensor copy = cache;
   if (copy.dtype() == DType::float32) {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
+#include <string>
 
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/export/float16.h"
@@ -333,8 +335,9 @@ StepReport generate_step(Run& run) {
   if (!results.empty()) {
     const auto failed = std::find_if(results.begin(), results.end(), [](const auto& result) { return !result.passed(); });
     const auto& shown = failed == results.end() ? results.front() : *failed;
-    const auto runs = std::count_if(results.begin(), results.end(),
-                                    [](const auto& result) { return result.optimization != "disabled"; });
+    std::set<std::string> requests;  // a request's label, whichever decoder file and provider ran it
+    for (const auto& result : results) requests.insert(result.run.substr(0, result.run.find(", decoder_merged")));
+    const auto runs = requests.size();
     step.reason = fmt::format("{} greedy steps in {} run(s), {} with identical tokens on {}{}{}", shown.steps.size(),
                               runs, shown.identical_steps(), shown.provider,
                               shown.run.empty() ? "" : " (" + shown.run + ")",

@@ -234,6 +234,15 @@ class Seq2SeqGeneration(unittest.TestCase):
         done = subprocess.run([ENGINE, "golden", "verify", os.path.join(out, "model.onnx"), "--golden", golden],
                               capture_output=True, text=True, timeout=600)
         self.assertEqual(done.returncode, 0, done.stderr + done.stdout)
+        # A file slipped into the frozen generation is refused before anything is read.
+        planted = os.path.join(self.folder, "planted-golden")
+        shutil.copytree(golden, planted)
+        with open(os.path.join(planted, "generation", "run_0", "extra.pb"), "wb") as handle:
+            handle.write(b"\0")
+        done = subprocess.run([ENGINE, "golden", "verify", os.path.join(out, "model.onnx"), "--golden", planted],
+                              capture_output=True, text=True, timeout=600)
+        self.assertEqual(done.returncode, 3, done.stderr + done.stdout)
+        self.assertIn("generation/run_0/extra.pb is in the folder but not in the manifest", done.stderr)
 
     def test_logits_of_another_shape_fail_the_batched_run(self):
         code, report, stderr, _ = self.prove("one-row", logits_one_row)

@@ -65,6 +65,7 @@ struct VerifyResult {
 struct GoldenManifest {
   ToleranceOptions tolerance;  // `overrides` completed with the recorded tolerances
   std::string model_sha256;
+  bool generation = false;  // the manifest lists a frozen generation (generation/generation.json)
 };
 Expected<GoldenManifest> read_golden_manifest(const std::filesystem::path& golden_dir,
                                               const ToleranceOptions& overrides);

@@ -36,6 +36,7 @@ SELF, CROSS = "decoder", "encoder"  # Optimum's names of the self- and cross-att
 ENCODER_FILE = "encoder.onnx"
 MERGED_FILE = "decoder_merged.onnx"
 HIDDEN = "last_hidden_state"
+EXTERNAL_BYTES = 1 << 30  # weights past this go to an external data file (protobuf stops at 2 GiB)
 DECODER_SEQUENCE, DECODER_PAST = 4, 8  # the decoder's example: 4 new tokens after 8 cached ones
 SOURCE_LONG = 64  # the long-source run: a source of 64 tokens (within a small config's 128 positions)
 
@@ -297,8 +298,8 @@ def generation_runs(interface, batch, sweep=None):
     own request first when prove() was given one. Then, text: each batch size with a source of each
     length, a batch's last row padded (a dropped encoder mask changes that row), and a long source
     alone; audio: each batch size (the frames are fixed by the encoder). The sizes are --sweep's
-    `batch` and `encoder_sequence` when given, else the example's batch and 1, a 16-token source
-    and a 64-token one."""
+    `batch` and `encoder_sequence` when given; else text runs the example's batch (at least 2) at a
+    16-token source and one request at a 64-token source, audio the example's batch and 1."""
     encoder = interface["encoder"]
     sweep = sweep or {}
     given = encoder.get("given")
@@ -315,7 +316,7 @@ def generation_runs(interface, batch, sweep=None):
         return runs + [{"label": f"batch {size}, {frames} audio frames", "batch": size, "length": 0, "padded": False}
                        for size in batches or [batch, 1]]
     lengths = sorted({int(size) for size in sweep.get("encoder_sequence", [])})
-    for size in batches or [batch]:
+    for size in batches or [max(batch, 2)]:  # a batch of at least 2: one row padded
         for length in lengths or [encoder["inputs"][0]["dims"][1]]:
             padded = size > 1 and length > 1
             runs.append({"label": f"batch {size}, source {length} tokens" + (", last row padded" if padded else ""),
@@ -396,8 +397,17 @@ def export_merged_decoder(state, decoder, path):
         if not _export_module(state, first, specs, dynamic, outputs, args, staged, "the decoder's first step"):
             return False
         passed_through = {present: past for past, present in encoder["feeds"].items() if present in cross}
-        merged = merge_decoders(onnx.load(staged), onnx.load(state.model_path), outputs, passed_through)
-        onnx.save(merged, path)
+        try:
+            merged = merge_decoders(onnx.load(staged), onnx.load(state.model_path), outputs, passed_through)
+            weights = sum(len(tensor.raw_data) for tensor in merged.graph.initializer)
+            # Past protobuf's 2 GiB the weights go to decoder_merged.onnx.data beside it.
+            onnx.save(merged, path, save_as_external_data=weights > EXTERNAL_BYTES,
+                      location=os.path.basename(path) + ".data")
+        except Exception as error:  # noqa: BLE001 -- the merge's failure, said as a finding
+            state.findings.append(finding("EXPORT_FAILED", "error", f"merging the decoder's two steps failed: "
+                                          f"{type(error).__name__}: {error}", MERGED_FILE,
+                                          "the decoder and the encoder exported; prove them without --merged-decoder"))
+            return False
         return True
     finally:
         for leftover in (staged, staged + ".data"):
