@@ -16,7 +16,8 @@
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/parity/calibrated.h"
 #include "onnxproof/parity/compare.h"
-#include "onnxproof/tensor/tensor_io.h"
+#include "generation_findings.h"
+#include "generation_reference.h"
 
 namespace onnxproof {
 
@@ -25,124 +26,13 @@ namespace fs = std::filesystem;
 static_assert(k_generation_schema == contract::k_generation_version,
               "generation.h names another version than schemas/ holds");
 
+using detail::add_generation_findings;
+using detail::run_context;
+using detail::read_generation_document;
+using detail::read_run_reference;
+using detail::RunReference;
+
 namespace {
-
-// What the front end recorded for one run: its tensors.
-struct RunReference {
-  contract::GenerationRun run;
-  Tensor prompt;                  // batch x prompt_length, int64
-  std::vector<Tensor> empty_past;  // step 0's cache, in `past` order
-  Tensor tokens;                  // steps x batch, int64
-  Tensor logits;                  // steps x batch x vocabulary, float32
-  std::optional<Tensor> exact;    // the same in float64
-  std::vector<Tensor> encoder_inputs;        // in encoder.inputs order
-  std::vector<Tensor> encoder_outputs;       // PyTorch's, in encoder.outputs order
-  std::vector<Tensor> exact_encoder_outputs;  // float64, when exact
-};
-
-Expected<Tensor> read_tensor(const fs::path& path) {
-  ONNXPROOF_TRY_ASSIGN(NamedTensor named, read_tensor_pb(path));
-  return std::move(named.tensor);
-}
-
-Expected<std::vector<Tensor>> read_numbered(const fs::path& folder, std::string_view stem, std::size_t count) {
-  std::vector<Tensor> tensors;
-  for (std::size_t index = 0; index < count; ++index) {
-    ONNXPROOF_TRY_ASSIGN(Tensor tensor, read_tensor(folder / fmt::format("{}_{}.pb", stem, index)));
-    tensors.push_back(std::move(tensor));
-  }
-  return tensors;
-}
-
-// A run's folder is run_N and an encoder a plain .onnx file name: nothing the document names may
-// lead outside the run folder.
-bool is_run_folder(const std::string& name) {
-  return name.size() > 4 && name.starts_with("run_") &&
-         std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-bool is_plain_onnx_name(const std::string& name) {
-  return name.size() > 5 && name.ends_with(".onnx") && name.find_first_of("/\\") == std::string::npos &&
-         name.front() != '.' && name.find('\0') == std::string::npos;
-}
-
-Expected<contract::GenerationDocument> read_generation_document(const fs::path& folder) {
-  const fs::path path = folder / "generation.json";
-  ONNXPROOF_TRY_ASSIGN(const nlohmann::json json, read_json_object(path, ErrorCode::invalid_input));
-  ONNXPROOF_TRY_ASSIGN(contract::GenerationDocument document,
-                       contract::read_generation(json, path, ErrorCode::invalid_input));
-  if (document.past.size() != document.present.size()) {
-    return fail(ErrorCode::invalid_input, path.string() + ": past and present name different numbers of tensors");
-  }
-  for (const auto& run : document.runs) {
-    if (!is_run_folder(run.folder)) {
-      return fail(ErrorCode::invalid_input, path.string() + ": a run's folder must be run_N, not '" + run.folder + "'");
-    }
-  }
-  if (document.encoder && !is_plain_onnx_name(document.encoder->model)) {
-    return fail(ErrorCode::invalid_input,
-                path.string() + ": the encoder must be a .onnx file in the run folder, not '" + document.encoder->model + "'");
-  }
-  if (document.merged) {
-    if (!document.encoder) {
-      return fail(ErrorCode::invalid_input, path.string() + ": a merged decoder needs the encoder that feeds it");
-    }
-    if (!is_plain_onnx_name(document.merged->model)) {
-      return fail(ErrorCode::invalid_input, path.string() + ": the merged decoder must be a .onnx file in the run "
-                                                            "folder, not '" + document.merged->model + "'");
-    }
-    if (document.merged->past.size() != document.merged->present.size()) {
-      return fail(ErrorCode::invalid_input,
-                  path.string() + ": the merged decoder's past and present name different numbers of tensors");
-    }
-  }
-  return document;
-}
-
-Expected<RunReference> read_run_reference(const fs::path& folder, const contract::GenerationDocument& document,
-                                          const contract::GenerationRun& run) {
-  RunReference reference{.run = run};
-  ONNXPROOF_TRY_ASSIGN(reference.prompt, read_tensor(folder / "prompt.pb"));
-  ONNXPROOF_TRY_ASSIGN(reference.tokens, read_tensor(folder / "tokens.pb"));
-  ONNXPROOF_TRY_ASSIGN(reference.logits, read_tensor(folder / "logits.pb"));
-  ONNXPROOF_TRY_ASSIGN(reference.empty_past, read_numbered(folder, "past", document.past.size()));
-  if (run.exact) {
-    ONNXPROOF_TRY_ASSIGN(Tensor exact, read_tensor(folder / "exact_logits.pb"));
-    reference.exact = std::move(exact);
-  }
-  if (document.encoder) {
-    ONNXPROOF_TRY_ASSIGN(reference.encoder_inputs, read_numbered(folder, "encoder_input", document.encoder->inputs.size()));
-    ONNXPROOF_TRY_ASSIGN(reference.encoder_outputs,
-                         read_numbered(folder, "encoder_output", document.encoder->outputs.size()));
-    if (run.exact) {
-      ONNXPROOF_TRY_ASSIGN(reference.exact_encoder_outputs,
-                           read_numbered(folder, "exact_encoder_output", document.encoder->outputs.size()));
-    }
-  }
-  const int64_t steps = document.steps;
-  const int64_t batch = run.batch;
-  const bool shapes_hold =
-      reference.prompt.dtype() == DType::int64 && reference.prompt.shape() == std::vector<int64_t>{batch, run.prompt_length} &&
-      reference.tokens.dtype() == DType::int64 && reference.tokens.shape() == std::vector<int64_t>{steps, batch} &&
-      reference.logits.dtype() == DType::float32 && reference.logits.rank() == 3 && reference.logits.shape()[0] == steps &&
-      reference.logits.shape()[1] == batch &&
-      (!reference.exact || (reference.exact->dtype() == DType::float64 && reference.exact->shape() == reference.logits.shape()));
-  // Token ids index the logits: each must lie in [0, vocabulary).
-  bool tokens_hold = shapes_hold && reference.logits.shape()[2] >= 1;
-  if (tokens_hold) {
-    const int64_t vocabulary = reference.logits.shape()[2];
-    for (const int64_t token : reference.tokens.values<int64_t>()) tokens_hold = tokens_hold && token >= 0 && token < vocabulary;
-  }
-  bool encoder_holds = true;
-  for (std::size_t index = 0; index < reference.exact_encoder_outputs.size(); ++index) {
-    encoder_holds = encoder_holds && reference.exact_encoder_outputs[index].shape() == reference.encoder_outputs[index].shape();
-  }
-  if (!shapes_hold || !tokens_hold || !encoder_holds) {
-    return fail(ErrorCode::invalid_input, folder.string() + ": the generation tensors do not have the shapes and "
-                                                            "types generation.json describes");
-  }
-  return reference;
-}
 
 // Rows [first, first + count) of dimension 0, as a tensor of their own (one step of steps x ...).
 Expected<Tensor> rows_of(const Tensor& tensor, int64_t first, std::vector<int64_t> shape) {
@@ -211,7 +101,7 @@ struct Judgment {
   double max_abs = 0.0, error = 0.0, budget = 0.0;
   double noise = 0.0;  // PyTorch float32's own distance from float64 (the fixed rule: the budget)
   int64_t mismatches = 0;
-  std::string shape_problem;  // ONNX Runtime's tensor has another shape or type: nothing compared
+  std::string shape_problem{};  // ONNX Runtime's tensor has another shape or type: nothing compared
 };
 
 Judgment judge_tensor(const std::string& name, const Tensor& pytorch, const Tensor* exact, const Tensor& onnx,
@@ -269,11 +159,11 @@ void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional
 // next (the caches) with their step-0 values, and a merged decoder's branch input.
 struct LoopFeeds {
   std::string mask;                        // the decoder-only mask over past and new tokens ("" none)
-  std::map<std::string, Tensor> fixed;
+  std::map<std::string, Tensor> fixed{};
   std::vector<std::string> carried_in;     // past, in the order of carried_out
   std::vector<std::string> carried_out;    // present
   std::vector<Tensor> initial;             // step 0's carried inputs
-  std::string branch;                      // use_cache_branch: false at step 0, true after ("" none)
+  std::string branch{};                    // use_cache_branch: false at step 0, true after ("" none)
 };
 
 // The session's inputs must all be fed, and the outputs the loop reads must exist: checked up front.
@@ -320,79 +210,6 @@ std::size_t output_index(const Session& session, const std::string& name) {
   const auto& values = session.outputs();
   return static_cast<std::size_t>(
       std::find_if(values.begin(), values.end(), [&](const auto& value) { return value.name == name; }) - values.begin());
-}
-
-std::string run_context(const GenerationResult& result) {
-  return result.run.empty() ? "" : fmt::format(" ({})", result.run);
-}
-
-// The findings of a finished loop: the encoder's outputs outside the rule, the first failing
-// step, and the near ties; `source` is what the reference's framework is called ("PyTorch").
-void add_generation_findings(GenerationResult& result, const std::string& source) {
-  for (const auto& output : result.encoder) {
-    if (output.passed()) continue;
-    result.findings.push_back(Finding{
-        .code = FindingCode::encoder_mismatch, .severity = Severity::error, .step = "generate",
-        .message = output.shape_problem.empty()
-                       ? fmt::format("on {} the encoder's output '{}'{} is {:.3g} from the reference, over the budget "
-                                     "{:.3g} ({} values outside): every step decodes from it",
-                                     result.provider, output.name, run_context(result), output.error, output.budget,
-                                     output.mismatches)
-                       : fmt::format("on {} the encoder's output '{}'{} has another shape: {}; every step decodes "
-                                     "from it",
-                                     result.provider, output.name, run_context(result), output.shape_problem),
-        .where = "encoder output " + output.name,
-        .hint = "the encoder's graph (encoder.onnx) departs from " + source + " before any token: check its attention "
-                "mask and the cross-attention keys and values it computes"});
-    break;
-  }
-  std::vector<int> ties;
-  for (const auto& step : result.steps) {
-    if (step.near_tie) ties.push_back(step.step);
-    if (!step.passed() && !result.first_failure) result.first_failure = step.step;
-    if (!step.tokens_equal() && !result.first_token_difference) result.first_token_difference = step.step;
-  }
-  if (result.first_failure) {
-    const GenerationStep& step = result.steps[static_cast<std::size_t>(*result.first_failure)];
-    std::string what;
-    if (!step.shape_problem.empty()) {
-      what = "its last-position logits have another shape: " + step.shape_problem;
-    } else if (!step.tokens_equal()) {
-      what = fmt::format("ONNX Runtime picks token {} where {} picks {} (exact margin {:.3g}, budget {:.3g})",
-                         fmt::join(step.onnx_tokens, ","), source, fmt::join(step.pytorch_tokens, ","),
-                         step.tie_margin.value_or(0.0), step.budget);
-    } else if (result.rule == "user") {  // element by element: no one budget to quote
-      what = fmt::format("its logits are up to {:.3g} from {}'s, {} values outside the --rtol/--atol given",
-                         step.error, source, step.mismatches);
-    } else {
-      what = fmt::format("its logits are {:.3g} from the reference, over the budget {:.3g} ({} values outside)",
-                         step.error, step.budget, step.mismatches);
-    }
-    const FindingCode code =
-        step.tokens_equal() ? FindingCode::generation_logits_outside : FindingCode::generation_diverged;
-    result.findings.push_back(Finding{
-        .code = code, .severity = Severity::error, .step = "generate",
-        .message = fmt::format("greedy generation on {}{} first goes wrong at step {} (past length {}): {}",
-                               result.provider, run_context(result), step.step, step.past_length, what),
-        .where = fmt::format("generation step {}", step.step),
-        .hint = step.step == 0 && !result.encoder.empty()
-                    ? "step 0 decodes from the encoder's cross-attention cache and an empty self-attention cache: "
-                      "check the encoder's mask and which layer's keys and values feed each decoder layer"
-                    : "the step and past length named are where the cache path first departs from " + source +
-                          ": check how the past length, position ids and attention mask are computed from the cache"});
-  }
-  if (!ties.empty()) {
-    // Warning: the generated tokens are not identical, which the user must hear even though
-    // neither runtime is wrong.
-    result.findings.push_back(Finding{
-        .code = FindingCode::generation_near_tie, .severity = Severity::warning, .step = "generate",
-        .message = fmt::format("on {}{} the top two tokens were within the budget of each other at step(s) {}: ONNX "
-                               "Runtime picked the other one; the steps after were fed {}'s token",
-                               result.provider, run_context(result), fmt::join(ties, ", "), source),
-        .where = fmt::format("generation step {}", ties.front()),
-        .hint = "no defect of the export; another prompt proves more, and sampling settings decide such ties in "
-                "production"});
-  }
 }
 
 // An encoder's output against PyTorch's: the calibrated rule with a float64 run, else the fixed one.

@@ -81,7 +81,8 @@ void add_model_options(CLI::App* app, ModelArguments& model, bool adoptable = fa
   app->add_option("--samples", model.samples, "Generated inputs per shape case")->capture_default_str();
   app->add_option("--generate", model.generate,
                   "N greedy steps from a prompt through PyTorch and ONNX Runtime, feeding the cache back: the "
-                  "tokens must be identical (a decoder with a cache: hf:...ForCausalLM:use_cache=true)");
+                  "tokens must be identical (a decoder with a cache: hf:...ForCausalLM:use_cache=true; an "
+                  "encoder-decoder: hf:...ForConditionalGeneration:use_cache=true)");
   app->add_flag("--merged-decoder", model.merged_decoder,
                 "With --generate on an encoder-decoder: also export the decoder as one file with a "
                 "use_cache_branch input (decoder_merged.onnx), both branches proved by the generation");

@@ -68,7 +68,8 @@ def fill_reference(state, model, reference, done=None):
         state.timed("generation_reference", record_generation, state, model, reference, steps)
     elif (state.generation or {}).get("encoder"):
         # An encoder-decoder without --generate still ships with its encoder (proved by generation).
-        from .seq2seq import ENCODER_FILE, export_encoder
+        from .seq2seq import ENCODER_FILE
+        from .seq2seq_export import export_encoder
         if state.timed("encoder_export", export_encoder, state, state.generation["encoder"]["module"],
                        os.path.join(state.out, ENCODER_FILE)):
             state.findings.append(finding(

@@ -228,7 +228,8 @@ def record_generation(state, model, reference, steps):
         run["prompt_length"] = int(files["prompt.pb"][0].shape[1])
 
     if interface.get("encoder"):
-        from .seq2seq import ENCODER_FILE, merged_decoder_document, record_seq2seq_generation
+        from .seq2seq import ENCODER_FILE, record_seq2seq_generation
+        from .seq2seq_export import merged_decoder_document
         runs = record_seq2seq_generation(state, model, steps, write_run)
         encoder = interface["encoder"]
         encoder_document = {"model": ENCODER_FILE, "sha256": file_digest(os.path.join(state.out, ENCODER_FILE))[1] if runs else "",
