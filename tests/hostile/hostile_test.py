@@ -141,6 +141,10 @@ CASES = [
     case("localize_missing_run", "localize {w}/absent --captured", 2, says="not a run folder"),
     case("localize_not_a_run", "localize {w}/ref --captured", 2, says="not a run folder"),
     case("pipeline_from_missing_export", "pipeline --from-export {w}/absent --out {w}/run", (2, 3)),
+    case("merged_decoder_without_generate", "pipeline --model hf:BartForConditionalGeneration:use_cache=true "
+         "--merged-decoder --out {w}/run", 2, says="--merged-decoder needs --generate N"),
+    case("merged_decoder_from_export", "pipeline --from-export {w}/export --merged-decoder --out {w}/run", 2,
+         says="--merged-decoder"),
     case("pipeline_from_export_hostile_names", "pipeline --from-export {w}/export --out {w}/run", 0, ["run"],
          then=report_shows_names_as_text),
     case("pipeline_generation_escaping_encoder", "pipeline --from-export {w}/escaping-encoder-export --out {w}/run", 3,

@@ -362,6 +362,14 @@ class Seq2SeqFamilies(unittest.TestCase):
             codes = [entry["code"] for entry in json.load(handle)["findings"]]
         self.assertIn("ENCODER_NOT_PROVED", codes)
 
+    def test_merged_decoder_on_a_decoder_only_model_is_a_usage_error(self):
+        folder = tempfile.mkdtemp(prefix="onnxproof-gpt2-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        code, stderr = engine("export", "--model", "hf:GPT2LMHeadModel:use_cache=true", "--generate", "2",
+                              "--merged-decoder", "--out", os.path.join(folder, "export"))
+        self.assertEqual(code, 2, stderr)
+        self.assertIn("--merged-decoder merges an encoder-decoder's decoder steps", stderr)
+
     def test_swept_batches_and_source_lengths_are_the_runs(self):
         folder = tempfile.mkdtemp(prefix="onnxproof-t5-")
         self.addCleanup(shutil.rmtree, folder, True)
