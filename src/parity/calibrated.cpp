@@ -77,6 +77,8 @@ const char* rule_name(ToleranceRule rule) {
       return "exact";
     case ToleranceRule::domain:
       return "domain";
+    case ToleranceRule::steps:
+      return "steps";
     case ToleranceRule::fixed:
       break;
   }

@@ -13,6 +13,7 @@
 
 #include "analyzers/analyzer.h"
 #include "detection_parity.h"
+#include "quantized_rows.h"
 #include "onnxproof/core/name_table.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/parity/random_outputs.h"
@@ -96,6 +97,7 @@ struct PooledNoise {
   double scale = 0.0;
 };
 using NoiseByOutput = std::map<std::string, PooledNoise>;
+using OutputGrids = std::map<std::string, QuantGrid>;
 
 double median(std::vector<double>& values) {
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
@@ -133,16 +135,17 @@ EvidenceSample fixed_rule_evidence(const Tensor& expected, const Tolerance& tole
 }
 
 // Compares one output under the rule that applies to it: exactly for integers, bools and strings;
-// the user's tolerance when given; the calibrated rule when the case carries a float64 reference
+// the user's tolerance when given; in quantization steps when a DequantizeLinear makes it; the calibrated rule when the case carries a float64 reference
 // of it; the pooled rule when other cases do; else the fixed defaults.
 void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual, const ParityOptions& options,
-                 const NoiseByOutput& noise, ParityRow& row) {
+                 const NoiseByOutput& noise, const OutputGrids& grids, ParityRow& row) {
   const Tensor& expected = c.outputs[index].tensor;
   const bool narrower = options.precision != DType::undefined && is_floating(expected.dtype()) &&
                         dtype_size(options.precision) < dtype_size(expected.dtype());
   row.tolerance = options.tolerance.resolve(row.output, narrower ? options.precision : expected.dtype());
   const Tensor* exact = exact_output(c, c.outputs[index].name, index);
   const bool complex = expected.dtype() == DType::complex64 || expected.dtype() == DType::complex128;
+  if (!options.tolerance.overridden(row.output) && detail::compare_in_steps(c, index, actual, grids, row)) return;
   if (!is_floating(expected.dtype()) && !complex) {
     row.rule = ToleranceRule::exact;
   } else if (options.tolerance.overridden(row.output)) {
@@ -181,7 +184,7 @@ void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual
 // `cases`: the reference's cases this variant runs, in order.
 void run_variant(Session& session, const Variant& variant, const Reference& reference,
                  const std::vector<const ReferenceCase*>& cases, const ParityOptions& options,
-                 const NoiseByOutput& noise, ParityResult& result, PredictionMap& predictions) {
+                 const NoiseByOutput& noise, const OutputGrids& grids, ParityResult& result, PredictionMap& predictions) {
   const std::size_t total = cases.size();
   const std::size_t step = std::max<std::size_t>(1, total / 10);  // at most about ten lines per variant
   std::size_t done = 0;
@@ -238,7 +241,7 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
         row.rule = ToleranceRule::domain;
         row.comparison = compare_domain(expected->tensor, actual);
       } else {
-        compare_row(c, static_cast<std::size_t>(expected - c.outputs.data()), actual, options, noise, row);
+        compare_row(c, static_cast<std::size_t>(expected - c.outputs.data()), actual, options, noise, grids, row);
         row.silent = detect_silent_signs(expected->tensor, actual);
       }
       if (row.comparison.worst_index >= 0) row.worst_at = format_index(row.comparison.worst_index, actual.shape());
@@ -437,6 +440,10 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
   result.framework = reference.framework;
   PredictionMap predictions;
   const NoiseByOutput noise = pooled_relative_noise(reference);
+  // Outputs a DequantizeLinear makes are judged in steps of their grid; a model that cannot be
+  // read here has no grid (the session below says why it cannot be loaded).
+  const auto quantization = read_quantization(model);
+  const OutputGrids grids = quantization ? quantization->grids : OutputGrids{};
   for (const auto& provider : options.providers) {
     std::vector<Variant> variants = {{provider, GraphOptimization::all}};
     if (options.compare_optimization_off && provider == options.providers.front()) {
@@ -481,7 +488,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
         }
         add_missing_output_findings(*session, reference, result);
       }
-      run_variant(*session, variant, reference, cases, options, noise, result, predictions);
+      run_variant(*session, variant, reference, cases, options, noise, grids, result, predictions);
     }
     result.providers.push_back(status);
   }

@@ -11,6 +11,25 @@
 
 namespace onnxproof {
 
+namespace {
+
+nlohmann::json step_count_to_json(const StepCount& count) {
+  return {{"elements", count.elements}, {"zero", count.zero},         {"one", count.one},
+          {"over", count.over},         {"max", count.max_steps},     {"off_grid", count.off_grid}};
+}
+
+// The steps rule's figures (docs/quantization.md): ONNX Runtime's step histogram against PyTorch,
+// PyTorch's own against its float64 twin, and what the rule allowed.
+nlohmann::json steps_to_json(const StepCount& onnx, const std::optional<StepCount>& pytorch,
+                             const StepAllowance& allowed) {
+  return {{"onnx", step_count_to_json(onnx)},
+          {"pytorch", pytorch ? step_count_to_json(*pytorch) : nlohmann::json(nullptr)},
+          {"allowed_max", allowed.max_steps},
+          {"allowed_share", allowed.share}};
+}
+
+}  // namespace
+
 nlohmann::json parity_rows_to_json(const ParityResult& result) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : result.rows) {
@@ -48,6 +67,7 @@ nlohmann::json parity_rows_to_json(const ParityResult& result) {
                       {"budget", row.exact->budget},
                       {"scale", row.exact->scale}});
       }
+      if (row.steps) entry["steps"] = steps_to_json(*row.steps, row.pytorch_steps, *row.allowed_steps);
     } else {
       entry["note"] = row.note;
     }

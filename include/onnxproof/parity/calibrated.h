@@ -48,6 +48,7 @@ enum class ToleranceRule {
   user,        // --rtol/--atol/--output-tolerance given
   exact,       // integers, bools, strings: equal or not
   domain,      // a random output (random_outputs.h): shape, dtype and value domain only, no values
+  steps,       // a quantized output (quantize/steps.h): in quantization steps against PyTorch's fake-quant run
 };
 
 /// "calibrated", "fixed", "user", "exact".

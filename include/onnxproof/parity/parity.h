@@ -21,6 +21,7 @@
 #include "onnxproof/parity/detections.h"
 #include "onnxproof/parity/silent_failures.h"
 #include "onnxproof/parity/tolerance.h"
+#include "onnxproof/quantize/steps.h"
 #include "onnxproof/runtime/session.h"
 #include "onnxproof/tensor/tensor_io.h"
 
@@ -136,6 +137,9 @@ struct ParityRow {
   Tolerance tolerance;                        // the fixed or user rule's figures
   Comparison comparison;
   std::optional<ExactDeviation> exact;  // the calibrated rule's figures
+  std::optional<StepCount> steps;       // the steps rule's figures: ONNX Runtime against PyTorch
+  std::optional<StepCount> pytorch_steps;  // PyTorch float32 against its float64 twin, when it ran
+  std::optional<StepAllowance> allowed_steps;
   /// The compared values' range, scale and budget, for floating outputs: how strong the evidence is.
   std::optional<EvidenceSample> evidence;
   std::optional<ArgmaxCheck> argmax;

@@ -20,7 +20,7 @@ from ..core import api_checks as argument_checks, contract, proving
 from ..core.data import samples_from
 from ..core.engine import captured_output, name_list
 from ..core.errors import UsageError
-from . import api_checks as checks
+from . import api_checks as checks, quantized
 
 # A DataLoader (or any endless iterable) is read for at most this many batches by default.
 DEFAULT_DATA_BATCHES = 8
@@ -193,12 +193,13 @@ def _restored(model):
     caller's model object gets its mode and device back afterwards."""
     training = model.training
     devices = {tensor.device for tensor in itertools.chain(model.parameters(), model.buffers())}
-    try:
-        yield
-    finally:
-        model.train(training)
-        if len(devices) == 1 and next(iter(devices)).type != "cpu":
-            model.to(next(iter(devices)))
+    with quantized.mode_calls_allowed(model):
+        try:
+            yield
+        finally:
+            model.train(training)
+            if len(devices) == 1 and next(iter(devices)).type != "cpu":
+                model.to(next(iter(devices)))
 
 
 def _describe(model):

@@ -10,7 +10,7 @@ import copy
 import time
 
 from ..core.memory import release_freed_memory
-from . import traps
+from . import quantized, traps
 
 # The float64 model takes twice the float32 parameters' bytes: above this many bytes (its size)
 # the exact pass is skipped, said in a finding.
@@ -73,7 +73,8 @@ class ExactReference:
         self.copy_failure_elsewhere = ""  # why the resumed process had no float64 model
         try:
             self.bytes = float64_bytes(model)
-            self.in_place = in_place and self.bytes > IN_PLACE_ABOVE_BYTES
+            # A PT2E model's twin has its quantize nodes swapped: always a copy, never the model.
+            self.in_place = in_place and self.bytes > IN_PLACE_ABOVE_BYTES and not quantized.census(model)
         except Exception as error:  # any refusal is a reason, not a crash
             self.reason = f"the model cannot be copied to float64: {type(error).__name__}: {error}"
 
@@ -92,7 +93,10 @@ class ExactReference:
                 self.model = self.source
                 release_freed_memory(self.bytes)  # the float32 weights just replaced
             else:
-                self.model = copy.deepcopy(self.source).double().eval()
+                twin = copy.deepcopy(self.source)
+                if quantized.census(twin):
+                    quantized.widen(twin)
+                self.model = twin.double().eval()
         except Exception as error:
             self.reason = f"the model cannot be copied to float64: {type(error).__name__}: {error}"
             self.model = None

@@ -6,7 +6,7 @@ from ..core.data import did_you_mean
 from ..core.errors import UsageError
 from ..core.export_io import progress
 from ..core.findings import finding
-from . import families
+from . import families, quantized
 from . import spec as specs
 from .export_opset import choose_opset, resolve_exporters
 
@@ -93,6 +93,13 @@ def check_input_names(model, inputs):
 
 def prepare(state, model):
     import torch
+    if quantized.census(model):
+        # A PT2E graph was traced in the mode it had: its flag says nothing, and torchao makes
+        # train()/eval() raise on it. A model onnxproof loaded itself gets the calls back for
+        # good; prove()'s caller's object has them back after the run (api.py).
+        if state.given is None:
+            quantized.allow_mode_calls(model)
+        model.train(False)
     if model.training:
         # Modules whose forward differs in training mode; without any, the mode only matters to
         # code that reads self.training itself.

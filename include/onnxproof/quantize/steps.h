@@ -1,0 +1,53 @@
+#pragma once
+// Parity of a quantized output in quantization steps: |ONNX - PyTorch| / scale per element, the
+// share at 0 steps, at 1 (a rounding tie: a value within rounding noise of a .5 boundary lands on
+// either side) and above 1, and how far off the grid ONNX Runtime's values lie (a changed scale
+// or zero point puts them between the grid's points). docs/quantization.md gives the rule.
+
+#include <cstdint>
+
+#include "onnxproof/quantize/grid.h"
+#include "onnxproof/tensor/tensor.h"
+
+namespace onnxproof {
+
+/// Off the grid: a residue above this many steps is not float32 rounding of (q - zp) x scale
+/// (which stays below 1e-5 steps for |q| < 2^16) but another scale or zero point.
+inline constexpr double k_off_grid_steps = 1e-3;
+/// The share of an output's elements that may sit one step away when PyTorch's own float32 run
+/// shows no tie against its float64 twin; at least one element always may.
+inline constexpr double k_tie_share = 0.01;
+/// How far ONNX Runtime may exceed PyTorch's own float32-against-float64 steps and share: both are
+/// the same ties carried through the same layers, by another order of float32 rounding
+/// (bench/quantized/RESULTS.md measures the two side by side).
+inline constexpr double k_step_noise_multiple = 2.0;
+
+struct StepCount {
+  int64_t elements = 0;  // finite pairs counted
+  int64_t zero = 0;      // whole steps apart after rounding: 0
+  int64_t one = 0;       // 1
+  int64_t over = 0;      // 2 or more
+  double max_steps = 0.0;
+  double off_grid = 0.0;     // the largest distance of a step count from a whole number
+  int64_t off_grid_at = -1;  // where (flat index)
+  int64_t worst_at = -1;     // the element the most steps away
+
+  double share_moved() const { return elements ? static_cast<double>(one + over) / static_cast<double>(elements) : 0.0; }
+};
+
+/// Counts `actual` against `reference` on `grid`; both of one shape (the caller checks).
+StepCount count_steps(const Tensor& reference, const Tensor& actual, const QuantGrid& grid);
+
+/// What a quantized output may show: the steps and the share of moved elements that PyTorch's
+/// float32 run shows against its float64 twin (its own ties, carried through the layers after
+/// them), widened k_step_noise_multiple times, and never below one step and k_tie_share.
+struct StepAllowance {
+  double max_steps = 1.0;
+  double share = k_tie_share;
+};
+StepAllowance step_allowance(const StepCount* pytorch_against_exact);
+
+/// Whether `count` stays within `allowed` and on the grid.
+bool within_steps(const StepCount& count, const StepAllowance& allowed);
+
+}  // namespace onnxproof

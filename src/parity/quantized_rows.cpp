@@ -1,0 +1,53 @@
+#include "quantized_rows.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace onnxproof::detail {
+
+bool compare_in_steps(const ReferenceCase& c, std::size_t index, const Tensor& actual,
+                      const std::map<std::string, QuantGrid>& grids, ParityRow& row) {
+  const auto grid = grids.find(row.output);
+  const Tensor& expected = c.outputs[index].tensor;
+  if (grid == grids.end() || !is_floating(expected.dtype())) return false;
+  // NaN/Inf positions, shapes and dtypes, and the figures against PyTorch, as every rule has them.
+  row.comparison = compare_tensors(expected, actual, Tolerance{0.0, std::numeric_limits<double>::infinity()});
+  row.rule = ToleranceRule::steps;
+  if (!row.comparison.dtype_match || !row.comparison.shape_match) return true;
+  const Tensor* exact = exact_output(c, c.outputs[index].name, index);
+  if (exact && exact->shape() == expected.shape()) row.pytorch_steps = count_steps(expected, *exact, grid->second);
+  row.steps = count_steps(expected, actual, grid->second);
+  row.allowed_steps = step_allowance(row.pytorch_steps ? &*row.pytorch_steps : nullptr);
+  const StepCount& steps = *row.steps;
+  // Mismatches: the elements the rule does not allow (off the grid, or more steps away than allowed);
+  // a share of one-step ties above the allowance fails the row with them all counted.
+  row.comparison.mismatches = row.comparison.nan_mismatches;
+  if (!within_steps(steps, *row.allowed_steps)) {
+    const bool off_grid = steps.off_grid > k_off_grid_steps;
+    row.comparison.mismatches += off_grid ? 1 : steps.one + steps.over;
+    row.comparison.worst_index = off_grid ? steps.off_grid_at : steps.worst_at;
+  }
+  row.comparison.allclose = row.comparison.mismatches == 0;
+  EvidenceSample evidence{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), 0.0, 0.0};
+  double widest = 0.0;  // the largest step of the grid: the budget is that many steps of it
+  for (int64_t i = 0; i < expected.size(); ++i) {
+    const double value = expected.value_as_double(i);
+    widest = std::max(widest, grid->second.scale_at(i, expected.shape()));
+    if (!std::isfinite(value)) continue;
+    evidence.low = std::min(evidence.low, value);
+    evidence.high = std::max(evidence.high, value);
+    evidence.scale = std::max(evidence.scale, std::fabs(value));
+  }
+  if (evidence.low > evidence.high) evidence.low = evidence.high = 0.0;
+  evidence.budget = row.allowed_steps->max_steps * widest;
+  row.evidence = evidence;
+  if (is_class_scores(row.output, expected.shape())) {
+    // A class whose margin is within the allowed steps is a tie, not a flip.
+    const double margin = row.allowed_steps->max_steps * grid->second.scale_at(0, expected.shape());
+    row.argmax = check_argmax(expected, actual, ArgmaxNoise{exact ? *exact : expected, margin, margin});
+  }
+  return true;
+}
+
+}  // namespace onnxproof::detail

@@ -1,0 +1,47 @@
+#include "onnxproof/quantize/steps.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace onnxproof {
+
+StepCount count_steps(const Tensor& reference, const Tensor& actual, const QuantGrid& grid) {
+  StepCount count;
+  const int64_t size = std::min(reference.size(), actual.size());
+  for (int64_t i = 0; i < size; ++i) {
+    const double r = reference.value_as_double(i);
+    const double a = actual.value_as_double(i);
+    const double scale = grid.scale_at(i, reference.shape());
+    if (!std::isfinite(r) || !std::isfinite(a) || !(scale > 0.0)) continue;
+    const double steps = std::fabs(a - r) / scale;
+    const double whole = std::round(steps);
+    ++count.elements;
+    (whole == 0.0 ? count.zero : whole == 1.0 ? count.one : count.over) += 1;
+    if (steps > count.max_steps) {
+      count.max_steps = steps;
+      count.worst_at = i;
+    }
+    if (std::fabs(steps - whole) > count.off_grid) {
+      count.off_grid = std::fabs(steps - whole);
+      count.off_grid_at = i;
+    }
+  }
+  return count;
+}
+
+StepAllowance step_allowance(const StepCount* pytorch_against_exact) {
+  StepAllowance allowed;
+  if (!pytorch_against_exact) return allowed;
+  allowed.max_steps = std::max(1.0, std::round(k_step_noise_multiple * pytorch_against_exact->max_steps));
+  allowed.share = std::min(1.0, std::max(k_tie_share, k_step_noise_multiple * pytorch_against_exact->share_moved()));
+  return allowed;
+}
+
+bool within_steps(const StepCount& count, const StepAllowance& allowed) {
+  if (count.off_grid > k_off_grid_steps) return false;
+  if (std::round(count.max_steps) > allowed.max_steps) return false;
+  const auto moved = count.one + count.over;
+  return moved <= 1 || count.share_moved() <= allowed.share;
+}
+
+}  // namespace onnxproof
