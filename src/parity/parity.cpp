@@ -97,7 +97,7 @@ struct PooledNoise {
   double scale = 0.0;
 };
 using NoiseByOutput = std::map<std::string, PooledNoise>;
-using OutputGrids = std::map<std::string, QuantGrid>;
+using OutputGrids = detail::QuantizedOutputs;
 
 double median(std::vector<double>& values) {
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
@@ -440,10 +440,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
   result.framework = reference.framework;
   PredictionMap predictions;
   const NoiseByOutput noise = pooled_relative_noise(reference);
-  // Outputs a DequantizeLinear makes are judged in steps of their grid; a model that cannot be
-  // read here has no grid (the session below says why it cannot be loaded).
-  const auto quantization = read_quantization(model);
-  const OutputGrids grids = quantization ? quantization->grids : OutputGrids{};
+  const detail::QuantizedOutputs grids = detail::quantized_outputs(model, reference);  // judged in steps
   for (const auto& provider : options.providers) {
     std::vector<Variant> variants = {{provider, GraphOptimization::all}};
     if (options.compare_optimization_off && provider == options.providers.front()) {

@@ -2,6 +2,7 @@
 // Parity rows of quantized outputs: judged in quantization steps (quantize/steps.h) instead of the
 // calibrated rule, whose float budget a single legitimate rounding tie would exceed.
 
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -10,9 +11,17 @@
 
 namespace onnxproof::detail {
 
-/// Judges output `index` of case `c` in steps when `grids` puts it on a grid and it is a floating
-/// tensor of PyTorch's shape; false (the row untouched) otherwise.
-bool compare_in_steps(const ReferenceCase& c, std::size_t index, const Tensor& actual,
-                      const std::map<std::string, QuantGrid>& grids, ParityRow& row);
+/// The model's quantized outputs: their grids and, per output, PyTorch's own steps against its
+/// float64 twin over the cases that have one (the largest share and steps), for the cases without.
+struct QuantizedOutputs {
+  std::map<std::string, QuantGrid> grids;
+  std::map<std::string, StepCount> pooled;
+};
+QuantizedOutputs quantized_outputs(const std::filesystem::path& model, const Reference& reference);
+
+/// Judges output `index` of case `c` in steps when it is on a grid and a floating tensor; false
+/// (the row untouched) otherwise.
+bool compare_in_steps(const ReferenceCase& c, std::size_t index, const Tensor& actual, const QuantizedOutputs& quantized,
+                      ParityRow& row);
 
 }  // namespace onnxproof::detail

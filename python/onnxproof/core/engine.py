@@ -5,8 +5,8 @@ import contextlib
 import os
 import subprocess
 import sys
-import threading
 
+from . import export_io
 from .errors import EXIT_ERROR, EXIT_USAGE, FrontEndError, UsageError
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # onnxproof/, above core/
@@ -67,35 +67,26 @@ def captured_output(log_path, quiet, append=False):
     child; progress lines ("onnxproof export: ...") still reach the terminal unless `quiet`. Log
     records and warnings are written there too, not handed to the caller's handlers (pytest's
     would replay them under a failing test)."""
+    # File descriptors 1 and 2 point at the log file itself. A pipe drained by a thread of this
+    # process deadlocked: C++ code that writes past the pipe's 64 KiB while holding the GIL (the
+    # TorchScript exporter's warnings on a PT2E graph) waits for a reader that needs the GIL.
     sys.stdout.flush()
     sys.stderr.flush()
     saved = {fd: os.dup(fd) for fd in (1, 2)}
-    read_end, write_end = os.pipe()
-    log = open(log_path, "ab" if append else "wb")
-
-    def forward():
-        with os.fdopen(read_end, "rb") as stream:
-            for line in stream:
-                log.write(line)
-                if not quiet and line.startswith(b"onnxproof export: "):
-                    os.write(saved[2], line)
-
-    reader = threading.Thread(target=forward, daemon=True)
-    reader.start()
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if append else os.O_TRUNC), 0o644)
     for fd in (1, 2):
-        os.dup2(write_end, fd)
-    os.close(write_end)
+        os.dup2(log, fd)
+    os.close(log)
+    echo = export_io.echo_progress_to(None if quiet else saved[2])
     try:
         with _logs_and_warnings_to_stderr():
             yield
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
+        export_io.echo_progress_to(echo)
         for fd, copy in saved.items():
-            os.dup2(copy, fd)  # the pipe's last writer closes: the reader sees its end
-        reader.join()
-        log.close()
-        for copy in saved.values():
+            os.dup2(copy, fd)
             os.close(copy)
 
 

@@ -4,12 +4,27 @@ import os
 import sys
 
 
+# While prove() sends this process's output to export.log (engine.captured_output), progress
+# lines are also written here: the caller's terminal.
+_echo_fd = None
+
+
+def echo_progress_to(fd):
+    """Progress lines also go to file descriptor `fd` (None: stderr only); the previous setting."""
+    global _echo_fd
+    previous, _echo_fd = _echo_fd, fd
+    return previous
+
+
 def progress(message):
     """One progress line, in one write: print() writes the text and its newline apart, and where
     stderr is unbuffered (PYTHONUNBUFFERED) another process's output on the same pipe (the
     reference child's model printing) could land between them, inside the line the engine forwards."""
-    sys.stderr.write(f"onnxproof export: {message}\n")
+    line = f"onnxproof export: {message}\n"
+    sys.stderr.write(line)
     sys.stderr.flush()
+    if _echo_fd is not None:
+        os.write(_echo_fd, line.encode("utf-8", "replace"))
 
 
 def temporary_path(path):

@@ -12,6 +12,10 @@ from .export_opset import (choose_opset, fallback_finding, lower_opset, refusal_
 from ..core.findings import finding
 
 
+# How many lower opsets one exporter tries after ONNX Runtime refuses its model.
+MAX_LOWERINGS = 3
+
+
 def export_with_fallback(state, model, example, exporters):
     """Exports with the first exporter; when it fails, or ONNX Runtime cannot run its model
     (checked unless --exporter and --opset were both given), with the next one allowed
@@ -73,11 +77,16 @@ def export_runnable(state, model, example, exporter):
         return ""  # both chosen by the user: respected, and the proof reports what fails
     cause = state.timed("runtime_check", runtime_refusal, state.model_path, example)
     oldest = dynamo.OLDEST_OPSET if exporter == "dynamo" else 7
-    lower = lower_opset(state.model_path, state.opset, cause, oldest) if cause and state.opset_is_default() else None
-    if lower and export_again(state, model, example, start, lower,
-                              f"ONNX Runtime cannot run it on the example: {cause}"):
+    first_cause = cause
+    # Down one schema of the operator ONNX Runtime names at a time: a translation may be wrong
+    # over several schemas (torch.onnx's Q/DQ rewrites on PT2E graphs at opsets 22 and 23 both).
+    for _ in range(MAX_LOWERINGS):
+        lower = lower_opset(state.model_path, state.opset, cause, oldest) if cause and state.opset_is_default() else None
+        if not lower or not export_again(state, model, example, start, lower,
+                                         f"ONNX Runtime cannot run it on the example: {first_cause}"):
+            break
         again = state.timed("runtime_check", runtime_refusal, state.model_path, example)
-        cause = f"{cause}; at opset {lower}: {again}" if again else None
+        cause = again and f"{cause}; at opset {lower}: {again}"
     return cause or ""
 
 
@@ -89,8 +98,8 @@ def export_again(state, model, example, start, opset, cause):
         del state.findings[start:before]
         state.opset_notes.append(finding(
             "EXPORTER_FALLBACK", "info",
-            f"the {state.exporter} exporter's model at the default opset {first} was exported again at opset "
-            f"{opset}: {cause}", f"opset {first}",
+            f"the {state.exporter} exporter's model at {'opset' if 'replaced' in first_reason else 'the default opset'} "
+            f"{first} was exported again at opset {opset}: {cause}", f"opset {first}",
             "nothing to do; --opset pins one (then a model the runtime refuses is reported, not replaced)",
             source=state.exporter))
         return True

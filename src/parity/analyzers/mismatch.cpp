@@ -17,6 +17,7 @@ const ParityRow* worst_row(const std::vector<const ParityRow*>& rows) {
   const auto badness = [](const ParityRow* row) -> double {
     if (!row->comparison.shape_match || !row->comparison.dtype_match) return INFINITY;
     if (row->exact) return row->exact->budget > 0.0 ? row->exact->onnx / row->exact->budget : INFINITY;
+    if (row->steps) return row->steps->off_grid > k_off_grid_steps ? 1e9 : row->steps->max_steps;
     return row->comparison.max_abs;
   };
   const ParityRow* worst = rows.front();
@@ -57,6 +58,31 @@ std::string calibrated_miss_message(const ParityRow& worst, std::size_t failed_c
       cmp.mismatches, cmp.elements, nan, worst.worst_at.empty() ? "-" : worst.worst_at);
 }
 
+// A quantized output (the steps rule): its step histogram and what the rule allowed.
+std::string steps_miss_message(const ParityRow& worst, std::size_t failed_cases, std::size_t cases,
+                               const std::string& source) {
+  const StepCount& steps = *worst.steps;
+  const StepAllowance& allowed = *worst.allowed_steps;
+  const std::string head = fmt::format("output '{}' on {} ({} optimizations) fails in quantization steps in {} of {} "
+                                       "cases; worst {} ({}): ",
+                                       worst.output, worst.provider, optimization_name(worst.optimization),
+                                       failed_cases, cases, worst.data_set, describe_sizes(worst.sizes));
+  if (steps.off_grid > k_off_grid_steps) {
+    return head + fmt::format("values lie {:.3g} steps off the grid of its DequantizeLinear (up to {:g} is float32 "
+                              "rounding): another scale or zero point than the graph's",
+                              steps.off_grid, k_off_grid_steps);
+  }
+  const std::string own =
+      worst.pytorch_steps
+          ? fmt::format("{} float32 against its float64 twin: {} at 1 step, {} at 2 or more", source,
+                        worst.pytorch_steps->one, worst.pytorch_steps->over)
+          : fmt::format("no float64 run of {} for this case", source);
+  return head + fmt::format("of {} elements, {} at 0 steps from {}'s fake-quant output, {} at 1 step, {} at 2 or more "
+                            "(max {:.3g} at {}); allowed: at most {:g} step(s) and {:.3g}% of the elements moved ({})",
+                            steps.elements, steps.zero, source, steps.one, steps.over, std::round(steps.max_steps),
+                            worst.worst_at.empty() ? "-" : worst.worst_at, allowed.max_steps, 100.0 * allowed.share, own);
+}
+
 }  // namespace
 
 // One PARITY_MISMATCH per (provider, optimization, output) that failed, naming the worst case.
@@ -75,7 +101,9 @@ void add_mismatch_findings(const AnalyzerInput& in) {
     const ParityRow* worst = worst_row(rows);
     const auto& cmp = worst->comparison;
     std::string message;
-    if (worst->exact && cmp.shape_match && cmp.dtype_match) {
+    if (worst->steps && cmp.shape_match && cmp.dtype_match && cmp.mismatches > cmp.nan_mismatches) {
+      message = steps_miss_message(*worst, rows.size(), reference.cases.size(), source);
+    } else if (worst->exact && cmp.shape_match && cmp.dtype_match) {
       message = calibrated_miss_message(*worst, rows.size(), reference.cases.size(), source);
     } else if (worst->rule == ToleranceRule::exact && cmp.shape_match && cmp.dtype_match) {
       message = fmt::format(
