@@ -470,6 +470,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
       if (provider != "cpu" && variant.level == GraphOptimization::all) {
         add_fallback_findings(model, reference, session_options, result);
       }
+      if (variant.level == GraphOptimization::all) detail::audit_provider_rounding(provider, grids, result);
       status.ran = true;
       if (provider == options.providers.front() && variant.level == GraphOptimization::all) {
         // A per-output tolerance for a name the model lacks is a typo that would prove nothing.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 namespace onnxproof::detail {
 
 QuantizedOutputs quantized_outputs(const std::filesystem::path& model, const Reference& reference) {
@@ -12,6 +14,8 @@ QuantizedOutputs quantized_outputs(const std::filesystem::path& model, const Ref
   auto read = read_quantization(model);
   if (!read) return quantized;
   quantized.grids = std::move(read->grids);
+  quantized.pairs = std::move(read->pairs);
+  quantized.opset = read->opset;
   for (const auto& c : reference.cases) {
     for (std::size_t k = 0; k < c.outputs.size(); ++k) {
       const auto grid = quantized.grids.find(c.outputs[k].name);
@@ -29,6 +33,27 @@ QuantizedOutputs quantized_outputs(const std::filesystem::path& model, const Ref
     }
   }
   return quantized;
+}
+
+void audit_provider_rounding(const std::string& provider, const QuantizedOutputs& quantized, ParityResult& result) {
+  for (const auto& pair : quantized.pairs) {
+    RoundingAudit audit = audit_rounding(provider, pair, quantized.opset);
+    if (!audit.error.empty()) {
+      result.findings.push_back({FindingCode::quantize_rounding, Severity::info, "parity",
+                                 fmt::format("the rounding audit of QuantizeLinear {} -> {} could not run on {}: {}",
+                                             dtype_name(pair.input), dtype_name(pair.output), provider, audit.error),
+                                 provider, "the model's own comparison below still judges its quantized outputs"});
+    } else if (!audit.passed()) {
+      const auto& info = finding_code_info(FindingCode::quantize_rounding);
+      result.findings.push_back({FindingCode::quantize_rounding, info.severity, "parity",
+                                 fmt::format("{}'s QuantizeLinear {} -> {} rounds by {}, not half to even: {} of {} "
+                                             "ties differ ({})",
+                                             provider, dtype_name(pair.input), dtype_name(pair.output), audit.mode,
+                                             audit.mismatches, audit.values, audit.example),
+                                 provider, std::string(info.hint)});
+    }
+    result.rounding.push_back(std::move(audit));
+  }
 }
 
 bool compare_in_steps(const ReferenceCase& c, std::size_t index, const Tensor& actual, const QuantizedOutputs& quantized,

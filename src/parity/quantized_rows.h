@@ -16,7 +16,12 @@ namespace onnxproof::detail {
 struct QuantizedOutputs {
   std::map<std::string, QuantGrid> grids;
   std::map<std::string, StepCount> pooled;
+  std::vector<QuantizePair> pairs;  // the QuantizeLinear type pairs the rounding audit tries
+  int opset = 0;
 };
+
+/// The rounding audit of every pair on `provider`, a warning naming it when it rounds otherwise.
+void audit_provider_rounding(const std::string& provider, const QuantizedOutputs& quantized, ParityResult& result);
 QuantizedOutputs quantized_outputs(const std::filesystem::path& model, const Reference& reference);
 
 /// Judges output `index` of case `c` in steps when it is on a grid and a floating tensor; false

@@ -94,7 +94,8 @@ std::map<std::string, QuantGrid> output_grids(const onnx::ModelProto& model) {
 
 Expected<QuantizedModel> read_quantization(const std::filesystem::path& model) {
   ONNXPROOF_TRY_ASSIGN(const LoadedModel loaded, load_model(model));
-  return QuantizedModel{count_qdq(loaded.proto), output_grids(loaded.proto)};
+  return QuantizedModel{count_qdq(loaded.proto), output_grids(loaded.proto), quantize_pairs(loaded.proto),
+                        default_domain_opset(loaded.proto)};
 }
 
 }  // namespace onnxproof

@@ -85,7 +85,19 @@ nlohmann::json parity_summary_to_json(const ParityResult& result) {
     accuracy.push_back(
         {{"output", a.output}, {"samples", a.samples}, {"accuracy", a.accuracy}, {"flipped", a.flipped}});
   }
-  return {{"providers", providers}, {"accuracy", accuracy}};
+  // The rounding audit of a quantized model (quantize/rounding_audit.h), per provider and type pair.
+  nlohmann::json rounding = nlohmann::json::array();
+  for (const auto& audit : result.rounding) {
+    rounding.push_back({{"provider", audit.provider},
+                        {"input", dtype_name(audit.pair.input)},
+                        {"output", dtype_name(audit.pair.output)},
+                        {"values", audit.values},
+                        {"mismatches", audit.mismatches},
+                        {"mode", audit.mode},
+                        {"example", audit.example},
+                        {"error", audit.error}});
+  }
+  return {{"providers", providers}, {"accuracy", accuracy}, {"rounding", rounding}};
 }
 
 Verdict parity_verdict(const ParityResult& result) {

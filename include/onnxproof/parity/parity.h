@@ -176,6 +176,8 @@ struct ParityResult {
   std::vector<ProviderStatus> providers;
   std::vector<TaskAccuracy> accuracy;
   std::vector<Finding> findings;
+  /// A quantized model's rounding audit, per provider and QuantizeLinear type pair (rounding_audit.h).
+  std::vector<RoundingAudit> rounding;
   /// ONNX Runtime's outputs on the CPU with all graph optimizations (the session golden freezes
   /// from), per data set, in the session's output order: freeze_golden writes these instead of
   /// running the model a second time. Empty unless ParityOptions::keep_cpu_outputs, or when "cpu" was

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "onnxproof/core/error.h"
+#include "onnxproof/quantize/rounding_audit.h"
 
 namespace onnx {
 class ModelProto;
@@ -47,6 +48,8 @@ std::map<std::string, QuantGrid> output_grids(const onnx::ModelProto& model);
 struct QuantizedModel {
   QdqCensus census;
   std::map<std::string, QuantGrid> grids;
+  std::vector<QuantizePair> pairs;  // its QuantizeLinear type pairs (rounding_audit.h)
+  int opset = 0;
 };
 Expected<QuantizedModel> read_quantization(const std::filesystem::path& model);
 

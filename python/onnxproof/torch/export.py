@@ -10,7 +10,7 @@ import typing
 from ..core.export_finish import finish
 from ..core.export_io import progress, temporary_path
 from ..core.findings import finding
-from . import reference_ahead
+from . import quantized, reference_ahead
 from .export_exporters import differential_trace
 from .export_fallback import export_with_fallback
 from .export_forward import check_forward, detection_sets, label_output_axes
@@ -70,6 +70,9 @@ class Exporter:
         state = self.state
         if not state.timed("export", export_with_fallback, state, model, example, exporters):
             return False
+        lost = quantized.lost_finding(model, state.model_path)  # a PT2E graph's Q/DQ nodes all kept?
+        if lost:
+            state.findings.append(lost)
         if state.exporter == "torchscript":
             progress("tracing again with other values and sizes")
             state.timed("differential_trace", differential_trace, state, model, example, state.model_path)

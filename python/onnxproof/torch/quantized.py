@@ -32,17 +32,19 @@ def _graph_modules(model):
 
 
 def census(model):
-    """{'quantize': N, 'dequantize': M} over the model's FX graphs; None when it holds no
-    quantized_decomposed op (not a PT2E model)."""
-    counts = {"quantize": 0, "dequantize": 0}
-    for graph_module in _graph_modules(model):
+    """{'quantize': N, 'dequantize': M} over the model's FX graphs: its quantize ops, and the
+    tensors its dequantize ops read (PT2E gives each reader of a quantized tensor a dequantize of
+    its own, which exporters merge; the tensors are what must survive). None when the model holds
+    no quantized_decomposed op (not a PT2E model)."""
+    quantize, dequantized = 0, set()
+    for index, graph_module in enumerate(_graph_modules(model)):
         for node in graph_module.graph.nodes:
             op = _op_name(node.target) if node.op == "call_function" else None
             if op and op.startswith("quantize_per_"):
-                counts["quantize"] += 1
-            elif op and op.startswith("dequantize_per_"):
-                counts["dequantize"] += 1
-    return counts if counts["quantize"] or counts["dequantize"] else None
+                quantize += 1
+            elif op and op.startswith("dequantize_per_") and node.args:
+                dequantized.add((index, str(node.args[0])))
+    return {"quantize": quantize, "dequantize": len(dequantized)} if quantize or dequantized else None
 
 
 def allow_mode_calls(model):
@@ -122,3 +124,26 @@ def widen(model):
             node.target = _FLOAT64_KERNELS[op]
         graph_module.recompile()
     return model
+
+
+def lost_finding(model, onnx_path):
+    """QDQ_LOST when the ONNX file at `onnx_path` holds fewer QuantizeLinear or DequantizeLinear
+    nodes than the PT2E graph has quantize and dequantize ops (an exporter or a rewrite dropped
+    some, leaving those tensors in float); None when every one is there, or for a float model."""
+    from ..core.findings import finding
+    source = census(model)
+    if source is None:
+        return None
+    import onnx
+    graph = onnx.load(onnx_path, load_external_data=False).graph
+    exported = {"quantize": sum(node.op_type in ("QuantizeLinear", "DynamicQuantizeLinear") for node in graph.node),
+                "dequantize": len({node.input[0] for node in graph.node if node.op_type == "DequantizeLinear"})}
+    lost = [f"{source[kind] - exported[kind]} of {source[kind]} {what}" for kind, what in
+            (("quantize", "quantize ops"), ("dequantize", "dequantized tensors")) if exported[kind] < source[kind]]
+    if not lost:
+        return None
+    return finding("QDQ_LOST", "error", f"the ONNX model lost {' and '.join(lost)} of the quantized PyTorch graph "
+                   f"(it holds {exported['quantize']} QuantizeLinear, and DequantizeLinear on {exported['dequantize']} "
+                   "tensors)",
+                   "", "export with the other exporter or another opset; the tensors without them run in float "
+                   "where PyTorch rounds them to the grid")
