@@ -5,15 +5,16 @@ gets one line saying what is missing instead of a traceback (a framework's own p
 same for its framework: torch/__init__.py, tensorflow/__init__.py)."""
 import sys
 
-if len(sys.argv) == 3 and sys.argv[1] == "--float16-json":
-    # The float16 conversion needs onnx and onnxruntime only: no torch import for it.
+if len(sys.argv) == 3 and sys.argv[1] in ("--float16-json", "--quantize-json"):
+    # The float16 conversion and --quantize static need onnx and onnxruntime only: no torch import.
     import json
 
-    from .core import float16
+    from .core import float16, quantize_static
     from .core.errors import FrontEndError
 
     try:
-        sys.exit(float16.main(json.loads(sys.argv[2])))
+        job = float16 if sys.argv[1] == "--float16-json" else quantize_static
+        sys.exit(job.main(json.loads(sys.argv[2])))
     except FrontEndError as error:
         print(f"onnxproof: error: {error}", file=sys.stderr)
         sys.exit(error.exit_code)

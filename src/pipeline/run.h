@@ -62,6 +62,10 @@ struct StepDefinition {
   bool (*wanted)(const Run&) = nullptr;  // null: always in the pipeline; else only when it says so
 };
 
+/// --quantize static's step (quantize_step.cpp) and when it runs.
+StepReport quantize_step(Run& run);
+bool quantize_wanted(const Run& run);
+
 /// The steps in the order they run (steps.cpp).
 std::span<const StepDefinition> pipeline_steps();
 

@@ -419,6 +419,8 @@ constexpr std::array k_steps = {
     StepDefinition{"simplify", simplify_step, "model, reference", "model (model.sim.onnx when proved)", true},
     StepDefinition{"ops", ops_step, "model, the targets", "ops", true},
     StepDefinition{"parity", parity_step, "model, reference", "report.parity", true},
+    StepDefinition{"quantize", quantize_step, "model, reference", "model.quant.onnx, reference-quant/; its findings",
+                   true, quantize_wanted},
     StepDefinition{"runtimes", runtimes_step, "model, reference/, the releases", "runtimes/; the releases' findings",
                    true, releases_wanted},
     StepDefinition{"generate", generate_step, "model, reference/generation/", "the generation proof", true,

@@ -100,6 +100,11 @@ Expected<PipelineOptions> pipeline_options(const PipelineCommand& command, const
   options.releases = std::move(releases);
   options.release_proof.parity_arguments = release_parity_arguments(command.proof);
   options.localize = !command.no_localize;
+  if (!command.quantize.empty() && command.quantize != "static")
+    return fail(ErrorCode::usage, "--quantize takes static, not '" + command.quantize + "'");
+  if (!command.quantize.empty() && command.model.exporter == "both")
+    return fail(ErrorCode::usage, "--quantize static quantizes one export; --exporter both makes two");
+  options.quantize = command.quantize;
   ONNXPROOF_TRY(golden_options(command, out_dir, options));
   return options;
 }

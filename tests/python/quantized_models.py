@@ -39,3 +39,9 @@ def small_cnn():
     torch.manual_seed(0)
     model = SmallConvNet().eval()
     return quantize_pt2e(model, torch.randn(*SHAPE), [torch.randn(*SHAPE) for _ in range(8)])
+
+
+def small_cnn_float():
+    """The same network in float32, seeded alike: the source of --quantize static."""
+    torch.manual_seed(0)
+    return SmallConvNet().eval()

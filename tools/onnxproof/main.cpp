@@ -214,6 +214,12 @@ void add_pipeline(CLI::App& app, Commands& commands) {
       "holds one, freeze into it when not (default: OUT/golden, carried from run to run)");
   pipeline_app->add_flag("--no-golden", pipeline->no_golden, "Neither freeze nor verify golden outputs")
       ->excludes(golden);
+  pipeline_app
+      ->add_option("--quantize", pipeline->quantize,
+                   "static: also quantize the proved export with ONNX Runtime's quantize_static (QDQ, int8, "
+                   "calibrated on the reference inputs: --data when given) into model.quant.onnx and prove it in "
+                   "quantization steps (docs/quantization.md)")
+      ->check(CLI::IsMember({"static"}));
   pipeline_app->add_option(
       "--out", pipeline->out,
       "The run folder: new, empty, or an earlier run it replaces (default ./onnxproof-out/<model>)");

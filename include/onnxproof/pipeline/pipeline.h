@@ -41,6 +41,9 @@ struct PipelineOptions {
   /// a folder of the user's (kept in their repository), verified against when it holds a set and
   /// frozen into when it does not.
   std::filesystem::path golden_folder{};
+  /// --quantize static: the export also quantized with ONNX Runtime's quantize_static into
+  /// model.quant.onnx and proved in quantization steps (the quantize step); empty: not asked.
+  std::string quantize{};
 };
 
 /// The default run folder for a model spec: onnxproof-out/NAME, NAME being "resnet18" for

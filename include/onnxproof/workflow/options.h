@@ -87,6 +87,7 @@ struct PipelineCommand {
   bool attach = false;              // the export comes from a front end over stdin/stdout
   std::filesystem::path golden{};   // --golden DIR: the golden set lives there (empty: OUT/golden)
   bool no_golden = false;           // --no-golden: no golden step (onnxproof.prove()'s default)
+  std::string quantize{};           // --quantize static: also model.quant.onnx, proved (docs/quantization.md)
 };
 
 struct DemoCommand {

@@ -1,0 +1,208 @@
+"""`--quantize static`: the proved float export quantized afterwards with ONNX Runtime's
+quantize_static (QDQ format, int8, per-channel weights), and the reference it is proved against.
+
+`python -m onnxproof --quantize-json '{"model": IN, "out": OUT, "reference": REF, "quant_reference": QREF}'`
+- calibrates on the inputs of every case in REF (PyTorch's reference: the `--data` samples when
+  given, else the generated cases) and writes OUT (model.quant.onnx) atomically;
+- writes QREF, the reference of the quantized model: the same inputs, the outputs of ONNX's own
+  reference evaluator (onnx.reference, numpy: the fake-quant semantics of the Q/DQ graph, computed
+  apart from ONNX Runtime's kernels and fusions), and a float64 twin's outputs (every float tensor
+  widened, quantize and dequantize in float64), whose ties against float32 set the steps allowed,
+  as PyTorch's float64 twin does for a PT2E model (docs/quantization.md);
+- writes QREF/quantization.json: per output, the quantization's own error, the quantized model
+  against PyTorch's float outputs (max and mean |difference|, the output's scale, top-1 agreement
+  for class scores): the accuracy the user trades, reported, not judged.
+Exit codes as the export: 0 written, 3 could not."""
+import json
+import os
+import shutil
+
+from .errors import FrontEndError
+
+QUANTIZE_JSON = "quantization.json"
+
+
+def _cases(reference):
+    """[(data set folder name, {kind: [array, ...]}, names)] of the reference's cases, in order."""
+    import onnx
+    from onnx import numpy_helper
+    with open(os.path.join(reference, "cases.json"), encoding="utf-8") as handle:
+        document = json.load(handle)
+    cases = []
+    for entry in document.get("cases", []):
+        folder = os.path.join(reference, entry["data_set"])
+        arrays = {}
+        for kind in ("input", "output"):
+            k, found = 0, []
+            while os.path.isfile(os.path.join(folder, f"{kind}_{k}.pb")):
+                tensor = onnx.load_tensor(os.path.join(folder, f"{kind}_{k}.pb"))
+                found.append((tensor.name, numpy_helper.to_array(tensor)))
+                k += 1
+            arrays[kind] = found
+        cases.append((entry, arrays))
+    return document, cases
+
+
+def _calibration_reader(model_path, cases):
+    from onnxruntime.quantization import CalibrationDataReader
+    import onnx
+    names = [value.name for value in onnx.load(model_path, load_external_data=False).graph.input]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter([{name: array for name, array in arrays["input"] if name in names} for _, arrays in cases])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    return Reader()
+
+
+def _evaluators(path):
+    """onnx.reference evaluators of the quantized model: as it is (float32), and its float64 twin."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    from onnx.reference import ReferenceEvaluator
+    from onnx.reference.op_run import OpRun
+
+    def widen(values, scale_shape):
+        return values.astype(np.float64).reshape(scale_shape)
+
+    def channel_shape(scale, axis, rank):
+        if np.ndim(scale) == 0 or rank == 0:
+            return np.shape(scale)
+        shape = [1] * rank
+        shape[axis % rank] = -1
+        return shape
+
+    class QuantizeLinear(OpRun):
+        op_domain = ""
+
+        def _run(self, x, scale, zero_point=None, axis=1, saturate=True, block_size=0, output_dtype=0, precision=0):
+            shape = channel_shape(scale, axis, x.ndim)
+            dtype = zero_point.dtype if zero_point is not None else np.uint8
+            shift = 0.0 if zero_point is None else widen(zero_point, shape)
+            info = np.iinfo(dtype)
+            return (np.clip(np.rint(x / widen(scale, shape)) + shift, info.min, info.max).astype(dtype),)
+
+    class DequantizeLinear(OpRun):
+        op_domain = ""
+
+        def _run(self, x, scale, zero_point=None, axis=1, block_size=0, output_dtype=0):
+            shape = channel_shape(scale, axis, x.ndim)
+            shift = 0.0 if zero_point is None else widen(zero_point, shape)
+            return ((x.astype(np.float64) - shift) * widen(scale, shape),)
+
+    model = onnx.load(path)
+    twin = onnx.ModelProto()
+    twin.CopyFrom(model)
+    double, single = onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT
+    for initializer in twin.graph.initializer:
+        if initializer.data_type == single:
+            initializer.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(initializer).astype(np.float64),
+                                                         initializer.name))
+    for value in list(twin.graph.input) + list(twin.graph.output) + list(twin.graph.value_info):
+        if value.type.tensor_type.elem_type == single:
+            value.type.tensor_type.elem_type = double
+    for node in twin.graph.node:
+        for attribute in node.attribute:
+            if node.op_type == "Cast" and attribute.name == "to" and attribute.i == single:
+                attribute.i = double
+    return ReferenceEvaluator(model), ReferenceEvaluator(twin, new_ops=[QuantizeLinear, DequantizeLinear])
+
+
+def _write_tensor(folder, kind, k, name, array):
+    from onnx import numpy_helper
+    with open(os.path.join(folder, f"{kind}_{k}.pb"), "wb") as handle:
+        handle.write(numpy_helper.from_array(array, name).SerializeToString())
+
+
+def _write_reference(path, quant_reference, document, cases):
+    """QREF: every case's inputs, the reference evaluator's outputs and its float64 twin's."""
+    import numpy as np
+    single, twin = _evaluators(path)
+    staging = quant_reference + ".partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    os.makedirs(staging)
+    entries, outputs = [], []
+    for entry, arrays in cases:
+        folder = os.path.join(staging, entry["data_set"])
+        os.makedirs(folder)
+        feeds = {name: array for name, array in arrays["input"]}
+        names = [o for o in single.output_names]
+        result = single.run(None, feeds)
+        exact = twin.run(None, {n: a.astype(np.float64) if a.dtype == np.float32 else a for n, a in feeds.items()})
+        for k, (name, array) in enumerate(arrays["input"]):
+            _write_tensor(folder, "input", k, name, array)
+        exact_indices = []
+        for k, (name, value) in enumerate(zip(names, result)):
+            _write_tensor(folder, "output", k, name, np.asarray(value))
+            if np.asarray(value).dtype == np.float32 and np.shape(exact[k]) == np.shape(value):
+                _write_tensor(folder, "exact_output", k, name, np.asarray(exact[k], np.float64))
+                exact_indices.append(k)
+        entries.append({**entry, "source": "onnx.reference", "exact_outputs": exact_indices})
+        outputs.append((arrays["output"], list(zip(names, result))))
+    with open(os.path.join(staging, "cases.json"), "w", encoding="utf-8") as handle:
+        json.dump({**document, "cases": entries}, handle, indent=2)
+    return staging, outputs
+
+
+def _quantization_error(outputs):
+    """Per output, over the cases: the quantized model against PyTorch's float outputs."""
+    import numpy as np
+    figures = {}
+    for floats, quantized in outputs:
+        by_name = dict(floats)
+        for name, value in quantized:
+            if name not in by_name or np.shape(by_name[name]) != np.shape(value) or np.asarray(value).dtype.kind != "f":
+                continue
+            expected, got = by_name[name].astype(np.float64), np.asarray(value, np.float64)
+            entry = figures.setdefault(name, {"output": name, "max_abs": 0.0, "sum_abs": 0.0, "elements": 0,
+                                              "scale": 0.0, "rows": 0, "top1_agree": 0})
+            difference = np.abs(got - expected)
+            entry["max_abs"] = max(entry["max_abs"], float(difference.max(initial=0.0)))
+            entry["sum_abs"] += float(difference.sum())
+            entry["elements"] += int(difference.size)
+            entry["scale"] = max(entry["scale"], float(np.abs(expected).max(initial=0.0)))
+            if expected.ndim == 2 and expected.shape[1] > 1:  # class scores: does the top class agree?
+                entry["rows"] += int(expected.shape[0])
+                entry["top1_agree"] += int((expected.argmax(1) == got.argmax(1)).sum())
+    for entry in figures.values():
+        entry["mean_abs"] = entry.pop("sum_abs") / max(1, entry["elements"])
+    return list(figures.values())
+
+
+def quantize(request):
+    """Quantizes request["model"] into request["out"] and writes request["quant_reference"]."""
+    try:
+        from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+    except ImportError as error:
+        raise FrontEndError(f"--quantize static needs onnxruntime's quantization tools: {error}", 3) from error
+    document, cases = _cases(request["reference"])
+    if not cases:
+        raise FrontEndError(f"{request['reference']} holds no case to calibrate on", 3)
+    staging_model = request["out"] + ".partial"
+    try:
+        quantize_static(request["model"], staging_model, _calibration_reader(request["model"], cases),
+                        quant_format=QuantFormat.QDQ, per_channel=True, activation_type=QuantType.QInt8,
+                        weight_type=QuantType.QInt8)
+    except Exception as error:  # quantize_static raises plain exceptions of several kinds
+        raise FrontEndError(f"onnxruntime.quantization.quantize_static cannot quantize {request['model']}: "
+                            f"{type(error).__name__}: {error}", 3) from error
+    print(f"onnxproof quantize: calibrated on {len(cases)} case(s); computing the quantized model's reference "
+          "with onnx.reference", flush=True)
+    try:
+        staging, outputs = _write_reference(staging_model, request["quant_reference"], document, cases)
+    except Exception as error:  # the reference evaluator lacks an operator, or fails on one
+        raise FrontEndError(f"onnx.reference cannot run the quantized model: {type(error).__name__}: {error}", 3) from error
+    with open(os.path.join(staging, QUANTIZE_JSON), "w", encoding="utf-8") as handle:
+        json.dump({"calibration_cases": len(cases), "outputs": _quantization_error(outputs)}, handle, indent=2)
+    shutil.rmtree(request["quant_reference"], ignore_errors=True)
+    os.replace(staging, request["quant_reference"])
+    os.replace(staging_model, request["out"])
+    return 0
+
+
+def main(request):
+    return quantize(request)
