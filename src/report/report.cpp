@@ -16,6 +16,7 @@
 #include "onnxproof/report/parity_plot.h"
 #include "onnxproof/report/detection_report.h"
 #include "onnxproof/report/parity_report.h"
+#include "onnxproof/report/quantization_report.h"
 #include "onnxproof/report/report_sections.h"
 #include "onnxproof/report/simplify_report.h"
 
@@ -174,6 +175,7 @@ std::string report_to_markdown(const Report& report) {
       md += fmt::format("| {} |\n", fmt::join(cells, " | "));
     }
   }
+  md += quantization_to_markdown(report);
   if (report.parity) md += detections_to_markdown(*report.parity);
   if (report.localization) md += localization_to_markdown(*report.localization);
   if (!report.localization_error.empty())
@@ -238,6 +240,7 @@ std::string report_to_html(const Report& report) {
     }
     html += "</table>\n";
   }
+  html += quantization_to_html(report);
   if (report.parity) html += detections_to_html(*report.parity);
   if (report.localization) html += localization_to_html(*report.localization);
   if (!report.localization_error.empty())
