@@ -15,8 +15,11 @@ namespace onnxproof {
 /// (which stays below 1e-5 steps for |q| < 2^16) but another scale or zero point.
 inline constexpr double k_off_grid_steps = 1e-3;
 /// The share of an output's elements that may sit one step away when PyTorch's own float32 run
-/// shows no tie against its float64 twin; at least one element always may.
-inline constexpr double k_tie_share = 0.01;
+/// shows no tie against its float64 twin; at least one element always may. ONNX Runtime's fused
+/// integer kernels (QLinearConv at the default level) requantize with their own rounding: 1.1% of
+/// a PT2E convnet's features moved one step that way, where optimizations off matched exactly;
+/// every planted defect moved 22% or more (bench/quantized/RESULTS.md).
+inline constexpr double k_tie_share = 0.05;
 /// How far ONNX Runtime may exceed PyTorch's own float32-against-float64 steps and share: both are
 /// the same ties carried through the same layers, by another order of float32 rounding
 /// (bench/quantized/RESULTS.md measures the two side by side).

@@ -72,6 +72,15 @@ def golden_arguments(golden):
     return ["--golden", os.path.abspath(golden)] if golden is not None else ["--no-golden"]
 
 
+def quantize_arguments(quantize):
+    """--quantize static for prove(quantize="static"); UsageError for another value."""
+    if quantize is None:
+        return []
+    if quantize != "static":
+        raise UsageError(f"quantize must be None or 'static' (ONNX Runtime's quantize_static), not {quantize!r}")
+    return ["--quantize", "static"]
+
+
 def tolerance_arguments(rtol, atol):
     return (["--rtol", repr(float(rtol))] if rtol is not None else []) + (
         ["--atol", repr(float(atol))] if atol is not None else [])

@@ -29,7 +29,7 @@ DEFAULT_DATA_BATCHES = 8
 def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None, data=None,
           data_batches=DEFAULT_DATA_BATCHES, opset=None, exporter="auto", targets=("ort-cpu",), providers=("cpu",),
           sweep=None, samples=3, rtol=None, atol=None, out=None, golden=None, quiet=False, localize=True,
-          generate=0):
+          generate=0, quantize=None):
     """Exports `model` called as model(*args, **kwargs), proves the export and returns its Report.
 
     dynamic_shapes: torch.export's spelling, {input: {axis: Dim("batch", min=1, max=64)}} or a
@@ -55,6 +55,10 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         proof, docs/generation.md); the model is a decoder, forward(input_ids, attention_mask,
         past_key_values=None) returning logits and the cache, exported with the cache as inputs
         and outputs (past_key_values.L.key/value, present.L.key/value).
+    quantize: "static" also quantizes the proved export with ONNX Runtime's quantize_static (QDQ,
+        int8, calibrated on `data` or the generated inputs) into RUN/model.quant.onnx and proves it
+        in quantization steps (docs/quantization.md). A PT2E-quantized model (convert_pt2e's
+        graph) needs nothing: it is exported with its Q/DQ nodes and proved in steps.
     Raises onnxproof.UsageError for bad arguments and onnxproof.EngineError when the tool cannot
     run; a model that fails the proof is a Report with verdict "fail", not an exception.
     """
@@ -66,6 +70,8 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     targets, providers = name_list(targets), name_list(providers)
     if not isinstance(generate, int) or isinstance(generate, bool) or generate < 0:
         raise UsageError(f"generate must be a number of steps (an int >= 0), not {generate!r}")
+    if generate and quantize is not None:
+        raise UsageError("quantize proves a model's single forward; generate=N proves a decoder's steps: one at a time")
     if generate:
         return _prove_generation(model, args, kwargs, generate, dict(
             opset=opset, exporter=exporter, targets=targets, providers=providers, sweep=sweep, samples=samples,
@@ -89,7 +95,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     samples_given = None if data is None else samples_from(_batches(data, data_batches), names, "data")
     arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
     arguments += proving.tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
-    arguments += proving.golden_arguments(golden)
+    arguments += proving.golden_arguments(golden) + proving.quantize_arguments(quantize)
     return _run_attached(arguments, config, InMemoryModel(call, config["model"], example, samples_given), model, call,
                          out, quiet)
 
