@@ -205,3 +205,25 @@ class SegmentationHead(nn.Module):
 def segmentation_head():
     torch.manual_seed(7)
     return _realistic(SegmentationHead(), 7)
+
+
+# --- quantized models (issue 45): PT2E graphs of the networks above, calibrated on seeded batches --
+
+def _pt2e(model, example, batches):
+    """`model` quantized with PT2E (tests/python/quantized_models.py: torchao's XNNPACK-style
+    quantizer), calibrated on the seeded batches given."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "python"))
+    from quantized_models import quantize_pt2e
+    return quantize_pt2e(model, example, batches)
+
+
+def quantized_small_cnn():
+    torch.manual_seed(11)
+    return _pt2e(small_cnn(), torch.randn(2, 3, 16, 16), [torch.randn(2, 3, 16, 16) for _ in range(8)])
+
+
+def quantized_classifier():
+    torch.manual_seed(12)
+    return _pt2e(classifier(), torch.randn(2, 32), [torch.randn(2, 32) for _ in range(8)])

@@ -5,6 +5,8 @@ None when the graph has none (the bug does not apply to that model). A mutation 
 ModelProto (a copy it may change) and a Context (the example inputs, for the one that freezes
 shapes) and returns (model, what it changed), the model valid for onnx.checker.
 """
+import os
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -425,11 +427,33 @@ MUTATIONS = {
 }
 
 
+def _quantized_plant(plant):
+    """A plant of tests/python/quantized_plants.py as a mutation: (model, context) -> (model, what)."""
+    def mutation(model, context):
+        try:
+            return plant(model), (plant.__doc__ or "").split(".")[0].strip()
+        except (ValueError, IndexError, StopIteration):  # the graph has no place for it
+            return None
+    return mutation
+
+
+def _quantized_mutations():
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "python"))
+    import quantized_plants
+    return {f"q_{name}": (_quantized_plant(plant), (plant.__doc__ or "").split(".")[0].strip())
+            for name, plant in quantized_plants.PLANTS.items()}
+
+
+# The export defects of quantized (Q/DQ) graphs, planted in the quantized models only.
+QUANTIZED_MUTATIONS = _quantized_mutations()
+
+
 def mutate(model, name, context):
     """(mutated copy, what changed) or None when the bug does not apply; the copy passes onnx.checker."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    result = MUTATIONS[name][0](copy, context)
+    result = {**MUTATIONS, **QUANTIZED_MUTATIONS}[name][0](copy, context)
     if result is None:
         return None
     mutated, what = result

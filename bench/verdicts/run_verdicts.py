@@ -89,6 +89,22 @@ BASE_EXPORTER = {"torch": "torchscript", "tensorflow": "tf2onnx"}
 # Keras's own model.export), and zoo models.
 EXTRA = [(f"{name} (dynamo)", args, "dynamo") for name, args in BASE.items() if not args[1].startswith("torchvision")]
 EXTRA += [(f"{name} (keras)", args, "keras") for name, args in KERAS_BASE.items()]
+# Quantized models (docs/quantization.md): name -> (pipeline arguments, exporter, the judged model and
+# its reference). PT2E graphs (models.py) exported by dynamo with their Q/DQ nodes and proved
+# against PyTorch's fake-quant run; float models through --quantize static, whose model.quant.onnx
+# is proved against ONNX's reference evaluator (reference-quant/). Both get every mutation and the
+# quantized plants (q_*, tests/python/quantized_plants.py).
+QUANTIZED = {
+    "quantized_small_cnn": (["--model", f"{MODELS_FILE}:quantized_small_cnn", "--input", "image=2x3x16x16:float32"],
+                            "dynamo", ("model.onnx", "reference")),
+    "quantized_classifier": (["--model", f"{MODELS_FILE}:quantized_classifier", "--input", "x=2x32:float32"],
+                             "dynamo", ("model.onnx", "reference")),
+    "small_cnn (quantize_static)": (BASE["small_cnn"] + ["--quantize", "static"], "torchscript",
+                                    ("model.quant.onnx", "reference-quant")),
+    "classifier (quantize_static)": (BASE["classifier"] + ["--quantize", "static"], "torchscript",
+                                     ("model.quant.onnx", "reference-quant")),
+}
+FRAMEWORK.update({name: "torch" for name in QUANTIZED})
 ZOO = [
     ("timm:mobilenetv4_conv_small", ["--model", "timm:mobilenetv4_conv_small", "--sweep", "batch=1,3", "--samples", "1"],
      "torchscript"),
@@ -154,11 +170,11 @@ def export(onnxproof, name, args, exporter, work):
     return entry
 
 
-def example_case(folder):
+def example_case(folder, reference="reference"):
     """({input name: array}, [torch float32 outputs]) of test_data_set_0: the example."""
     import onnx
     from onnx import numpy_helper
-    case = os.path.join(folder, "reference", "test_data_set_0")
+    case = os.path.join(folder, reference, "test_data_set_0")
     inputs, outputs = {}, []
     index = 0
     while os.path.exists(os.path.join(case, f"input_{index}.pb")):
@@ -252,9 +268,9 @@ def without_float64(reference, scratch):
     return copy
 
 
-def judge(onnxproof, model_path, folder, scratch):
-    reference = os.path.join(folder, "reference")
-    inputs, expected = example_case(folder)
+def judge(onnxproof, model_path, folder, scratch, reference_name="reference"):
+    reference = os.path.join(folder, reference_name)
+    inputs, expected = example_case(folder, reference_name)
     allclose, optimum = one_shape(model_path, inputs, expected)
     return {
         "calibrated": parity(onnxproof, model_path, reference, os.path.join(scratch, "calibrated.json"), False),
@@ -266,10 +282,10 @@ def judge(onnxproof, model_path, folder, scratch):
     }
 
 
-def judge_entry(onnxproof, kind, model_name, variant, what, model_path, folder, scratch):
+def judge_entry(onnxproof, kind, model_name, variant, what, model_path, folder, scratch, reference="reference"):
     os.makedirs(scratch, exist_ok=True)
     start = time.perf_counter()
-    methods = judge(onnxproof, model_path, folder, scratch)
+    methods = judge(onnxproof, model_path, folder, scratch, reference)
     entry = {"kind": kind, "model": model_name, "variant": variant, "what": what, "model_path": model_path,
              "run_folder": folder, "methods": methods, "seconds": round(time.perf_counter() - start, 2),
              "framework": _framework_of(folder)}
@@ -277,6 +293,33 @@ def judge_entry(onnxproof, kind, model_name, variant, what, model_path, folder, 
     ratio = methods["calibrated"].get("max_ratio")
     print(f"  {variant:22} {flags}  ratio {fmt(ratio)}", file=sys.stderr, flush=True)
     return entry
+
+
+def plant_and_judge(args, name, folder, exporter, bugs, model_file="model.onnx", reference="reference"):
+    """The entries of one export: it unmutated, then each bug of `bugs` planted in it."""
+    import onnx
+    model_path = os.path.join(folder, model_file)
+    scratch = os.path.join(args.work, "judge", slug(name))
+    entries = [judge_entry(args.onnxproof, "correct", name, f"correct ({exporter})", "unmutated export", model_path,
+                           folder, scratch, reference)]
+    model = onnx.load(model_path)
+    inputs, _ = example_case(folder, reference)
+    context = mutations.Context(inputs)
+    mutant_dir = os.path.join(args.work, "mutants", slug(name))
+    shutil.rmtree(mutant_dir, ignore_errors=True)
+    os.makedirs(mutant_dir)
+    for bug in bugs:
+        try:
+            mutated = mutations.mutate(model, bug, context)
+        except Exception as error:  # a mutation that breaks the checker is left out, said so
+            print(f"  {bug}: not planted ({type(error).__name__}: {str(error)[:120]})", file=sys.stderr)
+            continue
+        if mutated is None:
+            continue
+        path = os.path.join(mutant_dir, f"{bug}.onnx")
+        onnx.save(mutated[0], path)
+        entries.append(judge_entry(args.onnxproof, "bug", name, bug, mutated[1], path, folder, scratch, reference))
+    return entries
 
 
 def _framework_of(folder):
@@ -297,7 +340,6 @@ def main():
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
     wanted = lambda name: not only or name in only  # noqa: E731
-    import onnx
 
     exports, entries = [], []
     started = time.perf_counter()
@@ -310,28 +352,19 @@ def main():
         if not run_entry["ok"]:
             print(f"  export failed: {run_entry['note']}", file=sys.stderr, flush=True)
             continue
-        folder = run_entry["folder"]
-        model_path = os.path.join(folder, "model.onnx")
-        scratch = os.path.join(args.work, "judge", slug(name))
-        entries.append(judge_entry(args.onnxproof, "correct", name, f"correct ({BASE_EXPORTER[FRAMEWORK[name]]})",
-                                   "unmutated export", model_path, folder, scratch))
-        model = onnx.load(model_path)
-        inputs, _ = example_case(folder)
-        context = mutations.Context(inputs)
-        mutant_dir = os.path.join(args.work, "mutants", slug(name))
-        shutil.rmtree(mutant_dir, ignore_errors=True)
-        os.makedirs(mutant_dir)
-        for bug in mutations.MUTATIONS:
-            try:
-                mutated = mutations.mutate(model, bug, context)
-            except Exception as error:  # a mutation that breaks the checker is left out, said so
-                print(f"  {bug}: not planted ({type(error).__name__}: {str(error)[:120]})", file=sys.stderr)
-                continue
-            if mutated is None:
-                continue
-            path = os.path.join(mutant_dir, f"{bug}.onnx")
-            onnx.save(mutated[0], path)
-            entries.append(judge_entry(args.onnxproof, "bug", name, bug, mutated[1], path, folder, scratch))
+        entries += plant_and_judge(args, name, run_entry["folder"], BASE_EXPORTER[FRAMEWORK[name]], mutations.MUTATIONS)
+
+    for name, (pipeline_args, exporter, (model_file, reference)) in QUANTIZED.items():
+        if not wanted(name):
+            continue
+        print(f"[export] {name}", file=sys.stderr, flush=True)
+        run_entry = export(args.onnxproof, name, pipeline_args, exporter, args.work)
+        exports.append(run_entry)
+        if not run_entry["ok"]:
+            print(f"  export failed: {run_entry['note']}", file=sys.stderr, flush=True)
+            continue
+        entries += plant_and_judge(args, name, run_entry["folder"], exporter,
+                                   {**mutations.MUTATIONS, **mutations.QUANTIZED_MUTATIONS}, model_file, reference)
 
     extras = EXTRA + ([] if args.no_zoo else ZOO)
     for name, pipeline_args, exporter in extras:

@@ -58,41 +58,48 @@ def _calibration_reader(model_path, cases):
     return Reader()
 
 
-def _evaluators(path):
-    """onnx.reference evaluators of the quantized model: as it is (float32), and its float64 twin."""
+def _quantization_ops(dtype):
+    """QuantizeLinear and DequantizeLinear for onnx.reference, at any opset (its own start at 19),
+    computing in `dtype`: the ONNX rule (x / scale rounded half to even, plus the zero point,
+    saturated; (q - zero point) x scale) in float32 as the graph says, or in float64 for the twin."""
     import numpy as np
-    import onnx
-    from onnx import numpy_helper
-    from onnx.reference import ReferenceEvaluator
     from onnx.reference.op_run import OpRun
 
-    def widen(values, scale_shape):
-        return values.astype(np.float64).reshape(scale_shape)
-
-    def channel_shape(scale, axis, rank):
-        if np.ndim(scale) == 0 or rank == 0:
-            return np.shape(scale)
+    def along(values, axis, rank):
+        values = np.asarray(values).astype(dtype)
+        if values.ndim == 0 or rank == 0:
+            return values
         shape = [1] * rank
         shape[axis % rank] = -1
-        return shape
+        return values.reshape(shape)
 
     class QuantizeLinear(OpRun):
         op_domain = ""
 
         def _run(self, x, scale, zero_point=None, axis=1, saturate=True, block_size=0, output_dtype=0, precision=0):
-            shape = channel_shape(scale, axis, x.ndim)
-            dtype = zero_point.dtype if zero_point is not None else np.uint8
-            shift = 0.0 if zero_point is None else widen(zero_point, shape)
-            info = np.iinfo(dtype)
-            return (np.clip(np.rint(x / widen(scale, shape)) + shift, info.min, info.max).astype(dtype),)
+            target = zero_point.dtype if zero_point is not None else np.uint8
+            shift = 0 if zero_point is None else along(zero_point, axis, x.ndim)
+            info = np.iinfo(target)
+            scaled = np.rint(x.astype(dtype) / along(scale, axis, x.ndim)) + shift
+            return (np.clip(scaled, info.min, info.max).astype(target),)
 
     class DequantizeLinear(OpRun):
         op_domain = ""
 
         def _run(self, x, scale, zero_point=None, axis=1, block_size=0, output_dtype=0):
-            shape = channel_shape(scale, axis, x.ndim)
-            shift = 0.0 if zero_point is None else widen(zero_point, shape)
-            return ((x.astype(np.float64) - shift) * widen(scale, shape),)
+            shift = 0 if zero_point is None else along(zero_point, axis, x.ndim)
+            return ((x.astype(dtype) - shift) * along(scale, axis, x.ndim),)
+
+    return [QuantizeLinear, DequantizeLinear]
+
+
+def _evaluators(path):
+    """onnx.reference evaluators of the quantized model: as it is (float32), and its float64 twin
+    (every float32 tensor, input and Cast widened)."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    from onnx.reference import ReferenceEvaluator
 
     model = onnx.load(path)
     twin = onnx.ModelProto()
@@ -109,7 +116,8 @@ def _evaluators(path):
         for attribute in node.attribute:
             if node.op_type == "Cast" and attribute.name == "to" and attribute.i == single:
                 attribute.i = double
-    return ReferenceEvaluator(model), ReferenceEvaluator(twin, new_ops=[QuantizeLinear, DequantizeLinear])
+    return (ReferenceEvaluator(model, new_ops=_quantization_ops(np.float32)),
+            ReferenceEvaluator(twin, new_ops=_quantization_ops(np.float64)))
 
 
 def _write_tensor(folder, kind, k, name, array):
@@ -176,13 +184,25 @@ def _quantization_error(outputs):
 def quantize(request):
     """Quantizes request["model"] into request["out"] and writes request["quant_reference"]."""
     try:
-        from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+        import onnxruntime.quantization  # noqa: F401
     except ImportError as error:
         raise FrontEndError(f"--quantize static needs onnxruntime's quantization tools: {error}", 3) from error
     document, cases = _cases(request["reference"])
     if not cases:
         raise FrontEndError(f"{request['reference']} holds no case to calibrate on", 3)
     staging_model = request["out"] + ".partial"
+    try:
+        return _quantize(request, document, cases, staging_model)
+    finally:  # a failed run leaves neither half-written file behind
+        for leftover in (staging_model, request["quant_reference"] + ".partial"):
+            if os.path.isdir(leftover):
+                shutil.rmtree(leftover, ignore_errors=True)
+            elif os.path.exists(leftover):
+                os.remove(leftover)
+
+
+def _quantize(request, document, cases, staging_model):
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
     try:
         quantize_static(request["model"], staging_model, _calibration_reader(request["model"], cases),
                         quant_format=QuantFormat.QDQ, per_channel=True, activation_type=QuantType.QInt8,
