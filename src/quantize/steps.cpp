@@ -37,11 +37,15 @@ StepAllowance step_allowance(const StepCount* pytorch_against_exact) {
   return allowed;
 }
 
+int64_t allowed_moved(int64_t elements, double share) {
+  const double expected = share * static_cast<double>(elements);
+  return static_cast<int64_t>(std::floor(expected + 3.0 * std::sqrt(expected * (1.0 - share)) + 1.0));
+}
+
 bool within_steps(const StepCount& count, const StepAllowance& allowed) {
   if (count.off_grid > k_off_grid_steps) return false;
   if (std::round(count.max_steps) > allowed.max_steps) return false;
-  const auto moved = count.one + count.over;
-  return moved <= 1 || count.share_moved() <= allowed.share;
+  return count.one + count.over <= allowed_moved(count.elements, allowed.share);
 }
 
 }  // namespace onnxproof

@@ -111,7 +111,7 @@ std::string render(const Report& report, const Render& section) {
                     "|ONNX Runtime - reference| / scale for every quantized output (the reference: " + source +
                         "'s fake-quant model for model.onnx, ONNX's reference evaluator for model.quant.onnx): the "
                         "share at 0 steps, at 1 (a rounding tie) and at 2 or more. The allowance is twice the steps and the share the reference "
-                    "shows against its own float64 twin, at least 1 step and 5% of the elements.",
+                    "shows against its own float64 twin, at least 1 step and 5% of the elements (with a binomial margin).",
                     histogram);
   }
   if (sources.errors.size() > 0)
