@@ -29,11 +29,12 @@ StepCount count_steps(const Tensor& reference, const Tensor& actual, const Quant
   return count;
 }
 
-StepAllowance step_allowance(const StepCount* pytorch_against_exact) {
+StepAllowance step_allowance(const StepCount* pytorch_against_exact, double floor_share) {
   StepAllowance allowed;
+  allowed.share = floor_share;
   if (!pytorch_against_exact) return allowed;
   allowed.max_steps = std::max(1.0, std::round(k_step_noise_multiple * pytorch_against_exact->max_steps));
-  allowed.share = std::min(1.0, std::max(k_tie_share, k_step_noise_multiple * pytorch_against_exact->share_moved()));
+  allowed.share = std::min(1.0, std::max(floor_share, k_step_noise_multiple * pytorch_against_exact->share_moved()));
   return allowed;
 }
 

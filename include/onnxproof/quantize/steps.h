@@ -14,11 +14,16 @@ namespace onnxproof {
 /// Off the grid: a residue above this many steps is not float32 rounding of (q - zp) x scale
 /// (which stays below 1e-5 steps for |q| < 2^16) but another scale or zero point.
 inline constexpr double k_off_grid_steps = 1e-3;
-/// The share of an output's elements that may sit one step away when PyTorch's own float32 run
-/// shows no tie against its float64 twin; at least one element always may. ONNX Runtime's fused
-/// integer kernels (QLinearConv at the default level) requantize with their own rounding: 1.1% of
-/// a PT2E convnet's features moved one step that way, where optimizations off matched exactly;
-/// every planted defect moved 22% or more (bench/quantized/RESULTS.md).
+/// The share of an output's elements that may sit one step away when the reference's own float32
+/// run shows no tie against its float64 twin, by ONNX Runtime's optimization level. With graph
+/// optimizations off, the Q/DQ graph runs as written, in float32 between the quantizations: a tie
+/// is a value within float32 rounding of a .5 boundary, and no correct export of the benchmarks
+/// showed one (bench/quantized/RESULTS.md). At the default level ONNX Runtime fuses Q/DQ groups
+/// into integer kernels (QLinearConv, QGemm) that requantize with their own rounding: 1.1% of a
+/// PT2E convnet's features and 2 of its 20 logits moved one step that way. A quantized model's
+/// cases all run at both levels, so a small defect of the export (a bias in float16: a few
+/// elements a step off) shows where the fused kernels' own rounding cannot hide it.
+inline constexpr double k_tie_share_unfused = 0.001;
 inline constexpr double k_tie_share = 0.05;
 /// How far ONNX Runtime may exceed PyTorch's own float32-against-float64 steps and share: both are
 /// the same ties carried through the same layers, by another order of float32 rounding
@@ -43,12 +48,13 @@ StepCount count_steps(const Tensor& reference, const Tensor& actual, const Quant
 
 /// What a quantized output may show: the steps and the share of moved elements that PyTorch's
 /// float32 run shows against its float64 twin (its own ties, carried through the layers after
-/// them), widened k_step_noise_multiple times, and never below one step and k_tie_share.
+/// them), widened k_step_noise_multiple times, and never below one step and `floor_share`
+/// (k_tie_share, or k_tie_share_unfused with optimizations off).
 struct StepAllowance {
   double max_steps = 1.0;
   double share = k_tie_share;
 };
-StepAllowance step_allowance(const StepCount* pytorch_against_exact);
+StepAllowance step_allowance(const StepCount* pytorch_against_exact, double floor_share = k_tie_share);
 
 /// How many of `elements` may move when each does with probability `share`: the expected count
 /// plus three standard deviations of a binomial and one element (a small output's share is a
