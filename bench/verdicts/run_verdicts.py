@@ -295,6 +295,17 @@ def judge_entry(onnxproof, kind, model_name, variant, what, model_path, folder, 
     return entry
 
 
+def exported(args, name, pipeline_args, exporter, exports):
+    """The run folder of one export (its entry appended to `exports`); None when it failed."""
+    print(f"[export] {name}", file=sys.stderr, flush=True)
+    run_entry = export(args.onnxproof, name, pipeline_args, exporter, args.work)
+    exports.append(run_entry)
+    if not run_entry["ok"]:
+        print(f"  export failed: {run_entry['note']}", file=sys.stderr, flush=True)
+        return None
+    return run_entry["folder"]
+
+
 def plant_and_judge(args, name, folder, exporter, bugs, model_file="model.onnx", reference="reference"):
     """The entries of one export: it unmutated, then each bug of `bugs` planted in it."""
     import onnx
@@ -344,39 +355,22 @@ def main():
     exports, entries = [], []
     started = time.perf_counter()
     for name, pipeline_args in {**BASE, **KERAS_BASE}.items():
-        if not wanted(name):
-            continue
-        print(f"[export] {name}", file=sys.stderr, flush=True)
-        run_entry = export(args.onnxproof, name, pipeline_args, BASE_EXPORTER[FRAMEWORK[name]], args.work)
-        exports.append(run_entry)
-        if not run_entry["ok"]:
-            print(f"  export failed: {run_entry['note']}", file=sys.stderr, flush=True)
-            continue
-        entries += plant_and_judge(args, name, run_entry["folder"], BASE_EXPORTER[FRAMEWORK[name]], mutations.MUTATIONS)
+        exporter = BASE_EXPORTER[FRAMEWORK[name]]
+        folder = wanted(name) and exported(args, name, pipeline_args, exporter, exports)
+        if folder:
+            entries += plant_and_judge(args, name, folder, exporter, mutations.MUTATIONS)
 
     for name, (pipeline_args, exporter, (model_file, reference)) in QUANTIZED.items():
-        if not wanted(name):
-            continue
-        print(f"[export] {name}", file=sys.stderr, flush=True)
-        run_entry = export(args.onnxproof, name, pipeline_args, exporter, args.work)
-        exports.append(run_entry)
-        if not run_entry["ok"]:
-            print(f"  export failed: {run_entry['note']}", file=sys.stderr, flush=True)
-            continue
-        entries += plant_and_judge(args, name, run_entry["folder"], exporter,
-                                   {**mutations.MUTATIONS, **mutations.QUANTIZED_MUTATIONS}, model_file, reference)
+        folder = wanted(name) and exported(args, name, pipeline_args, exporter, exports)
+        if folder:
+            entries += plant_and_judge(args, name, folder, exporter,
+                                       {**mutations.MUTATIONS, **mutations.QUANTIZED_MUTATIONS}, model_file, reference)
 
     extras = EXTRA + ([] if args.no_zoo else ZOO)
     for name, pipeline_args, exporter in extras:
-        if not wanted(name):
+        folder = wanted(name) and exported(args, name, pipeline_args, exporter, exports)
+        if not folder:
             continue
-        print(f"[export] {name}", file=sys.stderr, flush=True)
-        run_entry = export(args.onnxproof, name, pipeline_args, exporter, args.work)
-        exports.append(run_entry)
-        if not run_entry["ok"]:
-            print(f"  export failed: {run_entry['note']}", file=sys.stderr, flush=True)
-            continue
-        folder = run_entry["folder"]
         entries.append(judge_entry(args.onnxproof, "correct", name, f"correct ({exporter})", "unmutated export",
                                    os.path.join(folder, "model.onnx"), folder, os.path.join(args.work, "judge",
                                                                                             slug(name))))

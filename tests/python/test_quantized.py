@@ -164,6 +164,36 @@ class ProveApiTest(unittest.TestCase):
             onnxproof.prove(torch.nn.Linear(2, 2), (torch.randn(1, 2),), quantize="dynamic")
 
 
+@unittest.skipUnless(os.access(ENGINE, os.X_OK), "build the engine first")
+class QuantizedOperatorAuditTest(unittest.TestCase):
+    def test_tensorrt_refuses_integer_kernels_that_onnx_runtime_runs(self):
+        """A QOperator-format model (QLinearConv): ONNX Runtime and OpenVINO run it, TensorRT's
+        parser does not (data/op-support)."""
+        with tempfile.TemporaryDirectory() as folder:
+            x = helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 2, 4, 4])
+            y = helper.make_tensor_value_info("y", TensorProto.UINT8, [1, 2, 2, 2])
+            initializers = [numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+                            numpy_helper.from_array(np.array(128, np.uint8), "z"),
+                            numpy_helper.from_array(np.ones((2, 2, 3, 3), np.uint8), "w"),
+                            numpy_helper.from_array(np.array(0.05, np.float32), "ws"),
+                            numpy_helper.from_array(np.array(0, np.uint8), "wz")]
+            node = helper.make_node("QLinearConv", ["x", "s", "z", "w", "ws", "wz", "s", "z"], ["y"])
+            model = helper.make_model(helper.make_graph([node], "q", [x], [y], initializers),
+                                      opset_imports=[helper.make_opsetid("", 13)])
+            model.ir_version = 8
+            path = os.path.join(folder, "qlinear.onnx")
+            onnx.save(model, path)
+            report = os.path.join(folder, "ops.json")
+            done = run("ops", path, "--target", "ort-cpu,tensorrt,openvino", "--json", report)
+            self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+            self.assertIn("OP_UNSUPPORTED_BY_TARGET", done.stdout + done.stderr)
+            with open(report, encoding="utf-8") as handle:
+                (operator,) = json.load(handle)["operators"]
+            self.assertEqual(operator["op_type"], "QLinearConv")
+            self.assertEqual({target: verdict["status"] for target, verdict in operator["targets"].items()},
+                             {"ort-cpu": "supported", "tensorrt": "unsupported", "openvino": "supported"})
+
+
 def float16_qdq_model(folder):
     """x (float16) -> QuantizeLinear(scale 0.5, int8) -> DequantizeLinear -> y, and a reference
     whose inputs sit off the ties (the model's own comparison passes on any rounding)."""

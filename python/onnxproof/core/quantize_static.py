@@ -15,6 +15,7 @@ quantize_static (QDQ format, int8, per-channel weights), and the reference it is
 Exit codes as the export: 0 written, 3 could not."""
 import json
 import os
+import re
 import shutil
 
 from .errors import FrontEndError
@@ -30,6 +31,8 @@ def _cases(reference):
         document = json.load(handle)
     cases = []
     for entry in document.get("cases", []):
+        if not re.fullmatch(r"test_data_set_[0-9]+", str(entry.get("data_set"))):  # never a path of its own
+            raise FrontEndError(f"{reference}/cases.json names a case {entry.get('data_set')!r}, not test_data_set_N", 3)
         folder = os.path.join(reference, entry["data_set"])
         arrays = {}
         for kind in ("input", "output"):
