@@ -18,6 +18,9 @@ if len(sys.argv) == 3 and sys.argv[1] in ("--float16-json", "--quantize-json"):
     except FrontEndError as error:
         print(f"onnxproof: error: {error}", file=sys.stderr)
         sys.exit(error.exit_code)
+    except Exception as error:  # a file that vanished, a malformed request: one line, not a traceback
+        print(f"onnxproof: error: {sys.argv[1]}: {type(error).__name__}: {error}", file=sys.stderr)
+        sys.exit(3)
 
 try:
     import numpy  # noqa: F401  (every framework's export writes numpy arrays)

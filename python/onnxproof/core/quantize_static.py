@@ -23,16 +23,33 @@ from .errors import FrontEndError
 QUANTIZE_JSON = "quantization.json"
 
 
+def _cases_document(reference):
+    """The reference's cases.json; for a folder written without one (an export recorded before it
+    existed, ONNX's own test layout), its test_data_set_N folders in order."""
+    path = os.path.join(reference, "cases.json")
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+        if isinstance(document, dict) and isinstance(document.get("cases"), list):
+            return document
+        raise FrontEndError(f"{path} holds no list of cases", 3)
+    folders = [name for name in os.listdir(reference) if re.fullmatch(r"test_data_set_[0-9]+", name)]
+    return {"cases": [{"data_set": name} for name in sorted(folders, key=lambda name: int(name.rsplit("_", 1)[1]))]}
+
+
 def _cases(reference):
-    """[(data set folder name, {kind: [array, ...]}, names)] of the reference's cases, in order."""
+    """(cases.json's document, [(its entry, {"input"|"output": [(name, array)]})]) of the reference."""
     import onnx
     from onnx import numpy_helper
-    with open(os.path.join(reference, "cases.json"), encoding="utf-8") as handle:
-        document = json.load(handle)
+    try:
+        document = _cases_document(reference)
+    except (OSError, ValueError) as error:
+        raise FrontEndError(f"cannot read the reference {reference}: {error}", 3) from error
     cases = []
-    for entry in document.get("cases", []):
-        if not re.fullmatch(r"test_data_set_[0-9]+", str(entry.get("data_set"))):  # never a path of its own
-            raise FrontEndError(f"{reference}/cases.json names a case {entry.get('data_set')!r}, not test_data_set_N", 3)
+    for entry in document["cases"]:
+        name = entry.get("data_set") if isinstance(entry, dict) else entry
+        if not re.fullmatch(r"test_data_set_[0-9]+", str(name)):  # never a path of its own
+            raise FrontEndError(f"{reference}/cases.json names a case {name!r}, not test_data_set_N", 3)
         folder = os.path.join(reference, entry["data_set"])
         arrays = {}
         for kind in ("input", "output"):
