@@ -70,11 +70,10 @@ bool compare_in_steps(const ReferenceCase& c, std::size_t index, const Tensor& a
   row.steps = count_steps(expected, actual, grid->second);
   // Without a float64 run of this case, the largest share and steps PyTorch showed in the others.
   const auto pooled = quantized.pooled.find(row.output);
-  const double floor = row.optimization == GraphOptimization::disabled ? k_tie_share_unfused : k_tie_share;
   row.allowed_steps = step_allowance(row.pytorch_steps                ? &*row.pytorch_steps
                                      : pooled != quantized.pooled.end() ? &pooled->second
                                                                         : nullptr,
-                                     floor);
+                                     row.optimization == GraphOptimization::disabled);
   const StepCount& steps = *row.steps;
   // Mismatches: the elements the rule does not allow (off the grid, or more steps away than allowed);
   // a share of one-step ties above the allowance fails the row with them all counted.

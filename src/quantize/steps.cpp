@@ -29,12 +29,17 @@ StepCount count_steps(const Tensor& reference, const Tensor& actual, const Quant
   return count;
 }
 
-StepAllowance step_allowance(const StepCount* pytorch_against_exact, double floor_share) {
+StepAllowance step_allowance(const StepCount* pytorch_against_exact, bool unfused) {
   StepAllowance allowed;
+  const double floor_share = unfused ? k_tie_share_unfused : k_tie_share;
   allowed.share = floor_share;
+  allowed.over_share = unfused ? 0.0 : -1.0;
   if (!pytorch_against_exact) return allowed;
-  allowed.max_steps = std::max(1.0, std::round(k_step_noise_multiple * pytorch_against_exact->max_steps));
-  allowed.share = std::min(1.0, std::max(floor_share, k_step_noise_multiple * pytorch_against_exact->share_moved()));
+  const StepCount& twin = *pytorch_against_exact;
+  allowed.max_steps = std::max(1.0, std::round(k_step_noise_multiple * twin.max_steps));
+  allowed.share = std::min(1.0, std::max(floor_share, k_step_noise_multiple * twin.share_moved()));
+  if (unfused && twin.elements > 0)
+    allowed.over_share = std::min(1.0, k_step_noise_multiple * static_cast<double>(twin.over) / static_cast<double>(twin.elements));
   return allowed;
 }
 
@@ -46,6 +51,7 @@ int64_t allowed_moved(int64_t elements, double share) {
 bool within_steps(const StepCount& count, const StepAllowance& allowed) {
   if (count.off_grid > k_off_grid_steps) return false;
   if (std::round(count.max_steps) > allowed.max_steps) return false;
+  if (allowed.over_share >= 0.0 && count.over > allowed_moved(count.elements, allowed.over_share)) return false;
   return count.one + count.over <= allowed_moved(count.elements, allowed.share);
 }
 

@@ -25,7 +25,8 @@ nlohmann::json steps_to_json(const StepCount& onnx, const std::optional<StepCoun
   return {{"onnx", step_count_to_json(onnx)},
           {"pytorch", pytorch ? step_count_to_json(*pytorch) : nlohmann::json(nullptr)},
           {"allowed_max", allowed.max_steps},
-          {"allowed_share", allowed.share}};
+          {"allowed_share", allowed.share},
+          {"allowed_over_share", allowed.over_share >= 0.0 ? nlohmann::json(allowed.over_share) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace

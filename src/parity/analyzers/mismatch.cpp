@@ -78,11 +78,15 @@ std::string steps_miss_message(const ParityRow& worst, std::size_t failed_cases,
                         worst.pytorch_steps->one, worst.pytorch_steps->over)
           : fmt::format("no float64 run of {} for this case", source);
   return head + fmt::format("of {} elements, {} at 0 steps from {}'s fake-quant output, {} at 1 step, {} at 2 or more "
-                            "(max {:.3g} at {}); allowed: at most {:g} step(s), and {} elements moved ({:.3g}% with a binomial "
-                            "margin; {})",
+                            "(max {:.3g} at {}); allowed: at most {:g} step(s), {} elements moved ({:.3g}% with a binomial "
+                            "margin){}; {})",
                             steps.elements, steps.zero, source, steps.one, steps.over, std::round(steps.max_steps),
                             worst.worst_at.empty() ? "-" : worst.worst_at, allowed.max_steps,
-                            allowed_moved(steps.elements, allowed.share), 100.0 * allowed.share, own);
+                            allowed_moved(steps.elements, allowed.share), 100.0 * allowed.share,
+                            allowed.over_share >= 0.0
+                                ? fmt::format(", {} at 2 or more", allowed_moved(steps.elements, allowed.over_share))
+                                : "",
+                            own);
 }
 
 }  // namespace
