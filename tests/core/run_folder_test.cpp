@@ -59,6 +59,14 @@ TEST(RunFolder, AMarkedRunAnEarlierRunAndASeededGoldenSetAreReplaceable) {
   write_bytes(seeded / "golden" / "manifest.json", "{}");
   EXPECT_EQ(refusal(seeded), "");
 
+  // What --quantize static and an encoder-decoder's export write beside model.onnx.
+  const fs::path extras = parent / "extras";
+  fs::create_directories(extras / "reference-quant" / "test_data_set_0");
+  ASSERT_TRUE(write_run_marker(extras, "onnxproof pipeline --quantize static", "m.py:f"));
+  for (const std::string file : {"model.onnx", "model.quant.onnx", "encoder.onnx", "decoder_merged.onnx"})
+    write_bytes(extras / file, "x");
+  EXPECT_EQ(refusal(extras), "");
+
   const fs::path both = parent / "both";  // --exporter both: a run per exporter inside
   fs::create_directories(both / "dynamo");
   ASSERT_TRUE(write_run_marker(both, "onnxproof pipeline --exporter both", "m.py:f"));

@@ -125,6 +125,10 @@ class StaticQuantizationTest(unittest.TestCase):
             self.assertEqual(step["summary"]["rounding"][0]["mode"], "half to even")
             # The float export stays what it was, and its reference is PyTorch's.
             self.assertTrue(all(row["rule"] != "steps" for row in report["parity"]))
+            # A later run replaces the folder, model.quant.onnx and reference-quant/ included.
+            again = run("pipeline", "--model", MODELS + ":small_cnn_float", *SHAPE, "--out", out)
+            self.assertEqual(again.returncode, 0, again.stdout + again.stderr)
+            self.assertFalse(os.path.exists(os.path.join(out, "model.quant.onnx")))
 
     def test_a_planted_defect_in_the_quantized_model_fails(self):
         with tempfile.TemporaryDirectory() as folder:
