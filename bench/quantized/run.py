@@ -64,8 +64,27 @@ def plants(engine, model_path, reference, work):
         path = os.path.join(work, f"{name}.onnx")
         onnx.save(planted, path)
         done = subprocess.run([engine, "parity", path, "--reference", reference], capture_output=True, text=True)
-        caught[name] = "caught" if done.returncode == 1 else f"missed (exit {done.returncode})"
+        caught[name] = "caught" if done.returncode == 1 else (
+            f"missed (exit {done.returncode}; the planted model's outputs are at most "
+            f"{largest_difference(model_path, path, reference):.3g} from the correct export's)")
     return caught
+
+
+def largest_difference(correct, planted, reference):
+    """The largest |difference| between two models' outputs on the reference's first case, both
+    run by ONNX Runtime: 0 says no comparison of outputs could tell them apart."""
+    import numpy as np
+    import onnx
+    import onnxruntime
+    from onnx import numpy_helper
+    case = os.path.join(reference, "test_data_set_0")
+    feeds, k = {}, 0
+    while os.path.exists(os.path.join(case, f"input_{k}.pb")):
+        tensor = onnx.load_tensor(os.path.join(case, f"input_{k}.pb"))
+        feeds[tensor.name] = numpy_helper.to_array(tensor)
+        k += 1
+    outputs = [onnxruntime.InferenceSession(path).run(None, feeds) for path in (correct, planted)]
+    return max(float(np.abs(a.astype(np.float64) - b).max()) for a, b in zip(*outputs))
 
 
 def prove(model, args, out, **options):
@@ -114,8 +133,14 @@ def main():
 
 
 def write_markdown(results):
+    import onnxruntime
+    import torch
+    import torchao
     lines = ["# Quantized models: results", "",
-             "`bench/quantized/run.py` (random weights, batch 2; the machine and versions in the note of issue 45).", "",
+             f"`bench/quantized/run.py`: random weights, batch 2, torch {torch.__version__}, torchao "
+             f"{torchao.__version__}, ONNX Runtime {onnxruntime.__version__}. Shares are the largest over the rows "
+             "(cases x optimization levels); the reference is PyTorch's fake-quant graph (pt2e) or ONNX's "
+             "reference evaluator (quantize_static).", "",
              "| model | source | verdict | seconds | rows | ONNX Runtime at 1 step (max share) | at 2+ (max) | "
              "reference's own float32 vs float64 at 1 step (max share) | plants caught |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]

@@ -10,6 +10,7 @@
 #include "onnxproof/export/quantize_static.h"
 #include "onnxproof/quantize/grid.h"
 #include "onnxproof/report/parity_report.h"
+#include "onnxproof/report/quantization_report.h"
 #include "run.h"
 
 namespace onnxproof::pipeline_run {
@@ -23,22 +24,6 @@ nlohmann::json quantization_error(const fs::path& reference) {
   std::ifstream in(reference / "quantization.json");
   const nlohmann::json document = nlohmann::json::parse(in, nullptr, false);
   return document.is_object() && document.contains("outputs") ? document["outputs"] : nlohmann::json::array();
-}
-
-// "output 'logits': top-1 agrees with PyTorch on 62 of 64 rows, max |difference| 0.031 (scale 4.2)".
-std::string error_summary(const nlohmann::json& outputs, const std::string& source) {
-  std::string text;
-  for (const auto& entry : outputs) {
-    if (!entry.is_object() || !entry.contains("output")) continue;
-    const std::string agreement =
-        entry.value("rows", 0) > 0
-            ? fmt::format("top-1 agrees with {} float on {} of {} rows, ", source, entry.value("top1_agree", 0),
-                          entry.value("rows", 0))
-            : "";
-    text += fmt::format("{}output '{}': {}max |difference| {:.3g} (scale {:.3g})", text.empty() ? "" : "; ",
-                        entry.value("output", ""), agreement, entry.value("max_abs", 0.0), entry.value("scale", 0.0));
-  }
-  return text;
 }
 
 }  // namespace
@@ -85,7 +70,7 @@ StepReport quantize_step(Run& run) {
                             "quantization error: {}",
                             census ? census->census.quantize : 0, census ? census->census.dequantize : 0,
                             step.status == StepStatus::pass ? "matches" : "differs from", k_reference_title,
-                            error_summary(errors, source));
+                            quantization_error_summary(errors, source));
   if (const auto* missing = result->provider_not_run()) {
     step.status = StepStatus::error;
     step.reason = fmt::format("provider {} could not run: {}", missing->provider, missing->reason);

@@ -1,5 +1,7 @@
 #include "onnxproof/quantize/grid.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "onnxproof/model/graph_walk.h"
@@ -27,6 +29,11 @@ const onnx::TensorProto* constant_named(const onnx::GraphProto& graph, const std
     }
   }
   return nullptr;
+}
+
+bool has_block_size(const onnx::NodeProto& node) {
+  return std::any_of(node.attribute().begin(), node.attribute().end(),
+                     [](const onnx::AttributeProto& a) { return a.name() == "block_size" && a.i() != 0; });
 }
 
 int64_t axis_of(const onnx::NodeProto& node) {
@@ -78,11 +85,14 @@ std::map<std::string, QuantGrid> output_grids(const onnx::ModelProto& model) {
         continue;
       }
       const onnx::TensorProto* scale = constant_named(graph, node.input(1));
-      if (!scale) break;
+      if (!scale || has_block_size(node)) break;  // a blocked grid is no per-tensor or per-axis one
       auto tensor = tensor_from_proto(*scale);
       if (!tensor || tensor->size() < 1) break;
       QuantGrid grid;
       for (int64_t i = 0; i < tensor->size(); ++i) grid.scales.push_back(tensor->value_as_double(i));
+      // A scale of 0 (an output of zeros), negative or not finite has no steps: the other rules judge it.
+      if (!std::all_of(grid.scales.begin(), grid.scales.end(), [](double s) { return std::isfinite(s) && s > 0.0; }))
+        break;
       grid.axis = tensor->size() > 1 ? axis_of(node) : -1;
       grid.node = node.name();
       grids[output.name()] = std::move(grid);

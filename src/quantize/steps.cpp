@@ -8,6 +8,9 @@ namespace onnxproof {
 StepCount count_steps(const Tensor& reference, const Tensor& actual, const QuantGrid& grid) {
   StepCount count;
   const int64_t size = std::min(reference.size(), actual.size());
+  const double epsilon = actual.dtype() == DType::float16 || reference.dtype() == DType::float16 ? 9.765625e-4
+                         : actual.dtype() == DType::bfloat16                                   ? 7.8125e-3
+                                                                                             : 1.1920929e-7;
   for (int64_t i = 0; i < size; ++i) {
     const double r = reference.value_as_double(i);
     const double a = actual.value_as_double(i);
@@ -15,14 +18,17 @@ StepCount count_steps(const Tensor& reference, const Tensor& actual, const Quant
     if (!std::isfinite(r) || !std::isfinite(a) || !(scale > 0.0)) continue;
     const double steps = std::fabs(a - r) / scale;
     const double whole = std::round(steps);
+    // Float rounding of (q - zero point) x scale on either side is no departure from the grid.
+    const double rounding = 4.0 * epsilon * std::max(std::fabs(a), std::fabs(r)) / scale;
     ++count.elements;
     (whole == 0.0 ? count.zero : whole == 1.0 ? count.one : count.over) += 1;
     if (steps > count.max_steps) {
       count.max_steps = steps;
       count.worst_at = i;
     }
-    if (std::fabs(steps - whole) > count.off_grid) {
-      count.off_grid = std::fabs(steps - whole);
+    const double residue = std::max(0.0, std::fabs(steps - whole) - rounding);
+    if (residue > count.off_grid) {
+      count.off_grid = residue;
       count.off_grid_at = i;
     }
   }
@@ -37,9 +43,11 @@ StepAllowance step_allowance(const StepCount* pytorch_against_exact, bool unfuse
   if (!pytorch_against_exact) return allowed;
   const StepCount& twin = *pytorch_against_exact;
   allowed.max_steps = std::max(1.0, std::round(k_step_noise_multiple * twin.max_steps));
-  allowed.share = std::min(1.0, std::max(floor_share, k_step_noise_multiple * twin.share_moved()));
-  if (unfused && twin.elements > 0)
-    allowed.over_share = std::min(1.0, k_step_noise_multiple * static_cast<double>(twin.over) / static_cast<double>(twin.elements));
+  allowed.share = std::min(k_max_share, std::max(floor_share, k_step_noise_multiple * twin.share_moved()));
+  if (unfused && twin.elements > 0) {
+    allowed.over_share =
+        std::min(k_max_share, k_step_noise_multiple * static_cast<double>(twin.over) / static_cast<double>(twin.elements));
+  }
   return allowed;
 }
 

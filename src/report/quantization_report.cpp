@@ -16,6 +16,12 @@ namespace {
 
 using Table = std::vector<std::vector<std::string>>;  // the header row first
 
+// A figure of quantization.json: null where it was not finite (JSON has no NaN).
+std::string figure(const nlohmann::json& entry, const char* key) {
+  const auto found = entry.find(key);
+  return found != entry.end() && found->is_number() ? fmt::format("{:.3g}", found->get<double>()) : "not finite";
+}
+
 // The step histograms and rounding audits of the run: model.onnx's parity, then the quantize step's.
 struct Sources {
   std::vector<std::pair<std::string, nlohmann::json>> rows;      // (model, rows)
@@ -87,9 +93,9 @@ Table rounding_table(const Sources& sources) {
 Table error_table(const Sources& sources, const std::string& source) {
   Table table{{"output", "max |quantized - " + source + " float|", "mean", "scale", "top-1 agreement"}};
   for (const auto& entry : sources.errors) {
+    if (!entry.is_object()) continue;
     const int rows = entry.value("rows", 0);
-    table.push_back({entry.value("output", ""), fmt::format("{:.3g}", entry.value("max_abs", 0.0)),
-                     fmt::format("{:.3g}", entry.value("mean_abs", 0.0)), fmt::format("{:.3g}", entry.value("scale", 0.0)),
+    table.push_back({entry.value("output", ""), figure(entry, "max_abs"), figure(entry, "mean_abs"), figure(entry, "scale"),
                      rows ? fmt::format("{} of {}", entry.value("top1_agree", 0), rows) : "-"});
   }
   return table;
@@ -124,6 +130,20 @@ std::string render(const Report& report, const Render& section) {
 }
 
 }  // namespace
+
+std::string quantization_error_summary(const nlohmann::json& outputs, const std::string& source) {
+  std::string text;
+  for (const auto& entry : outputs) {
+    if (!entry.is_object() || !entry.contains("output")) continue;
+    const int rows = entry.value("rows", 0);
+    const std::string agreement =
+        rows > 0 ? fmt::format("top-1 agrees with {} float on {} of {} rows, ", source, entry.value("top1_agree", 0), rows)
+                 : "";
+    text += fmt::format("{}output '{}': {}max |difference| {} (scale {})", text.empty() ? "" : "; ",
+                        entry.value("output", ""), agreement, figure(entry, "max_abs"), figure(entry, "scale"));
+  }
+  return text;
+}
 
 std::string quantization_to_markdown(const Report& report) {
   return render(report, [](const std::string& heading, const std::string& text, const Table& table) {

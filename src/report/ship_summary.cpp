@@ -170,8 +170,13 @@ ShipSummary summarize_for_shipping(const Report& report) {
     return summary;
   }
   if (!group) {
+    const bool quantized = std::any_of(report.steps.begin(), report.steps.end(), [](const StepReport& step) {
+      return step.name == "quantize" && step.status == StepStatus::pass;
+    });
     if (report.verdict == Verdict::pass)
-      summary.what_to_do = "ship model.onnx; keep golden/ and re-verify it on every re-export";
+      summary.what_to_do = quantized ? "ship model.onnx, or model.quant.onnx (proved in quantization steps); keep "
+                                       "golden/ and re-verify it on every re-export"
+                                     : "ship model.onnx; keep golden/ and re-verify it on every re-export";
     return summary;
   }
   summary.cause_code = std::string(group->cause.code_name());

@@ -84,7 +84,7 @@ TEST(Steps, TheBinomialMarginLetsASmallOutputMoveAFewElements) {
 TEST(RoundingAudit, TheCpuProviderRoundsFloat32TiesHalfToEven) {
   const RoundingAudit audit = audit_rounding("cpu", QuantizePair{DType::float32, DType::int8}, 13);
   ASSERT_TRUE(audit.error.empty()) << audit.error;
-  EXPECT_EQ(audit.values, 259);  // -129.5 .. 127.5: every tie of int8 and one past each end
+  EXPECT_EQ(audit.values, 259);  // -129.5 .. 128.5: every tie of int8 and those past each end
   EXPECT_EQ(audit.mismatches, 0);
   EXPECT_EQ(audit.mode, "half to even");
 }

@@ -41,10 +41,12 @@ struct QdqCensus {
 QdqCensus count_qdq(const onnx::ModelProto& model);
 
 /// The graph outputs that a DequantizeLinear produces, with a scale held in the graph (an
-/// initializer or a Constant); an output behind anything else is on no grid.
+/// initializer or a Constant, in the model file itself), per tensor or per axis, every scale
+/// finite and positive; an output behind anything else (a blocked grid, a scale of 0) is on no grid.
 std::map<std::string, QuantGrid> output_grids(const onnx::ModelProto& model);
 
-/// Both of the above from a model file (its external data is not read: scales are small).
+/// Both of the above from a model file (its external data is not read: a scale stored there
+/// leaves its output on no grid, judged by the calibrated rule).
 struct QuantizedModel {
   QdqCensus census;
   std::map<std::string, QuantGrid> grids;

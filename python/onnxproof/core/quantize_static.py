@@ -198,6 +198,8 @@ def _quantization_error(outputs):
                 entry["top1_agree"] += int((expected.argmax(1) == got.argmax(1)).sum())
     for entry in figures.values():
         entry["mean_abs"] = entry.pop("sum_abs") / max(1, entry["elements"])
+        for key in ("max_abs", "mean_abs", "scale"):  # JSON has no NaN or Infinity: said as null
+            entry[key] = entry[key] if np.isfinite(entry[key]) else None
     return list(figures.values())
 
 
@@ -237,7 +239,8 @@ def _quantize(request, document, cases, staging_model):
     except Exception as error:  # the reference evaluator lacks an operator, or fails on one
         raise FrontEndError(f"onnx.reference cannot run the quantized model: {type(error).__name__}: {error}", 3) from error
     with open(os.path.join(staging, QUANTIZE_JSON), "w", encoding="utf-8") as handle:
-        json.dump({"calibration_cases": len(cases), "outputs": _quantization_error(outputs)}, handle, indent=2)
+        json.dump({"calibration_cases": len(cases), "outputs": _quantization_error(outputs)}, handle, indent=2,
+                  allow_nan=False)
     shutil.rmtree(request["quant_reference"], ignore_errors=True)
     os.replace(staging, request["quant_reference"])
     os.replace(staging_model, request["out"])

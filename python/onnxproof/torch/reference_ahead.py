@@ -28,6 +28,7 @@ import time
 import traceback
 import warnings
 
+from ..core.export_io import progress
 from ..core.memory import libc
 from ..core.reference import Capture, prepare_folder, reference_samples
 from . import exact as exact_module
@@ -59,7 +60,7 @@ def start(state, model):
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
     except OSError as error:  # no process left under a pids limit, no memory to commit, a full disk
-        print(f"onnxproof export: the reference is captured after the export ({error})", file=sys.stderr)
+        progress(f"the reference is captured after the export ({error})")
         shutil.rmtree(os.path.join(state.out, "reference.partial"), ignore_errors=True)
         return None
     if pid == 0:
@@ -78,8 +79,8 @@ def child_main(state, model, reference, checkpoint, parent):
         code = run_child(state, model, reference, checkpoint)
     except BaseException:
         with contextlib.suppress(BaseException):
-            print("onnxproof export: the reference capture beside the export failed; "
-                  "the export process captures the cases it had not saved:", file=sys.stderr)
+            progress("the reference capture beside the export failed; the export process captures the cases "
+                     "it had not saved:")
             traceback.print_exc()
     finally:
         with contextlib.suppress(BaseException):
@@ -225,8 +226,8 @@ def own_failure(error):
 def stopped(reason):
     """The child's end at a forward that raised: not saved, so the export process runs that case
     (and every later one) itself; exit code 0, the reason in export.log."""
-    print(f"onnxproof export: the model's forward raised in the reference capture beside the export ({reason}); "
-          "the export process captures the cases from there", file=sys.stderr)
+    progress(f"the model's forward raised in the reference capture beside the export ({reason}); the export "
+             "process captures the cases from there")
     return 0
 
 
@@ -274,7 +275,7 @@ class Ahead:
                 return None
             self.tidy(capture)
         except Exception as error:  # the child's work is lost, not the export
-            print(f"onnxproof export: the cases captured beside the export are not used ({error})", file=sys.stderr)
+            progress(f"the cases captured beside the export are not used ({error})")
             return None
         self.taken = True
         state.findings += capture.findings

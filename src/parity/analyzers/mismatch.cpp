@@ -79,7 +79,7 @@ std::string steps_miss_message(const ParityRow& worst, std::size_t failed_cases,
           : fmt::format("no float64 run of {} for this case", source);
   return head + fmt::format("of {} elements, {} at 0 steps from {}'s fake-quant output, {} at 1 step, {} at 2 or more "
                             "(max {:.3g} at {}); allowed: at most {:g} step(s), {} elements moved ({:.3g}% with a binomial "
-                            "margin){}; {})",
+                            "margin){}; {}",
                             steps.elements, steps.zero, source, steps.one, steps.over, std::round(steps.max_steps),
                             worst.worst_at.empty() ? "-" : worst.worst_at, allowed.max_steps,
                             allowed_moved(steps.elements, allowed.share), 100.0 * allowed.share,
