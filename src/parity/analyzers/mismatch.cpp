@@ -67,9 +67,19 @@ std::string steps_miss_message(const ParityRow& worst, std::size_t failed_cases,
                                        "cases; worst {} ({}): ",
                                        worst.output, worst.provider, optimization_name(worst.optimization),
                                        failed_cases, cases, worst.data_set, describe_sizes(worst.sizes));
+  const Comparison& cmp = worst.comparison;
+  if (cmp.nan_mismatches > 0 && cmp.mismatches == cmp.nan_mismatches) {
+    return head + fmt::format("{} of {} elements are NaN/Inf where {}'s is finite (or the reverse), first at {}",
+                              cmp.nan_mismatches, cmp.elements, source, worst.worst_at.empty() ? "-" : worst.worst_at);
+  }
+  if (cmp.mismatches == 0) {  // within the steps allowed: the row failed on its class scores alone
+    return head + fmt::format("its steps stay within the allowance ({} at 1 step, {} at 2 or more) but its predicted "
+                              "class differs on {} row(s) (ARGMAX_FLIP)",
+                              steps.one, steps.over, worst.argmax ? worst.argmax->flips : 0);
+  }
   if (steps.off_grid > k_off_grid_steps) {
-    return head + fmt::format("values lie {:.3g} steps off the grid of its DequantizeLinear (up to {:g} is float32 "
-                              "rounding): another scale or zero point than the graph's",
+    return head + fmt::format("values lie {:.3g} steps off the grid of its DequantizeLinear beyond float rounding "
+                              "(up to {:g} is allowed): another scale or zero point than the graph's",
                               steps.off_grid, k_off_grid_steps);
   }
   const std::string own =
@@ -107,7 +117,7 @@ void add_mismatch_findings(const AnalyzerInput& in) {
     const ParityRow* worst = worst_row(rows);
     const auto& cmp = worst->comparison;
     std::string message;
-    if (worst->steps && cmp.shape_match && cmp.dtype_match && cmp.mismatches > cmp.nan_mismatches) {
+    if (worst->steps && cmp.shape_match && cmp.dtype_match) {
       message = steps_miss_message(*worst, rows.size(), reference.cases.size(), source);
     } else if (worst->exact && cmp.shape_match && cmp.dtype_match) {
       message = calibrated_miss_message(*worst, rows.size(), reference.cases.size(), source);
