@@ -441,7 +441,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
   result.framework = reference.framework;
   PredictionMap predictions;
   const NoiseByOutput noise = pooled_relative_noise(reference);
-  const detail::QuantizedOutputs grids = detail::quantized_outputs(model, reference);  // judged in steps
+  const detail::QuantizedOutputs grids = detail::quantized_outputs(model, reference, result);  // judged in steps
   for (const auto& provider : options.providers) {
     std::vector<Variant> variants = {{provider, GraphOptimization::all}};
     if (options.compare_optimization_off && provider == options.providers.front()) {

@@ -8,13 +8,31 @@
 
 namespace onnxproof::detail {
 
-QuantizedOutputs quantized_outputs(const std::filesystem::path& model, const Reference& reference) {
+namespace {
+
+// STEPS_NOT_APPLIED for each output a DequantizeLinear makes whose grid cannot be used.
+void add_no_grid_findings(const QuantizedOutputs& quantized, ParityResult& result) {
+  const auto& info = finding_code_info(FindingCode::steps_not_applied);
+  for (const auto& [output, why] : quantized.no_grid) {
+    result.findings.push_back({FindingCode::steps_not_applied, info.severity, "parity",
+                               fmt::format("output '{}' is quantized, but it is not judged in quantization steps: {}",
+                                           output, why),
+                               output, std::string(info.hint)});
+  }
+}
+
+}  // namespace
+
+QuantizedOutputs quantized_outputs(const std::filesystem::path& model, const Reference& reference,
+                                   ParityResult& result) {
   QuantizedOutputs quantized;
   // A model that cannot be read here has no grid (parity's session says why it cannot be loaded).
   auto read = read_quantization(model);
   if (!read) return quantized;
   quantized.grids = std::move(read->grids);
   quantized.pairs = std::move(read->pairs);
+  quantized.no_grid = std::move(read->no_grid);
+  add_no_grid_findings(quantized, result);
   quantized.opset = read->opset;
   for (const auto& c : reference.cases) {
     for (std::size_t k = 0; k < c.outputs.size(); ++k) {

@@ -18,11 +18,15 @@ struct QuantizedOutputs {
   std::map<std::string, StepCount> pooled;
   std::vector<QuantizePair> pairs;  // the QuantizeLinear type pairs the rounding audit tries
   int opset = 0;
+  std::map<std::string, std::string> no_grid;  // quantized outputs judged by the other rules, and why
 };
+
 
 /// The rounding audit of every pair on `provider`, a warning naming it when it rounds otherwise.
 void audit_provider_rounding(const std::string& provider, const QuantizedOutputs& quantized, ParityResult& result);
-QuantizedOutputs quantized_outputs(const std::filesystem::path& model, const Reference& reference);
+/// Outputs a DequantizeLinear makes that cannot be judged in steps get STEPS_NOT_APPLIED in `result`.
+QuantizedOutputs quantized_outputs(const std::filesystem::path& model, const Reference& reference,
+                                   ParityResult& result);
 
 /// Judges output `index` of case `c` in steps when it is on a grid and a floating tensor; false
 /// (the row untouched) otherwise.

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <variant>
+
+#include <fmt/format.h>
 
 #include "onnxproof/model/graph_walk.h"
 #include "onnxproof/model/model_io.h"
@@ -75,7 +78,31 @@ QdqCensus count_qdq(const onnx::ModelProto& model) {
   return census;
 }
 
-std::map<std::string, QuantGrid> output_grids(const onnx::ModelProto& model) {
+namespace {
+
+// The grid of the DequantizeLinear `node`, or why it has none usable for steps.
+std::variant<QuantGrid, std::string> grid_of(const onnx::GraphProto& graph, const onnx::NodeProto& node) {
+  const onnx::TensorProto* scale = constant_named(graph, node.input(1));
+  if (!scale) return std::string("its scale is no initializer or Constant of the graph");
+  if (has_block_size(node)) return std::string("it dequantizes in blocks (block_size)");
+  if (scale->data_location() == onnx::TensorProto::EXTERNAL)
+    return std::string("its scale is stored as external data, which parity does not read");
+  auto tensor = tensor_from_proto(*scale);
+  if (!tensor || tensor->size() < 1) return std::string("its scale cannot be read");
+  QuantGrid grid;
+  for (int64_t i = 0; i < tensor->size(); ++i) grid.scales.push_back(tensor->value_as_double(i));
+  // A scale of 0 (an output of zeros), negative or not finite has no steps: the other rules judge it.
+  if (!std::all_of(grid.scales.begin(), grid.scales.end(), [](double s) { return std::isfinite(s) && s > 0.0; }))
+    return std::string("its scale is 0, negative or not finite");
+  grid.axis = tensor->size() > 1 ? axis_of(node) : -1;
+  grid.node = node.name();
+  return grid;
+}
+
+}  // namespace
+
+std::map<std::string, QuantGrid> output_grids(const onnx::ModelProto& model,
+                                              std::map<std::string, std::string>* no_grid) {
   const auto& graph = model.graph();
   std::map<std::string, QuantGrid> grids;
   for (const auto& output : graph.output()) {
@@ -84,18 +111,13 @@ std::map<std::string, QuantGrid> output_grids(const onnx::ModelProto& model) {
           node.input_size() < 2) {
         continue;
       }
-      const onnx::TensorProto* scale = constant_named(graph, node.input(1));
-      if (!scale || has_block_size(node)) break;  // a blocked grid is no per-tensor or per-axis one
-      auto tensor = tensor_from_proto(*scale);
-      if (!tensor || tensor->size() < 1) break;
-      QuantGrid grid;
-      for (int64_t i = 0; i < tensor->size(); ++i) grid.scales.push_back(tensor->value_as_double(i));
-      // A scale of 0 (an output of zeros), negative or not finite has no steps: the other rules judge it.
-      if (!std::all_of(grid.scales.begin(), grid.scales.end(), [](double s) { return std::isfinite(s) && s > 0.0; }))
-        break;
-      grid.axis = tensor->size() > 1 ? axis_of(node) : -1;
-      grid.node = node.name();
-      grids[output.name()] = std::move(grid);
+      auto grid = grid_of(graph, node);
+      if (auto* found = std::get_if<QuantGrid>(&grid)) {
+        grids[output.name()] = std::move(*found);
+      } else if (no_grid) {
+        (*no_grid)[output.name()] = fmt::format("DequantizeLinear '{}' makes it, but {}", node.name(),
+                                                std::get<std::string>(grid));
+      }
       break;
     }
   }
@@ -104,8 +126,10 @@ std::map<std::string, QuantGrid> output_grids(const onnx::ModelProto& model) {
 
 Expected<QuantizedModel> read_quantization(const std::filesystem::path& model) {
   ONNXPROOF_TRY_ASSIGN(const LoadedModel loaded, load_model(model));
-  return QuantizedModel{count_qdq(loaded.proto), output_grids(loaded.proto), quantize_pairs(loaded.proto),
-                        default_domain_opset(loaded.proto)};
+  QuantizedModel quantized{count_qdq(loaded.proto), {}, quantize_pairs(loaded.proto),
+                           default_domain_opset(loaded.proto), {}};
+  quantized.grids = output_grids(loaded.proto, &quantized.no_grid);
+  return quantized;
 }
 
 }  // namespace onnxproof

@@ -106,6 +106,27 @@ class PT2EModelTest(unittest.TestCase):
                     self.assertIn("off the grid", mismatch[0]["message"])
 
 
+    def test_an_output_scale_of_zero_is_no_grid_and_fails_by_the_other_rules(self):
+        """A zero scale makes an output of zeros: no element would be counted in steps, so the
+        output is judged by the calibrated rule instead, with STEPS_NOT_APPLIED saying why."""
+        self.assertEqual(self.done.returncode, 0, self.done.stdout + self.done.stderr)
+        model = onnx.load(os.path.join(self.out, "model.onnx"))
+        first = model.graph.output[0].name
+        dequantize = next(n for n in model.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == first)
+        dequantize.input[1] = "zero_scale"
+        model.graph.initializer.append(numpy_helper.from_array(np.array(0.0, np.float32), "zero_scale"))
+        planted = os.path.join(self.folder, "zero_scale.onnx")
+        onnx.save(model, planted)
+        report = os.path.join(self.folder, "zero_scale.json")
+        done = run("parity", planted, "--reference", os.path.join(self.out, "reference"), "--json", report)
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        with open(report, encoding="utf-8") as handle:
+            findings = json.load(handle)["findings"]
+        codes = {f["code"] for f in findings}
+        self.assertIn("STEPS_NOT_APPLIED", codes)
+        self.assertIn("PARITY_MISMATCH", codes)
+
+
 @unittest.skipUnless(os.access(ENGINE, os.X_OK), "build the engine first")
 class StaticQuantizationTest(unittest.TestCase):
     def test_quantize_static_writes_and_proves_model_quant_onnx(self):

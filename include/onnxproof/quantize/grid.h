@@ -43,7 +43,9 @@ QdqCensus count_qdq(const onnx::ModelProto& model);
 /// The graph outputs that a DequantizeLinear produces, with a scale held in the graph (an
 /// initializer or a Constant, in the model file itself), per tensor or per axis, every scale
 /// finite and positive; an output behind anything else (a blocked grid, a scale of 0) is on no grid.
-std::map<std::string, QuantGrid> output_grids(const onnx::ModelProto& model);
+/// `no_grid`, when given, gets each output a DequantizeLinear makes that has no usable grid, and why.
+std::map<std::string, QuantGrid> output_grids(const onnx::ModelProto& model,
+                                              std::map<std::string, std::string>* no_grid = nullptr);
 
 /// Both of the above from a model file (its external data is not read: a scale stored there
 /// leaves its output on no grid, judged by the calibrated rule).
@@ -52,6 +54,7 @@ struct QuantizedModel {
   std::map<std::string, QuantGrid> grids;
   std::vector<QuantizePair> pairs;  // its QuantizeLinear type pairs (rounding_audit.h)
   int opset = 0;
+  std::map<std::string, std::string> no_grid;  // outputs a DequantizeLinear makes, judged otherwise: why
 };
 Expected<QuantizedModel> read_quantization(const std::filesystem::path& model);
 
