@@ -53,7 +53,7 @@ class FrozenOutputs {
       result.m_output_names = proof->cpu_output_names;
       return result;
     }
-    auto session = Session::open(model, SessionOptions{.provider = "cpu"});
+    auto session = Session::open(model, lean_for_large_model(model, SessionOptions{.provider = "cpu"}));
     if (!session) return std::unexpected(std::move(session.error()));
     for (const auto& value : session->inputs()) result.m_input_names.push_back(value.name);
     for (const auto& value : session->outputs()) result.m_output_names.push_back(value.name);

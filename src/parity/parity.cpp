@@ -456,7 +456,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
                                            .intra_op_threads = options.intra_op_threads,
                                            .tensorrt_cache = options.tensorrt_cache,
                                            .tensorrt_fp16 = options.precision == DType::float16};
-      auto session = Session::open(model, session_options);
+      auto session = Session::open(model, lean_for_large_model(model, session_options));
       if (!session) {
         if (session.error().code() == ErrorCode::not_found || session.error().code() == ErrorCode::unsupported) {
           status.reason = session.error().describe();  // the provider, not the model

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "onnxproof/core/json_file.h"
+#include "onnxproof/core/peak_memory.h"
 #include "onnxproof/core/run_folder.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/core/staging.h"
@@ -12,6 +13,7 @@
 #include "onnxproof/report/ship_summary.h"
 #include "onnxproof/report/versions.h"
 #include "run.h"
+
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -105,8 +107,10 @@ void run_steps(Run& run) {
     }
     run.progress << "onnxproof pipeline: " << definition.name << '\n' << std::flush;
     const auto start = std::chrono::steady_clock::now();
+    const PeakMemory memory;
     StepReport step = definition.run(run);
     step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    step.peak_mib = memory.peak_mib();
     run.report.steps.push_back(std::move(step));
     if (run.usage_error) return;
   }

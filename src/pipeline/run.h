@@ -30,6 +30,7 @@ struct Run {
   Report& report;
   fs::path model{};                        // set by export, replaced by simplify
   fs::path exported{};                     // the export as written (localization maps its node scopes)
+  bool simplified_unproved = false;        // model.sim.onnx awaits the parity step's proof (simplify_step)
   std::optional<Reference> reference{};    // the source framework's data, read once after the export
   std::optional<Error> reference_error{};  // why it could not be read
   FrozenShapeOptions frozen{};             // the export's declared axes, for check
@@ -61,6 +62,21 @@ struct StepDefinition {
   bool needs_model;
   bool (*wanted)(const Run&) = nullptr;  // null: always in the pipeline; else only when it says so
 };
+
+/// Why a simplified model that failed parity is to blame rather than the export (simplified_proof.cpp):
+/// it fails a row (provider, level, case, output) the export passes, or has more errors; nullopt
+/// when it passed, or when its failure is the export's own.
+std::optional<std::string> simplified_fails_where_export_passes(const ParityResult& simplified,
+                                                                const ParityResult& exported);
+
+/// After parity ran on a simplified model awaiting its proof (Run::simplified_unproved): when it
+/// failed, the export is proved too, and where the simplified model is to blame the export is
+/// kept (model.sim.onnx removed, `result` replaced by the export's, the ops audit made again,
+/// a SIMPLIFY_CHANGED_OUTPUTS warning); the simplify step's details say how it was proved.
+void settle_simplified_proof(Run& run, const ParityOptions& options, ParityResult& result);
+
+/// The operator audit of run.model (steps.cpp).
+StepReport ops_step(Run& run);
 
 /// --quantize static's step (quantize_step.cpp) and when it runs.
 StepReport quantize_step(Run& run);

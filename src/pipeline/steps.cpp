@@ -140,7 +140,10 @@ void add_simplify_defect(Run& run, std::vector<Finding> findings) {
 StepReport simplify_step(Run& run) {
   StepReport step{.name = "simplify"};
   const fs::path simplified = run.out / "model.sim.onnx";
-  auto outcome = simplify_file(run.model, simplified, SimplifyOptions{}, run.reference ? &*run.reference : nullptr,
+  // With a reference the parity step proves the simplified model (one session per model and
+  // level, every case run once); a float16 proof converts it first, so it is proved here.
+  const SimplifyOptions options{.proved_by_caller = run.reference && run.options.parity.precision != DType::float16};
+  auto outcome = simplify_file(run.model, simplified, options, run.reference ? &*run.reference : nullptr,
                                run.options.parity.tolerance, /*copy_when_unchanged=*/false);
   step.status = StepStatus::pass;
   if (!outcome && outcome.error().code() == ErrorCode::invalid_input) {
@@ -170,6 +173,12 @@ StepReport simplify_step(Run& run) {
   } else if (!outcome->written) {
     add_findings(run, outcome->proof.findings);
     step.reason = "no case could prove the simplified model; the export is kept";
+  } else if (options.proved_by_caller) {
+    step.reason = fmt::format("{} -> {} nodes: model.sim.onnx, proved by the parity step", result.nodes_before(),
+                              result.nodes_after());
+    step.details["proof"] = {{"by", "parity"}};
+    run.model = simplified;
+    run.simplified_unproved = true;
   } else {
     add_findings(run, outcome->proof.findings);
     step.reason = fmt::format("{} -> {} nodes, proved on {} cases: model.sim.onnx", result.nodes_before(),
@@ -178,6 +187,8 @@ StepReport simplify_step(Run& run) {
   }
   return step;
 }
+
+}  // namespace
 
 StepReport ops_step(Run& run) {
   StepReport step{.name = "ops"};
@@ -197,6 +208,8 @@ StepReport ops_step(Run& run) {
   run.ops = std::move(audit);
   return step;
 }
+
+namespace {
 
 StepReport parity_step(Run& run) {
   StepReport step{.name = "parity"};
@@ -224,6 +237,7 @@ StepReport parity_step(Run& run) {
   }
   auto result = run_parity(proved, *run.reference, options);
   if (!result) return step_error(step, result.error());
+  if (run.simplified_unproved) settle_simplified_proof(run, options, *result);
   add_findings(run, result->findings);
   step.details = {{"cases", run.reference->cases.size()},
                   {"rows", result->rows.size()},

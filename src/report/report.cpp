@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "onnxproof/core/atomic_file.h"
@@ -95,6 +96,7 @@ nlohmann::json report_to_json(const Report& report) {
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& step : report.steps) {
     nlohmann::json entry = {{"name", step.name}, {"status", status_name(step.status)}, {"seconds", step.seconds}};
+    if (step.peak_mib) entry["peak_mib"] = std::round(*step.peak_mib);
     if (!step.reason.empty()) entry["reason"] = step.reason;
     entry.update(step.details);
     steps.push_back(std::move(entry));

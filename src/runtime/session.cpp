@@ -169,6 +169,21 @@ const std::vector<SessionValue>& Session::inputs() const { return m_impl->inputs
 const std::vector<SessionValue>& Session::outputs() const { return m_impl->outputs; }
 const SessionOptions& Session::options() const { return m_impl->options; }
 
+SessionOptions lean_for_large_model(const std::filesystem::path& model, SessionOptions options) {
+  constexpr std::uintmax_t k_large_bytes = std::uintmax_t{256} << 20;
+  std::uintmax_t bytes = 0;
+  std::error_code ec;
+  for (const auto& file : {model, std::filesystem::path(model.string() + ".data")}) {
+    const auto size = std::filesystem::file_size(file, ec);
+    if (!ec) bytes += size;
+  }
+  if (bytes > k_large_bytes) {
+    options.prepacking = false;
+    options.cpu_arena = false;
+  }
+  return options;
+}
+
 Expected<Session> Session::open(const std::filesystem::path& model, const SessionOptions& options) {
   ONNXPROOF_TRY(require_regular_file(model));  // ONNX Runtime opens it itself, FIFO or not
   return open_from(&model, {}, model.string(), options);
@@ -193,6 +208,8 @@ Expected<Session> Session::open_from(const std::filesystem::path* path, std::str
     ONNXPROOF_TRY_ASSIGN(const auto deployment, runtime_detail::deployment_session_config());
     for (const auto& [key, value] : deployment) session_options.AddConfigEntry(key.c_str(), value.c_str());
     if (options.forbid_cpu_fallback) session_options.AddConfigEntry("session.disable_cpu_ep_fallback", "1");
+    if (!options.prepacking) session_options.AddConfigEntry("session.disable_prepacking", "1");
+    if (!options.cpu_arena) session_options.DisableCpuMemArena();
     if (!options.disabled_optimizers.empty()) {
       // Separated by ';': ONNX Runtime 1.30 splits the list there (its header says commas; a
       // comma-separated list disables nothing, measured).

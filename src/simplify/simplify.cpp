@@ -70,7 +70,7 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
   // optimizer's time on a large original (11.5 s of 12 for a 100,000-node graph).
   const SessionOptions as_written{.optimization = GraphOptimization::disabled};
   // One session at a time: a large model is never held twice by ONNX Runtime.
-  ONNXPROOF_TRY_ASSIGN(auto opened, Session::open(original, as_written));
+  ONNXPROOF_TRY_ASSIGN(auto opened, Session::open(original, lean_for_large_model(original, as_written)));
   std::optional<Session> before(std::move(opened));
   Reference generated;
   if (!reference) {
@@ -104,7 +104,7 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
   }
   before.reset();  // released before the simplified model is loaded
   SimplifyProof proof;
-  auto opened_after = Session::open(simplified, as_written);
+  auto opened_after = Session::open(simplified, lean_for_large_model(simplified, as_written));
   if (!opened_after) {
     // The original loads and the simplified model does not: the passes broke it, a finding.
     proof.findings.push_back({FindingCode::simplify_changed_outputs, Severity::error, "simplify",
@@ -173,9 +173,14 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
     if (!result) return std::unexpected(std::move(result.error()));
     outcome.result = std::move(*result);
     if (!outcome.result.changed() && !copy_when_unchanged) return outcome;
-    ONNXPROOF_TRY(save_model(model->proto, candidate));
+    // An input with external data keeps it: ONNX Runtime maps such weights from the file instead
+    // of copying them into its own memory.
+    const bool external = !model->external_files.empty();
+    ONNXPROOF_TRY(save_model(model->proto, candidate,
+                             SaveOptions{.external = external ? SaveOptions::External::always
+                                                              : SaveOptions::External::automatic}));
   }
-  if (outcome.result.changed()) {  // an unchanged model needs no proof
+  if (outcome.result.changed() && !options.proved_by_caller) {  // an unchanged model needs no proof
     ONNXPROOF_TRY_ASSIGN(outcome.proof, prove_simplification(input, candidate, reference, tolerance));
     if (has_errors(outcome.proof.findings)) {
       ONNXPROOF_TRY(simplify::name_the_rule(input, staging.path(), options, reference, tolerance, outcome));

@@ -158,8 +158,11 @@ TEST(Pipeline, SimplifiedModelIsWhatGetsProvedAndShipped) {
   const auto& simplify = report["steps"][2];
   EXPECT_EQ(simplify["name"], "simplify");
   EXPECT_LT(simplify["nodes_after"].get<int>(), simplify["nodes_before"].get<int>()) << simplify.dump();
+  // Proved by the parity step's own session (one per model and level), on every case.
+  EXPECT_EQ(simplify["proof"]["by"], "parity") << simplify.dump();
   EXPECT_GT(simplify["proof"]["cases"].get<int>(), 0);
   EXPECT_EQ(report["onnx_model"], (out / "model.sim.onnx").string());
+  EXPECT_GT(report["steps"][4]["peak_mib"].get<double>(), 0.0);  // the parity step's peak memory
   EXPECT_TRUE(fs::exists(out / "model.sim.onnx"));
 }
 

@@ -24,6 +24,7 @@ struct StepReport {
   std::string name{};
   StepStatus status = StepStatus::skip;
   double seconds = 0.0;
+  std::optional<double> peak_mib{};                   // the engine's peak resident set during the step
   std::string reason{};                               // why skipped or errored, or what it did
   nlohmann::json details = nlohmann::json::object();  // the step's figures, as report.json lists them
 };

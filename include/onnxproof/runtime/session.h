@@ -40,6 +40,12 @@ struct SessionOptions {
   std::filesystem::path tensorrt_cache{};
   /// TensorRT: let it build float16 engines (trt_fp16_enable), its per-layer precision choice.
   bool tensorrt_fp16 = false;
+  /// ONNX Runtime's pre-packed weight copies (session.disable_prepacking when off): faster
+  /// matrix products, a second copy of their weights beside the file's memory-mapped ones.
+  bool prepacking = true;
+  /// ONNX Runtime's CPU memory arena: activations come back from it rather than the allocator;
+  /// off, what a run allocates is given back after it (the arena keeps its largest run's size).
+  bool cpu_arena = true;
   /// Write ONNX Runtime's profile (one event per node run, with the provider that ran it) to a
   /// file whose path starts with this prefix; empty: no profiling. end_profiling() returns it.
   std::filesystem::path profile_prefix{};
@@ -63,6 +69,11 @@ Expected<std::vector<NodePlacement>> read_profile_placements(const std::filesyst
 /// The placements whose provider is not `provider` (a short name): the nodes ONNX Runtime handed
 /// to another provider, the CPU usually, when `provider` was asked for.
 std::vector<NodePlacement> nodes_off_provider(const std::vector<NodePlacement>& placements, const std::string& provider);
+
+/// `options` for a proof of `model` that runs each case once: pre-packing and the CPU arena off
+/// where the model's weights (its file and a ".data" file beside it) pass 256 MiB, since their
+/// copies then cost more memory than their speed saves time (bench/RESULTS.md, issue 47).
+SessionOptions lean_for_large_model(const std::filesystem::path& model, SessionOptions options);
 
 /// A model input or output as the session sees it.
 struct SessionValue {

@@ -31,6 +31,11 @@ struct SimplifyOptions {
   std::set<std::string> skip_rules{};
   /// Rules run after the built-in ones of their pass (a new pass runs last); for tests.
   std::vector<Rule> extra_rules{};
+  /// simplify_file writes the simplified model without running it: its caller proves it. The
+  /// pipeline's parity step runs it against the reference anyway, and running both models here
+  /// first was two more ONNX Runtime sessions and every case twice (on a large model, most of
+  /// the proof's cost beyond a bare export's).
+  bool proved_by_caller = false;
 };
 
 /// What one pass did over the whole run.
@@ -92,8 +97,8 @@ struct SimplifyOutcome {
 
 /// The whole job on files: loads `input` with its external data, simplifies, saves into a private
 /// folder beside `output` (external data as "<output name>.data" when over 2 GiB), frees the
-/// model, proves the saved file against `input`, and only then moves it (data file first) to
-/// `output`. Nothing is written when the proof fails; when nothing changed, `output` is a copy of
+/// model, proves the saved file against `input` (unless options.proved_by_caller), and only then
+/// moves it (data file first) to `output`. Nothing is written when the proof fails; when nothing changed, `output` is a copy of
 /// the model if `copy_when_unchanged`, else not written. Never modifies `input`; `output` must
 /// not be `input`.
 Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, const std::filesystem::path& output,

@@ -6,6 +6,7 @@ source framework's: each framework's state (torch/state.py) adds it."""
 import os
 import time
 
+from .memory import StagePeaks
 from .cases import generate_in_domain, cap_offsets, shape_for, size_ranges, with_derived
 
 
@@ -31,7 +32,8 @@ class ExportState:
         self.opset_reason = ""
         self.opset_notes = []  # EXPORTER_FALLBACK notes of the export being tried
         self.findings = []
-        self.timings = {}
+        self.timings = {}  # {stage: seconds}, and "peak_mib": {stage: MiB}
+        self.peaks = StagePeaks()
         self.examples = {}  # {label: the example's size}
         self.example = None  # {input name: array}
         self.domains = {}  # {input name: the value domain of the user's example}
@@ -52,11 +54,16 @@ class ExportState:
         self.rejected_cases = {}  # generated cases the model refused: {sizes as JSON: its error}
 
     def timed(self, stage, function, *args):
+        """function(*args), its seconds added to timings[stage] and its peak resident set kept
+        in timings["peak_mib"][stage]."""
         start = time.perf_counter()
+        self.peaks.enter()
         try:
             return function(*args)
         finally:
             self.timings[stage] = round(self.timings.get(stage, 0.0) + time.perf_counter() - start, 4)
+            self.peaks.leave(stage)
+            self.timings["peak_mib"] = self.peaks.peaks
 
     def forward(self, model, arrays):
         """The model's outputs on `arrays` ({input name: array}), in the source framework's own

@@ -1,4 +1,4 @@
-"""Handing memory back to the system between the export's stages.
+"""Handing memory back to the system between the export's stages, and measuring each stage's peak.
 
 ONNX Runtime's session and the exporter's objects are freed into the C heap, which glibc keeps
 for the process: after the runtime check of a 1.1 GB model the process still held 1.0 GB that
@@ -36,3 +36,51 @@ def release_freed_memory(weight_bytes):
     gc.collect()
     if libc():
         libc().malloc_trim(0)
+
+
+def high_water_mib():
+    """This process's peak resident set in MiB (VmHWM), None where /proc does not say."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def reset_high_water():
+    """Resets VmHWM to the current resident set (Linux 4.0 on); where it cannot be, the next
+    reading is the process's peak since it started, an upper bound of the stage's."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+    except OSError:
+        pass
+
+
+class StagePeaks:
+    """The peak resident set of each named stage (export.json's timings_s.peak_mib). Stages nest
+    (the runtime check inside the export): a stage's reset of the mark does not hide the peak the
+    stage around it had reached, which is read just before."""
+
+    def __init__(self):
+        self.peaks = {}  # {stage: MiB}, the largest of its runs
+        self._running = []  # per open stage, the most an inner stage's reset hid from it
+
+    def enter(self):
+        if self._running:
+            self._running[-1] = max(self._running[-1], high_water_mib() or 0.0)
+        reset_high_water()
+        self._running.append(0.0)
+
+    def leave(self, stage):
+        hidden = self._running.pop()
+        now = high_water_mib()
+        if now is None:
+            return
+        peak = max(now, hidden)
+        self.peaks[stage] = round(max(self.peaks.get(stage, 0.0), peak))
+        if self._running:
+            self._running[-1] = max(self._running[-1], peak)

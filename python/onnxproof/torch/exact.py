@@ -13,8 +13,16 @@ from ..core.memory import release_freed_memory
 from . import quantized, traps
 
 # The float64 model takes twice the float32 parameters' bytes: above this many bytes (its size)
-# the exact pass is skipped, said in a finding.
+# the model is never widened whole, only layer by layer (LayerByLayer).
 MAX_COPY_BYTES = 8 * 2**30
+
+# Above this many bytes of float64 parameters, or when widening in place would not fit in the
+# memory left, the pass widens one module at a time: each module's own parameters and buffers
+# become float64 as its forward starts and float32 again as it ends, so the pass adds the largest
+# module's float64 weights to the process, not the whole model's (a 4.4 GB decoder: 8.8 GB
+# widened in place). Widening per case costs time, which the time budget counts: fewer cases
+# get a float64 run, never a longer pass.
+LAYER_BY_LAYER_ABOVE_BYTES = 4 * 2**30
 
 # Above this many bytes of float64 parameters the model is widened in place (and narrowed back
 # after the pass, exactly: float32 -> float64 -> float32 loses nothing) instead of copied, so a
@@ -71,10 +79,11 @@ class ExactReference:
         self.forward_failure = ""  # why the float64 forward failed (a reason resume() passes on)
         self.forward_error = None  # the exception itself
         self.copy_failure_elsewhere = ""  # why the resumed process had no float64 model
+        self.mode = "copy"  # how the float64 model is had: copy, in_place or layer_by_layer
         try:
             self.bytes = float64_bytes(model)
-            # A PT2E model's twin has its quantize nodes swapped: always a copy, never the model.
-            self.in_place = in_place and self.bytes > IN_PLACE_ABOVE_BYTES and not quantized.census(model)
+            self.mode = pass_mode(model, self.bytes, in_place)
+            self.in_place = self.mode != "copy"  # the model itself, widened whole or a module at a time
         except Exception as error:  # any refusal is a reason, not a crash
             self.reason = f"the model cannot be copied to float64: {type(error).__name__}: {error}"
 
@@ -87,7 +96,10 @@ class ExactReference:
             return
         saved = None
         try:
-            if self.in_place:
+            if self.mode == "layer_by_layer":
+                saved = note_dtypes(self.source)
+                self.model = LayerByLayer(self.source)
+            elif self.in_place:
                 saved = note_dtypes(self.source)
                 self.source.double()
                 self.model = self.source
@@ -103,6 +115,8 @@ class ExactReference:
         try:
             yield
         finally:
+            if isinstance(self.model, LayerByLayer):
+                self.model.remove()
             self.model = None
             if saved is not None:
                 narrow_back(saved)
@@ -205,10 +219,105 @@ def float64_bytes(model):
         # A TorchScript archive carries its dtypes in compiled code; .double() changes the
         # parameters only and casts inside the code stay float32.
         raise TypeError("a TorchScript module's code keeps its own dtypes")
-    size = sum(t.numel() for t in model_tensors(model))
-    if size * 8 > MAX_COPY_BYTES:
-        raise MemoryError(f"its float64 copy would take {size * 8 / 2**30:.1f} GiB")
-    return size * 8
+    return sum(t.numel() for t in model_tensors(model)) * 8
+
+
+def pass_mode(model, bytes_float64, in_place):
+    """copy, in_place or layer_by_layer (ExactReference.mode). A PT2E model's twin has its quantize
+    nodes swapped: always a copy. `in_place` False: the float32 model computes beside the pass (a
+    child capturing both), so a large one goes a module at a time, never widened whole."""
+    if bytes_float64 <= IN_PLACE_ABOVE_BYTES or quantized.census(model):
+        if bytes_float64 > MAX_COPY_BYTES:
+            raise MemoryError(f"its float64 copy would take {bytes_float64 / 2**30:.1f} GiB")
+        return "copy"
+    return "layer_by_layer" if not in_place or widening_too_large(bytes_float64) else "in_place"
+
+
+def widening_too_large(bytes_float64):
+    """Whether widening the whole model in place is past LAYER_BY_LAYER_ABOVE_BYTES, or would take
+    more than half the memory this process has left (it adds half its float64 bytes)."""
+    from .reference_ahead import available_memory
+    if bytes_float64 > LAYER_BY_LAYER_ABOVE_BYTES:
+        return True
+    available = available_memory()
+    return available is not None and bytes_float64 / 2 > available / 2
+
+
+class LayerByLayer:
+    """The model itself, called as the float64 model: forward hooks give each module's own
+    floating parameters and buffers float64 values as its forward starts and their own tensors
+    back as it ends (kept aside meanwhile, so nothing is converted back, and in a forked process
+    the parent's pages stay shared); a tensor two modules hold stays wide until the last of them
+    ends. A tensor used outside the forward of a module that holds it (a parent reading a child's
+    weight) is not wide there: the forward then fails on mixed dtypes, and the pass says so, as
+    for any float64 forward that fails."""
+
+    def __init__(self, model):
+        self.model = model
+        self.wide = {}  # a float64 tensor's data_ptr -> [modules in their forward holding it, the tensor it replaced]
+        self.handles = []
+        self.active = False
+        for module in model.modules():
+            self.handles.append(module.register_forward_pre_hook(self.widen))
+            self.handles.append(module.register_forward_hook(self.narrow))
+
+    def __call__(self, *args, **kwargs):
+        self.active = True  # the hooks act on this call only: float32 forwards go on beside the pass
+        try:
+            return self.model(*args, **kwargs)
+        finally:
+            self.active = False
+
+    def __getattr__(self, name):  # forward(model, arrays) may read the model's attributes
+        if name == "model":
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
+    @staticmethod
+    def owned(module):
+        """(group, name) of the module's own floating parameters and buffers."""
+        return [(group, name) for group in (module._parameters, module._buffers)
+                for name, tensor in group.items() if tensor is not None and tensor.is_floating_point() and tensor.numel()]
+
+    def widen(self, module, _inputs):
+        import torch
+        if not self.active:
+            return
+        with torch.no_grad():
+            for group, name in self.owned(module):
+                tensor = group[name]
+                key = tensor.data_ptr()
+                if key in self.wide:
+                    self.wide[key][0] += 1
+                elif tensor.dtype != torch.float64:
+                    original = tensor.data
+                    if isinstance(tensor, torch.nn.Parameter):
+                        tensor.data = original.double()
+                    else:
+                        tensor = group[name] = original.double()
+                    self.wide[tensor.data_ptr()] = [1, original]
+
+    def narrow(self, module, _inputs, _outputs):
+        import torch
+        if not self.active:
+            return
+        with torch.no_grad():
+            for group, name in self.owned(module):
+                tensor = group[name]
+                key = tensor.data_ptr()
+                if key not in self.wide:
+                    continue
+                self.wide[key][0] -= 1
+                if self.wide[key][0] == 0:
+                    original = self.wide.pop(key)[1]
+                    if isinstance(tensor, torch.nn.Parameter):
+                        tensor.data = original
+                    else:
+                        group[name] = original
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
 
 
 def note_dtypes(model):

@@ -53,6 +53,7 @@ def fill_reference(state, model, reference, done=None):
             f"no float64 reference for some outputs, compared with the fixed tolerance instead: {exact.missing_reason()}",
             "", "the calibrated rule needs the model to run in float64 (model.double()); the fixed rule still holds"))
     state.timings["exact_cases"] = exact.cases_run
+    state.timings["exact_mode"] = exact.mode  # copy, in_place or layer_by_layer (exact.py)
     # The model's own float32 forwards of the capture in this process: "reference" minus this and
     # the float64 pass is the capture's per-case overhead (inputs generated, tensors serialized
     # and written). The child's cases are in "reference_ahead" (its time) and its count.
