@@ -5,7 +5,8 @@ dynamic axes, then ONNX Runtime checked against PyTorch on the same cases the pi
 
     .venv/bin/python bench/pipeline_overhead/by_hand.py SPEC OUT.onnx CASES.json
 
-SPEC is an onnxproof family spec (torchvision:resnet18, timm:NAME, hf:CLASS): the same model, built
+BY_HAND_EXPORTER=torchscript exports with the TorchScript exporter (dynamic_axes) instead of
+dynamo; BY_HAND_OPSET=N at opset N (the exporter's default otherwise). SPEC is an onnxproof family spec (torchvision:resnet18, timm:NAME, hf:CLASS): the same model, built
 the same way (onnxproof.torch.families.load, random weights, seed 0), as the pipeline proves; or FILE.py:NAME,
 whose NAME() builds the model and whose DEFAULTS describe its inputs as the families do
 (large_bert.py). CASES.json
@@ -83,8 +84,16 @@ def main():
     dynamic_shapes = {name: {} for name in names}
     for d in defaults["dynamic"]:
         dynamic_shapes[d["input"]][d["axis"]] = torch.export.Dim.AUTO
-    torch.onnx.export(model, example, path, dynamo=True, input_names=names,
-                      dynamic_shapes=tuple(dynamic_shapes[n] for n in names))
+    opset = {"opset_version": int(os.environ["BY_HAND_OPSET"])} if os.environ.get("BY_HAND_OPSET") else {}
+    if os.environ.get("BY_HAND_EXPORTER", "dynamo") == "dynamo":
+        torch.onnx.export(model, example, path, dynamo=True, input_names=names,
+                          dynamic_shapes=tuple(dynamic_shapes[n] for n in names), **opset)
+    else:  # what a TorchScript user writes: dynamic_axes by label
+        dynamic_axes = {d["input"]: {} for d in defaults["dynamic"]}
+        for d in defaults["dynamic"]:
+            dynamic_axes[d["input"]][d["axis"]] = d["label"]
+        with torch.no_grad():
+            torch.onnx.export(model, example, path, dynamo=False, input_names=names, dynamic_axes=dynamic_axes, **opset)
     session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
     for sizes in cases:
         args = inputs_at(defaults, sizes, generator)

@@ -2,6 +2,8 @@
 // schemas/config.schema.json and schemas/export.schema.json (scripts/contract-codegen.py).
 #include "contract.h"
 
+#include <algorithm>
+
 #include "onnxproof/contract/config.h"
 #include "onnxproof/contract/export.h"
 #include "onnxproof/core/json_file.h"
@@ -93,6 +95,10 @@ Expected<ExportResult> export_result_from(const contract::ExportDocument& manife
   if (manifest.onnx_model && *manifest.onnx_model) {
     result.model = out / (*manifest.onnx_model)->path;
     result.sha256 = (*manifest.onnx_model)->sha256;
+  }
+  if (manifest.timings_s && manifest.timings_s->peak_mib) {
+    for (const auto& [stage, mib] : *manifest.timings_s->peak_mib)
+      result.front_end_peak_mib = std::max(result.front_end_peak_mib.value_or(0.0), mib);
   }
   ONNXPROOF_TRY_ASSIGN(result.frozen, frozen_shape_options_from(manifest, path));
   if (const fs::path cases = out / "reference" / "cases.json"; fs::exists(cases)) {

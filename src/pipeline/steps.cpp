@@ -78,6 +78,7 @@ StepReport export_step(Run& run) {
   }
   step.details = {
       {"exporter", result->exporter}, {"sha256", result->sha256}, {"reference_sets", result->reference_sets}};
+  if (result->front_end_peak_mib) step.details["front_end_peak_mib"] = *result->front_end_peak_mib;
   if (fs::is_regular_file(run.out / "exporter_report.md")) run.report.exporter_report = "exporter_report.md";
   if (result->model.empty()) {
     step.status = StepStatus::fail;

@@ -163,6 +163,9 @@ TEST(Pipeline, SimplifiedModelIsWhatGetsProvedAndShipped) {
   EXPECT_GT(simplify["proof"]["cases"].get<int>(), 0);
   EXPECT_EQ(report["onnx_model"], (out / "model.sim.onnx").string());
   EXPECT_GT(report["steps"][4]["peak_mib"].get<double>(), 0.0);  // the parity step's peak memory
+  EXPECT_GT(report["steps"][0]["front_end_peak_mib"].get<double>(), 100.0);  // torch's process: export.json's
+  const json timings = read_json(out / "export.json")["timings_s"];
+  EXPECT_GT(timings["peak_mib"]["export"].get<double>(), timings["peak_mib"]["load"].get<double>() / 2) << timings.dump();
   EXPECT_TRUE(fs::exists(out / "model.sim.onnx"));
 }
 

@@ -108,6 +108,8 @@ struct ExportResult {
   /// localization's capture runs in its interpreter.
   std::string framework = "torch";
   int reference_sets = 0;
+  /// The front end's peak resident set over its stages, MiB (export.json timings_s.peak_mib).
+  std::optional<double> front_end_peak_mib{};
   /// The front end's versions as it reported them in export.json (python, torch, onnx, ...).
   std::vector<std::pair<std::string, std::string>> versions;
   std::vector<Finding> findings;

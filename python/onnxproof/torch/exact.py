@@ -273,47 +273,42 @@ class LayerByLayer:
             raise AttributeError(name)
         return getattr(self.model, name)
 
-    @staticmethod
-    def owned(module):
-        """(group, name) of the module's own floating parameters and buffers."""
-        return [(group, name) for group in (module._parameters, module._buffers)
+    def held(self, module):
+        """(group, name, tensor) of the module's own floating parameters and buffers while the
+        pass's forward runs; none otherwise (float32 forwards go on beside the pass)."""
+        if not self.active:
+            return []
+        return [(group, name, tensor) for group in (module._parameters, module._buffers)
                 for name, tensor in group.items() if tensor is not None and tensor.is_floating_point() and tensor.numel()]
+
+    @staticmethod
+    def put(group, name, value):
+        """Gives a parameter (keeping the Parameter itself, which others may share) or a buffer the
+        values `value` (a plain tensor); the tensor it now is."""
+        import torch
+        if isinstance(group[name], torch.nn.Parameter):
+            group[name].data = value
+        else:
+            group[name] = value
+        return group[name]
 
     def widen(self, module, _inputs):
         import torch
-        if not self.active:
-            return
-        with torch.no_grad():
-            for group, name in self.owned(module):
-                tensor = group[name]
-                key = tensor.data_ptr()
-                if key in self.wide:
-                    self.wide[key][0] += 1
-                elif tensor.dtype != torch.float64:
-                    original = tensor.data
-                    if isinstance(tensor, torch.nn.Parameter):
-                        tensor.data = original.double()
-                    else:
-                        tensor = group[name] = original.double()
-                    self.wide[tensor.data_ptr()] = [1, original]
+        for group, name, tensor in self.held(module):
+            if tensor.data_ptr() in self.wide:
+                self.wide[tensor.data_ptr()][0] += 1
+            elif tensor.dtype != torch.float64:
+                original = tensor.data
+                self.wide[self.put(group, name, original.double()).data_ptr()] = [1, original]
 
     def narrow(self, module, _inputs, _outputs):
-        import torch
-        if not self.active:
-            return
-        with torch.no_grad():
-            for group, name in self.owned(module):
-                tensor = group[name]
-                key = tensor.data_ptr()
-                if key not in self.wide:
-                    continue
-                self.wide[key][0] -= 1
-                if self.wide[key][0] == 0:
-                    original = self.wide.pop(key)[1]
-                    if isinstance(tensor, torch.nn.Parameter):
-                        tensor.data = original
-                    else:
-                        group[name] = original
+        for group, name, tensor in self.held(module):
+            entry = self.wide.get(tensor.data_ptr())
+            if entry is None:
+                continue
+            entry[0] -= 1
+            if entry[0] == 0:
+                self.put(group, name, self.wide.pop(tensor.data_ptr())[1])
 
     def remove(self):
         for handle in self.handles:
