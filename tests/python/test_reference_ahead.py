@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import time
 import unittest
@@ -170,6 +171,40 @@ class ReferenceAhead(unittest.TestCase):
         self.assertGreaterEqual(state.timings["reference_ahead_cases"], 2)
         self.assertLess(state.timings["reference_ahead_cases"], len(expected))
         self.assert_same_reference(state, expected, expected_state)
+
+    def test_proves_child_is_a_new_interpreter_and_gives_the_same_reference(self):
+        """prove()'s model is an object in the user's process: its child is started afresh (never
+        a fork of that process), the model pickled to it."""
+        import importlib
+        import torch
+        from onnxproof.torch.export import InMemoryModel
+        expected, expected_state = self.sequential()
+        state, _ = self.prepared("spawned")
+        sys.path.insert(0, self.folder)  # the user's model comes from a module the child can import
+        self.addCleanup(sys.path.remove, self.folder)
+        sys.modules.pop("net", None)
+        self.addCleanup(sys.modules.pop, "net", None)
+        torch.manual_seed(0)
+        model = importlib.import_module("net").Net().eval()
+        state.given = InMemoryModel(model, "net.Net", dict(state.example))
+        with mock.patch.object(reference_ahead, "fork_is_safe", return_value=False):  # a notebook's process
+            ahead = self.started(state, model)
+        self.assertIsNotNone(ahead.process)  # a subprocess.Popen: a new interpreter, not a fork
+        self.frozen_after(ahead, 2)
+        write_reference(state, model, ahead)
+        self.assertGreaterEqual(state.timings["reference_ahead_cases"], 2)
+        self.assert_same_reference(state, expected, expected_state)
+
+    def test_proves_child_of_a_model_that_does_not_pickle_is_not_started(self):
+        state, model = self.prepared("unpicklable")
+        model.hook = lambda: None  # a lambda attribute: pickle refuses the model
+        from onnxproof.torch.export import InMemoryModel
+        state.given = InMemoryModel(model, "net.Net", dict(state.example))
+        with mock.patch.object(reference_ahead, "fork_is_safe", return_value=False):
+            self.assertIsNone(reference_ahead.start(state, model))
+        self.assertFalse(os.path.exists(os.path.join(state.out, "reference.partial")))
+        write_reference(state, model)  # the export process captures every case itself
+        self.assertEqual(len(self.cases(state)), len(self.sequential()[0]))
 
     def test_above_the_in_place_size_the_child_copies_and_the_export_process_widens_in_place(self):
         expected, expected_state = self.sequential()

@@ -24,6 +24,9 @@ _TERM_SECONDS = 10
 # The longest line either side sends, its newline not counted (k_max_attach_line_bytes in the
 # engine's header; counted here in characters, each at least a byte).
 MAX_LINE = 1 << 20
+# The thread passing the engine's progress on (torch/reference_ahead.py knows it is harmless to a fork:
+# it only forwards lines, and the child never writes through it).
+PROGRESS_THREAD = "onnxproof-engine-progress"
 # The most of a free text (a reason, the engine's error) one message or error line carries.
 _MAX_TEXT = 16 << 10
 
@@ -42,7 +45,7 @@ class AttachedEngine:
         self._process = subprocess.Popen(
             [engine_path(), "pipeline", "--attach", *arguments], env=engine_environment(), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace", bufsize=1)
-        self._progress = threading.Thread(target=self._pass_progress_on, daemon=True)
+        self._progress = threading.Thread(target=self._pass_progress_on, daemon=True, name=PROGRESS_THREAD)
         self._progress.start()
 
     def __enter__(self):

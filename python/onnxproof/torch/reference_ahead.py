@@ -1,5 +1,5 @@
 """The reference captured ahead: while the export runs (mostly Python on one core), a forked child
-captures PyTorch's reference cases on the other core, each case in float32 then float64 under the
+(under prove(), a new interpreter: reference_spawned.py) captures PyTorch's reference cases on the other core, each case in float32 then float64 under the
 usual budget, saving what it has after every case. When the export is done the export process
 kills the child and captures the cases it had not finished itself: export_reference.fill_reference
 resumes the child's last saved Capture.
@@ -42,10 +42,15 @@ PR_SET_PDEATHSIG = 1
 
 def start(state, model):
     """An Ahead child capturing the reference from now on, or None where it cannot help or would
-    not be safe (worth_it), or where the fork itself fails."""
+    not be safe (worth_it), or where the fork itself fails. prove()'s child is a new interpreter
+    (reference_spawned.py) unless the caller's process is as plain as the front end's own
+    (fork_is_safe): a new interpreter takes 2-3 s to import torch here, longer than ResNet-18's
+    whole export, and then captured nothing (prove() 1.11x a by-hand script with it, 1.12x without)."""
     if not worth_it(state, model):
         return None
     checkpoint = checkpoint_path(state)
+    if state.given is not None and not fork_is_safe():
+        return start_spawned(state, model, checkpoint)
     try:
         reference = prepare_folder(state)
         with contextlib.suppress(FileNotFoundError):
@@ -70,6 +75,37 @@ def start(state, model):
     return Ahead(pid, reference, checkpoint)
 
 
+def fork_is_safe():
+    """Whether prove()'s process may be forked like the front end's: no Python thread but the main
+    one and onnxproof's own progress thread (no thread of the caller's that the fork would copy
+    holding a lock: a web server's, IPython's history writer) and no Jupyter kernel (whose output
+    streams are sockets)."""
+    import threading
+    from ..core.attached import PROGRESS_THREAD
+    others = [thread for thread in threading.enumerate()
+              if thread is not threading.main_thread() and thread.name != PROGRESS_THREAD]
+    return not others and "ipykernel" not in sys.modules
+
+
+def start_spawned(state, model, checkpoint):
+    """prove()'s child, started afresh (reference_spawned.launch); None where it cannot start."""
+    from . import reference_spawned
+    try:
+        reference = prepare_folder(state)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(checkpoint)
+    except OSError as error:
+        progress(f"the reference is captured after the export ({error})")
+        return None
+    process = reference_spawned.launch(state, model, reference, checkpoint)
+    if process is None:
+        shutil.rmtree(reference, ignore_errors=True)
+        return None
+    with contextlib.suppress(OSError):
+        os.setpgid(process.pid, process.pid)
+    return Ahead(process.pid, reference, checkpoint, process)
+
+
 def child_main(state, model, reference, checkpoint, parent):
     """The child's whole life: nothing of the export process's code runs after it."""
     code = 1
@@ -90,10 +126,14 @@ def child_main(state, model, reference, checkpoint, parent):
 
 
 def worth_it(state, model):
-    """Whether start() forks: two cores or more, the export's own process (not prove()'s), no CUDA,
-    and the memory the child's float64 model takes free beside the export's growth."""
+    """Whether start() starts a child: two cores or more, no CUDA, and the memory the child's
+    float64 model takes free beside the export's growth; for prove(), a model small enough to be
+    pickled to the child (reference_spawned.MAX_WEIGHT_BYTES), whose own copy counts too."""
     import torch
-    if os.environ.get(SWITCH, "1") == "0" or not hasattr(os, "fork") or state.given is not None:
+    from . import reference_spawned
+    if os.environ.get(SWITCH, "1") == "0" or not hasattr(os, "fork"):
+        return False
+    if state.given is not None and weight_bytes(model) > reference_spawned.MAX_WEIGHT_BYTES:
         return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if cores < 2 or torch.cuda.is_initialized():
@@ -102,7 +142,8 @@ def worth_it(state, model):
         available = available_memory()
         if available is None:  # unknown: only a model small enough to be copied for the float64 pass anyway
             return 8 * sum(t.numel() for t in exact_module.model_tensors(model)) <= exact_module.IN_PLACE_ABOVE_BYTES
-        return memory_needed(model) <= available
+        own_copy = weight_bytes(model) if state.given is not None else 0
+        return memory_needed(model) + own_copy <= available
     except (AttributeError, TypeError, RuntimeError, MemoryError):  # a model without parameters() to count, or too large to copy
         return False
 
@@ -112,6 +153,10 @@ def worth_it(state, model):
 # (5.3 GB when the model was saved in one file, weights and serialized bytes beside each other).
 EXPORT_GROWTH = 2
 MARGIN_BYTES = 2**30
+
+
+def weight_bytes(model):
+    return sum(t.numel() * t.element_size() for t in exact_module.model_tensors(model))
 
 
 def memory_needed(model):
@@ -260,8 +305,9 @@ class Ahead:
     """The export process's handle on the child: finish() kills it and takes the cases it saved,
     close() makes sure it is gone."""
 
-    def __init__(self, pid, reference, checkpoint):
+    def __init__(self, pid, reference, checkpoint, process=None):
         self.pid = pid
+        self.process = process  # prove()'s child's subprocess.Popen (reaped through it); None: forked
         self.child = pid  # kept after the child is reaped: its temporary files are named after it
         self.reference = reference
         self.checkpoint = checkpoint
@@ -328,7 +374,10 @@ class Ahead:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):  # reaped elsewhere (SIGCHLD ignored by the model's code)
-                os.waitpid(self.pid, 0)
+                if self.process is not None:
+                    self.process.wait()
+                else:
+                    os.waitpid(self.pid, 0)
             self.pid = None
 
     def close(self):
