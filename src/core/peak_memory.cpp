@@ -1,6 +1,7 @@
 #include "onnxproof/core/peak_memory.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -15,7 +16,11 @@ std::optional<double> high_water_mib() {
   std::ifstream status("/proc/self/status");
   std::string line;
   while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // "VmHWM:   123456 kB"
+    if (line.rfind("VmHWM:", 0) == 0) {  // "VmHWM:   123456 kB"
+      char* end = nullptr;
+      const double kib = std::strtod(line.c_str() + 6, &end);
+      return end == line.c_str() + 6 ? std::nullopt : std::optional<double>(kib / 1024.0);
+    }
   }
   return std::nullopt;
 }

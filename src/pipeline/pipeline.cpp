@@ -14,7 +14,6 @@
 #include "onnxproof/report/versions.h"
 #include "run.h"
 
-
 namespace onnxproof {
 namespace fs = std::filesystem;
 using namespace pipeline_run;

@@ -98,9 +98,10 @@ struct SimplifyOutcome {
 /// The whole job on files: loads `input` with its external data, simplifies, saves into a private
 /// folder beside `output` (external data as "<output name>.data" when over 2 GiB), frees the
 /// model, proves the saved file against `input` (unless options.proved_by_caller), and only then
-/// moves it (data file first) to `output`. Nothing is written when the proof fails; when nothing changed, `output` is a copy of
-/// the model if `copy_when_unchanged`, else not written. Never modifies `input`; `output` must
-/// not be `input`.
+/// moves it (data file first) to `output`. Nothing is written when the proof fails; when nothing
+/// changed, `output` is a copy of the model if `copy_when_unchanged`, else not written. An input
+/// with external data is saved with external data. Never modifies `input`; `output` must not be
+/// `input`.
 Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, const std::filesystem::path& output,
                                         const SimplifyOptions& options, const Reference* reference,
                                         const ToleranceOptions& tolerance, bool copy_when_unchanged);
