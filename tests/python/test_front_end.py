@@ -175,6 +175,35 @@ class DidYouMean(unittest.TestCase):
         export_load.check_input_names(torch.nn.Sequential(torch.nn.ReLU()), [{"name": "input"}])
 
 
+class SecondTraceGraphs(unittest.TestCase):
+    """The differential trace compares graphs loaded without their weights (a model over 2 GiB has
+    every initializer in files): its small integer constants are read in, the weights left out."""
+
+    def test_small_integer_constants_are_read_from_external_files_and_weights_are_not(self):
+        import os
+        import tempfile
+        import numpy as np
+        import onnx
+        from onnx import helper, numpy_helper
+        shape = numpy_helper.from_array(np.array([3, -1], dtype=np.int64), "shape")
+        weight = numpy_helper.from_array(np.ones((64, 64), dtype=np.float32), "weight")
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "weight"], ["h"]), helper.make_node("Reshape", ["h", "shape"], ["y"])],
+            "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3, 64])],
+            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], [shape, weight])
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "model.onnx")
+            onnx.save(helper.make_model(graph), path, save_as_external_data=True, all_tensors_to_one_file=False,
+                      size_threshold=0)  # every initializer in a file of its own, as TorchScript's over 2 GiB
+            model = onnx.load(path, load_external_data=False)
+            self.assertEqual(traps._small_int_constants(model), {})  # nothing read from the files yet
+            traps.load_small_external_tensors(model, folder)
+        self.assertEqual(traps._small_int_constants(model), {"shape": [3, -1]})
+        weights = {t.name: t for t in model.graph.initializer}
+        self.assertEqual(weights["weight"].data_location, onnx.TensorProto.EXTERNAL)  # the weight stays out
+        self.assertEqual(weights["weight"].raw_data, b"")
+
+
 class TrainingMode(unittest.TestCase):
     """TRAINING_MODE is the user's to fix only when the user's own object was in train mode."""
 

@@ -2,7 +2,6 @@
 TorchScript tracer, whose traps (traps.py) become findings; and the differential trace, a second
 TorchScript trace at other values and sizes compared with the first."""
 import inspect
-import io
 import os
 import shutil
 import warnings
@@ -143,21 +142,31 @@ def differential_trace(state, model, example, path):
             values = (values - values.mean() - 2 * example[spec["name"]].mean()).astype(values.dtype)
             flipped = True
         arrays[spec["name"]] = values
-    buffer = io.BytesIO()
+    # Into a file of its own folder, never a buffer: a model over 2 GiB can only be written with
+    # its weights beside it (in memory the exporter refuses it, and the trace proved nothing).
+    folder = temporary_path(os.path.join(state.out, ".second-trace"))
+    os.makedirs(folder)
+    second_path = os.path.join(folder, "second.onnx")
     import torch
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with torch.no_grad() if not state.fast_path_retried() else torch.enable_grad():
-                call_torchscript_exporter(state, model, arrays, buffer)
-    except Exception as error:
-        state.findings.append(finding(
-            "TRACER_WARNING", "warning",
-            f"the second trace (at {other}) failed, so it proves nothing: {type(error).__name__}: {error}",
-            "", "make the model accept every size production sends"))
-        return
-    first = onnx.load(path)
-    second = onnx.load_from_string(buffer.getvalue())
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with torch.no_grad() if not state.fast_path_retried() else torch.enable_grad():
+                    call_torchscript_exporter(state, model, arrays, second_path)
+        except Exception as error:
+            state.findings.append(finding(
+                "TRACER_WARNING", "warning",
+                f"the second trace (at {other}) failed, so it proves nothing: {type(error).__name__}: {error}",
+                "", "make the model accept every size production sends"))
+            return
+        # The graphs without their weights: only the small integer constants are read, from the file.
+        first = onnx.load(path, load_external_data=False)
+        second = onnx.load(second_path, load_external_data=False)
+        traps.load_small_external_tensors(first, os.path.dirname(path))
+        traps.load_small_external_tensors(second, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     if state.scripted_lists(model):  # as the first export was
         traps.expand_sequences(second, state.output_names, state.output_groups, state.output_ranks)
     differences = traps.diff_graphs(first, second, state.examples, other)

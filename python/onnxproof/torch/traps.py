@@ -207,6 +207,21 @@ def diff_graphs(first, second, example_sizes, other_sizes):
     return results
 
 
+def load_small_external_tensors(model, folder):
+    """Reads into `model` (loaded without its external data) the integer initializers of at most
+    16 elements whose bytes lie in files in `folder`: what _small_int_constants compares, without
+    the weights (a model over 2 GiB keeps every initializer outside)."""
+    import math
+    from onnx import TensorProto
+    from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
+    integers = {TensorProto.INT64, TensorProto.INT32, TensorProto.INT16, TensorProto.INT8, TensorProto.UINT8}
+    for tensor in model.graph.initializer:
+        if uses_external_data(tensor) and tensor.data_type in integers and math.prod(tensor.dims) <= 16:
+            load_external_data_for_tensor(tensor, folder)
+            tensor.data_location = TensorProto.DEFAULT
+            del tensor.external_data[:]
+
+
 def _small_int_constants(model):
     """{value name: list of ints} for int64/int32 initializers and Constant outputs of <= 16 elements."""
     from onnx import numpy_helper
@@ -218,7 +233,8 @@ def _small_int_constants(model):
             values[name] = [int(v) for v in array.reshape(-1)]
 
     for tensor in model.graph.initializer:
-        keep(tensor.name, tensor)
+        if tensor.data_location != tensor.EXTERNAL:  # a weight left in its file (small integers are read in)
+            keep(tensor.name, tensor)
     for node in model.graph.node:
         if node.op_type == "Constant":
             for attribute in node.attribute:
