@@ -279,7 +279,8 @@ class LayerByLayer:
         if not self.active:
             return []
         return [(group, name, tensor) for group in (module._parameters, module._buffers)
-                for name, tensor in group.items() if tensor is not None and tensor.is_floating_point() and tensor.numel()]
+                for name, tensor in group.items()
+                if tensor is not None and tensor.is_floating_point() and tensor.numel()]
 
     @staticmethod
     def put(group, name, value):

@@ -1,8 +1,9 @@
 """The reference captured ahead: while the export runs (mostly Python on one core), a forked child
-(under prove(), a new interpreter: reference_spawned.py) captures PyTorch's reference cases on the other core, each case in float32 then float64 under the
-usual budget, saving what it has after every case. When the export is done the export process
-kills the child and captures the cases it had not finished itself: export_reference.fill_reference
-resumes the child's last saved Capture.
+(under prove() in a notebook, a new interpreter: reference_spawned.py) captures PyTorch's reference
+cases on the other core, each case in float32 then float64 under the usual budget, saving what it
+has after every case. When the export is done the export process kills the child and captures the
+cases it had not finished itself: export_reference.fill_reference resumes the child's last saved
+Capture.
 
 A process, not a thread: torch.export patches module calls and the float64 pass sets torch's
 default dtype, both process-wide. The child computes on one thread: GNU OpenMP's thread pool does
@@ -144,7 +145,7 @@ def worth_it(state, model):
             return 8 * sum(t.numel() for t in exact_module.model_tensors(model)) <= exact_module.IN_PLACE_ABOVE_BYTES
         own_copy = weight_bytes(model) if state.given is not None else 0
         return memory_needed(model) + own_copy <= available
-    except (AttributeError, TypeError, RuntimeError, MemoryError):  # a model without parameters() to count, or too large to copy
+    except (AttributeError, TypeError, RuntimeError, MemoryError):  # no parameters() to count; too large to copy
         return False
 
 
@@ -156,6 +157,7 @@ MARGIN_BYTES = 2**30
 
 
 def weight_bytes(model):
+    """The bytes of the model's parameters and buffers as they are."""
     return sum(t.numel() * t.element_size() for t in exact_module.model_tensors(model))
 
 
@@ -164,9 +166,8 @@ def memory_needed(model):
     from a float32 copy: both at once for a moment) where it takes one (a large model goes float64
     a module at a time, exact.LayerByLayer, within the margin), the export's growth, and a margin
     for activations."""
-    tensors = exact_module.model_tensors(model)
-    weights = sum(t.numel() * t.element_size() for t in tensors)
-    float64 = 8 * sum(t.numel() for t in tensors)
+    weights = weight_bytes(model)
+    float64 = 8 * sum(t.numel() for t in exact_module.model_tensors(model))
     copy = float64 + weights if exact_module.pass_mode(model, float64, in_place=False) == "copy" else 0
     return copy + EXPORT_GROWTH * weights + MARGIN_BYTES
 
@@ -214,8 +215,9 @@ def run_child(state, model, reference, checkpoint):
     """The child: every case in order, its Capture saved as JSON into `checkpoint` after each run, until
     the export process kills it; the exit code. Each case's float64 run (within the budget)
     follows its float32 one, on a float64 copy of the model or the model widened a module at a
-    time (a large one), never the whole model widened in place: the float32 model keeps computing. With every case captured, the child goes on with float64
-    runs of the cases the budget skipped (free evidence while the export still runs)."""
+    time (a large one), never the whole model widened in place: the float32 model keeps computing.
+    With every case captured, the child goes on with float64 runs of the cases the budget skipped
+    (free evidence while the export still runs)."""
     import torch
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the export process's to handle: it kills the child
     torch.set_num_threads(1)
