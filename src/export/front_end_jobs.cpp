@@ -44,9 +44,10 @@ Expected<void> run_model_job(std::string_view flag, const nlohmann::json& reques
 }  // namespace
 
 Expected<Float16Conversion> convert_to_float16(const fs::path& model, const fs::path& out, const std::string& python,
-                                               double timeout_seconds) {
+                                               double timeout_seconds, const std::vector<std::string>& keep_float32) {
   Float16Conversion conversion{out, ""};
-  ONNXPROOF_TRY(run_model_job("--float16-json", {{"model", model.string()}, {"out", out.string()}}, python,
+  const nlohmann::json request = {{"model", model.string()}, {"out", out.string()}, {"keep_float32", keep_float32}};
+  ONNXPROOF_TRY(run_model_job("--float16-json", request, python,
                               timeout_seconds, "the float16 conversion of " + model.string(), out,
                               [&](const std::string& line) {
                                 if (line.starts_with(k_kept_prefix))

@@ -454,6 +454,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
       const SessionOptions session_options{.provider = provider,
                                            .optimization = variant.level,
                                            .intra_op_threads = options.intra_op_threads,
+                                           .disabled_optimizers = options.disabled_optimizers,
                                            .tensorrt_cache = options.tensorrt_cache,
                                            .tensorrt_fp16 = options.precision == DType::float16};
       auto session = Session::open(model, lean_for_large_model(model, session_options));

@@ -139,8 +139,27 @@ CaptureModuleOutputs capture_by_front_end(FrontEndChannel& channel) {
   };
 }
 
+// Another export, asked over the channel: the front end exports the model it holds into `folder`.
+ExportAgain export_by_front_end(FrontEndChannel& channel) {
+  return [&channel](const std::string& exporter, int64_t opset, const fs::path& folder) -> Expected<void> {
+    ONNXPROOF_TRY(channel.send(
+        {{"event", "export_again"}, {"folder", folder.string()}, {"exporter", exporter}, {"opset", opset}}));
+    ONNXPROOF_TRY_ASSIGN(const nlohmann::json answer, channel.receive({"export_ready", "export_failed"}));
+    if (answer["event"] == "export_ready") {
+      ONNXPROOF_TRY_ASSIGN(const std::string named, text_field(answer, "folder"));
+      ONNXPROOF_TRY_ASSIGN(const fs::path ready, export_folder(named));
+      if (fs::weakly_canonical(ready) != fs::weakly_canonical(folder))
+        return fail(ErrorCode::invalid_input, "the front end's export_ready names " + named + ", not " + folder.string());
+      return {};
+    }
+    ONNXPROOF_TRY_ASSIGN(const std::string reason, text_field(answer, "reason"));
+    return fail(ErrorCode::invalid_input, "the front end could not export again: " + reason_excerpt(reason));
+  };
+}
+
 // Sends the opset limit, waits for the export, runs the pipeline on it.
-Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& channel, std::ostream& progress) {
+Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& channel, std::ostream& progress,
+                                    const AfterAttachedRun& after_run) {
   // Refused before the front end spends minutes on an export the run could not publish.
   ONNXPROOF_TRY(require_replaceable_run_folder(options.export_options.out));
   OpsetLimit limit = newest_supported_opset(options.targets);
@@ -161,16 +180,18 @@ Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& ch
   ONNXPROOF_TRY_ASSIGN(Report report, run_pipeline(options, progress));
   // A front end that went away during the capture: the run is written, without its localization.
   if (channel.gone()) return fail(ErrorCode::invalid_input, "the front end went away during the run");
+  if (after_run) ONNXPROOF_TRY(after_run(report, export_by_front_end(channel)));
   return report;
 }
 
 }  // namespace
 
 Expected<Report> run_attached_pipeline(PipelineOptions options, std::istream& from_front_end,
-                                       std::ostream& to_front_end, std::ostream& progress) {
+                                       std::ostream& to_front_end, std::ostream& progress,
+                                       const AfterAttachedRun& after_run) {
   FrontEndChannel channel{from_front_end, to_front_end};
   const fs::path report_path = options.export_options.out / "report.json";
-  auto report = run_with_front_end(std::move(options), channel, progress);
+  auto report = run_with_front_end(std::move(options), channel, progress, after_run);
   if (!report) {
     const std::string kind = report.error().code() == ErrorCode::usage ? "usage" : "error";
     // Small enough for any pipe's buffer: a front end that does not read it never blocks the engine's exit.

@@ -140,6 +140,10 @@ void add_simplify_defect(Run& run, std::vector<Finding> findings) {
 // model, and the shipped model is the one proved.
 StepReport simplify_step(Run& run) {
   StepReport step{.name = "simplify"};
+  if (!run.options.simplify) {
+    step.reason = "not asked for (--no-simplify): the export is proved and shipped as written";
+    return step;
+  }
   const fs::path simplified = run.out / "model.sim.onnx";
   // With a reference the parity step proves the simplified model (one session per model and
   // level, every case run once); a float16 proof converts it first, so it is proved here.
@@ -231,7 +235,8 @@ StepReport parity_step(Run& run) {
     // The float16 variant: the converted copy beside the export, proved in its place.
     run.progress << "onnxproof pipeline: converting the model to float16 (model.fp16.onnx)\n" << std::flush;
     const ExportOptions& exported = run.options.export_options;
-    auto conversion = convert_to_float16(run.model, run.out / "model.fp16.onnx", exported.python, exported.timeout_seconds);
+    auto conversion = convert_to_float16(run.model, run.out / "model.fp16.onnx", exported.python,
+                                         exported.timeout_seconds, run.options.keep_float32);
     if (!conversion) return step_error(step, conversion.error());
     proved = conversion->model;
     kept_in_float32 = conversion->kept_in_float32;
@@ -247,6 +252,7 @@ StepReport parity_step(Run& run) {
     step.details["precision"] = "fp16";
     step.details["model"] = "model.fp16.onnx";
     step.details["kept_in_float32"] = kept_in_float32;
+    if (!run.options.keep_float32.empty()) step.details["nodes_kept_in_float32"] = run.options.keep_float32;
   }
   step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
   if (const auto* missing = result->provider_not_run()) {

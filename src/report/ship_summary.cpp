@@ -160,7 +160,9 @@ void point_follow_ons_at_causes(std::vector<Finding>& findings) {
   }
 }
 
-ShipSummary summarize_for_shipping(const Report& report) {
+namespace {
+
+ShipSummary summarize_findings(const Report& report) {
   ShipSummary summary{.verdict = report.verdict};
   const auto groups = group_findings(report.findings);
   const FindingGroup* group = report.verdict == Verdict::fail ? main_group(groups) : nullptr;
@@ -192,6 +194,14 @@ ShipSummary summarize_for_shipping(const Report& report) {
     else if (!m.module.empty())
       summary.where += std::string(summary.where.empty() ? "" : "; ") + "the outputs first diverge in module " + module;
   }
+  return summary;
+}
+
+}  // namespace
+
+ShipSummary summarize_for_shipping(const Report& report) {
+  ShipSummary summary = summarize_findings(report);
+  if (!report.repair_advice.empty()) summary.what_to_do = report.repair_advice;
   return summary;
 }
 

@@ -134,6 +134,7 @@ Expected<ParityOptions> parity_options_from(const ProofArguments& arguments) {
   for (const auto& text : arguments.output_tolerances) ONNXPROOF_TRY(options.tolerance.add_output_tolerance(text));
   ONNXPROOF_TRY(options.tolerance.validate());
   options.compare_optimization_off = !arguments.skip_optimization_check;
+  options.disabled_optimizers = arguments.disabled_optimizers;
   if (arguments.precision == "fp16") {
     options.precision = DType::float16;
   } else if (arguments.precision != "fp32") {

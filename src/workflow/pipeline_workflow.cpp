@@ -8,6 +8,7 @@
 #include "onnxproof/pipeline/attached_front_end.h"
 #include "onnxproof/pipeline/pipeline.h"
 #include "onnxproof/workflow/workflows.h"
+#include "repair_workflow.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -69,11 +70,14 @@ std::vector<std::string> release_parity_arguments(const ProofArguments& proof) {
   if (proof.atol) arguments.insert(arguments.end(), {"--atol", fmt::format("{}", *proof.atol)});
   for (const auto& tolerance : proof.output_tolerances) arguments.insert(arguments.end(), {"--output-tolerance", tolerance});
   if (proof.skip_optimization_check) arguments.emplace_back("--no-optimization-check");
+  for (const auto& name : proof.disabled_optimizers) arguments.insert(arguments.end(), {"--disable-optimizer", name});
   return arguments;
 }
 
+}  // namespace
+
 // The pipeline's options; with --attach the export comes from the front end, not from options.
-Expected<PipelineOptions> pipeline_options(const PipelineCommand& command, const fs::path& out_dir) {
+Expected<PipelineOptions> pipeline_options_from(const PipelineCommand& command, const fs::path& out_dir) {
   ONNXPROOF_TRY_ASSIGN(auto export_options, command.attach ? attached_export_options_from(command.model, out_dir)
                                                            : export_options_from(command.model, out_dir));
   ONNXPROOF_TRY_ASSIGN(auto parity, parity_options_from(command.proof));
@@ -105,25 +109,45 @@ Expected<PipelineOptions> pipeline_options(const PipelineCommand& command, const
   if (!command.quantize.empty() && command.model.exporter == "both")
     return fail(ErrorCode::usage, "--quantize static quantizes one export; --exporter both makes two");
   options.quantize = command.quantize;
+  options.simplify = !command.no_simplify;
+  if (!command.proof.keep_float32.empty() && parity.precision != DType::float16)
+    return fail(ErrorCode::usage, "--keep-float32 names nodes of the float16 conversion: it needs --precision fp16");
+  options.keep_float32 = command.proof.keep_float32;
+  if (command.repair && command.model.exporter == "both")
+    return fail(ErrorCode::usage, "--repair repairs one export; --exporter both makes two");
+  if (command.repair && !(command.repair_budget > 0))
+    return fail(ErrorCode::usage, "--repair-budget must be a positive number of seconds");
   ONNXPROOF_TRY(golden_options(command, out_dir, options));
   return options;
 }
 
-}  // namespace
-
 Expected<Outcome<Report>> pipeline_workflow(const PipelineCommand& command, std::ostream& progress) {
   const fs::path out_dir = run_folder(command);
-  ONNXPROOF_TRY_ASSIGN(const auto options, pipeline_options(command, out_dir));
+  ONNXPROOF_TRY_ASSIGN(const auto options, pipeline_options_from(command, out_dir));
   ONNXPROOF_TRY_ASSIGN(auto report, run_pipeline(options, progress));
+  const fs::path folder = report.run_folder.empty() ? out_dir : report.run_folder;
+  // What `onnxproof repair RUN` exports again; a run of --exporter both holds one per exporter.
+  if (command.model.exporter != "both") {
+    if (auto recorded = write_command_record(command, folder); !recorded)
+      progress << "onnxproof pipeline: " << recorded.error().describe() << '\n' << std::flush;
+  }
+  if (command.repair) repair_after_pipeline(command, options, report, folder, {}, progress);
   return run_outcome(std::move(report), out_dir);
 }
 
 Expected<Outcome<Report>> attached_pipeline_workflow(const PipelineCommand& command, std::istream& from_front_end,
                                                      std::ostream& to_front_end, std::ostream& progress) {
   const fs::path out_dir = run_folder(command);
-  ONNXPROOF_TRY_ASSIGN(auto options, pipeline_options(command, out_dir));
-  ONNXPROOF_TRY_ASSIGN(auto report,
-                       run_attached_pipeline(std::move(options), from_front_end, to_front_end, progress));
+  ONNXPROOF_TRY_ASSIGN(auto options, pipeline_options_from(command, out_dir));
+  AfterAttachedRun repair;
+  if (command.repair) {
+    repair = [&command, &options, &progress](Report& report, const ExportAgain& export_again) -> Expected<void> {
+      const fs::path folder = report.run_folder.empty() ? options.export_options.out : report.run_folder;
+      repair_after_pipeline(command, options, report, folder, export_again, progress);
+      return {};
+    };
+  }
+  ONNXPROOF_TRY_ASSIGN(auto report, run_attached_pipeline(options, from_front_end, to_front_end, progress, repair));
   return run_outcome(std::move(report), out_dir);
 }
 

@@ -141,4 +141,21 @@ void print_outcome(std::ostream& out, const Outcome<LocalizedRun>& outcome) {
   out << fmt::format("localization     {}\n", outcome.result.markdown.string());
 }
 
+void print_outcome(std::ostream& out, const Outcome<RepairedRun>& outcome) {
+  const RepairResult& result = outcome.result.result;
+  for (const auto& attempt : result.attempts) {
+    out << fmt::format("{:<16} {}{}\n", attempt.status == "not_tried" ? "not tried" : attempt.status,
+                       attempt.candidate.change, attempt.why.empty() ? "" : " (" + attempt.why + ")");
+  }
+  if (result.repaired) {
+    const auto& repaired = result.attempts[*result.repaired];
+    out << fmt::format("repaired         {} -> {}\n", repaired.candidate.change, repaired.folder.string());
+  } else {
+    out << fmt::format("not repaired     {} change(s) tried in {:.1f} s{}\n", result.attempts.size(), result.seconds,
+                       result.budget_spent ? "; the budget ran out" : "");
+  }
+  out << fmt::format("repair           {}\n", outcome.result.markdown.string());
+  print_verdict(out, outcome.verdict);
+}
+
 }  // namespace onnxproof

@@ -80,7 +80,8 @@ Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, st
     scratch.emplace(std::move(*created));
     progress << "onnxproof parity: converting the model to float16\n" << std::flush;
     ONNXPROOF_TRY_ASSIGN(const auto conversion,
-                         convert_to_float16(command.model, scratch->path() / "model.fp16.onnx", command.python, 600));
+                         convert_to_float16(command.model, scratch->path() / "model.fp16.onnx", command.python, 600,
+                                            command.proof.keep_float32));
     proved = conversion.model;
   }
   ONNXPROOF_TRY_ASSIGN(auto result, run_parity(proved, reference, options));

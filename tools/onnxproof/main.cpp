@@ -106,6 +106,10 @@ void add_proof_options(CLI::App* app, ProofArguments& proof) {
   app->add_option("--output-tolerance", proof.output_tolerances, "NAME=RTOL,ATOL for one output (repeat)");
   app->add_flag("--no-optimization-check", proof.skip_optimization_check,
                 "Do not run the cases that fail once more with ONNX Runtime's graph optimizations disabled");
+  app->add_option("--disable-optimizer", proof.disabled_optimizers,
+                  "An ONNX Runtime optimizer the deployment disables (session config "
+                  "optimization.disable_specified_optimizers), e.g. ConvAddFusion: every session runs without it "
+                  "(repeat)");
 }
 
 // --precision, for the commands that prove a model file's numbers (parity, pipeline).
@@ -115,6 +119,9 @@ void add_precision_option(CLI::App* app, ProofArguments& proof) {
                   "inputs and outputs kept float32) against the float64 reference with a float16 budget")
       ->check(CLI::IsMember({"fp32", "fp16"}))
       ->capture_default_str();
+  app->add_option("--keep-float32", proof.keep_float32,
+                  "With --precision fp16: a node the conversion keeps in float32 (repeat; onnxproof repair finds "
+                  "the block that breaks in float16)");
 }
 
 // A parsed subcommand and the call that runs it.
@@ -220,6 +227,14 @@ void add_pipeline(CLI::App& app, Commands& commands) {
                    "calibrated on the reference inputs: --data when given) into model.quant.onnx and prove it in "
                    "quantization steps (docs/quantization.md)")
       ->check(CLI::IsMember({"static"}));
+  pipeline_app->add_flag("--no-simplify", pipeline->no_simplify,
+                         "Prove and ship the export as written, without onnxproof's simplify");
+  pipeline_app->add_flag("--repair", pipeline->repair,
+                         "After a failure, try the changes the findings point at (exporter, opset, an ONNX Runtime "
+                         "optimizer, a float32 block, simplify, a known rewrite), each proved in OUT/repair/ "
+                         "(docs/repair.md)");
+  pipeline_app->add_option("--repair-budget", pipeline->repair_budget, "Seconds --repair may spend")
+      ->capture_default_str();
   pipeline_app->add_option(
       "--out", pipeline->out,
       "The run folder: new, empty, or an earlier run it replaces (default ./onnxproof-out/<model>)");
@@ -319,6 +334,20 @@ void add_localize(CLI::App& app, Commands& commands) {
   commands.push_back({localize_app, [localize] { return present(localize_workflow(*localize, std::cout)); }});
 }
 
+void add_repair(CLI::App& app, Commands& commands) {
+  auto repair = std::make_shared<RepairCommand>();
+  auto* repair_app = app.add_subcommand(
+      "repair",
+      "From a failed run, try the changes its findings point at, cheapest first, each a full proof in\n"
+      "RUN/repair/NN-NAME: an ONNX Runtime optimizer disabled, simplify left out, a block kept in float32,\n"
+      "a known rewrite, the other exporter, lower opsets (docs/repair.md). Exports again from the model\n"
+      "spec RUN/command.json names: use it only on run folders you made or trust as their model's code.");
+  repair_app->add_option("run", repair->run, "The run folder of a failed onnxproof pipeline")->required();
+  repair_app->add_option("--repair-budget", repair->budget, "Seconds to spend; no candidate starts after")
+      ->capture_default_str();
+  commands.push_back({repair_app, [repair] { return present(repair_workflow(*repair, std::cerr)); }});
+}
+
 void add_export(CLI::App& app, Commands& commands) {
   auto export_command = std::make_shared<ExportCommand>();
   auto* export_app =
@@ -363,7 +392,7 @@ int main(int argc, char** argv) {
   Commands commands;
   // --help lists the commands in this order: the whole proof first, then its single steps.
   for (const auto add : {add_pipeline, add_demo, add_export, add_check, add_simplify, add_ops, add_parity, add_golden,
-                         add_run, add_localize, add_zoo})
+                         add_run, add_localize, add_repair, add_zoo})
     add(app, commands);
   app.footer(
       "Examples:\n"

@@ -99,6 +99,9 @@ struct ParityOptions {
   /// off otherwise, so a proof does not hold every case's outputs in memory for nothing.
   bool keep_cpu_outputs = false;
   int intra_op_threads = 0;
+  /// ONNX Runtime optimizers every session runs without (its session config
+  /// optimization.disable_specified_optimizers): a deployment that sets it is proved as it runs.
+  std::vector<std::string> disabled_optimizers{};
   /// The dtype the model under proof computes in when it is not PyTorch's: float16 for the
   /// float16 variant (a converted model whose inputs and outputs stay float32). Widens the
   /// calibrated budget by precision_scale() and the fixed rule to float16's defaults.

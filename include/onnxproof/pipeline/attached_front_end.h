@@ -9,6 +9,9 @@
 //      "op_limits": {op: opset}}                          first: the export's opset ceiling
 //     {"event": "capture", "folder": RUN, "model_file": "model.onnx", "case": "test_data_set_N"}
 //                                                         localization needs PyTorch's module outputs
+//     {"event": "export_again", "folder": DIR, "exporter": "dynamo", "opset": N}
+//                                                         repair (--repair) needs another export into DIR
+//                                                         ("" / 0: as the first export)
 //     {"event": "outcome", "verdict": "pass|fail|error", "report": "OUT/report.json", "error": "..."}
 //                                                         last, when the run was written
 //     {"event": "error", "code": "usage|...", "message": "..."}
@@ -16,6 +19,8 @@
 //   front end -> engine (the engine's stdin)
 //     {"event": "export_ready", "folder": STAGING} or {"event": "abort", "reason": "..."}
 //     {"event": "captured"} or {"event": "capture_failed", "reason": "..."}   (answers "capture")
+//     {"event": "export_ready", "folder": DIR} or {"event": "export_failed", "reason": "..."}
+//                                                                            (answers "export_again")
 // End of input or a malformed line means the front end went away: the run ends with an error
 // (or, during a capture, the localization does, and the run is written as after any error of it).
 //
@@ -33,6 +38,10 @@
 // as it comes: an engine whose stderr is full waits, as any process does.
 
 #include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
 #include <istream>
 #include <ostream>
 #include <string_view>
@@ -52,13 +61,24 @@ inline constexpr std::size_t k_max_attach_line_bytes = std::size_t{1} << 20;
 /// but for a front end's reason, cut to its first 1000 bytes).
 inline constexpr std::size_t k_max_attach_error_bytes = 4096;
 
+/// Asks the attached front end for another export of its model into `folder` (an export folder),
+/// with `exporter` and `opset` ("" and 0: as the first); ErrorCode::invalid_input with its reason
+/// when it could not.
+using ExportAgain = std::function<Expected<void>(const std::string& exporter, int64_t opset,
+                                                 const std::filesystem::path& folder)>;
+
+/// What runs after the attached run is written and before its outcome is sent (pipeline --repair):
+/// it may add to the report and ask for more exports.
+using AfterAttachedRun = std::function<Expected<void>(Report& report, const ExportAgain& export_again)>;
+
 /// Runs the pipeline for an attached front end: sends the opset limit of `options.targets`, waits
 /// for the export, proves it as run_pipeline() does for --from-export (options.export_options.out
 /// is the run folder), asks the front end to capture module outputs when the pipeline localizes,
-/// and sends the outcome. Returns the report. Fails as run_pipeline() does, and with
+/// runs `after_run` when set, and sends the outcome. Returns the report. Fails as run_pipeline() does, and with
 /// ErrorCode::invalid_input when the front end aborts, goes away or breaks the protocol; every
 /// failure is also sent as an "error" event while the channel is open.
 Expected<Report> run_attached_pipeline(PipelineOptions options, std::istream& from_front_end,
-                                       std::ostream& to_front_end, std::ostream& progress);
+                                       std::ostream& to_front_end, std::ostream& progress,
+                                       const AfterAttachedRun& after_run = {});
 
 }  // namespace onnxproof

@@ -44,6 +44,10 @@ struct PipelineOptions {
   /// --quantize static: the export also quantized with ONNX Runtime's quantize_static into
   /// model.quant.onnx and proved in quantization steps (the quantize step); empty: not asked.
   std::string quantize{};
+  /// The simplify step; false proves and ships the export as written (--no-simplify).
+  bool simplify = true;
+  /// --precision fp16: nodes the conversion keeps in float32 (--keep-float32).
+  std::vector<std::string> keep_float32{};
 };
 
 /// The default run folder for a model spec: onnxproof-out/NAME, NAME being "resnet18" for

@@ -76,6 +76,9 @@ struct Report {
   std::optional<Localization> localization;
   std::string localization_error;
   std::optional<ModelSignature> signature;  // when the check step read the exported model
+  /// After `pipeline --repair`: the "what to do" that points at the repair's result (repair/repair.h's
+  /// repair_what_to_do); empty: the main cause's hint.
+  std::string repair_advice;
   Verdict verdict = Verdict::error;  // set once, by finish_report()
   /// Where the pipeline published the run: its --out, or RUN.failed beside a run that passed
   /// (run_pipeline). Not in report.json.

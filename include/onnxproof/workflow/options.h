@@ -55,6 +55,11 @@ struct ProofArguments {
   /// --precision (parity and pipeline): "fp32" proves the model as exported; "fp16" proves its
   /// float16 conversion (docs/providers.md) against the same float64 reference.
   std::string precision = "fp32";
+  /// --disable-optimizer NAME: ONNX Runtime optimizers the deployment switches off (its session
+  /// config optimization.disable_specified_optimizers); every session of the proof runs without them.
+  std::vector<std::string> disabled_optimizers{};
+  /// --keep-float32 NODE: nodes the float16 conversion of --precision fp16 keeps in float32.
+  std::vector<std::string> keep_float32{};
 };
 
 struct ParityCommand {
@@ -88,6 +93,15 @@ struct PipelineCommand {
   std::filesystem::path golden{};   // --golden DIR: the golden set lives there (empty: OUT/golden)
   bool no_golden = false;           // --no-golden: no golden step (onnxproof.prove()'s default)
   std::string quantize{};           // --quantize static: also model.quant.onnx, proved (docs/quantization.md)
+  bool no_simplify = false;         // --no-simplify: prove and ship the export as written
+  bool repair = false;              // --repair: after a failure, look for the change that fixes it (docs/repair.md)
+  double repair_budget = 900;       // --repair-budget SECONDS
+};
+
+/// `repair RUN`: the candidate fixes a failed run's findings point at, each proved in RUN/repair/.
+struct RepairCommand {
+  std::filesystem::path run{};
+  double budget = 900;  // seconds; a candidate is started only while some of it is left
 };
 
 struct DemoCommand {

@@ -22,5 +22,6 @@ void print_outcome(std::ostream& out, const Outcome<ExportResult>& outcome);
 void print_outcome(std::ostream& out, const Outcome<Report>& outcome);
 void print_outcome(std::ostream& out, const Outcome<DemoRun>& outcome);
 void print_outcome(std::ostream& out, const Outcome<LocalizedRun>& outcome);
+void print_outcome(std::ostream& out, const Outcome<RepairedRun>& outcome);
 
 }  // namespace onnxproof

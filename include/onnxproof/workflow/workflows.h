@@ -16,6 +16,7 @@
 #include "onnxproof/export/export_step.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/localize/localize.h"
+#include "onnxproof/repair/repair.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
 #include "onnxproof/ops/opset_limits.h"
@@ -117,6 +118,20 @@ Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command
 /// output, signals (Ctrl-C ends its pipelines) and exit code (0 pass, 1 fail, 2 usage, 3 error)
 /// are the command's. Returns only when the interpreter cannot start (ErrorCode::not_found).
 Error zoo_workflow(const ZooCommand& command);
+
+/// The pipeline's options from the command (ErrorCode::usage for a bad option); with --attach the
+/// export comes from the front end. `out_dir` is the run folder.
+Expected<PipelineOptions> pipeline_options_from(const PipelineCommand& command, const std::filesystem::path& out_dir);
+
+struct RepairedRun {
+  RepairResult result;
+  std::filesystem::path markdown;  // RUN/repair/repair.md
+};
+/// `repair RUN`: the changes the failed run's findings point at, each proved in RUN/repair/
+/// (repair/repair.h), with the options RUN/command.json recorded (or, for a run without one,
+/// its own export proved again); pass when one repairs it, fail when none does. RUN's reports
+/// then point at the result.
+Expected<Outcome<RepairedRun>> repair_workflow(const RepairCommand& command, std::ostream& progress);
 
 /// The export options the model options give (ErrorCode::usage for a malformed spec).
 Expected<ExportOptions> export_options_from(const ModelArguments& arguments, const std::filesystem::path& out);

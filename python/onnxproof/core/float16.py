@@ -12,8 +12,9 @@ import os
 from .errors import FrontEndError
 
 
-def convert(model_path, out_path):
-    """Converts the model at `model_path` to float16 and saves it atomically at `out_path`.
+def convert(model_path, out_path, keep_float32=()):
+    """Converts the model at `model_path` to float16 and saves it atomically at `out_path`; the
+    nodes named in `keep_float32` stay float32 (the converter's node_block_list).
 
     Returns the operator types the converter kept in float32 (its block list, those present).
     Raises FrontEndError (exit 3) when onnx or ONNX Runtime's converter cannot be imported or the
@@ -25,7 +26,7 @@ def convert(model_path, out_path):
         raise FrontEndError(f"the float16 variant needs onnx and onnxruntime's converter: {error}", 3) from error
     model = onnx.load(model_path)
     try:
-        converted = convert_float_to_float16(model, keep_io_types=True)
+        converted = convert_float_to_float16(model, keep_io_types=True, node_block_list=list(keep_float32) or None)
     except Exception as error:  # the converter raises plain exceptions of several kinds
         raise FrontEndError(f"onnxruntime.transformers.float16 cannot convert {model_path}: {error}", 3) from error
     staging = out_path + ".partial"
@@ -35,7 +36,8 @@ def convert(model_path, out_path):
 
 
 def main(request):
-    """Runs one conversion from the engine's request {model, out}; prints the kept operators."""
-    kept = convert(request["model"], request["out"])
+    """Runs one conversion from the engine's request {model, out, keep_float32}; prints the kept
+    operators."""
+    kept = convert(request["model"], request["out"], request.get("keep_float32", ()))
     print(f"onnxproof float16: kept in float32: {', '.join(kept) if kept else 'none'}")
     return 0

@@ -1,0 +1,231 @@
+// What a failed run's findings point at, as candidate changes in the order they are tried.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <string_view>
+
+#include "onnxproof/core/json_file.h"
+#include "onnxproof/repair/repair.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Failures of the model itself or of the user's setup: no export, runtime or simplify choice
+// changes them, so a run failed by these alone is not repaired.
+constexpr std::array<std::string_view, 9> k_not_the_exports = {
+    "NONDETERMINISTIC_FORWARD", "TRAINING_MODE",   "NON_TENSOR_OUTPUT",       "REFERENCE_FAILED", "REFERENCE_NOT_FINITE",
+    "RANDOM_OUTPUT",            "GOLDEN_DRIFT",    "CASE_REJECTED_BY_PYTORCH", "MOVED_TO_CPU"};
+
+bool is_error(const RepairFacts::FindingFact& finding) { return finding.severity == "error"; }
+
+bool has_code(const RepairFacts& facts, std::string_view code) {
+  return std::any_of(facts.findings.begin(), facts.findings.end(),
+                     [&](const auto& finding) { return finding.code == code; });
+}
+
+// The optimizer names a RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS finding gives in its `where`
+// ("ConvAddFusion", or several joined by commas when the search could not part them).
+std::vector<std::string> named_optimizers(const RepairFacts& facts) {
+  std::set<std::string> names;
+  for (const auto& finding : facts.findings) {
+    if (finding.code != "RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS") continue;
+    std::string name;
+    for (const char c : finding.where + ",") {
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+        name.push_back(c);
+      } else if (!name.empty()) {
+        names.insert(name);
+        name.clear();
+      }
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+// The Reshape nodes FROZEN_DIMENSION names for a constant shape ("Reshape input 1 (shape) is the constant ...").
+std::vector<std::string> frozen_reshapes(const RepairFacts& facts) {
+  std::set<std::string> nodes;
+  for (const auto& finding : facts.findings) {
+    if (finding.code == "FROZEN_DIMENSION" && finding.message.starts_with("Reshape input 1") && !finding.where.empty())
+      nodes.insert(finding.where);
+  }
+  return {nodes.begin(), nodes.end()};
+}
+
+// The first error finding a candidate answers, for the table's "why tried".
+std::string first_error(const RepairFacts& facts, std::initializer_list<std::string_view> codes) {
+  for (const auto& finding : facts.findings) {
+    if (!is_error(finding)) continue;
+    if (codes.size() == 0 || std::find(codes.begin(), codes.end(), finding.code) != codes.end())
+      return finding.code + (finding.where.empty() ? "" : " at " + finding.where);
+  }
+  return "";
+}
+
+std::string other_exporter(const RepairFacts& facts) {
+  if (facts.framework == "tensorflow") return facts.exporter == "keras" ? "tf2onnx" : "keras";
+  return facts.exporter == "dynamo" ? "torchscript" : "dynamo";
+}
+
+// Lower opsets to export at: the two below the run's and 17, the opset most runtimes in service
+// run (ONNX Runtime from 1.14, TensorRT 8.6, OpenVINO 2023); none below 7.
+std::vector<int64_t> lower_opsets(int64_t opset) {
+  std::vector<int64_t> opsets;
+  for (const int64_t candidate : {opset - 1, opset - 2, int64_t{17}}) {
+    if (candidate >= 7 && candidate < opset && std::find(opsets.begin(), opsets.end(), candidate) == opsets.end())
+      opsets.push_back(candidate);
+  }
+  return opsets;
+}
+
+// The changes that need no new export: the run's own model, changed or run otherwise.
+void add_model_candidates(const RepairFacts& facts, std::vector<RepairCandidate>& out) {
+  if (!facts.has_model) return;
+  if (const auto optimizers = named_optimizers(facts); !optimizers.empty()) {
+    const std::string names = fmt::format("{}", fmt::join(optimizers, ","));
+    out.push_back({.kind = "optimizer",
+                   .name = "optimizer-" + fmt::format("{}", fmt::join(optimizers, "-")),
+                   .change = "ONNX Runtime sessions without the optimizer " + names +
+                             " (session config optimization.disable_specified_optimizers=" + names + ")",
+                   .reason = first_error(facts, {"RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS"}),
+                   .disabled_optimizers = optimizers});
+  }
+  const std::string numeric = first_error(facts, {"PARITY_MISMATCH", "NAN_OR_INF", "ARGMAX_FLIP", "OUTPUT_SATURATED"});
+  if (facts.simplified && facts.float16 && !numeric.empty()) {
+    out.push_back({.kind = "simplify",
+                   .name = "no-simplify",
+                   .change = "the export as written, without onnxproof's simplify (--no-simplify)",
+                   .reason = numeric,
+                   .skip_simplify = true});
+  }
+  if (const auto reshapes = frozen_reshapes(facts);
+      !reshapes.empty() && !first_error(facts, {"SHAPE_REJECTED", "PARITY_MISMATCH", "RUN_FAILED", "FROZEN_DIMENSION"}).empty()) {
+    out.push_back({.kind = "rewrite",
+                   .name = "rewrite-frozen-reshape",
+                   .change = fmt::format("Reshape {} copies the dynamic axis (shape entry 0) instead of the traced size",
+                                         fmt::join(reshapes, ", ")),
+                   .reason = first_error(facts, {"SHAPE_REJECTED", "PARITY_MISMATCH", "RUN_FAILED", "FROZEN_DIMENSION"}),
+                   .reshapes = reshapes});
+  }
+  if (facts.float16 && !numeric.empty()) {
+    out.push_back({.kind = "float32",
+                   .name = "keep-float32",
+                   .change = "the float16 conversion keeps the block that breaks in float16 in float32 (--keep-float32)",
+                   .reason = numeric,
+                   .keep_float32 = true});
+  }
+}
+
+// The changes that need a new export: the other exporter, lower opsets.
+void add_export_candidates(const RepairFacts& facts, std::vector<RepairCandidate>& out) {
+  if (!facts.can_reexport) return;
+  const std::string reason = first_error(facts, {});
+  // After an EXPORTER_FALLBACK the other exporter already failed on this model, as it was asked.
+  if (!facts.exporter.empty() && !has_code(facts, "EXPORTER_FALLBACK")) {
+    const std::string other = other_exporter(facts);
+    out.push_back({.kind = "exporter",
+                   .name = "exporter-" + other,
+                   .change = fmt::format("export with {} instead of {}", other, facts.exporter),
+                   .reason = reason,
+                   .reexport = true,
+                   .exporter = other});
+  }
+  for (const int64_t opset : lower_opsets(facts.opset == 0 ? 19 : facts.opset)) {
+    out.push_back({.kind = "opset",
+                   .name = fmt::format("opset-{}", opset),
+                   .change = fmt::format("export at opset {}{}", opset,
+                                         facts.opset == 0 ? "" : fmt::format(" instead of {}", facts.opset)),
+                   .reason = reason,
+                   .reexport = true,
+                   .exporter = facts.exporter.empty() ? std::nullopt : std::optional(facts.exporter),
+                   .opset = opset});
+  }
+}
+
+// The smallest combinations: two changes of different kinds, each tried alone before. A rewrite
+// and a float32 block name nodes of this export, which another export does not have.
+void add_combinations(std::vector<RepairCandidate>& out) {
+  constexpr std::size_t k_most = 4;
+  std::vector<RepairCandidate> pairs;
+  const std::vector<RepairCandidate> singles = out;
+  for (std::size_t i = 0; i < singles.size(); ++i) {
+    for (std::size_t j = i + 1; j < singles.size() && pairs.size() < k_most; ++j) {
+      const auto& a = singles[i];
+      const auto& b = singles[j];
+      if (a.kind == b.kind || !b.reexport || a.kind == "rewrite" || a.kind == "float32") continue;
+      if (a.kind == "exporter" && b.kind == "opset") {
+        RepairCandidate both = b;
+        both.exporter = a.exporter;
+        both.change = a.change + ", at opset " + std::to_string(*b.opset);
+        both.name = a.name + "+" + b.name;
+        both.kind = "exporter+opset";
+        pairs.push_back(std::move(both));
+      } else if (!a.reexport && b.kind == "exporter") {
+        RepairCandidate both = a;
+        both.reexport = true;
+        both.exporter = b.exporter;
+        both.change = a.change + "; and " + b.change;
+        both.name = a.name + "+" + b.name;
+        both.kind = a.kind + "+exporter";
+        pairs.push_back(std::move(both));
+      }
+    }
+  }
+  out.insert(out.end(), pairs.begin(), pairs.end());
+}
+
+}  // namespace
+
+Expected<RepairFacts> read_repair_facts(const fs::path& run, bool can_reexport) {
+  if (!fs::is_regular_file(run / "report.json"))
+    return fail(ErrorCode::usage, run.string() + " is not a run folder of onnxproof pipeline (no report.json)");
+  ONNXPROOF_TRY_ASSIGN(const auto report, read_json_object(run / "report.json", ErrorCode::usage));
+  RepairFacts facts;
+  facts.verdict = report.value("verdict", "");
+  facts.framework = report.value("framework", "torch");
+  if (facts.framework.empty()) facts.framework = "torch";
+  const auto& signature = report.value("signature", nlohmann::json::object());
+  if (signature.is_object()) {
+    facts.exporter = signature.value("exporter", "");
+    facts.opset = signature.value("opsets", nlohmann::json::object()).value("ai.onnx", int64_t{0});
+  }
+  const std::string proved = fs::path(report.value("onnx_model", "")).filename().string();
+  facts.has_model = !proved.empty() && fs::is_regular_file(run / "model.onnx");
+  facts.simplified = proved == "model.sim.onnx";
+  for (const auto& step : report.value("steps", nlohmann::json::array())) {
+    if (step.value("name", "") == "parity" && step.value("details", nlohmann::json::object()).value("precision", "") == "fp16")
+      facts.float16 = true;
+  }
+  for (const auto& finding : report.value("findings", nlohmann::json::array())) {
+    facts.findings.push_back({finding.value("code", ""), finding.value("severity", ""), finding.value("where", ""),
+                              finding.value("message", "")});
+  }
+  // The exporter a failed export was asked for, which the report's signature cannot say.
+  if (facts.exporter.empty() && fs::is_regular_file(run / "export.json")) {
+    if (auto manifest = read_json_object(run / "export.json", ErrorCode::usage)) {
+      const std::string asked = manifest->value("exporter", "");
+      if (asked != "auto" && asked != "both") facts.exporter = asked;
+    }
+  }
+  facts.can_reexport = can_reexport;
+  return facts;
+}
+
+std::vector<RepairCandidate> plan_repair(const RepairFacts& facts) {
+  const bool repairable = std::any_of(facts.findings.begin(), facts.findings.end(), [](const auto& finding) {
+    return is_error(finding) &&
+           std::find(k_not_the_exports.begin(), k_not_the_exports.end(), finding.code) == k_not_the_exports.end();
+  });
+  if (facts.verdict != "fail" || !repairable) return {};
+  std::vector<RepairCandidate> candidates;
+  add_model_candidates(facts, candidates);
+  add_export_candidates(facts, candidates);
+  add_combinations(candidates);
+  return candidates;
+}
+
+}  // namespace onnxproof

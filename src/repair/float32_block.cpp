@@ -1,0 +1,72 @@
+// The float32 block of a --precision fp16 repair: the shortest run of nodes (in the graph's
+// order) whose float32 keeps the float16 conversion within the proof's budget, found by two
+// bisections over conversions proved on the failing cases.
+#include <fmt/format.h>
+
+#include "onnxproof/export/float16.h"
+#include "onnxproof/model/model_io.h"
+#include "onnxproof/repair/repair.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Converts `model` with `kept` in float32 and proves it on `reference`: true when it passes.
+class BlockProof {
+ public:
+  BlockProof(const Float32BlockSearch& search, const fs::path& scratch) : m_search(search), m_scratch(scratch) {}
+
+  Expected<bool> passes(const std::vector<std::string>& kept) {
+    ++m_conversions;
+    const fs::path converted = m_scratch / "model.fp16.onnx";
+    ONNXPROOF_TRY(convert_to_float16(m_search.model, converted, m_search.python, m_search.timeout_seconds, kept));
+    ONNXPROOF_TRY_ASSIGN(const auto result, run_parity(converted, m_search.reference, m_search.parity));
+    return result.passed();
+  }
+
+  int conversions() const { return m_conversions; }
+
+ private:
+  const Float32BlockSearch& m_search;
+  fs::path m_scratch;
+  int m_conversions = 0;
+};
+
+std::vector<std::string> slice(const std::vector<std::string>& nodes, std::size_t from, std::size_t to) {
+  return {nodes.begin() + static_cast<std::ptrdiff_t>(from), nodes.begin() + static_cast<std::ptrdiff_t>(to)};
+}
+
+}  // namespace
+
+Expected<Float32Block> find_float32_block(const Float32BlockSearch& search, const fs::path& scratch) {
+  ONNXPROOF_TRY_ASSIGN(const auto loaded, load_model(search.model));
+  std::vector<std::string> nodes;
+  for (const auto& node : loaded.proto.graph().node())
+    if (!node.name().empty()) nodes.push_back(node.name());  // the converter's block list goes by name
+  BlockProof proof{search, scratch};
+  Float32Block block;
+  ONNXPROOF_TRY_ASSIGN(const bool all_kept, proof.passes(nodes));
+  if (!all_kept) {
+    block.conversions = proof.conversions();
+    return block;  // float16 is not what breaks it: no block to keep
+  }
+  // The shortest prefix that passes ends with the block; the longest start that still passes begins it.
+  std::size_t low = 0, high = nodes.size();  // prefix [0, high) passes
+  while (high - low > 1) {
+    const std::size_t middle = (low + high) / 2;
+    ONNXPROOF_TRY_ASSIGN(const bool passes, proof.passes(slice(nodes, 0, middle)));
+    (passes ? high : low) = middle;
+  }
+  std::size_t start = 0, stop = high;  // [start, high) passes; [stop, high) is not known to
+  while (stop - start > 1) {
+    const std::size_t middle = (start + stop) / 2;
+    ONNXPROOF_TRY_ASSIGN(const bool passes, proof.passes(slice(nodes, middle, high)));
+    (passes ? start : stop) = middle;
+  }
+  block.nodes = slice(nodes, start, high);
+  block.conversions = proof.conversions();
+  return block;
+}
+
+}  // namespace onnxproof

@@ -1,0 +1,256 @@
+// Trying the candidates: each a pipeline run of its own in RUN/repair/NN-NAME, within the budget.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/json_file.h"
+#include "onnxproof/core/sha256.h"
+#include "onnxproof/repair/repair.h"
+#include "outputs.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// RUN/repair/ as a fresh folder of the run: never a link to somewhere else, emptied of an earlier repair.
+Expected<void> fresh_repair_folder(const fs::path& folder) {
+  ONNXPROOF_TRY(require_not_a_link(folder, "a run folder's repair/"));
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(folder, ec)) && !fs::is_directory(fs::symlink_status(folder, ec)))
+    return fail(ErrorCode::usage, "refusing to replace " + folder.string() + ": it is not a folder");
+  fs::remove_all(folder, ec);
+  if (ec) return fail(ErrorCode::io, "cannot remove the earlier repair " + folder.string() + ": " + ec.message());
+  fs::create_directories(folder, ec);
+  if (ec) return fail(ErrorCode::io, "cannot create " + folder.string() + ": " + ec.message());
+  return {};
+}
+
+// A copy of `from` at `to`, by hard links where the file system allows (reference data is read only).
+Expected<void> link_or_copy(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::create_hard_links, ec);
+  if (ec) {
+    fs::remove_all(to, ec);
+    fs::copy(from, to, fs::copy_options::recursive, ec);
+  }
+  if (ec) return fail(ErrorCode::io, "cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
+  return {};
+}
+
+// What the run holds besides its export: its proof's results, which a copy of the export leaves out.
+bool is_proof_output(const fs::path& entry) {
+  static const std::set<std::string> k_outputs = {"repair",      "localize",        "golden",          "trt-cache",
+                                                  "runtimes",    "reference-quant", "report.json",     "report.md",
+                                                  "report.html", "command.json",    "model.sim.onnx",  "model.fp16.onnx",
+                                                  "model.quant.onnx", "quantization.json"};
+  const std::string name = entry.filename().string();
+  return k_outputs.contains(name) || entry.extension() == ".svg" || name.starts_with("model.sim.onnx") ||
+         name.starts_with("model.quant.onnx");
+}
+
+// The run's export (export.json, the models, reference/) in `folder`, by hard links: what a
+// candidate without a new export proves again. A pipeline never writes inside the export it reads,
+// so the candidates' folders cannot lie in the run's own.
+Expected<void> copy_export(const fs::path& run, const fs::path& folder) {
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) return fail(ErrorCode::io, "cannot create " + folder.string() + ": " + ec.message());
+  for (const auto& entry : fs::directory_iterator(run, ec)) {
+    if (is_proof_output(entry.path()) || entry.is_symlink()) continue;
+    ONNXPROOF_TRY(link_or_copy(entry.path(), folder / entry.path().filename()));
+  }
+  if (ec) return fail(ErrorCode::io, "cannot read " + run.string() + ": " + ec.message());
+  return {};
+}
+
+// The run's export with model.onnx rewritten (export.json's sha256 follows), in `folder`.
+Expected<std::vector<ReshapeRewrite>> rewritten_export(const fs::path& run, const RepairCandidate& candidate,
+                                                       const fs::path& folder) {
+  std::error_code ec;
+  ONNXPROOF_TRY(copy_export(run, folder));
+  fs::remove(folder / "model.onnx", ec);  // a hard link: the rewrite writes a file of its own
+  ONNXPROOF_TRY_ASSIGN(const auto frozen, frozen_shape_options_beside(run));
+  std::set<int64_t> traced;
+  for (const auto& axis : frozen.dynamic) traced.insert(axis.example_size);
+  ONNXPROOF_TRY_ASSIGN(auto rewrites, rewrite_frozen_reshapes(run / "model.onnx", candidate.reshapes, traced,
+                                                               folder / "model.onnx"));
+  ONNXPROOF_TRY_ASSIGN(auto manifest, read_json_object(run / "export.json", ErrorCode::invalid_input));
+  ONNXPROOF_TRY_ASSIGN(const std::string sha, sha256_file(folder / "model.onnx"));
+  manifest["onnx_model"] = {{"path", "model.onnx"}, {"bytes", fs::file_size(folder / "model.onnx", ec)}, {"sha256", sha}};
+  ONNXPROOF_TRY(write_file_atomically(folder / "export.json", manifest.dump(2) + "\n"));
+  return rewrites;
+}
+
+// The reference cases the run failed on (its parity rows that did not pass), for the float32 search.
+Expected<Reference> failing_cases(const fs::path& run) {
+  ONNXPROOF_TRY_ASSIGN(const auto report, read_json_object(run / "report.json", ErrorCode::invalid_input));
+  std::set<std::string> failing;
+  for (const auto& row : report.value("parity", nlohmann::json::array()))
+    if (row.value("status", "") != "pass") failing.insert(row.value("case", ""));
+  ONNXPROOF_TRY_ASSIGN(Reference reference, read_reference(run / "reference"));
+  std::erase_if(reference.cases, [&](const ReferenceCase& c) { return !failing.contains(c.data_set); });
+  if (reference.cases.empty()) return fail(ErrorCode::invalid_input, "the run's report holds no failing parity case");
+  return reference;
+}
+
+// The float32 block, found before the candidate's run; ErrorCode::invalid_input when none helps.
+Expected<std::vector<std::string>> float32_block(const RepairOptions& options, const std::string& framework,
+                                                 const fs::path& scratch, std::ostream& progress) {
+  const bool simplified = fs::is_regular_file(options.run / "model.sim.onnx");
+  Float32BlockSearch search;
+  search.model = options.run / (simplified ? "model.sim.onnx" : "model.onnx");
+  search.parity = options.base.parity;
+  search.python = front_end_interpreter(options.base.export_options.python, framework);
+  search.timeout_seconds = options.base.export_options.timeout_seconds;
+  ONNXPROOF_TRY_ASSIGN(search.reference, failing_cases(options.run));
+  search.parity.progress = nullptr;
+  search.parity.keep_cpu_outputs = false;
+  progress << "onnxproof repair: looking for the block that breaks in float16 (" << search.reference.cases.size()
+           << " failing cases)\n"
+           << std::flush;
+  std::error_code ec;
+  fs::create_directories(scratch, ec);
+  ONNXPROOF_TRY_ASSIGN(const auto block, find_float32_block(search, scratch));
+  fs::remove_all(scratch, ec);
+  if (block.nodes.empty())
+    return fail(ErrorCode::invalid_input,
+                fmt::format("keeping every node in float32 does not pass either ({} conversions): float16 is not "
+                            "what breaks it",
+                            block.conversions));
+  progress << fmt::format("onnxproof repair: {} node(s) kept in float32 after {} conversions\n", block.nodes.size(),
+                          block.conversions)
+           << std::flush;
+  return block.nodes;
+}
+
+// The first error finding of a sub-run, or the step that could not run: why the candidate failed.
+std::string why_it_failed(const Report& report) {
+  if (const auto* step = first_error_step(report)) return step->name + " step: " + step->reason;
+  for (const auto& finding : report.findings) {
+    if (finding.severity == Severity::error) {
+      std::string why = std::string(finding.code_name()) + ": " + finding.message;
+      return why.size() > 300 ? why.substr(0, 300) + "..." : why;
+    }
+  }
+  return "";
+}
+
+// The candidate's pipeline options: the failed run's, changed as the candidate says, into `out`.
+Expected<PipelineOptions> candidate_options(const RepairOptions& options, const RepairCandidate& candidate,
+                                            const fs::path& out, double seconds_left) {
+  PipelineOptions changed = options.base;
+  changed.golden = false;  // a proof, not a release: the golden set stays the run's business
+  changed.golden_folder.clear();
+  changed.localize = false;
+  changed.export_options.out = out;
+  changed.export_options.timeout_seconds = std::min(changed.export_options.timeout_seconds, std::max(60.0, seconds_left));
+  changed.parity.disabled_optimizers.insert(changed.parity.disabled_optimizers.end(),
+                                            candidate.disabled_optimizers.begin(), candidate.disabled_optimizers.end());
+  if (candidate.skip_simplify) changed.simplify = false;
+  if (!candidate.reexport) {
+    changed.export_options.from_export = options.run / "repair" / ".export";
+  } else if (!options.reexport) {
+    if (changed.export_options.model.empty())
+      return fail(ErrorCode::usage, "the run proved a finished export (--from-export): no model to export again");
+    changed.export_options.from_export.clear();
+    if (candidate.exporter) changed.export_options.exporter = *candidate.exporter;
+    if (candidate.opset) changed.export_options.opset = *candidate.opset;
+  }
+  return changed;
+}
+
+// One candidate, proved in RUN/NN-NAME (`attempt.folder`).
+void try_candidate(const RepairOptions& options, const RepairFacts& facts, RepairAttempt& attempt, double seconds_left,
+                   std::ostream& progress) {
+  const RepairCandidate& candidate = attempt.candidate;
+  const fs::path out = options.run / attempt.folder;
+  const fs::path scratch = options.run / "repair" / ("." + attempt.folder.filename().string());
+  auto changed = candidate_options(options, candidate, out, seconds_left);
+  const auto give_up = [&](const Error& error) {
+    attempt.status = "error";
+    attempt.why = error.describe();
+  };
+  if (!changed) return give_up(changed.error());
+  std::error_code ec;
+  if (candidate.kind.starts_with("rewrite")) {
+    auto rewrites = rewritten_export(options.run, candidate, scratch);
+    if (!rewrites) return give_up(rewrites.error());
+    attempt.rewrites = std::move(*rewrites);
+    changed->export_options.from_export = scratch;
+  }
+  if (candidate.keep_float32) {
+    auto block = float32_block(options, facts.framework, scratch, progress);
+    if (!block) {
+      attempt.status = "fail";
+      attempt.why = block.error().describe();
+      return;
+    }
+    attempt.kept_in_float32 = *block;
+    changed->keep_float32 = std::move(*block);
+  }
+  if (candidate.reexport && options.reexport) {
+    if (auto exported = options.reexport(candidate, scratch); !exported) return give_up(exported.error());
+    changed->export_options.from_export = scratch;
+  }
+  auto report = run_pipeline(*changed, progress);
+  fs::remove_all(scratch, ec);
+  if (!report) return give_up(report.error());
+  attempt.status = std::string(verdict_name(report->verdict));
+  attempt.why = report->verdict == Verdict::pass ? "" : why_it_failed(*report);
+}
+
+}  // namespace
+
+Expected<RepairResult> repair_run(const RepairOptions& options, std::ostream& progress) {
+  const bool can_reexport = static_cast<bool>(options.reexport) || !options.base.export_options.model.empty();
+  ONNXPROOF_TRY_ASSIGN(const RepairFacts facts, read_repair_facts(options.run, can_reexport));
+  if (facts.verdict != "fail")
+    return fail(ErrorCode::usage, fmt::format("{}'s verdict is {}: only a failed run is repaired", options.run.string(),
+                                              facts.verdict.empty() ? "missing" : facts.verdict));
+  ONNXPROOF_TRY(fresh_repair_folder(options.run / "repair"));
+  const auto candidates = plan_repair(facts);
+  if (std::any_of(candidates.begin(), candidates.end(), [](const auto& c) { return !c.reexport; }))
+    ONNXPROOF_TRY(copy_export(options.run, options.run / "repair" / ".export"));
+  RepairResult result;
+  const auto start = Clock::now();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    RepairAttempt attempt;
+    attempt.candidate = candidates[i];
+    attempt.folder = fs::path("repair") / fmt::format("{:02}-{}", i + 1, candidates[i].name);
+    const double left = options.budget_seconds - seconds_since(start);
+    if (left <= 0 || result.repaired) {
+      attempt.status = "not_tried";
+      attempt.why = result.repaired ? "a change before it repaired the run"
+                                    : fmt::format("the repair budget ({:.0f} s) was spent", options.budget_seconds);
+      result.budget_spent = result.budget_spent || !result.repaired;
+      result.attempts.push_back(std::move(attempt));
+      continue;
+    }
+    progress << fmt::format("onnxproof repair: [{}/{}] {}\n", i + 1, candidates.size(), candidates[i].change) << std::flush;
+    const auto tried = Clock::now();
+    try_candidate(options, facts, attempt, left, progress);
+    attempt.seconds = seconds_since(tried);
+    progress << fmt::format("onnxproof repair: [{}/{}] {} in {:.1f} s{}\n", i + 1, candidates.size(), attempt.status,
+                            attempt.seconds, attempt.why.empty() ? "" : ": " + attempt.why)
+             << std::flush;
+    if (attempt.status == "pass") result.repaired = result.attempts.size();
+    result.attempts.push_back(std::move(attempt));
+  }
+  std::error_code ec;
+  fs::remove_all(options.run / "repair" / ".export", ec);
+  result.seconds = seconds_since(start);
+  if (result.repaired) result.diff = repair_diff(options.run, facts, result.attempts[*result.repaired]);
+  ONNXPROOF_TRY(write_repair(options.run, facts, result));
+  return result;
+}
+
+}  // namespace onnxproof

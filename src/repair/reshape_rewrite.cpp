@@ -1,0 +1,78 @@
+// The known rewrite of a traced reshape: a constant shape that froze a dynamic axis's traced size
+// gets ONNX's 0 ("copy the input's size") in its place.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <onnx/onnx_pb.h>
+
+#include "onnxproof/model/model_io.h"
+#include "onnxproof/repair/repair.h"
+#include "onnxproof/tensor/tensor_io.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The int64 values of a shape constant (an initializer or a Constant node's value) named `name`.
+std::optional<std::vector<int64_t>> constant_shape(const onnx::GraphProto& graph, const std::string& name) {
+  const auto ints = [](const onnx::TensorProto& proto) -> std::optional<std::vector<int64_t>> {
+    if (proto.data_type() != onnx::TensorProto::INT64) return std::nullopt;
+    auto tensor = tensor_from_proto(proto);
+    if (!tensor || tensor->shape().size() != 1) return std::nullopt;
+    std::vector<int64_t> values;
+    for (int64_t i = 0; i < tensor->size(); ++i) values.push_back(static_cast<int64_t>(tensor->value_as_double(i)));
+    return values;
+  };
+  for (const auto& initializer : graph.initializer())
+    if (initializer.name() == name) return ints(initializer);
+  for (const auto& node : graph.node()) {
+    if (node.op_type() != "Constant" || node.output_size() != 1 || node.output(0) != name) continue;
+    for (const auto& attribute : node.attribute())
+      if (attribute.name() == "value") return ints(attribute.t());
+  }
+  return std::nullopt;
+}
+
+// allowzero=1 makes 0 a real size, not "copy": such a Reshape cannot take the rewrite.
+bool zero_copies(const onnx::NodeProto& node) {
+  return std::none_of(node.attribute().begin(), node.attribute().end(),
+                      [](const auto& attribute) { return attribute.name() == "allowzero" && attribute.i() != 0; });
+}
+
+}  // namespace
+
+Expected<std::vector<ReshapeRewrite>> rewrite_frozen_reshapes(const fs::path& model, const std::vector<std::string>& nodes,
+                                                             const std::set<int64_t>& traced_sizes, const fs::path& out) {
+  ONNXPROOF_TRY_ASSIGN(auto loaded, load_model(model, LoadOptions{.load_external_data = true}));
+  onnx::GraphProto& graph = *loaded.proto.mutable_graph();
+  std::vector<ReshapeRewrite> rewrites;
+  for (auto& node : *graph.mutable_node()) {
+    if (node.op_type() != "Reshape" || node.input_size() < 2 || !zero_copies(node) ||
+        std::find(nodes.begin(), nodes.end(), node.name()) == nodes.end())
+      continue;
+    const auto shape = constant_shape(graph, node.input(1));
+    if (!shape) continue;
+    std::vector<int64_t> after = *shape;
+    const auto frozen = std::find_if(after.begin(), after.end(), [&](int64_t v) { return v > 1 && traced_sizes.contains(v); });
+    if (frozen == after.end()) continue;
+    *frozen = 0;
+    const std::string name = node.name() + "_repaired_shape";
+    onnx::TensorProto& constant = *graph.add_initializer();
+    constant.set_name(name);
+    constant.set_data_type(onnx::TensorProto::INT64);
+    constant.add_dims(static_cast<int64_t>(after.size()));
+    for (const int64_t v : after) constant.add_int64_data(v);
+    node.set_input(1, name);
+    rewrites.push_back({node.name(), *shape, std::move(after)});
+  }
+  if (rewrites.empty())
+    return fail(ErrorCode::invalid_input,
+                fmt::format("no Reshape of {} named {} has a constant shape holding a traced size", model.string(),
+                            fmt::join(nodes, ", ")));
+  ONNXPROOF_TRY(save_model(loaded.proto, out));
+  return rewrites;
+}
+
+}  // namespace onnxproof
