@@ -71,12 +71,16 @@ std::string other_exporter(const RepairFacts& facts) {
   return facts.exporter == "dynamo" ? "torchscript" : "dynamo";
 }
 
-// Lower opsets to export at: the two below the run's and 17, the opset most runtimes in service
-// run (ONNX Runtime from 1.14, TensorRT 8.6, OpenVINO 2023); none below 7.
-std::vector<int64_t> lower_opsets(int64_t opset) {
+// The oldest opset an exporter writes: torch's dynamo exporter 18, the rest 7.
+int64_t oldest_opset(const std::string& exporter) { return exporter == "dynamo" ? 18 : 7; }
+
+// Lower opsets to export at with `exporter`: the two below the run's and 17, the opset most
+// runtimes in service run (ONNX Runtime from 1.14, TensorRT 8.6, OpenVINO 2023).
+std::vector<int64_t> lower_opsets(int64_t opset, const std::string& exporter) {
   std::vector<int64_t> opsets;
   for (const int64_t candidate : {opset - 1, opset - 2, int64_t{17}}) {
-    if (candidate >= 7 && candidate < opset && std::find(opsets.begin(), opsets.end(), candidate) == opsets.end())
+    if (candidate >= oldest_opset(exporter) && candidate < opset &&
+        std::find(opsets.begin(), opsets.end(), candidate) == opsets.end())
       opsets.push_back(candidate);
   }
   return opsets;
@@ -134,7 +138,7 @@ void add_export_candidates(const RepairFacts& facts, std::vector<RepairCandidate
                    .reexport = true,
                    .exporter = other});
   }
-  for (const int64_t opset : lower_opsets(facts.opset == 0 ? 19 : facts.opset)) {
+  for (const int64_t opset : lower_opsets(facts.opset == 0 ? 19 : facts.opset, facts.exporter)) {
     out.push_back({.kind = "opset",
                    .name = fmt::format("opset-{}", opset),
                    .change = fmt::format("export at opset {}{}", opset,
@@ -157,7 +161,7 @@ void add_combinations(std::vector<RepairCandidate>& out) {
       const auto& a = singles[i];
       const auto& b = singles[j];
       if (a.kind == b.kind || !b.reexport || a.kind == "rewrite" || a.kind == "float32") continue;
-      if (a.kind == "exporter" && b.kind == "opset") {
+      if (a.kind == "exporter" && b.kind == "opset" && *b.opset >= oldest_opset(a.exporter.value_or(""))) {
         RepairCandidate both = b;
         both.exporter = a.exporter;
         both.change = a.change + ", at opset " + std::to_string(*b.opset);
@@ -180,6 +184,13 @@ void add_combinations(std::vector<RepairCandidate>& out) {
 
 }  // namespace
 
+bool report_proves_float16(const nlohmann::json& report) {
+  const auto steps = report.value("steps", nlohmann::json::array());
+  return std::any_of(steps.begin(), steps.end(), [](const nlohmann::json& step) {
+    return step.value("name", "") == "parity" && step.value("precision", "") == "fp16";
+  });
+}
+
 Expected<RepairFacts> read_repair_facts(const fs::path& run, bool can_reexport) {
   if (!fs::is_regular_file(run / "report.json"))
     return fail(ErrorCode::usage, run.string() + " is not a run folder of onnxproof pipeline (no report.json)");
@@ -196,10 +207,7 @@ Expected<RepairFacts> read_repair_facts(const fs::path& run, bool can_reexport) 
   const std::string proved = fs::path(report.value("onnx_model", "")).filename().string();
   facts.has_model = !proved.empty() && fs::is_regular_file(run / "model.onnx");
   facts.simplified = proved == "model.sim.onnx";
-  for (const auto& step : report.value("steps", nlohmann::json::array())) {
-    if (step.value("name", "") == "parity" && step.value("details", nlohmann::json::object()).value("precision", "") == "fp16")
-      facts.float16 = true;
-  }
+  facts.float16 = report_proves_float16(report);
   for (const auto& finding : report.value("findings", nlohmann::json::array())) {
     facts.findings.push_back({finding.value("code", ""), finding.value("severity", ""), finding.value("where", ""),
                               finding.value("message", "")});

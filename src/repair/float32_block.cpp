@@ -1,11 +1,19 @@
-// The float32 block of a --precision fp16 repair: the shortest run of nodes (in the graph's
-// order) whose float32 keeps the float16 conversion within the proof's budget, found by two
+// The float32 block of a --precision fp16 repair: first the nodes whose constants float16 cannot
+// hold (the converter clamps them: on ONNX Runtime's CPU provider, which computes a float16
+// model's activations in float32, these are what breaks); else the shortest run of nodes (in the
+// graph's order) whose float32 keeps the conversion within the proof's budget, found by two
 // bisections over conversions proved on the failing cases.
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <onnx/onnx_pb.h>
+#include <set>
 
 #include "onnxproof/export/float16.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/repair/repair.h"
+#include "onnxproof/tensor/tensor_io.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -33,6 +41,40 @@ class BlockProof {
   int m_conversions = 0;
 };
 
+// ONNX Runtime's converter (onnxruntime.transformers.float16) clamps constants into these bounds.
+constexpr double k_float16_largest = 65504.0;
+constexpr double k_float16_smallest = 5.96e-08;
+
+bool beyond_float16(const onnx::TensorProto& proto) {
+  if (proto.data_type() != onnx::TensorProto::FLOAT && proto.data_type() != onnx::TensorProto::DOUBLE) return false;
+  auto tensor = tensor_from_proto(proto);  // an external tensor without its bytes: not read
+  if (!tensor) return false;
+  for (int64_t i = 0; i < tensor->size(); ++i) {
+    const double v = std::abs(tensor->value_as_double(i));
+    if (std::isfinite(v) && (v > k_float16_largest || (v > 0 && v < k_float16_smallest))) return true;
+  }
+  return false;
+}
+
+// The named nodes that read a constant (an initializer or a Constant's value) float16 cannot hold.
+std::vector<std::string> nodes_reading_constants_beyond_float16(const onnx::GraphProto& graph) {
+  std::set<std::string> beyond;
+  for (const auto& initializer : graph.initializer())
+    if (beyond_float16(initializer)) beyond.insert(initializer.name());
+  for (const auto& node : graph.node()) {
+    if (node.op_type() != "Constant" || node.output_size() != 1) continue;
+    for (const auto& attribute : node.attribute())
+      if (attribute.name() == "value" && beyond_float16(attribute.t())) beyond.insert(node.output(0));
+  }
+  std::vector<std::string> nodes;
+  for (const auto& node : graph.node()) {
+    const bool reads = std::any_of(node.input().begin(), node.input().end(),
+                                   [&](const std::string& input) { return beyond.contains(input); });
+    if (reads && node.op_type() != "Constant" && !node.name().empty()) nodes.push_back(node.name());
+  }
+  return nodes;
+}
+
 std::vector<std::string> slice(const std::vector<std::string>& nodes, std::size_t from, std::size_t to) {
   return {nodes.begin() + static_cast<std::ptrdiff_t>(from), nodes.begin() + static_cast<std::ptrdiff_t>(to)};
 }
@@ -46,6 +88,14 @@ Expected<Float32Block> find_float32_block(const Float32BlockSearch& search, cons
     if (!node.name().empty()) nodes.push_back(node.name());  // the converter's block list goes by name
   BlockProof proof{search, scratch};
   Float32Block block;
+  if (auto clamped = nodes_reading_constants_beyond_float16(loaded.proto.graph()); !clamped.empty()) {
+    ONNXPROOF_TRY_ASSIGN(const bool passes, proof.passes(clamped));
+    if (passes) {
+      block.nodes = std::move(clamped);
+      block.conversions = proof.conversions();
+      return block;
+    }
+  }
   ONNXPROOF_TRY_ASSIGN(const bool all_kept, proof.passes(nodes));
   if (!all_kept) {
     block.conversions = proof.conversions();

@@ -25,8 +25,7 @@ std::string shipped_model(const fs::path& folder) {
   auto report = read_json_object(folder / "report.json", ErrorCode::invalid_input);
   if (!report) return "model.onnx";
   for (const auto& step : report->value("steps", nlohmann::json::array())) {
-    const auto& details = step.value("details", nlohmann::json::object());
-    if (step.value("name", "") == "parity" && details.contains("model")) return details.value("model", "model.onnx");
+    if (step.value("name", "") == "parity" && step.contains("model")) return step.value("model", "model.onnx");
   }
   const std::string proved = fs::path(report->value("onnx_model", "model.onnx")).filename().string();
   return proved.empty() ? "model.onnx" : proved;

@@ -86,6 +86,17 @@ Expected<std::vector<ReshapeRewrite>> rewritten_export(const fs::path& run, cons
   ONNXPROOF_TRY_ASSIGN(auto manifest, read_json_object(run / "export.json", ErrorCode::invalid_input));
   ONNXPROOF_TRY_ASSIGN(const std::string sha, sha256_file(folder / "model.onnx"));
   manifest["onnx_model"] = {{"path", "model.onnx"}, {"bytes", fs::file_size(folder / "model.onnx", ec)}, {"sha256", sha}};
+  // The export's own finding that these nodes froze the axis is what the rewrite answers; the
+  // proof at every swept size says whether it did.
+  auto& findings = manifest["findings"];
+  findings.erase(std::remove_if(findings.begin(), findings.end(),
+                                [&](const nlohmann::json& finding) {
+                                  return finding.value("code", "") == "FROZEN_DIMENSION" &&
+                                         std::any_of(rewrites.begin(), rewrites.end(), [&](const ReshapeRewrite& r) {
+                                           return r.node == finding.value("where", "");
+                                         });
+                                }),
+                 findings.end());
   ONNXPROOF_TRY(write_file_atomically(folder / "export.json", manifest.dump(2) + "\n"));
   return rewrites;
 }
@@ -171,7 +182,7 @@ Expected<PipelineOptions> candidate_options(const RepairOptions& options, const 
 // One candidate, proved in RUN/NN-NAME (`attempt.folder`).
 void try_candidate(const RepairOptions& options, const RepairFacts& facts, RepairAttempt& attempt, double seconds_left,
                    std::ostream& progress) {
-  const RepairCandidate& candidate = attempt.candidate;
+  const RepairCandidate candidate = attempt.candidate;
   const fs::path out = options.run / attempt.folder;
   const fs::path scratch = options.run / "repair" / ("." + attempt.folder.filename().string());
   auto changed = candidate_options(options, candidate, out, seconds_left);
@@ -195,6 +206,8 @@ void try_candidate(const RepairOptions& options, const RepairFacts& facts, Repai
       return;
     }
     attempt.kept_in_float32 = *block;
+    attempt.candidate.change = fmt::format("the float16 conversion keeps {} in float32 (--keep-float32 {})",
+                                           fmt::join(*block, ", "), fmt::join(*block, " --keep-float32 "));
     changed->keep_float32 = std::move(*block);
   }
   if (candidate.reexport && options.reexport) {

@@ -132,10 +132,7 @@ PipelineCommand command_from_report(const fs::path& run) {
   PipelineCommand command;
   command.model.from_export = fs::absolute(run);
   if (auto report = read_json_object(run / "report.json", ErrorCode::usage)) {
-    for (const auto& step : report->value("steps", nlohmann::json::array())) {
-      if (step.value("name", "") == "parity" && step.value("details", nlohmann::json::object()).value("precision", "") == "fp16")
-        command.proof.precision = "fp16";
-    }
+    if (report_proves_float16(*report)) command.proof.precision = "fp16";
     proof_from_rows(report->value("parity", nlohmann::json::array()), command.proof);
   }
   return command;

@@ -56,6 +56,9 @@ struct RepairFacts {
   std::vector<FindingFact> findings;
 };
 
+/// True when a report.json proved the float16 conversion (its parity step's "precision": "fp16").
+bool report_proves_float16(const nlohmann::json& report);
+
 /// Reads RUN/report.json and RUN/export.json; ErrorCode::usage when RUN is not a pipeline's run folder.
 Expected<RepairFacts> read_repair_facts(const std::filesystem::path& run, bool can_reexport);
 
