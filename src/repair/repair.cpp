@@ -211,6 +211,7 @@ void try_candidate(const RepairOptions& options, const RepairFacts& facts, Repai
     changed->keep_float32 = std::move(*block);
   }
   if (candidate.reexport && options.reexport) {
+    fs::create_directories(scratch, ec);
     if (auto exported = options.reexport(candidate, scratch); !exported) return give_up(exported.error());
     changed->export_options.from_export = scratch;
   }

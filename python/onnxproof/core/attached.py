@@ -80,21 +80,39 @@ class AttachedEngine:
         except EngineError:
             pass  # it has ended already: the export's own error is the one to raise
 
-    def prove(self, folder, capture):
+    def prove(self, folder, capture, export_again=None):
         """Hands the export in `folder` over and answers the engine's capture requests with
-        `capture(folder, model_file, case)` (an exception is the reason it failed) until the
+        `capture(folder, model_file, case)` and its repair's export requests with
+        `export_again(folder, exporter, opset)` (an exception is the reason it failed) until the
         outcome: {"verdict", "report", "error"}."""
         self._send({"event": "export_ready", "folder": folder})
         while True:
-            message = self._receive("capture", "outcome")
+            message = self._receive("capture", "export_again", "outcome")
             if message["event"] == "outcome":
                 if message.get("verdict") not in ("pass", "fail", "error") or not isinstance(message.get("report"), str):
                     self._violated(f"the engine sent an outcome without a verdict and a report: {_excerpt(message)}")
                 return message
+            if message["event"] == "export_again":
+                self._send(self._export_again(export_again, message))
+                continue
             if not all(isinstance(message.get(field), str) for field in ("folder", "model_file", "case")):
                 self._violated(f"the engine sent a capture request without its folder, model file and case: "
                                f"{_excerpt(message)}")
             self._send(_answer(capture, message))
+
+    def _export_again(self, export_again, request):
+        """The answer to a repair's export request: export_ready, or export_failed with the reason."""
+        if not (isinstance(request.get("folder"), str) and isinstance(request.get("exporter"), str)
+                and isinstance(request.get("opset"), int)):
+            self._violated(f"the engine sent an export request without its folder, exporter and opset: "
+                           f"{_excerpt(request)}")
+        if export_again is None:
+            return {"event": "export_failed", "reason": "this front end exports once"}
+        try:
+            export_again(request["folder"], request["exporter"], request["opset"])
+        except Exception as error:  # noqa: BLE001 -- a failed candidate export is a row of the repair's table
+            return {"event": "export_failed", "reason": _one_line(f"{type(error).__name__}: {error}")}
+        return {"event": "export_ready", "folder": request["folder"]}
 
     def close(self):
         """Ends the conversation: the engine sees end of input and ends; one that does not is killed."""

@@ -3,6 +3,7 @@ export its opset limit, the framework's exporter writes the run into a staging f
 run folder, the engine proves it (asking the framework's capture for module outputs when it
 localizes a divergence), and the typed Report is read from the run folder. Also the arguments
 every framework's prove() passes the engine, and the staging folders killed calls left behind."""
+import functools
 import os
 import re
 import shutil
@@ -32,7 +33,7 @@ def run_attached(arguments, config, export, capture, out, quiet):
         try:
             config["out"] = staging
             _export(engine, config, export, quiet)
-            outcome = engine.prove(staging, capture)
+            outcome = engine.prove(staging, capture, functools.partial(_export_again, engine, config, export, quiet))
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     if outcome["verdict"] == "error" and outcome.get("error"):
@@ -58,6 +59,21 @@ def _export(engine, config, export, quiet):
         engine.hold_progress(False)
 
 
+def _export_again(engine, config, export, quiet, folder, exporter, opset):
+    """Another export of the same model for the engine's repair (pipeline --repair) into `folder`,
+    with `exporter` and `opset` ("" and 0: the first export's), its log in folder/export.log. The
+    export's exception is the reason the engine records."""
+    again = dict(config, out=folder, exporter=exporter or config["exporter"], opset=int(opset or config["opset"]))
+    contract.check_config(again)
+    os.makedirs(folder, exist_ok=True)
+    engine.hold_progress(True)
+    try:
+        with captured_output(os.path.join(folder, "export.log"), quiet):
+            export(again)
+    finally:
+        engine.hold_progress(False)
+
+
 def check_config(config):
     """The configuration as the export will check it, before any work: a value it refuses is the
     caller's bad argument."""
@@ -79,6 +95,17 @@ def quantize_arguments(quantize):
     if quantize != "static":
         raise UsageError(f"quantize must be None or 'static' (ONNX Runtime's quantize_static), not {quantize!r}")
     return ["--quantize", "static"]
+
+
+def repair_arguments(repair, repair_budget):
+    """--repair --repair-budget S for prove(repair=True); UsageError for a bad budget."""
+    if not isinstance(repair, bool):
+        raise UsageError(f"repair must be True or False, not {repair!r}")
+    if not repair:
+        return []
+    if isinstance(repair_budget, bool) or not isinstance(repair_budget, (int, float)) or not repair_budget > 0:
+        raise UsageError(f"repair_budget must be a positive number of seconds, not {repair_budget!r}")
+    return ["--repair", "--repair-budget", repr(float(repair_budget))]
 
 
 def tolerance_arguments(rtol, atol):

@@ -96,6 +96,22 @@ class Report:
         return simplified if os.path.exists(simplified) else self.path("model.onnx")
 
     @property
+    def what_to_do(self):
+        """What the report says to do first (after a repair: where its proved fix lies)."""
+        return (self.raw.get("ship") or {}).get("what_to_do", "")
+
+    @property
+    def repair(self):
+        """After prove(..., repair=True) on a failed run: RUN/repair/repair.json (onnxproof.repair/1:
+        "repaired", "repair" {"folder", "change", "model", "diff"}, "attempts" [...]); None when no
+        repair ran."""
+        path = self.path(os.path.join("repair", "repair.json"))
+        if not os.path.exists(path):
+            return None
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+
+    @property
     def generation(self):
         """With --generate / generate=N: report.json's generate step ({"status", "steps", "providers":
         [{provider, rule, passed, identical_steps, first_token_difference, first_failure, table: [per

@@ -23,7 +23,7 @@ DEFAULT_DATA_BATCHES = 8
 def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None, data=None,
           data_batches=DEFAULT_DATA_BATCHES, opset=None, exporter="auto", targets=("ort-cpu",), providers=("cpu",),
           sweep=None, samples=3, rtol=None, atol=None, out=None, golden=None, quiet=False, localize=True,
-          generate=0, quantize=None):
+          generate=0, quantize=None, repair=False, repair_budget=900):
     """Exports `model` (a keras.Model, a tf.Module whose __call__ is a tf.function with an input
     signature, or such a tf.function) called on `args` (one array or tensor per input, in the
     model's input order), proves the export and returns its Report.
@@ -68,6 +68,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None
     arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
     arguments += proving.tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
     arguments += proving.golden_arguments(golden) + proving.quantize_arguments(quantize)
+    arguments += proving.repair_arguments(repair, repair_budget)
 
     def export(config):
         from .export import Exporter, keras_home_inside

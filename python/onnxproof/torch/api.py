@@ -29,7 +29,7 @@ DEFAULT_DATA_BATCHES = 8
 def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None, data=None,
           data_batches=DEFAULT_DATA_BATCHES, opset=None, exporter="auto", targets=("ort-cpu",), providers=("cpu",),
           sweep=None, samples=3, rtol=None, atol=None, out=None, golden=None, quiet=False, localize=True,
-          generate=0, quantize=None):
+          generate=0, quantize=None, repair=False, repair_budget=900):
     """Exports `model` called as model(*args, **kwargs), proves the export and returns its Report.
 
     dynamic_shapes: torch.export's spelling, {input: {axis: Dim("batch", min=1, max=64)}} or a
@@ -59,6 +59,10 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         int8, calibrated on `data` or the generated inputs) into RUN/model.quant.onnx and proves it
         in quantization steps (docs/quantization.md). A PT2E-quantized model (convert_pt2e's
         graph) needs nothing: it is exported with its Q/DQ nodes and proved in steps.
+    repair: after a failure, try the changes the findings point at (the other exporter, lower
+        opsets, an ONNX Runtime optimizer disabled, a block kept in float32, ...), each proved in
+        RUN/repair/ within `repair_budget` seconds (docs/repair.md); the Report's what_to_do
+        names the proved fix. The verdict stays the export's own.
     Raises onnxproof.UsageError for bad arguments and onnxproof.EngineError when the tool cannot
     run; a model that fails the proof is a Report with verdict "fail", not an exception.
     """
@@ -96,6 +100,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
     arguments += proving.tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
     arguments += proving.golden_arguments(golden) + proving.quantize_arguments(quantize)
+    arguments += proving.repair_arguments(repair, repair_budget)
     return _run_attached(arguments, config, InMemoryModel(call, config["model"], example, samples_given), model, call,
                          out, quiet)
 
