@@ -18,14 +18,14 @@ namespace {
 
 // What a run writes at the top of its folder: the pipeline's steps, the front end's export and
 // the report writers (a sub-run folder of --exporter both holds the same; is_sub_run names those).
-constexpr std::array<std::string_view, 22> k_run_files = {
+constexpr std::array<std::string_view, 23> k_run_files = {
     k_run_marker, "model.onnx", "model.onnx.data", "model.sim.onnx", "model.sim.onnx.data",
     "model.fp16.onnx", "model.fp16.onnx.data", "model.quant.onnx", "model.quant.onnx.data",
     "encoder.onnx", "encoder.onnx.data", "decoder_merged.onnx", "decoder_merged.onnx.data",
-    "export.json", "export.log", "exporter_report.md",
+    "export.json", "export.log", "exporter_report.md", "command.json",
     "report.json", "report.md", "report.html", "report-parity.svg", "report-localize.svg", "report-generate.svg"};
-constexpr std::array<std::string_view, 6> k_run_folders = {"reference", "reference-quant", "golden", "localize",
-                                                           "trt-cache", "runtimes"};
+constexpr std::array<std::string_view, 7> k_run_folders = {"reference", "reference-quant", "golden", "localize",
+                                                           "trt-cache", "runtimes", "repair"};
 // The front end's scratch folders, there only while it runs (or after it was killed): PyTorch's
 // compile caches and exporter artifacts, TensorFlow's KERAS_HOME (python/onnxproof/tensorflow/export.py).
 constexpr std::array<std::string_view, 5> k_scratch = {"torch-cache", "dynamo", "exporter-artifacts",

@@ -23,10 +23,12 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 // RUN/repair/ as a fresh folder of the run: never a link to somewhere else, emptied of an earlier repair.
 Expected<void> fresh_repair_folder(const fs::path& folder) {
-  ONNXPROOF_TRY(require_not_a_link(folder, "a run folder's repair/"));
   std::error_code ec;
-  if (fs::exists(fs::symlink_status(folder, ec)) && !fs::is_directory(fs::symlink_status(folder, ec)))
-    return fail(ErrorCode::usage, "refusing to replace " + folder.string() + ": it is not a folder");
+  const auto status = fs::symlink_status(folder, ec);
+  if (fs::exists(status) && !fs::is_directory(status))
+    return fail(ErrorCode::usage, "refusing to write into " + folder.string() + ": it is " +
+                                      (fs::is_symlink(status) ? "a symbolic link" : "not a folder") +
+                                      "; onnxproof writes repair/ only as a folder of the run");
   fs::remove_all(folder, ec);
   if (ec) return fail(ErrorCode::io, "cannot remove the earlier repair " + folder.string() + ": " + ec.message());
   fs::create_directories(folder, ec);
@@ -241,7 +243,7 @@ Expected<RepairResult> repair_run(const RepairOptions& options, std::ostream& pr
     attempt.candidate = candidates[i];
     attempt.folder = fs::path("repair") / fmt::format("{:02}-{}", i + 1, candidates[i].name);
     const double left = options.budget_seconds - seconds_since(start);
-    if (left <= 0 || result.repaired) {
+    if (left <= 0 || (result.repaired && !options.every_candidate)) {
       attempt.status = "not_tried";
       attempt.why = result.repaired ? "a change before it repaired the run"
                                     : fmt::format("the repair budget ({:.0f} s) was spent", options.budget_seconds);
@@ -256,7 +258,7 @@ Expected<RepairResult> repair_run(const RepairOptions& options, std::ostream& pr
     progress << fmt::format("onnxproof repair: [{}/{}] {} in {:.1f} s{}\n", i + 1, candidates.size(), attempt.status,
                             attempt.seconds, attempt.why.empty() ? "" : ": " + attempt.why)
              << std::flush;
-    if (attempt.status == "pass") result.repaired = result.attempts.size();
+    if (attempt.status == "pass" && !result.repaired) result.repaired = result.attempts.size();
     result.attempts.push_back(std::move(attempt));
   }
   std::error_code ec;

@@ -189,7 +189,8 @@ Expected<Outcome<RepairedRun>> repair_workflow(const RepairCommand& command, std
   } else {
     recorded = command_from_report(command.run);
   }
-  ONNXPROOF_TRY_ASSIGN(const auto options, repair_options(recorded, command.run, command.budget));
+  ONNXPROOF_TRY_ASSIGN(auto options, repair_options(recorded, command.run, command.budget));
+  options.every_candidate = command.every_candidate;
   ONNXPROOF_TRY_ASSIGN(auto result, repair_run(options, progress));
   ONNXPROOF_TRY(point_report_at_repair(command.run, result));
   Outcome<RepairedRun> outcome;

@@ -345,6 +345,9 @@ void add_repair(CLI::App& app, Commands& commands) {
   repair_app->add_option("run", repair->run, "The run folder of a failed onnxproof pipeline")->required();
   repair_app->add_option("--repair-budget", repair->budget, "Seconds to spend; no candidate starts after")
       ->capture_default_str();
+  repair_app->add_flag("--all", repair->every_candidate,
+                       "Try every candidate, not only up to the first that passes: the table shows every change that "
+                       "fixes the run (the first stays the repair)");
   commands.push_back({repair_app, [repair] { return present(repair_workflow(*repair, std::cerr)); }});
 }
 

@@ -116,6 +116,9 @@ struct RepairOptions {
   PipelineOptions base;
   double budget_seconds = 900;  // no candidate starts once they are spent
   ReExport reexport{};
+  /// Try every candidate, not only up to the first that passes: the table shows every change that
+  /// fixes the run (the first stays the repair).
+  bool every_candidate = false;
 };
 
 /// One candidate as it went.

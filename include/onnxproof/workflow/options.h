@@ -102,6 +102,7 @@ struct PipelineCommand {
 struct RepairCommand {
   std::filesystem::path run{};
   double budget = 900;  // seconds; a candidate is started only while some of it is left
+  bool every_candidate = false;  // --all: every candidate tried, not only up to the first that passes
 };
 
 struct DemoCommand {

@@ -74,6 +74,8 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     targets, providers = name_list(targets), name_list(providers)
     if not isinstance(generate, int) or isinstance(generate, bool) or generate < 0:
         raise UsageError(f"generate must be a number of steps (an int >= 0), not {generate!r}")
+    if generate and repair:
+        raise UsageError("repair=True repairs a single forward's proof; generate=N proves a decoder's steps: one at a time")
     if generate and quantize is not None:
         raise UsageError("quantize proves a model's single forward; generate=N proves a decoder's steps: one at a time")
     if generate:

@@ -1,0 +1,185 @@
+// End-to-end tests of `onnxproof repair` and `pipeline --repair` (docs/repair.md): for each kind of
+// change, a model whose proof only that kind fixes (tests/fixtures/repair_models.py says why), every
+// candidate tried (--all) so the table shows that no other kind passes; a model nothing fixes; and
+// the refusals.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "test_support.h"
+
+using namespace onnxproof::testing;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::string k_fixtures = std::string(ONNXPROOF_TEST_SOURCE_DIR) + "/fixtures/";
+const std::string k_repair_models = k_fixtures + "repair_models.py";
+
+CliResult onnxproof_cli(const std::vector<std::string>& args) { return run_cli(ONNXPROOF_CLI, args); }
+
+json read_json(const fs::path& path) { return json::parse(read_text(path)); }
+
+// A failed pipeline run of `model` (x=2x8x16, batch dynamic, unless `input` says otherwise) in `out`.
+void failed_run(const fs::path& out, const std::string& model, std::vector<std::string> extra,
+                const std::string& input = "x=2x8x16:float32") {
+  std::vector<std::string> args = {"pipeline", "--model", model, "--input", input, "--dynamic", "x:0=batch",
+                                   "--samples", "1", "--no-golden", "--out", out.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto result = onnxproof_cli(args);
+  ASSERT_EQ(result.exit_code, 1) << result.out << result.err;
+}
+
+// `repair RUN --all`: RUN/repair/repair.json.
+json repair_every_candidate(const fs::path& run, int expected_exit = 0) {
+  const auto result = onnxproof_cli({"repair", run.string(), "--all"});
+  EXPECT_EQ(result.exit_code, expected_exit) << result.out << result.err;
+  return read_json(run / "repair" / "repair.json");
+}
+
+// The kinds of the candidates that passed.
+std::set<std::string> passing_kinds(const json& repair) {
+  std::set<std::string> kinds;
+  for (const auto& attempt : repair["attempts"])
+    if (attempt["status"] == "pass") kinds.insert(attempt["kind"].get<std::string>());
+  return kinds;
+}
+
+// Every candidate that passed changes `kind` (alone, or paired with another change), and the
+// first one to pass is `first`: no other kind of change fixes the run.
+void expect_only_kind_repairs(const json& repair, const std::string& kind, const std::string& first) {
+  const auto kinds = passing_kinds(repair);
+  EXPECT_FALSE(kinds.empty()) << repair.dump(1);
+  for (const auto& passed : kinds)
+    EXPECT_TRUE(passed == kind || passed.starts_with(kind + "+") || passed.ends_with("+" + kind)) << passed;
+  EXPECT_EQ(repair["repair"]["folder"], "repair/" + first);
+}
+
+// The run's report points at the repair: report.json's and report.md's "what to do".
+void expect_report_points_at(const fs::path& run, const std::string& folder) {
+  const json report = read_json(run / "report.json");
+  const std::string what = report["ship"]["what_to_do"];
+  EXPECT_NE(what.find("onnxproof repair found a proved fix"), std::string::npos) << what;
+  EXPECT_NE(what.find(folder), std::string::npos) << what;
+  EXPECT_EQ(report["ship"]["repair"]["folder"], folder);
+  EXPECT_NE(read_text(run / "report.md").find("onnxproof repair found a proved fix"), std::string::npos);
+}
+
+TEST(Repair, AnOptimizerOnlyAFusionBreaksIsSwitchedOffWithTheSessionOptionWrittenOut) {
+  TempDir out;
+  // The fixed rule: ConvAddFusion moves ONNX Runtime away from PyTorch (pipeline_test's RuntimeOptimization).
+  failed_run(out.path(), k_fixtures + "runtime_models.py:large_bias_conv",
+             {"--exporter", "torchscript", "--rtol", "1e-3", "--atol", "1e-5"}, "x=2x3x16x16:float32");
+  const json report = read_json(out / "report.json");
+  for (const auto& row : report["parity"])
+    if (row["optimization"] == "disabled" && row["status"] != "pass")
+      GTEST_SKIP() << "without optimizations ONNX Runtime already differs from PyTorch here: " << row.dump();
+  const json repair = repair_every_candidate(out.path());
+  expect_only_kind_repairs(repair, "optimizer", "01-optimizer-ConvAddFusion");
+  EXPECT_EQ(repair["repair"]["diff"]["session_options"]["optimization.disable_specified_optimizers"], "ConvAddFusion");
+  const std::string snippet = read_text(out / "repair" / "01-optimizer-ConvAddFusion" / "session-options.md");
+  EXPECT_NE(snippet.find("add_session_config_entry(\"optimization.disable_specified_optimizers\", \"ConvAddFusion\")"),
+            std::string::npos);
+  // The candidate was proved by the run's own rule (--rtol/--atol), not an easier one.
+  for (const auto& row : read_json(out / "repair" / "01-optimizer-ConvAddFusion" / "report.json")["parity"])
+    EXPECT_EQ(row["rule"], "user") << row.dump();
+  expect_report_points_at(out.path(), "repair/01-optimizer-ConvAddFusion");
+}
+
+TEST(Repair, AnExporterOnlyTheOtherExporterTracesIsExportedAgainWithIt) {
+  TempDir out;
+  failed_run(out.path(), k_repair_models + ":exporter_only", {"--exporter", "torchscript"});
+  const json repair = repair_every_candidate(out.path());
+  expect_only_kind_repairs(repair, "exporter", "01-exporter-dynamo");
+  EXPECT_EQ(repair["repair"]["diff"]["exporter"], json({{"from", "torchscript"}, {"to", "dynamo"}}));
+  expect_report_points_at(out.path(), "repair/01-exporter-dynamo");
+}
+
+TEST(Repair, AnOpsetOnlyALowerOpsetTranslatesRightIsFound) {
+  TempDir out;
+  failed_run(out.path(), k_repair_models + ":opset_only", {"--exporter", "dynamo"});
+  const json repair = repair_every_candidate(out.path());
+  expect_only_kind_repairs(repair, "opset", "02-opset-22");
+  EXPECT_EQ(repair["repair"]["diff"]["opset"]["from"], 23);
+  EXPECT_EQ(repair["repair"]["diff"]["opset"]["to"], 22);
+}
+
+TEST(Repair, AFloat16ConstantOverflowKeepsItsNodesInFloat32) {
+  TempDir out;
+  // pipeline --repair: the run, then the repair, in one command; its summary names the fix.
+  const auto result = onnxproof_cli({"pipeline", "--model", k_repair_models + ":fp16_overflow", "--input",
+                                     "x=2x8x16:float32", "--dynamic", "x:0=batch", "--samples", "1", "--no-golden",
+                                     "--precision", "fp16", "--repair", "--out", out.path().string()});
+  ASSERT_EQ(result.exit_code, 1) << result.out << result.err;  // the export as made still fails
+  EXPECT_NE(result.out.find("onnxproof repair found a proved fix: the float16 conversion keeps"), std::string::npos)
+      << result.out;
+  const json repair = repair_every_candidate(out.path());
+  expect_only_kind_repairs(repair, "float32", "01-keep-float32");
+  EXPECT_EQ(repair["repair"]["diff"]["kept_in_float32"].size(), 2U);  // the two Muls, each with a constant
+  const json proved = read_json(out / "repair" / "01-keep-float32" / "report.json");
+  EXPECT_EQ(proved["verdict"], "pass");
+}
+
+TEST(Repair, AFrozenReshapeIsRewrittenToCopyTheDynamicAxis) {
+  TempDir out;
+  failed_run(out.path(), k_repair_models + ":frozen_reshape_custom_op", {"--exporter", "torchscript"},
+             "x=2x3x4x4:float32");
+  const json repair = repair_every_candidate(out.path());
+  expect_only_kind_repairs(repair, "rewrite", "01-rewrite-frozen-reshape");
+  const json& rewrite = repair["repair"]["diff"]["rewrites"][0];
+  EXPECT_EQ(rewrite["shape_before"], json({2, -1}));
+  EXPECT_EQ(rewrite["shape_after"], json({0, -1}));
+  // The input run is left as it was: the rewrite is a copy in the candidate's own folder.
+  EXPECT_NE(read_json(out / "export.json")["onnx_model"]["sha256"],
+            read_json(out / "repair" / "01-rewrite-frozen-reshape" / "export.json")["onnx_model"]["sha256"]);
+}
+
+TEST(Repair, AModelNoConfigurationFixesIsSaidSoWithEverythingTried) {
+  TempDir out;
+  failed_run(out.path(), k_repair_models + ":unfixable", {"--exporter", "torchscript"});
+  const auto result = onnxproof_cli({"repair", out.path().string()});
+  EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+  const json repair = read_json(out / "repair" / "repair.json");
+  EXPECT_FALSE(repair["repaired"]);
+  ASSERT_GE(repair["attempts"].size(), 3U);
+  for (const auto& attempt : repair["attempts"]) {
+    EXPECT_EQ(attempt["status"], "fail") << attempt.dump();
+    EXPECT_FALSE(attempt["why"].get<std::string>().empty());
+  }
+  const std::string what = read_json(out / "report.json")["ship"]["what_to_do"];
+  EXPECT_NE(what.find("onnxproof repair tried"), std::string::npos) << what;
+  EXPECT_NE(read_text(out / "repair" / "repair.md").find("**Not repaired:**"), std::string::npos);
+
+  // A budget spent before the first candidate: nothing tried, and said so.
+  const auto spent = onnxproof_cli({"repair", out.path().string(), "--repair-budget", "1e-9"});
+  EXPECT_EQ(spent.exit_code, 1) << spent.out << spent.err;
+  const json none = read_json(out / "repair" / "repair.json");
+  EXPECT_TRUE(none["budget_spent"]);
+  for (const auto& attempt : none["attempts"]) EXPECT_EQ(attempt["status"], "not_tried");
+}
+
+TEST(Repair, OnlyAFailedRunFolderOfItsOwnIsRepaired) {
+  TempDir out;
+  expect_one_line_error(onnxproof_cli({"repair", (out / "missing").string()}), 2, "is not a run folder");
+  const auto passed = onnxproof_cli({"pipeline", "--model", k_fixtures + "trap_models.py:dict_output", "--input",
+                                     "x=2x8:float32", "--samples", "1", "--no-golden", "--out", out.path().string()});
+  ASSERT_EQ(passed.exit_code, 0) << passed.out << passed.err;
+  expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2, "only a failed run is repaired");
+  expect_one_line_error(onnxproof_cli({"repair", out.path().string(), "--repair-budget", "0"}), 2,
+                        "--repair-budget must be a positive number");
+  // RUN/repair is replaced by every repair: never through a link to somewhere else.
+  TempDir elsewhere;
+  fs::create_directory_symlink(elsewhere.path(), out / "repair");
+  auto report = read_json(out / "report.json");
+  report["verdict"] = "fail";
+  write_bytes(out / "report.json", report.dump());
+  expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2,
+                        "refusing to write into " + (out / "repair").string() + ": it is a symbolic link");
+  EXPECT_TRUE(fs::is_empty(elsewhere.path()));
+}
+
+}  // namespace
