@@ -41,7 +41,8 @@ nlohmann::json opset_imports(const fs::path& model_path) {
 // it ran every case, so the model is not run twice on the same inputs; else a session opened here.
 class FrozenOutputs {
  public:
-  static Expected<FrozenOutputs> open(const fs::path& model, const Reference& reference, const ParityResult* proof) {
+  static Expected<FrozenOutputs> open(const fs::path& model, const Reference& reference, const ParityResult* proof,
+                                      const std::vector<std::string>& disabled_optimizers) {
     FrozenOutputs result;
     const bool proof_has_all =
         proof && !proof->cpu_output_names.empty() &&
@@ -53,7 +54,8 @@ class FrozenOutputs {
       result.m_output_names = proof->cpu_output_names;
       return result;
     }
-    auto session = Session::open(model, lean_for_large_model(model, SessionOptions{.provider = "cpu"}));
+    const SessionOptions options{.provider = "cpu", .disabled_optimizers = disabled_optimizers};
+    auto session = Session::open(model, lean_for_large_model(model, options));
     if (!session) return std::unexpected(std::move(session.error()));
     for (const auto& value : session->inputs()) result.m_input_names.push_back(value.name);
     for (const auto& value : session->outputs()) result.m_output_names.push_back(value.name);
@@ -76,9 +78,10 @@ class FrozenOutputs {
 };
 
 Expected<void> write_data_sets(const fs::path& model, const Reference& reference, const fs::path& folder,
-                               nlohmann::json& files, nlohmann::json& tolerances, const ToleranceOptions& tolerance,
+                               nlohmann::json& files, nlohmann::json& tolerances, const ParityOptions& parity,
                                const ParityResult* proof) {
-  ONNXPROOF_TRY_ASSIGN(auto source, FrozenOutputs::open(model, reference, proof));
+  const ToleranceOptions& tolerance = parity.tolerance;
+  ONNXPROOF_TRY_ASSIGN(auto source, FrozenOutputs::open(model, reference, proof, parity.disabled_optimizers));
   contract::CasesDocument manifest{.schema = std::string(contract::k_cases_version),
                                    .dynamic_axes = reference.example_sizes,
                                    .cases = std::vector<contract::CasesEntry>{}};
@@ -247,7 +250,9 @@ Expected<void> freeze_generation(const fs::path& reference, const fs::path& stag
 Expected<void> verify_generation(const fs::path& model, const fs::path& golden_dir, const GoldenOptions& options,
                                  VerifyResult& result) {
   const fs::path frozen = golden_dir / k_generation_folder;
-  SessionOptions session{.provider = "cpu", .intra_op_threads = options.parity.intra_op_threads};
+  SessionOptions session{.provider = "cpu",
+                         .intra_op_threads = options.parity.intra_op_threads,
+                         .disabled_optimizers = options.parity.disabled_optimizers};
   ONNXPROOF_TRY_ASSIGN(result.generation, prove_generation(model, model.parent_path(), frozen, session,
                                                            options.parity.tolerance, "", EncoderDigest::ignore));
   for (const auto& run : result.generation) {
@@ -313,7 +318,7 @@ Expected<FreezeResult> freeze_golden(const fs::path& model, const Reference& ref
   nlohmann::json files = nlohmann::json::object();
   nlohmann::json tolerances = nlohmann::json::object();
   // The outputs written are the proof's own (its CPU session, all optimizations): not run again.
-  ONNXPROOF_TRY(write_data_sets(model, reference, staging, files, tolerances, options.parity.tolerance, &result.parity));
+  ONNXPROOF_TRY(write_data_sets(model, reference, staging, files, tolerances, options.parity, &result.parity));
   result.parity.cpu_outputs.clear();
   if (!options.generation.empty()) ONNXPROOF_TRY(freeze_generation(options.generation, staging, files));
   ONNXPROOF_TRY_ASSIGN(const std::string model_digest, sha256_file(model));

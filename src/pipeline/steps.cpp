@@ -140,10 +140,6 @@ void add_simplify_defect(Run& run, std::vector<Finding> findings) {
 // model, and the shipped model is the one proved.
 StepReport simplify_step(Run& run) {
   StepReport step{.name = "simplify"};
-  if (!run.options.simplify) {
-    step.reason = "not asked for (--no-simplify): the export is proved and shipped as written";
-    return step;
-  }
   const fs::path simplified = run.out / "model.sim.onnx";
   // With a reference the parity step proves the simplified model (one session per model and
   // level, every case run once); a float16 proof converts it first, so it is proved here.
@@ -323,7 +319,9 @@ StepReport generate_step(Run& run) {
   }
   std::vector<GenerationResult> results;
   for (const auto& provider : run.options.parity.providers) {
-    SessionOptions session{.provider = provider, .intra_op_threads = run.options.parity.intra_op_threads};
+    SessionOptions session{.provider = provider,
+                           .intra_op_threads = run.options.parity.intra_op_threads,
+                           .disabled_optimizers = run.options.parity.disabled_optimizers};
     auto by_run = prove_generation(run.model, run.out, folder, session, run.options.parity.tolerance, run.report.framework);
     if (!by_run) return step_error(step, by_run.error());
     const bool any_failed = std::any_of(by_run->begin(), by_run->end(), [](const auto& result) { return !result.passed(); });
@@ -375,6 +373,9 @@ bool generation_wanted(const Run& run) {
 }
 // Golden outputs only when asked for (prove()'s default): an omitted step is not a skipped one.
 bool golden_wanted(const Run& run) { return run.options.golden; }
+
+// --no-simplify: no simplify step; the export is proved and shipped as written.
+bool simplify_wanted(const Run& run) { return run.options.simplify; }
 
 
 // With a golden set (from an earlier run, or in the user's --golden folder): verify the new
@@ -437,7 +438,8 @@ constexpr std::array k_steps = {
     StepDefinition{"export", export_step, "the options", "model, exported, reference, frozen; the export's findings",
                    false},
     StepDefinition{"check", check_step, "model, frozen", "check; random outputs marked in reference", true},
-    StepDefinition{"simplify", simplify_step, "model, reference", "model (model.sim.onnx when proved)", true},
+    StepDefinition{"simplify", simplify_step, "model, reference", "model (model.sim.onnx when proved)", true,
+                   simplify_wanted},
     StepDefinition{"ops", ops_step, "model, the targets", "ops", true},
     StepDefinition{"parity", parity_step, "model, reference", "report.parity", true},
     StepDefinition{"quantize", quantize_step, "model, reference", "model.quant.onnx, reference-quant/; its findings",

@@ -114,8 +114,9 @@ Expected<Float32Block> find_float32_block(const Float32BlockSearch& search, cons
     ONNXPROOF_TRY_ASSIGN(const bool passes, proof.passes(slice(nodes, middle, high)));
     (passes ? start : stop) = middle;
   }
-  block.nodes = slice(nodes, start, high);
   block.conversions = proof.conversions();
+  // Every node in float32 is the float32 model again, not a float16 one that holds.
+  if (high - start < nodes.size()) block.nodes = slice(nodes, start, high);
   return block;
 }
 

@@ -136,9 +136,7 @@ Expected<std::vector<std::string>> float32_block(const RepairOptions& options, c
   fs::remove_all(scratch, ec);
   if (block.nodes.empty())
     return fail(ErrorCode::invalid_input,
-                fmt::format("keeping every node in float32 does not pass either ({} conversions): float16 is not "
-                            "what breaks it",
-                            block.conversions));
+                fmt::format("no block short of the whole model passes in float32 ({} conversions)", block.conversions));
   progress << fmt::format("onnxproof repair: {} node(s) kept in float32 after {} conversions\n", block.nodes.size(),
                           block.conversions)
            << std::flush;

@@ -140,6 +140,9 @@ CASES = [
     case("ops_probe_one", "ops probe --op Relu", 0),
     case("localize_missing_run", "localize {w}/absent --captured", 2, says="not a run folder"),
     case("localize_not_a_run", "localize {w}/ref --captured", 2, says="not a run folder"),
+    case("repair_missing_run", "repair {w}/absent", 2, says="not a run folder"),
+    case("repair_not_a_run", "repair {w}/ref", 2, says="not a run folder"),
+    case("repair_bad_budget", "repair {w}/ref --repair-budget nan", 2),
     case("pipeline_from_missing_export", "pipeline --from-export {w}/absent --out {w}/run", (2, 3)),
     case("merged_decoder_without_generate", "pipeline --model hf:BartForConditionalGeneration:use_cache=true "
          "--merged-decoder --out {w}/run", 2, says="--merged-decoder needs --generate N"),

@@ -93,8 +93,8 @@ struct Float32BlockSearch {
   double timeout_seconds = 1800;
 };
 
-/// The nodes kept in float32 (empty: keeping every named node in float32 does not pass either,
-/// so float16 is not what breaks the model) and how many conversions it took.
+/// The nodes kept in float32 and how many conversions it took; empty when no block short of
+/// every node passes (float16 is not what breaks the model, or only the float32 model holds).
 struct Float32Block {
   std::vector<std::string> nodes;
   int conversions = 0;
