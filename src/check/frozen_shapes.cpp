@@ -54,13 +54,12 @@ std::string node_name(const onnx::NodeProto& node) { return node.name().empty() 
 
 std::string join(const std::vector<int64_t>& values) { return fmt::format("[{}]", fmt::join(values, ", ")); }
 
-// A value's inferred sizes; nullopt where the size is dynamic or unknown.
-using Dims = std::vector<std::optional<int64_t>>;
+using Dims = InferredDims;
 using Shapes = std::map<std::string, Dims>;
 
-// Every value's shape, from shape inference on a copy whose declared dynamic axes are symbolic:
-// which axes of which values follow a dynamic input axis. Empty when inference fails; then every
-// constant is evidence, as without shapes.
+}  // namespace
+
+// Empty when inference fails; then every constant is evidence, as without shapes.
 Shapes infer_value_shapes(const onnx::ModelProto& model, const std::vector<DeclaredAxis>& dynamic) {
   onnx::ModelProto copy = copy_without_large_tensors(model);
   auto* graph = copy.mutable_graph();
@@ -94,6 +93,8 @@ Shapes infer_value_shapes(const onnx::ModelProto& model, const std::vector<Decla
   });
   return shapes;
 }
+
+namespace {
 
 // Whether axis `axis` of `value` may be dynamic: unknown shapes and sizes count as dynamic
 // (conservative: a warning is only dropped where inference proves the axis fixed).

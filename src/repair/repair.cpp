@@ -50,13 +50,14 @@ Expected<void> link_or_copy(const fs::path& from, const fs::path& to) {
 
 // What the run holds besides its export: its proof's results, which a copy of the export leaves out.
 bool is_proof_output(const fs::path& entry) {
-  static const std::set<std::string> k_outputs = {"repair",      "localize",        "golden",          "trt-cache",
-                                                  "runtimes",    "reference-quant", "report.json",     "report.md",
-                                                  "report.html", "command.json",    "model.sim.onnx",  "model.fp16.onnx",
-                                                  "model.quant.onnx", "quantization.json"};
+  static const std::set<std::string> k_outputs = {"repair",      "localize",     "golden",      "trt-cache",
+                                                  "runtimes",    "reference-quant", "report.json", "report.md",
+                                                  "report.html", "command.json", "quantization.json"};
   const std::string name = entry.filename().string();
-  return k_outputs.contains(name) || entry.extension() == ".svg" || name.starts_with("model.sim.onnx") ||
-         name.starts_with("model.quant.onnx");
+  // The proof's own models and their weights: model.sim.onnx(.data), model.fp16.onnx, model.quant.onnx.
+  const bool proof_model = name.starts_with("model.sim.onnx") || name.starts_with("model.fp16.onnx") ||
+                           name.starts_with("model.quant.onnx");
+  return k_outputs.contains(name) || proof_model || entry.extension() == ".svg";
 }
 
 // The run's export (export.json, the models, reference/) in `folder`, by hard links: what a
@@ -81,9 +82,7 @@ Expected<std::vector<ReshapeRewrite>> rewritten_export(const fs::path& run, cons
   ONNXPROOF_TRY(copy_export(run, folder));
   fs::remove(folder / "model.onnx", ec);  // a hard link: the rewrite writes a file of its own
   ONNXPROOF_TRY_ASSIGN(const auto frozen, frozen_shape_options_beside(run));
-  std::set<int64_t> traced;
-  for (const auto& axis : frozen.dynamic) traced.insert(axis.example_size);
-  ONNXPROOF_TRY_ASSIGN(auto rewrites, rewrite_frozen_reshapes(run / "model.onnx", candidate.reshapes, traced,
+  ONNXPROOF_TRY_ASSIGN(auto rewrites, rewrite_frozen_reshapes(run / "model.onnx", candidate.reshapes, frozen.dynamic,
                                                                folder / "model.onnx"));
   ONNXPROOF_TRY_ASSIGN(auto manifest, read_json_object(run / "export.json", ErrorCode::invalid_input));
   ONNXPROOF_TRY_ASSIGN(const std::string sha, sha256_file(folder / "model.onnx"));
@@ -133,7 +132,6 @@ Expected<std::vector<std::string>> float32_block(const RepairOptions& options, c
   std::error_code ec;
   fs::create_directories(scratch, ec);
   ONNXPROOF_TRY_ASSIGN(const auto block, find_float32_block(search, scratch));
-  fs::remove_all(scratch, ec);
   if (block.nodes.empty())
     return fail(ErrorCode::invalid_input,
                 fmt::format("no block short of the whole model passes in float32 ({} conversions)", block.conversions));
@@ -179,12 +177,23 @@ Expected<PipelineOptions> candidate_options(const RepairOptions& options, const 
   return changed;
 }
 
+// A candidate's scratch folder (its rewritten or new export, the float32 search's conversions),
+// removed however the candidate ends.
+struct CandidateScratch {
+  fs::path path;
+  ~CandidateScratch() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
 // One candidate, proved in RUN/NN-NAME (`attempt.folder`).
 void try_candidate(const RepairOptions& options, const RepairFacts& facts, RepairAttempt& attempt, double seconds_left,
                    std::ostream& progress) {
   const RepairCandidate candidate = attempt.candidate;
   const fs::path out = options.run / attempt.folder;
-  const fs::path scratch = options.run / "repair" / ("." + attempt.folder.filename().string());
+  const CandidateScratch scratch_folder{options.run / "repair" / ("." + attempt.folder.filename().string())};
+  const fs::path& scratch = scratch_folder.path;
   auto changed = candidate_options(options, candidate, out, seconds_left);
   const auto give_up = [&](const Error& error) {
     attempt.status = "error";
@@ -216,7 +225,6 @@ void try_candidate(const RepairOptions& options, const RepairFacts& facts, Repai
     changed->export_options.from_export = scratch;
   }
   auto report = run_pipeline(*changed, progress);
-  fs::remove_all(scratch, ec);
   if (!report) return give_up(report.error());
   attempt.status = std::string(verdict_name(report->verdict));
   attempt.why = report->verdict == Verdict::pass ? "" : why_it_failed(*report);

@@ -41,11 +41,29 @@ bool zero_copies(const onnx::NodeProto& node) {
                       [](const auto& attribute) { return attribute.name() == "allowzero" && attribute.i() != 0; });
 }
 
+// `shape` with 0 at each entry holding a traced size where the data's axis is dynamic; without
+// inferred sizes for the data, at the first entry holding one.
+std::vector<int64_t> copying_dynamic_axes(std::vector<int64_t> shape, const std::set<int64_t>& traced,
+                                          const InferredDims* data) {
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] <= 1 || !traced.contains(shape[i])) continue;
+    if (data == nullptr) {
+      shape[i] = 0;
+      break;
+    }
+    if (i < data->size() && !(*data)[i].has_value()) shape[i] = 0;
+  }
+  return shape;
+}
+
 }  // namespace
 
 Expected<std::vector<ReshapeRewrite>> rewrite_frozen_reshapes(const fs::path& model, const std::vector<std::string>& nodes,
-                                                             const std::set<int64_t>& traced_sizes, const fs::path& out) {
+                                                             const std::vector<DeclaredAxis>& dynamic, const fs::path& out) {
   ONNXPROOF_TRY_ASSIGN(auto loaded, load_model(model, LoadOptions{.load_external_data = true}));
+  std::set<int64_t> traced;
+  for (const auto& axis : dynamic) traced.insert(axis.example_size);
+  const auto shapes = infer_value_shapes(loaded.proto, dynamic);
   onnx::GraphProto& graph = *loaded.proto.mutable_graph();
   std::vector<ReshapeRewrite> rewrites;
   for (auto& node : *graph.mutable_node()) {
@@ -54,10 +72,9 @@ Expected<std::vector<ReshapeRewrite>> rewrite_frozen_reshapes(const fs::path& mo
       continue;
     const auto shape = constant_shape(graph, node.input(1));
     if (!shape) continue;
-    std::vector<int64_t> after = *shape;
-    const auto frozen = std::find_if(after.begin(), after.end(), [&](int64_t v) { return v > 1 && traced_sizes.contains(v); });
-    if (frozen == after.end()) continue;
-    *frozen = 0;
+    const auto data = shapes.find(node.input(0));
+    std::vector<int64_t> after = copying_dynamic_axes(*shape, traced, data == shapes.end() ? nullptr : &data->second);
+    if (after == *shape) continue;
     const std::string name = node.name() + "_repaired_shape";
     onnx::TensorProto& constant = *graph.add_initializer();
     constant.set_name(name);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,14 @@ struct FrozenShapeOptions {
   /// output name -> (axis -> label) the export expected to follow a dynamic input axis.
   std::map<std::string, std::map<int64_t, std::string>> output_axes;
 };
+
+/// A value's inferred sizes; nullopt where the size is dynamic or unknown.
+using InferredDims = std::vector<std::optional<int64_t>>;
+
+/// Every value's shape, from ONNX shape inference on a copy whose declared dynamic axes are
+/// symbolic: which axes of which values follow a dynamic input axis. Empty when inference fails.
+std::map<std::string, InferredDims> infer_value_shapes(const onnx::ModelProto& model,
+                                                       const std::vector<DeclaredAxis>& dynamic);
 
 /// FROZEN_DIMENSION findings (step "check"), each naming the node, the input and the axis it
 /// likely froze, with the fix. Example sizes of 1 are not matched against constants (too common).

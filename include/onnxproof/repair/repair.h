@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "onnxproof/check/frozen_shapes.h"
 #include "onnxproof/core/error.h"
 #include "onnxproof/pipeline/pipeline.h"
 
@@ -73,14 +74,15 @@ struct ReshapeRewrite {
 };
 
 /// Writes to `out` a copy of `model` in which each Reshape named in `nodes` (FROZEN_DIMENSION's)
-/// whose constant shape holds a traced size (`traced_sizes`: the dynamic axes' example sizes)
-/// has 0 in its first such entry: ONNX's "copy the input's size there", so the axis follows the
-/// input again. Each node gets a shape constant of its own (another node may share the old one).
-/// Whether the rewrite is right is for the proof to say. ErrorCode::invalid_input when no node
-/// could be rewritten.
+/// whose constant shape holds a traced size of the `dynamic` axes has 0 in each such entry whose
+/// position is a dynamic axis of the Reshape's input (by shape inference with those axes
+/// symbolic; where inference says nothing, the first such entry): ONNX's "copy the input's size",
+/// so the axis follows the input again. Each node gets a shape constant of its own (another node
+/// may share the old one). Whether the rewrite is right is for the proof to say.
+/// ErrorCode::invalid_input when no node could be rewritten.
 Expected<std::vector<ReshapeRewrite>> rewrite_frozen_reshapes(const std::filesystem::path& model,
                                                              const std::vector<std::string>& nodes,
-                                                             const std::set<int64_t>& traced_sizes,
+                                                             const std::vector<DeclaredAxis>& dynamic,
                                                              const std::filesystem::path& out);
 
 /// What the float32 block search works on: the model the failing proof converted (model.onnx or
