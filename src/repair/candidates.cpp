@@ -110,8 +110,8 @@ void add_model_candidates(const RepairFacts& facts, std::vector<RepairCandidate>
       !reshapes.empty() && !first_error(facts, {"SHAPE_REJECTED", "PARITY_MISMATCH", "RUN_FAILED", "FROZEN_DIMENSION"}).empty()) {
     out.push_back({.kind = "rewrite",
                    .name = "rewrite-frozen-reshape",
-                   .change = fmt::format("Reshape {} copies the dynamic axes (shape entries 0) instead of their traced "
-                                         "sizes",
+                   .change = fmt::format("Reshape {} (and any Reshape holding the same frozen axes) copies the "
+                                         "dynamic axes (shape entries 0) instead of their traced sizes",
                                          fmt::join(reshapes, ", ")),
                    .reason = first_error(facts, {"SHAPE_REJECTED", "PARITY_MISMATCH", "RUN_FAILED", "FROZEN_DIMENSION"}),
                    .reshapes = reshapes});

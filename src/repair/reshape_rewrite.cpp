@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <onnx/onnx_pb.h>
 
 #include "onnxproof/model/model_io.h"
@@ -56,23 +57,22 @@ std::vector<int64_t> copying_dynamic_axes(std::vector<int64_t> shape, const std:
   return shape;
 }
 
-}  // namespace
-
-Expected<std::vector<ReshapeRewrite>> rewrite_frozen_reshapes(const fs::path& model, const std::vector<std::string>& nodes,
-                                                             const std::vector<DeclaredAxis>& dynamic, const fs::path& out) {
-  ONNXPROOF_TRY_ASSIGN(auto loaded, load_model(model, LoadOptions{.load_external_data = true}));
-  std::set<int64_t> traced;
-  for (const auto& axis : dynamic) traced.insert(axis.example_size);
-  const auto shapes = infer_value_shapes(loaded.proto, dynamic);
-  onnx::GraphProto& graph = *loaded.proto.mutable_graph();
-  std::vector<ReshapeRewrite> rewrites;
+// One pass over the graph with the shapes inferred before it: each Reshape not yet rewritten
+// whose frozen entries meet a dynamic axis of its input gets a shape constant of its own with 0
+// there. Returns how many it rewrote.
+std::size_t rewrite_pass(onnx::GraphProto& graph, const std::map<std::string, InferredDims>& shapes,
+                         const std::vector<std::string>& nodes, const std::set<int64_t>& traced,
+                         std::vector<ReshapeRewrite>& rewrites) {
+  const std::size_t before = rewrites.size();
   for (auto& node : *graph.mutable_node()) {
-    if (node.op_type() != "Reshape" || node.input_size() < 2 || !zero_copies(node) ||
-        std::find(nodes.begin(), nodes.end(), node.name()) == nodes.end())
-      continue;
+    if (node.op_type() != "Reshape" || node.input_size() < 2 || !zero_copies(node)) continue;
     const auto shape = constant_shape(graph, node.input(1));
     if (!shape) continue;
     const auto data = shapes.find(node.input(0));
+    // A Reshape the findings did not name is rewritten only on inference's evidence: the same
+    // frozen axes one merged finding stands for (FROZEN_DIMENSION names one node per axis).
+    const bool named = std::find(nodes.begin(), nodes.end(), node.name()) != nodes.end();
+    if (!named && data == shapes.end()) continue;
     std::vector<int64_t> after = copying_dynamic_axes(*shape, traced, data == shapes.end() ? nullptr : &data->second);
     if (after == *shape) continue;
     const std::string name = node.name() + "_repaired_shape";
@@ -83,6 +83,24 @@ Expected<std::vector<ReshapeRewrite>> rewrite_frozen_reshapes(const fs::path& mo
     for (const int64_t v : after) constant.add_int64_data(v);
     node.set_input(1, name);
     rewrites.push_back({node.name(), *shape, std::move(after)});
+  }
+  return rewrites.size() - before;
+}
+
+}  // namespace
+
+Expected<std::vector<ReshapeRewrite>> rewrite_frozen_reshapes(const fs::path& model, const std::vector<std::string>& nodes,
+                                                             const std::vector<DeclaredAxis>& dynamic, const fs::path& out) {
+  ONNXPROOF_TRY_ASSIGN(auto loaded, load_model(model, LoadOptions{.load_external_data = true}));
+  std::set<int64_t> traced;
+  for (const auto& axis : dynamic) traced.insert(axis.example_size);
+  std::vector<ReshapeRewrite> rewrites;
+  // A frozen Reshape makes every size after it look fixed to inference: each pass infers again on
+  // the rewritten graph, so a Reshape further on shows its dynamic input (a few passes at most).
+  constexpr int k_passes = 8;
+  for (int pass = 0; pass < k_passes; ++pass) {
+    const auto shapes = infer_value_shapes(loaded.proto, dynamic);
+    if (rewrite_pass(*loaded.proto.mutable_graph(), shapes, nodes, traced, rewrites) == 0) break;
   }
   if (rewrites.empty())
     return fail(ErrorCode::invalid_input,

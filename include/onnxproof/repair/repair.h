@@ -73,10 +73,10 @@ struct ReshapeRewrite {
   std::vector<int64_t> before, after;
 };
 
-/// Writes to `out` a copy of `model` in which each Reshape named in `nodes` (FROZEN_DIMENSION's)
-/// whose constant shape holds a traced size of the `dynamic` axes has 0 in each such entry whose
-/// position is a dynamic axis of the Reshape's input (by shape inference with those axes
-/// symbolic; where inference says nothing, the first such entry): ONNX's "copy the input's size",
+/// Writes to `out` a copy of `model` in which each Reshape whose constant shape holds a traced size
+/// of the `dynamic` axes has 0 in each such entry whose position is a dynamic axis of the
+/// Reshape's input (by shape inference with those axes symbolic; for a Reshape named in `nodes`,
+/// FROZEN_DIMENSION's, where inference says nothing, the first such entry): ONNX's "copy the input's size",
 /// so the axis follows the input again. Each node gets a shape constant of its own (another node
 /// may share the old one). Whether the rewrite is right is for the proof to say.
 /// ErrorCode::invalid_input when no node could be rewritten.
