@@ -106,14 +106,14 @@ void add_model_candidates(const RepairFacts& facts, std::vector<RepairCandidate>
                    .reason = numeric,
                    .skip_simplify = true});
   }
-  if (const auto reshapes = frozen_reshapes(facts);
-      !reshapes.empty() && !first_error(facts, {"SHAPE_REJECTED", "PARITY_MISMATCH", "RUN_FAILED", "FROZEN_DIMENSION"}).empty()) {
+  const std::string frozen = first_error(facts, {"SHAPE_REJECTED", "PARITY_MISMATCH", "RUN_FAILED", "FROZEN_DIMENSION"});
+  if (const auto reshapes = frozen_reshapes(facts); !reshapes.empty() && !frozen.empty()) {
     out.push_back({.kind = "rewrite",
                    .name = "rewrite-frozen-reshape",
                    .change = fmt::format("Reshape {} (and any Reshape holding the same frozen axes) copies the "
                                          "dynamic axes (shape entries 0) instead of their traced sizes",
                                          fmt::join(reshapes, ", ")),
-                   .reason = first_error(facts, {"SHAPE_REJECTED", "PARITY_MISMATCH", "RUN_FAILED", "FROZEN_DIMENSION"}),
+                   .reason = frozen,
                    .reshapes = reshapes});
   }
   if (facts.float16 && !numeric.empty()) {
