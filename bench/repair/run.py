@@ -32,8 +32,6 @@ CASES = [
                          "--input", "x=2x3x16x16:float32", "--dynamic", "x:0=batch", "--exporter", "torchscript",
                          "--rtol", "1e-3", "--atol", "1e-5"], "optimizer"),
     ("plant-float16", ["--model", FIXTURES + ":fp16_overflow", "--precision", "fp16", *SMALL], "float32"),
-    ("plant-simplify-float16", ["--model", FIXTURES + ":simplify_fp16", "--exporter", "torchscript",
-                                "--precision", "fp16", *SMALL], "simplify"),
     ("plant-frozen-reshape", ["--model", FIXTURES + ":frozen_reshape_custom_op", "--exporter", "torchscript",
                               "--input", "x=2x3x4x4:float32", "--dynamic", "x:0=batch"], "rewrite"),
     ("unfixable-branch-torchscript", ["--model", FIXTURES + ":unfixable", "--exporter", "torchscript", *SMALL], None),

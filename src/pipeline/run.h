@@ -4,6 +4,7 @@
 // driver that runs them in order (pipeline.cpp).
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -69,11 +70,12 @@ struct StepDefinition {
 std::optional<std::string> simplified_fails_where_export_passes(const ParityResult& simplified,
                                                                 const ParityResult& exported);
 
-/// After parity ran on a simplified model awaiting its proof (Run::simplified_unproved): when it
-/// failed, the export is proved too, and where the simplified model is to blame the export is
-/// kept (model.sim.onnx removed, `result` replaced by the export's, the ops audit made again,
-/// a SIMPLIFY_CHANGED_OUTPUTS warning); the simplify step's details say how it was proved.
-void settle_simplified_proof(Run& run, const ParityOptions& options, ParityResult& result);
+/// After parity ran on the simplified model (`result`; awaiting its proof, Run::simplified_unproved,
+/// or a float16 proof of it): when it failed, the export is proved too (`prove_export`: the same
+/// proof of run.exported), and where the simplified model is to blame the export is kept
+/// (model.sim.onnx removed, `result` replaced by the export's, the ops audit made again, a
+/// SIMPLIFY_CHANGED_OUTPUTS warning); the simplify step's details say how it was proved.
+void settle_simplified_proof(Run& run, ParityResult& result, const std::function<Expected<ParityResult>()>& prove_export);
 
 /// The operator audit of run.model (steps.cpp).
 StepReport ops_step(Run& run);

@@ -45,13 +45,15 @@ std::optional<std::string> simplified_fails_where_export_passes(const ParityResu
   return std::nullopt;
 }
 
-void settle_simplified_proof(Run& run, const ParityOptions& options, ParityResult& result) {
-  run.simplified_unproved = false;
+void settle_simplified_proof(Run& run, ParityResult& result,
+                             const std::function<Expected<ParityResult>()>& prove_export) {
   StepReport* simplify = nullptr;
   for (auto& step : run.report.steps) simplify = step.name == "simplify" ? &step : simplify;
-  if (simplify) simplify->details["proof"] = {{"by", "parity"}, {"cases", run.reference->cases.size()}};
+  if (simplify && run.simplified_unproved)
+    simplify->details["proof"] = {{"by", "parity"}, {"cases", run.reference->cases.size()}};
+  run.simplified_unproved = false;
   if (result.passed()) return;
-  auto exported = run_parity(run.exported, *run.reference, options);
+  auto exported = prove_export();
   const auto blame = exported ? simplified_fails_where_export_passes(result, *exported) : std::nullopt;
   if (!blame) return;  // the export fails alike (or could not be run): the failure is the export's
   // onnxproof's defect, not the model's: the export is what gets proved, audited and shipped.

@@ -212,6 +212,32 @@ StepReport ops_step(Run& run) {
 
 namespace {
 
+// The float16 variant of `model` at `out` (ONNX Runtime's converter, --keep-float32's nodes kept).
+Expected<Float16Conversion> float16_copy(const Run& run, const fs::path& model, const fs::path& out) {
+  const ExportOptions& exported = run.options.export_options;
+  return convert_to_float16(model, out, exported.python, exported.timeout_seconds, run.options.keep_float32);
+}
+
+// A simplified model that failed parity: is the simplifier to blame (settle_simplified_proof)? The
+// export is proved the same way, its float16 copy beside (export.fp16.onnx) for a float16 proof,
+// which becomes model.fp16.onnx when the export is kept.
+void settle_against_export(Run& run, const ParityOptions& options, ParityResult& result) {
+  const bool float16 = options.precision == DType::float16;
+  const fs::path export_copy = run.out / "export.fp16.onnx";
+  settle_simplified_proof(run, result, [&]() -> Expected<ParityResult> {
+    if (!float16) return run_parity(run.exported, *run.reference, options);
+    ONNXPROOF_TRY_ASSIGN(const auto conversion, float16_copy(run, run.exported, export_copy));
+    return run_parity(conversion.model, *run.reference, options);
+  });
+  if (!float16) return;
+  std::error_code ec;
+  if (run.model == run.exported && fs::exists(export_copy, ec)) {
+    fs::rename(export_copy, run.out / "model.fp16.onnx", ec);
+  } else {
+    fs::remove(export_copy, ec);
+  }
+}
+
 StepReport parity_step(Run& run) {
   StepReport step{.name = "parity"};
   if (!run.reference) return step_error(step, *run.reference_error);
@@ -230,16 +256,14 @@ StepReport parity_step(Run& run) {
   if (options.precision == DType::float16) {
     // The float16 variant: the converted copy beside the export, proved in its place.
     run.progress << "onnxproof pipeline: converting the model to float16 (model.fp16.onnx)\n" << std::flush;
-    const ExportOptions& exported = run.options.export_options;
-    auto conversion = convert_to_float16(run.model, run.out / "model.fp16.onnx", exported.python,
-                                         exported.timeout_seconds, run.options.keep_float32);
+    auto conversion = float16_copy(run, run.model, run.out / "model.fp16.onnx");
     if (!conversion) return step_error(step, conversion.error());
     proved = conversion->model;
     kept_in_float32 = conversion->kept_in_float32;
   }
   auto result = run_parity(proved, *run.reference, options);
   if (!result) return step_error(step, result.error());
-  if (run.simplified_unproved) settle_simplified_proof(run, options, *result);
+  if (run.model != run.exported) settle_against_export(run, options, *result);
   add_findings(run, result->findings);
   step.details = {{"cases", run.reference->cases.size()},
                   {"rows", result->rows.size()},

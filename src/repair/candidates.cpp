@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Failures of the model itself or of the user's setup: no export, runtime or simplify choice
+// Failures of the model itself or of the user's setup: no export, runtime or float16 choice
 // changes them, so a run failed by these alone is not repaired.
 constexpr std::array<std::string_view, 9> k_not_the_exports = {
     "NONDETERMINISTIC_FORWARD", "TRAINING_MODE",   "NON_TENSOR_OUTPUT",       "REFERENCE_FAILED", "REFERENCE_NOT_FINITE",
@@ -99,13 +99,6 @@ void add_model_candidates(const RepairFacts& facts, std::vector<RepairCandidate>
                    .disabled_optimizers = optimizers});
   }
   const std::string numeric = first_error(facts, {"PARITY_MISMATCH", "NAN_OR_INF", "ARGMAX_FLIP", "OUTPUT_SATURATED"});
-  if (facts.simplified && facts.float16 && !numeric.empty()) {
-    out.push_back({.kind = "simplify",
-                   .name = "no-simplify",
-                   .change = "the export as written, without onnxproof's simplify (--no-simplify)",
-                   .reason = numeric,
-                   .skip_simplify = true});
-  }
   const std::string frozen = first_error(facts, {"SHAPE_REJECTED", "PARITY_MISMATCH", "RUN_FAILED", "FROZEN_DIMENSION"});
   if (const auto reshapes = frozen_reshapes(facts); !reshapes.empty() && !frozen.empty()) {
     out.push_back({.kind = "rewrite",

@@ -104,7 +104,7 @@ std::string repair_markdown(const fs::path& run, const RepairFacts& facts, const
                       a.folder.generic_string(), a.folder.generic_string(), shipped_model(run / a.folder));
     md += "What changed:\n\n```json\n" + result.diff.dump(2) + "\n```\n\n";
   } else if (result.attempts.empty()) {
-    md += "**Not repaired:** no exporter, opset, runtime or simplify change applies to what failed; the fix is in "
+    md += "**Not repaired:** no exporter, opset, runtime, float16 or rewrite change applies to what failed; the fix is in "
           "the model (the report's findings say where).\n\n";
   } else {
     md += "**Not repaired:** no change tried passes the proof; the table says why each failed.\n\n";
@@ -138,7 +138,6 @@ nlohmann::json repair_diff(const fs::path& run, const RepairFacts& facts, const 
   if (!candidate.disabled_optimizers.empty())
     diff["session_options"] = {{"optimization.disable_specified_optimizers",
                                 fmt::format("{}", fmt::join(candidate.disabled_optimizers, ","))}};
-  if (candidate.skip_simplify) diff["simplify"] = "left out: the export is shipped as written";
   if (!repaired.kept_in_float32.empty()) diff["kept_in_float32"] = repaired.kept_in_float32;
   for (const auto& rewrite : repaired.rewrites)
     diff["rewrites"].push_back({{"node", rewrite.node}, {"shape_before", rewrite.before}, {"shape_after", rewrite.after}});
@@ -181,7 +180,7 @@ std::string repair_what_to_do(const RepairResult& result, const std::string& bef
   const auto tried = std::count_if(result.attempts.begin(), result.attempts.end(),
                                    [](const auto& a) { return a.status != "not_tried"; });
   if (tried == 0 && !result.budget_spent)
-    return before + " (onnxproof repair found no exporter, opset, runtime or simplify change to try: repair/repair.md)";
+    return before + " (onnxproof repair found no exporter, opset, runtime, float16 or rewrite change to try: repair/repair.md)";
   return fmt::format("{} (onnxproof repair tried {} change{} and none passes: repair/repair.md)", before, tried,
                      tried == 1 ? "" : "s");
 }

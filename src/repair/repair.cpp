@@ -164,7 +164,6 @@ Expected<PipelineOptions> candidate_options(const RepairOptions& options, const 
   changed.export_options.timeout_seconds = std::min(changed.export_options.timeout_seconds, std::max(60.0, seconds_left));
   changed.parity.disabled_optimizers.insert(changed.parity.disabled_optimizers.end(),
                                             candidate.disabled_optimizers.begin(), candidate.disabled_optimizers.end());
-  if (candidate.skip_simplify) changed.simplify = false;
   if (!candidate.reexport) {
     changed.export_options.from_export = options.run / "repair" / ".export";
   } else if (!options.reexport) {

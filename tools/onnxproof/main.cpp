@@ -231,7 +231,7 @@ void add_pipeline(CLI::App& app, Commands& commands) {
                          "Prove and ship the export as written, without onnxproof's simplify");
   pipeline_app->add_flag("--repair", pipeline->repair,
                          "After a failure, try the changes the findings point at (exporter, opset, an ONNX Runtime "
-                         "optimizer, a float32 block, simplify, a known rewrite), each proved in OUT/repair/ "
+                         "optimizer, a float32 block, a known rewrite), each proved in OUT/repair/ "
                          "(docs/repair.md)");
   pipeline_app->add_option("--repair-budget", pipeline->repair_budget, "Seconds --repair may spend")
       ->capture_default_str();
@@ -339,7 +339,7 @@ void add_repair(CLI::App& app, Commands& commands) {
   auto* repair_app = app.add_subcommand(
       "repair",
       "From a failed run, try the changes its findings point at, cheapest first, each a full proof in\n"
-      "RUN/repair/NN-NAME: an ONNX Runtime optimizer disabled, simplify left out, a block kept in float32,\n"
+      "RUN/repair/NN-NAME: an ONNX Runtime optimizer disabled, a block kept in float32,\n"
       "a known rewrite, the other exporter, lower opsets (docs/repair.md). Exports again from the model\n"
       "spec RUN/command.json names: use it only on run folders you made or trust as their model's code.");
   repair_app->add_option("run", repair->run, "The run folder of a failed onnxproof pipeline")->required();

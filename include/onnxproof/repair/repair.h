@@ -1,8 +1,7 @@
 #pragma once
 // Repair (docs/repair.md): from a failed run, the changes its findings point at are tried,
 // cheapest first, each a full proof of its own in RUN/repair/NN-NAME/: an ONNX Runtime optimizer
-// the deployment switches off, onnxproof's simplify left out, a block kept in float32 for
-// --precision fp16, a known rewrite of the export where the findings point, the other exporter,
+// the deployment switches off, a block kept in float32 for --precision fp16, a known rewrite of the export where the findings point, the other exporter,
 // lower opsets; then the smallest combinations. The first that passes is the repair. Nothing
 // changes what the model computes in its framework: every candidate is proved against the same
 // framework outputs by the same rule, so a candidate that moves the numbers beyond it fails.
@@ -27,7 +26,9 @@ namespace onnxproof {
 
 /// One change to try: what it is, what points at it, and the options it sets.
 struct RepairCandidate {
-  /// optimizer | simplify | float32 | rewrite | exporter | opset; joined by "+" in a combination.
+  /// optimizer | float32 | rewrite | exporter | opset; joined by "+" in a combination. (onnxproof's
+/// own simplify needs no candidate: the pipeline proves the export itself when the simplified
+/// model fails where the export passes, settle_simplified_proof.)
   std::string kind;
   std::string name;    // short and folder-safe: "exporter-torchscript", "opset-20", "optimizer-ConvAddFusion"
   std::string change;  // one sentence: "export with torchscript instead of dynamo"
@@ -36,7 +37,6 @@ struct RepairCandidate {
   std::optional<std::string> exporter{};
   std::optional<int64_t> opset{};
   std::vector<std::string> disabled_optimizers{};
-  bool skip_simplify = false;
   bool keep_float32 = false;            // the float32 block is searched for when the candidate runs
   std::vector<std::string> reshapes{};  // rewrite: the Reshape nodes whose frozen size becomes 0 (copy)
 };
