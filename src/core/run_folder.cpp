@@ -18,11 +18,11 @@ namespace {
 
 // What a run writes at the top of its folder: the pipeline's steps, the front end's export and
 // the report writers (a sub-run folder of --exporter both holds the same; is_sub_run names those).
-constexpr std::array<std::string_view, 23> k_run_files = {
+constexpr std::array<std::string_view, 24> k_run_files = {
     k_run_marker, "model.onnx", "model.onnx.data", "model.sim.onnx", "model.sim.onnx.data",
     "model.fp16.onnx", "model.fp16.onnx.data", "model.quant.onnx", "model.quant.onnx.data",
     "encoder.onnx", "encoder.onnx.data", "decoder_merged.onnx", "decoder_merged.onnx.data",
-    "export.json", "export.log", "exporter_report.md", "command.json",
+    "export.json", "export.log", "exporter_report.md", "command.json", "export.fp16.onnx",
     "report.json", "report.md", "report.html", "report-parity.svg", "report-localize.svg", "report-generate.svg"};
 constexpr std::array<std::string_view, 7> k_run_folders = {"reference", "reference-quant", "golden", "localize",
                                                            "trt-cache", "runtimes", "repair"};

@@ -32,7 +32,8 @@ bool has_code(const RepairFacts& facts, std::string_view code) {
 std::vector<std::string> named_optimizers(const RepairFacts& facts) {
   std::set<std::string> names;
   for (const auto& finding : facts.findings) {
-    if (finding.code != "RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS") continue;
+    // Localization's finding names optimizers; the generation proof's names a step ("generation step 3").
+    if (finding.code != "RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS" || finding.step != "localize") continue;
     std::string name;
     for (const char c : finding.where + ",") {
       if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
@@ -99,8 +100,9 @@ void add_model_candidates(const RepairFacts& facts, std::vector<RepairCandidate>
                    .disabled_optimizers = optimizers});
   }
   const std::string numeric = first_error(facts, {"PARITY_MISMATCH", "NAN_OR_INF", "ARGMAX_FLIP", "OUTPUT_SATURATED"});
+  // A rewrite is tried only where cases failed: without a failing case nothing would prove it.
   const std::string frozen = first_error(facts, {"SHAPE_REJECTED", "PARITY_MISMATCH", "RUN_FAILED", "FROZEN_DIMENSION"});
-  if (const auto reshapes = frozen_reshapes(facts); !reshapes.empty() && !frozen.empty()) {
+  if (const auto reshapes = frozen_reshapes(facts); !reshapes.empty() && !frozen.empty() && facts.failing_rows > 0) {
     out.push_back({.kind = "rewrite",
                    .name = "rewrite-frozen-reshape",
                    .change = fmt::format("Reshape {} (and any Reshape holding the same frozen axes) copies the "
@@ -204,8 +206,10 @@ Expected<RepairFacts> read_repair_facts(const fs::path& run, bool can_reexport) 
   facts.float16 = report_proves_float16(report);
   for (const auto& finding : report.value("findings", nlohmann::json::array())) {
     facts.findings.push_back({finding.value("code", ""), finding.value("severity", ""), finding.value("where", ""),
-                              finding.value("message", "")});
+                              finding.value("message", ""), finding.value("step", "")});
   }
+  for (const auto& row : report.value("parity", nlohmann::json::array()))
+    facts.failing_rows += row.value("status", "") != "pass" ? 1 : 0;
   // The exporter a failed export was asked for, which the report's signature cannot say.
   if (facts.exporter.empty() && fs::is_regular_file(run / "export.json")) {
     if (auto manifest = read_json_object(run / "export.json", ErrorCode::usage)) {
@@ -222,7 +226,11 @@ std::vector<RepairCandidate> plan_repair(const RepairFacts& facts) {
     return is_error(finding) &&
            std::find(k_not_the_exports.begin(), k_not_the_exports.end(), finding.code) == k_not_the_exports.end();
   });
-  if (facts.verdict != "fail" || !repairable) return {};
+  // Golden drift stands whatever a candidate changes, and candidates do not verify golden sets.
+  const bool drifted = std::any_of(facts.findings.begin(), facts.findings.end(), [](const auto& finding) {
+    return is_error(finding) && finding.code == "GOLDEN_DRIFT";
+  });
+  if (facts.verdict != "fail" || !repairable || drifted) return {};
   std::vector<RepairCandidate> candidates;
   add_model_candidates(facts, candidates);
   add_export_candidates(facts, candidates);

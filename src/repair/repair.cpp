@@ -39,10 +39,12 @@ Expected<void> fresh_repair_folder(const fs::path& folder) {
 // A copy of `from` at `to`, by hard links where the file system allows (reference data is read only).
 Expected<void> link_or_copy(const fs::path& from, const fs::path& to) {
   std::error_code ec;
-  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::create_hard_links, ec);
+  // A link is copied as a link, never followed: adopting the copy refuses it as it would the run.
+  const auto links = fs::copy_options::recursive | fs::copy_options::copy_symlinks;
+  fs::copy(from, to, links | fs::copy_options::create_hard_links, ec);
   if (ec) {
     fs::remove_all(to, ec);
-    fs::copy(from, to, fs::copy_options::recursive, ec);
+    fs::copy(from, to, links, ec);
   }
   if (ec) return fail(ErrorCode::io, "cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
   return {};
@@ -164,6 +166,9 @@ Expected<PipelineOptions> candidate_options(const RepairOptions& options, const 
   changed.export_options.timeout_seconds = std::min(changed.export_options.timeout_seconds, std::max(60.0, seconds_left));
   changed.parity.disabled_optimizers.insert(changed.parity.disabled_optimizers.end(),
                                             candidate.disabled_optimizers.begin(), candidate.disabled_optimizers.end());
+  for (const auto& name : candidate.disabled_optimizers)  // the releases' children run without it too
+    changed.release_proof.parity_arguments.insert(changed.release_proof.parity_arguments.end(),
+                                                  {"--disable-optimizer", name});
   if (!candidate.reexport) {
     changed.export_options.from_export = options.run / "repair" / ".export";
   } else if (!options.reexport) {

@@ -64,6 +64,7 @@ std::size_t rewrite_pass(onnx::GraphProto& graph, const std::map<std::string, In
                          const std::vector<std::string>& nodes, const std::set<int64_t>& traced,
                          std::vector<ReshapeRewrite>& rewrites) {
   const std::size_t before = rewrites.size();
+  std::size_t again = 0;  // nodes of earlier passes rewritten once more
   for (auto& node : *graph.mutable_node()) {
     if (node.op_type() != "Reshape" || node.input_size() < 2 || !zero_copies(node)) continue;
     const auto shape = constant_shape(graph, node.input(1));
@@ -75,16 +76,25 @@ std::size_t rewrite_pass(onnx::GraphProto& graph, const std::map<std::string, In
     if (!named && data == shapes.end()) continue;
     std::vector<int64_t> after = copying_dynamic_axes(*shape, traced, data == shapes.end() ? nullptr : &data->second);
     if (after == *shape) continue;
-    const std::string name = node.name() + "_repaired_shape";
+    // A name of its own for each constant: unnamed nodes, and a node a later pass rewrites again.
+    const std::string name = fmt::format("{}_repaired_shape_{}", node.name(), rewrites.size());
     onnx::TensorProto& constant = *graph.add_initializer();
     constant.set_name(name);
     constant.set_data_type(onnx::TensorProto::INT64);
     constant.add_dims(static_cast<int64_t>(after.size()));
     for (const int64_t v : after) constant.add_int64_data(v);
     node.set_input(1, name);
-    rewrites.push_back({node.name(), *shape, std::move(after)});
+    const auto earlier = std::find_if(rewrites.begin(), rewrites.end(), [&](const ReshapeRewrite& r) {
+      return !node.name().empty() && r.node == node.name();
+    });
+    if (earlier != rewrites.end()) {
+      ++again;
+      earlier->after = std::move(after);  // rewritten again: one entry, from the export's shape to the last
+    } else {
+      rewrites.push_back({node.name(), *shape, std::move(after)});
+    }
   }
-  return rewrites.size() - before;
+  return rewrites.size() - before + again;
 }
 
 }  // namespace

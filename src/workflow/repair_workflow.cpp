@@ -25,14 +25,15 @@ constexpr std::string_view k_command_schema = "onnxproof.command/1";
 // A path as the run folder keeps it: absolute, so a repair from another folder finds it.
 std::string absolute_path(const fs::path& path) { return path.empty() ? std::string() : fs::absolute(path).string(); }
 
-// A spec whose first part names a file or folder (file.py:callable, model.pt, model.keras,
-// saved_model:DIR) with that part absolute; package.module:callable and family specs unchanged.
+// A spec whose first part names a file (file.py:callable, model.pt, model.keras) or a SavedModel
+// folder (saved_model:DIR) with that part absolute; package.module:callable (even where a folder
+// of that name lies here) and family specs unchanged.
 std::string absolute_spec(const std::string& spec) {
   if (spec.starts_with("saved_model:")) return "saved_model:" + absolute_path(spec.substr(12));
   const auto colon = spec.find(':');
   const std::string head = spec.substr(0, colon);
   std::error_code ec;
-  if (head.empty() || !fs::exists(head, ec)) return spec;
+  if (head.empty() || !fs::is_regular_file(head, ec)) return spec;
   return absolute_path(head) + (colon == std::string::npos ? "" : spec.substr(colon));
 }
 
@@ -126,14 +127,35 @@ void proof_from_rows(const nlohmann::json& rows, ProofArguments& proof) {
     proof.output_tolerances.push_back(fmt::format("{}={},{}", output, tolerance.first, tolerance.second));
 }
 
+// The targets a report's ops step audited against ("ort-cpu: ONNX Runtime ...") and the releases
+// its runtimes step proved on (ort-cpu@VERSION), comma-separated; the quantization it made.
+void targets_from_steps(const nlohmann::json& steps, PipelineCommand& command) {
+  std::vector<std::string> targets;
+  for (const auto& step : steps) {
+    const std::string name = step.value("name", "");
+    if (name == "quantize") command.quantize = "static";
+    for (const auto& target : step.value("targets", nlohmann::json::array())) {
+      if (name != "ops" || !target.is_string()) continue;
+      const std::string text = target.get<std::string>();
+      targets.push_back(text.substr(0, text.find(':')));
+    }
+    for (const auto& release : step.value("releases", nlohmann::json::array()))
+      if (name == "runtimes" && release.is_object())
+        targets.push_back(release.value("target", "ort-cpu@" + release.value("version", "")));
+  }
+  if (!targets.empty()) command.targets = fmt::format("{}", fmt::join(targets, ","));
+}
+
 // A run without a command record (proved by onnxproof.prove(), or by an older onnxproof): its
-// own export proved again with the proof options its report shows; no new export is possible.
+// own export proved again with the proof options its report shows (providers, float16, the
+// user's tolerances, the targets and releases, the quantization); no new export is possible.
 PipelineCommand command_from_report(const fs::path& run) {
   PipelineCommand command;
   command.model.from_export = fs::absolute(run);
   if (auto report = read_json_object(run / "report.json", ErrorCode::usage)) {
     if (report_proves_float16(*report)) command.proof.precision = "fp16";
     proof_from_rows(report->value("parity", nlohmann::json::array()), command.proof);
+    targets_from_steps(report->value("steps", nlohmann::json::array()), command);
   }
   return command;
 }

@@ -16,6 +16,7 @@ RepairFacts failed_run(std::vector<RepairFacts::FindingFact> findings) {
   facts.opset = 20;
   facts.has_model = true;
   facts.can_reexport = true;
+  facts.failing_rows = 4;
   facts.findings = std::move(findings);
   return facts;
 }
@@ -26,7 +27,7 @@ std::vector<std::string> names(const std::vector<RepairCandidate>& candidates) {
   return out;
 }
 
-const RepairFacts::FindingFact k_mismatch{"PARITY_MISMATCH", "error", "output", "output 'output' misses"};
+const RepairFacts::FindingFact k_mismatch{"PARITY_MISMATCH", "error", "output", "output 'output' misses", "parity"};
 
 TEST(RepairPlan, APassingRunOrAModelsOwnFailureHasNothingToTry) {
   RepairFacts passed = failed_run({k_mismatch});
@@ -41,7 +42,8 @@ TEST(RepairPlan, APassingRunOrAModelsOwnFailureHasNothingToTry) {
 
 TEST(RepairPlan, ChangesWithoutANewExportComeFirstThenExporterThenOpsetsThenPairs) {
   const auto plan = plan_repair(failed_run({k_mismatch,
-                                            {"RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS", "error", "ConvAddFusion", "..."}}));
+                                            {"RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS", "error", "ConvAddFusion", "...",
+                                             "localize"}}));
   const auto planned = names(plan);
   EXPECT_EQ(planned, (std::vector<std::string>{"optimizer-ConvAddFusion", "exporter-dynamo", "opset-19", "opset-18",
                                                    "opset-17", "optimizer-ConvAddFusion+exporter-dynamo",
@@ -57,7 +59,8 @@ TEST(RepairPlan, ChangesWithoutANewExportComeFirstThenExporterThenOpsetsThenPair
 }
 
 TEST(RepairPlan, ARunWithoutANewExportTriesOnlyItsOwnModel) {
-  RepairFacts facts = failed_run({k_mismatch, {"RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS", "error", "A, B", "..."}});
+  RepairFacts facts =
+      failed_run({k_mismatch, {"RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS", "error", "A, B", "...", "localize"}});
   facts.can_reexport = false;  // a --from-export run, or prove()'s without its front end
   const auto plan = plan_repair(facts);
   ASSERT_EQ(names(plan), std::vector<std::string>{"optimizer-A-B"});
@@ -81,6 +84,19 @@ TEST(RepairPlan, AFrozenReshapeGetsTheRewriteAndAFloat16FailureTheFloat32Block) 
   EXPECT_TRUE(plan[0].keep_float32);
   // A float32 block names this export's nodes: never paired with a new export.
   for (const auto& c : plan) EXPECT_FALSE(c.keep_float32 && c.reexport) << c.name;
+}
+
+TEST(RepairPlan, NothingIsPlannedThatNoProofCouldConfirm) {
+  // Golden drift beside another error: candidates verify no golden set, so the drift would stand.
+  EXPECT_TRUE(plan_repair(failed_run({k_mismatch, {"GOLDEN_DRIFT", "error", "", ""}})).empty());
+  // A frozen Reshape without a failing case: nothing would prove the rewrite (the trace trap alone).
+  RepairFacts trap = failed_run({{"FROZEN_DIMENSION", "error", "/Reshape", "Reshape input 1 is the constant [2, -1]"}});
+  trap.failing_rows = 0;
+  for (const auto& c : plan_repair(trap)) EXPECT_NE(c.kind, "rewrite");
+  // The generation proof's optimizer finding names a step, not an optimizer.
+  for (const auto& c : plan_repair(failed_run({k_mismatch, {"RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS", "error",
+                                                            "generation step 3", "...", "generate"}})))
+    EXPECT_NE(c.kind, "optimizer") << c.name;
 }
 
 TEST(RepairPlan, AfterAnExporterFallbackTheOtherExporterIsNotTriedAlone) {
