@@ -121,4 +121,17 @@ Expected<std::string> read_file(const fs::path& path, uint64_t max_bytes) {
   return data;
 }
 
+Expected<void> copy_by_hard_links(const std::filesystem::path& from, const std::filesystem::path& to) {
+  namespace fs = std::filesystem;
+  const auto links = fs::copy_options::recursive | fs::copy_options::copy_symlinks;
+  std::error_code ec;
+  fs::copy(from, to, links | fs::copy_options::create_hard_links, ec);
+  if (ec) {  // another file system, or one without hard links
+    fs::remove_all(to, ec);
+    fs::copy(from, to, links, ec);
+  }
+  if (ec) return fail(ErrorCode::io, "cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
+  return {};
+}
+
 }  // namespace onnxproof

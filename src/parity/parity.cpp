@@ -3,16 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <set>
 #include <tuple>
 
 #include "analyzers/analyzer.h"
 #include "detection_parity.h"
+#include "provider_fallback.h"
 #include "quantized_rows.h"
 #include "onnxproof/core/name_table.h"
 #include "onnxproof/core/source_framework.h"
@@ -348,62 +346,7 @@ std::string format_index(int64_t flat, const std::vector<int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(index, ", "));
 }
 
-Expected<std::vector<NodePlacement>> measure_placements(const fs::path& model, const ReferenceCase& c,
-                                                        const SessionOptions& options) {
-  static std::atomic<int> counter{0};
-  SessionOptions profiled = options;
-  profiled.profile_prefix = fs::temp_directory_path() / fmt::format("onnxproof-profile-{}-{}", ::getpid(), counter++);
-  ONNXPROOF_TRY_ASSIGN(Session session, Session::open(model, profiled));
-  const auto ran = run_case(session, c);
-  ONNXPROOF_TRY_ASSIGN(const fs::path profile, session.end_profiling());
-  auto placements = read_profile_placements(profile);
-  std::error_code ec;
-  fs::remove(profile, ec);
-  if (!ran) return std::unexpected(ran.error());
-  return placements;
-}
-
-std::optional<Finding> fallback_finding(const std::string& provider, const std::vector<NodePlacement>& placements) {
-  const auto off = nodes_off_provider(placements, provider);
-  if (off.empty()) return std::nullopt;
-  constexpr std::size_t k_named = 10;
-  std::map<std::string, int> by_provider;
-  std::string named;
-  for (std::size_t i = 0; i < off.size(); ++i) {
-    ++by_provider[off[i].provider];
-    if (i < k_named) named += fmt::format("{}'{}' ({}) on {}", named.empty() ? "" : ", ", off[i].node, off[i].op_type, off[i].provider);
-  }
-  if (off.size() > k_named) named += fmt::format(" and {} more", off.size() - k_named);
-  std::string counts;
-  for (const auto& [name, count] : by_provider) counts += fmt::format("{}{} on {}", counts.empty() ? "" : ", ", count, name);
-  const auto& info = finding_code_info(FindingCode::provider_fallback);
-  return Finding{FindingCode::provider_fallback, info.severity, "parity",
-                 fmt::format("{} of {} nodes did not run on {} ({}): {}", off.size(), placements.size(), provider, counts, named),
-                 provider, std::string(info.hint)};
-}
-
 namespace {
-
-// PROVIDER_FALLBACK for a GPU provider, from ONNX Runtime's profile of the first case; when the
-// profile cannot be had, from a session that forbids the CPU fallback (it names no nodes).
-void add_fallback_findings(const fs::path& model, const Reference& reference, const SessionOptions& session,
-                           ParityResult& result) {
-  if (!reference.cases.empty()) {
-    const auto placements = measure_placements(model, reference.cases.front(), session);
-    if (placements) {
-      if (auto finding = fallback_finding(session.provider, *placements)) result.findings.push_back(std::move(*finding));
-      return;
-    }
-  }
-  SessionOptions strict_options = session;
-  strict_options.forbid_cpu_fallback = true;
-  if (auto strict = Session::open(model, strict_options); !strict) {
-    result.findings.push_back(
-        {FindingCode::provider_fallback, Severity::warning, "parity",
-         fmt::format("some nodes fall back from {} to the CPU: {}", session.provider, strict.error().describe()),
-         session.provider, "the numbers are proved, but the speed is not what the provider promises"});
-  }
-}
 
 // The cases a variant runs: every case at the default level; with optimizations disabled, those
 // with a row or detection set that did not pass at "all" on that provider (the level tells the
@@ -470,7 +413,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
         break;
       }
       if (provider != "cpu" && variant.level == GraphOptimization::all) {
-        add_fallback_findings(model, reference, session_options, result);
+        detail::add_fallback_findings(model, reference, session_options, result);
       }
       if (variant.level == GraphOptimization::all) detail::audit_provider_rounding(provider, grids, result);
       status.ran = true;

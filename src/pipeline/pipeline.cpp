@@ -1,3 +1,4 @@
+#include "onnxproof/core/atomic_file.h"
 #include "onnxproof/pipeline/pipeline.h"
 
 #include <fmt/format.h>
@@ -28,7 +29,7 @@ void keep_earlier_golden(Run& run) {
   const fs::path previous = run.published / "golden";
   std::error_code ec;
   if (fs::exists(fs::symlink_status(golden, ec)) || !fs::is_directory(fs::symlink_status(previous, ec))) return;
-  if (auto kept = copy_folder(previous, golden); !kept) {
+  if (auto kept = copy_by_hard_links(previous, golden); !kept) {
     run.golden_evidence = kept.error().describe();
     return;
   }

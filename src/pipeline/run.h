@@ -50,9 +50,6 @@ void add_findings(Run& run, const std::vector<Finding>& findings);
 /// The step named `name` in the report so far; null when it did not run.
 const StepReport* find_step(const Report& report, std::string_view name);
 
-/// A copy of `from` at `to`, by hard links where the file system allows, else by copying.
-Expected<void> copy_folder(const fs::path& from, const fs::path& to);
-
 /// One step of the pipeline: its name, its function, what it reads of the Run and publishes into
 /// it (said for readers and ARCHITECTURE.md), whether it needs a model, and when it runs at all.
 struct StepDefinition {

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/export/float16.h"
 #include "onnxproof/golden/golden.h"
@@ -38,17 +39,6 @@ const StepReport* find_step(const Report& report, std::string_view name) {
     if (step.name == name) return &step;
   }
   return nullptr;
-}
-
-Expected<void> copy_folder(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::create_hard_links, ec);
-  if (ec) {
-    fs::remove_all(to, ec);
-    fs::copy(from, to, fs::copy_options::recursive, ec);
-  }
-  if (ec) return fail(ErrorCode::io, "cannot carry " + from.string() + " into the new run: " + ec.message());
-  return {};
 }
 
 namespace {
@@ -425,7 +415,7 @@ StepReport golden_step(Run& run) {
     // The golden set outlives the runs that verify against it: it moves into the new run folder
     // (a folder of the user's stays where it is).
     if (!users_folder) {
-      if (auto carried = copy_folder(previous, golden); !carried) return step_error(step, carried.error());
+      if (auto carried = copy_by_hard_links(previous, golden); !carried) return step_error(step, carried.error());
     }
     add_findings(run, result->findings);
     step.details = {{"action", "verify"}, {"model_changed", result->model_changed}};

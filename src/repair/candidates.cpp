@@ -102,7 +102,7 @@ void add_model_candidates(const RepairFacts& facts, std::vector<RepairCandidate>
   const std::string numeric = first_error(facts, {"PARITY_MISMATCH", "NAN_OR_INF", "ARGMAX_FLIP", "OUTPUT_SATURATED"});
   // A rewrite is tried only where cases failed: without a failing case nothing would prove it.
   const std::string frozen = first_error(facts, {"SHAPE_REJECTED", "PARITY_MISMATCH", "RUN_FAILED", "FROZEN_DIMENSION"});
-  if (const auto reshapes = frozen_reshapes(facts); !reshapes.empty() && !frozen.empty() && facts.failing_rows > 0) {
+  if (const auto reshapes = frozen_reshapes(facts); !reshapes.empty() && !frozen.empty() && !facts.failing_cases.empty()) {
     out.push_back({.kind = "rewrite",
                    .name = "rewrite-frozen-reshape",
                    .change = fmt::format("Reshape {} (and any Reshape holding the same frozen axes) copies the "
@@ -209,7 +209,7 @@ Expected<RepairFacts> read_repair_facts(const fs::path& run, bool can_reexport) 
                               finding.value("message", ""), finding.value("step", "")});
   }
   for (const auto& row : report.value("parity", nlohmann::json::array()))
-    facts.failing_rows += row.value("status", "") != "pass" ? 1 : 0;
+    if (row.value("status", "") != "pass") facts.failing_cases.insert(row.value("case", ""));
   // The exporter a failed export was asked for, which the report's signature cannot say.
   if (facts.exporter.empty() && fs::is_regular_file(run / "export.json")) {
     if (auto manifest = read_json_object(run / "export.json", ErrorCode::usage)) {

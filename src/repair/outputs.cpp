@@ -89,7 +89,8 @@ std::string session_options_markdown(const std::vector<std::string>& optimizers)
       names, list);
 }
 
-std::string repair_markdown(const fs::path& run, const RepairFacts& facts, const RepairResult& result) {
+std::string repair_markdown(const fs::path& run, const RepairFacts& facts, const RepairResult& result,
+                            const std::string& shipped) {
   std::string md = fmt::format("# Repair of {}\n\n", run.filename().string().empty() ? run.string() : run.filename().string());
   md += fmt::format(
       "The run failed. onnxproof tried {} of {} candidate changes in {:.1f} s{}. The {} model is not changed: every "
@@ -101,7 +102,7 @@ std::string repair_markdown(const fs::path& run, const RepairFacts& facts, const
   if (result.repaired) {
     const auto& a = result.attempts[*result.repaired];
     md += fmt::format("**Repaired:** {}. Proved in `{}/` (its report.md); ship `{}/{}`.\n\n", markdown_text(a.candidate.change),
-                      a.folder.generic_string(), a.folder.generic_string(), shipped_model(run / a.folder));
+                      a.folder.generic_string(), a.folder.generic_string(), shipped);
     md += "What changed:\n\n```json\n" + result.diff.dump(2) + "\n```\n\n";
   } else if (result.attempts.empty()) {
     md += "**Not repaired:** no exporter, opset, runtime, float16 or rewrite change applies to what failed; the fix is in "
@@ -155,18 +156,20 @@ Expected<void> write_repair(const fs::path& run, const RepairFacts& facts, const
                          {"budget_spent", result.budget_spent},
                          {"attempts", nlohmann::json::array()}};
   for (const auto& attempt : result.attempts) json["attempts"].push_back(attempt_to_json(attempt));
+  std::string shipped;  // the repaired run's model to ship, read once from its report
   if (result.repaired) {
     const auto& a = result.attempts[*result.repaired];
+    shipped = shipped_model(run / a.folder);
     json["repair"] = {{"folder", a.folder.generic_string()},
                       {"change", a.candidate.change},
-                      {"model", (a.folder / shipped_model(run / a.folder)).generic_string()},
+                      {"model", (a.folder / shipped).generic_string()},
                       {"diff", result.diff}};
     if (!a.candidate.disabled_optimizers.empty())
       ONNXPROOF_TRY(write_file_atomically(run / a.folder / "session-options.md",
                                           session_options_markdown(a.candidate.disabled_optimizers)));
   }
   ONNXPROOF_TRY(write_file_atomically(run / "repair" / "repair.json", json.dump(2) + "\n"));
-  return write_file_atomically(run / "repair" / "repair.md", repair_markdown(run, facts, result));
+  return write_file_atomically(run / "repair" / "repair.md", repair_markdown(run, facts, result, shipped));
 }
 
 std::string repair_what_to_do(const RepairResult& result, const std::string& before) {

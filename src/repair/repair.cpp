@@ -36,20 +36,6 @@ Expected<void> fresh_repair_folder(const fs::path& folder) {
   return {};
 }
 
-// A copy of `from` at `to`, by hard links where the file system allows (reference data is read only).
-Expected<void> link_or_copy(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  // A link is copied as a link, never followed: adopting the copy refuses it as it would the run.
-  const auto links = fs::copy_options::recursive | fs::copy_options::copy_symlinks;
-  fs::copy(from, to, links | fs::copy_options::create_hard_links, ec);
-  if (ec) {
-    fs::remove_all(to, ec);
-    fs::copy(from, to, links, ec);
-  }
-  if (ec) return fail(ErrorCode::io, "cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
-  return {};
-}
-
 // What the run holds besides its export: its proof's results, which a copy of the export leaves out.
 bool is_proof_output(const fs::path& entry) {
   static const std::set<std::string> k_outputs = {"repair",      "localize",     "golden",      "trt-cache",
@@ -71,7 +57,7 @@ Expected<void> copy_export(const fs::path& run, const fs::path& folder) {
   if (ec) return fail(ErrorCode::io, "cannot create " + folder.string() + ": " + ec.message());
   for (const auto& entry : fs::directory_iterator(run, ec)) {
     if (is_proof_output(entry.path()) || entry.is_symlink()) continue;
-    ONNXPROOF_TRY(link_or_copy(entry.path(), folder / entry.path().filename()));
+    ONNXPROOF_TRY(copy_by_hard_links(entry.path(), folder / entry.path().filename()));
   }
   if (ec) return fail(ErrorCode::io, "cannot read " + run.string() + ": " + ec.message());
   return {};
@@ -104,28 +90,23 @@ Expected<std::vector<ReshapeRewrite>> rewritten_export(const fs::path& run, cons
   return rewrites;
 }
 
-// The reference cases the run failed on (its parity rows that did not pass), for the float32 search.
-Expected<Reference> failing_cases(const fs::path& run) {
-  ONNXPROOF_TRY_ASSIGN(const auto report, read_json_object(run / "report.json", ErrorCode::invalid_input));
-  std::set<std::string> failing;
-  for (const auto& row : report.value("parity", nlohmann::json::array()))
-    if (row.value("status", "") != "pass") failing.insert(row.value("case", ""));
+// The reference cases the run failed on (facts.failing_cases), for the float32 search.
+Expected<Reference> failing_cases(const fs::path& run, const RepairFacts& facts) {
   ONNXPROOF_TRY_ASSIGN(Reference reference, read_reference(run / "reference"));
-  std::erase_if(reference.cases, [&](const ReferenceCase& c) { return !failing.contains(c.data_set); });
+  std::erase_if(reference.cases, [&](const ReferenceCase& c) { return !facts.failing_cases.contains(c.data_set); });
   if (reference.cases.empty()) return fail(ErrorCode::invalid_input, "the run's report holds no failing parity case");
   return reference;
 }
 
 // The float32 block, found before the candidate's run; ErrorCode::invalid_input when none helps.
-Expected<std::vector<std::string>> float32_block(const RepairOptions& options, const std::string& framework,
+Expected<std::vector<std::string>> float32_block(const RepairOptions& options, const RepairFacts& facts,
                                                  const fs::path& scratch, std::ostream& progress) {
-  const bool simplified = fs::is_regular_file(options.run / "model.sim.onnx");
   Float32BlockSearch search;
-  search.model = options.run / (simplified ? "model.sim.onnx" : "model.onnx");
+  search.model = options.run / (facts.simplified ? "model.sim.onnx" : "model.onnx");
   search.parity = options.base.parity;
-  search.python = front_end_interpreter(options.base.export_options.python, framework);
+  search.python = front_end_interpreter(options.base.export_options.python, facts.framework);
   search.timeout_seconds = options.base.export_options.timeout_seconds;
-  ONNXPROOF_TRY_ASSIGN(search.reference, failing_cases(options.run));
+  ONNXPROOF_TRY_ASSIGN(search.reference, failing_cases(options.run, facts));
   search.parity.progress = nullptr;
   search.parity.keep_cpu_outputs = false;
   progress << "onnxproof repair: looking for the block that breaks in float16 (" << search.reference.cases.size()
@@ -212,7 +193,7 @@ void try_candidate(const RepairOptions& options, const RepairFacts& facts, Repai
     changed->export_options.from_export = scratch;
   }
   if (candidate.keep_float32) {
-    auto block = float32_block(options, facts.framework, scratch, progress);
+    auto block = float32_block(options, facts, scratch, progress);
     if (!block) {
       attempt.status = "fail";
       attempt.why = block.error().describe();

@@ -190,12 +190,28 @@ TEST(Repair, OnlyAFailedRunFolderOfItsOwnIsRepaired) {
   expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2, "only a failed run is repaired");
   expect_one_line_error(onnxproof_cli({"repair", out.path().string(), "--repair-budget", "0"}), 2,
                         "--repair-budget must be a positive number");
-  // RUN/repair is replaced by every repair: never through a link to somewhere else.
-  TempDir elsewhere;
-  fs::create_directory_symlink(elsewhere.path(), out / "repair");
+  // The pipeline's repair options, refused before any work.
+  const std::vector<std::string> model = {"pipeline", "--model", k_fixtures + "trap_models.py:dict_output", "--input",
+                                          "x=2x8:float32", "--out", (out / "other").string()};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = model;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return onnxproof_cli(args);
+  };
+  expect_one_line_error(with({"--keep-float32", "node_mul"}), 2, "--keep-float32 names nodes of the float16 conversion");
+  expect_one_line_error(with({"--repair", "--exporter", "both"}), 2, "--repair repairs one export");
+  expect_one_line_error(with({"--repair", "--repair-budget", "-1"}), 2, "--repair-budget must be a positive number");
   auto report = read_json(out / "report.json");
   report["verdict"] = "fail";
   write_bytes(out / "report.json", report.dump());
+  // A command record that is not one is named, not trusted.
+  const std::string recorded = read_text(out / "command.json");
+  write_bytes(out / "command.json", R"({"schema": "onnxproof.command/1", "model": {}})");
+  expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2, "is not a readable command record");
+  write_bytes(out / "command.json", recorded);
+  // RUN/repair is replaced by every repair: never through a link to somewhere else.
+  TempDir elsewhere;
+  fs::create_directory_symlink(elsewhere.path(), out / "repair");
   expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2,
                         "refusing to write into " + (out / "repair").string() + ": it is a symbolic link");
   EXPECT_TRUE(fs::is_empty(elsewhere.path()));

@@ -16,7 +16,7 @@ RepairFacts failed_run(std::vector<RepairFacts::FindingFact> findings) {
   facts.opset = 20;
   facts.has_model = true;
   facts.can_reexport = true;
-  facts.failing_rows = 4;
+  facts.failing_cases = {"test_data_set_0"};
   facts.findings = std::move(findings);
   return facts;
 }
@@ -91,7 +91,7 @@ TEST(RepairPlan, NothingIsPlannedThatNoProofCouldConfirm) {
   EXPECT_TRUE(plan_repair(failed_run({k_mismatch, {"GOLDEN_DRIFT", "error", "", ""}})).empty());
   // A frozen Reshape without a failing case: nothing would prove the rewrite (the trace trap alone).
   RepairFacts trap = failed_run({{"FROZEN_DIMENSION", "error", "/Reshape", "Reshape input 1 is the constant [2, -1]"}});
-  trap.failing_rows = 0;
+  trap.failing_cases.clear();
   for (const auto& c : plan_repair(trap)) EXPECT_NE(c.kind, "rewrite");
   // The generation proof's optimizer finding names a step, not an optimizer.
   for (const auto& c : plan_repair(failed_run({k_mismatch, {"RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS", "error",

@@ -48,6 +48,11 @@ class AtomicFile {
 /// folder, a device, a FIFO or a socket. AtomicFile::create checks it.
 Expected<void> require_replaceable_file(const std::filesystem::path& destination);
 
+/// A copy of the folder (or file) `from` at `to`, by hard links where the file system allows, else
+/// by copying; a symbolic link inside is copied as a link, never followed. For onnxproof's own
+/// files, which are only ever replaced, never written in place. ErrorCode::io naming both paths.
+Expected<void> copy_by_hard_links(const std::filesystem::path& from, const std::filesystem::path& to);
+
 /// Writes `contents` to `path` atomically.
 Expected<void> write_file_atomically(const std::filesystem::path& path, std::string_view contents);
 

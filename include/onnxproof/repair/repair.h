@@ -51,9 +51,9 @@ struct RepairFacts {
   bool simplified = false;  // the failing proof ran on model.sim.onnx
   bool float16 = false;     // --precision fp16
   bool can_reexport = false;
-  std::size_t failing_rows = 0;  // parity rows that did not pass: cases a rewrite must mend
+  std::set<std::string> failing_cases;  // cases of parity rows that did not pass: what a change must mend
   struct FindingFact {
-    std::string code, severity, where, message, step;
+    std::string code{}, severity{}, where{}, message{}, step{};
   };
   std::vector<FindingFact> findings;
 };
