@@ -51,6 +51,14 @@ def check_arguments(*, exporter, targets, providers, opset, rtol, atol, samples,
             raise UsageError(f"{name} must be a folder path, not {type(value).__name__}")
 
 
+def output_names(names):
+    """torch.onnx.export's output_names as a list of unique non-empty names; UsageError otherwise."""
+    if isinstance(names, str) or not isinstance(names, collections.abc.Sequence) or not all(
+            isinstance(name, str) and name for name in names) or len(set(names)) != len(names):
+        raise UsageError(f"output_names must be a list of unique non-empty names, not {names!r}")
+    return list(names)
+
+
 def _check_dynamic_spelling(dynamic_shapes, dynamic_axes):
     """dynamic_shapes: a dict by input name or a tuple/list in argument order, each entry a dict
     {axis: Dim}, a tuple/list per axis or None; dynamic_axes: a dict {input: {axis: label} or [axis, ...]}."""

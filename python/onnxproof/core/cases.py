@@ -67,12 +67,16 @@ def shape_cases(examples, sweep, ranges=None):
 def with_derived(sizes, derived):
     """`sizes` with each derived label set to the sum of the labels it is made of (a cache
     decoder's attention mask covers past and new tokens: total_sequence = past_sequence +
-    sequence); the others as they are."""
+    sequence) or to its affine function of one ({"label", "scale", "offset"}: d + 1); the others
+    as they are."""
     if not derived:
         return sizes
     sizes = dict(sizes)
     for label, parts in derived.items():
-        if label in sizes and all(part in sizes for part in parts):
+        if isinstance(parts, dict):  # scale * root + offset (a derived Dim: config's "derived")
+            if label in sizes and parts["label"] in sizes:
+                sizes[label] = parts["scale"] * sizes[parts["label"]] + parts["offset"]
+        elif label in sizes and all(part in sizes for part in parts):
             sizes[label] = sum(sizes[part] for part in parts)
     return sizes
 
@@ -85,11 +89,33 @@ def shape_for(spec, dynamic, sizes):
     return dims
 
 
+# Float types numpy has not, from ml_dtypes (onnx's numpy_helper writes them as their ONNX types).
+NARROW_FLOATS = ("bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+
+
+def numpy_dtype(name):
+    """The numpy dtype of an input's dtype name, ml_dtypes' for bfloat16 and float8; UsageError
+    for a name that is neither."""
+    if name in NARROW_FLOATS:
+        import ml_dtypes
+        return np.dtype(getattr(ml_dtypes, name))
+    try:
+        return np.dtype(name)
+    except TypeError as error:
+        raise UsageError(f"'{name}' is no dtype onnxproof can generate values of") from error
+
+
+def is_narrow_float(dtype):
+    return np.dtype(dtype).name in NARROW_FLOATS
+
+
 def generate(spec, dims, rng):
     """Values for one input: float normal, integers inside the declared range, bools."""
-    dtype = np.dtype(spec["dtype"]) if spec["dtype"] != "bfloat16" else None
-    if dtype is None:
-        raise UsageError(f"input '{spec['name']}': bfloat16 inputs are not supported by the export front end yet")
+    dtype = numpy_dtype(spec["dtype"])
+    if is_narrow_float(dtype):
+        return rng.standard_normal(dims).astype(np.float32).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(dims) + 1j * rng.standard_normal(dims)).astype(dtype)
     if dtype.kind == "f":
         return rng.standard_normal(dims).astype(dtype)
     if dtype.kind in "iu":
@@ -120,13 +146,19 @@ def coupled_groups(inputs, dynamic):
 
 def coupled_cases(examples, sweep, ranges=None, couplings=()):
     """shape_cases, with every label of a coupled group scaled with the label its case varies
-    (coupled_sizes); a case no partner size fits is left out."""
+    (coupled_sizes); a case no partner size fits, or that takes a label outside its declared
+    range (a partner scaled past its bounds), is left out; the example is always the first."""
     cases = []
     for case in shape_cases(examples, sweep, ranges):
         case = coupled_sizes(case, examples, couplings)
-        if case is not None and case not in cases:
+        if case is not None and case not in cases and (not cases or within_ranges(case, ranges)):
             cases.append(case)
     return cases
+
+
+def within_ranges(case, ranges):
+    """True when every label of `case` with a declared (min, max) lies inside it."""
+    return all(low <= case[label] <= high for label, (low, high) in (ranges or {}).items() if label in case)
 
 
 def coupled_sizes(case, examples, couplings, varied=None):
@@ -193,8 +225,13 @@ def domain_of(name, array):
     sorted (non-decreasing along the last axis), starts (its first element along the last axis),
     pairs (box corner columns), mask (0/1 padding mask: valid value and padding side)."""
     array = np.asarray(array)
+    domain = {"dtype": str(array.dtype)}
+    if is_narrow_float(array.dtype):  # bfloat16, float8: read as the float32 values they hold
+        array = array.astype(np.float32)
+    if array.dtype.kind == "c":  # complex: no domain beyond its dtype
+        return domain
     kind = {"f": "float", "b": "bool"}.get(array.dtype.kind, "int")
-    domain = {"kind": kind, "dtype": str(array.dtype)}
+    domain["kind"] = kind
     if array.size == 0 or array.dtype.kind not in "fbiu":
         return domain
     values = array.astype(np.float64)
@@ -295,12 +332,14 @@ def generate_in_domain(spec, dims, rng, domain=None):
     range alone, where a mask-named 0/1 input still gets per-row padding). UsageError for a size
     over MAX_GENERATED_BYTES (a --sweep size of a model family's own inputs, which the engine
     cannot check before Python starts)."""
-    dtype = np.dtype(spec["dtype"]) if spec["dtype"] != "bfloat16" else None
-    if dtype is not None and math.prod(int(d) for d in dims) * dtype.itemsize > MAX_GENERATED_BYTES:
+    dtype = numpy_dtype(spec["dtype"])
+    if math.prod(int(d) for d in dims) * dtype.itemsize > MAX_GENERATED_BYTES:
         raise UsageError(f"input '{spec['name']}' at {'x'.join(str(int(d)) for d in dims)} of {spec['dtype']} is "
                          "over 4 GiB; sweep smaller sizes")
-    if dtype is None or domain is None or not domain.get("kind"):
-        if dtype is not None and looks_like_mask(spec["name"], dtype) and set(spec.get("range") or (0, 2)) <= {0, 1, 2}:
+    if is_narrow_float(dtype):  # drawn as float32 in the domain, then rounded to the input's type
+        return generate_in_domain(dict(spec, dtype="float32"), dims, rng, domain).astype(dtype)
+    if domain is None or not domain.get("kind"):
+        if looks_like_mask(spec["name"], dtype) and set(spec.get("range") or (0, 2)) <= {0, 1, 2}:
             return padded_mask(dims, dtype, {"valid": 1, "side": "right"}, rng)
         return generate(spec, dims, rng)
     if "mask" in domain:

@@ -58,3 +58,53 @@ def fix_axes_by_model(state, fixed):
     state.examples = {label: size for label, size in state.examples.items() if label not in fixed}
     state.coupling_candidates = [group for group in state.coupling_candidates if not set(group) & fixed.keys()]
     state.couplings = [group for group in state.couplings if not set(group) & fixed.keys()]
+
+
+def check_declared_output_names(state):
+    """UsageError when an axis declared on an output (torch.onnx.export's dynamic_axes naming an
+    output: config's output_axes) names no output the forward returns."""
+    from .errors import UsageError
+    for name in state.config.get("output_axes") or {}:
+        if name not in state.output_names:
+            inputs = ", ".join(spec["name"] for spec in state.inputs) or "none"
+            raise UsageError(f"dynamic_axes names {name!r}, which is neither an input ({inputs}) nor an output "
+                             f"({', '.join(state.output_names)})")
+
+
+def declared_output_findings(state):
+    """Findings for each axis declared dynamic on an output that model.onnx writes with a fixed
+    size: FROZEN_DIMENSION, an error, where the model's own output follows a dynamic label there
+    (the export froze it); AXIS_FIXED_BY_MODEL, a warning, where the model keeps that size
+    whatever the inputs (the declaration asks for more than the model does)."""
+    import onnx
+    declared = state.config.get("output_axes") or {}
+    if not declared:
+        return []
+    graph = onnx.load(state.model_path, load_external_data=False).graph
+    shapes = {output.name: output.type.tensor_type.shape for output in graph.output}
+    problems = []
+    for name, axes in declared.items():
+        shape = shapes.get(name)
+        for axis, label in axes.items():
+            if shape is None or int(axis) >= len(shape.dim):
+                where = "is not an output of model.onnx" if shape is None else f"has rank {len(shape.dim)} in model.onnx"
+                problems.append(finding("FROZEN_DIMENSION", "error", f"output '{name}' axis {axis}, declared dynamic "
+                                        f"as '{label}', cannot be checked: '{name}' {where}", name,
+                                        "declare axes the exported outputs have"))
+                continue
+            dim = shape.dim[int(axis)]
+            if not dim.HasField("dim_value"):
+                continue
+            follows = (state.output_axes.get(name) or {}).get(int(axis))
+            if follows:
+                problems.append(finding(
+                    "FROZEN_DIMENSION", "error", f"output '{name}' axis {axis} was declared dynamic as '{label}' and "
+                    f"{state.source}'s output follows '{follows}' there, but model.onnx fixes it at {dim.dim_value}",
+                    f"{name}:{axis}", "keep sizes symbolic in forward() (x.shape[0] or -1 instead of a Python int)"))
+            else:
+                problems.append(finding(
+                    "AXIS_FIXED_BY_MODEL", "warning", f"output '{name}' axis {axis} was declared dynamic as '{label}', but "
+                    f"{state.source}'s own output keeps size {dim.dim_value} there at every input size tried, and so "
+                    "does model.onnx", f"{name}:{axis}", f"drop '{name}' axis {axis} from dynamic_axes, or make the "
+                    "model's output follow the input axis it should"))
+    return problems

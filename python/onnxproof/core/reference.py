@@ -122,7 +122,7 @@ def write_case(state, folder, arrays, outputs, finite):
     from onnx import numpy_helper
     os.makedirs(folder, exist_ok=True)
     for index, spec in enumerate(state.inputs):
-        tensor = numpy_helper.from_array(arrays[spec["name"]], spec["name"])
+        tensor = numpy_helper.from_array(real_view(arrays[spec["name"]]), spec["name"])
         write_atomically(os.path.join(folder, f"input_{index}.pb"), tensor.SerializeToString())
     for index, (name, value) in enumerate(outputs):
         count_finite(finite, value)
@@ -131,6 +131,14 @@ def write_case(state, folder, arrays, outputs, finite):
     if data.LABELS in arrays and data.LABELS not in [spec["name"] for spec in state.inputs]:
         labels = numpy_helper.from_array(arrays[data.LABELS].astype("int64"), data.LABELS)
         write_atomically(os.path.join(folder, "labels.pb"), labels.SerializeToString())
+
+
+def real_view(array):
+    """A complex array as the exporters feed it (torch.onnx's dynamo exporter makes a complex input
+    a real one with a last axis of 2: real and imaginary parts); any other array as it is."""
+    import numpy as np
+    array = np.asarray(array)
+    return np.stack([array.real, array.imag], axis=-1) if array.dtype.kind == "c" else array
 
 
 def count_finite(counts, value):

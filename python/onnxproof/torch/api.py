@@ -11,16 +11,15 @@ from the run folder's report.json.
 """
 import contextlib
 import functools
-import inspect
 import itertools
 import os
-import re
 
 from ..core import api_checks as argument_checks, contract, proving
 from ..core.data import samples_from
 from ..core.engine import captured_output, name_list
 from ..core.errors import UsageError
-from . import api_checks as checks, quantized
+from . import api_checks as checks, api_inputs as inputs_of, quantized
+from .arrays import to_numpy
 
 # A DataLoader (or any endless iterable) is read for at most this many batches by default.
 DEFAULT_DATA_BATCHES = 8
@@ -29,12 +28,21 @@ DEFAULT_DATA_BATCHES = 8
 def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None, data=None,
           data_batches=DEFAULT_DATA_BATCHES, opset=None, exporter="auto", targets=("ort-cpu",), providers=("cpu",),
           sweep=None, samples=3, rtol=None, atol=None, out=None, golden=None, quiet=False, localize=True,
-          generate=0, quantize=None, repair=False, repair_budget=900):
+          generate=0, quantize=None, repair=False, repair_budget=900, input_names=None, output_names=None,
+          opset_version=None):
     """Exports `model` called as model(*args, **kwargs), proves the export and returns its Report.
 
+    args and kwargs as torch.export takes them: tensors of any dtype ONNX has (bfloat16, float8,
+        complex as its real view), and dicts, lists and tuples of them (each tensor one input,
+        named by its path: batch["extras"][0] is batch_extras_0); other values are fixed.
+    input_names, output_names, opset_version: torch.onnx.export's (the flat inputs and outputs
+        renamed in order; opset_version is opset).
+
     dynamic_shapes: torch.export's spelling, {input: {axis: Dim("batch", min=1, max=64)}} or a
-        tuple in argument order; dynamic_axes: torch.onnx's, {input: {axis: "batch"}} or
-        {input: [axis, ...]}. One label on several inputs is one shared dimension.
+        tuple in forward()'s parameter order, shaped like the arguments; Dim.STATIC keeps an axis,
+        a derived Dim (d + 1) follows its root; dynamic_axes: torch.onnx's, {name: {axis: "batch"}}
+        or {name: [axis, ...]} naming inputs and outputs (an output's axes are checked in the
+        exported file). One label on several inputs is one shared dimension.
     data: real inputs to prove on: a tensor, a list of samples (tuples in argument order or dicts
         by input name; a tuple with one more value ends with labels), or a DataLoader, of which the
         first `data_batches` batches are used. Without data, generated inputs at every shape case.
@@ -82,12 +90,15 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         return _prove_generation(model, args, kwargs, generate, dict(
             opset=opset, exporter=exporter, targets=targets, providers=providers, sweep=sweep, samples=samples,
             rtol=rtol, atol=atol, out=out, golden=golden, quiet=quiet, localize=localize))
-    call, tensors = _callable_inputs(model, args, kwargs)
+    opset = _opset(opset, opset_version)
+    output_names = argument_checks.output_names(output_names) if output_names is not None else None
+    flat = _flat_inputs(model, args, kwargs, input_names, output_names)
+    tensors = flat.tensors
     names = list(tensors)
-    inputs = [_input_spec(name, tensor) for name, tensor in tensors.items()]
+    inputs = [inputs_of.input_spec(name, tensor) for name, tensor in tensors.items()]
     try:
-        dynamic = _dynamic_from(dynamic_shapes, dynamic_axes, names, tensors)
-    except (TypeError, ValueError) as error:  # an axis that is no number, a Dim of another kind
+        dynamic, output_axes = inputs_of.dynamic_from(dynamic_shapes, dynamic_axes, flat)
+    except (TypeError, ValueError, AttributeError) as error:  # an axis that is no number, a Dim of another kind
         raise UsageError(f"dynamic_shapes / dynamic_axes: {type(error).__name__}: {error}") from error
     checks.check_sweep(sweep, dynamic, tensors)
     out = os.path.abspath(out or checks.default_out(model, inputs, dynamic))
@@ -96,15 +107,32 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         "opset": int(opset or 0), "exporter": exporter, "sweep": {k: [int(s) for s in v] for k, v in (sweep or {}).items()},
         "samples": int(samples), "seed": 0, "out": "",
     }
+    config.update({"output_axes": output_axes} if output_axes else {})
     proving.check_config(config)
-    example = {name: _array(name, tensor) for name, tensor in tensors.items()}
+    example = {name: to_numpy(tensor, name) for name, tensor in tensors.items()}
     samples_given = None if data is None else samples_from(_batches(data, data_batches), names, "data")
     arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
     arguments += proving.tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
     arguments += proving.golden_arguments(golden) + proving.quantize_arguments(quantize)
     arguments += proving.repair_arguments(repair, repair_budget)
-    return _run_attached(arguments, config, InMemoryModel(call, config["model"], example, samples_given), model, call,
-                         out, quiet)
+    return _run_attached(arguments, config, InMemoryModel(flat.call, config["model"], example, samples_given), model,
+                         flat.call, out, quiet)
+
+
+def _opset(opset, opset_version):
+    """prove()'s opset, given as opset or as torch.onnx.export's opset_version."""
+    if opset_version is not None and opset is not None and opset != opset_version:
+        raise UsageError(f"opset={opset!r} and opset_version={opset_version!r} disagree: give one")
+    return opset if opset is not None else opset_version
+
+
+def _flat_inputs(model, args, kwargs, input_names=None, output_names=None):
+    """api_inputs.flatten of model(*args, **kwargs), after checking model is a torch.nn.Module."""
+    import torch
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError(f"model must be a torch.nn.Module, not {type(model).__name__}")
+    args = (args,) if isinstance(args, torch.Tensor) else tuple(args)
+    return inputs_of.flatten(model, args, dict(kwargs or {}), input_names, output_names)
 
 
 def _prove_generation(model, args, kwargs, steps, options):
@@ -112,7 +140,7 @@ def _prove_generation(model, args, kwargs, steps, options):
     inputs, the example's input_ids being args' (the prompt), then the same engine run with
     --generate N."""
     from . import generation, seq2seq
-    _, tensors = _callable_inputs(model, args, kwargs)
+    tensors = _flat_inputs(model, args, kwargs).tensors
     if seq2seq.is_seq2seq(type(model).__name__, getattr(model, "config", None)):
         return _prove_seq2seq_generation(model, tensors, steps, options)
     ids = tensors.get("input_ids")
@@ -125,7 +153,7 @@ def _prove_generation(model, args, kwargs, steps, options):
         raise UsageError(f"generate=N: the model is no decoder onnxproof can call with a cache: "
                          f"{type(error).__name__}: {error}") from error
     example = _decoder_example(defaults)
-    example["input_ids"] = _array("input_ids", ids)
+    example["input_ids"] = to_numpy(ids, "input_ids")
     return _prove_decoder(model, decoder, defaults, example, steps, options)
 
 
@@ -145,7 +173,7 @@ def _prove_seq2seq_generation(model, tensors, steps, options):
     `args` (its encoder inputs: input_ids and attention_mask, or input_features) proved first."""
     from . import seq2seq
     names = ("input_ids", "attention_mask", "input_features")
-    given = {name: _array(name, tensor) for name, tensor in tensors.items() if name in names}
+    given = {name: to_numpy(tensor, name) for name, tensor in tensors.items() if name in names}
     if not given:
         raise UsageError("generate=N on an encoder-decoder needs its encoder's inputs in args: input_ids (and "
                          "attention_mask), or input_features")
@@ -218,126 +246,6 @@ def _restored(model):
 def _describe(model):
     kind = type(model)
     return f"{kind.__module__}.{kind.__qualname__}"
-
-
-def _positionalname_list(model, count):
-    try:
-        parameters = list(inspect.signature(model.forward).parameters.values())
-    except (TypeError, ValueError):
-        parameters = []
-    names = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return names[:count] if len(names) >= count else [f"input_{i}" for i in range(count)]
-
-
-def _takes_var_positional(model):
-    try:
-        parameters = inspect.signature(model.forward).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.kind == p.VAR_POSITIONAL for p in parameters)
-
-
-def _callable_inputs(model, args, kwargs):
-    """(module to export, {input name: tensor}): tensors in args and kwargs become the model's
-    inputs, named after forward()'s parameters; other keyword values stay fixed."""
-    import torch
-    if not isinstance(model, torch.nn.Module):
-        raise UsageError(f"model must be a torch.nn.Module, not {type(model).__name__}")
-    args = (args,) if isinstance(args, torch.Tensor) else tuple(args)
-    for index, value in enumerate(args):
-        if not isinstance(value, torch.Tensor):
-            raise UsageError(f"args[{index}] is a {type(value).__name__}: positional inputs must be tensors "
-                             "(pass fixed values as kwargs)")
-    kwargs = dict(kwargs or {})
-    tensors = dict(zip(_positionalname_list(model, len(args)), args))
-    keyword_tensors = {name: value for name, value in kwargs.items() if isinstance(value, torch.Tensor)}
-    if set(keyword_tensors) & set(tensors):
-        raise UsageError(f"{sorted(set(keyword_tensors) & set(tensors))} given both in args and kwargs")
-    if not keyword_tensors and not kwargs:
-        # forward(self, *args): torch.export binds the inputs as one tuple named `args`, which
-        # dynamic shapes keyed per input cannot describe; a wrapper names each input.
-        return (_keyword_call(model, list(tensors), len(args), {}) if _takes_var_positional(model) else model), tensors
-    fixed = {name: value for name, value in kwargs.items() if name not in keyword_tensors}
-    tensors.update(keyword_tensors)
-    return _keyword_call(model, list(tensors), len(args), fixed), tensors
-
-
-def _keyword_call(model, names, positional, fixed):
-    """A module whose forward takes every input positionally, under its own name (torch.export
-    keys dynamic shapes by forward()'s parameter names), and calls the model with keywords."""
-    import torch
-
-    class KeywordInputs(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.model = model
-
-        def forward(self, *values):
-            return self.model(*values[:positional], **dict(zip(names[positional:], values[positional:])), **fixed)
-
-    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    parameters += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names]
-    KeywordInputs.forward.__signature__ = inspect.Signature(parameters)
-    wrapper = KeywordInputs()
-    wrapper.train(model.training)
-    return wrapper
-
-
-def _input_spec(name, tensor):
-    """The input as the export contract declares it; integer inputs are generated inside the
-    range the example spans (token ids stay inside what the example used)."""
-    import torch
-    dtype = str(tensor.dtype).replace("torch.", "")
-    spec = {"name": name, "dims": [int(d) for d in tensor.shape], "dtype": dtype}
-    if tensor.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8) and tensor.numel():
-        spec["range"] = [int(tensor.min()), int(tensor.max()) + 1]
-    return spec
-
-
-def _array(name, tensor):
-    try:
-        return tensor.detach().cpu().numpy()
-    except TypeError as error:  # bfloat16 and other types numpy has not
-        raise UsageError(f"input {name!r}: {tensor.dtype} inputs are not supported by the export front end yet "
-                         f"({error})") from error
-
-
-def _label(name, axis):
-    return re.sub(r"\W", "_", f"{name}_dim{axis}")
-
-
-def _dynamic_from(dynamic_shapes, dynamic_axes, names, tensors):
-    """The config's dynamic axes from either spelling: [{"input", "axis", "label"[, "min", "max"]}]."""
-    if dynamic_shapes is not None and dynamic_axes is not None:
-        raise UsageError("give dynamic_shapes (torch.export's spelling) or dynamic_axes (torch.onnx's), not both")
-    dynamic = []
-    if dynamic_axes is not None:
-        for name, axes in dict(dynamic_axes).items():
-            items = axes.items() if isinstance(axes, dict) else ((axis, _label(name, axis)) for axis in axes)
-            dynamic += [{"input": name, "axis": int(axis), "label": str(label)} for axis, label in items]
-    elif dynamic_shapes is not None:
-        by_name = dynamic_shapes if isinstance(dynamic_shapes, dict) else dict(zip(names, dynamic_shapes))
-        for name, axes in by_name.items():
-            items = axes.items() if isinstance(axes, dict) else enumerate(axes or ())
-            dynamic += [_dim_axis(name, int(axis), dim) for axis, dim in items if dim is not None]
-    for axis in dynamic:
-        if axis["input"] not in tensors:
-            raise UsageError(f"a dynamic axis names input {axis['input']!r}; the inputs are {', '.join(names)}")
-        if not 0 <= axis["axis"] < tensors[axis["input"]].dim():
-            raise UsageError(f"input {axis['input']!r} has no axis {axis['axis']} (rank {tensors[axis['input']].dim()})")
-    return dynamic
-
-
-def _dim_axis(name, axis, dim):
-    """One torch.export Dim as a dynamic axis: its name is the label, its bounds the range."""
-    label = getattr(dim, "__name__", None)
-    if not isinstance(label, str) or label in ("AUTO", "DYNAMIC", "STATIC"):
-        label = _label(name, axis)  # Dim.AUTO / Dim.DYNAMIC: no name of the user's
-    entry = {"input": name, "axis": axis, "label": label}
-    low, high = getattr(dim, "min", None), getattr(dim, "max", None)
-    if isinstance(high, int) and high < 2 ** 31:
-        entry.update(min=max(int(low or 1), 1), max=int(high))
-    return entry
 
 
 def _batches(data, limit):

@@ -25,6 +25,7 @@ import traceback
 
 from ..core.cases import size_ranges
 from ..core.findings import finding
+from .rnn_loops import dynamic_rnn_decompositions
 from .traps import ANSI, exception_chain, first_line, user_frame, users_frame
 
 # The oldest opset the dynamo exporter writes (an older opset_version still gives 18).
@@ -58,9 +59,15 @@ def dynamic_shapes(model, inputs, dynamic, narrowed=frozenset()):
     for axis in dynamic:
         if axis["label"] in narrowed:
             dims[axis["label"]] = torch.export.Dim.DYNAMIC
-        elif axis["label"] not in dims:
+        elif axis["label"] not in dims and "derived" not in axis:
             bounds = dict(zip(("min", "max"), ranges[axis["label"]])) if axis["label"] in ranges else {}
             dims[axis["label"]] = torch.export.Dim(_identifier(axis["label"]), **bounds)
+    for axis in dynamic:  # a derived Dim (d + 1) as torch.export spells it, from its root's Dim
+        if "derived" in axis and axis["label"] not in dims:
+            root, relation = dims.get(axis["derived"]["label"]), axis["derived"]
+            plain = root is None or root is torch.export.Dim.DYNAMIC
+            dims[axis["label"]] = torch.export.Dim.DYNAMIC if plain else (
+                root * relation["scale"] + relation["offset"] if relation["scale"] != 1 else root + relation["offset"])
     shapes = tuple({axis["axis"]: dims[axis["label"]] for axis in dynamic if axis["input"] == spec["name"]} or None
                    for spec in inputs)
     # Keyed like forward()'s parameters when they can be: torch.export matches a tuple only when
@@ -177,12 +184,12 @@ def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None, 
         if kind not in pytree.SUPPORTED_NODES:
             torch.export.register_dataclass(kind)
     # A derived axis (a sum of other axes) is Dim.DYNAMIC: torch.export finds the relation itself.
-    narrowed = {label: None for label in derived}
+    narrowed = {label: None for label, parts in dict(derived).items() if not isinstance(parts, dict)}
     while True:
         shapes = dynamic_shapes(model, inputs, dynamic, frozenset(narrowed))
         guards = GuardLog(_positional_parameters(model), inputs, dynamic)
         try:
-            with guards.recording():
+            with guards.recording(), dynamic_rnn_decompositions(shapes if dynamic else None):
                 program = torch.export.export(model, args, dynamic_shapes=shapes if dynamic else None, strict=False)
             break
         except Exception as error:
@@ -328,7 +335,7 @@ def translate(program, args, inputs, dynamic, output_names, opset, path, run_fol
     artifacts = os.path.join(run_folder, f".exporter-artifacts.tmp-{os.getpid()}")
     try:
         try:
-            with torchlib_listed_without_parsing():
+            with torchlib_listed_without_parsing(), dynamic_rnn_decompositions(dynamic):
                 onnx_program = torch.onnx.export(program, args, None, dynamo=True, opset_version=opset,
                                                  input_names=[spec["name"] for spec in inputs],
                                                  output_names=output_names, report=True,

@@ -9,6 +9,7 @@ import contextlib
 import copy
 import time
 
+from ..core.cases import is_narrow_float
 from ..core.memory import release_freed_memory
 from . import quantized, traps
 
@@ -146,7 +147,8 @@ class ExactReference:
         exact = [None] * len(names)
         if self.model is None:
             return exact
-        widened = {name: value.astype(np.float64) if np.asarray(value).dtype.kind == "f" else value
+        widened = {name: value.astype(np.float64) if np.asarray(value).dtype.kind == "f" or is_narrow_float(
+            np.asarray(value).dtype) else value.astype(np.complex128) if np.asarray(value).dtype.kind == "c" else value
                    for name, value in arrays.items()}
         start = time.perf_counter()
         try:

@@ -10,6 +10,7 @@ import typing
 from ..core.export_finish import finish
 from ..core.export_io import progress, temporary_path
 from ..core.findings import finding
+from ..core.output_axes import check_declared_output_names, declared_output_findings
 from . import quantized, reference_ahead
 from .export_exporters import differential_trace
 from .export_fallback import export_with_fallback
@@ -50,6 +51,7 @@ class Exporter:
         outputs = state.timed("forward", check_forward, state, model, example)
         if outputs is None:
             return finish(state, exported=False)
+        check_declared_output_names(state)
         state.output_axes = state.timed("output_axes", label_output_axes, state, model, example, outputs)
         detection_sets(state, model, outputs)
         ahead = reference_ahead.start(state, model)  # the reference's first cases, beside the export
@@ -70,6 +72,7 @@ class Exporter:
         state = self.state
         if not state.timed("export", export_with_fallback, state, model, example, exporters):
             return False
+        state.findings += declared_output_findings(state)
         lost = quantized.lost_finding(model, state.model_path)  # a PT2E graph's Q/DQ nodes all kept?
         if lost:
             state.findings.append(lost)

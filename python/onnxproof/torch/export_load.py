@@ -19,7 +19,7 @@ def load_and_prepare(state):
     if state.given is None:
         specs.check_model_spec(model_spec)
     generate = int(state.config.get("generate") or 0)
-    if not state.inputs and not families.is_family(model_spec) and not generate:
+    if not state.inputs and state.given is None and not families.is_family(model_spec) and not generate:
         raise UsageError("declare the model's inputs with --input NAME=DIMS:DTYPE")
     exporters = resolve_exporters(state.config.get("exporter", "auto"), int(state.config.get("opset") or 0))
     if state.given is None:
@@ -32,7 +32,7 @@ def load_and_prepare(state):
         model, state.description, defaults = state.given.model, state.given.description, state.given.defaults
     if generate and not (defaults or {}).get("generation"):
         model, defaults = _as_cache_decoder(state, model)
-    if not state.inputs or (defaults or {}).get("generation"):
+    if (not state.inputs and defaults is not None) or (defaults or {}).get("generation"):
         # The family's own inputs; a --dynamic given alone is not mixed with them.
         state.inputs, state.dynamic = defaults["inputs"], defaults["dynamic"]
         state.derived, state.generation = defaults.get("derived", {}), defaults.get("generation")
@@ -46,6 +46,8 @@ def load_and_prepare(state):
     if generate and not state.generation:
         raise UsageError("--generate needs a decoder with a key/value cache: a causal LM spec with use_cache=true "
                          "(hf:LlamaForCausalLM:use_cache=true) or, in prove(), a model taking past_key_values")
+    # A derived axis (torch.export's d + 1) takes its size from its root's in every case.
+    state.derived = dict(state.derived, **{axis["label"]: axis["derived"] for axis in state.dynamic if "derived" in axis})
     state.examples = example_sizes(state.inputs, state.dynamic)
     state.exporter = exporters[0]
     state.opset, state.opset_reason = choose_opset(state.config, state.exporter)  # until an export chooses

@@ -10,6 +10,7 @@ from ..core.findings import finding
 from ..core.reference import (Capture, not_finite_finding, prepare_folder, publish, reference_failed,
                               reference_samples, write_case, write_cases, write_exact_outputs)
 from . import traps
+from .arrays import to_numpy
 from .exact import ExactReference
 
 
@@ -98,7 +99,7 @@ def capture_case(state, model, reference, capture, item, own_failure=None):
         reference_failed(state, sizes, source, error)
         return None
     folder = os.path.join(reference, data_set)
-    write_case(state, folder, arrays, [(name, value.detach().cpu().numpy()) for name, value in outputs],
+    write_case(state, folder, arrays, [(name, to_numpy(value, name)) for name, value in outputs],
                capture.finite)
     # The float64 pass needs each output's dtype and shape only: meta tensors hold no data.
     shapes = [(name, value.detach().to("meta")) for name, value in outputs]

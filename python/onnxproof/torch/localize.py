@@ -19,6 +19,7 @@ import re
 from ..core import contract
 from ..core.localization import float_values, module_boundaries
 from ..core.errors import FrontEndError, UsageError
+from .arrays import to_torch
 
 SCHEMA = contract.LOCALIZE
 NAME_SCOPES = "pkg.torch.onnx.name_scopes"
@@ -217,7 +218,7 @@ def write_localization(run, model_file, case, model):
     inputs = _read_case(reference, "input")
     if not inputs:
         raise UsageError(f"{reference} holds no input_0.pb: no such reference case")
-    args = tuple(torch.from_numpy(array.copy()) for array in inputs)
+    args = tuple(to_torch(array) for array in inputs)
     calls, outputs = capture(model, args)
     _check_same_model(outputs, _read_case(reference, "output"), case)
     # The float64 twin's values at the same boundaries: the engine judges each module's error by

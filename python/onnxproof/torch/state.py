@@ -15,9 +15,8 @@ class TorchState(ExportState):
         """Fresh tensors for every call: a forward that mutates an input in place (x[i] += u) must
         not change the stored arrays, which are what ONNX Runtime is fed later. np.array also turns
         a 0-d numpy scalar (numpy.bool_) into the 0-d array torch.from_numpy needs."""
-        import numpy as np
-        import torch
-        return tuple(torch.from_numpy(np.array(arrays[spec["name"]], copy=True)) for spec in self.inputs)
+        from .arrays import to_torch
+        return tuple(to_torch(arrays[spec["name"]]) for spec in self.inputs)
 
     def forward(self, model, arrays):
         import torch

@@ -75,12 +75,20 @@ def classify_tracer_warnings(records):
 
 
 def flatten_outputs(value, path="output"):
-    """(list of (name, tensor), list of findings) for a forward's result: tensors, and tuples,
-    lists, dicts and dataclasses of them (named output_0.. or by key or field; a field that is
-    None is left out); anything else is NON_TENSOR_OUTPUT."""
+    """(list of (name, tensor), list of findings) for a forward's result as the exporters write it:
+    tensors, and tuples, lists, dicts and dataclasses of them (named output_0.. or by key or
+    field; None is left out, as torch.export leaves it out), a complex tensor as its real view (a
+    last axis of 2), a Python number (a size the forward computed) as a 0-d tensor: int64, bool,
+    or float of the default dtype (float64 in the float64 twin); anything else is NON_TENSOR_OUTPUT."""
     import torch
     if isinstance(value, torch.Tensor):
-        return [(path, value)], []
+        return [(path, torch.view_as_real(value.resolve_conj()) if value.is_complex() else value)], []
+    if isinstance(value, (bool, torch.SymBool)):
+        return [(path, torch.tensor(bool(value)))], []
+    if isinstance(value, (int, torch.SymInt)):
+        return [(path, torch.tensor(int(value), dtype=torch.int64))], []
+    if isinstance(value, (float, torch.SymFloat)):
+        return [(path, torch.tensor(float(value)))], []
     if dataclasses.is_dataclass(value) and not isinstance(value, (type, dict)):
         value = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)
                  if getattr(value, field.name) is not None}
@@ -97,17 +105,25 @@ def flatten_outputs(value, path="output"):
                             " and drop None and Python objects from forward's result")]
     tensors, problems = [], []
     for name, item in items:
+        if item is None:
+            continue
         sub_tensors, sub_problems = flatten_outputs(item, name)
         tensors += sub_tensors
         problems += sub_problems
     return tensors, problems
 
 
+def is_narrow(tensor):
+    """bfloat16 and float8 tensors, which numpy has no type for."""
+    return tensor.is_floating_point() and tensor.element_size() < 2 or str(tensor.dtype) == "torch.bfloat16"
+
+
 def compare_forwards(first, second):
     """Names of outputs that differ between two runs on the same input (exactly, NaNs equal)."""
     differing = []
     for (name, a), (_, b) in zip(first, second):
-        a, b = a.detach().cpu().numpy(), b.detach().cpu().numpy()
+        a, b = a.detach().cpu().float().numpy() if is_narrow(a) else a.detach().cpu().numpy(), \
+            b.detach().cpu().float().numpy() if is_narrow(b) else b.detach().cpu().numpy()
         if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
             differing.append(name)
     return differing
