@@ -8,6 +8,7 @@
 - Outputs as the exporter writes them: a number computed from a size as a 0-d tensor, a complex
   spectrum as its real view, None left out (r13's class).
 - Axes related by an expression (torch.export's derived Dim, d + 1) varied together (r15's class).
+(Flips and localization: test_findings_iv.py.)
 
 Own models, real exports, real ONNX Runtime, the engine this checkout built ($ONNXPROOF_ENGINE).
 """
@@ -216,37 +217,6 @@ class RelatedAxes(Proofs):
         self.assertGreater(len({case["d"] for case in cases}), 2)
         self.assertTrue(all(case["d+1"] == case["d"] + 1 for case in cases), cases)
         self.assertTrue(all(case["d"] >= 2 for case in cases), cases)  # no case below the declared minimum
-
-
-class Branching(nn.Module):
-    """Scores negated when the input sums to a positive number: TorchScript traces the example's
-    branch only, so every row of a case on the other side predicts another class in ONNX."""
-
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(6)
-        self.layer = nn.Linear(5, 4)
-
-    def forward(self, x):
-        scores = self.layer(x)
-        if x.sum() > 0:
-            scores = -scores
-        return scores
-
-
-class Flips(Proofs):
-    def test_a_wrong_branchs_changed_classes_are_flips_not_ties(self):
-        torch.manual_seed(7)
-        example = torch.randn(6, 5).abs()  # sums above 0: the traced branch negates
-        data = [(example,), (-torch.randn(6, 5).abs(),), (-torch.randn(3, 5).abs(),)]  # the other branch
-        report = self.prove("branching", Branching().eval(), (example,), exporter="torchscript", data=data,
-                            dynamic_axes={"x": {0: "batch"}}, localize=False)
-        self.assertEqual(report.verdict, "fail")
-        self.assertNotIn("ARGMAX_TIE", {f.code for f in report.findings})
-        rows = [row for row in report.parity if row.optimization == "all" and row.argmax_flips is not None]
-        self.assertGreater(sum(row.argmax_flips for row in rows), 0)
-        for row in rows:  # margins of a linear layer's scores are far above float noise
-            self.assertEqual(row.extra.get("argmax_ties"), 0, row)
 
 
 if __name__ == "__main__":

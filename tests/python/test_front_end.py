@@ -57,10 +57,19 @@ class FlattenOutputs(unittest.TestCase):
         self.assertEqual(problems, [])
         self.assertEqual([name for name, _ in named], ["output_0", "output_1_a", "output_1_b_0", "output_1_b_1"])
 
-    def test_a_none_in_the_outputs_is_a_non_tensor_output(self):
-        _, problems = traps.flatten_outputs((torch.zeros(1), None))
+    def test_a_none_in_the_outputs_is_left_out_as_the_exporters_leave_it(self):
+        named, problems = traps.flatten_outputs((torch.zeros(1), None, torch.ones(2)))
+        self.assertEqual(problems, [])
+        self.assertEqual([name for name, _ in named], ["output_0", "output_2"])
+
+    def test_numbers_and_complex_values_are_outputs_as_exported_and_a_string_is_not(self):
+        named, problems = traps.flatten_outputs((torch.zeros(2, 3, dtype=torch.complex64), 3, 0.5, True))
+        self.assertEqual(problems, [])
+        self.assertEqual([tuple(t.shape) for _, t in named], [(2, 3, 2), (), (), ()])
+        self.assertEqual([t.dtype for _, t in named][1:], [torch.int64, torch.float32, torch.bool])
+        _, problems = traps.flatten_outputs((torch.zeros(1), "label"))
         self.assertEqual([p["code"] for p in problems], ["NON_TENSOR_OUTPUT"])
-        self.assertIn("NoneType", problems[0]["message"])
+        self.assertIn("str", problems[0]["message"])
 
 
 class DefaultOpset(unittest.TestCase):

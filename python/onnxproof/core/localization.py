@@ -47,11 +47,12 @@ def module_boundaries(graph, modules, node_module):
 
 
 _FLOAT_TYPES = {1, 10, 11, 16}  # TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16
+_INTEGER_TYPES = {2, 3, 4, 5, 6, 7, 12, 13}  # UINT8, INT8, UINT16, INT16, INT32, INT64, UINT32, UINT64
 
 
-def float_values(model):
-    """Names of the graph's values shape inference types as floating point, and of all whose type
-    it could not tell (they are kept as candidates)."""
+def _value_types(model):
+    """{value name: TensorProto element type} as shape inference types the graph, None when it
+    cannot; also the values no node typed (None where unknown)."""
     import onnx
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
@@ -60,5 +61,21 @@ def float_values(model):
     graph = inferred.graph
     typed = {info.name: info.type.tensor_type.elem_type for info in
              list(graph.value_info) + list(graph.input) + list(graph.output)}
-    return {name for name, elem in typed.items() if elem in _FLOAT_TYPES} | {
-        value for node in graph.node for value in node.output if value not in typed}
+    return typed, {value for node in graph.node for value in node.output if value not in typed}
+
+
+def float_values(model):
+    """Names of the graph's values shape inference types as floating point, and of all whose type
+    it could not tell (they are kept as candidates)."""
+    types = _value_types(model)
+    if types is None:
+        return None
+    typed, untyped = types
+    return {name for name, elem in typed.items() if elem in _FLOAT_TYPES} | untyped
+
+
+def integer_values(model):
+    """Names of the graph's values shape inference types as integers (an empty set when it cannot
+    type the graph: integers are then not compared)."""
+    types = _value_types(model)
+    return set() if types is None else {name for name, elem in types[0].items() if elem in _INTEGER_TYPES}

@@ -89,7 +89,7 @@ def export_at(state, source, exporter):
         else:
             _keras_export(source, specs, state.opset, written)
             state.call = "keras.Model.export(format='onnx', input_signature, opset_version)"
-        return finalize(state, written)
+        return finalize(state, written, source, specs)
     except Exception as error:
         return [finding("EXPORT_FAILED", "error", f"the {exporter} exporter raised {error_text(error)}", "",
                         "read the exporter's message in export.log; another --exporter or --opset may help",
@@ -138,12 +138,12 @@ def _keras_export(source, specs, opset, path):
     source.keras_model.export(path, format="onnx", input_signature=signature, opset_version=opset, verbose=False)
 
 
-def finalize(state, written):
+def finalize(state, written, source=None, specs=None):
     """The exported file with the proof's names, saved as model.onnx; findings for operators the
-    exporter left unconverted."""
+    exporter left unconverted and for constants it made inputs."""
     import onnx
     model = onnx.load(written)
-    found = unconverted_operators(model)
+    found = unconverted_operators(model) + constants_made_inputs(model, state, source, specs)
     if len(model.graph.output) != len(state.output_names):
         found.append(finding("EXPORT_FAILED", "error",
                              f"the export has {len(model.graph.output)} outputs where the model returns "
@@ -155,6 +155,54 @@ def finalize(state, written):
     onnx.save(model, final)
     os.replace(final, state.model_path)
     return found
+
+
+def constants_made_inputs(model, state, source, specs):
+    """The graph inputs the model does not take, put back as initializers where they are constants
+    the traced function captured (tf2onnx turns a Keras Normalization layer's adapted mean and
+    variance into inputs): one CONSTANTS_MADE_INPUTS warning per layer; an input that is no such
+    constant is one EXPORT_FAILED error naming them all (30 cases would otherwise each fail to run)."""
+    import onnx
+    from onnx import numpy_helper
+    declared = {spec["name"] for spec in state.inputs} | {tensor.name for tensor in model.graph.initializer}
+    extra = [value.name for value in model.graph.input if value.name not in declared]
+    if not extra:
+        return []
+    constants = _captured_constants(source, specs)
+    folded = {}
+    for value in list(model.graph.input):
+        if value.name in extra and value.name in constants:
+            model.graph.initializer.append(numpy_helper.from_array(constants[value.name], value.name))
+            model.graph.input.remove(value)
+            folded.setdefault(_layer_of(value.name), []).append(value.name)
+    found = [finding("CONSTANTS_MADE_INPUTS", "warning",
+                     f"the exporter made {len(names)} constant(s) of layer {layer} model inputs ({', '.join(names)}); "
+                     "onnxproof wrote their values into model.onnx as initializers", layer,
+                     "a file exported by hand with the same converter takes these inputs too: fold them the same way",
+                     source=state.exporter)
+             for layer, names in folded.items()]
+    left = [name for name in extra if not any(name in names for names in folded.values())]
+    if left:
+        found.append(finding("EXPORT_FAILED", "error", f"the export takes {len(left)} input(s) the model does not: "
+                             f"{', '.join(left)} (of layer(s) {', '.join(sorted({_layer_of(n) for n in left}))})",
+                             _layer_of(left[0]), "another --exporter; or keep the layer's values as variables"))
+    onnx.checker.check_model(model)
+    return found
+
+
+def _captured_constants(source, specs):
+    """{placeholder tensor name: value} of the constants (not variables) the model's traced function
+    captures: the names tf2onnx gives the inputs it makes of them."""
+    import numpy as np
+    if source is None:
+        return {}
+    try:
+        concrete = source.tf_function(specs).get_concrete_function()
+        return {internal.name: np.asarray(external.numpy()) for external, internal in concrete.graph.captures
+                if hasattr(external, "numpy") and getattr(external, "dtype", None) is not None
+                and external.dtype.name != "resource"}
+    except Exception:  # noqa: BLE001 -- no captures to read: the inputs stay, and the error says so
+        return {}
 
 
 def unconverted_operators(model):

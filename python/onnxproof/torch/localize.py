@@ -17,7 +17,7 @@ import os
 import re
 
 from ..core import contract
-from ..core.localization import float_values, module_boundaries
+from ..core.localization import float_values, integer_values, module_boundaries
 from ..core.errors import FrontEndError, UsageError
 from .arrays import to_torch
 
@@ -120,15 +120,23 @@ def capture(model, args):
     return calls, outputs
 
 
-def _pair(values, tensors, exacts, floats):
+def _pair(values, tensors, exacts, floats, integers=frozenset()):
     """(pairs, reason): ONNX values paired in order with PyTorch's floating-point tensors and
     their float64 twins (None where there is none); no pairs and the reason when they do not line
-    up one to one (nothing is claimed then)."""
+    up one to one (nothing is claimed then). Integer tensors are paired too where they line up one
+    to one with the integer ONNX values (an Embedding's indices): a module reading a wrong index
+    computed before it then has disagreeing inputs, and is not blamed for it."""
+    import torch
     kept = [(t, e) for t, e in zip(tensors, exacts) if t.is_floating_point()]
-    values = [v for v in values if floats is None or v in floats]
-    if not kept or len(values) != len(kept):
-        return [], f"{len(values)} floating-point ONNX values and {len(kept)} PyTorch tensors cross its boundary"
-    return [(value, tensor, exact) for value, (tensor, exact) in zip(values, kept)], ""
+    values_kept = [v for v in values if (floats is None or v in floats) and v not in integers]
+    whole = [t for t in tensors if not t.is_floating_point() and not t.is_complex() and t.dtype != torch.bool]
+    indices = [v for v in values if v in integers]
+    integer_pairs = [(v, t, None) for v, t in zip(indices, whole)] if whole and len(indices) == len(whole) else []
+    if kept and len(values_kept) == len(kept):
+        return [(value, tensor, exact) for value, (tensor, exact) in zip(values_kept, kept)] + integer_pairs, ""
+    if integer_pairs and not kept and not values_kept:  # integers alone (an Embedding's indices)
+        return integer_pairs, ""
+    return [], f"{len(values_kept)} floating-point ONNX values and {len(kept)} PyTorch tensors cross its boundary"
 
 
 def _grouped(calls):
@@ -231,7 +239,7 @@ def write_localization(run, model_file, case, model):
         if len(initializer.raw_data) > 4096:  # only the graph's structure is needed here, not its weights
             initializer.ClearField("raw_data")
     boundaries = module_boundaries(onnx_model.graph, {name for name, _ in model.named_modules()}, node_module)
-    floats = float_values(onnx_model)
+    floats, integers = float_values(onnx_model), integer_values(onnx_model)
     import shutil
     folder = os.path.join(run, "localize")
     shutil.rmtree(os.path.join(folder, "pytorch"), ignore_errors=True)  # no tensor of an earlier capture stays
@@ -244,7 +252,8 @@ def write_localization(run, model_file, case, model):
         pairs = {}
         reason = "" if nodes else "no ONNX node carries this module's scope (fused, folded or inlined by the exporter)"
         for side, values in (("inputs", onnx_inputs), ("outputs", onnx_outputs)):
-            pairs[side], why = _pair(values, entry[side], entry["exact_" + side], floats) if nodes else ([], "")
+            pairs[side], why = _pair(values, entry[side], entry["exact_" + side], floats,
+                                     integers if side == "inputs" else frozenset()) if nodes else ([], "")
             reason = reason or (why if side == "outputs" else "")
         record["matched"] = bool(pairs["outputs"])
         record["reason"] = "" if record["matched"] else reason

@@ -101,8 +101,8 @@ def flatten_outputs(value, path="output"):
     else:
         return [], [finding("NON_TENSOR_OUTPUT", "error",
                             f"the model returns a {type(value).__name__} at {path}; ONNX outputs must be tensors",
-                            path, "return tensors (or tuples/dicts of tensors); turn numbers into torch.tensor(...)"
-                            " and drop None and Python objects from forward's result")]
+                            path, "return tensors, numbers or tuples/dicts of them; drop other Python objects "
+                            "(strings, classes) from forward's result")]
     tensors, problems = [], []
     for name, item in items:
         if item is None:

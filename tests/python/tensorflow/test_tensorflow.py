@@ -285,5 +285,39 @@ class PythonApi(Folder):
         self.assertIn("tokens", str(raised.exception))
 
 
+class ConverterAndKernelTraps(Folder):
+    """Issue 57: a converter that makes a layer's constants inputs, a kernel below float64."""
+
+    def test_a_normalization_layers_statistics_made_inputs_are_folded_back_once(self):
+        import keras
+        import onnx
+        import onnxproof
+        rng = np.random.default_rng(2)
+        norm = keras.layers.Normalization()
+        norm.adapt(rng.standard_normal((40, 4)).astype(np.float32) * 3 + 1)
+        inputs = keras.Input((4,))
+        model = keras.Model(inputs, keras.layers.Dense(3)(norm(inputs)))
+        result = onnxproof.prove(model, (rng.standard_normal((2, 4)).astype(np.float32),), exporter="tf2onnx",
+                                 dynamic_axes={"input_0": {0: "batch"}}, out=self.path("run"), quiet=True)
+        self.assertEqual(result.verdict, "pass", str(result))
+        made = [f for f in result.findings if f.code == "CONSTANTS_MADE_INPUTS"]
+        self.assertEqual(len(made), 1, [f.code for f in result.findings])
+        self.assertIn("normalization", made[0].where)
+        self.assertEqual(len(onnx.load(self.path("run", "model.onnx")).graph.input), 1)
+
+    def test_a_resize_computed_in_float32_gets_no_float64_twin(self):
+        import keras
+        import onnxproof
+        inputs = keras.Input((8, 8, 3))
+        model = keras.Model(inputs, keras.layers.Resizing(13, 11)(inputs))
+        image = np.random.default_rng(3).standard_normal((2, 8, 8, 3)).astype(np.float32)
+        result = onnxproof.prove(model, (image,), exporter="tf2onnx", dynamic_axes={"input_0": {0: "batch"}},
+                                 out=self.path("run"), quiet=True)
+        self.assertEqual(result.verdict, "pass", str(result))
+        missing = [f for f in result.findings if f.code == "EXACT_REFERENCE_MISSING"]
+        self.assertTrue(missing and "ResizeBilinear" in missing[0].message, [f.message for f in result.findings])
+        self.assertEqual(exact_share(self.path("run"))[0], 0)
+
+
 if __name__ == "__main__":
     unittest.main()
