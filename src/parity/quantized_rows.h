@@ -12,7 +12,7 @@
 namespace onnxproof::detail {
 
 /// The model's quantized outputs: their grids and, per output, PyTorch's own steps against its
-/// float64 twin over the cases that have one (the largest share and steps), for the cases without.
+/// float64 twin over the cases that have one (the largest share and steps): every case is allowed that.
 struct QuantizedOutputs {
   std::map<std::string, QuantGrid> grids;
   std::map<std::string, StepCount> pooled;

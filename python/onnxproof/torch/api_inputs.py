@@ -58,6 +58,25 @@ def flat_name(parameter, path):
     return name if not name[0].isdigit() else f"input_{name}"
 
 
+def _leaf_name(bound, parameter, path):
+    """A flat input's name: its parameter's and its path's (batch_extras_0); a **kwargs entry's by
+    its key; with *args, every positional tensor input_K by its position, as forward(*args) wrappers
+    have always been named."""
+    kinds = {name: p.kind for name, p in bound.signature.parameters.items()}
+    kind = kinds[parameter]
+    if kind == inspect.Parameter.VAR_KEYWORD and path:
+        return flat_name(str(path[0]), path[1:])
+    variadic = next((name for name, k in kinds.items() if k == inspect.Parameter.VAR_POSITIONAL), None)
+    if variadic is not None and bound.arguments.get(variadic):
+        positional = [name for name, k in kinds.items()
+                      if k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        if kind == inspect.Parameter.VAR_POSITIONAL:
+            return flat_name(f"input_{len(positional) + path[0]}", path[1:])
+        if parameter in positional:
+            return flat_name(f"input_{positional.index(parameter)}", path)
+    return flat_name(parameter, path)
+
+
 def replaced(value, path, tensor):
     """`value` with the item at key path `path` replaced by `tensor` (containers copied, never
     changed: the caller's arguments stay as given)."""
@@ -90,6 +109,11 @@ def is_plain(bound):
 def flatten(model, args, kwargs, input_names=None, output_names=None):
     """FlatInputs of model(*args, **kwargs); `input_names` (torch.onnx.export's) renames the flat
     inputs in order, `output_names` the flat outputs (the module then returns them by name)."""
+    import torch
+    for index, value in enumerate(args):
+        if not leaves(value) and not isinstance(value, torch.Tensor):
+            raise UsageError(f"args[{index}] is a {type(value).__name__} with no tensor: positional inputs are tensors "
+                             "or dicts, lists and tuples of them (pass fixed values as kwargs)")
     bound = bind(model, args, kwargs)
     if bound is None:  # no Python signature: positional tensors only, named input_K
         tensors = {f"input_{index}": value for index, value in enumerate(args)}
@@ -98,7 +122,7 @@ def flatten(model, args, kwargs, input_names=None, output_names=None):
         tensors, paths = {}, {}
         for parameter, value in bound.arguments.items():
             for path, tensor in leaves(value):
-                name = flat_name(parameter, path)
+                name = _leaf_name(bound, parameter, path)
                 if name in tensors:
                     raise UsageError(f"two inputs flatten to the name {name!r}; name them with input_names")
                 tensors[name], paths[name] = tensor, (parameter, path)

@@ -83,11 +83,11 @@ def flatten_outputs(value, path="output"):
     import torch
     if isinstance(value, torch.Tensor):
         return [(path, torch.view_as_real(value.resolve_conj()) if value.is_complex() else value)], []
-    if isinstance(value, (bool, torch.SymBool)):
+    if isinstance(value, (bool,) + _symbolic("SymBool")):
         return [(path, torch.tensor(bool(value)))], []
-    if isinstance(value, (int, torch.SymInt)):
+    if isinstance(value, (int,) + _symbolic("SymInt")):
         return [(path, torch.tensor(int(value), dtype=torch.int64))], []
-    if isinstance(value, (float, torch.SymFloat)):
+    if isinstance(value, (float,) + _symbolic("SymFloat")):
         return [(path, torch.tensor(float(value)))], []
     if dataclasses.is_dataclass(value) and not isinstance(value, (type, dict)):
         value = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)
@@ -111,6 +111,14 @@ def flatten_outputs(value, path="output"):
         tensors += sub_tensors
         problems += sub_problems
     return tensors, problems
+
+
+def _symbolic(name):
+    """(torch.SymInt,) and the like where this torch has them (the oldest torch the front end
+    runs under has no SymBool), else ()."""
+    import torch
+    kind = getattr(torch, name, None)
+    return (kind,) if isinstance(kind, type) else ()
 
 
 def is_narrow(tensor):
