@@ -174,7 +174,7 @@ def constants_made_inputs(model, state, source, specs):
         if value.name in extra and value.name in constants:
             model.graph.initializer.append(numpy_helper.from_array(constants[value.name], value.name))
             model.graph.input.remove(value)
-            folded.setdefault(_layer_of(value.name), []).append(value.name)
+            folded.setdefault(_layer_of_capture(value.name), []).append(value.name)
     found = [finding("CONSTANTS_MADE_INPUTS", "warning",
                      f"the exporter made {len(names)} constant(s) of layer {layer} model inputs ({', '.join(names)}); "
                      "onnxproof wrote their values into model.onnx as initializers", layer,
@@ -183,11 +183,17 @@ def constants_made_inputs(model, state, source, specs):
              for layer, names in folded.items()]
     left = [name for name in extra if not any(name in names for names in folded.values())]
     if left:
+        layers = sorted({_layer_of_capture(name) for name in left})
         found.append(finding("EXPORT_FAILED", "error", f"the export takes {len(left)} input(s) the model does not: "
-                             f"{', '.join(left)} (of layer(s) {', '.join(sorted({_layer_of(n) for n in left}))})",
-                             _layer_of(left[0]), "another --exporter; or keep the layer's values as variables"))
+                             f"{', '.join(left)} (of layer(s) {', '.join(layers)})", layers[0],
+                             "another --exporter; or keep the layer's values as variables"))
     onnx.checker.check_model(model)
     return found
+
+
+def _layer_of_capture(name):
+    """The layer of a captured tensor's placeholder (model/normalization/Sub/y:0 -> model/normalization)."""
+    return _layer_of(_layer_of(name.partition(":")[0]))
 
 
 def _captured_constants(source, specs):
