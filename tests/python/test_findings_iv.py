@@ -4,11 +4,15 @@
   row is an ARGMAX_FLIP, none an ARGMAX_TIE (ONNX Runtime's own error is no noise).
 - Localization does not blame a module for an index computed wrongly before it: an Embedding
   reading a wrong integer division's result has disagreeing inputs.
+- A signed integer input declared without a range is generated with negative values where the
+  model takes them, so TorchScript's truncating `//` fails; an index input keeps [0, 10).
 
 Own models, real exports, real ONNX Runtime, the engine this checkout built ($ONNXPROOF_ENGINE).
 """
+import json
 import os
 import shutil
+import subprocess
 import tempfile
 import unittest
 
@@ -85,6 +89,54 @@ class Localization(Proofs):
         self.assertNotEqual(report.located, "embed", report.localization)
         embed = next(m for m in report.localization["modules"] if m["module"] == "embed")
         self.assertFalse(embed["inputs_agree"], embed)
+
+
+MODELS = """
+import torch
+from torch import nn
+
+class Halves(nn.Module):
+    def forward(self, n):
+        return (n // 2).float() * 1.5
+
+class Lookup(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 3)
+    def forward(self, ids):
+        return self.embed(ids)
+
+def halves():
+    return Halves().eval()
+
+def lookup():
+    torch.manual_seed(9)
+    return Lookup().eval()
+"""
+
+
+class SignedIntegers(Proofs):
+    def pipeline(self, factory, name):
+        models = os.path.join(self.folder, "ints.py")
+        with open(models, "w", encoding="utf-8") as handle:
+            handle.write(MODELS)
+        out = os.path.join(self.folder, factory)
+        engine = os.environ["ONNXPROOF_ENGINE"]
+        result = subprocess.run([engine, "pipeline", "--model", f"{models}:{factory}", "--input", f"{name}=3x4:int64",
+                                 "--exporter", "torchscript", "--samples", "1", "--out", out], capture_output=True,
+                                text=True, timeout=600)
+        with open(os.path.join(out, "export.json"), encoding="utf-8") as handle:
+            return result.returncode, json.load(handle)["inputs"][0]
+
+    def test_a_floor_division_of_a_signed_input_is_tried_on_negative_values(self):
+        code, spec = self.pipeline("halves", "n")
+        self.assertEqual(spec.get("range"), [-10, 10])
+        self.assertEqual(code, 1)  # ONNX Div truncates: -3 // 2 is -1 there, -2 in PyTorch
+
+    def test_an_index_keeps_non_negative_values(self):
+        code, spec = self.pipeline("lookup", "ids")
+        self.assertIsNone(spec.get("range"))
+        self.assertEqual(code, 0)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ class Exporter:
         a malformed spec or undeclared inputs."""
         state = self.state
         model, exporters = load_and_prepare(state)
-        example = example_arrays(state)
+        example = example_arrays(state, model)
         progress("running the forward pass on the example input")
         outputs = state.timed("forward", check_forward, state, model, example)
         if outputs is None:

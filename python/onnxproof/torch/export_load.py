@@ -129,9 +129,10 @@ def prepare(state, model):
     return model
 
 
-def example_arrays(state):
+def example_arrays(state, model=None):
     """The example: the user's own arrays (the Python API), whose values set the domain every
-    generated input keeps, or generated ones. Also the candidate groups of coupled labels."""
+    generated input keeps, or generated ones (signed integers where the model takes them:
+    signed_integer_ranges). Also the candidate groups of coupled labels."""
     import numpy as np
     state.couplings = []  # groups of labels PyTorch needs at one size (label_output_axes finds them)
     state.coupling_candidates = coupled_groups(state.inputs, state.dynamic)
@@ -140,5 +141,37 @@ def example_arrays(state):
         state.example = dict(state.given.example)
     else:
         state.domains = {}
+        if model is not None:
+            signed_integer_ranges(state, model)
         state.example = state.generate_inputs(state.examples, np.random.default_rng(int(state.config.get("seed", 0))))
     return state.example
+
+
+# Integer inputs declared without a range are generated in [0, 10) (cases.DEFAULT_INT_RANGE):
+# indices and token ids must not be negative. An input the model takes negative values of (an
+# arithmetic one: a count, an offset, a value divided or taken modulo) gets this range instead,
+# or a floor division or modulo the exporter translated wrongly for negatives could never show.
+SIGNED_RANGE = [-10, 10]
+
+
+def signed_integer_ranges(state, model):
+    """Gives each signed integer input declared without a range (and not a mask) SIGNED_RANGE when
+    the model's forward runs on negative values of it, the others at their default."""
+    import numpy as np
+    from ..core.cases import looks_like_mask, numpy_dtype
+    for index, spec in enumerate(state.inputs):
+        dtype = numpy_dtype(spec["dtype"])
+        if dtype.kind != "i" or spec.get("range") or looks_like_mask(spec["name"], dtype):
+            continue
+        trial = [dict(other, range=SIGNED_RANGE) if other is spec else other for other in state.inputs]
+        saved, state.inputs = state.inputs, trial
+        try:
+            arrays = state.generate_inputs(state.examples, np.random.default_rng(11))
+            state.forward(model, arrays)
+            state.inputs = saved
+        except Exception:  # noqa: BLE001 -- negative values are no input of this model: the default stays
+            state.inputs = saved
+            continue
+        state.inputs = [dict(spec, range=SIGNED_RANGE) if i == index else other for i, other in enumerate(saved)]
+        progress(f"input '{spec['name']}': the model takes negative values, generated in [{SIGNED_RANGE[0]}, "
+                 f"{SIGNED_RANGE[1]})")
