@@ -84,6 +84,8 @@ def export_with_torchscript(state, model, example, path):
                 if state.scripted_lists(model):
                     traps.expand_sequence_outputs(temporary_path(path), state.output_names, state.output_groups,
                                                   state.output_ranks)
+                else:
+                    name_constant_outputs(temporary_path(path), state.output_names)
                 os.replace(temporary_path(path), path)
                 state.findings += traps.classify_tracer_warnings(records)
                 return True
@@ -103,6 +105,23 @@ def export_with_torchscript(state, model, example, path):
                 if os.path.exists(temporary_path(path)):
                     os.remove(temporary_path(path))
     return False
+
+
+def name_constant_outputs(path, names):
+    """The TorchScript exporter keeps an output that constant folding made an initializer (a
+    forward with no inputs) under the initializer's name, whatever output_names says: an Identity
+    gives it its name. Nothing is read whole or rewritten when every output has its name."""
+    import onnx
+    from onnx import helper
+    outputs = onnx.load(path, load_external_data=False).graph.output
+    if len(outputs) != len(names) or all(value.name == name for value, name in zip(outputs, names)):
+        return
+    model = onnx.load(path)
+    for value, name in zip(model.graph.output, names):
+        if value.name != name:
+            model.graph.node.append(helper.make_node("Identity", [value.name], [name], name=f"output_name_{name}"))
+            value.name = name
+    onnx.save(model, path)
 
 
 def report_torchscript_error(state, model, example, error, aten):
@@ -154,6 +173,8 @@ def differential_trace(state, model, example, path):
                 warnings.simplefilter("ignore")
                 with torch.no_grad() if not state.fast_path_retried() else torch.enable_grad():
                     call_torchscript_exporter(state, model, arrays, second_path)
+            if not state.scripted_lists(model):  # named as the first export was
+                name_constant_outputs(second_path, state.output_names)
         except Exception as error:
             state.findings.append(finding(
                 "TRACER_WARNING", "warning",

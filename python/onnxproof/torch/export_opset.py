@@ -133,7 +133,8 @@ def runtime_refusal(path, example):
     options.enable_cpu_mem_arena = False
     try:
         session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-        session.run(None, {i.name: example[i.name] for i in session.get_inputs() if i.name in example})
+        session.run(None, {i.name: ort_feed(onnxruntime, example[i.name]) for i in session.get_inputs()
+                           if i.name in example})
     except Exception as error:  # onnxruntime raises its own classes (Fail, InvalidGraph, ...)
         text = " ".join(str(error).split())
         return text[:400] + ("..." if len(text) > 400 else "")
@@ -141,6 +142,21 @@ def runtime_refusal(path, example):
         session = None
         release_freed_memory(model_bytes(path))  # the session's copy of the weights, before the capture
     return None
+
+
+def ort_feed(onnxruntime, array):
+    """An input as ONNX Runtime's Python API takes it: a complex array as its real view (as the
+    reference files hold it), bfloat16 and float8 (ml_dtypes' types, which it cannot convert) as
+    an OrtValue of their bits."""
+    import numpy as np
+    from onnx import helper
+    from ..core.reference import real_view
+    array = real_view(array)
+    if array.dtype.kind != "V":
+        return array
+    element = helper.np_dtype_to_tensor_dtype(array.dtype)
+    bits = np.uint8 if array.dtype.itemsize == 1 else np.uint16
+    return onnxruntime.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ascontiguousarray(array).view(bits), element)
 
 
 def model_bytes(path):

@@ -16,6 +16,10 @@ def dynamic_rnn_decompositions(dynamic_shapes):
     if not dynamic_shapes:
         yield
         return
+    import torch
+    # Seen: after an LSTM's export in the same process, an Elman RNN's while_loop translated with
+    # Python ints among its inputs and failed; clearing torch.compile's caches first avoids it.
+    torch._dynamo.reset()
     with contextlib.ExitStack() as stack:
         try:
             from torch.onnx._internal.exporter._capture_strategies import patch_dynamic_shape_rnn_decompositions
