@@ -289,7 +289,7 @@ def write_markdown(results, models):
         classes.setdefault(run["judgment"], []).append(run)
     names = sorted({r["name"] for r in runs}, key=lambda n: order.get(n, 10 ** 6))
     by_key = {(r["name"], r["exporter"]): r for r in runs}
-    lines = ["# Issue 22 corpus: verdicts of onnxproof.prove() on correct modules", "",
+    lines = ["# Issue 22 corpus (extended by issues 40 and 57): verdicts of onnxproof.prove() on correct modules", "",
              f"{len(names)} modules (bench/verdicts/corpus/models/), {len(runs)} runs "
              "(`exporter=\"torchscript\"` and `exporter=\"dynamo\"`, default opset, `localize=False`).", "",
              "Rerun: `ONNXPROOF_ENGINE=build/bin/onnxproof PYTHONPATH=python .venv/bin/python "
@@ -313,6 +313,7 @@ def write_markdown(results, models):
             lines.append(f"| {run['name']} | {run['exporter']} | {_cell(short(run))} | {_cell(run['why'])} |")
         lines.append("")
     lines += _issue40_section(runs, classes, models, judgments)
+    lines += [getattr(judgments, "ISSUE57_NOTES", "")]
     lines += [getattr(judgments, "NOTES", ""), "## All runs", "", "| family | model | torchscript | dynamo | seconds (ts / dynamo) |",
               "| --- | --- | --- | --- | --- |"]
     for name in names:
