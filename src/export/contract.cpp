@@ -7,6 +7,7 @@
 #include "onnxproof/contract/config.h"
 #include "onnxproof/contract/export.h"
 #include "onnxproof/core/json_file.h"
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/parity/parity.h"
 #include "text_parsing.h"
 
@@ -26,7 +27,16 @@ contract::ConfigDocument config_document(const ExportOptions& options) {
     contract::ConfigInput& spec = config.inputs.emplace_back(contract::ConfigInput{input.name, input.dims, input.dtype});
     if (input.range) spec.range = std::vector<int64_t>{input.range->first, input.range->second};
   }
+  const auto declared = [&](const std::string& name) {
+    return std::any_of(options.inputs.begin(), options.inputs.end(), [&](const InputSpec& input) { return input.name == name; });
+  };
   for (const auto& axis : options.dynamic) {
+    // With inputs declared, a name none has is an output's axis (validate_dynamic_axes).
+    if (!options.inputs.empty() && !declared(axis.input) && source_framework_of_spec(options.model) != k_tensorflow) {
+      if (!config.output_axes) config.output_axes.emplace();
+      (*config.output_axes)[axis.input][std::to_string(axis.axis)] = axis.label;
+      continue;
+    }
     contract::ConfigDynamicAxis& entry = config.dynamic.emplace_back(contract::ConfigDynamicAxis{axis.input, axis.axis, axis.label});
     if (axis.range) {
       entry.min = axis.range->first;

@@ -109,15 +109,18 @@ Expected<void> validate_generated_inputs(const ExportOptions& options) {
 
 // --dynamic: each axis on an input --input declares, within its dimensions, one label per axis;
 // returns the labels. A TensorFlow model's inputs come from its signature, which only the front
-// end reads: an axis on an input no --input declares is left for it to check.
+// end reads: an axis on an input no --input declares is left for it to check. With declared
+// inputs, a name none of them has is an output's (torch.onnx.export's dynamic_axes name both):
+// the front end checks it against the outputs the forward returns and the exported file.
 Expected<std::set<std::string>> validate_dynamic_axes(const ExportOptions& options, const std::string& framework) {
   std::set<std::string> labels;
   std::map<std::pair<std::string, int64_t>, std::string> axes;
   for (const auto& axis : options.dynamic) {
     const auto input = std::find_if(options.inputs.begin(), options.inputs.end(),
                                     [&](const InputSpec& spec) { return spec.name == axis.input; });
-    if (input == options.inputs.end() && framework != k_tensorflow)
+    if (input == options.inputs.end() && framework != k_tensorflow && options.inputs.empty())
       return fail(ErrorCode::usage, "--dynamic names input '" + axis.input + "', which no --input declares");
+    if (input == options.inputs.end() && framework != k_tensorflow) continue;  // an output's axis
     if (input != options.inputs.end() && axis.axis >= static_cast<int64_t>(input->dims.size())) {
       return fail(ErrorCode::usage, "--dynamic " + axis.input + ":" + std::to_string(axis.axis) + ": '" + axis.input +
                                         "' has " + std::to_string(input->dims.size()) + " dimensions");

@@ -15,6 +15,7 @@ Own models, real exports, real ONNX Runtime, the engine this checkout built ($ON
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import unittest
 
@@ -100,6 +101,39 @@ class TorchOnnxExportCall(Proofs):
             self.prove("two", Digits().eval(), (torch.randn(2, 3, 16, 16),), input_names=["a", "b"])
         with self.assertRaisesRegex(onnxproof.UsageError, "disagree"):
             self.prove("opsets", Digits().eval(), (torch.randn(2, 3, 16, 16),), opset=17, opset_version=18)
+
+
+POOLED = """
+import torch
+from torch import nn
+
+class Pooled(nn.Module):
+    def forward(self, x):
+        return x.mean(0, keepdim=True) * 2, x * 3
+
+def build():
+    return Pooled().eval()
+"""
+
+
+class CommandLineOutputAxes(Proofs):
+    def pipeline(self, name, *dynamic):
+        model = os.path.join(self.folder, "pooled.py")
+        with open(model, "w", encoding="utf-8") as handle:
+            handle.write(POOLED)
+        arguments = [os.environ["ONNXPROOF_ENGINE"], "pipeline", "--model", f"{model}:build", "--input", "x=4x3:float32",
+                     "--exporter", "torchscript", "--samples", "1", "--out", os.path.join(self.folder, name)]
+        for axis in dynamic:
+            arguments += ["--dynamic", axis]
+        return subprocess.run(arguments, capture_output=True, text=True, timeout=600)
+
+    def test_dynamic_on_an_output_is_checked_and_a_typo_is_a_usage_error(self):
+        ran = self.pipeline("outputs", "x:0=batch", "output_1:0=batch", "output_0:0=batch")
+        self.assertEqual(ran.returncode, 0, ran.stdout + ran.stderr)
+        self.assertIn("AXIS_FIXED_BY_MODEL: output 'output_0' axis 0", ran.stdout)
+        typo = self.pipeline("typo", "x:0=batch", "logits:0=batch")
+        self.assertEqual(typo.returncode, 2)
+        self.assertIn("names 'logits', which is neither an input (x) nor an output (output_0, output_1)", typo.stderr)
 
 
 class Nested(nn.Module):

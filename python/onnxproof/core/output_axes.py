@@ -67,8 +67,8 @@ def check_declared_output_names(state):
     for name in state.config.get("output_axes") or {}:
         if name not in state.output_names:
             inputs = ", ".join(spec["name"] for spec in state.inputs) or "none"
-            raise UsageError(f"dynamic_axes names {name!r}, which is neither an input ({inputs}) nor an output "
-                             f"({', '.join(state.output_names)})")
+            raise UsageError(f"a dynamic axis (--dynamic, dynamic_axes) names {name!r}, which is neither an input "
+                             f"({inputs}) nor an output ({', '.join(state.output_names)})")
 
 
 def declared_output_findings(state):
