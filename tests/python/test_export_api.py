@@ -191,6 +191,15 @@ class InputsTorchExportTakes(Proofs):
                 self.assertGreater(len({case["batch"] for case in self.cases(report)}), 2)
         self.assertEqual(list(example), ["features", "extras"])  # the caller's dict is left as given
 
+    def test_data_for_a_dict_input_is_flattened_as_the_example_is(self):
+        def batch(rows):
+            return ({"features": torch.randn(rows, 6), "extras": [torch.randn(rows, 4), torch.randn(rows, 4)]},)
+        report = self.prove("nested-data", Nested().eval(), batch(3), exporter="dynamo",
+                            dynamic_shapes={"batch": {"features": {0: Dim("batch")}, "extras": [{0: Dim("batch")}] * 2}},
+                            data=[batch(5), batch(2)])
+        self.assertEqual(report.verdict, "pass", errors(report))
+        self.assertEqual(sorted(case["batch"] for case in self.cases(report)), [2, 5])
+
     def test_a_bfloat16_input_is_proved(self):
         report = self.prove("brain", Brain().eval(), (torch.randn(3, 8, dtype=torch.bfloat16),), exporter="dynamo",
                             dynamic_shapes={"x": {0: Dim("batch", min=1, max=16)}})

@@ -15,7 +15,7 @@ import itertools
 import os
 
 from ..core import api_checks as argument_checks, contract, proving
-from ..core.data import samples_from
+from ..core.data import LABELS, samples_from
 from ..core.engine import captured_output, name_list
 from ..core.errors import UsageError
 from . import api_checks as checks, api_inputs as inputs_of, quantized
@@ -110,7 +110,8 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     config.update({"output_axes": output_axes} if output_axes else {})
     proving.check_config(config)
     example = {name: to_numpy(tensor, name) for name, tensor in tensors.items()}
-    samples_given = None if data is None else samples_from(_batches(data, data_batches), names, "data")
+    samples_given = None if data is None else samples_from(
+        _flat_samples(model, flat, args, kwargs, _batches(data, data_batches)), names, "data")
     arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
     arguments += proving.tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
     arguments += proving.golden_arguments(golden) + proving.quantize_arguments(quantize)
@@ -246,6 +247,27 @@ def _restored(model):
 def _describe(model):
     kind = type(model)
     return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _flat_samples(model, flat, args, kwargs, samples):
+    """Each sample with its tensors as arrays of their own dtype (bfloat16 included); a tuple
+    sample of a model whose inputs are flattened (dicts, lists, keywords) flattened the same way,
+    by input name (one more value than args: the labels, kept)."""
+    import torch
+    count = 1 if isinstance(args, torch.Tensor) else len(tuple(args))
+    for sample in samples:
+        if isinstance(sample, (tuple, list)) and flat.call is not model and len(sample) in (count, count + 1):
+            flattened = {name: to_numpy(tensor, name) for name, tensor in
+                         _flat_inputs(model, tuple(sample[:count]), kwargs, list(flat.tensors)).tensors.items()}
+            yield dict(flattened, **({LABELS: sample[count]} if len(sample) > count else {}))
+        elif isinstance(sample, torch.Tensor):
+            yield to_numpy(sample, "data")
+        elif isinstance(sample, (tuple, list)):
+            yield [to_numpy(value, "data") if isinstance(value, torch.Tensor) else value for value in sample]
+        elif isinstance(sample, dict):
+            yield {key: to_numpy(value, key) if isinstance(value, torch.Tensor) else value for key, value in sample.items()}
+        else:
+            yield sample
 
 
 def _batches(data, limit):
