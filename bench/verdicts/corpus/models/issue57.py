@@ -98,5 +98,5 @@ add("i57_lstm_state_seq", lambda: (_m(5731, L.I57LSTMState), (r(2, 9, 4),), axes
 add("i57_elman_seq", lambda: (_m(5732, L.I57Elman), (r(2, 11, 4),), axes(x={0: "batch", 1: "seq"})))
 add("i57_repeat_interleave_dim", lambda: (L.I57RepeatInterleaveDim(), (r(2, 5, 3),), _dims(x={0: B, 1: T})))
 add("i57_repeat_interleave_tensor", lambda: (L.I57RepeatInterleaveTensor(), (r(4, 3), torch.tensor([1, 2, 1, 3])),
-                                             {}))
+                                             axes(x={0: "n"}, repeats={0: "n"})))
 add("i57_zero_size_view", lambda: (L.I57ZeroSizeView(), (r(3, 4),), _dims(x={0: B})))
