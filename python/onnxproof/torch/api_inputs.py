@@ -229,6 +229,8 @@ def flat_dynamic_shapes(dynamic_shapes, flat):
         by_parameter = dict(dynamic_shapes)
     else:
         entries = list(dynamic_shapes)
+        if len(entries) != len(parameters) and len(entries) == len(flat.tensors):
+            return {name: spec for name, spec in zip(flat.tensors, entries) if spec is not None}  # one per tensor
         if len(entries) != len(parameters):
             raise UsageError(f"dynamic_shapes has {len(entries)} entries; forward() is given {len(parameters)} "
                              f"argument(s) ({', '.join(parameters)}), matched in forward()'s order")
