@@ -43,10 +43,12 @@ StepAllowance step_allowance(const StepCount* pytorch_against_exact, bool unfuse
   if (!pytorch_against_exact) return allowed;
   const StepCount& twin = *pytorch_against_exact;
   allowed.max_steps = std::max(1.0, std::round(k_step_noise_multiple * twin.max_steps));
-  allowed.share = std::min(k_max_share, std::max(floor_share, k_step_noise_multiple * twin.share_moved()));
+  // Capped, but never below the twin's own share: the reference moves that much by itself.
+  allowed.share = std::min(std::max(k_max_share, twin.share_moved()),
+                           std::max(floor_share, k_step_noise_multiple * twin.share_moved()));
   if (unfused && twin.elements > 0) {
-    allowed.over_share =
-        std::min(k_max_share, k_step_noise_multiple * static_cast<double>(twin.over) / static_cast<double>(twin.elements));
+    const double over = static_cast<double>(twin.over) / static_cast<double>(twin.elements);
+    allowed.over_share = std::min(std::max(k_max_share, over), k_step_noise_multiple * over);
   }
   return allowed;
 }

@@ -65,6 +65,32 @@ TEST(Steps, TheAllowanceFollowsTheTwinAndHasAFloor) {
   EXPECT_NEAR(wide.share, 2 * 472.0 / 2000.0, 1e-12);
 }
 
+TEST(Steps, TheCapNeverFallsBelowTheTwinsOwnShare) {
+  StepCount twin;  // a statically quantized EfficientNet-B0's logits against their float64 twin
+  twin.elements = 2000;
+  twin.zero = 374;
+  twin.one = 652;
+  twin.over = 974;
+  twin.max_steps = 16.0;
+  const StepAllowance allowed = step_allowance(&twin);
+  EXPECT_NEAR(allowed.share, 1626.0 / 2000.0, 1e-12);  // above k_max_share: the twin's own
+  StepCount onnx;  // ONNX Runtime's: 80% moved, 10 steps at most
+  onnx.elements = 2000;
+  onnx.zero = 399;
+  onnx.one = 757;
+  onnx.over = 844;
+  onnx.max_steps = 10.0;
+  EXPECT_TRUE(within_steps(onnx, allowed));
+  StepCount moderate = twin;  // a twin moving 30%: twice its share
+  moderate.zero = 1400;
+  moderate.one = 600;
+  moderate.over = 0;
+  EXPECT_NEAR(step_allowance(&moderate).share, 0.6, 1e-12);
+  moderate.zero = 800;
+  moderate.one = 1200;  // 60%: twice is 120%, capped at 75%
+  EXPECT_NEAR(step_allowance(&moderate).share, k_max_share, 1e-12);
+}
+
 TEST(Steps, TheBinomialMarginLetsASmallOutputMoveAFewElements) {
   EXPECT_EQ(allowed_moved(20, 0.05), 4);
   EXPECT_EQ(allowed_moved(1024, 0.05), 73);
