@@ -101,6 +101,14 @@ class TorchOnnxExportCall(Proofs):
             self.prove("two", Digits().eval(), (torch.randn(2, 3, 16, 16),), input_names=["a", "b"])
         with self.assertRaisesRegex(onnxproof.UsageError, "disagree"):
             self.prove("opsets", Digits().eval(), (torch.randn(2, 3, 16, 16),), opset=17, opset_version=18)
+        # Known only once forward has run: still the call's mistake, not an EXPORT_FAILED model.
+        with self.assertRaisesRegex(onnxproof.UsageError, "output_names names 2 outputs; forward\\(\\) returns 1"):
+            self.prove("outputs", Digits().eval(), (torch.randn(2, 3, 16, 16),), output_names=["a", "b"])
+        with self.assertRaisesRegex(onnxproof.UsageError, "dynamic_shapes has 2 entries"):
+            self.prove("tuple", Digits().eval(), (torch.randn(2, 3, 16, 16),), dynamic_shapes=({0: Dim("b")}, None))
+        d = Dim("d")
+        with self.assertRaisesRegex(onnxproof.UsageError, "derived from 'd', which no input axis has"):
+            self.prove("root", Pair().eval(), (torch.randn(5, 6), torch.randn(7, 4)), dynamic_shapes={"y": {0: d + 1}})
 
 
 POOLED = """

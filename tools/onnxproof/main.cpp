@@ -68,7 +68,8 @@ void add_model_options(CLI::App* app, ModelArguments& model, bool adoptable = fa
                   "NAME=DIMS:DTYPE[:LO..HI], e.g. x=1x3x224x224:float32 (repeat per input; torchvision:, timm: and "
                   "hf: models, and TensorFlow models, have default inputs)");
   app->add_option("--dynamic", model.dynamic,
-                  "NAME:AXIS=LABEL[:MIN..MAX] names a variable axis, e.g. x:0=batch or x:0=batch:1..64 (repeat)");
+                  "NAME:AXIS=LABEL[:MIN..MAX] names a variable axis of an input, or of an output (checked in the "
+                  "export), e.g. x:0=batch or x:0=batch:1..64 (repeat)");
   app->add_option(
       "--opset", model.opset,
       "ONNX opset to export at (default: the newest that ONNX Runtime, every --target and the exporter support)");

@@ -57,6 +57,15 @@ def default_dtype(dtype):
         torch.set_default_dtype(before)
 
 
+def _widened(array):
+    """An input for the float64 twin: floats (bfloat16 and float8 too) as float64, complex as
+    complex128, the rest as it is."""
+    import numpy as np
+    if array.dtype.kind == "f" or is_narrow_float(array.dtype):
+        return array.astype(np.float64)
+    return array.astype(np.complex128) if array.dtype.kind == "c" else array
+
+
 class ExactReference:
     """The float64 pass over a model: `float64_model()` makes the model float64 for the pass (a
     copy, or the model itself for a large one), `outputs()` runs one case. `reason` says why there
@@ -147,9 +156,7 @@ class ExactReference:
         exact = [None] * len(names)
         if self.model is None:
             return exact
-        widened = {name: value.astype(np.float64) if np.asarray(value).dtype.kind == "f" or is_narrow_float(
-            np.asarray(value).dtype) else value.astype(np.complex128) if np.asarray(value).dtype.kind == "c" else value
-                   for name, value in arrays.items()}
+        widened = {name: _widened(np.asarray(value)) for name, value in arrays.items()}
         start = time.perf_counter()
         try:
             with default_dtype(torch.float64):

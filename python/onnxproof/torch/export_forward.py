@@ -3,6 +3,7 @@ example (a failure, a non-tensor output or a random forward is a finding), and e
 is resized in turn to see which output axes follow it."""
 from ..core.cases import coupled_sizes, size_ranges
 from ..core.output_axes import fix_axes_by_model, follow_resized, output_dim_names
+from ..core.errors import UsageError
 from ..core.findings import finding
 from . import traps
 
@@ -27,6 +28,8 @@ def forward_failure_hint(error):
 def check_forward(state, model, example):
     try:
         result = state.forward(model, example)
+    except UsageError:  # output_names naming more outputs than forward returns: the call's, not the model's
+        raise
     except Exception as error:
         state.findings.append(finding("EXPORT_FAILED", "error",
                                       f"the model's forward fails on the example input: {type(error).__name__}: {error}",

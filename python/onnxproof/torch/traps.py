@@ -121,17 +121,18 @@ def _symbolic(name):
     return (kind,) if isinstance(kind, type) else ()
 
 
-def is_narrow(tensor):
-    """bfloat16 and float8 tensors, which numpy has no type for."""
-    return tensor.is_floating_point() and tensor.element_size() < 2 or str(tensor.dtype) == "torch.bfloat16"
+def as_float_array(tensor):
+    """A tensor as a numpy array, bfloat16 and float8 widened to float32 (numpy has no such types)."""
+    from ..core.cases import NARROW_FLOATS
+    tensor = tensor.detach().cpu()
+    return tensor.float().numpy() if str(tensor.dtype).replace("torch.", "") in NARROW_FLOATS else tensor.numpy()
 
 
 def compare_forwards(first, second):
     """Names of outputs that differ between two runs on the same input (exactly, NaNs equal)."""
     differing = []
     for (name, a), (_, b) in zip(first, second):
-        a, b = a.detach().cpu().float().numpy() if is_narrow(a) else a.detach().cpu().numpy(), \
-            b.detach().cpu().float().numpy() if is_narrow(b) else b.detach().cpu().numpy()
+        a, b = (as_float_array(tensor) for tensor in (a, b))
         if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
             differing.append(name)
     return differing
