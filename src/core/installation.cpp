@@ -5,24 +5,39 @@
 
 #include "build_config.h"
 
+extern char** environ;
+
 namespace onnxproof {
 namespace fs = std::filesystem;
 
 namespace {
 
+const char* environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : nullptr;
+}
+
+fs::path release_cache() {
+  if (const char* chosen = environment("ONNXPROOF_ORT_CACHE")) return chosen;
+  if (const char* xdg = environment("XDG_CACHE_HOME")) return fs::path(xdg) / "onnxproof" / "onnxruntime";
+  const char* home = environment("HOME");
+  return fs::path(home ? home : "/") / ".cache" / "onnxproof" / "onnxruntime";
+}
+
+std::vector<std::string> process_environment() {
+  std::vector<std::string> entries;
+  for (char** entry = environ; *entry; ++entry) entries.emplace_back(*entry);
+  return entries;
+}
+
 Installation source_tree() {
   return {ONNXPROOF_DATA_DIR, ONNXPROOF_PYTHON_SOURCE_DIR, ONNXPROOF_EXAMPLES_DIR, ONNXPROOF_PYTHON,
-          ONNXPROOF_TF_PYTHON};
+          ONNXPROOF_TF_PYTHON, release_cache(), process_environment()};
 }
 
 std::optional<Installation>& chosen() {
   static std::optional<Installation> value;
   return value;
-}
-
-const char* environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value && *value ? value : nullptr;
 }
 
 }  // namespace

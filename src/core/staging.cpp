@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -103,6 +104,36 @@ std::vector<fs::path> left_by_dead_runs(const fs::path& destination, std::string
 }
 
 }  // namespace
+
+Expected<void> link_folder_contents(const fs::path& published, const fs::path& staging,
+                                    const std::vector<std::string>& except) {
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(published, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const fs::path relative = it->path().lexically_relative(published);
+    if (it.depth() == 0 && std::find(except.begin(), except.end(), relative.string()) != except.end()) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    const fs::path to = staging / relative;
+    const auto status = it->symlink_status(ec);
+    if (ec) break;
+    if (fs::is_symlink(status)) {
+      fs::copy_symlink(it->path(), to, ec);
+    } else if (fs::is_directory(status)) {
+      fs::create_directory(to, ec);
+    } else if (fs::is_regular_file(status)) {
+      fs::create_hard_link(it->path(), to, ec);
+      if (ec) {
+        ec.clear();
+        fs::copy_file(it->path(), to, ec);
+      }
+    }
+    if (ec) return fail(ErrorCode::io, "cannot stage " + it->path().string() + " in " + to.string() + ": " + ec.message());
+  }
+  if (ec) return fail(ErrorCode::io, "cannot read " + published.string() + ": " + ec.message());
+  return {};
+}
 
 Expected<void> publish_folder(const fs::path& staging, const fs::path& destination) {
   std::error_code ec;

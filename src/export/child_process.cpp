@@ -16,8 +16,6 @@
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/core/staging.h"
 
-extern char** environ;
-
 namespace onnxproof {
 namespace {
 
@@ -40,15 +38,14 @@ void end_child(pid_t pid) {
 // PYTHONDONTWRITEBYTECODE: importing the user's model file must not leave __pycache__ beside it.
 std::vector<std::string> front_end_environment() {
   std::vector<std::string> environment;
-  for (char** entry = environ; *entry; ++entry) {
-    const std::string_view text(*entry);
-    if (!text.starts_with("PYTHONPATH=") && !text.starts_with("ORT_DISABLE_TELEMETRY=") &&
-        !text.starts_with("PYTHONDONTWRITEBYTECODE="))
-      environment.emplace_back(text);
-  }
   std::string path_entry = installation().python_dir.string();
-  if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
-    path_entry += std::string(":") + existing;
+  for (const std::string& text : installation().environment) {
+    if (text.starts_with("PYTHONPATH=")) {
+      if (text.size() > 11) path_entry += ":" + text.substr(11);
+    } else if (!text.starts_with("ORT_DISABLE_TELEMETRY=") && !text.starts_with("PYTHONDONTWRITEBYTECODE=")) {
+      environment.push_back(text);
+    }
+  }
   environment.push_back("PYTHONPATH=" + path_entry);
   environment.push_back("ORT_DISABLE_TELEMETRY=1");
   environment.push_back("PYTHONDONTWRITEBYTECODE=1");

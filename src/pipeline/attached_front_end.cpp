@@ -159,7 +159,7 @@ ExportAgain export_by_front_end(FrontEndChannel& channel) {
 
 // Sends the opset limit, waits for the export, runs the pipeline on it.
 Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& channel, std::ostream& progress,
-                                    const AfterAttachedRun& after_run) {
+                                    const BeforeAttachedPublish& before_publish) {
   // Refused before the front end spends minutes on an export the run could not publish.
   ONNXPROOF_TRY(require_replaceable_run_folder(options.export_options.out));
   OpsetLimit limit = newest_supported_opset(options.targets);
@@ -177,10 +177,13 @@ Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& ch
   ONNXPROOF_TRY_ASSIGN(const std::string named, text_field(ready, "folder"));
   ONNXPROOF_TRY_ASSIGN(options.export_options.from_export, export_folder(named));
   options.capture = capture_by_front_end(channel);
+  if (before_publish)
+    options.before_publish = [&](Report& report, const StagedRun& run) {
+      return before_publish(report, run, export_by_front_end(channel));
+    };
   ONNXPROOF_TRY_ASSIGN(Report report, run_pipeline(options, progress));
   // A front end that went away during the capture: the run is written, without its localization.
   if (channel.gone()) return fail(ErrorCode::invalid_input, "the front end went away during the run");
-  if (after_run) ONNXPROOF_TRY(after_run(report, export_by_front_end(channel)));
   return report;
 }
 
@@ -188,10 +191,10 @@ Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& ch
 
 Expected<Report> run_attached_pipeline(PipelineOptions options, std::istream& from_front_end,
                                        std::ostream& to_front_end, std::ostream& progress,
-                                       const AfterAttachedRun& after_run) {
+                                       const BeforeAttachedPublish& before_publish) {
   FrontEndChannel channel{from_front_end, to_front_end};
   const fs::path report_path = options.export_options.out / "report.json";
-  auto report = run_with_front_end(std::move(options), channel, progress, after_run);
+  auto report = run_with_front_end(std::move(options), channel, progress, before_publish);
   if (!report) {
     const std::string kind = report.error().code() == ErrorCode::usage ? "usage" : "error";
     // Small enough for any pipe's buffer: a front end that does not read it never blocks the engine's exit.

@@ -10,6 +10,7 @@
 #include "onnxproof/core/run_folder.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/core/staging.h"
+#include "onnxproof/report/published_report.h"
 #include "onnxproof/localize/localize.h"
 #include "onnxproof/report/ship_summary.h"
 #include "onnxproof/report/versions.h"
@@ -283,8 +284,8 @@ Expected<BothRuns> run_both_exporters(const PipelineOptions& options, const fs::
 
 // True when the run folder holds a run whose report says it passed.
 bool passed_before(const fs::path& published) {
-  const auto report = read_json_object(published / "report.json", ErrorCode::invalid_input);
-  return report && report->value("verdict", std::string()) == "pass";
+  const auto report = read_published_report(published, ErrorCode::invalid_input);
+  return report && report->verdict == "pass";
 }
 
 // Where a run is published: its run folder, except that a run that does not pass never replaces
@@ -321,10 +322,13 @@ Expected<Report> run_pipeline(const PipelineOptions& options, std::ostream& prog
              << " passed and is kept; this run, verdict " << verdict_name(report.verdict) << ", goes to "
              << target.string() << '\n' << std::flush;
   }
+  const fs::path shown = options.shown_as.empty() || target != published ? target : options.shown_as;
   for (auto& [exporter, run] : built.runs)
-    ONNXPROOF_TRY(write_run(run, staging.path() / exporter, target / exporter, "onnxproof pipeline"));
-  ONNXPROOF_TRY(write_run(report, staging.path(), target,
+    ONNXPROOF_TRY(write_run(run, staging.path() / exporter, shown / exporter, "onnxproof pipeline"));
+  ONNXPROOF_TRY(write_run(report, staging.path(), shown,
                           both ? "onnxproof pipeline --exporter both" : "onnxproof pipeline"));
+  if (options.before_publish && !both && options.before_publish(report, {staging.path(), shown}))
+    ONNXPROOF_TRY(write_report(report, staging.path()));
   ONNXPROOF_TRY(staging.publish(target));
   report.run_folder = target;
   return report;

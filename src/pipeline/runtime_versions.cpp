@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "../export/child_process.h"  // children of this binary are started as the front end is
+#include "onnxproof/core/installation.h"
 #include "onnxproof/core/json_file.h"
 
 namespace onnxproof {
@@ -99,12 +100,7 @@ Finding refusal_finding(const RuntimeRelease& release, const std::string& reason
 
 }  // namespace
 
-fs::path runtime_release_cache() {
-  if (const char* chosen = std::getenv("ONNXPROOF_ORT_CACHE"); chosen && *chosen) return chosen;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "onnxproof" / "onnxruntime";
-  const char* home = std::getenv("HOME");
-  return fs::path(home && *home ? home : "/") / ".cache" / "onnxproof" / "onnxruntime";
-}
+fs::path runtime_release_cache() { return installation().runtime_release_cache; }
 
 bool is_release_target(const std::string& target) { return target.find('@') != std::string::npos; }
 

@@ -8,6 +8,7 @@
 
 #include "onnxproof/core/json_file.h"
 #include "onnxproof/repair/repair.h"
+#include "onnxproof/report/published_report.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -180,36 +181,21 @@ void add_combinations(std::vector<RepairCandidate>& out) {
 
 }  // namespace
 
-bool report_proves_float16(const nlohmann::json& report) {
-  const auto steps = report.value("steps", nlohmann::json::array());
-  return std::any_of(steps.begin(), steps.end(), [](const nlohmann::json& step) {
-    return step.value("name", "") == "parity" && step.value("precision", "") == "fp16";
-  });
-}
-
 Expected<RepairFacts> read_repair_facts(const fs::path& run, bool can_reexport) {
-  if (!fs::is_regular_file(run / "report.json"))
-    return fail(ErrorCode::usage, run.string() + " is not a run folder of onnxproof pipeline (no report.json)");
-  ONNXPROOF_TRY_ASSIGN(const auto report, read_json_object(run / "report.json", ErrorCode::usage));
+  ONNXPROOF_TRY_ASSIGN(const auto report, read_published_report(run, ErrorCode::usage));
   RepairFacts facts;
-  facts.verdict = report.value("verdict", "");
-  facts.framework = report.value("framework", "torch");
-  if (facts.framework.empty()) facts.framework = "torch";
-  const auto& signature = report.value("signature", nlohmann::json::object());
-  if (signature.is_object()) {
-    facts.exporter = signature.value("exporter", "");
-    facts.opset = signature.value("opsets", nlohmann::json::object()).value("ai.onnx", int64_t{0});
-  }
-  const std::string proved = fs::path(report.value("onnx_model", "")).filename().string();
+  facts.verdict = report.verdict;
+  facts.framework = report.framework.value_or("torch");
+  if (report.signature) facts.exporter = report.signature->exporter;
+  facts.opset = default_opset_of(report);
+  const std::string proved = fs::path(report.onnx_model).filename().string();
   facts.has_model = !proved.empty() && fs::is_regular_file(run / "model.onnx");
   facts.simplified = proved == "model.sim.onnx";
-  facts.float16 = report_proves_float16(report);
-  for (const auto& finding : report.value("findings", nlohmann::json::array())) {
-    facts.findings.push_back({finding.value("code", ""), finding.value("severity", ""), finding.value("where", ""),
-                              finding.value("message", ""), finding.value("step", "")});
-  }
-  for (const auto& row : report.value("parity", nlohmann::json::array()))
-    if (row.value("status", "") != "pass") facts.failing_cases.insert(row.value("case", ""));
+  facts.float16 = proves_float16(report);
+  for (const auto& finding : report.findings)
+    facts.findings.push_back({finding.code, finding.severity, finding.where, finding.message, finding.step});
+  for (const auto& row : report.parity)
+    if (row.status != "pass") facts.failing_cases.insert(row.case_);
   // The exporter a failed export was asked for, which the report's signature cannot say.
   if (facts.exporter.empty() && fs::is_regular_file(run / "export.json")) {
     if (auto manifest = read_json_object(run / "export.json", ErrorCode::usage)) {

@@ -11,6 +11,7 @@
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/report/log_bar_chart.h"  // markup_escape
 #include "onnxproof/report/markdown.h"
+#include "onnxproof/report/published_report.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -19,16 +20,10 @@ namespace {
 
 constexpr std::string_view k_repair_schema = "onnxproof.repair/1";
 
-// The model a run folder ships: the float16 copy a --precision fp16 proof proved, else the
-// proved model (model.sim.onnx or model.onnx), by its report.
+// The model a run folder ships, by its report (published_report.h's shipped_model_of).
 std::string shipped_model(const fs::path& folder) {
-  auto report = read_json_object(folder / "report.json", ErrorCode::invalid_input);
-  if (!report) return "model.onnx";
-  for (const auto& step : report->value("steps", nlohmann::json::array())) {
-    if (step.value("name", "") == "parity" && step.contains("model")) return step.value("model", "model.onnx");
-  }
-  const std::string proved = fs::path(report->value("onnx_model", "model.onnx")).filename().string();
-  return proved.empty() ? "model.onnx" : proved;
+  const auto report = read_published_report(folder, ErrorCode::invalid_input);
+  return report ? shipped_model_of(*report) : "model.onnx";
 }
 
 // Operator type -> count in a model; empty when it cannot be read.
@@ -126,14 +121,11 @@ std::string repair_markdown(const fs::path& run, const RepairFacts& facts, const
 nlohmann::json repair_diff(const fs::path& run, const RepairFacts& facts, const RepairAttempt& repaired) {
   const fs::path folder = run / repaired.folder;
   nlohmann::json diff = nlohmann::json::object();
-  if (auto report = read_json_object(folder / "report.json", ErrorCode::invalid_input)) {
-    const auto& signature = report->value("signature", nlohmann::json::object());
-    if (signature.is_object()) {
-      const std::string exporter = signature.value("exporter", "");
-      const int64_t opset = signature.value("opsets", nlohmann::json::object()).value("ai.onnx", int64_t{0});
-      if (exporter != facts.exporter) diff["exporter"] = {{"from", facts.exporter}, {"to", exporter}};
-      if (opset != facts.opset) diff["opset"] = {{"from", facts.opset}, {"to", opset}};
-    }
+  if (auto report = read_published_report(folder, ErrorCode::invalid_input); report && report->signature) {
+    const std::string& exporter = report->signature->exporter;
+    const int64_t opset = default_opset_of(*report);
+    if (exporter != facts.exporter) diff["exporter"] = {{"from", facts.exporter}, {"to", exporter}};
+    if (opset != facts.opset) diff["opset"] = {{"from", facts.opset}, {"to", opset}};
   }
   const auto& candidate = repaired.candidate;
   if (!candidate.disabled_optimizers.empty())
@@ -148,9 +140,10 @@ nlohmann::json repair_diff(const fs::path& run, const RepairFacts& facts, const 
   return diff;
 }
 
-Expected<void> write_repair(const fs::path& run, const RepairFacts& facts, const RepairResult& result) {
+Expected<void> write_repair(const fs::path& run, const fs::path& shown, const RepairFacts& facts,
+                            const RepairResult& result) {
   nlohmann::json json = {{"schema", k_repair_schema},
-                         {"run", run.string()},
+                         {"run", shown.string()},
                          {"repaired", result.repaired.has_value()},
                          {"seconds", result.seconds},
                          {"budget_spent", result.budget_spent},
@@ -169,7 +162,7 @@ Expected<void> write_repair(const fs::path& run, const RepairFacts& facts, const
                                           session_options_markdown(a.candidate.disabled_optimizers)));
   }
   ONNXPROOF_TRY(write_file_atomically(run / "repair" / "repair.json", json.dump(2) + "\n"));
-  return write_file_atomically(run / "repair" / "repair.md", repair_markdown(run, facts, result, shipped));
+  return write_file_atomically(run / "repair" / "repair.md", repair_markdown(shown, facts, result, shipped));
 }
 
 std::string repair_what_to_do(const RepairResult& result, const std::string& before) {
@@ -188,6 +181,13 @@ std::string repair_what_to_do(const RepairResult& result, const std::string& bef
                      tried == 1 ? "" : "s");
 }
 
+RepairPointer repair_pointer(const RepairResult& result, const std::string& before) {
+  RepairPointer pointer{.what_to_do = repair_what_to_do(result, before), .before = before,
+                        .found = result.repaired.has_value(), .folder = {}};
+  if (result.repaired) pointer.folder = result.attempts[*result.repaired].folder.generic_string();
+  return pointer;
+}
+
 Expected<void> point_report_at_repair(const fs::path& run, const RepairResult& result) {
   ONNXPROOF_TRY_ASSIGN(auto report, read_json_object(run / "report.json", ErrorCode::invalid_input));
   auto& ship = report["ship"];
@@ -195,10 +195,11 @@ Expected<void> point_report_at_repair(const fs::path& run, const RepairResult& r
   // A run repaired before keeps the words its own findings gave.
   const std::string shown = ship.value("what_to_do", "");
   const std::string before = ship.contains("repair") ? ship["repair"].value("before", shown) : shown;
-  const std::string now = repair_what_to_do(result, before);
+  const RepairPointer pointer = repair_pointer(result, before);
+  const std::string& now = pointer.what_to_do;
   ship["what_to_do"] = now;
-  ship["repair"] = {{"before", before}, {"found", result.repaired.has_value()}, {"summary", "repair/repair.md"}};
-  if (result.repaired) ship["repair"]["folder"] = result.attempts[*result.repaired].folder.generic_string();
+  ship["repair"] = {{"before", before}, {"found", pointer.found}, {"summary", "repair/repair.md"}};
+  if (pointer.found) ship["repair"]["folder"] = pointer.folder;
   ONNXPROOF_TRY(write_file_atomically(run / "report.json", report.dump(2) + "\n"));
   // The same words in the Markdown and HTML reports, written by report_sections.cpp.
   const auto replace_in = [&](const fs::path& file, const std::string& from, const std::string& to) -> Expected<void> {

@@ -17,6 +17,8 @@ nlohmann::json repair_diff(const std::filesystem::path& run, const RepairFacts& 
 
 /// RUN/repair/repair.json (onnxproof.repair/1), repair.md and, when the repair disables an
 /// optimizer, the passing attempt's session-options.md.
-Expected<void> write_repair(const std::filesystem::path& run, const RepairFacts& facts, const RepairResult& result);
+/// `shown`: the folder `run` is published as, which they name.
+Expected<void> write_repair(const std::filesystem::path& run, const std::filesystem::path& shown,
+                            const RepairFacts& facts, const RepairResult& result);
 
 }  // namespace onnxproof

@@ -140,6 +140,7 @@ std::string why_it_failed(const Report& report) {
 Expected<PipelineOptions> candidate_options(const RepairOptions& options, const RepairCandidate& candidate,
                                             const fs::path& out, double seconds_left) {
   PipelineOptions changed = options.base;
+  changed.before_publish = {};  // the failed run's own (its command record, this repair)
   changed.golden = false;  // a proof, not a release: the golden set stays the run's business
   changed.golden_folder.clear();
   changed.localize = false;
@@ -161,6 +162,9 @@ Expected<PipelineOptions> candidate_options(const RepairOptions& options, const 
   }
   return changed;
 }
+
+// The folder the repaired run is published as.
+fs::path shown_run(const RepairOptions& options) { return options.shown_as.empty() ? options.run : options.shown_as; }
 
 // A candidate's scratch folder (its rewritten or new export, the float32 search's conversions),
 // removed however the candidate ends.
@@ -209,6 +213,7 @@ void try_candidate(const RepairOptions& options, const RepairFacts& facts, Repai
     if (auto exported = options.reexport(candidate, scratch); !exported) return give_up(exported.error());
     changed->export_options.from_export = scratch;
   }
+  changed->shown_as = shown_run(options) / attempt.folder;
   auto report = run_pipeline(*changed, progress);
   if (!report) return give_up(report.error());
   attempt.status = std::string(verdict_name(report->verdict));
@@ -221,7 +226,7 @@ Expected<RepairResult> repair_run(const RepairOptions& options, std::ostream& pr
   const bool can_reexport = static_cast<bool>(options.reexport) || !options.base.export_options.model.empty();
   ONNXPROOF_TRY_ASSIGN(const RepairFacts facts, read_repair_facts(options.run, can_reexport));
   if (facts.verdict != "fail")
-    return fail(ErrorCode::usage, fmt::format("{}'s verdict is {}: only a failed run is repaired", options.run.string(),
+    return fail(ErrorCode::usage, fmt::format("{}'s verdict is {}: only a failed run is repaired", shown_run(options).string(),
                                               facts.verdict.empty() ? "missing" : facts.verdict));
   ONNXPROOF_TRY(fresh_repair_folder(options.run / "repair"));
   const auto candidates = plan_repair(facts);
@@ -256,7 +261,7 @@ Expected<RepairResult> repair_run(const RepairOptions& options, std::ostream& pr
   fs::remove_all(options.run / "repair" / ".export", ec);
   result.seconds = seconds_since(start);
   if (result.repaired) result.diff = repair_diff(options.run, facts, result.attempts[*result.repaired]);
-  ONNXPROOF_TRY(write_repair(options.run, facts, result));
+  ONNXPROOF_TRY(write_repair(options.run, shown_run(options), facts, result));
   return result;
 }
 

@@ -73,7 +73,13 @@ std::string verdict_word(Verdict verdict) {
 
 nlohmann::json ship_summary_to_json(const Report& report) {
   const ShipSummary s = summarize_for_shipping(report);
-  return {{"answer", s.answer}, {"where", s.where}, {"what_to_do", s.what_to_do}, {"cause", s.cause_code}};
+  nlohmann::json ship = {{"answer", s.answer}, {"where", s.where}, {"what_to_do", s.what_to_do}, {"cause", s.cause_code}};
+  if (report.repair) {
+    const RepairPointer& r = *report.repair;
+    ship["repair"] = {{"before", r.before}, {"found", r.found}, {"summary", "repair/repair.md"}};
+    if (r.found) ship["repair"]["folder"] = r.folder;
+  }
+  return ship;
 }
 
 nlohmann::json signature_to_json(const Report& report) {

@@ -201,7 +201,7 @@ ShipSummary summarize_findings(const Report& report) {
 
 ShipSummary summarize_for_shipping(const Report& report) {
   ShipSummary summary = summarize_findings(report);
-  if (!report.repair_advice.empty()) summary.what_to_do = report.repair_advice;
+  if (report.repair) summary.what_to_do = report.repair->what_to_do;
   return summary;
 }
 

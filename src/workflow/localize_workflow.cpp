@@ -3,43 +3,19 @@
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/json_file.h"
 #include "onnxproof/core/ownership.h"
+#include "onnxproof/core/run_folder.h"
 #include "onnxproof/core/source_framework.h"
+#include "onnxproof/core/staging.h"
 #include "onnxproof/export/export_step.h"
 #include "onnxproof/pipeline/localize_case.h"
 #include "onnxproof/report/localize_report.h"
+#include "onnxproof/report/published_report.h"
 #include "onnxproof/workflow/workflows.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
 
 namespace {
-
-// A number of a report row, or `fallback` when the row has none (null: an integer output has no
-// argmax figures, a refused case no error figures).
-template <typename T>
-T row_number(const nlohmann::json& row, const char* key, T fallback) {
-  const auto it = row.find(key);
-  return it != row.end() && it->is_number() ? it->get<T>() : fallback;
-}
-
-// report.json's parity rows as ParityRows: the fields the choice of a case and the optimizer
-// search read (the one place a report's rows are parsed back).
-ParityResult parity_rows_from_report(const nlohmann::json& report) {
-  ParityResult parity;
-  for (const auto& row : report.value("parity", nlohmann::json::array())) {
-    ParityRow parsed;
-    parsed.data_set = row.value("case", "");
-    parsed.provider = row.value("provider", "cpu");
-    parsed.optimization = parse_optimization(row.value("optimization", "all")).value_or(GraphOptimization::all);
-    parsed.status = parse_row_status(row.value("status", "")).value_or(RowStatus::error);
-    parsed.output = row.value("output", "");
-    parsed.comparison.max_abs = row_number(row, "max_abs", 0.0);
-    parsed.comparison.nan_mismatches = row_number(row, "nan_mismatch", int64_t{0});
-    parsed.argmax = ArgmaxCheck{.flips = row_number(row, "argmax_flips", int64_t{0})};
-    parity.rows.push_back(std::move(parsed));
-  }
-  return parity;
-}
 
 // The case, provider and optimization level to localize on: as given, else the worst failing
 // comparison of the run's report.
@@ -96,14 +72,12 @@ Expected<void> require_own_localize_folder(const fs::path& folder) {
 
 Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command, std::ostream& progress) {
   ONNXPROOF_TRY(require_own_localize_folder(command.run / "localize"));
-  if (!fs::is_regular_file(command.run / "report.json"))
-    return fail(ErrorCode::usage, command.run.string() + " is not a run folder of onnxproof pipeline (no report.json)");
   // What localize reads is the run folder's own: never a link to somewhere else.
   for (const char* own : {"report.json", "reference"})
     ONNXPROOF_TRY(require_not_a_link(command.run / own, "a run folder"));
-  ONNXPROOF_TRY_ASSIGN(const auto report, read_json_object(command.run / "report.json", ErrorCode::usage));
+  ONNXPROOF_TRY_ASSIGN(const auto report, read_published_report(command.run, ErrorCode::usage));
   ONNXPROOF_TRY_ASSIGN(const auto parity, parity_options_from(command.proof));
-  const ParityResult recorded = parity_rows_from_report(report);
+  const ParityResult recorded = parity_rows_of(report);
   ONNXPROOF_TRY_ASSIGN(const auto target, localize_target(command, recorded));
   ONNXPROOF_TRY_ASSIGN(const auto reference, read_reference(command.run / "reference"));
   const ReferenceCase* c = find_case(reference, target.data_set);
@@ -111,10 +85,16 @@ Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command
     return fail(ErrorCode::usage,
                 "no reference case " + target.data_set + " in " + (command.run / "reference").string());
   // The model the run proved (model.sim.onnx when simplification changed it), in the run folder.
-  const fs::path model = command.run / fs::path(report.value("onnx_model", "model.onnx")).filename();
+  const fs::path model = command.run / fs::path(report.onnx_model.empty() ? "model.onnx" : report.onnx_model).filename();
   const std::string framework = source_framework_beside(command.run);
-  LocalizedCase localized = localize_case({.run = command.run,
-                                           .model = model,
+  // Localized in a staged copy of the run (its files linked) that replaces it as a whole: the
+  // published run is never written into.
+  ONNXPROOF_TRY(require_replaceable_run_folder(command.run));
+  ONNXPROOF_TRY_ASSIGN(auto staging, StagingFolder::create(command.run));
+  ONNXPROOF_TRY(link_folder_contents(command.run, staging.path(), {"localize"}));
+  const fs::path staged_model = staging.path() / model.filename();
+  LocalizedCase localized = localize_case({.run = staging.path(),
+                                           .model = staged_model,
                                            .target = target,
                                            .parity = &recorded,
                                            .tolerance = parity.tolerance,
@@ -122,8 +102,9 @@ Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command
                                            .framework = framework},
                                           *c);
   if (!localized.localization) return std::unexpected(localized.localization.error());
+  ONNXPROOF_TRY(write_localization_views(*localized.localization, staging.path() / "localize"));
+  ONNXPROOF_TRY(staging.publish());
   const fs::path folder = command.run / "localize";
-  ONNXPROOF_TRY(write_localization_views(*localized.localization, folder));
   if (!localized.optimizer) return std::unexpected(localized.optimizer.error());
   const auto& optimizer = *localized.optimizer;
   Outcome<LocalizedRun> outcome{.findings = localized.localization->findings};

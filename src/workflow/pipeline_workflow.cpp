@@ -123,15 +123,12 @@ Expected<PipelineOptions> pipeline_options_from(const PipelineCommand& command, 
 
 Expected<Outcome<Report>> pipeline_workflow(const PipelineCommand& command, std::ostream& progress) {
   const fs::path out_dir = run_folder(command);
-  ONNXPROOF_TRY_ASSIGN(const auto options, pipeline_options_from(command, out_dir));
+  ONNXPROOF_TRY_ASSIGN(auto options, pipeline_options_from(command, out_dir));
+  // The options the repair proves candidates with are the run's own, without this hook.
+  options.before_publish = [&command, base = options, &progress](Report& report, const StagedRun& run) {
+    return before_pipeline_publishes(command, base, report, run, {}, progress);
+  };
   ONNXPROOF_TRY_ASSIGN(auto report, run_pipeline(options, progress));
-  const fs::path folder = report.run_folder.empty() ? out_dir : report.run_folder;
-  // What `onnxproof repair RUN` exports again; a run of --exporter both holds one per exporter.
-  if (command.model.exporter != "both") {
-    if (auto recorded = write_command_record(command, folder); !recorded)
-      progress << "onnxproof pipeline: " << recorded.error().describe() << '\n' << std::flush;
-  }
-  if (command.repair) repair_after_pipeline(command, options, report, folder, {}, progress);
   return run_outcome(std::move(report), out_dir);
 }
 
@@ -139,15 +136,12 @@ Expected<Outcome<Report>> attached_pipeline_workflow(const PipelineCommand& comm
                                                      std::ostream& to_front_end, std::ostream& progress) {
   const fs::path out_dir = run_folder(command);
   ONNXPROOF_TRY_ASSIGN(auto options, pipeline_options_from(command, out_dir));
-  AfterAttachedRun repair;
-  if (command.repair) {
-    repair = [&command, &options, &progress](Report& report, const ExportAgain& export_again) -> Expected<void> {
-      const fs::path folder = report.run_folder.empty() ? options.export_options.out : report.run_folder;
-      repair_after_pipeline(command, options, report, folder, export_again, progress);
-      return {};
-    };
-  }
-  ONNXPROOF_TRY_ASSIGN(auto report, run_attached_pipeline(options, from_front_end, to_front_end, progress, repair));
+  const BeforeAttachedPublish before_publish = [&command, &options, &progress](
+                                                   Report& report, const StagedRun& run, const ExportAgain& again) {
+    return before_pipeline_publishes(command, options, report, run, again, progress);
+  };
+  ONNXPROOF_TRY_ASSIGN(auto report, run_attached_pipeline(options, from_front_end, to_front_end, progress,
+                                                          before_publish));
   return run_outcome(std::move(report), out_dir);
 }
 

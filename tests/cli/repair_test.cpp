@@ -4,7 +4,12 @@
 // the refusals.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <atomic>
+#include <map>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -67,6 +72,58 @@ void expect_report_points_at(const fs::path& run, const std::string& folder) {
   EXPECT_NE(what.find(folder), std::string::npos) << what;
   EXPECT_EQ(report["ship"]["repair"]["folder"], folder);
   EXPECT_NE(read_text(run / "report.md").find("onnxproof repair found a proved fix"), std::string::npos);
+}
+
+// Every regular file below `folder`, by its path relative to it, with its bytes.
+std::map<std::string, std::string> files_below(const fs::path& folder) {
+  std::map<std::string, std::string> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) files[it->path().lexically_relative(folder).string()] = read_text(it->path());
+  return files;
+}
+
+ino_t inode_of(const fs::path& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 ? info.st_ino : 0;
+}
+
+// `repair RUN` (with `extra`) while the published run is watched: as long as RUN is the folder it
+// was, it holds exactly the files it held, byte for byte; the repaired run replaces it as a whole
+// (another folder); and the files it held were never written in place (their old links keep
+// their bytes).
+CliResult repair_watching_the_published_run(const fs::path& run, const std::vector<std::string>& extra) {
+  const auto before = files_below(run);
+  const ino_t published = inode_of(run);
+  TempDir old_links;
+  for (const auto& [relative, bytes] : before) {
+    fs::create_directories((old_links / relative).parent_path());
+    fs::create_hard_link(run / relative, old_links / relative);
+  }
+  std::vector<std::string> args = {"repair", run.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  CliResult result;
+  std::atomic<bool> done = false;
+  std::thread repair([&] {
+    result = onnxproof_cli(args);
+    done = true;
+  });
+  int watched = 0;
+  while (!done) {
+    const ino_t first = inode_of(run);
+    const auto now = files_below(run);
+    if (first == published && inode_of(run) == published) {
+      EXPECT_EQ(now, before) << "the published run changed before the repaired one replaced it";
+      ++watched;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  repair.join();
+  EXPECT_GT(watched, 0);
+  EXPECT_NE(inode_of(run), published) << "the repaired run was not published as a folder of its own";
+  EXPECT_EQ(files_below(old_links.path()), before) << "a published file was written in place";
+  return result;
 }
 
 TEST(Repair, AnOptimizerOnlyAFusionBreaksIsSwitchedOffWithTheSessionOptionWrittenOut) {
@@ -160,7 +217,7 @@ TEST(Repair, AFrozenReshapeIsRewrittenToCopyTheDynamicAxis) {
 TEST(Repair, AModelNoConfigurationFixesIsSaidSoWithEverythingTried) {
   TempDir out;
   failed_run(out.path(), k_repair_models + ":unfixable", {"--exporter", "torchscript"});
-  const auto result = onnxproof_cli({"repair", out.path().string()});
+  const auto result = repair_watching_the_published_run(out.path(), {});
   EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
   const json repair = read_json(out / "repair" / "repair.json");
   EXPECT_FALSE(repair["repaired"]);
@@ -207,7 +264,7 @@ TEST(Repair, OnlyAFailedRunFolderOfItsOwnIsRepaired) {
   // A command record that is not one is named, not trusted.
   const std::string recorded = read_text(out / "command.json");
   write_bytes(out / "command.json", R"({"schema": "onnxproof.command/1", "model": {}})");
-  expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2, "is not a readable command record");
+  expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2, "command.json: model.model: expected a value");
   write_bytes(out / "command.json", recorded);
   // RUN/repair is replaced by every repair: never through a link to somewhere else.
   TempDir elsewhere;

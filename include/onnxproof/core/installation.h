@@ -3,10 +3,11 @@
 // the Python front end and the examples, and the interpreter that runs exports. The driver
 // resolves them once (environment overrides, else beside the installed executable, else the
 // source tree this build came from) and hands them to the libraries with use_installation();
-// libraries never read the environment themselves.
+// installation.cpp is the one place the libraries' environment is read.
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace onnxproof {
 
@@ -16,6 +17,12 @@ struct Installation {
   std::filesystem::path examples_dir;  // digits/digits_cnn.py for the demo
   std::string python;                  // the interpreter PyTorch models export with
   std::string tf_python;               // the interpreter TensorFlow models export with (.venv-tf)
+  /// Where fetched ONNX Runtime releases live (--target ort-cpu@VERSION): $ONNXPROOF_ORT_CACHE,
+  /// else $XDG_CACHE_HOME/onnxproof/onnxruntime, else ~/.cache/onnxproof/onnxruntime.
+  std::filesystem::path runtime_release_cache;
+  /// The environment this process was started with (NAME=VALUE), which the children it starts
+  /// (the front end, a release's driver) inherit with their own changes.
+  std::vector<std::string> environment;
 };
 
 /// The environment's overrides (ONNXPROOF_DATA, ONNXPROOF_PYTHONPATH, ONNXPROOF_PYTHON,

@@ -4,6 +4,8 @@
 // work fails, when SIGINT or SIGTERM end the process, or (after SIGKILL) by the next run.
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "onnxproof/core/error.h"
 
@@ -18,6 +20,14 @@ Expected<void> publish_folder(const std::filesystem::path& staging, const std::f
 /// A publish interrupted between its two renames left no `destination` and the old folder as
 /// ".NAME.old-PID" of a process that no longer runs: moves it back. True when it did.
 bool recover_interrupted_publish(const std::filesystem::path& destination);
+
+/// Fills `staging` with `published`'s tree as it is, for a change of a finished run that then
+/// replaces it as a whole: folders made anew, regular files hard-linked (copied where the file
+/// system cannot link), symbolic links copied as links, never followed; the top-level entries
+/// named in `except` left out. Whatever the change writes goes through write_file_atomically()
+/// or a folder of its own, so no linked file is ever written in place.
+Expected<void> link_folder_contents(const std::filesystem::path& published, const std::filesystem::path& staging,
+                                    const std::vector<std::string>& except);
 
 /// A staging folder that is removed unless published: on destruction, and when SIGINT or SIGTERM
 /// end the process (install_interrupt_cleanup()). Creating one also removes stale staging folders

@@ -67,18 +67,19 @@ inline constexpr std::size_t k_max_attach_error_bytes = 4096;
 using ExportAgain = std::function<Expected<void>(const std::string& exporter, int64_t opset,
                                                  const std::filesystem::path& folder)>;
 
-/// What runs after the attached run is written and before its outcome is sent (pipeline --repair):
-/// it may add to the report and ask for more exports.
-using AfterAttachedRun = std::function<Expected<void>(Report& report, const ExportAgain& export_again)>;
+/// What runs once the attached run is proved, before it publishes (PipelineOptions::before_publish:
+/// the command record, pipeline --repair): it may add to the staged run and its report, and ask
+/// the front end for more exports. True when it changed the report.
+using BeforeAttachedPublish = std::function<bool(Report& report, const StagedRun& run, const ExportAgain& export_again)>;
 
 /// Runs the pipeline for an attached front end: sends the opset limit of `options.targets`, waits
 /// for the export, proves it as run_pipeline() does for --from-export (options.export_options.out
 /// is the run folder), asks the front end to capture module outputs when the pipeline localizes,
-/// runs `after_run` when set, and sends the outcome. Returns the report. Fails as run_pipeline() does, and with
+/// runs `before_publish` when set, and sends the outcome. Returns the report. Fails as run_pipeline() does, and with
 /// ErrorCode::invalid_input when the front end aborts, goes away or breaks the protocol; every
 /// failure is also sent as an "error" event while the channel is open.
 Expected<Report> run_attached_pipeline(PipelineOptions options, std::istream& from_front_end,
                                        std::ostream& to_front_end, std::ostream& progress,
-                                       const AfterAttachedRun& after_run = {});
+                                       const BeforeAttachedPublish& before_publish = {});
 
 }  // namespace onnxproof

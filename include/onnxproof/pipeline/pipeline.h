@@ -19,6 +19,17 @@
 
 namespace onnxproof {
 
+/// A run built out of sight: the staging folder that holds it and the folder it is published as.
+struct StagedRun {
+  std::filesystem::path staging;
+  std::filesystem::path published;
+};
+
+/// What a caller adds to a proved run before it publishes (the command record, pipeline --repair):
+/// it writes into `run.staging` only, and returns true when it changed the report, which is then
+/// written again. Published files are never touched after the publish.
+using BeforePublish = std::function<bool(Report& report, const StagedRun& run)>;
+
 struct PipelineOptions {
   ExportOptions export_options;  // its `out` is the run folder
   ParityOptions parity;
@@ -48,6 +59,12 @@ struct PipelineOptions {
   bool simplify = true;
   /// --precision fp16: nodes the conversion keeps in float32 (--keep-float32).
   std::vector<std::string> keep_float32{};
+  /// The folder the run's report names as its own; empty: where it is published. A repair's
+  /// candidate is built inside a staged run and named where that run will be published.
+  std::filesystem::path shown_as{};
+  /// Runs once the run is proved and its report written in staging, before it publishes (not for
+  /// --exporter both, whose two runs have no one command).
+  BeforePublish before_publish{};
 };
 
 /// The default run folder for a model spec: onnxproof-out/NAME, NAME being "resnet18" for

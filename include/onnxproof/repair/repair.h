@@ -58,9 +58,6 @@ struct RepairFacts {
   std::vector<FindingFact> findings;
 };
 
-/// True when a report.json proved the float16 conversion (its parity step's "precision": "fp16").
-bool report_proves_float16(const nlohmann::json& report);
-
 /// Reads RUN/report.json and RUN/export.json; ErrorCode::usage when RUN is not a pipeline's run folder.
 Expected<RepairFacts> read_repair_facts(const std::filesystem::path& run, bool can_reexport);
 
@@ -114,7 +111,10 @@ Expected<Float32Block> find_float32_block(const Float32BlockSearch& search, cons
 using ReExport = std::function<Expected<void>(const RepairCandidate& candidate, const std::filesystem::path& folder)>;
 
 struct RepairOptions {
-  std::filesystem::path run;  // the failed run folder; RUN/repair/ is written
+  std::filesystem::path run;  // the failed run folder (a staged copy of it); RUN/repair/ is written
+  /// The folder `run` is published as, which repair.json, repair.md and the candidates' reports
+  /// name; empty: `run` itself.
+  std::filesystem::path shown_as{};
   /// The options the failed run was proved with; each candidate changes a copy.
   PipelineOptions base;
   double budget_seconds = 900;  // no candidate starts once they are spent
@@ -151,7 +151,13 @@ Expected<RepairResult> repair_run(const RepairOptions& options, std::ostream& pr
 /// The "what to do" of a repaired run's report: where the proved fix lies, or that none was found.
 std::string repair_what_to_do(const RepairResult& result, const std::string& before);
 
-/// RUN/report.json, report.md and report.html point at the repair: their "what to do" replaced.
-Expected<void> point_report_at_repair(const std::filesystem::path& run, const RepairResult& result);
+/// What the run's report says after the repair (Report::repair): `before`, the advice of the run's
+/// own findings, and repair_what_to_do's.
+RepairPointer repair_pointer(const RepairResult& result, const std::string& before);
+
+/// The report.json, report.md and report.html of a staged copy of a finished run (`onnxproof
+/// repair RUN`, which has the run's report only as files) point at the repair: their "what to do"
+/// replaced. Never called on a published run: the copy is published as a whole.
+Expected<void> point_report_at_repair(const std::filesystem::path& staged_run, const RepairResult& result);
 
 }  // namespace onnxproof

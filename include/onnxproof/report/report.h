@@ -54,6 +54,14 @@ struct ModelSignature {
   std::vector<SignatureValue> inputs, outputs;
 };
 
+/// What a repair made of a failed run's advice.
+struct RepairPointer {
+  std::string what_to_do;  // repair/repair.h's repair_what_to_do: the proved fix, or what was tried
+  std::string before;      // the "what to do" the run's own findings gave
+  bool found = false;      // a candidate passed
+  std::string folder;      // the passing candidate's folder, relative to the run; empty when none
+};
+
 struct Report {
   std::string model;                 // the model spec
   /// The source framework whose outputs are the reference (core/source_framework.h: "torch",
@@ -76,9 +84,9 @@ struct Report {
   std::optional<Localization> localization;
   std::string localization_error;
   std::optional<ModelSignature> signature;  // when the check step read the exported model
-  /// After `pipeline --repair`: the "what to do" that points at the repair's result (repair/repair.h's
-  /// repair_what_to_do); empty: the main cause's hint.
-  std::string repair_advice;
+  /// After a repair (`pipeline --repair`, `onnxproof repair RUN`): the "what to do" that points at
+  /// its result (report.json's ship.repair); none: the main cause's hint.
+  std::optional<RepairPointer> repair;
   Verdict verdict = Verdict::error;  // set once, by finish_report()
   /// Where the pipeline published the run: its --out, or RUN.failed beside a run that passed
   /// (run_pipeline). Not in report.json.

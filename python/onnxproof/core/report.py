@@ -155,6 +155,10 @@ def read_report(folder):
     if raw.get("schema") != contract.REPORT:
         raise ValueError(f"{path} is not an onnxproof report (schema {raw.get('schema')!r}, this onnxproof reads "
                          f"{contract.REPORT!r})")
+    try:  # the engine's reader checks the same schema (report/published_report.h)
+        contract.validate(raw, "report", root=path)
+    except contract.ContractError as error:
+        raise ValueError(f"{path} is not a readable onnxproof report: {error}") from None
     model = raw.get("model")
     localization = raw.get("localization")
     findings = list(raw.get("findings", []) or [])

@@ -1,0 +1,57 @@
+// report.json read back through the generated contract.
+#include "onnxproof/report/published_report.h"
+
+#include <algorithm>
+
+#include "onnxproof/core/json_file.h"
+
+namespace onnxproof {
+namespace fs = std::filesystem;
+
+Expected<PublishedReport> read_published_report(const fs::path& run, ErrorCode code) {
+  const fs::path file = run / "report.json";
+  if (!fs::is_regular_file(file))
+    return fail(ErrorCode::usage, run.string() + " is not a run folder of onnxproof pipeline (no report.json)");
+  ONNXPROOF_TRY_ASSIGN(const auto json, read_json_object(file, code));
+  return contract::read_report(json, file, code);
+}
+
+ParityResult parity_rows_of(const PublishedReport& report) {
+  ParityResult parity;
+  for (const auto& row : report.parity) {
+    ParityRow parsed;
+    parsed.data_set = row.case_;
+    parsed.provider = row.provider;
+    // The schema admits only the names these parse.
+    parsed.optimization = parse_optimization(row.optimization).value_or(GraphOptimization::all);
+    parsed.status = parse_row_status(row.status).value_or(RowStatus::error);
+    parsed.output = row.output;
+    // A refused case has no figures; a difference that is not finite is written as null.
+    parsed.comparison.max_abs = row.max_abs && *row.max_abs ? **row.max_abs : 0.0;
+    parsed.comparison.nan_mismatches = row.nan_mismatch.value_or(0);
+    if (row.argmax_flips && *row.argmax_flips) parsed.argmax = ArgmaxCheck{.flips = **row.argmax_flips};
+    parity.rows.push_back(std::move(parsed));
+  }
+  return parity;
+}
+
+bool proves_float16(const PublishedReport& report) {
+  return std::any_of(report.steps.begin(), report.steps.end(),
+                     [](const auto& step) { return step.name == "parity" && step.precision == "fp16"; });
+}
+
+std::string shipped_model_of(const PublishedReport& report) {
+  for (const auto& step : report.steps)
+    if (step.name == "parity" && step.model) return *step.model;
+  const std::string proved = fs::path(report.onnx_model).filename().string();
+  return proved.empty() ? "model.onnx" : proved;
+}
+
+int64_t default_opset_of(const PublishedReport& report) {
+  if (!report.signature) return 0;
+  const auto& opsets = report.signature->opsets;
+  const auto it = opsets.find("ai.onnx");
+  return it == opsets.end() ? 0 : it->second;
+}
+
+}  // namespace onnxproof
