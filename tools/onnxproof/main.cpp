@@ -15,8 +15,8 @@
 #include "onnxproof/core/installation.h"
 #include "onnxproof/core/printable_stream.h"
 #include "onnxproof/core/staging.h"
+#include "onnxproof/runtime/library_choice.h"
 #include "onnxproof/workflow/present.h"
-#include "runtime_library.h"
 
 namespace {
 using namespace onnxproof;
@@ -386,7 +386,10 @@ int main(int argc, char** argv) {
   using namespace onnxproof;
   using onnxproof::PrintableStandardStreams;
   // Before anything asks ONNX Runtime a question: the library is chosen by starting again.
-  if (const int failed = onnxproof::cli::select_onnxruntime_library(argv)) return failed;
+  const auto variable = [](const char* name) { return std::string(std::getenv(name) ? std::getenv(name) : ""); };
+  const LibraryChoiceEnvironment choice{variable(k_onnxruntime_variable), variable(k_onnxruntime_loaded_variable),
+                                        std::getenv(k_onnxruntime_probe_variable) != nullptr, variable("LD_LIBRARY_PATH")};
+  if (const int failed = select_onnxruntime_library(argv, choice)) return failed;
   const PrintableStandardStreams printable;  // names from a model never drive the terminal
   CLI::App app{
       "onnxproof: turn a PyTorch or TensorFlow model into an ONNX file that can be trusted (conversion plus proof)"};

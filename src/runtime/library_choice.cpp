@@ -1,4 +1,4 @@
-#include "runtime_library.h"
+#include "onnxproof/runtime/library_choice.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,16 +10,14 @@
 #include <iostream>
 #include <string>
 
-namespace onnxproof::cli {
+namespace onnxproof {
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* k_variable = "ONNXPROOF_ONNXRUNTIME";
-// Set for the process started again, so it does not start itself a third time.
-constexpr const char* k_loaded = "ONNXPROOF_ONNXRUNTIME_LOADED";
-// Set for the probe started before: it ends as soon as the loader has loaded the library.
-constexpr const char* k_probe = "ONNXPROOF_ONNXRUNTIME_PROBE";
+constexpr const char* k_variable = k_onnxruntime_variable;
+constexpr const char* k_loaded = k_onnxruntime_loaded_variable;
+constexpr const char* k_probe = k_onnxruntime_probe_variable;
 
 // The folder's library path: itself, then each folder its `library-path` file lists.
 std::string library_path_of(const fs::path& folder) {
@@ -62,10 +60,10 @@ std::string loader_refusal() {
 
 }  // namespace
 
-int select_onnxruntime_library(char** argv) {
-  if (std::getenv(k_probe) != nullptr) std::_Exit(0);  // loaded: that is all the probe asks
-  const char* chosen = std::getenv(k_variable);
-  if (chosen == nullptr || *chosen == '\0') return 0;
+int select_onnxruntime_library(char** argv, const LibraryChoiceEnvironment& environment) {
+  if (environment.probe) std::_Exit(0);  // loaded: that is all the probe asks
+  const std::string& chosen = environment.chosen;
+  if (chosen.empty()) return 0;
   std::error_code ec;
   fs::path folder = fs::path(chosen);
   if (fs::is_regular_file(folder, ec)) folder = folder.parent_path();
@@ -76,10 +74,9 @@ int select_onnxruntime_library(char** argv) {
               << " (make setup-gpu installs one in .deps/onnxruntime-gpu)\n";
     return 3;
   }
-  const char* loaded = std::getenv(k_loaded);
-  if (loaded != nullptr && folder.string() == loaded) return 0;
-  const char* old = std::getenv("LD_LIBRARY_PATH");
-  const std::string path = library_path_of(folder) + (old != nullptr && *old != '\0' ? ":" + std::string(old) : "");
+  if (folder.string() == environment.loaded) return 0;
+  const std::string& old = environment.library_path;
+  const std::string path = library_path_of(folder) + (old.empty() ? "" : ":" + old);
   ::setenv("LD_LIBRARY_PATH", path.c_str(), 1);
   ::setenv(k_loaded, folder.string().c_str(), 1);
   if (const std::string refusal = loader_refusal(); !refusal.empty()) {
@@ -92,4 +89,4 @@ int select_onnxruntime_library(char** argv) {
   return 3;
 }
 
-}  // namespace onnxproof::cli
+}  // namespace onnxproof
