@@ -28,7 +28,8 @@ inline const std::filesystem::path& scratch_folder() {
 
 inline std::filesystem::path write_input(const std::string& name, std::string_view bytes) {
   const auto path = scratch_folder() / name;
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   return path;
 }
 

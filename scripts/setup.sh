@@ -3,7 +3,8 @@
 # part only does what is missing):
 #   1. Debian packages (build tools, the engine's libraries, protobuf) through apt;
 #   2. the front end's pinned Python environments: PyTorch's in .venv/, TensorFlow's in .venv-tf/
-#      (scripts/setup-python.sh, from python/requirements.lock and requirements-tensorflow.lock);
+#      (scripts/setup-python.sh, from python/requirements.lock and requirements-tensorflow.lock),
+#      and the developers' tools in .venv-tools/ (requirements-tools.lock: clang-format);
 #   3. the ONNX C++ library at the pinned version in .deps/onnx (scripts/build-onnx.sh);
 #   4. ONNX Runtime in .deps/onnxruntime (scripts/fetch-onnxruntime.sh), and the releases 1.18 and
 #      1.31 in the release cache (scripts/fetch-onnxruntime-versions.sh);
@@ -96,6 +97,10 @@ shared "$root/.venv" "venv-$(key "$root/python/requirements.lock")" "$root/scrip
 tf_lock="$root/python/requirements-tensorflow.lock"
 setup_tf_venv() { "$root/scripts/setup-python.sh" "$1" "$tf_lock"; }
 shared "$root/.venv-tf" "venv-tf-$(key "$tf_lock")" setup_tf_venv
+# The developers' tools (the pinned clang-format the format test runs; a few MB).
+tools_lock="$root/python/requirements-tools.lock"
+setup_tools_venv() { "$root/scripts/setup-python.sh" "$1" "$tools_lock"; }
+shared "$root/.venv-tools" "venv-tools-$(key "$tools_lock")" setup_tools_venv
 # ONNX's C++ library depends on its own pin and on protobuf, not on the rest of the lock.
 shared "$root/.deps/onnx" "onnx-$(key <(grep '^onnx==' "$root/python/requirements.lock") <(protoc --version))" \
   "$root/scripts/build-onnx.sh"

@@ -158,8 +158,8 @@ void check_node(const onnx::NodeProto& node, const Constants& constants, const S
       const auto& ints = value->second;
       bool evidence = false;
       for (std::size_t i = 0; i < ints.size() && !evidence; ++i) {
-        evidence = ints[i] == axis.example_size &&
-                   meets_dynamic_axis(node, shape_input.input, i, ints, constants, shapes);
+        evidence =
+            ints[i] == axis.example_size && meets_dynamic_axis(node, shape_input.input, i, ints, constants, shapes);
       }
       if (!evidence) continue;
       findings.push_back(

@@ -60,9 +60,9 @@ bool has_finding(const std::vector<Finding>& findings, FindingCode code, std::op
 }
 
 nlohmann::json finding_to_json(const Finding& finding) {
-  nlohmann::json json = {{"code", finding.code_name()},  {"severity", severity_name(finding.severity)},
-                         {"step", finding.step},         {"message", finding.message},
-                         {"where", finding.where},       {"hint", finding.hint}};
+  nlohmann::json json = {{"code", finding.code_name()}, {"severity", severity_name(finding.severity)},
+                         {"step", finding.step},        {"message", finding.message},
+                         {"where", finding.where},      {"hint", finding.hint}};
   if (!finding.evidence.empty()) {
     nlohmann::json evidence = nlohmann::json::object();
     if (!finding.evidence.axis.empty()) evidence["axis"] = finding.evidence.axis;
@@ -91,8 +91,7 @@ Expected<Finding> finding_from_json(const nlohmann::json& json, const std::strin
   ONNXPROOF_TRY_ASSIGN(const std::string severity_text, text("severity", true));
   const auto severity = severity_from_name(severity_text);
   if (!severity) {
-    return fail(ErrorCode::invalid_input,
-                context + ".severity '" + severity_text + "' is not error, warning or info");
+    return fail(ErrorCode::invalid_input, context + ".severity '" + severity_text + "' is not error, warning or info");
   }
   Finding finding{*code, *severity};
   ONNXPROOF_TRY_ASSIGN(finding.step, text("step", true));

@@ -31,8 +31,9 @@ std::vector<std::string> process_environment() {
 }
 
 Installation source_tree() {
-  return {ONNXPROOF_DATA_DIR, ONNXPROOF_PYTHON_SOURCE_DIR, ONNXPROOF_EXAMPLES_DIR, ONNXPROOF_PYTHON,
-          ONNXPROOF_TF_PYTHON, release_cache(), process_environment()};
+  return {ONNXPROOF_DATA_DIR,   ONNXPROOF_PYTHON_SOURCE_DIR, ONNXPROOF_EXAMPLES_DIR,
+          ONNXPROOF_PYTHON,     ONNXPROOF_TF_PYTHON,         release_cache(),
+          process_environment()};
 }
 
 std::optional<Installation>& chosen() {

@@ -16,7 +16,8 @@ Expected<nlohmann::json> read_json_object(const std::filesystem::path& path, Err
   return json;
 }
 
-Error field_error(const std::filesystem::path& path, ErrorCode code, const std::string& field, const std::string& what) {
+Error field_error(const std::filesystem::path& path, ErrorCode code, const std::string& field,
+                  const std::string& what) {
   return Error(code, path.string() + ": " + field + ": expected " + what);
 }
 

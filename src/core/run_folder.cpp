@@ -18,18 +18,36 @@ namespace {
 
 // What a run writes at the top of its folder: the pipeline's steps, the front end's export and
 // the report writers (a sub-run folder of --exporter both holds the same; is_sub_run names those).
-constexpr std::array<std::string_view, 24> k_run_files = {
-    k_run_marker, "model.onnx", "model.onnx.data", "model.sim.onnx", "model.sim.onnx.data",
-    "model.fp16.onnx", "model.fp16.onnx.data", "model.quant.onnx", "model.quant.onnx.data",
-    "encoder.onnx", "encoder.onnx.data", "decoder_merged.onnx", "decoder_merged.onnx.data",
-    "export.json", "export.log", "exporter_report.md", "command.json", "export.fp16.onnx",
-    "report.json", "report.md", "report.html", "report-parity.svg", "report-localize.svg", "report-generate.svg"};
+constexpr std::array<std::string_view, 24> k_run_files = {k_run_marker,
+                                                          "model.onnx",
+                                                          "model.onnx.data",
+                                                          "model.sim.onnx",
+                                                          "model.sim.onnx.data",
+                                                          "model.fp16.onnx",
+                                                          "model.fp16.onnx.data",
+                                                          "model.quant.onnx",
+                                                          "model.quant.onnx.data",
+                                                          "encoder.onnx",
+                                                          "encoder.onnx.data",
+                                                          "decoder_merged.onnx",
+                                                          "decoder_merged.onnx.data",
+                                                          "export.json",
+                                                          "export.log",
+                                                          "exporter_report.md",
+                                                          "command.json",
+                                                          "export.fp16.onnx",
+                                                          "report.json",
+                                                          "report.md",
+                                                          "report.html",
+                                                          "report-parity.svg",
+                                                          "report-localize.svg",
+                                                          "report-generate.svg"};
 constexpr std::array<std::string_view, 7> k_run_folders = {"reference", "reference-quant", "golden", "localize",
-                                                           "trt-cache", "runtimes", "repair"};
+                                                           "trt-cache", "runtimes",        "repair"};
 // The front end's scratch folders, there only while it runs (or after it was killed): PyTorch's
 // compile caches and exporter artifacts, TensorFlow's KERAS_HOME (python/onnxproof/tensorflow/export.py).
-constexpr std::array<std::string_view, 5> k_scratch = {"torch-cache", "dynamo", "exporter-artifacts",
-                                                      "refused-export", "keras-home"};
+constexpr std::array<std::string_view, 5> k_scratch = {"torch-cache", "dynamo", "exporter-artifacts", "refused-export",
+                                                       "keras-home"};
 
 bool one_of(std::string_view name, const auto& names) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -69,8 +87,8 @@ bool is_left_by_a_killed_run(std::string_view name) {
 }
 
 Error refuse(const fs::path& out, const std::string& why) {
-  return Error(ErrorCode::usage, "refusing to replace " + out.string() + ": it is not an onnxproof run folder (" +
-                                     why + "); give --out a new or empty folder");
+  return Error(ErrorCode::usage, "refusing to replace " + out.string() + ": it is not an onnxproof run folder (" + why +
+                                     "); give --out a new or empty folder");
 }
 
 // The marker says the folder is a run's: a regular file holding onnxproof.run/1.
@@ -144,8 +162,9 @@ Expected<void> require_replaceable_run_folder(const fs::path& out) {
   if (is_regular(out / "report.json") || is_regular(out / "export.json") || is_regular(out / "export.log") ||
       is_regular(out / "golden" / "manifest.json"))
     return {};
-  return std::unexpected(refuse(out, "no " + std::string(k_run_marker) + ", report.json, export.json, export.log or "
-                                     "golden/manifest.json"));
+  return std::unexpected(refuse(out, "no " + std::string(k_run_marker) +
+                                         ", report.json, export.json, export.log or "
+                                         "golden/manifest.json"));
 }
 
 }  // namespace onnxproof

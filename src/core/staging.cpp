@@ -129,7 +129,8 @@ Expected<void> link_folder_contents(const fs::path& published, const fs::path& s
         fs::copy_file(it->path(), to, ec);
       }
     }
-    if (ec) return fail(ErrorCode::io, "cannot stage " + it->path().string() + " in " + to.string() + ": " + ec.message());
+    if (ec)
+      return fail(ErrorCode::io, "cannot stage " + it->path().string() + " in " + to.string() + ": " + ec.message());
   }
   if (ec) return fail(ErrorCode::io, "cannot read " + published.string() + ": " + ec.message());
   return {};
@@ -218,7 +219,7 @@ Expected<void> StagingFolder::publish(const fs::path& destination) {
 }
 
 void install_interrupt_cleanup() {
-  struct sigaction action {};
+  struct sigaction action{};
   action.sa_handler = clean_up_and_end;
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);

@@ -53,7 +53,7 @@ Expected<ExportResult> adopt_export(const ExportOptions& options) {
   // encoder.onnx and decoder_merged.onnx: an encoder-decoder's encoder and merged decoder, which
   // the generation proof runs (their sha256 are in reference/generation/generation.json, checked
   // where it is read).
-  std::vector<fs::path> files = {"export.json",        "export.log",          "exporter_report.md", "encoder.onnx",
+  std::vector<fs::path> files = {"export.json",       "export.log",          "exporter_report.md",      "encoder.onnx",
                                  "encoder.onnx.data", "decoder_merged.onnx", "decoder_merged.onnx.data"};
   if (!found.model.empty()) {
     const fs::path model = found.model.lexically_relative(from);

@@ -9,8 +9,7 @@ namespace onnxproof {
 namespace fs = std::filesystem;
 
 Expected<void> capture_module_outputs(const fs::path& run, const std::string& model_file, const std::string& data_set,
-                                      const std::string& framework, const std::string& python,
-                                      double timeout_seconds) {
+                                      const std::string& framework, const std::string& python, double timeout_seconds) {
   const nlohmann::json request = {{"run", run.string()}, {"model", model_file}, {"case", data_set}};
   std::error_code ec;
   fs::create_directories(run / "localize", ec);

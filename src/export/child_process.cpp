@@ -52,7 +52,6 @@ std::vector<std::string> front_end_environment() {
   return environment;
 }
 
-
 // The char* array execve and posix_spawn take: pointers into `strings` (which must outlive it),
 // then a null.
 std::vector<char*> null_terminated(std::vector<std::string>& strings) {
@@ -109,9 +108,8 @@ Expected<std::pair<pid_t, int>> spawn_front_end(const std::string& python, std::
   ::close(pipe_fds[1]);
   if (spawned != 0) {
     ::close(pipe_fds[0]);
-    return fail(ErrorCode::not_found,
-                "cannot run the Python interpreter '" + python + "': " + std::strerror(spawned) + " (" +
-                    interpreter_advice(framework) + ")");
+    return fail(ErrorCode::not_found, "cannot run the Python interpreter '" + python + "': " + std::strerror(spawned) +
+                                          " (" + interpreter_advice(framework) + ")");
   }
 
   return std::pair{pid, pipe_fds[0]};
@@ -128,8 +126,7 @@ Expected<int> run_front_end(const std::string& python, std::string_view framewor
   // SIGINT, SIGTERM or SIGHUP to onnxproof ends the child's whole process group too (and removes
   // live staging folders), instead of leaving it running on its own.
   set_interrupt_child(pid);
-  struct sigaction old_int {
-  }, old_term{}, old_hup{};
+  struct sigaction old_int{}, old_term{}, old_hup{};
   ::sigaction(SIGINT, nullptr, &old_int);
   ::sigaction(SIGTERM, nullptr, &old_term);
   ::sigaction(SIGHUP, nullptr, &old_hup);

@@ -24,11 +24,13 @@ contract::ConfigDocument config_document(const ExportOptions& options) {
   config.contract = contract::k_config_version;
   config.model = options.model;
   for (const auto& input : options.inputs) {
-    contract::ConfigInput& spec = config.inputs.emplace_back(contract::ConfigInput{input.name, input.dims, input.dtype});
+    contract::ConfigInput& spec =
+        config.inputs.emplace_back(contract::ConfigInput{input.name, input.dims, input.dtype});
     if (input.range) spec.range = std::vector<int64_t>{input.range->first, input.range->second};
   }
   const auto declared = [&](const std::string& name) {
-    return std::any_of(options.inputs.begin(), options.inputs.end(), [&](const InputSpec& input) { return input.name == name; });
+    return std::any_of(options.inputs.begin(), options.inputs.end(),
+                       [&](const InputSpec& input) { return input.name == name; });
   };
   for (const auto& axis : options.dynamic) {
     // With inputs declared, a name none has is an output's axis (validate_dynamic_axes).
@@ -37,7 +39,8 @@ contract::ConfigDocument config_document(const ExportOptions& options) {
       (*config.output_axes)[axis.input][std::to_string(axis.axis)] = axis.label;
       continue;
     }
-    contract::ConfigDynamicAxis& entry = config.dynamic.emplace_back(contract::ConfigDynamicAxis{axis.input, axis.axis, axis.label});
+    contract::ConfigDynamicAxis& entry =
+        config.dynamic.emplace_back(contract::ConfigDynamicAxis{axis.input, axis.axis, axis.label});
     if (axis.range) {
       entry.min = axis.range->first;
       entry.max = axis.range->second;
@@ -55,7 +58,8 @@ contract::ConfigDocument config_document(const ExportOptions& options) {
     config.opset_ceiling_reason = options.opset_ceiling_reason;
   }
   if (!options.opset_op_limits.empty())
-    config.opset_op_limits = std::map<std::string, int64_t>(options.opset_op_limits.begin(), options.opset_op_limits.end());
+    config.opset_op_limits =
+        std::map<std::string, int64_t>(options.opset_op_limits.begin(), options.opset_op_limits.end());
   if (!options.data.empty()) config.data = options.data;
   if (options.generate > 0) config.generate = options.generate;
   if (options.merged_decoder) config.merged_decoder = true;
@@ -82,7 +86,8 @@ Expected<FrozenShapeOptions> frozen_shape_options_from(const contract::ExportDoc
     for (const auto& [axis, label] : output.dynamic_axes.value_or(std::map<std::string, std::string>{})) {
       const auto index = export_text::parse_int(axis);
       if (!index)
-        return std::unexpected(field_error(path, ErrorCode::internal, "outputs[].dynamic_axes." + axis, "a decimal axis"));
+        return std::unexpected(
+            field_error(path, ErrorCode::internal, "outputs[].dynamic_axes." + axis, "a decimal axis"));
       frozen.output_axes[output.name][*index] = label;
     }
   }
@@ -120,9 +125,7 @@ Expected<ExportResult> export_result_from(const contract::ExportDocument& manife
 
 }  // namespace
 
-nlohmann::json config_json(const ExportOptions& options) {
-  return contract::write_config(config_document(options));
-}
+nlohmann::json config_json(const ExportOptions& options) { return contract::write_config(config_document(options)); }
 
 Expected<ExportResult> read_export_manifest(const fs::path& out) {
   const fs::path path = out / "export.json";

@@ -38,7 +38,8 @@ Expected<void> run_model_job(std::string_view flag, const nlohmann::json& reques
   std::error_code ec;
   if (code == 0 && fs::is_regular_file(out, ec)) return {};
   return fail(ErrorCode::invalid_input,
-              what + " failed: " + (error_line.empty() ? "exit code " + std::to_string(code) + "; it printed: " + log : error_line));
+              what + " failed: " +
+                  (error_line.empty() ? "exit code " + std::to_string(code) + "; it printed: " + log : error_line));
 }
 
 }  // namespace
@@ -47,9 +48,8 @@ Expected<Float16Conversion> convert_to_float16(const fs::path& model, const fs::
                                                double timeout_seconds, const std::vector<std::string>& keep_float32) {
   Float16Conversion conversion{out, ""};
   const nlohmann::json request = {{"model", model.string()}, {"out", out.string()}, {"keep_float32", keep_float32}};
-  ONNXPROOF_TRY(run_model_job("--float16-json", request, python,
-                              timeout_seconds, "the float16 conversion of " + model.string(), out,
-                              [&](const std::string& line) {
+  ONNXPROOF_TRY(run_model_job("--float16-json", request, python, timeout_seconds,
+                              "the float16 conversion of " + model.string(), out, [&](const std::string& line) {
                                 if (line.starts_with(k_kept_prefix))
                                   conversion.kept_in_float32 = line.substr(k_kept_prefix.size());
                               }));

@@ -18,7 +18,6 @@ inline std::optional<int64_t> parse_int(std::string_view text) {
   return value;
 }
 
-
 /// `text` cut at every `separator` (an empty text gives one empty part).
 inline std::vector<std::string> split(std::string_view text, char separator) {
   std::vector<std::string> parts;
@@ -30,6 +29,5 @@ inline std::vector<std::string> split(std::string_view text, char separator) {
     start = at + 1;
   }
 }
-
 
 }  // namespace onnxproof::export_text

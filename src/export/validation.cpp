@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "onnxproof/core/source_framework.h"
-#include "onnxproof/parity/generation.h"
 #include "onnxproof/export/export_step.h"
+#include "onnxproof/parity/generation.h"
 #include "onnxproof/tensor/dtype.h"
 #include "onnxproof/tensor/tensor.h"
 
@@ -197,8 +197,7 @@ Expected<void> validate_export_options(const ExportOptions& options) {
   ONNXPROOF_TRY(validate_exporter(options, framework));
   // --generate: the front end reads a decoder's inputs from its cache (python/onnxproof/torch/generation.py).
   // A TensorFlow model brings its own input signature (a Keras model's inputs, a SavedModel's).
-  if (options.inputs.empty() && !is_model_family(options.model) && options.generate == 0 &&
-      framework != k_tensorflow)
+  if (options.inputs.empty() && !is_model_family(options.model) && options.generate == 0 && framework != k_tensorflow)
     return fail(ErrorCode::usage, "--input is required for " + options.model +
                                       " (torchvision:, timm: and hf: models and TensorFlow models bring their own "
                                       "inputs)");

@@ -44,10 +44,10 @@ class FrozenOutputs {
   static Expected<FrozenOutputs> open(const fs::path& model, const Reference& reference, const ParityResult* proof,
                                       const std::vector<std::string>& disabled_optimizers) {
     FrozenOutputs result;
-    const bool proof_has_all =
-        proof && !proof->cpu_output_names.empty() &&
-        std::all_of(reference.cases.begin(), reference.cases.end(),
-                    [&](const ReferenceCase& c) { return proof->cpu_outputs.contains(c.data_set); });
+    const bool proof_has_all = proof && !proof->cpu_output_names.empty() &&
+                               std::all_of(reference.cases.begin(), reference.cases.end(), [&](const ReferenceCase& c) {
+                                 return proof->cpu_outputs.contains(c.data_set);
+                               });
     if (proof_has_all) {
       result.m_proof = proof;
       result.m_input_names = proof->cpu_input_names;
@@ -89,8 +89,11 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
   if (!reference.detection_sets.empty()) {
     manifest.detections.emplace();
     for (const auto& set : reference.detection_sets) {
-      manifest.detections->push_back({.boxes = set.boxes, .scores = set.scores, .labels = set.labels,
-                                      .extra = set.extra, .score_threshold = set.score_threshold});
+      manifest.detections->push_back({.boxes = set.boxes,
+                                      .scores = set.scores,
+                                      .labels = set.labels,
+                                      .extra = set.extra,
+                                      .score_threshold = set.score_threshold});
     }
   }
   // A random forward's outputs stay unproved value by value when verified, as when proved.
@@ -119,15 +122,14 @@ Expected<void> write_data_sets(const fs::path& model, const Reference& reference
       const Tolerance t = tolerance.resolve(name, outputs[k].dtype());
       // "default": verification decides by the rule in force then (calibrated where the exact
       // outputs are here); "user": the figures the user gave at freeze time hold.
-      tolerances[name] = {{"rtol", t.rtol}, {"atol", t.atol}, {"rule", tolerance.overridden(name) ? "user" : "default"}};
+      tolerances[name] = {
+          {"rtol", t.rtol}, {"atol", t.atol}, {"rule", tolerance.overridden(name) ? "user" : "default"}};
     }
     manifest.cases->push_back({.data_set = c.data_set, .sizes = c.sizes, .sample = c.sample, .source = c.source});
   }
   ONNXPROOF_TRY(write_file_atomically(
       folder / "cases.json",
-      contract::write_cases(manifest).dump(
-          2, ' ', false, nlohmann::json::error_handler_t::replace) +
-          "\n"));
+      contract::write_cases(manifest).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   for (const auto& entry : fs::recursive_directory_iterator(folder)) {
     if (!entry.is_regular_file()) continue;
     ONNXPROOF_TRY_ASSIGN(const std::string digest, sha256_file(entry.path()));
@@ -277,8 +279,8 @@ Expected<void> require_replaceable_golden_folder(const fs::path& golden_dir, std
   const auto status = fs::symlink_status(golden_dir, ec);
   if (ec || status.type() == fs::file_type::not_found) return {};
   const auto refuse = [&](const std::string& why) {
-    return fail(ErrorCode::usage, "refusing to replace " + golden_dir.string() + ": " + why +
-                                      "; give " + std::string(option) + " a new folder, an empty one, or an earlier golden folder");
+    return fail(ErrorCode::usage, "refusing to replace " + golden_dir.string() + ": " + why + "; give " +
+                                      std::string(option) + " a new folder, an empty one, or an earlier golden folder");
   };
   if (status.type() != fs::file_type::directory) return refuse("it is not a folder");
   if (fs::is_empty(golden_dir, ec)) return {};
@@ -400,8 +402,7 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
   if (result.model_changed) {
     result.findings.push_back({FindingCode::golden_drift, Severity::info, "golden",
                                "the model file changed since the freeze (sha256 " + model_digest.substr(0, 12) +
-                                   ", frozen " + manifest.model_sha256.substr(0, 12) +
-                                   "); its outputs are what counts",
+                                   ", frozen " + manifest.model_sha256.substr(0, 12) + "); its outputs are what counts",
                                model.string(), ""});
   }
   // The proof's findings against frozen outputs are drift: rename them so the report says so.
@@ -410,9 +411,10 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
         finding.code == FindingCode::nan_or_inf) {
       finding.message = "against the golden outputs: " + finding.message;
       finding.code = FindingCode::golden_drift;
-      finding.hint = "an export, opset, framework or runtime change (or new weights) shifted the outputs; if the "
-                     "change is intended, delete " + golden_dir.string() +
-                     " and prove again (the next run freezes a new golden set); otherwise find what changed";
+      finding.hint =
+          "an export, opset, framework or runtime change (or new weights) shifted the outputs; if the "
+          "change is intended, delete " +
+          golden_dir.string() + " and prove again (the next run freezes a new golden set); otherwise find what changed";
     }
     finding.step = "golden";
     result.findings.push_back(std::move(finding));

@@ -58,7 +58,8 @@ Expected<std::vector<CapturedValue>> captured_values(const nlohmann::json& list,
   return values;
 }
 
-static_assert(k_localize_schema == contract::k_localize_version, "localize.h names another version than schemas/ holds");
+static_assert(k_localize_schema == contract::k_localize_version,
+              "localize.h names another version than schemas/ holds");
 
 // RUN/localize/modules.json, checked field by field.
 Expected<std::pair<std::string, std::vector<CapturedModule>>> read_capture(const fs::path& folder) {
@@ -136,7 +137,7 @@ Expected<ComparisonRun> run_with_intermediates(const std::string& bytes, const R
     const Tensor& expected = c.outputs[i].tensor;
     const Tensor* exact = tolerance.overridden(name) ? nullptr : exact_output(c, name, i);
     const Comparison cmp = exact && exact_applies(expected, *exact) ? calibrated(expected, *exact, outputs[i])
-                                                                   : tolerance.compare(name, expected, outputs[i]);
+                                                                    : tolerance.compare(name, expected, outputs[i]);
     run.reproduced = run.reproduced || !cmp.allclose;
     run.largest_error = std::max(run.largest_error, cmp.max_abs);
   }
@@ -145,9 +146,9 @@ Expected<ComparisonRun> run_with_intermediates(const std::string& bytes, const R
   return run;
 }
 
-// An intermediate value's tolerance without a float64 twin: the output's for its dtype, with the absolute part raised to
-// rtol x the tensor's largest magnitude. Float noise in an activation of size 10 (a few elements
-// off by 3e-5) is no divergence; a shifted or NaN value still is.
+// An intermediate value's tolerance without a float64 twin: the output's for its dtype, with the absolute part raised
+// to rtol x the tensor's largest magnitude. Float noise in an activation of size 10 (a few elements off by 3e-5) is no
+// divergence; a shifted or NaN value still is.
 Tolerance intermediate_tolerance(const Tensor& expected, const ToleranceOptions& options) {
   const Tolerance base = options.resolve("", expected.dtype());
   if (!is_floating(expected.dtype())) return base;
@@ -213,18 +214,19 @@ Finding located_finding(const Localization& result, const ModuleComparison& m, c
   const std::string inputs = in.elements == 0
                                  ? "it reads the model's inputs"
                                  : "its inputs match " + source + "'s (" + describe_error(in, source) + ")";
-  return {FindingCode::divergence_located,
-          Severity::info,
-          "localize",
-          fmt::format("the error appears in {} ({}, {}), ONNX node(s) {}: {}, its outputs differ: {} of {} elements, "
-                      "{} (case {}, {}, {} optimizations)",
-                      name, m.class_name, m.source.empty() ? "source unknown" : m.source, nodes, inputs, out.mismatches,
-                      out.elements, describe_error(out, source), result.data_set, result.provider,
-                      optimization_name(result.optimization)),
-          (m.module.empty() ? std::string("the model itself") : "module " + m.module) +
-              (m.source.empty() ? "" : " (" + m.source + ")"),
-          fmt::format("compare that module's ONNX nodes with its {}; localize/ in the run folder has both sides' tensors",
-                      module_call(result.framework))};
+  return {
+      FindingCode::divergence_located,
+      Severity::info,
+      "localize",
+      fmt::format("the error appears in {} ({}, {}), ONNX node(s) {}: {}, its outputs differ: {} of {} elements, "
+                  "{} (case {}, {}, {} optimizations)",
+                  name, m.class_name, m.source.empty() ? "source unknown" : m.source, nodes, inputs, out.mismatches,
+                  out.elements, describe_error(out, source), result.data_set, result.provider,
+                  optimization_name(result.optimization)),
+      (m.module.empty() ? std::string("the model itself") : "module " + m.module) +
+          (m.source.empty() ? "" : " (" + m.source + ")"),
+      fmt::format("compare that module's ONNX nodes with its {}; localize/ in the run folder has both sides' tensors",
+                  module_call(result.framework))};
 }
 
 // Why no module is named: the copy's outputs match (an optimization that fuses across modules),

@@ -84,8 +84,7 @@ Expected<bool> matches_with(const std::filesystem::path& model, const ReferenceC
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const auto& expected = c.outputs[i];
     const std::string& name = session.outputs()[i].name;
-    if (!tolerance.compare(name, expected.tensor, outputs[i]).allclose)
-      return false;
+    if (!tolerance.compare(name, expected.tensor, outputs[i]).allclose) return false;
   }
   return true;
 }
@@ -125,8 +124,8 @@ Expected<OptimizerSearch> find_optimizer_changing_outputs(const std::filesystem:
 bool passes_without_optimizations(const ParityResult& parity, const ParityRow& failing) {
   if (failing.optimization != GraphOptimization::all) return false;
   return std::any_of(parity.rows.begin(), parity.rows.end(), [&](const ParityRow& row) {
-    return row.optimization == GraphOptimization::disabled && row.status == RowStatus::pass && row.data_set == failing.data_set &&
-           row.provider == failing.provider && row.output == failing.output;
+    return row.optimization == GraphOptimization::disabled && row.status == RowStatus::pass &&
+           row.data_set == failing.data_set && row.provider == failing.provider && row.output == failing.output;
   });
 }
 

@@ -11,8 +11,8 @@
 #include <set>
 
 #include "onnxproof/core/atomic_file.h"
-#include "onnxproof/runtime/session.h"
 #include "onnxproof/core/name_table.h"
+#include "onnxproof/runtime/session.h"
 #include "onnxproof/tensor/dtype.h"
 
 namespace onnxproof {
@@ -299,10 +299,10 @@ SupportTable probed_table(const std::vector<ProbeRow>& rows, const SupportTable&
         continue;
       }
       const int until = i + 1 < versions.size() ? versions[i + 1]->since_version - 1 : 0;
-      table.entries.push_back({row->domain, row->op_type, row->since_version, until,
-                               row->status == ProbeStatus::supported ? SupportStatus::supported
-                                                                     : SupportStatus::unsupported,
-                               row->status == ProbeStatus::supported ? row->message : "no kernel in the installed ONNX Runtime"});
+      table.entries.push_back(
+          {row->domain, row->op_type, row->since_version, until,
+           row->status == ProbeStatus::supported ? SupportStatus::supported : SupportStatus::unsupported,
+           row->status == ProbeStatus::supported ? row->message : "no kernel in the installed ONNX Runtime"});
     }
   }
   for (const auto& entry : documented.entries) {
@@ -332,10 +332,9 @@ Expected<void> write_support_table(const SupportTable& table, const fs::path& pa
     return std::tie(a.domain, a.op_type, a.since_version) < std::tie(b.domain, b.op_type, b.since_version);
   });
   for (const auto& e : entries) {
-    text +=
-        fmt::format("{},{},{},{},{},{}\n", e.domain, e.op_type, e.since_version ? std::to_string(e.since_version) : "",
-                    e.until_version ? std::to_string(e.until_version) : "", support_status_name(e.status),
-                    quote(e.restrictions));
+    text += fmt::format(
+        "{},{},{},{},{},{}\n", e.domain, e.op_type, e.since_version ? std::to_string(e.since_version) : "",
+        e.until_version ? std::to_string(e.until_version) : "", support_status_name(e.status), quote(e.restrictions));
   }
   return write_file_atomically(path, text);
 }
@@ -350,7 +349,8 @@ std::vector<ProbeDifference> differences_from_table(const std::vector<ProbeRow>&
                  entry.since_version <= row.since_version &&
                  (entry.until_version == 0 || row.since_version <= entry.until_version);
         });
-    if (documented_supported != (row.status == ProbeStatus::supported)) differences.push_back({row, documented_supported});
+    if (documented_supported != (row.status == ProbeStatus::supported))
+      differences.push_back({row, documented_supported});
   }
   return differences;
 }

@@ -54,8 +54,7 @@ std::string forecast_summary(const std::vector<ReleaseForecast>& forecast) {
   if (!refusing.empty()) {
     const ReleaseForecast& newest = *refusing.back();  // the newest refusing release: the nearest limit
     summary += fmt::format("{}{} {}: {}{}", summary.empty() ? "ONNX Runtime " : "; ", range(refusing),
-                           "would refuse it", newest.reason,
-                           refusing.size() == 1 ? "" : " (" + newest.version + ")");
+                           "would refuse it", newest.reason, refusing.size() == 1 ? "" : " (" + newest.version + ")");
   }
   return summary.empty() ? summary : summary + " (opset and IR version; data/onnxruntime-releases.csv)";
 }

@@ -118,9 +118,7 @@ Expected<SupportTable> load_support_table(const fs::path& path) {
   return table;
 }
 
-fs::path support_table_dir() {
-  return installation().data_dir / "op-support";
-}
+fs::path support_table_dir() { return installation().data_dir / "op-support"; }
 
 std::vector<std::string> known_targets() {
   std::vector<std::string> targets;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <initializer_list>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 namespace onnxproof {
@@ -56,9 +56,11 @@ bool is_class_scores(const std::string& name, const std::vector<int64_t>& shape)
   std::string lower;
   for (const char ch : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   const auto says = [&](std::initializer_list<const char*> words) {
-    return std::any_of(words.begin(), words.end(), [&](const char* word) { return lower.find(word) != std::string::npos; });
+    return std::any_of(words.begin(), words.end(),
+                       [&](const char* word) { return lower.find(word) != std::string::npos; });
   };
-  if (says({"hidden", "embed", "feature", "state", "attention", "attn", "pooled", "pooler", "encoder", "past", "cache"}))
+  if (says(
+          {"hidden", "embed", "feature", "state", "attention", "attn", "pooled", "pooler", "encoder", "past", "cache"}))
     return false;
   if (shape.size() < 2 || shape.size() > 5) return false;
   if (says({"logit", "score", "prob", "class", "cls", "pred", "label", "seg"})) return true;
@@ -71,7 +73,8 @@ std::vector<int64_t> argmax_rows(const Tensor& tensor) {
   if (!is_floating(tensor.dtype()) || tensor.rank() == 0 || tensor.shape().back() < 2) return {};
   const ClassLayout layout{tensor.size() / tensor.shape().back(), tensor.shape().back(), 1};
   std::vector<int64_t> result(static_cast<std::size_t>(layout.outer), 0);
-  for (int64_t row = 0; row < layout.outer; ++row) result[static_cast<std::size_t>(row)] = top_class(tensor, layout, row, 0);
+  for (int64_t row = 0; row < layout.outer; ++row)
+    result[static_cast<std::size_t>(row)] = top_class(tensor, layout, row, 0);
   return result;
 }
 
@@ -95,7 +98,9 @@ std::optional<ArgmaxCheck> check_argmax(const Tensor& expected, const Tensor& ac
     const int64_t mine = top_class(expected, *layout, outer, inner);
     const int64_t theirs = top_class(actual, *layout, outer, inner);
     if (mine == theirs) continue;
-    const auto at = [&](int64_t c) { return judge.value_as_double((outer * layout->classes + c) * layout->inner + inner); };
+    const auto at = [&](int64_t c) {
+      return judge.value_as_double((outer * layout->classes + c) * layout->inner + inner);
+    };
     const double margin = std::fabs(at(mine) - at(theirs));
     // PyTorch's own tie (margin 0) or a margin inside both sides' float noise: a tie, no flip.
     if (!(margin > allowed)) {

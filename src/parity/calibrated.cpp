@@ -122,8 +122,8 @@ Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const 
   return result;
 }
 
-Comparison compare_pooled(const Tensor& pytorch, const Tensor& actual, double relative_noise,
-                          ExactDeviation& deviation, DType precision, double floor_scale) {
+Comparison compare_pooled(const Tensor& pytorch, const Tensor& actual, double relative_noise, ExactDeviation& deviation,
+                          DType precision, double floor_scale) {
   Comparison result = compare_tensors(pytorch, actual, Tolerance{0.0, std::numeric_limits<double>::infinity()});
   if (!result.dtype_match || !result.shape_match) return result;
   deviation = measure(pytorch, actual);
@@ -149,19 +149,22 @@ std::string weak_evidence_reason(const std::vector<EvidenceSample>& samples, std
     bug_visible = bug_visible || k_plausible_bug * sample.scale > sample.budget;
   }
   if (!(high - low > budget)) {
-    return fmt::format("its values stay within {:.3g} of each other across every case, inside the budget {:.3g}: "
-                       "a model that ignored its inputs would pass",
-                       high > low ? high - low : 0.0, budget);
+    return fmt::format(
+        "its values stay within {:.3g} of each other across every case, inside the budget {:.3g}: "
+        "a model that ignored its inputs would pass",
+        high > low ? high - low : 0.0, budget);
   }
   if (input_effect && !(*input_effect > budget)) {
-    return fmt::format("it does not change with the input: cases of one shape with different inputs give the same "
-                       "values within {:.3g} (budget {:.3g}), so a model that ignored its inputs would pass",
-                       *input_effect, budget);
+    return fmt::format(
+        "it does not change with the input: cases of one shape with different inputs give the same "
+        "values within {:.3g} (budget {:.3g}), so a model that ignored its inputs would pass",
+        *input_effect, budget);
   }
   if (!bug_visible) {
-    return fmt::format("a {:g}% change of it stays inside the budget in every case (largest value {:.3g}, budget "
-                       "{:.3g})",
-                       100 * k_plausible_bug, std::max(std::fabs(low), std::fabs(high)), budget);
+    return fmt::format(
+        "a {:g}% change of it stays inside the budget in every case (largest value {:.3g}, budget "
+        "{:.3g})",
+        100 * k_plausible_bug, std::max(std::fabs(low), std::fabs(high)), budget);
   }
   return "";
 }

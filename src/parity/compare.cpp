@@ -134,8 +134,8 @@ Comparison compare_at_scale(const Tensor& expected, const Tensor& actual, double
   // finite difference; then each element's budget decides, never below denormal dust.
   Comparison result = compare_tensors(expected, actual, Tolerance{0.0, INFINITY});
   if (!result.dtype_match || !result.shape_match) return result;
-  const double dust = expected.dtype() == DType::float64 ? std::numeric_limits<double>::min()
-                                                         : std::numeric_limits<float>::min();
+  const double dust =
+      expected.dtype() == DType::float64 ? std::numeric_limits<double>::min() : std::numeric_limits<float>::min();
   count_over_budget(expected, actual, dust, result, rtol, k_scale_floor_fraction * finite_scale(expected));
   return result;
 }

@@ -19,7 +19,8 @@ const Tensor* find_output(const std::vector<NamedTensor>& outputs, const std::st
   return nullptr;
 }
 
-const Tensor* find_actual(const std::vector<std::string>& names, const std::vector<Tensor>& outputs, const std::string& name) {
+const Tensor* find_actual(const std::vector<std::string>& names, const std::vector<Tensor>& outputs,
+                          const std::string& name) {
   for (std::size_t k = 0; k < names.size() && k < outputs.size(); ++k) {
     if (names[k] == name) return &outputs[k];
   }
@@ -37,8 +38,8 @@ std::optional<DetectionSide> side_of(const DetectionSet& set, Lookup lookup, std
     why = "an output of the set is missing";
     return std::nullopt;
   }
-  auto side = detection_side(set, lookup(set.boxes), lookup(set.scores), set.labels.empty() ? nullptr : lookup(set.labels),
-                             std::move(extra));
+  auto side = detection_side(set, lookup(set.boxes), lookup(set.scores),
+                             set.labels.empty() ? nullptr : lookup(set.labels), std::move(extra));
   if (!side) {
     why = side.error().describe();
     return std::nullopt;
@@ -55,9 +56,12 @@ std::optional<DetectionSide> exact_side_of(const DetectionSet& set, const Refere
   DetectionSet exact_set = set;
   if (!extras_exact) exact_set.extra.clear();
   std::string ignored;
-  return side_of(exact_set, [&](const std::string& n) -> const Tensor* {
-    return n == set.labels ? find_output(c.outputs, n) : exact_output(c, n, 0);
-  }, ignored);
+  return side_of(
+      exact_set,
+      [&](const std::string& n) -> const Tensor* {
+        return n == set.labels ? find_output(c.outputs, n) : exact_output(c, n, 0);
+      },
+      ignored);
 }
 
 // The set's noise pooled over the cases that carry a float64 run: what a case without one is
@@ -125,8 +129,9 @@ std::string describe_row(const DetectionRow& row, const std::string& source) {
       m.at_threshold, row.score_threshold,
       m.worst_unmatched_score > 0 ? fmt::format("; the highest other one scores {:.3g}", m.worst_unmatched_score) : "",
       m.worst_box, b.box, m.worst_score, b.score,
-      row.match.worst_extra > 0 ? fmt::format(", worst mask/keypoint error {:.3g} (budget {:.3g})", m.worst_extra, b.extra)
-                                : "",
+      row.match.worst_extra > 0
+          ? fmt::format(", worst mask/keypoint error {:.3g} (budget {:.3g})", m.worst_extra, b.extra)
+          : "",
       rule_name(b.rule));
 }
 
@@ -139,7 +144,8 @@ void add_detection_findings(const ParityResult& result, std::vector<Finding>& fi
   std::map<std::string, int64_t> detections_seen;
   const std::string source = source_title(result.framework);
   for (const auto& row : result.detections) {
-    if (!row.passed) failed[{row.provider, std::string(optimization_name(row.optimization)), row.boxes}].push_back(&row);
+    if (!row.passed)
+      failed[{row.provider, std::string(optimization_name(row.optimization)), row.boxes}].push_back(&row);
     if (row.optimization != GraphOptimization::all || !row.note.empty()) continue;
     detections_seen[row.boxes] += row.match.expected;
     if (row.match.at_threshold > 0) {
@@ -151,7 +157,9 @@ void add_detection_findings(const ParityResult& result, std::vector<Finding>& fi
     const auto& [provider, level, set] = key;
     const DetectionRow* worst = rows.front();
     for (const auto* row : rows) {
-      const auto unmatched = [](const DetectionRow* r) { return r->match.only_expected + r->match.only_actual - r->match.at_threshold; };
+      const auto unmatched = [](const DetectionRow* r) {
+        return r->match.only_expected + r->match.only_actual - r->match.at_threshold;
+      };
       if (!row->note.empty() || unmatched(row) > unmatched(worst) ||
           (unmatched(row) == unmatched(worst) && row->match.worst_box / std::max(row->budget.box, 1e-30) >
                                                      worst->match.worst_box / std::max(worst->budget.box, 1e-30)))
@@ -159,7 +167,9 @@ void add_detection_findings(const ParityResult& result, std::vector<Finding>& fi
     }
     const std::string detail =
         worst->note.empty() ? describe_row(*worst, source) : worst->data_set + ": " + worst->note;
-    findings.push_back({FindingCode::parity_mismatch, Severity::error, "parity",
+    findings.push_back({FindingCode::parity_mismatch,
+                        Severity::error,
+                        "parity",
                         fmt::format("detections '{}' on {} ({} optimizations) differ from {}'s in {} cases; worst {}",
                                     set, provider, level, source, rows.size(), detail),
                         set,
@@ -168,12 +178,13 @@ void add_detection_findings(const ParityResult& result, std::vector<Finding>& fi
                         {.sizes = worst->sizes}});
   }
   for (const auto& [set, counts] : at_threshold) {
-    findings.push_back({FindingCode::detection_at_threshold, Severity::info, "parity",
-                        fmt::format("detections '{}': {} detection(s) in {} case(s) exist on one side only, each with a "
-                                    "score within the budget of the score threshold (or of the other side's last kept "
-                                    "score): float noise decides whether they are kept, not a defect",
-                                    set, counts.first, counts.second),
-                        set, ""});
+    findings.push_back(
+        {FindingCode::detection_at_threshold, Severity::info, "parity",
+         fmt::format("detections '{}': {} detection(s) in {} case(s) exist on one side only, each with a "
+                     "score within the budget of the score threshold (or of the other side's last kept "
+                     "score): float noise decides whether they are kept, not a defect",
+                     set, counts.first, counts.second),
+         set, ""});
   }
   for (const auto& [set, seen] : detections_seen) {
     if (seen > 0) continue;

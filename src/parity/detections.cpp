@@ -92,8 +92,8 @@ double row_difference(const Tensor& a, int64_t i, const Tensor& b, int64_t j) {
 // detection is at the tail of its own side (no higher than its lowest matched detection) and its
 // score is within the budget of the other side's lowest kept score (a detector that cuts at a
 // count keeps no more, and its last kept score is then the threshold that mattered).
-bool at_threshold(double score, double threshold, const DetectionSide& other, int64_t this_count,
-                  double lowest_matched, double budget) {
+bool at_threshold(double score, double threshold, const DetectionSide& other, int64_t this_count, double lowest_matched,
+                  double budget) {
   if (std::fabs(score - threshold) <= budget) return true;
   const int64_t other_count = other.scores->size();
   if (other_count == 0 || other_count < this_count || !std::isfinite(lowest_matched)) return false;
@@ -131,17 +131,19 @@ bool DetectionMatch::passed(const DetectionBudget& budget) const {
 
 Expected<DetectionSide> detection_side(const DetectionSet& set, const Tensor* boxes, const Tensor* scores,
                                        const Tensor* labels, std::vector<const Tensor*> extra) {
-  if (!boxes || !scores) return std::unexpected(Error(ErrorCode::invalid_input, "a detection set lacks boxes or scores"));
+  if (!boxes || !scores)
+    return std::unexpected(Error(ErrorCode::invalid_input, "a detection set lacks boxes or scores"));
   if (boxes->rank() != 2 || boxes->shape()[1] != 4) {
-    return std::unexpected(Error(ErrorCode::invalid_input,
-                                 fmt::format("detection output '{}' is {}, not Nx4", set.boxes, format_shape(boxes->shape()))));
+    return std::unexpected(Error(ErrorCode::invalid_input, fmt::format("detection output '{}' is {}, not Nx4",
+                                                                       set.boxes, format_shape(boxes->shape()))));
   }
   const int64_t count = boxes->shape()[0];
   const auto rows_ok = [&](const Tensor* t) { return !t || (t->rank() >= 1 && t->shape()[0] == count); };
-  if (scores->rank() != 1 || !rows_ok(scores) || !rows_ok(labels) || !std::all_of(extra.begin(), extra.end(), rows_ok)) {
-    return std::unexpected(Error(ErrorCode::invalid_input,
-                                 fmt::format("the outputs of detection set '{}' do not have one row per box ({} boxes)",
-                                             set.boxes, count)));
+  if (scores->rank() != 1 || !rows_ok(scores) || !rows_ok(labels) ||
+      !std::all_of(extra.begin(), extra.end(), rows_ok)) {
+    return std::unexpected(Error(
+        ErrorCode::invalid_input,
+        fmt::format("the outputs of detection set '{}' do not have one row per box ({} boxes)", set.boxes, count)));
   }
   return DetectionSide{boxes, scores, labels, std::move(extra)};
 }
@@ -193,7 +195,8 @@ struct DetectionScales {
 
 DetectionScales scales_of(const DetectionSide& side) {
   DetectionScales scales;
-  for (int64_t i = 0; i < side.boxes->size(); ++i) scales.box = std::max(scales.box, std::fabs(side.boxes->value_as_double(i)));
+  for (int64_t i = 0; i < side.boxes->size(); ++i)
+    scales.box = std::max(scales.box, std::fabs(side.boxes->value_as_double(i)));
   for (const Tensor* t : side.extra) {
     for (int64_t i = 0; i < t->size(); ++i) scales.extra = std::max(scales.extra, std::fabs(t->value_as_double(i)));
   }

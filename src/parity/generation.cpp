@@ -10,14 +10,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "generation_findings.h"
+#include "generation_reference.h"
 #include "onnxproof/contract/generation.h"
 #include "onnxproof/core/json_file.h"
 #include "onnxproof/core/sha256.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/parity/calibrated.h"
 #include "onnxproof/parity/compare.h"
-#include "generation_findings.h"
-#include "generation_reference.h"
 
 namespace onnxproof {
 
@@ -27,9 +27,9 @@ static_assert(k_generation_schema == contract::k_generation_version,
               "generation.h names another version than schemas/ holds");
 
 using detail::add_generation_findings;
-using detail::run_context;
 using detail::read_generation_document;
 using detail::read_run_reference;
+using detail::run_context;
 using detail::RunReference;
 
 namespace {
@@ -47,8 +47,8 @@ Expected<Tensor> rows_of(const Tensor& tensor, int64_t first, std::vector<int64_
 // ONNX Runtime's logits (batch x sequence x vocabulary) at the last position: batch x vocabulary.
 Expected<Tensor> last_position(const Tensor& logits) {
   if (logits.dtype() != DType::float32 || logits.rank() != 3) {
-    return fail(ErrorCode::invalid_input, "the logits output is " + format_shape(logits.shape()) +
-                                              ", not float32 batch x sequence x vocabulary");
+    return fail(ErrorCode::invalid_input,
+                "the logits output is " + format_shape(logits.shape()) + ", not float32 batch x sequence x vocabulary");
   }
   const int64_t batch = logits.shape()[0], length = logits.shape()[1], vocabulary = logits.shape()[2];
   if (length < 1 || vocabulary < 1) {
@@ -72,7 +72,8 @@ std::vector<int64_t> argmax_rows(const Tensor& logits) {
   for (int64_t row = 0; row < batch; ++row) {
     int64_t best = 0;
     for (int64_t column = 1; column < vocabulary; ++column) {
-      if (logits.value_as_double(row * vocabulary + column) > logits.value_as_double(row * vocabulary + best)) best = column;
+      if (logits.value_as_double(row * vocabulary + column) > logits.value_as_double(row * vocabulary + best))
+        best = column;
     }
     tokens.push_back(best);
   }
@@ -89,7 +90,8 @@ Tensor filled_int64(std::vector<int64_t> shape, const std::vector<int64_t>& valu
 }  // namespace
 
 int GenerationResult::identical_steps() const {
-  return static_cast<int>(std::count_if(steps.begin(), steps.end(), [](const auto& step) { return step.tokens_equal(); }));
+  return static_cast<int>(
+      std::count_if(steps.begin(), steps.end(), [](const auto& step) { return step.tokens_equal(); }));
 }
 
 namespace {
@@ -108,9 +110,9 @@ Judgment judge_tensor(const std::string& name, const Tensor& pytorch, const Tens
                       const ToleranceOptions& tolerance, bool calibrated) {
   Judgment judgment;
   if (onnx.shape() != pytorch.shape() || onnx.dtype() != pytorch.dtype()) {
-    judgment.shape_problem = fmt::format("ONNX Runtime's is {} {}, the reference's {} {}", dtype_name(onnx.dtype()),
-                                         format_shape(onnx.shape()), dtype_name(pytorch.dtype()),
-                                         format_shape(pytorch.shape()));
+    judgment.shape_problem =
+        fmt::format("ONNX Runtime's is {} {}, the reference's {} {}", dtype_name(onnx.dtype()),
+                    format_shape(onnx.shape()), dtype_name(pytorch.dtype()), format_shape(pytorch.shape()));
     judgment.max_abs = judgment.error = std::numeric_limits<double>::infinity();
     judgment.mismatches = std::max<int64_t>(1, pytorch.size());
     return judgment;
@@ -118,14 +120,20 @@ Judgment judge_tensor(const std::string& name, const Tensor& pytorch, const Tens
   if (calibrated && exact) {
     ExactDeviation deviation;
     const Comparison comparison = compare_calibrated(pytorch, *exact, onnx, 0.0, deviation);
-    judgment = {.max_abs = comparison.max_abs, .error = deviation.onnx, .budget = deviation.budget,
-                .noise = deviation.pytorch, .mismatches = comparison.mismatches};
+    judgment = {.max_abs = comparison.max_abs,
+                .error = deviation.onnx,
+                .budget = deviation.budget,
+                .noise = deviation.pytorch,
+                .mismatches = comparison.mismatches};
   } else {
     const Comparison comparison = tolerance.compare(name, pytorch, onnx, pytorch.dtype());
     const Tolerance fixed = tolerance.resolve(name, pytorch.dtype());
     const double budget = tolerance.overridden(name) ? fixed.atol + fixed.rtol * finite_scale(pytorch)
                                                      : fixed.rtol * finite_scale(pytorch);
-    judgment = {.max_abs = comparison.max_abs, .error = comparison.max_abs, .budget = budget, .noise = budget,
+    judgment = {.max_abs = comparison.max_abs,
+                .error = comparison.max_abs,
+                .budget = budget,
+                .noise = budget,
                 .mismatches = comparison.mismatches};
   }
   return judgment;
@@ -146,7 +154,9 @@ void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional
   const int64_t vocabulary = pytorch.shape()[1];
   for (std::size_t row = 0; row < step.pytorch_tokens.size(); ++row) {
     if (step.pytorch_tokens[row] == step.onnx_tokens[row]) continue;
-    const auto at = [&](int64_t token) { return truth.value_as_double(static_cast<int64_t>(row) * vocabulary + token); };
+    const auto at = [&](int64_t token) {
+      return truth.value_as_double(static_cast<int64_t>(row) * vocabulary + token);
+    };
     const double margin = at(step.pytorch_tokens[row]) - at(step.onnx_tokens[row]);
     if (!step.tie_margin) step.tie_margin = margin;
     step.near_tie = step.mismatches == 0 && margin <= step.budget + noise;
@@ -158,12 +168,12 @@ void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional
 // step (the encoder's outputs, the source mask), the inputs carried from one step's outputs to the
 // next (the caches) with their step-0 values, and a merged decoder's branch input.
 struct LoopFeeds {
-  std::string mask;                        // the decoder-only mask over past and new tokens ("" none)
+  std::string mask;  // the decoder-only mask over past and new tokens ("" none)
   std::map<std::string, Tensor> fixed{};
-  std::vector<std::string> carried_in;     // past, in the order of carried_out
-  std::vector<std::string> carried_out;    // present
-  std::vector<Tensor> initial;             // step 0's carried inputs
-  std::string branch{};                    // use_cache_branch: false at step 0, true after ("" none)
+  std::vector<std::string> carried_in;   // past, in the order of carried_out
+  std::vector<std::string> carried_out;  // present
+  std::vector<Tensor> initial;           // step 0's carried inputs
+  std::string branch{};                  // use_cache_branch: false at step 0, true after ("" none)
 };
 
 // The session's inputs must all be fed, and the outputs the loop reads must exist: checked up front.
@@ -209,15 +219,20 @@ std::vector<std::string> fed_names(const contract::GenerationDocument& document,
 std::size_t output_index(const Session& session, const std::string& name) {
   const auto& values = session.outputs();
   return static_cast<std::size_t>(
-      std::find_if(values.begin(), values.end(), [&](const auto& value) { return value.name == name; }) - values.begin());
+      std::find_if(values.begin(), values.end(), [&](const auto& value) { return value.name == name; }) -
+      values.begin());
 }
 
 // An encoder's output against PyTorch's: the calibrated rule with a float64 run, else the fixed one.
 EncoderOutputCheck judge_encoder_output(const std::string& name, const Tensor& pytorch, const Tensor* exact,
                                         const Tensor& onnx, const ToleranceOptions& tolerance) {
   const Judgment judgment = judge_tensor(name, pytorch, exact, onnx, tolerance, !tolerance.overridden(name));
-  return {.name = name, .max_abs = judgment.max_abs, .error = judgment.error, .budget = judgment.budget,
-          .mismatches = judgment.mismatches, .shape_problem = judgment.shape_problem};
+  return {.name = name,
+          .max_abs = judgment.max_abs,
+          .error = judgment.error,
+          .budget = judgment.budget,
+          .mismatches = judgment.mismatches,
+          .shape_problem = judgment.shape_problem};
 }
 
 // The encoder run once on a run's inputs: every input and ONNX Runtime output by name, its outputs
@@ -284,7 +299,9 @@ Tensor stale(const Tensor& cache) {
 // merged decoder also the cross-attention cache, stale at step 0 and carried after it.
 Expected<LoopFeeds> loop_feeds(const contract::GenerationDocument& document, const RunReference& reference,
                                const std::map<std::string, Tensor>& encoded, bool merged) {
-  LoopFeeds loop{.mask = document.attention_mask, .carried_in = document.past, .carried_out = document.present,
+  LoopFeeds loop{.mask = document.attention_mask,
+                 .carried_in = document.past,
+                 .carried_out = document.present,
                  .initial = reference.empty_past};
   if (merged) {
     ONNXPROOF_TRY_ASSIGN(loop.fixed, selected(encoded, document.merged->feeds));
@@ -355,7 +372,8 @@ Expected<void> run_loop(Session& session, const contract::GenerationDocument& do
 }
 
 GenerationResult result_for(const contract::GenerationDocument& document, const RunReference& reference,
-                            const SessionOptions& options, const ToleranceOptions& tolerance, const std::string& decoder) {
+                            const SessionOptions& options, const ToleranceOptions& tolerance,
+                            const std::string& decoder) {
   GenerationResult result;
   result.provider = options.provider;
   result.optimization = std::string(optimization_name(options.optimization));
@@ -375,8 +393,10 @@ Expected<Session> open_recorded(const fs::path& path, const std::string& sha256,
   ONNXPROOF_TRY_ASSIGN(const std::string actual, sha256_file(path));
   if (digest == EncoderDigest::check && actual != sha256) {
     return fail(ErrorCode::invalid_input, path.string() + " changed since it was exported (sha256 " + actual +
-                                              ", generation.json says " + sha256 + "): its reference outputs belong to "
-                                              "another " + what);
+                                              ", generation.json says " + sha256 +
+                                              "): its reference outputs belong to "
+                                              "another " +
+                                              what);
   }
   auto opened = Session::open(path, options);
   if (!opened) {
@@ -395,17 +415,18 @@ Expected<void> check_generation_reference(const fs::path& reference_folder) {
 }
 
 Expected<std::vector<GenerationResult>> prove_generation(const fs::path& model, const fs::path& run_folder,
-                                                         const fs::path& reference_folder, const SessionOptions& options,
-                                                         const ToleranceOptions& tolerance, const std::string& framework,
-                                                         EncoderDigest digest) {
+                                                         const fs::path& reference_folder,
+                                                         const SessionOptions& options,
+                                                         const ToleranceOptions& tolerance,
+                                                         const std::string& framework, EncoderDigest digest) {
   ONNXPROOF_TRY_ASSIGN(const contract::GenerationDocument document, read_generation_document(reference_folder));
   ONNXPROOF_TRY_ASSIGN(Session session, Session::open(model, options));
   std::vector<std::string> read = document.present;
   ONNXPROOF_TRY(check_names(session, document, fed_names(document, false), read, "the model"));
   std::optional<Session> encoder, merged;
   if (document.encoder) {
-    ONNXPROOF_TRY_ASSIGN(encoder, open_recorded(run_folder / document.encoder->model, document.encoder->sha256,
-                                                options, digest, "encoder"));
+    ONNXPROOF_TRY_ASSIGN(encoder, open_recorded(run_folder / document.encoder->model, document.encoder->sha256, options,
+                                                digest, "encoder"));
   }
   if (document.merged) {
     ONNXPROOF_TRY_ASSIGN(merged, open_recorded(run_folder / document.merged->model, document.merged->sha256, options,
@@ -416,7 +437,8 @@ Expected<std::vector<GenerationResult>> prove_generation(const fs::path& model, 
   const std::string source = source_title(framework);
   std::vector<GenerationResult> results;
   for (const auto& run : document.runs) {
-    ONNXPROOF_TRY_ASSIGN(const RunReference reference, read_run_reference(reference_folder / run.folder, document, run));
+    ONNXPROOF_TRY_ASSIGN(const RunReference reference,
+                         read_run_reference(reference_folder / run.folder, document, run));
     for (Session* decoder : {&session, merged ? &*merged : nullptr}) {
       if (!decoder) continue;
       const bool is_merged = decoder != &session;
@@ -424,7 +446,8 @@ Expected<std::vector<GenerationResult>> prove_generation(const fs::path& model, 
           result_for(document, reference, options, tolerance, is_merged ? document.merged->model : "");
       std::map<std::string, Tensor> encoded;
       if (encoder) {  // the encoder's outputs are judged once per run, with the decoder's own loop
-        ONNXPROOF_TRY_ASSIGN(encoded, run_encoder(*encoder, *document.encoder, reference, tolerance, !is_merged, result));
+        ONNXPROOF_TRY_ASSIGN(encoded,
+                             run_encoder(*encoder, *document.encoder, reference, tolerance, !is_merged, result));
       }
       ONNXPROOF_TRY_ASSIGN(LoopFeeds loop, loop_feeds(document, reference, encoded, is_merged));
       ONNXPROOF_TRY(run_loop(*decoder, document, reference, std::move(loop), tolerance, result));

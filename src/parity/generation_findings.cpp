@@ -15,7 +15,9 @@ void add_generation_findings(GenerationResult& result, const std::string& source
   for (const auto& output : result.encoder) {
     if (output.passed()) continue;
     result.findings.push_back(Finding{
-        .code = FindingCode::encoder_mismatch, .severity = Severity::error, .step = "generate",
+        .code = FindingCode::encoder_mismatch,
+        .severity = Severity::error,
+        .step = "generate",
         .message = output.shape_problem.empty()
                        ? fmt::format("on {} the encoder's output '{}'{} is {:.3g} from the reference, over the budget "
                                      "{:.3g} ({} values outside): every step decodes from it",
@@ -25,7 +27,8 @@ void add_generation_findings(GenerationResult& result, const std::string& source
                                      "from it",
                                      result.provider, output.name, run_context(result), output.shape_problem),
         .where = "encoder output " + output.name,
-        .hint = "the encoder's graph (encoder.onnx) departs from " + source + " before any token: check its attention "
+        .hint = "the encoder's graph (encoder.onnx) departs from " + source +
+                " before any token: check its attention "
                 "mask and the cross-attention keys and values it computes"});
     break;
   }
@@ -45,8 +48,8 @@ void add_generation_findings(GenerationResult& result, const std::string& source
                          fmt::join(step.onnx_tokens, ","), source, fmt::join(step.pytorch_tokens, ","),
                          step.tie_margin.value_or(0.0), step.budget);
     } else if (result.rule == "user") {  // element by element: no one budget to quote
-      what = fmt::format("its logits are up to {:.3g} from {}'s, {} values outside the --rtol/--atol given",
-                         step.error, source, step.mismatches);
+      what = fmt::format("its logits are up to {:.3g} from {}'s, {} values outside the --rtol/--atol given", step.error,
+                         source, step.mismatches);
     } else {
       what = fmt::format("its logits are {:.3g} from the reference, over the budget {:.3g} ({} values outside)",
                          step.error, step.budget, step.mismatches);
@@ -54,7 +57,9 @@ void add_generation_findings(GenerationResult& result, const std::string& source
     const FindingCode code =
         step.tokens_equal() ? FindingCode::generation_logits_outside : FindingCode::generation_diverged;
     result.findings.push_back(Finding{
-        .code = code, .severity = Severity::error, .step = "generate",
+        .code = code,
+        .severity = Severity::error,
+        .step = "generate",
         .message = fmt::format("greedy generation on {}{} first goes wrong at step {} (past length {}): {}",
                                result.provider, run_context(result), step.step, step.past_length, what),
         .where = fmt::format("generation step {}", step.step),
@@ -68,7 +73,9 @@ void add_generation_findings(GenerationResult& result, const std::string& source
     // Warning: the generated tokens are not identical, which the user must hear even though
     // neither runtime is wrong.
     result.findings.push_back(Finding{
-        .code = FindingCode::generation_near_tie, .severity = Severity::warning, .step = "generate",
+        .code = FindingCode::generation_near_tie,
+        .severity = Severity::warning,
+        .step = "generate",
         .message = fmt::format("on {}{} the top two tokens were within the budget of each other at step(s) {}: ONNX "
                                "Runtime picked the other one; the steps after were fed {}'s token",
                                result.provider, run_context(result), fmt::join(ties, ", "), source),

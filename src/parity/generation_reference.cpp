@@ -59,16 +59,19 @@ Expected<contract::GenerationDocument> read_generation_document(const fs::path& 
     }
   }
   if (document.encoder && !is_plain_onnx_name(document.encoder->model)) {
-    return fail(ErrorCode::invalid_input,
-                path.string() + ": the encoder must be a .onnx file in the run folder, not '" + document.encoder->model + "'");
+    return fail(
+        ErrorCode::invalid_input,
+        path.string() + ": the encoder must be a .onnx file in the run folder, not '" + document.encoder->model + "'");
   }
   if (document.merged) {
     if (!document.encoder) {
       return fail(ErrorCode::invalid_input, path.string() + ": a merged decoder needs the encoder that feeds it");
     }
     if (!is_plain_onnx_name(document.merged->model)) {
-      return fail(ErrorCode::invalid_input, path.string() + ": the merged decoder must be a .onnx file in the run "
-                                                            "folder, not '" + document.merged->model + "'");
+      return fail(ErrorCode::invalid_input, path.string() +
+                                                ": the merged decoder must be a .onnx file in the run "
+                                                "folder, not '" +
+                                                document.merged->model + "'");
     }
     if (document.merged->past.size() != document.merged->present.size()) {
       return fail(ErrorCode::invalid_input,
@@ -90,7 +93,8 @@ Expected<RunReference> read_run_reference(const fs::path& folder, const contract
     reference.exact = std::move(exact);
   }
   if (document.encoder) {
-    ONNXPROOF_TRY_ASSIGN(reference.encoder_inputs, read_numbered(folder, "encoder_input", document.encoder->inputs.size()));
+    ONNXPROOF_TRY_ASSIGN(reference.encoder_inputs,
+                         read_numbered(folder, "encoder_input", document.encoder->inputs.size()));
     ONNXPROOF_TRY_ASSIGN(reference.encoder_outputs,
                          read_numbered(folder, "encoder_output", document.encoder->outputs.size()));
     if (run.exact) {
@@ -101,24 +105,29 @@ Expected<RunReference> read_run_reference(const fs::path& folder, const contract
   const int64_t steps = document.steps;
   const int64_t batch = run.batch;
   const bool shapes_hold =
-      reference.prompt.dtype() == DType::int64 && reference.prompt.shape() == std::vector<int64_t>{batch, run.prompt_length} &&
+      reference.prompt.dtype() == DType::int64 &&
+      reference.prompt.shape() == std::vector<int64_t>{batch, run.prompt_length} &&
       reference.tokens.dtype() == DType::int64 && reference.tokens.shape() == std::vector<int64_t>{steps, batch} &&
-      reference.logits.dtype() == DType::float32 && reference.logits.rank() == 3 && reference.logits.shape()[0] == steps &&
-      reference.logits.shape()[1] == batch &&
-      (!reference.exact || (reference.exact->dtype() == DType::float64 && reference.exact->shape() == reference.logits.shape()));
+      reference.logits.dtype() == DType::float32 && reference.logits.rank() == 3 &&
+      reference.logits.shape()[0] == steps && reference.logits.shape()[1] == batch &&
+      (!reference.exact ||
+       (reference.exact->dtype() == DType::float64 && reference.exact->shape() == reference.logits.shape()));
   // Token ids index the logits: each must lie in [0, vocabulary).
   bool tokens_hold = shapes_hold && reference.logits.shape()[2] >= 1;
   if (tokens_hold) {
     const int64_t vocabulary = reference.logits.shape()[2];
-    for (const int64_t token : reference.tokens.values<int64_t>()) tokens_hold = tokens_hold && token >= 0 && token < vocabulary;
+    for (const int64_t token : reference.tokens.values<int64_t>())
+      tokens_hold = tokens_hold && token >= 0 && token < vocabulary;
   }
   bool encoder_holds = true;
   for (std::size_t index = 0; index < reference.exact_encoder_outputs.size(); ++index) {
-    encoder_holds = encoder_holds && reference.exact_encoder_outputs[index].shape() == reference.encoder_outputs[index].shape();
+    encoder_holds =
+        encoder_holds && reference.exact_encoder_outputs[index].shape() == reference.encoder_outputs[index].shape();
   }
   if (!shapes_hold || !tokens_hold || !encoder_holds) {
-    return fail(ErrorCode::invalid_input, folder.string() + ": the generation tensors do not have the shapes and "
-                                                            "types generation.json describes");
+    return fail(ErrorCode::invalid_input, folder.string() +
+                                              ": the generation tensors do not have the shapes and "
+                                              "types generation.json describes");
   }
   return reference;
 }

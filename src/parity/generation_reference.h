@@ -17,13 +17,13 @@ namespace onnxproof::detail {
 /// What the front end recorded for one run: its tensors.
 struct RunReference {
   contract::GenerationRun run{};
-  Tensor prompt{};                  // batch x prompt_length, int64
-  std::vector<Tensor> empty_past{};  // step 0's cache, in `past` order
-  Tensor tokens{};                  // steps x batch, int64, each in [0, vocabulary)
-  Tensor logits{};                  // steps x batch x vocabulary, float32
-  std::optional<Tensor> exact{};    // the same in float64
-  std::vector<Tensor> encoder_inputs{};        // in encoder.inputs order
-  std::vector<Tensor> encoder_outputs{};       // PyTorch's, in encoder.outputs order
+  Tensor prompt{};                              // batch x prompt_length, int64
+  std::vector<Tensor> empty_past{};             // step 0's cache, in `past` order
+  Tensor tokens{};                              // steps x batch, int64, each in [0, vocabulary)
+  Tensor logits{};                              // steps x batch x vocabulary, float32
+  std::optional<Tensor> exact{};                // the same in float64
+  std::vector<Tensor> encoder_inputs{};         // in encoder.inputs order
+  std::vector<Tensor> encoder_outputs{};        // PyTorch's, in encoder.outputs order
   std::vector<Tensor> exact_encoder_outputs{};  // float64, when exact
 };
 

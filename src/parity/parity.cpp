@@ -10,12 +10,12 @@
 
 #include "analyzers/analyzer.h"
 #include "detection_parity.h"
-#include "provider_fallback.h"
-#include "quantized_rows.h"
 #include "onnxproof/core/name_table.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/parity/random_outputs.h"
 #include "onnxproof/runtime/session.h"
+#include "provider_fallback.h"
+#include "quantized_rows.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -44,7 +44,6 @@ std::string_view row_status_name(RowStatus status) { return name_in(k_status_nam
 std::optional<RowStatus> parse_row_status(std::string_view name) { return parse_in(k_status_names, name); }
 
 namespace {
-
 
 // A fixed dimension the case's input does not have: ONNX Runtime would refuse the run.
 std::optional<std::string> fixed_dimension_conflict(const Session& session, const ReferenceCase& c) {
@@ -133,8 +132,8 @@ EvidenceSample fixed_rule_evidence(const Tensor& expected, const Tolerance& tole
 }
 
 // Compares one output under the rule that applies to it: exactly for integers, bools and strings;
-// the user's tolerance when given; in quantization steps when a DequantizeLinear makes it; the calibrated rule when the case carries a float64 reference
-// of it; the pooled rule when other cases do; else the fixed defaults.
+// the user's tolerance when given; in quantization steps when a DequantizeLinear makes it; the calibrated rule when the
+// case carries a float64 reference of it; the pooled rule when other cases do; else the fixed defaults.
 void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual, const ParityOptions& options,
                  const NoiseByOutput& noise, const OutputGrids& grids, ParityRow& row) {
   const Tensor& expected = c.outputs[index].tensor;
@@ -155,8 +154,8 @@ void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual
   }
   const bool class_scores = is_class_scores(row.output, expected.shape());
   if (row.rule != ToleranceRule::calibrated && row.rule != ToleranceRule::pooled) {
-    row.comparison = options.tolerance.compare(row.output, expected, actual,
-                                               narrower ? options.precision : expected.dtype());
+    row.comparison =
+        options.tolerance.compare(row.output, expected, actual, narrower ? options.precision : expected.dtype());
     if (class_scores) row.argmax = check_argmax(expected, actual);
     if (!complex && row.rule != ToleranceRule::exact) {
       row.evidence = fixed_rule_evidence(expected, row.tolerance, row.rule == ToleranceRule::user);
@@ -184,7 +183,8 @@ void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual
 // `cases`: the reference's cases this variant runs, in order.
 void run_variant(Session& session, const Variant& variant, const Reference& reference,
                  const std::vector<const ReferenceCase*>& cases, const ParityOptions& options,
-                 const NoiseByOutput& noise, const OutputGrids& grids, ParityResult& result, PredictionMap& predictions) {
+                 const NoiseByOutput& noise, const OutputGrids& grids, ParityResult& result,
+                 PredictionMap& predictions) {
   const std::size_t total = cases.size();
   const std::size_t step = std::max<std::size_t>(1, total / 10);  // at most about ten lines per variant
   std::size_t done = 0;
@@ -245,7 +245,8 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
         row.silent = detect_silent_signs(expected->tensor, actual);
       }
       if (row.comparison.worst_index >= 0) row.worst_at = format_index(row.comparison.worst_index, actual.shape());
-      row.status = row.comparison.allclose && (!row.argmax || row.argmax->flips == 0) ? RowStatus::pass : RowStatus::fail;
+      row.status =
+          row.comparison.allclose && (!row.argmax || row.argmax->flips == 0) ? RowStatus::pass : RowStatus::fail;
       if (c.labels && variant.level == GraphOptimization::all) {
         predictions[{variant.provider, name, c.data_set}] = {argmax_rows(expected->tensor), argmax_rows(actual)};
       }
@@ -269,19 +270,20 @@ void add_missing_output_findings(const Session& session, const Reference& refere
     for (std::size_t k = 0; k < c.outputs.size(); ++k) {
       const std::string& name = c.outputs[k].name;
       const bool produced = name.empty() ? k < session.outputs().size()
-                                         : std::any_of(session.outputs().begin(), session.outputs().end(),
-                                                       [&](const SessionValue& v) { return v.name == name; });
+                                         : std::any_of(
+                                               session.outputs().begin(), session.outputs().end(),
+                                               [&](const SessionValue& v) { return v.name == name; });
       if (!produced) missing.insert(name.empty() ? "output " + std::to_string(k) : name);
     }
   }
   for (const auto& name : missing) {
-    result.findings.push_back({FindingCode::output_missing, Severity::error, "parity",
-                               "the reference has output '" + name + "', which the model does not produce", name,
-                               fmt::format("the export lost an output: compare the model's outputs with {}'s return value",
-                                           module_call(result.framework))});
+    result.findings.push_back(
+        {FindingCode::output_missing, Severity::error, "parity",
+         "the reference has output '" + name + "', which the model does not produce", name,
+         fmt::format("the export lost an output: compare the model's outputs with {}'s return value",
+                     module_call(result.framework))});
   }
 }
-
 
 void add_accuracy(const Reference& reference, const ParityOptions& options, ParityResult& result,
                   const PredictionMap& predictions) {
@@ -361,7 +363,8 @@ std::vector<const ReferenceCase*> cases_to_run(const Reference& reference, const
   std::set<std::string> failed;
   if (variant.level == GraphOptimization::disabled) {
     for (const auto& row : result.rows) {
-      if (row.provider == variant.provider && row.optimization == GraphOptimization::all && row.status != RowStatus::pass)
+      if (row.provider == variant.provider && row.optimization == GraphOptimization::all &&
+          row.status != RowStatus::pass)
         failed.insert(row.data_set);
     }
     for (const auto& row : result.detections) {

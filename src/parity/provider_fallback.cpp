@@ -35,15 +35,22 @@ std::optional<Finding> fallback_finding(const std::string& provider, const std::
   std::string named;
   for (std::size_t i = 0; i < off.size(); ++i) {
     ++by_provider[off[i].provider];
-    if (i < k_named) named += fmt::format("{}'{}' ({}) on {}", named.empty() ? "" : ", ", off[i].node, off[i].op_type, off[i].provider);
+    if (i < k_named)
+      named +=
+          fmt::format("{}'{}' ({}) on {}", named.empty() ? "" : ", ", off[i].node, off[i].op_type, off[i].provider);
   }
   if (off.size() > k_named) named += fmt::format(" and {} more", off.size() - k_named);
   std::string counts;
-  for (const auto& [name, count] : by_provider) counts += fmt::format("{}{} on {}", counts.empty() ? "" : ", ", count, name);
+  for (const auto& [name, count] : by_provider)
+    counts += fmt::format("{}{} on {}", counts.empty() ? "" : ", ", count, name);
   const auto& info = finding_code_info(FindingCode::provider_fallback);
-  return Finding{FindingCode::provider_fallback, info.severity, "parity",
-                 fmt::format("{} of {} nodes did not run on {} ({}): {}", off.size(), placements.size(), provider, counts, named),
-                 provider, std::string(info.hint)};
+  return Finding{
+      FindingCode::provider_fallback,
+      info.severity,
+      "parity",
+      fmt::format("{} of {} nodes did not run on {} ({}): {}", off.size(), placements.size(), provider, counts, named),
+      provider,
+      std::string(info.hint)};
 }
 
 namespace detail {
@@ -53,7 +60,8 @@ void add_fallback_findings(const fs::path& model, const Reference& reference, co
   if (!reference.cases.empty()) {
     const auto placements = measure_placements(model, reference.cases.front(), session);
     if (placements) {
-      if (auto finding = fallback_finding(session.provider, *placements)) result.findings.push_back(std::move(*finding));
+      if (auto finding = fallback_finding(session.provider, *placements))
+        result.findings.push_back(std::move(*finding));
       return;
     }
   }

@@ -14,10 +14,10 @@ namespace {
 void add_no_grid_findings(const QuantizedOutputs& quantized, ParityResult& result) {
   const auto& info = finding_code_info(FindingCode::steps_not_applied);
   for (const auto& [output, why] : quantized.no_grid) {
-    result.findings.push_back({FindingCode::steps_not_applied, info.severity, "parity",
-                               fmt::format("output '{}' is quantized, but it is not judged in quantization steps: {}",
-                                           output, why),
-                               output, std::string(info.hint)});
+    result.findings.push_back(
+        {FindingCode::steps_not_applied, info.severity, "parity",
+         fmt::format("output '{}' is quantized, but it is not judged in quantization steps: {}", output, why), output,
+         std::string(info.hint)});
   }
 }
 
@@ -74,8 +74,8 @@ void audit_provider_rounding(const std::string& provider, const QuantizedOutputs
   }
 }
 
-bool compare_in_steps(const ReferenceCase& c, std::size_t index, const Tensor& actual, const QuantizedOutputs& quantized,
-                      ParityRow& row) {
+bool compare_in_steps(const ReferenceCase& c, std::size_t index, const Tensor& actual,
+                      const QuantizedOutputs& quantized, ParityRow& row) {
   const auto grid = quantized.grids.find(row.output);
   const Tensor& expected = c.outputs[index].tensor;
   if (grid == quantized.grids.end() || !is_floating(expected.dtype())) return false;
@@ -91,8 +91,8 @@ bool compare_in_steps(const ReferenceCase& c, std::size_t index, const Tensor& a
   // requantization ties move 1 step in others (MobileNetV3: 0% in one case, 29-54% in the rest).
   const auto pooled = quantized.pooled.find(row.output);
   row.allowed_steps = step_allowance(pooled != quantized.pooled.end() ? &pooled->second
-                                     : row.pytorch_steps                ? &*row.pytorch_steps
-                                                                        : nullptr,
+                                     : row.pytorch_steps              ? &*row.pytorch_steps
+                                                                      : nullptr,
                                      row.optimization == GraphOptimization::disabled);
   const StepCount& steps = *row.steps;
   // Mismatches: the elements the rule does not allow (off the grid, or more steps away than allowed);

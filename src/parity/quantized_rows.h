@@ -21,7 +21,6 @@ struct QuantizedOutputs {
   std::map<std::string, std::string> no_grid;  // quantized outputs judged by the other rules, and why
 };
 
-
 /// The rounding audit of every pair on `provider`, a warning naming it when it rounds otherwise.
 void audit_provider_rounding(const std::string& provider, const QuantizedOutputs& quantized, ParityResult& result);
 /// Outputs a DequantizeLinear makes that cannot be judged in steps get STEPS_NOT_APPLIED in `result`.
@@ -30,7 +29,7 @@ QuantizedOutputs quantized_outputs(const std::filesystem::path& model, const Ref
 
 /// Judges output `index` of case `c` in steps when it is on a grid and a floating tensor; false
 /// (the row untouched) otherwise.
-bool compare_in_steps(const ReferenceCase& c, std::size_t index, const Tensor& actual, const QuantizedOutputs& quantized,
-                      ParityRow& row);
+bool compare_in_steps(const ReferenceCase& c, std::size_t index, const Tensor& actual,
+                      const QuantizedOutputs& quantized, ParityRow& row);
 
 }  // namespace onnxproof::detail

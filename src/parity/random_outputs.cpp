@@ -14,8 +14,8 @@ namespace onnxproof {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> k_random_ops = {"Multinomial",       "RandomNormal", "RandomNormalLike",
-                                                          "RandomUniform",     "RandomUniformLike", "Bernoulli"};
+constexpr std::array<std::string_view, 6> k_random_ops = {"Multinomial",   "RandomNormal",      "RandomNormalLike",
+                                                          "RandomUniform", "RandomUniformLike", "Bernoulli"};
 
 bool is_random(const onnx::NodeProto& node) {
   return (node.domain().empty() || node.domain() == "ai.onnx") &&
@@ -61,13 +61,15 @@ std::map<std::string, std::string> random_graph_outputs(const onnx::ModelProto& 
   }
   std::map<std::string, std::string> outputs;
   for (const auto& output : model.graph().output()) {
-    if (const auto found = source.find(output.name()); found != source.end()) outputs.emplace(output.name(), found->second);
+    if (const auto found = source.find(output.name()); found != source.end())
+      outputs.emplace(output.name(), found->second);
   }
   return outputs;
 }
 
 void mark_random_outputs(const onnx::ModelProto& model, Reference& reference) {
-  for (auto& [name, cause] : random_graph_outputs(model)) reference.random_outputs.insert_or_assign(name, std::move(cause));  // the graph names the node
+  for (auto& [name, cause] : random_graph_outputs(model))
+    reference.random_outputs.insert_or_assign(name, std::move(cause));  // the graph names the node
 }
 
 Comparison compare_domain(const Tensor& expected, const Tensor& actual) {

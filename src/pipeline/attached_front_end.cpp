@@ -112,13 +112,14 @@ Expected<std::string> text_field(const nlohmann::json& message, const char* fiel
 // link to one elsewhere) holding an export.json; ErrorCode::invalid_input otherwise (the front
 // end broke the protocol: nothing the user typed names it).
 Expected<fs::path> export_folder(const std::string& named) {
-  const std::string said = "the front end's export_ready names " + nlohmann::json(named).dump(
-                                                                          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string said = "the front end's export_ready names " +
+                           nlohmann::json(named).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (named.empty()) return fail(ErrorCode::invalid_input, said + ", no folder");
   const fs::path folder = named;
   std::error_code ec;
   const auto status = fs::symlink_status(folder, ec);
-  if (fs::is_symlink(status)) return fail(ErrorCode::invalid_input, said + ", a link: an export folder is never followed");
+  if (fs::is_symlink(status))
+    return fail(ErrorCode::invalid_input, said + ", a link: an export folder is never followed");
   if (!fs::exists(status)) return fail(ErrorCode::invalid_input, said + ", which does not exist");
   if (!fs::is_directory(status)) return fail(ErrorCode::invalid_input, said + ", which is not a folder");
   if (!fs::is_regular_file(fs::symlink_status(folder / "export.json", ec)))
@@ -130,12 +131,13 @@ Expected<fs::path> export_folder(const std::string& named) {
 // model object it holds, in RUN/localize/, and answers.
 CaptureModuleOutputs capture_by_front_end(FrontEndChannel& channel) {
   return [&channel](const fs::path& run, const std::string& model_file, const std::string& data_set) -> Expected<void> {
-    ONNXPROOF_TRY(channel.send(
-        {{"event", "capture"}, {"folder", run.string()}, {"model_file", model_file}, {"case", data_set}}));
+    ONNXPROOF_TRY(
+        channel.send({{"event", "capture"}, {"folder", run.string()}, {"model_file", model_file}, {"case", data_set}}));
     ONNXPROOF_TRY_ASSIGN(const nlohmann::json answer, channel.receive({"captured", "capture_failed"}));
     if (answer["event"] == "captured") return {};
     ONNXPROOF_TRY_ASSIGN(const std::string reason, text_field(answer, "reason"));
-    return fail(ErrorCode::invalid_input, "the front end could not capture the module outputs: " + reason_excerpt(reason));
+    return fail(ErrorCode::invalid_input,
+                "the front end could not capture the module outputs: " + reason_excerpt(reason));
   };
 }
 
@@ -149,7 +151,8 @@ ExportAgain export_by_front_end(FrontEndChannel& channel) {
       ONNXPROOF_TRY_ASSIGN(const std::string named, text_field(answer, "folder"));
       ONNXPROOF_TRY_ASSIGN(const fs::path ready, export_folder(named));
       if (fs::weakly_canonical(ready) != fs::weakly_canonical(folder))
-        return fail(ErrorCode::invalid_input, "the front end's export_ready names " + named + ", not " + folder.string());
+        return fail(ErrorCode::invalid_input,
+                    "the front end's export_ready names " + named + ", not " + folder.string());
       return {};
     }
     ONNXPROOF_TRY_ASSIGN(const std::string reason, text_field(answer, "reason"));
@@ -204,11 +207,11 @@ Expected<Report> run_attached_pipeline(PipelineOptions options, std::istream& fr
     return report;
   }
   const StepReport* failed_step = first_error_step(*report);
-  ONNXPROOF_TRY(channel.send({{"event", "outcome"},
-                              {"verdict", verdict_name(report->verdict)},
-                              {"report", (report->run_folder.empty() ? report_path
-                                                                     : report->run_folder / "report.json").string()},
-                              {"error", failed_step ? failed_step->name + " step: " + failed_step->reason : ""}}));
+  ONNXPROOF_TRY(channel.send(
+      {{"event", "outcome"},
+       {"verdict", verdict_name(report->verdict)},
+       {"report", (report->run_folder.empty() ? report_path : report->run_folder / "report.json").string()},
+       {"error", failed_step ? failed_step->name + " step: " + failed_step->reason : ""}}));
   return report;
 }
 

@@ -52,7 +52,6 @@ void merge_frozen_dimension_evidence(std::vector<Finding>& findings) {
   }
 }
 
-
 // A FROZEN_DIMENSION warning (a static suspect, a tracer's int, a range torch.export narrowed)
 // is contradicted when every parity row passed and its axis (every axis, for a warning that names
 // none) ran at two or more sizes: demoted to info, with the sizes that ran.
@@ -88,7 +87,8 @@ void demote_contradicted_frozen_warnings(Report& report) {
     if (!contradicted) continue;
     finding.severity = Severity::info;
     std::vector<std::string> evidence;
-    for (const auto& label : labels) evidence.push_back(fmt::format("'{}' = {}", label, fmt::join(swept.at(label), ", ")));
+    for (const auto& label : labels)
+      evidence.push_back(fmt::format("'{}' = {}", label, fmt::join(swept.at(label), ", ")));
     finding.message += fmt::format(" | contradicted by the sweep: every case at {} ran and matched {}",
                                    fmt::join(evidence, "; "), source_title(report.framework));
   }
@@ -154,13 +154,13 @@ HeadlineAnswer evidence_answer(const Report& report, const StepReport* parity) {
   return {question, compared ? "strong" : "none", rows};
 }
 
-
 // Which declared axes the sweep proved dynamic (two or more sizes compared) and which the model
 // itself fixes (AXIS_FIXED_BY_MODEL): a user who declared too many axes reads it here.
 std::string declared_axes_evidence(const Report& report) {
   std::set<std::string> fixed;
   for (const auto& finding : report.findings) {
-    if (finding.code == FindingCode::axis_fixed_by_model && !finding.evidence.axis.empty()) fixed.insert(finding.evidence.axis);
+    if (finding.code == FindingCode::axis_fixed_by_model && !finding.evidence.axis.empty())
+      fixed.insert(finding.evidence.axis);
   }
   std::map<std::string, std::set<int64_t>> swept;
   if (report.parity) {
@@ -182,7 +182,6 @@ std::string declared_axes_evidence(const Report& report) {
 }
 
 }  // namespace
-
 
 // The check step's summary of the exported model as the report's signature.
 ModelSignature model_signature(const ModelSummary& summary, const std::string& exporter) {
@@ -206,7 +205,6 @@ ModelSignature model_signature(const ModelSummary& summary, const std::string& e
           .inputs = values(summary.inputs),
           .outputs = values(summary.outputs)};
 }
-
 
 // MISSION.md's five headline questions, answered from the steps' typed results, and the evidence.
 void answer_headline(const Run& run, Report& report) {
@@ -233,8 +231,7 @@ void answer_headline(const Run& run, Report& report) {
                          !has_finding(findings, FindingCode::run_failed, Severity::error);
   report.headline.push_back(
       {"Does the exported model accept every batch, sequence length and image size production sends?",
-       yes_no(parity, shapes_ok),
-       shape_evidence});
+       yes_no(parity, shapes_ok), shape_evidence});
 
   const auto* check = find_step(report, "check");
   const bool aten = has_finding(findings, FindingCode::custom_domain_op, Severity::error);
@@ -284,11 +281,10 @@ void answer_headline(const Run& run, Report& report) {
   const bool golden_said =
       golden && (golden->status != StepStatus::error || run.kept_golden) && !run.golden_evidence.empty();
   const std::string not_asked = "no golden set asked for (pipeline --golden DIR, prove(golden=DIR))";
-  report.headline.push_back({"Do the saved golden outputs still hold for the latest export?",
-                             yes_no(golden, passed(golden)),
-                             golden_said ? run.golden_evidence
-                                         : (golden ? golden->reason : (run.golden_evidence.empty() ? not_asked : run.golden_evidence))});
+  report.headline.push_back(
+      {"Do the saved golden outputs still hold for the latest export?", yes_no(golden, passed(golden)),
+       golden_said ? run.golden_evidence
+                   : (golden ? golden->reason : (run.golden_evidence.empty() ? not_asked : run.golden_evidence))});
 }
-
 
 }  // namespace onnxproof::pipeline_run

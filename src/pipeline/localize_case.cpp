@@ -51,14 +51,13 @@ LocalizedCase localize_case(const LocalizeCaseOptions& options, const ReferenceC
   LocalizedCase localized;
   localized.optimizer = name_the_optimizer(options, c);
   if (options.progress)
-    *options.progress << "onnxproof pipeline: localize (" << options.target.data_set << ", "
-                      << options.target.provider << ")\n"
+    *options.progress << "onnxproof pipeline: localize (" << options.target.data_set << ", " << options.target.provider
+                      << ")\n"
                       << std::flush;
   const auto start = std::chrono::steady_clock::now();
   localized.localization = compare_modules(options, c);
   if (localized.localization)
-    localized.localization->seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    localized.localization->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return localized;
 }
 

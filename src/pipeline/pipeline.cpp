@@ -1,5 +1,5 @@
-#include "onnxproof/core/atomic_file.h"
 #include "onnxproof/pipeline/pipeline.h"
+#include "onnxproof/core/atomic_file.h"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include "onnxproof/core/run_folder.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/core/staging.h"
-#include "onnxproof/report/published_report.h"
 #include "onnxproof/localize/localize.h"
+#include "onnxproof/report/published_report.h"
 #include "onnxproof/report/ship_summary.h"
 #include "onnxproof/report/versions.h"
 #include "run.h"
@@ -37,8 +37,9 @@ void keep_earlier_golden(Run& run) {
   const StepReport* step = find_step(run.report, "golden");
   const bool errored = step && step->status == StepStatus::error;
   run.golden_evidence = errored ? step->reason + "; the golden set of an earlier run is kept unchanged"
-                        : !run.options.golden ? "no golden set asked for; the golden set of an earlier run is kept unchanged"
-                                              : "kept the golden set of an earlier run; this run did not reach the golden step";
+                        : !run.options.golden
+                            ? "no golden set asked for; the golden set of an earlier run is kept unchanged"
+                            : "kept the golden set of an earlier run; this run did not reach the golden step";
   run.kept_golden = true;
   for (auto& skipped : run.report.steps) {
     if (skipped.name == "golden" && skipped.status == StepStatus::skip)
@@ -191,8 +192,8 @@ Expected<FinishedRun> run_into(const PipelineOptions& options, const fs::path& o
   point_follow_ons_at_causes(report.findings);
   if (run.check) {
     const auto* exported = find_step(report, "export");
-    report.signature = model_signature(run.check->summary, exported ? exported->details.value("exporter", std::string())
-                                                                    : std::string());
+    report.signature = model_signature(run.check->summary,
+                                       exported ? exported->details.value("exporter", std::string()) : std::string());
   }
   answer_headline(run, report);
   finish_report(report);
@@ -252,8 +253,8 @@ struct BothRuns {
   std::vector<std::pair<std::string, Report>> runs;  // each exporter's, written once the folder is known
 };
 
-Expected<BothRuns> run_both_exporters(const PipelineOptions& options, const fs::path& staging, const fs::path& published,
-                                      std::ostream& progress) {
+Expected<BothRuns> run_both_exporters(const PipelineOptions& options, const fs::path& staging,
+                                      const fs::path& published, std::ostream& progress) {
   BothRuns both;
   Report& report = both.report;
   report.model = options.export_options.model;
@@ -270,11 +271,11 @@ Expected<BothRuns> run_both_exporters(const PipelineOptions& options, const fs::
     ONNXPROOF_TRY_ASSIGN(FinishedRun run, run_into(one, staging / exporter, published / exporter, progress));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const Verdict verdict = run.report.verdict;
-    report.steps.push_back({.name = exporter,
-                            .status = status_from(verdict),
-                            .seconds = seconds,
-                            .reason = fmt::format("verdict {}; {}", verdict_name(verdict),
-                                                  (staging / exporter / "report.md").string())});
+    report.steps.push_back(
+        {.name = exporter,
+         .status = status_from(verdict),
+         .seconds = seconds,
+         .reason = fmt::format("verdict {}; {}", verdict_name(verdict), (staging / exporter / "report.md").string())});
     report.exporters.push_back(summarize_exporter_run(run, exporter));
     both.runs.emplace_back(exporter, std::move(run.report));
   }
@@ -320,13 +321,14 @@ Expected<Report> run_pipeline(const PipelineOptions& options, std::ostream& prog
     ONNXPROOF_TRY(require_replaceable_run_folder(target));
     progress << "onnxproof pipeline: the earlier run in " << published.string()
              << " passed and is kept; this run, verdict " << verdict_name(report.verdict) << ", goes to "
-             << target.string() << '\n' << std::flush;
+             << target.string() << '\n'
+             << std::flush;
   }
   const fs::path shown = options.shown_as.empty() || target != published ? target : options.shown_as;
   for (auto& [exporter, run] : built.runs)
     ONNXPROOF_TRY(write_run(run, staging.path() / exporter, shown / exporter, "onnxproof pipeline"));
-  ONNXPROOF_TRY(write_run(report, staging.path(), shown,
-                          both ? "onnxproof pipeline --exporter both" : "onnxproof pipeline"));
+  ONNXPROOF_TRY(
+      write_run(report, staging.path(), shown, both ? "onnxproof pipeline --exporter both" : "onnxproof pipeline"));
   if (options.before_publish && !both && options.before_publish(report, {staging.path(), shown}))
     ONNXPROOF_TRY(write_report(report, staging.path()));
   ONNXPROOF_TRY(staging.publish(target));

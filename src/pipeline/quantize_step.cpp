@@ -38,8 +38,8 @@ StepReport quantize_step(Run& run) {
   run.progress << "onnxproof pipeline: quantizing the model with ONNX Runtime's quantize_static (model.quant.onnx)\n"
                << std::flush;
   const ExportOptions& exported = run.options.export_options;
-  auto quantization =
-      quantize_static(run.model, quantized, run.out / "reference", reference, exported.python, exported.timeout_seconds);
+  auto quantization = quantize_static(run.model, quantized, run.out / "reference", reference, exported.python,
+                                      exported.timeout_seconds);
   if (!quantization) return step_error(step, quantization.error());
   auto cases = read_reference(reference);
   if (!cases) return step_error(step, cases.error());
@@ -66,11 +66,12 @@ StepReport quantize_step(Run& run) {
                   {"dequantize_nodes", census ? census->census.dequantize : 0}};
   step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
   const std::string source = source_title(run.report.framework);
-  step.reason = fmt::format("model.quant.onnx ({} QuantizeLinear, {} DequantizeLinear) {} {} in quantization steps; "
-                            "quantization error: {}",
-                            census ? census->census.quantize : 0, census ? census->census.dequantize : 0,
-                            step.status == StepStatus::pass ? "matches" : "differs from", k_reference_title,
-                            quantization_error_summary(errors, source));
+  step.reason = fmt::format(
+      "model.quant.onnx ({} QuantizeLinear, {} DequantizeLinear) {} {} in quantization steps; "
+      "quantization error: {}",
+      census ? census->census.quantize : 0, census ? census->census.dequantize : 0,
+      step.status == StepStatus::pass ? "matches" : "differs from", k_reference_title,
+      quantization_error_summary(errors, source));
   if (const auto* missing = result->provider_not_run()) {
     step.status = StepStatus::error;
     step.reason = fmt::format("provider {} could not run: {}", missing->provider, missing->reason);

@@ -90,12 +90,14 @@ std::vector<Finding> findings_of(const nlohmann::json& document, const std::stri
 }
 
 Finding refusal_finding(const RuntimeRelease& release, const std::string& reason) {
-  return Finding{FindingCode::runtime_version_refuses, Severity::error, "runtimes",
-                 fmt::format("ONNX Runtime {} (--target {}) cannot load the model: {}", release.version, release.target,
-                             reason),
-                 "ONNX Runtime " + release.version,
-                 "export at an opset the release runs (give --target ort-cpu@" + release.version +
-                     " to the export so the default opset fits it), or drop the release from --target"};
+  return Finding{
+      FindingCode::runtime_version_refuses,
+      Severity::error,
+      "runtimes",
+      fmt::format("ONNX Runtime {} (--target {}) cannot load the model: {}", release.version, release.target, reason),
+      "ONNX Runtime " + release.version,
+      "export at an opset the release runs (give --target ort-cpu@" + release.version +
+          " to the export so the default opset fits it), or drop the release from --target"};
 }
 
 }  // namespace
@@ -114,8 +116,8 @@ Expected<RuntimeRelease> find_runtime_release(const std::string& target) {
                                               target, k_versioned_target));
   static const std::regex pattern(R"(\d{1,3}\.\d{1,3}(\.\d{1,3})?)");
   if (!std::regex_match(wanted, pattern))
-    return fail(ErrorCode::usage, fmt::format("--target {}: '{}' is no ONNX Runtime version (X.Y or X.Y.Z)", target,
-                                              wanted));
+    return fail(ErrorCode::usage,
+                fmt::format("--target {}: '{}' is no ONNX Runtime version (X.Y or X.Y.Z)", target, wanted));
   RuntimeRelease release{.target = target, .library_folder = fetched_release(wanted)};
   if (release.library_folder.empty())
     return fail(ErrorCode::usage,
@@ -128,9 +130,9 @@ Expected<RuntimeRelease> find_runtime_release(const std::string& target) {
   if (outcome->exit_code == 0 && !outcome->lines.empty())
     limits = nlohmann::json::parse(outcome->lines.back(), nullptr, /*allow_exceptions=*/false);
   if (!limits.is_object() || !limits.contains("onnxruntime"))
-    return fail(ErrorCode::runtime, fmt::format("--target {}: ONNX Runtime {} in {} cannot start: {}", target,
-                                                release.version, release.library_folder.string(),
-                                                child_error(*outcome)));
+    return fail(ErrorCode::runtime,
+                fmt::format("--target {}: ONNX Runtime {} in {} cannot start: {}", target, release.version,
+                            release.library_folder.string(), child_error(*outcome)));
   release.newest_opset = limits["onnxruntime"].value("newest_opset", 0);
   release.newest_ir_version = limits["onnxruntime"].value("newest_ir_version", 0);
   return release;
@@ -162,11 +164,10 @@ ReleaseProof prove_on_release(const RuntimeRelease& release, const fs::path& mod
   };
   if (ec) return error("cannot create " + folder.string() + ": " + ec.message());
 
-  progress << fmt::format("onnxproof pipeline: {}: auditing the operators on the release itself\n", name)
-           << std::flush;
+  progress << fmt::format("onnxproof pipeline: {}: auditing the operators on the release itself\n", name) << std::flush;
   const fs::path audit_path = folder / "ops.json";
-  auto audit = run_on_release(release.library_folder,
-                              {"ops", model.string(), "--probe", "--json", audit_path.string()}, options.timeout_seconds);
+  auto audit = run_on_release(release.library_folder, {"ops", model.string(), "--probe", "--json", audit_path.string()},
+                              options.timeout_seconds);
   if (!audit) return error(audit.error().describe());
   auto audit_json = read_json_object(audit_path, ErrorCode::runtime);
   if (!audit_json) return error("its operator audit did not finish: " + child_error(*audit));
@@ -175,8 +176,8 @@ ReleaseProof prove_on_release(const RuntimeRelease& release, const fs::path& mod
 
   progress << fmt::format("onnxproof pipeline: {}: proving parity\n", name) << std::flush;
   const fs::path parity_path = folder / "parity.json";
-  std::vector<std::string> arguments = {"parity", model.string(), "--reference", reference.string(),
-                                        "--provider", "cpu", "--json", parity_path.string()};
+  std::vector<std::string> arguments = {"parity",     model.string(), "--reference", reference.string(),
+                                        "--provider", "cpu",          "--json",      parity_path.string()};
   arguments.insert(arguments.end(), options.parity_arguments.begin(), options.parity_arguments.end());
   auto parity = run_on_release(release.library_folder, std::move(arguments), options.timeout_seconds);
   if (!parity) return error(parity.error().describe());

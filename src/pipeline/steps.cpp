@@ -60,7 +60,7 @@ StepReport export_step(Run& run) {
   }
   add_findings(run, result->findings);
   if (run.report.model.empty()) run.report.model = result->spec;  // an adopted export (--from-export)
-  run.report.framework = result->framework;  // what exported it, as export.json says
+  run.report.framework = result->framework;                       // what exported it, as export.json says
   // The front end's versions as that interpreter reported them, named apart from the engine's.
   for (const auto& [tool, version] : result->versions) {
     if (tool == "onnxproof") continue;
@@ -192,8 +192,8 @@ StepReport ops_step(Run& run) {
   // Which ONNX Runtime releases would load it, by its opset and IR version, none of them run.
   const int opset = default_domain_opset(model->proto);
   const auto forecast = forecast_releases(opset, static_cast<int>(model->proto.ir_version()));
-  step.details = {{"targets", targets}, {"operators", audit.operators.size()},
-                  {"releases", forecast_to_json(forecast)}};
+  step.details = {
+      {"targets", targets}, {"operators", audit.operators.size()}, {"releases", forecast_to_json(forecast)}};
   step.reason = forecast_summary(forecast);
   step.status = status_from(true, audit.findings);
   run.ops = std::move(audit);
@@ -239,7 +239,9 @@ StepReport parity_step(Run& run) {
     options.tensorrt_cache = run.out / "trt-cache";  // TensorRT's built engines, kept with the run
     std::error_code ec;
     fs::create_directories(options.tensorrt_cache, ec);
-    if (ec) return step_error(step, Error(ErrorCode::io, "cannot create " + options.tensorrt_cache.string() + ": " + ec.message()));
+    if (ec)
+      return step_error(step,
+                        Error(ErrorCode::io, "cannot create " + options.tensorrt_cache.string() + ": " + ec.message()));
   }
   fs::path proved = run.model;
   std::string kept_in_float32;
@@ -299,7 +301,7 @@ StepReport runtimes_step(Run& run) {
   for (const auto* group : {&failed, &refused, &errors}) said.insert(said.end(), group->begin(), group->end());
   step.reason = fmt::format("{}", fmt::join(said, "; "));
   step.details = {{"releases", releases}};
-  step.status = !errors.empty() ? StepStatus::error
+  step.status = !errors.empty()                     ? StepStatus::error
                 : refused.empty() && failed.empty() ? StepStatus::pass
                                                     : StepStatus::fail;
   return step;
@@ -310,14 +312,18 @@ bool releases_wanted(const Run& run) { return !run.options.releases.empty(); }
 // A run that fails at ONNX Runtime's default level and passes with its optimizer off.
 Finding optimizer_changed_generation(const GenerationResult& result) {
   return Finding{
-      .code = FindingCode::runtime_optimization_changed_outputs, .severity = Severity::error, .step = "generate",
-      .message = fmt::format("greedy generation{} on {} goes wrong at step {} at ONNX Runtime's level '{}' and passes "
-                             "with its graph optimizations disabled: an optimizer rewrite changes the decoder's results",
-                             result.run.empty() ? "" : " (" + result.run + ")", result.provider,
-                             result.first_failure.value_or(0), result.optimization),
+      .code = FindingCode::runtime_optimization_changed_outputs,
+      .severity = Severity::error,
+      .step = "generate",
+      .message =
+          fmt::format("greedy generation{} on {} goes wrong at step {} at ONNX Runtime's level '{}' and passes "
+                      "with its graph optimizations disabled: an optimizer rewrite changes the decoder's results",
+                      result.run.empty() ? "" : " (" + result.run + ")", result.provider,
+                      result.first_failure.value_or(0), result.optimization),
       .where = fmt::format("generation step {}", result.first_failure.value_or(0)),
-      .hint = "deploy with graph_optimization_level ORT_DISABLE_ALL (or the optimizer the parity step's localization "
-              "names disabled), or report the rewrite to ONNX Runtime"};
+      .hint =
+          "deploy with graph_optimization_level ORT_DISABLE_ALL (or the optimizer the parity step's localization "
+          "names disabled), or report the rewrite to ONNX Runtime"};
 }
 
 // --generate N: the greedy loop through ONNX Runtime on every provider, against PyTorch's loop
@@ -329,20 +335,24 @@ StepReport generate_step(Run& run) {
   const fs::path folder = run.out / "reference" / "generation";
   std::error_code ec;
   if (!fs::is_regular_file(folder / "generation.json", ec)) {
-    return step_error(step, Error(ErrorCode::not_found, "the export recorded no generation (reference/generation/generation.json)"));
+    return step_error(
+        step, Error(ErrorCode::not_found, "the export recorded no generation (reference/generation/generation.json)"));
   }
   std::vector<GenerationResult> results;
   for (const auto& provider : run.options.parity.providers) {
     SessionOptions session{.provider = provider,
                            .intra_op_threads = run.options.parity.intra_op_threads,
                            .disabled_optimizers = run.options.parity.disabled_optimizers};
-    auto by_run = prove_generation(run.model, run.out, folder, session, run.options.parity.tolerance, run.report.framework);
+    auto by_run =
+        prove_generation(run.model, run.out, folder, session, run.options.parity.tolerance, run.report.framework);
     if (!by_run) return step_error(step, by_run.error());
-    const bool any_failed = std::any_of(by_run->begin(), by_run->end(), [](const auto& result) { return !result.passed(); });
+    const bool any_failed =
+        std::any_of(by_run->begin(), by_run->end(), [](const auto& result) { return !result.passed(); });
     std::vector<GenerationResult> unoptimized;
     if (any_failed && session.optimization != GraphOptimization::disabled) {
       session.optimization = GraphOptimization::disabled;
-      auto again = prove_generation(run.model, run.out, folder, session, run.options.parity.tolerance, run.report.framework);
+      auto again =
+          prove_generation(run.model, run.out, folder, session, run.options.parity.tolerance, run.report.framework);
       if (!again) return step_error(step, again.error());
       unoptimized = std::move(*again);
     }
@@ -362,19 +372,19 @@ StepReport generate_step(Run& run) {
     return result.passed() || result.optimization == "disabled";  // the default level's row decides
   });
   step.status = passed && !results.empty() ? StepStatus::pass : StepStatus::fail;
-  step.details = generation_to_json(results.empty() ? run.options.export_options.generate
-                                                    : static_cast<int>(results.front().steps.size()),
-                                    results);
+  step.details = generation_to_json(
+      results.empty() ? run.options.export_options.generate : static_cast<int>(results.front().steps.size()), results);
   if (!results.empty()) {
-    const auto failed = std::find_if(results.begin(), results.end(), [](const auto& result) { return !result.passed(); });
+    const auto failed =
+        std::find_if(results.begin(), results.end(), [](const auto& result) { return !result.passed(); });
     const auto& shown = failed == results.end() ? results.front() : *failed;
     std::set<std::string> requests;  // a request's label, whichever decoder file and provider ran it
     for (const auto& result : results) requests.insert(result.run.substr(0, result.run.find(", decoder_merged")));
     const auto runs = requests.size();
-    step.reason = fmt::format("{} greedy steps in {} run(s), {} with identical tokens on {}{}{}", shown.steps.size(),
-                              runs, shown.identical_steps(), shown.provider,
-                              shown.run.empty() ? "" : " (" + shown.run + ")",
-                              shown.first_failure ? fmt::format("; first wrong at step {}", *shown.first_failure) : "");
+    step.reason =
+        fmt::format("{} greedy steps in {} run(s), {} with identical tokens on {}{}{}", shown.steps.size(), runs,
+                    shown.identical_steps(), shown.provider, shown.run.empty() ? "" : " (" + shown.run + ")",
+                    shown.first_failure ? fmt::format("; first wrong at step {}", *shown.first_failure) : "");
   }
   return step;
 }
@@ -390,7 +400,6 @@ bool golden_wanted(const Run& run) { return run.options.golden; }
 
 // --no-simplify: no simplify step; the export is proved and shipped as written.
 bool simplify_wanted(const Run& run) { return run.options.simplify; }
-
 
 // With a golden set (from an earlier run, or in the user's --golden folder): verify the new
 // export against it (drift fails the run). Without one: freeze the proved outputs.
@@ -431,7 +440,8 @@ StepReport golden_step(Run& run) {
     return step;
   }
   // After a float16 proof the freeze proves the export itself (its outputs are the golden ones).
-  auto result = freeze_golden(run.model, *run.reference, golden, options, float16_proof ? nullptr : &*run.report.parity);
+  auto result =
+      freeze_golden(run.model, *run.reference, golden, options, float16_proof ? nullptr : &*run.report.parity);
   run.report.parity->cpu_outputs.clear();  // written into golden/ (or not): no longer needed in memory
   if (!result) return step_error(step, result.error());
   step.details = {{"action", "freeze"}, {"data_sets", result->data_sets}, {"generation", !options.generation.empty()}};

@@ -15,8 +15,14 @@ namespace onnxproof {
 namespace {
 
 bool is_integer_op(const std::string& op) {
-  static const std::set<std::string> ops = {"MatMulInteger", "ConvInteger", "QGemm", "QAttention", "QEmbedLayerNormalization",
-                                            "DynamicQuantizeMatMul", "MatMulNBits", "MatMulIntegerToFloat"};
+  static const std::set<std::string> ops = {"MatMulInteger",
+                                            "ConvInteger",
+                                            "QGemm",
+                                            "QAttention",
+                                            "QEmbedLayerNormalization",
+                                            "DynamicQuantizeMatMul",
+                                            "MatMulNBits",
+                                            "MatMulIntegerToFloat"};
   return op.starts_with("QLinear") || ops.contains(op);
 }
 
@@ -115,8 +121,8 @@ std::map<std::string, QuantGrid> output_grids(const onnx::ModelProto& model,
       if (auto* found = std::get_if<QuantGrid>(&grid)) {
         grids[output.name()] = std::move(*found);
       } else if (no_grid) {
-        (*no_grid)[output.name()] = fmt::format("DequantizeLinear '{}' makes it, but {}", node.name(),
-                                                std::get<std::string>(grid));
+        (*no_grid)[output.name()] =
+            fmt::format("DequantizeLinear '{}' makes it, but {}", node.name(), std::get<std::string>(grid));
       }
       break;
     }
@@ -126,8 +132,8 @@ std::map<std::string, QuantGrid> output_grids(const onnx::ModelProto& model,
 
 Expected<QuantizedModel> read_quantization(const std::filesystem::path& model) {
   ONNXPROOF_TRY_ASSIGN(const LoadedModel loaded, load_model(model));
-  QuantizedModel quantized{count_qdq(loaded.proto), {}, quantize_pairs(loaded.proto),
-                           default_domain_opset(loaded.proto), {}};
+  QuantizedModel quantized{
+      count_qdq(loaded.proto), {}, quantize_pairs(loaded.proto), default_domain_opset(loaded.proto), {}};
   quantized.grids = output_grids(loaded.proto, &quantized.no_grid);
   return quantized;
 }

@@ -73,7 +73,7 @@ onnx::TensorProto scalar(const std::string& name, int32_t type, double value) {
     tensor.add_float_data(static_cast<float>(value));
   } else if (type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16) {
     tensor.add_int32_data(type == onnx::TensorProto::FLOAT16 ? float_to_half(static_cast<float>(value))
-                                                               : float_to_bfloat16(static_cast<float>(value)));
+                                                             : float_to_bfloat16(static_cast<float>(value)));
   } else {
     tensor.add_int32_data(static_cast<int32_t>(value));
   }
@@ -96,7 +96,8 @@ std::string audit_model(const QuantizePair& pair, int opset) {
   const auto output_type = static_cast<int32_t>(pair.output);
   *graph->add_initializer() = scalar("scale", input_type, 1.0);
   *graph->add_initializer() = scalar("zero_point", output_type, 0.0);
-  auto add_value = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* values, const char* name, int32_t type) {
+  auto add_value = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* values, const char* name,
+                      int32_t type) {
     auto* value = values->Add();
     value->set_name(name);
     auto* tensor = value->mutable_type()->mutable_tensor_type();
@@ -148,8 +149,9 @@ std::vector<QuantizePair> quantize_pairs(const onnx::ModelProto& model) {
       const auto zero_point = node.input_size() > 2 ? types.find(node.input(2)) : types.end();
       QuantizePair pair;
       if (scale != types.end() && dtype_from_onnx(scale->second)) pair.input = *dtype_from_onnx(scale->second);
-      pair.output = zero_point != types.end() && dtype_from_onnx(zero_point->second) ? *dtype_from_onnx(zero_point->second)
-                                                                                    : DType::uint8;
+      pair.output = zero_point != types.end() && dtype_from_onnx(zero_point->second)
+                        ? *dtype_from_onnx(zero_point->second)
+                        : DType::uint8;
       const std::set<DType> floats = {DType::float32, DType::float16, DType::bfloat16};
       const std::set<DType> integers = {DType::int8, DType::uint8, DType::int16, DType::uint16};
       if (floats.contains(pair.input) && integers.contains(pair.output)) pairs.insert(pair);
@@ -167,7 +169,8 @@ RoundingAudit audit_rounding(const std::string& provider, const QuantizePair& pa
   const bool wide_integer = pair.output == DType::int16 || pair.output == DType::uint16;
   opset = std::max(opset, wide_integer ? 21 : pair.input != DType::float32 ? 19 : 13);
   const std::vector<double> values = tie_values(pair);
-  auto session = Session::open_bytes(audit_model(pair, opset), SessionOptions{.provider = provider, .intra_op_threads = 1});
+  auto session =
+      Session::open_bytes(audit_model(pair, opset), SessionOptions{.provider = provider, .intra_op_threads = 1});
   auto input = input_tensor(pair, values);
   if (!session || !input) {
     audit.error = !session ? session.error().describe() : input.error().describe();

@@ -9,8 +9,8 @@ StepCount count_steps(const Tensor& reference, const Tensor& actual, const Quant
   StepCount count;
   const int64_t size = std::min(reference.size(), actual.size());
   const double epsilon = actual.dtype() == DType::float16 || reference.dtype() == DType::float16 ? 9.765625e-4
-                         : actual.dtype() == DType::bfloat16                                   ? 7.8125e-3
-                                                                                             : 1.1920929e-7;
+                         : actual.dtype() == DType::bfloat16                                     ? 7.8125e-3
+                                                                                                 : 1.1920929e-7;
   for (int64_t i = 0; i < size; ++i) {
     const double r = reference.value_as_double(i);
     const double a = actual.value_as_double(i);

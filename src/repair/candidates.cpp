@@ -17,9 +17,15 @@ namespace {
 
 // Failures of the model itself or of the user's setup: no export, runtime or float16 choice
 // changes them, so a run failed by these alone is not repaired.
-constexpr std::array<std::string_view, 9> k_not_the_exports = {
-    "NONDETERMINISTIC_FORWARD", "TRAINING_MODE",   "NON_TENSOR_OUTPUT",       "REFERENCE_FAILED", "REFERENCE_NOT_FINITE",
-    "RANDOM_OUTPUT",            "GOLDEN_DRIFT",    "CASE_REJECTED_BY_PYTORCH", "MOVED_TO_CPU"};
+constexpr std::array<std::string_view, 9> k_not_the_exports = {"NONDETERMINISTIC_FORWARD",
+                                                               "TRAINING_MODE",
+                                                               "NON_TENSOR_OUTPUT",
+                                                               "REFERENCE_FAILED",
+                                                               "REFERENCE_NOT_FINITE",
+                                                               "RANDOM_OUTPUT",
+                                                               "GOLDEN_DRIFT",
+                                                               "CASE_REJECTED_BY_PYTORCH",
+                                                               "MOVED_TO_CPU"};
 
 bool is_error(const RepairFacts::FindingFact& finding) { return finding.severity == "error"; }
 
@@ -102,8 +108,10 @@ void add_model_candidates(const RepairFacts& facts, std::vector<RepairCandidate>
   }
   const std::string numeric = first_error(facts, {"PARITY_MISMATCH", "NAN_OR_INF", "ARGMAX_FLIP", "OUTPUT_SATURATED"});
   // A rewrite is tried only where cases failed: without a failing case nothing would prove it.
-  const std::string frozen = first_error(facts, {"SHAPE_REJECTED", "PARITY_MISMATCH", "RUN_FAILED", "FROZEN_DIMENSION"});
-  if (const auto reshapes = frozen_reshapes(facts); !reshapes.empty() && !frozen.empty() && !facts.failing_cases.empty()) {
+  const std::string frozen =
+      first_error(facts, {"SHAPE_REJECTED", "PARITY_MISMATCH", "RUN_FAILED", "FROZEN_DIMENSION"});
+  if (const auto reshapes = frozen_reshapes(facts);
+      !reshapes.empty() && !frozen.empty() && !facts.failing_cases.empty()) {
     out.push_back({.kind = "rewrite",
                    .name = "rewrite-frozen-reshape",
                    .change = fmt::format("Reshape {} (and any Reshape holding the same frozen axes) copies the "
@@ -113,11 +121,12 @@ void add_model_candidates(const RepairFacts& facts, std::vector<RepairCandidate>
                    .reshapes = reshapes});
   }
   if (facts.float16 && !numeric.empty()) {
-    out.push_back({.kind = "float32",
-                   .name = "keep-float32",
-                   .change = "the float16 conversion keeps the block that breaks in float16 in float32 (--keep-float32)",
-                   .reason = numeric,
-                   .keep_float32 = true});
+    out.push_back(
+        {.kind = "float32",
+         .name = "keep-float32",
+         .change = "the float16 conversion keeps the block that breaks in float16 in float32 (--keep-float32)",
+         .reason = numeric,
+         .keep_float32 = true});
   }
 }
 

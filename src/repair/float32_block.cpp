@@ -5,9 +5,9 @@
 // bisections over conversions proved on the failing cases.
 #include <fmt/format.h>
 
+#include <onnx/onnx_pb.h>
 #include <algorithm>
 #include <cmath>
-#include <onnx/onnx_pb.h>
 #include <set>
 
 #include "onnxproof/export/float16.h"

@@ -51,9 +51,14 @@ nlohmann::json node_diff(const fs::path& before, const fs::path& after) {
 
 nlohmann::json attempt_to_json(const RepairAttempt& attempt) {
   const RepairCandidate& c = attempt.candidate;
-  nlohmann::json out = {{"name", c.name},     {"kind", c.kind},     {"change", c.change},
-                        {"reason", c.reason}, {"status", attempt.status}, {"why", attempt.why},
-                        {"seconds", attempt.seconds}, {"folder", attempt.folder.generic_string()},
+  nlohmann::json out = {{"name", c.name},
+                        {"kind", c.kind},
+                        {"change", c.change},
+                        {"reason", c.reason},
+                        {"status", attempt.status},
+                        {"why", attempt.why},
+                        {"seconds", attempt.seconds},
+                        {"folder", attempt.folder.generic_string()},
                         {"reexport", c.reexport}};
   if (!attempt.kept_in_float32.empty()) out["kept_in_float32"] = attempt.kept_in_float32;
   for (const auto& rewrite : attempt.rewrites)
@@ -86,22 +91,26 @@ std::string session_options_markdown(const std::vector<std::string>& optimizers)
 
 std::string repair_markdown(const fs::path& run, const RepairFacts& facts, const RepairResult& result,
                             const std::string& shipped) {
-  std::string md = fmt::format("# Repair of {}\n\n", run.filename().string().empty() ? run.string() : run.filename().string());
+  std::string md =
+      fmt::format("# Repair of {}\n\n", run.filename().string().empty() ? run.string() : run.filename().string());
   md += fmt::format(
       "The run failed. onnxproof tried {} of {} candidate changes in {:.1f} s{}. The {} model is not changed: every "
       "candidate is proved against the same reference outputs by the same rule, so a change that moves the numbers "
       "beyond it is no repair.\n\n",
-      std::count_if(result.attempts.begin(), result.attempts.end(), [](const auto& a) { return a.status != "not_tried"; }),
+      std::count_if(result.attempts.begin(), result.attempts.end(),
+                    [](const auto& a) { return a.status != "not_tried"; }),
       result.attempts.size(), result.seconds, result.budget_spent ? " (the budget ran out)" : "",
       facts.framework == "tensorflow" ? "TensorFlow" : "PyTorch");
   if (result.repaired) {
     const auto& a = result.attempts[*result.repaired];
-    md += fmt::format("**Repaired:** {}. Proved in `{}/` (its report.md); ship `{}/{}`.\n\n", markdown_text(a.candidate.change),
-                      a.folder.generic_string(), a.folder.generic_string(), shipped);
+    md += fmt::format("**Repaired:** {}. Proved in `{}/` (its report.md); ship `{}/{}`.\n\n",
+                      markdown_text(a.candidate.change), a.folder.generic_string(), a.folder.generic_string(), shipped);
     md += "What changed:\n\n```json\n" + result.diff.dump(2) + "\n```\n\n";
   } else if (result.attempts.empty()) {
-    md += "**Not repaired:** no exporter, opset, runtime, float16 or rewrite change applies to what failed; the fix is in "
-          "the model (the report's findings say where).\n\n";
+    md +=
+        "**Not repaired:** no exporter, opset, runtime, float16 or rewrite change applies to what failed; the fix is "
+        "in "
+        "the model (the report's findings say where).\n\n";
   } else {
     md += "**Not repaired:** no change tried passes the proof; the table says why each failed.\n\n";
   }
@@ -133,10 +142,11 @@ nlohmann::json repair_diff(const fs::path& run, const RepairFacts& facts, const 
                                 fmt::format("{}", fmt::join(candidate.disabled_optimizers, ","))}};
   if (!repaired.kept_in_float32.empty()) diff["kept_in_float32"] = repaired.kept_in_float32;
   for (const auto& rewrite : repaired.rewrites)
-    diff["rewrites"].push_back({{"node", rewrite.node}, {"shape_before", rewrite.before}, {"shape_after", rewrite.after}});
+    diff["rewrites"].push_back(
+        {{"node", rewrite.node}, {"shape_before", rewrite.before}, {"shape_after", rewrite.after}});
   const fs::path before = run / (facts.simplified ? "model.sim.onnx" : "model.onnx");
-  diff["nodes"] = node_diff(before, fs::is_regular_file(folder / "model.sim.onnx") ? folder / "model.sim.onnx"
-                                                                                    : folder / "model.onnx");
+  diff["nodes"] = node_diff(
+      before, fs::is_regular_file(folder / "model.sim.onnx") ? folder / "model.sim.onnx" : folder / "model.onnx");
   return diff;
 }
 
@@ -168,22 +178,26 @@ Expected<void> write_repair(const fs::path& run, const fs::path& shown, const Re
 std::string repair_what_to_do(const RepairResult& result, const std::string& before) {
   if (result.repaired) {
     const auto& a = result.attempts[*result.repaired];
-    return fmt::format("onnxproof repair found a proved fix: {}; ship the model proved in {}/{} (repair/repair.md "
-                       "says what changed)",
-                       a.candidate.change, a.folder.generic_string(),
-                       a.candidate.disabled_optimizers.empty() ? "" : " with the session option of its session-options.md");
+    return fmt::format(
+        "onnxproof repair found a proved fix: {}; ship the model proved in {}/{} (repair/repair.md "
+        "says what changed)",
+        a.candidate.change, a.folder.generic_string(),
+        a.candidate.disabled_optimizers.empty() ? "" : " with the session option of its session-options.md");
   }
   const auto tried = std::count_if(result.attempts.begin(), result.attempts.end(),
                                    [](const auto& a) { return a.status != "not_tried"; });
   if (tried == 0 && !result.budget_spent)
-    return before + " (onnxproof repair found no exporter, opset, runtime, float16 or rewrite change to try: repair/repair.md)";
+    return before +
+           " (onnxproof repair found no exporter, opset, runtime, float16 or rewrite change to try: repair/repair.md)";
   return fmt::format("{} (onnxproof repair tried {} change{} and none passes: repair/repair.md)", before, tried,
                      tried == 1 ? "" : "s");
 }
 
 RepairPointer repair_pointer(const RepairResult& result, const std::string& before) {
-  RepairPointer pointer{.what_to_do = repair_what_to_do(result, before), .before = before,
-                        .found = result.repaired.has_value(), .folder = {}};
+  RepairPointer pointer{.what_to_do = repair_what_to_do(result, before),
+                        .before = before,
+                        .found = result.repaired.has_value(),
+                        .folder = {}};
   if (result.repaired) pointer.folder = result.attempts[*result.repaired].folder.generic_string();
   return pointer;
 }

@@ -38,13 +38,13 @@ Expected<void> fresh_repair_folder(const fs::path& folder) {
 
 // What the run holds besides its export: its proof's results, which a copy of the export leaves out.
 bool is_proof_output(const fs::path& entry) {
-  static const std::set<std::string> k_outputs = {"repair",      "localize",     "golden",      "trt-cache",
-                                                  "runtimes",    "reference-quant", "report.json", "report.md",
-                                                  "report.html", "command.json", "quantization.json"};
+  static const std::set<std::string> k_outputs = {"repair",      "localize",        "golden",           "trt-cache",
+                                                  "runtimes",    "reference-quant", "report.json",      "report.md",
+                                                  "report.html", "command.json",    "quantization.json"};
   const std::string name = entry.filename().string();
   // The proof's own models and their weights: model.sim.onnx(.data), model.fp16.onnx, model.quant.onnx.
-  const bool proof_model = name.starts_with("model.sim.onnx") || name.starts_with("model.fp16.onnx") ||
-                           name.starts_with("model.quant.onnx");
+  const bool proof_model =
+      name.starts_with("model.sim.onnx") || name.starts_with("model.fp16.onnx") || name.starts_with("model.quant.onnx");
   return k_outputs.contains(name) || proof_model || entry.extension() == ".svg";
 }
 
@@ -71,10 +71,11 @@ Expected<std::vector<ReshapeRewrite>> rewritten_export(const fs::path& run, cons
   fs::remove(folder / "model.onnx", ec);  // a hard link: the rewrite writes a file of its own
   ONNXPROOF_TRY_ASSIGN(const auto frozen, frozen_shape_options_beside(run));
   ONNXPROOF_TRY_ASSIGN(auto rewrites, rewrite_frozen_reshapes(run / "model.onnx", candidate.reshapes, frozen.dynamic,
-                                                               folder / "model.onnx"));
+                                                              folder / "model.onnx"));
   ONNXPROOF_TRY_ASSIGN(auto manifest, read_json_object(run / "export.json", ErrorCode::invalid_input));
   ONNXPROOF_TRY_ASSIGN(const std::string sha, sha256_file(folder / "model.onnx"));
-  manifest["onnx_model"] = {{"path", "model.onnx"}, {"bytes", fs::file_size(folder / "model.onnx", ec)}, {"sha256", sha}};
+  manifest["onnx_model"] = {
+      {"path", "model.onnx"}, {"bytes", fs::file_size(folder / "model.onnx", ec)}, {"sha256", sha}};
   // The export's own finding that these nodes froze the axis is what the rewrite answers; the
   // proof at every swept size says whether it did.
   auto& findings = manifest["findings"];
@@ -141,11 +142,12 @@ Expected<PipelineOptions> candidate_options(const RepairOptions& options, const 
                                             const fs::path& out, double seconds_left) {
   PipelineOptions changed = options.base;
   changed.before_publish = {};  // the failed run's own (its command record, this repair)
-  changed.golden = false;  // a proof, not a release: the golden set stays the run's business
+  changed.golden = false;       // a proof, not a release: the golden set stays the run's business
   changed.golden_folder.clear();
   changed.localize = false;
   changed.export_options.out = out;
-  changed.export_options.timeout_seconds = std::min(changed.export_options.timeout_seconds, std::max(60.0, seconds_left));
+  changed.export_options.timeout_seconds =
+      std::min(changed.export_options.timeout_seconds, std::max(60.0, seconds_left));
   changed.parity.disabled_optimizers.insert(changed.parity.disabled_optimizers.end(),
                                             candidate.disabled_optimizers.begin(), candidate.disabled_optimizers.end());
   for (const auto& name : candidate.disabled_optimizers)  // the releases' children run without it too
@@ -226,8 +228,9 @@ Expected<RepairResult> repair_run(const RepairOptions& options, std::ostream& pr
   const bool can_reexport = static_cast<bool>(options.reexport) || !options.base.export_options.model.empty();
   ONNXPROOF_TRY_ASSIGN(const RepairFacts facts, read_repair_facts(options.run, can_reexport));
   if (facts.verdict != "fail")
-    return fail(ErrorCode::usage, fmt::format("{}'s verdict is {}: only a failed run is repaired", shown_run(options).string(),
-                                              facts.verdict.empty() ? "missing" : facts.verdict));
+    return fail(ErrorCode::usage,
+                fmt::format("{}'s verdict is {}: only a failed run is repaired", shown_run(options).string(),
+                            facts.verdict.empty() ? "missing" : facts.verdict));
   ONNXPROOF_TRY(fresh_repair_folder(options.run / "repair"));
   const auto candidates = plan_repair(facts);
   if (std::any_of(candidates.begin(), candidates.end(), [](const auto& c) { return !c.reexport; }))
@@ -247,7 +250,8 @@ Expected<RepairResult> repair_run(const RepairOptions& options, std::ostream& pr
       result.attempts.push_back(std::move(attempt));
       continue;
     }
-    progress << fmt::format("onnxproof repair: [{}/{}] {}\n", i + 1, candidates.size(), candidates[i].change) << std::flush;
+    progress << fmt::format("onnxproof repair: [{}/{}] {}\n", i + 1, candidates.size(), candidates[i].change)
+             << std::flush;
     const auto tried = Clock::now();
     try_candidate(options, facts, attempt, left, progress);
     attempt.seconds = seconds_since(tried);

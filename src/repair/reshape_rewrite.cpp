@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <onnx/onnx_pb.h>
 #include <algorithm>
 #include <map>
-#include <onnx/onnx_pb.h>
 
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/repair/repair.h"
@@ -99,8 +99,10 @@ std::size_t rewrite_pass(onnx::GraphProto& graph, const std::map<std::string, In
 
 }  // namespace
 
-Expected<std::vector<ReshapeRewrite>> rewrite_frozen_reshapes(const fs::path& model, const std::vector<std::string>& nodes,
-                                                             const std::vector<DeclaredAxis>& dynamic, const fs::path& out) {
+Expected<std::vector<ReshapeRewrite>> rewrite_frozen_reshapes(const fs::path& model,
+                                                              const std::vector<std::string>& nodes,
+                                                              const std::vector<DeclaredAxis>& dynamic,
+                                                              const fs::path& out) {
   ONNXPROOF_TRY_ASSIGN(auto loaded, load_model(model, LoadOptions{.load_external_data = true}));
   std::set<int64_t> traced;
   for (const auto& axis : dynamic) traced.insert(axis.example_size);

@@ -22,24 +22,36 @@ std::string status_of(const DetectionRow& row) { return !row.note.empty() ? "err
 // (at threshold), worst box (budget), worst score (budget), rule or the note.
 std::vector<std::string> detection_cells(const DetectionRow& row) {
   const auto& m = row.match;
-  std::vector<std::string> cells = {row.data_set, describe_sizes(row.sizes), row.provider,
-                                    std::string(optimization_name(row.optimization)), row.boxes, status_of(row)};
+  std::vector<std::string> cells = {row.data_set, describe_sizes(row.sizes),
+                                    row.provider, std::string(optimization_name(row.optimization)),
+                                    row.boxes,    status_of(row)};
   if (!row.note.empty()) {
     cells.insert(cells.end(), {"", "", "", "", "", "", row.note});
     return cells;
   }
-  cells.insert(cells.end(), {std::to_string(m.expected), std::to_string(m.actual), std::to_string(m.matched),
-                             fmt::format("{} ({})", m.only_expected + m.only_actual, m.at_threshold),
-                             fmt::format("{:.3g} ({:.3g})", m.worst_box, row.budget.box),
-                             fmt::format("{:.3g} ({:.3g})", m.worst_score, row.budget.score), rule_name(row.budget.rule)});
+  cells.insert(cells.end(),
+               {std::to_string(m.expected), std::to_string(m.actual), std::to_string(m.matched),
+                fmt::format("{} ({})", m.only_expected + m.only_actual, m.at_threshold),
+                fmt::format("{:.3g} ({:.3g})", m.worst_box, row.budget.box),
+                fmt::format("{:.3g} ({:.3g})", m.worst_score, row.budget.score), rule_name(row.budget.rule)});
   return cells;
 }
 
 // The table's columns; the reference's column is its source framework's ("PyTorch").
 std::vector<std::string> detection_header(const ParityResult& result) {
-  return {"case", "sizes", "provider", "graph opt", "set (boxes)", "status", source_title(result.framework),
-          "ONNX Runtime", "matched", "one side only (at threshold)", "worst box error (budget)",
-          "worst score error (budget)", "rule"};
+  return {"case",
+          "sizes",
+          "provider",
+          "graph opt",
+          "set (boxes)",
+          "status",
+          source_title(result.framework),
+          "ONNX Runtime",
+          "matched",
+          "one side only (at threshold)",
+          "worst box error (budget)",
+          "worst score error (budget)",
+          "rule"};
 }
 
 }  // namespace
@@ -48,18 +60,29 @@ nlohmann::json detection_rows_to_json(const ParityResult& result) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : result.detections) {
     const auto& m = row.match;
-    nlohmann::json entry = {{"case", row.data_set}, {"sizes", row.sizes}, {"provider", row.provider},
-                            {"optimization", optimization_name(row.optimization)}, {"boxes", row.boxes},
-                            {"status", status_of(row)}, {"score_threshold", row.score_threshold}};
+    nlohmann::json entry = {{"case", row.data_set},
+                            {"sizes", row.sizes},
+                            {"provider", row.provider},
+                            {"optimization", optimization_name(row.optimization)},
+                            {"boxes", row.boxes},
+                            {"status", status_of(row)},
+                            {"score_threshold", row.score_threshold}};
     if (!row.note.empty()) {
       entry["note"] = row.note;
     } else {
-      entry.update({{"pytorch", m.expected}, {"onnxruntime", m.actual}, {"matched", m.matched},
-                    {"only_pytorch", m.only_expected}, {"only_onnxruntime", m.only_actual},
-                    {"at_threshold", m.at_threshold}, {"worst_box_error", m.worst_box},
-                    {"worst_score_error", m.worst_score}, {"worst_extra_error", m.worst_extra},
-                    {"box_budget", row.budget.box}, {"score_budget", row.budget.score},
-                    {"extra_budget", row.budget.extra}, {"rule", rule_name(row.budget.rule)}});
+      entry.update({{"pytorch", m.expected},
+                    {"onnxruntime", m.actual},
+                    {"matched", m.matched},
+                    {"only_pytorch", m.only_expected},
+                    {"only_onnxruntime", m.only_actual},
+                    {"at_threshold", m.at_threshold},
+                    {"worst_box_error", m.worst_box},
+                    {"worst_score_error", m.worst_score},
+                    {"worst_extra_error", m.worst_extra},
+                    {"box_budget", row.budget.box},
+                    {"score_budget", row.budget.score},
+                    {"extra_budget", row.budget.extra},
+                    {"rule", rule_name(row.budget.rule)}});
     }
     rows.push_back(std::move(entry));
   }

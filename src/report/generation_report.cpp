@@ -15,10 +15,14 @@ nlohmann::json optional_step(const std::optional<int>& step) { return step ? nlo
 
 nlohmann::json step_to_json(const GenerationStep& step) {
   const char* status = step.passed() ? (step.near_tie ? "near tie" : "pass") : "fail";
-  nlohmann::json row{{"step", step.step},           {"past_length", step.past_length},
-                     {"pytorch_tokens", step.pytorch_tokens}, {"onnx_tokens", step.onnx_tokens},
-                     {"max_abs", step.max_abs},     {"error", step.error},
-                     {"budget", step.budget},       {"mismatches", step.mismatches},
+  nlohmann::json row{{"step", step.step},
+                     {"past_length", step.past_length},
+                     {"pytorch_tokens", step.pytorch_tokens},
+                     {"onnx_tokens", step.onnx_tokens},
+                     {"max_abs", step.max_abs},
+                     {"error", step.error},
+                     {"budget", step.budget},
+                     {"mismatches", step.mismatches},
                      {"status", status}};
   if (step.tie_margin) row["margin"] = *step.tie_margin;
   return row;
@@ -69,8 +73,8 @@ std::string summary_of(const nlohmann::json& provider) {
 
 // The table's columns, the reference named by its source framework's title ("PyTorch").
 std::vector<std::string> table_columns(const std::string& source) {
-  return {"step", "past length", source + " tokens", "ONNX Runtime tokens", "max abs vs " + source, "error", "budget",
-          "status"};
+  return {"step",   "past length", source + " tokens", "ONNX Runtime tokens", "max abs vs " + source, "error",
+          "budget", "status"};
 }
 
 }  // namespace
@@ -82,17 +86,27 @@ nlohmann::json generation_to_json(int steps, const std::vector<GenerationResult>
     for (const auto& step : result.steps) table.push_back(step_to_json(step));
     nlohmann::json encoder = nlohmann::json::array();
     for (const auto& output : result.encoder) {
-      encoder.push_back({{"name", output.name}, {"max_abs", output.max_abs}, {"error", output.error},
-                         {"budget", output.budget}, {"mismatches", output.mismatches}, {"passed", output.passed()}});
+      encoder.push_back({{"name", output.name},
+                         {"max_abs", output.max_abs},
+                         {"error", output.error},
+                         {"budget", output.budget},
+                         {"mismatches", output.mismatches},
+                         {"passed", output.passed()}});
     }
-    providers.push_back({{"provider", result.provider}, {"optimization", result.optimization}, {"run", result.run},
-                         {"padded", result.padded}, {"encoder", std::move(encoder)},
-                         {"rule", result.rule}, {"passed", result.passed()},
-                         {"batch", result.batch}, {"prompt_length", result.prompt_length},
+    providers.push_back({{"provider", result.provider},
+                         {"optimization", result.optimization},
+                         {"run", result.run},
+                         {"padded", result.padded},
+                         {"encoder", std::move(encoder)},
+                         {"rule", result.rule},
+                         {"passed", result.passed()},
+                         {"batch", result.batch},
+                         {"prompt_length", result.prompt_length},
                          {"identical_steps", result.identical_steps()},
                          {"first_token_difference", optional_step(result.first_token_difference)},
                          {"first_failure", optional_step(result.first_failure)},
-                         {"exact_missing_reason", result.exact_missing_reason}, {"table", std::move(table)}});
+                         {"exact_missing_reason", result.exact_missing_reason},
+                         {"table", std::move(table)}});
   }
   return {{"steps", steps}, {"providers", std::move(providers)}};
 }
@@ -100,9 +114,12 @@ nlohmann::json generation_to_json(int steps, const std::vector<GenerationResult>
 std::string generation_to_markdown(const nlohmann::json& details, const std::string& framework) {
   if (!details.contains("providers")) return "";
   const std::string source = source_title(framework);
-  std::string md = "\n## Generation (greedy, cache fed back)\n\n![error by step](report-generate.svg)\n\n"
-                   "ONNX Runtime is fed " + markdown_text(source) + "'s token at each step; `error` is what the rule "
-                   "bounds (|ONNX Runtime - float64| when calibrated).\n";
+  std::string md =
+      "\n## Generation (greedy, cache fed back)\n\n![error by step](report-generate.svg)\n\n"
+      "ONNX Runtime is fed " +
+      markdown_text(source) +
+      "'s token at each step; `error` is what the rule "
+      "bounds (|ONNX Runtime - float64| when calibrated).\n";
   for (const auto& provider : details["providers"]) {
     md += "\n" + markdown_text(summary_of(provider)) + "\n\n| " +
           fmt::format("{}", fmt::join(table_columns(source), " | ")) +

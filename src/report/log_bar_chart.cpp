@@ -171,13 +171,13 @@ void draw_axis(Canvas& canvas, const LogScale& scale, int top, int bottom, const
   const int step = std::max(1, static_cast<int>(std::ceil(40.0 * decades / k_plot_width)));
   for (int e = k_bottom_exponent; e <= scale.top_exponent; e += step) {
     const double x = scale.x_of(std::pow(10.0, e));
-    canvas.svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>\n", x, top,
-                              bottom);
+    canvas.svg +=
+        fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>\n", x, top, bottom);
     const std::string label = fmt::format("1e{}", e);
     canvas.text(x - text_width(label, k_axis_font) / 2, bottom + 13, label, k_axis_font);
   }
-  canvas.svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#888\"/>\n", scale.left,
-                            bottom, scale.left + k_plot_width);
+  canvas.svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#888\"/>\n", scale.left, bottom,
+                            scale.left + k_plot_width);
   canvas.text(k_margin, bottom + 30, fit(x_label, scale.left + k_plot_width + k_value_column - k_margin, k_font),
               k_font);
 }
@@ -186,8 +186,8 @@ void draw_legend(Canvas& canvas, int x, int y, const ChartSpec& spec, const std:
   const char* names[] = {"within tolerance", "outside tolerance", "first divergence", "not run"};
   for (int kind = 0; kind < 4; ++kind) {
     if (!used[kind]) continue;
-    canvas.svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>\n", x, y - 9,
-                              k_colors[kind]);
+    canvas.svg +=
+        fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>\n", x, y - 9, k_colors[kind]);
     canvas.text(x + 14, y, names[kind], k_axis_font);
     x += 14 + static_cast<int>(text_width(names[kind], k_axis_font)) + 14;
   }

@@ -33,8 +33,7 @@ std::string markdown_text(std::string_view text) {
       out += "&gt;";
     else if (c == '&')
       out += "&amp;";
-    else if (k_anywhere.find(c) != std::string_view::npos ||
-             (i == 0 && k_leading.find(c) != std::string_view::npos) ||
+    else if (k_anywhere.find(c) != std::string_view::npos || (i == 0 && k_leading.find(c) != std::string_view::npos) ||
              (i == digits && i > 0 && (c == '.' || c == ')') && (i + 1 == line.size() || line[i + 1] == ' ')))
       out += std::string{'\\', c};
     else

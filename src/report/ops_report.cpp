@@ -53,7 +53,8 @@ void print_probe_result(std::ostream& out, const std::vector<ProbeRow>& rows,
   for (const auto& row : rows) {
     ++counts[row.status];
     if (row.status != ProbeStatus::supported) {
-      out << fmt::format("{:<16} {}::{}-{}: {}\n", probe_status_name(row.status), row.domain, row.op_type, row.since_version, row.message);
+      out << fmt::format("{:<16} {}::{}-{}: {}\n", probe_status_name(row.status), row.domain, row.op_type,
+                         row.since_version, row.message);
     }
   }
   for (const auto& [row, documented] : differences) {
@@ -63,9 +64,8 @@ void print_probe_result(std::ostream& out, const std::vector<ProbeRow>& rows,
   out << fmt::format(
       "probed {} schemas on {} (ONNX Runtime {}): {} supported, {} not implemented, {} errors; "
       "{} differences from the documented table\n",
-      rows.size(), provider, onnxruntime_version(), counts[ProbeStatus::supported], counts[ProbeStatus::not_implemented],
-      counts[ProbeStatus::error],
-      differences.size());
+      rows.size(), provider, onnxruntime_version(), counts[ProbeStatus::supported],
+      counts[ProbeStatus::not_implemented], counts[ProbeStatus::error], differences.size());
 }
 
 }  // namespace onnxproof

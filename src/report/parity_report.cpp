@@ -14,19 +14,20 @@ namespace onnxproof {
 namespace {
 
 nlohmann::json step_count_to_json(const StepCount& count) {
-  return {{"elements", count.elements}, {"zero", count.zero},         {"one", count.one},
-          {"over", count.over},         {"max", count.max_steps},     {"off_grid", count.off_grid}};
+  return {{"elements", count.elements}, {"zero", count.zero},     {"one", count.one},
+          {"over", count.over},         {"max", count.max_steps}, {"off_grid", count.off_grid}};
 }
 
 // The steps rule's figures (docs/quantization.md): ONNX Runtime's step histogram against PyTorch,
 // PyTorch's own against its float64 twin, and what the rule allowed.
 nlohmann::json steps_to_json(const StepCount& onnx, const std::optional<StepCount>& pytorch,
                              const StepAllowance& allowed) {
-  return {{"onnx", step_count_to_json(onnx)},
-          {"pytorch", pytorch ? step_count_to_json(*pytorch) : nlohmann::json(nullptr)},
-          {"allowed_max", allowed.max_steps},
-          {"allowed_share", allowed.share},
-          {"allowed_over_share", allowed.over_share >= 0.0 ? nlohmann::json(allowed.over_share) : nlohmann::json(nullptr)}};
+  return {
+      {"onnx", step_count_to_json(onnx)},
+      {"pytorch", pytorch ? step_count_to_json(*pytorch) : nlohmann::json(nullptr)},
+      {"allowed_max", allowed.max_steps},
+      {"allowed_share", allowed.share},
+      {"allowed_over_share", allowed.over_share >= 0.0 ? nlohmann::json(allowed.over_share) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace
@@ -132,7 +133,8 @@ void print_parity_result(std::ostream& out, const ParityResult& result) {
   };
   std::map<std::tuple<std::string, std::string_view, std::string>, Group> groups;
   for (const auto& row : result.rows) {
-    auto& group = groups[{row.provider, optimization_name(row.optimization), row.output.empty() ? "(all)" : row.output}];
+    auto& group =
+        groups[{row.provider, optimization_name(row.optimization), row.output.empty() ? "(all)" : row.output}];
     ++group.cases;
     group.passed += row.status == RowStatus::pass;
     group.rejected += !row.compared();

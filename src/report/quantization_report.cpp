@@ -52,25 +52,25 @@ std::string share(const nlohmann::json& count, const char* key) {
 }
 
 Table histogram_table(const Sources& sources) {
-  Table table{{"model", "case", "provider", "graph opt", "output", "status", "at 0 steps", "at 1 step",
-               "at 2 or more", "max", "off the grid", "allowed", "reference float32 vs its float64 twin (at 1 / 2 or more)"}};
+  Table table{{"model", "case", "provider", "graph opt", "output", "status", "at 0 steps", "at 1 step", "at 2 or more",
+               "max", "off the grid", "allowed", "reference float32 vs its float64 twin (at 1 / 2 or more)"}};
   for (const auto& [model, rows] : sources.rows) {
     for (const auto& row : rows) {
       if (!row.is_object() || !row.contains("steps")) continue;
       const auto& steps = row["steps"];
       const auto& onnx = steps["onnx"];
       const auto& own = steps["pytorch"];
-      table.push_back({model, row.value("case", ""), row.value("provider", ""), row.value("optimization", ""),
-                       row.value("output", ""), row.value("status", ""), share(onnx, "zero"), share(onnx, "one"),
-                       share(onnx, "over"), fmt::format("{:.3g}", onnx.value("max", 0.0)),
-                       fmt::format("{:.2g}", onnx.value("off_grid", 0.0)),
-                       fmt::format("{:g} step(s), {:.3g}% moved{}", steps.value("allowed_max", 0.0),
-                                   100.0 * steps.value("allowed_share", 0.0),
-                                   steps["allowed_over_share"].is_number()
-                                       ? fmt::format(", {:.3g}% at 2 or more",
-                                                     100.0 * steps["allowed_over_share"].get<double>())
-                                       : ""),
-                       own.is_object() ? fmt::format("{} / {}", own.value("one", 0), own.value("over", 0)) : "no float64 run"});
+      table.push_back(
+          {model, row.value("case", ""), row.value("provider", ""), row.value("optimization", ""),
+           row.value("output", ""), row.value("status", ""), share(onnx, "zero"), share(onnx, "one"),
+           share(onnx, "over"), fmt::format("{:.3g}", onnx.value("max", 0.0)),
+           fmt::format("{:.2g}", onnx.value("off_grid", 0.0)),
+           fmt::format("{:g} step(s), {:.3g}% moved{}", steps.value("allowed_max", 0.0),
+                       100.0 * steps.value("allowed_share", 0.0),
+                       steps["allowed_over_share"].is_number()
+                           ? fmt::format(", {:.3g}% at 2 or more", 100.0 * steps["allowed_over_share"].get<double>())
+                           : ""),
+           own.is_object() ? fmt::format("{} / {}", own.value("one", 0), own.value("over", 0)) : "no float64 run"});
     }
   }
   return table;
@@ -95,8 +95,8 @@ Table error_table(const Sources& sources, const std::string& source) {
   for (const auto& entry : sources.errors) {
     if (!entry.is_object()) continue;
     const int rows = entry.value("rows", 0);
-    table.push_back({entry.value("output", ""), figure(entry, "max_abs"), figure(entry, "mean_abs"), figure(entry, "scale"),
-                     rows ? fmt::format("{} of {}", entry.value("top1_agree", 0), rows) : "-"});
+    table.push_back({entry.value("output", ""), figure(entry, "max_abs"), figure(entry, "mean_abs"),
+                     figure(entry, "scale"), rows ? fmt::format("{} of {}", entry.value("top1_agree", 0), rows) : "-"});
   }
   return table;
 }
@@ -117,12 +117,15 @@ std::string render(const Report& report, const Render& section) {
                     rounding);
   }
   if (histogram.size() > 1) {
-    text += section("Steps from the reference",
-                    "|ONNX Runtime - reference| / scale for every quantized output (the reference: " + source +
-                        "'s fake-quant model for model.onnx, ONNX's reference evaluator for model.quant.onnx): the "
-                        "share at 0 steps, at 1 (a rounding tie) and at 2 or more. The allowance is twice the steps and the share the reference "
-                    "shows against its own float64 twin, at least 1 step and 5% of the elements moved (0.1% with optimizations off, where the share at 2 or more steps is judged apart too), with a binomial margin.",
-                    histogram);
+    text += section(
+        "Steps from the reference",
+        "|ONNX Runtime - reference| / scale for every quantized output (the reference: " + source +
+            "'s fake-quant model for model.onnx, ONNX's reference evaluator for model.quant.onnx): the "
+            "share at 0 steps, at 1 (a rounding tie) and at 2 or more. The allowance is twice the steps and the share "
+            "the reference "
+            "shows against its own float64 twin, at least 1 step and 5% of the elements moved (0.1% with optimizations "
+            "off, where the share at 2 or more steps is judged apart too), with a binomial margin.",
+        histogram);
   }
   if (sources.errors.size() > 0)
     text += section("The quantization's own error (reported, not judged)", "", error_table(sources, source));
@@ -136,9 +139,9 @@ std::string quantization_error_summary(const nlohmann::json& outputs, const std:
   for (const auto& entry : outputs) {
     if (!entry.is_object() || !entry.contains("output")) continue;
     const int rows = entry.value("rows", 0);
-    const std::string agreement =
-        rows > 0 ? fmt::format("top-1 agrees with {} float on {} of {} rows, ", source, entry.value("top1_agree", 0), rows)
-                 : "";
+    const std::string agreement = rows > 0 ? fmt::format("top-1 agrees with {} float on {} of {} rows, ", source,
+                                                         entry.value("top1_agree", 0), rows)
+                                           : "";
     text += fmt::format("{}output '{}': {}max |difference| {} (scale {})", text.empty() ? "" : "; ",
                         entry.value("output", ""), agreement, figure(entry, "max_abs"), figure(entry, "scale"));
   }
@@ -168,7 +171,8 @@ std::string quantization_to_html(const Report& report) {
     html += "<table>";
     for (std::size_t r = 0; r < table.size(); ++r) {
       html += "<tr>";
-      for (const auto& cell : table[r]) html += fmt::format("<{0}>{1}</{0}>", r == 0 ? "th" : "td", markup_escape(cell));
+      for (const auto& cell : table[r])
+        html += fmt::format("<{0}>{1}</{0}>", r == 0 ? "th" : "td", markup_escape(cell));
       html += "</tr>\n";
     }
     return html + "</table>\n";

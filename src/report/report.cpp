@@ -10,12 +10,12 @@
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/report/check_report.h"
+#include "onnxproof/report/detection_report.h"
+#include "onnxproof/report/generation_report.h"
 #include "onnxproof/report/localize_report.h"
 #include "onnxproof/report/log_bar_chart.h"
 #include "onnxproof/report/markdown.h"
-#include "onnxproof/report/generation_report.h"
 #include "onnxproof/report/parity_plot.h"
-#include "onnxproof/report/detection_report.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/quantization_report.h"
 #include "onnxproof/report/report_sections.h"
@@ -37,12 +37,9 @@ namespace {
 std::vector<std::string> parity_cells(const ParityRow& row) {
   std::string sizes;
   for (const auto& [label, size] : row.sizes) sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", label, size);
-  std::vector<std::string> cells = {row.data_set,
-                                    sizes,
-                                    row.provider,
-                                    std::string(optimization_name(row.optimization)),
-                                    row.output,
-                                    std::string(row_status_name(row.status))};
+  std::vector<std::string> cells = {row.data_set, sizes,
+                                    row.provider, std::string(optimization_name(row.optimization)),
+                                    row.output,   std::string(row_status_name(row.status))};
   if (!row.compared()) {
     cells.insert(cells.end(), {"", "", "", "", "", "", "", "", row.note});
     return cells;
@@ -107,23 +104,24 @@ nlohmann::json report_to_json(const Report& report) {
   for (const auto& answer : report.headline) {
     headline.push_back({{"question", answer.question}, {"answer", answer.answer}, {"evidence", answer.evidence}});
   }
-  nlohmann::json json = {{"schema", "onnxproof.report/1"},
-          {"verdict", verdict_name(report.verdict)},
-          {"model", report.model},
-          {"onnx_model", report.onnx_model.string()},
-          {"versions", versions},
-          {"headline", headline},
-          {"steps", steps},
-          {"findings", findings},
-          {"summary", report.parity ? parity_summary_to_json(*report.parity) : nlohmann::json::object()},
-          {"parity", report.parity ? parity_rows_to_json(*report.parity) : nlohmann::json::array()},
-          {"detections", report.parity ? detection_rows_to_json(*report.parity) : nlohmann::json::array()},
-          {"exporter_report", report.exporter_report.string()},
-          {"exporters", exporter_comparison_to_json(report.exporters)},
-          {"localization", report.localization                 ? localization_to_json(*report.localization)
-                           : report.localization_error.empty() ? nlohmann::json(nullptr)
-                                                               : nlohmann::json{{"error", report.localization_error}}},
-          {"ship", ship_summary_to_json(report)}};
+  nlohmann::json json = {
+      {"schema", "onnxproof.report/1"},
+      {"verdict", verdict_name(report.verdict)},
+      {"model", report.model},
+      {"onnx_model", report.onnx_model.string()},
+      {"versions", versions},
+      {"headline", headline},
+      {"steps", steps},
+      {"findings", findings},
+      {"summary", report.parity ? parity_summary_to_json(*report.parity) : nlohmann::json::object()},
+      {"parity", report.parity ? parity_rows_to_json(*report.parity) : nlohmann::json::array()},
+      {"detections", report.parity ? detection_rows_to_json(*report.parity) : nlohmann::json::array()},
+      {"exporter_report", report.exporter_report.string()},
+      {"exporters", exporter_comparison_to_json(report.exporters)},
+      {"localization", report.localization                 ? localization_to_json(*report.localization)
+                       : report.localization_error.empty() ? nlohmann::json(nullptr)
+                                                           : nlohmann::json{{"error", report.localization_error}}},
+      {"ship", ship_summary_to_json(report)}};
   if (report.signature) json["signature"] = signature_to_json(report);
   if (!report.framework.empty()) json["framework"] = report.framework;
   return json;
@@ -164,13 +162,13 @@ std::string report_to_markdown(const Report& report) {
     if (step.name == "generate") md += generation_to_markdown(step.details, report.framework);
 
   if (!parity_rows(report).empty()) {
-    md +=
-        "\n## Parity (ONNX Runtime against " + markdown_text(source) +
-        ")\n\n![largest error per case](report-parity.svg)\n\nThe rule: " + rule_sentence(report.framework) +
-        "\n\n| case | sizes | provider | graph opt | output | status | rule | max abs | max rel | "
-        "error vs exact (ONNX / " + markdown_text(source) + ") | allowed | ONNX / " + markdown_text(source) +
-        " | mismatches | argmax flips | note |\n"
-        "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
+    md += "\n## Parity (ONNX Runtime against " + markdown_text(source) +
+          ")\n\n![largest error per case](report-parity.svg)\n\nThe rule: " + rule_sentence(report.framework) +
+          "\n\n| case | sizes | provider | graph opt | output | status | rule | max abs | max rel | "
+          "error vs exact (ONNX / " +
+          markdown_text(source) + ") | allowed | ONNX / " + markdown_text(source) +
+          " | mismatches | argmax flips | note |\n"
+          "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
     for (const auto& row : parity_rows(report)) {
       std::vector<std::string> cells;
       for (const auto& cell : parity_cells(row)) cells.push_back(markdown_text(cell));
@@ -192,7 +190,8 @@ std::string report_to_html(const Report& report) {
   const std::string_view verdict = verdict_name(report.verdict);
   std::string html = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>onnxproof: {0}</title>\n"
-      "<style>{2}</style></head><body>\n<h1>onnxproof report: {0}</h1>\n<p>Verdict: <span class=\"{1}\">{1}</span></p>\n",
+      "<style>{2}</style></head><body>\n<h1>onnxproof report: {0}</h1>\n<p>Verdict: <span "
+      "class=\"{1}\">{1}</span></p>\n",
       markup_escape(report.model), verdict, k_report_css);
   html += ship_summary_to_html(report);
   if (!report.framework.empty())
@@ -225,17 +224,21 @@ std::string report_to_html(const Report& report) {
     if (step.name == "generate") html += generation_to_html(step.details, report.framework);
   if (const std::string svg = parity_plot_svg(parity_rows(report)); !svg.empty()) {
     const std::string source = markup_escape(source_title(report.framework));
-    html += "<h2>Parity (ONNX Runtime against " + source + ")</h2>\n<p>The rule: " +
-            markup_escape(rule_sentence(report.framework)) + "</p>\n" + svg;
+    html += "<h2>Parity (ONNX Runtime against " + source +
+            ")</h2>\n<p>The rule: " + markup_escape(rule_sentence(report.framework)) + "</p>\n" + svg;
     html +=
         "<table><tr><th>case</th><th>sizes</th><th>provider</th><th>graph opt</th><th>output</th><th>status</th>"
-        "<th>rule</th><th>max abs</th><th>max rel</th><th>error vs exact (ONNX / " + source + ")</th><th>allowed</th>"
-        "<th>ONNX / " + source + "</th><th>mismatches</th><th>argmax flips</th><th>note</th></tr>\n";
+        "<th>rule</th><th>max abs</th><th>max rel</th><th>error vs exact (ONNX / " +
+        source +
+        ")</th><th>allowed</th>"
+        "<th>ONNX / " +
+        source + "</th><th>mismatches</th><th>argmax flips</th><th>note</th></tr>\n";
     for (const auto& row : parity_rows(report)) {
       html += "<tr>";
       const auto cells = parity_cells(row);
       for (std::size_t i = 0; i < cells.size(); ++i) {
-        const std::string css = i == 5 ? fmt::format(" class=\"{}\"", row.compared() ? row_status_name(row.status) : "fail") : "";
+        const std::string css =
+            i == 5 ? fmt::format(" class=\"{}\"", row.compared() ? row_status_name(row.status) : "fail") : "";
         html += fmt::format("<td{}>{}</td>", css, markup_escape(cells[i]));
       }
       html += "</tr>\n";
@@ -246,7 +249,8 @@ std::string report_to_html(const Report& report) {
   if (report.parity) html += detections_to_html(*report.parity);
   if (report.localization) html += localization_to_html(*report.localization);
   if (!report.localization_error.empty())
-    html += "<h2>Where the outputs diverge</h2>\n<p>Not localized: " + markup_escape(report.localization_error) + "</p>\n";
+    html +=
+        "<h2>Where the outputs diverge</h2>\n<p>Not localized: " + markup_escape(report.localization_error) + "</p>\n";
   html += "<h2>Versions</h2>\n<ul>\n";
   for (const auto& [tool, version] : report.versions)
     html += fmt::format("<li>{}: {}</li>\n", tool, markup_escape(version));

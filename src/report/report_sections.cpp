@@ -73,7 +73,8 @@ std::string verdict_word(Verdict verdict) {
 
 nlohmann::json ship_summary_to_json(const Report& report) {
   const ShipSummary s = summarize_for_shipping(report);
-  nlohmann::json ship = {{"answer", s.answer}, {"where", s.where}, {"what_to_do", s.what_to_do}, {"cause", s.cause_code}};
+  nlohmann::json ship = {
+      {"answer", s.answer}, {"where", s.where}, {"what_to_do", s.what_to_do}, {"cause", s.cause_code}};
   if (report.repair) {
     const RepairPointer& r = *report.repair;
     ship["repair"] = {{"before", r.before}, {"found", r.found}, {"summary", "repair/repair.md"}};
@@ -120,11 +121,11 @@ std::string signature_to_markdown(const Report& report) {
   std::string md;
   if (report.signature) {
     const ModelSignature& model = *report.signature;
-    md += fmt::format("## What ships\n\nOpset {}; exporter {}; IR version {}. A name in a shape is a dynamic "
-                      "dimension.\n\n| | name | dtype | shape |\n| --- | --- | --- | --- |\n",
-                      markdown_text(opsets_text(model)),
-                      markdown_text(model.exporter.empty() ? "unknown" : model.exporter),
-                      model.ir_version);
+    md += fmt::format(
+        "## What ships\n\nOpset {}; exporter {}; IR version {}. A name in a shape is a dynamic "
+        "dimension.\n\n| | name | dtype | shape |\n| --- | --- | --- | --- |\n",
+        markdown_text(opsets_text(model)), markdown_text(model.exporter.empty() ? "unknown" : model.exporter),
+        model.ir_version);
     for (const auto& [kind, list] : {std::pair{"input", &model.inputs}, std::pair{"output", &model.outputs}}) {
       for (const auto& value : *list)
         md += fmt::format("| {} | {} | {} | {} |\n", kind, markdown_code(value.name), markdown_text(value.dtype),
@@ -177,8 +178,8 @@ std::string signature_to_html(const Report& report) {
     html += fmt::format(
         "<h2>What ships</h2>\n<p>Opset {}; exporter {}; IR version {}. A name in a shape is a dynamic dimension.</p>\n"
         "<table><tr><th></th><th>name</th><th>dtype</th><th>shape</th></tr>\n",
-        markup_escape(opsets_text(model)),
-        markup_escape(model.exporter.empty() ? "unknown" : model.exporter), model.ir_version);
+        markup_escape(opsets_text(model)), markup_escape(model.exporter.empty() ? "unknown" : model.exporter),
+        model.ir_version);
     for (const auto& [kind, list] : {std::pair{"input", &model.inputs}, std::pair{"output", &model.outputs}}) {
       for (const auto& value : *list)
         html += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td><code>{}</code></td></tr>\n", kind,

@@ -95,9 +95,8 @@ std::string failure_answer(const Report& report, const FindingGroup* group) {
                 : "not proved: a required step could not run";
   }
   if (!group) return "do not ship: a required check failed (see the findings)";
-  const Finding& shown = group->cause.severity == Severity::error || group->follow_ons.empty()
-                             ? group->cause
-                             : group->follow_ons.front();
+  const Finding& shown =
+      group->cause.severity == Severity::error || group->follow_ons.empty() ? group->cause : group->follow_ons.front();
   // The registry's meaning, not the message: one sentence however much evidence was merged in.
   return fmt::format("do not ship: {} ({})", worded_for(finding_code_info(shown.code).meaning, report.framework),
                      shown.code_name());

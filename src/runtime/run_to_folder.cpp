@@ -55,8 +55,8 @@ Expected<std::vector<fs::path>> earlier_outputs(const fs::path& folder) {
 // only files its outputs.json listed, never anyone else's.
 void remove_stale_outputs(const std::vector<fs::path>& earlier, const std::vector<WrittenOutput>& written) {
   for (const fs::path& file : earlier) {
-    const bool rewritten = std::any_of(written.begin(), written.end(),
-                                       [&](const WrittenOutput& output) { return output.file == file; });
+    const bool rewritten =
+        std::any_of(written.begin(), written.end(), [&](const WrittenOutput& output) { return output.file == file; });
     std::error_code ec;
     if (!rewritten && fs::is_regular_file(fs::symlink_status(file, ec))) fs::remove(file, ec);
   }
@@ -83,8 +83,8 @@ Expected<std::vector<WrittenOutput>> run_to_folder(const RunToFolderOptions& opt
   std::vector<NamedTensor> tensors;
   ONNXPROOF_TRY_ASSIGN(const CommandInputs read, read_inputs(options, tensors));
   ONNXPROOF_TRY(require_output_apart(options.output_dir, read, "--output-dir", OutputKind::into_folder));
-  if (std::error_code ec; fs::exists(fs::symlink_status(options.output_dir, ec)) &&
-                           !fs::is_directory(fs::status(options.output_dir, ec)))
+  if (std::error_code ec;
+      fs::exists(fs::symlink_status(options.output_dir, ec)) && !fs::is_directory(fs::status(options.output_dir, ec)))
     return fail(ErrorCode::usage, "--output-dir " + options.output_dir.string() + " is not a folder");
   ONNXPROOF_TRY_ASSIGN(const auto earlier, earlier_outputs(options.output_dir));
   std::vector<Feed> feeds;

@@ -20,7 +20,6 @@ using runtime_detail::provider_error;
 
 namespace {
 
-
 // One environment per process, as ONNX Runtime requires; created on first use. Its own log is
 // kept to fatal messages: every failure reaches the user once, as an Error.
 Expected<Ort::Env*> shared_env() {
@@ -145,7 +144,6 @@ GraphOptimizationLevel ort_level(GraphOptimization level) {
   return ORT_ENABLE_ALL;
 }
 
-
 }  // namespace
 
 std::string_view optimization_name(GraphOptimization level) { return name_in(k_level_names, level); }
@@ -235,8 +233,8 @@ Expected<Session> Session::open_from(const std::filesystem::path* path, std::str
   } catch (const Ort::Exception& error) {
     // A GPU provider without a device fails here, not when appended: not the model's problem.
     if (options.provider != "cpu") {
-      return std::unexpected(
-          provider_error(options.provider, error.what(), ErrorCode::runtime, "ONNX Runtime cannot load " + what + ": "));
+      return std::unexpected(provider_error(options.provider, error.what(), ErrorCode::runtime,
+                                            "ONNX Runtime cannot load " + what + ": "));
     }
     return fail(ErrorCode::runtime, "ONNX Runtime cannot load " + what + ": " + error.what());
   }
@@ -403,7 +401,6 @@ std::string onnxruntime_version() {
   return base != nullptr && base->GetVersionString() != nullptr ? base->GetVersionString() : "unknown";
 }
 
-
 Expected<std::filesystem::path> Session::end_profiling() {
   if (m_impl->options.profile_prefix.empty()) return std::filesystem::path{};
   try {
@@ -414,6 +411,5 @@ Expected<std::filesystem::path> Session::end_profiling() {
     return fail(ErrorCode::runtime, std::string("ONNX Runtime cannot end its profile: ") + error.what());
   }
 }
-
 
 }  // namespace onnxproof

@@ -24,7 +24,8 @@ Expected<std::vector<NodePlacement>> parse_profile_placements(std::string_view p
     if (!name.ends_with(k_suffix) || !args.is_object() || !args.contains("provider")) continue;
     std::string node = name.substr(0, name.size() - k_suffix.size());
     if (!seen.insert(node).second) continue;
-    placements.push_back({std::move(node), args.value("op_name", ""), runtime_detail::short_provider_name(args.value("provider", ""))});
+    placements.push_back(
+        {std::move(node), args.value("op_name", ""), runtime_detail::short_provider_name(args.value("provider", ""))});
   }
   return placements;
 }
@@ -36,7 +37,8 @@ Expected<std::vector<NodePlacement>> read_profile_placements(const std::filesyst
   return placements;
 }
 
-std::vector<NodePlacement> nodes_off_provider(const std::vector<NodePlacement>& placements, const std::string& provider) {
+std::vector<NodePlacement> nodes_off_provider(const std::vector<NodePlacement>& placements,
+                                              const std::string& provider) {
   std::vector<NodePlacement> off;
   for (const auto& placement : placements) {
     if (placement.provider != provider) off.push_back(placement);

@@ -147,8 +147,8 @@ void append_tensorrt(Ort::SessionOptions& session_options, const SessionOptions&
     key_pointers.push_back(keys[i].c_str());
     value_pointers.push_back(values[i].c_str());
   }
-  Ort::ThrowOnError(Ort::GetApi().UpdateTensorRTProviderOptions(trt_options, key_pointers.data(),
-                                                                value_pointers.data(), keys.size()));
+  Ort::ThrowOnError(Ort::GetApi().UpdateTensorRTProviderOptions(trt_options, key_pointers.data(), value_pointers.data(),
+                                                                keys.size()));
   session_options.AppendExecutionProvider_TensorRT_V2(*trt_options);
 }
 

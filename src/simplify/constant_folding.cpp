@@ -10,7 +10,6 @@
 #include "onnxproof/tensor/tensor_io.h"
 #include "passes.h"
 
-
 namespace onnxproof::simplify {
 
 namespace {
@@ -149,8 +148,8 @@ int fold_constants_in(onnx::GraphProto& graph, bool body, const onnx::ModelProto
   if (!values) {
     // Not an error of the model: the subgraph stays computed at run time, and the report says why.
     notes.push_back("ONNX Runtime could not evaluate the constant subgraph" +
-                           (body ? " of the body " + graph.name() : std::string()) +
-                           ", left unfolded: " + values.error().describe());
+                    (body ? " of the body " + graph.name() : std::string()) +
+                    ", left unfolded: " + values.error().describe());
     return changes;
   }
   const std::set<int> keep = nodes_to_keep(graph, index, constants, *values, options.max_fold_bytes, body);
@@ -188,10 +187,8 @@ int fold_constants(onnx::ModelProto& model, const SimplifyOptions& options, std:
 std::vector<Rule> constant_folding_rules() {
   return {Rule{.name = "fold-constants",
                .pass = "constant-folding",
-               .run = [](onnx::ModelProto& model, const SimplifyOptions& options,
-                         std::vector<std::string>& notes) -> Expected<int> {
-                 return fold_constants(model, options, notes);
-               }}};
+               .run = [](onnx::ModelProto& model, const SimplifyOptions& options, std::vector<std::string>& notes)
+                   -> Expected<int> { return fold_constants(model, options, notes); }}};
 }
 
 // Kahn's algorithm, the ready node with the smallest original index first (so an ordered graph

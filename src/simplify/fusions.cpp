@@ -33,7 +33,6 @@ onnx::AttributeProto* mutable_attribute(onnx::NodeProto& node, const std::string
   return nullptr;
 }
 
-
 // The node that produces `value` in this graph, when exactly one node reads it (the reader asking).
 const onnx::NodeProto* sole_producer(const onnx::GraphProto& graph, const GraphIndex& index, const std::string& value) {
   const auto producer = index.producer.find(value);

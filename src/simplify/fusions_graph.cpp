@@ -235,16 +235,16 @@ std::vector<Rule> graph_fusion_rules() {
     return Rule{.name = std::move(name),
                 .pass = "fusions",
                 .needs = {std::move(needs)},
-                .run = [run](onnx::ModelProto& model, const SimplifyOptions&, std::vector<std::string>&)
-                    -> Expected<int> { return run(model); }};
+                .run = [run](onnx::ModelProto& model, const SimplifyOptions&,
+                             std::vector<std::string>&) -> Expected<int> { return run(model); }};
   };
   return {
       whole_graph("elide-reshapes-around-elementwise", "Reshape",
                   [](onnx::ModelProto& m) { return elide_reshapes_around_elementwise(*m.mutable_graph()); }),
       // Split takes its sizes as an input from opset 13 on.
-      whole_graph("merge-parallel-matmuls", "MatMul", [](onnx::ModelProto& m) {
-        return default_opset(m) >= 13 ? merge_parallel_matmuls(*m.mutable_graph()) : 0;
-      }),
+      whole_graph(
+          "merge-parallel-matmuls", "MatMul",
+          [](onnx::ModelProto& m) { return default_opset(m) >= 13 ? merge_parallel_matmuls(*m.mutable_graph()) : 0; }),
   };
 }
 

@@ -54,8 +54,7 @@ Expected<void> require_known(const std::set<std::string>& asked, const std::vect
                              std::string_view option, std::string_view kind) {
   for (const auto& name : asked) {
     if (std::find(known.begin(), known.end(), name) == known.end())
-      return fail(ErrorCode::usage,
-                  fmt::format("{} {}: no such {} ({})", option, name, kind, fmt::join(known, ", ")));
+      return fail(ErrorCode::usage, fmt::format("{} {}: no such {} ({})", option, name, kind, fmt::join(known, ", ")));
   }
   return {};
 }

@@ -5,8 +5,8 @@
 #include <unordered_map>
 
 #include "graph_index.h"
-#include "onnxproof/tensor/tensor_io.h"
 #include "onnxproof/simplify/rules.h"
+#include "onnxproof/tensor/tensor_io.h"
 #include "passes.h"
 
 namespace onnxproof::simplify {

@@ -8,9 +8,9 @@ namespace onnxproof {
 const std::vector<Rule>& builtin_rules() {
   static const std::vector<Rule> rules = [] {
     std::vector<Rule> all;
-    for (auto&& part : {simplify::dead_code_rules(), simplify::no_op_rules(), simplify::shape_folding_rules(),
-                        simplify::constant_folding_rules(), simplify::common_subexpression_rules(),
-                        simplify::fusion_rules()}) {
+    for (auto&& part :
+         {simplify::dead_code_rules(), simplify::no_op_rules(), simplify::shape_folding_rules(),
+          simplify::constant_folding_rules(), simplify::common_subexpression_rules(), simplify::fusion_rules()}) {
       all.insert(all.end(), part.begin(), part.end());
     }
     return all;

@@ -60,9 +60,8 @@ int walk_node_rules(onnx::ModelProto& model, const std::vector<const Rule*>& rul
   // Bodies first: their outputs are their interface, and what they stop reading the outer graph
   // need not keep.
   int total = 0;
-  for_each_graph_bottom_up(main, [&](onnx::GraphProto& graph) {
-    total += walk_graph(graph, &graph != &main, rules, by_op, changes);
-  });
+  for_each_graph_bottom_up(
+      main, [&](onnx::GraphProto& graph) { total += walk_graph(graph, &graph != &main, rules, by_op, changes); });
   return total;
 }
 

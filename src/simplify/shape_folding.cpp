@@ -334,30 +334,32 @@ Rule folding_rule(std::string name, std::vector<std::string> ops,
               .targets = std::move(ops),
               .needs = {"Shape", "Size"},
               .condition = [](const RuleContext&, const onnx::NodeProto& node) { return node.input_size() > 0; },
-              .apply = [value](RuleContext& context, onnx::NodeProto& node) {
-                auto folded = value(context.graph, node, context.index);
-                if (!folded) return 0;
-                context.constants.push_back(tensor_to_proto(*folded, node.output(0)));
-                context.removed[static_cast<std::size_t>(context.node_index)] = true;
-                return 1;
-              }};
+              .apply =
+                  [value](RuleContext& context, onnx::NodeProto& node) {
+                    auto folded = value(context.graph, node, context.index);
+                    if (!folded) return 0;
+                    context.constants.push_back(tensor_to_proto(*folded, node.output(0)));
+                    context.removed[static_cast<std::size_t>(context.node_index)] = true;
+                    return 1;
+                  }};
 }
 
 // A Reshape whose shape chain becomes a constant (the chain is then dead, for dead-code).
 Rule reshape_shape_rule(std::string name, std::optional<Tensor> (*shape)(const onnx::GraphProto&,
-                                                                          const onnx::NodeProto&, const GraphIndex&)) {
+                                                                         const onnx::NodeProto&, const GraphIndex&)) {
   return Rule{.name = std::move(name),
               .pass = "shape-folding",
               .targets = {"Reshape"},
               .needs = {"Shape", "Size"},
               .condition = [](const RuleContext&, const onnx::NodeProto& node) { return node.input_size() == 2; },
-              .apply = [shape](RuleContext& context, onnx::NodeProto& node) {
-                const auto constant = shape(context.graph, node, context.index);
-                if (!constant) return 0;
-                context.added.push_back(tensor_to_proto(*constant, node.output(0) + "_shape"));
-                node.set_input(1, context.added.back().name());
-                return 1;
-              }};
+              .apply =
+                  [shape](RuleContext& context, onnx::NodeProto& node) {
+                    const auto constant = shape(context.graph, node, context.index);
+                    if (!constant) return 0;
+                    context.added.push_back(tensor_to_proto(*constant, node.output(0) + "_shape"));
+                    node.set_input(1, context.added.back().name());
+                    return 1;
+                  }};
 }
 
 // The Where guard over sizes becomes the Concat it decides (the Equal is then dead); one change
@@ -368,13 +370,14 @@ Rule size_guard_rule() {
               .targets = {"Where"},
               .needs = {"Shape", "Size"},
               .condition = [](const RuleContext&, const onnx::NodeProto& node) { return node.input_size() == 3; },
-              .apply = [](RuleContext& context, onnx::NodeProto& node) {
-                const std::size_t before = context.added.size();
-                auto concat = resolved_size_guard(context.graph, node, context.index, context.added);
-                if (!concat) return 0;
-                node.Swap(&*concat);
-                return 1 + static_cast<int>(context.added.size() - before);
-              }};
+              .apply =
+                  [](RuleContext& context, onnx::NodeProto& node) {
+                    const std::size_t before = context.added.size();
+                    auto concat = resolved_size_guard(context.graph, node, context.index, context.added);
+                    if (!concat) return 0;
+                    node.Swap(&*concat);
+                    return 1 + static_cast<int>(context.added.size() - before);
+                  }};
 }
 
 }  // namespace

@@ -11,12 +11,12 @@
 #include <optional>
 #include <random>
 
+#include "culprit.h"
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/staging.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/parity/random_outputs.h"
 #include "onnxproof/runtime/session.h"
-#include "culprit.h"
 
 namespace onnxproof {
 
@@ -176,9 +176,9 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
     // An input with external data keeps it: ONNX Runtime maps such weights from the file instead
     // of copying them into its own memory.
     const bool external = !model->external_files.empty();
-    ONNXPROOF_TRY(save_model(model->proto, candidate,
-                             SaveOptions{.external = external ? SaveOptions::External::always
-                                                              : SaveOptions::External::automatic}));
+    ONNXPROOF_TRY(save_model(
+        model->proto, candidate,
+        SaveOptions{.external = external ? SaveOptions::External::always : SaveOptions::External::automatic}));
   }
   if (outcome.result.changed() && !options.proved_by_caller) {  // an unchanged model needs no proof
     ONNXPROOF_TRY_ASSIGN(outcome.proof, prove_simplification(input, candidate, reference, tolerance));

@@ -62,20 +62,21 @@ PipelineCommand from_document(const contract::CommandDocument& document, const f
   const auto& m = document.model;
   const auto& p = document.proof;
   PipelineCommand command;
-  command.model = {.model = m.model,
-                   .inputs = m.inputs,
-                   .dynamic = m.dynamic,
-                   .opset = m.opset,
-                   .exporter = m.exporter,
-                   .sweep = m.sweep,
-                   .samples = static_cast<int>(m.samples),
-                   .generate = static_cast<int>(m.generate),
-                   .merged_decoder = m.merged_decoder,
-                   .data = m.data,
-                   .data_dir = m.data_dir,
-                   .python = m.python,
-                   .export_timeout = m.export_timeout,
-                   .from_export = m.model.empty() && m.from_export.empty() ? fs::absolute(run) : fs::path(m.from_export)};
+  command.model = {
+      .model = m.model,
+      .inputs = m.inputs,
+      .dynamic = m.dynamic,
+      .opset = m.opset,
+      .exporter = m.exporter,
+      .sweep = m.sweep,
+      .samples = static_cast<int>(m.samples),
+      .generate = static_cast<int>(m.generate),
+      .merged_decoder = m.merged_decoder,
+      .data = m.data,
+      .data_dir = m.data_dir,
+      .python = m.python,
+      .export_timeout = m.export_timeout,
+      .from_export = m.model.empty() && m.from_export.empty() ? fs::absolute(run) : fs::path(m.from_export)};
   command.proof = {.providers = p.providers,
                    .rtol = p.rtol,
                    .atol = p.atol,

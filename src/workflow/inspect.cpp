@@ -2,6 +2,7 @@
 // and --version.
 #include <set>
 
+#include "json_output.h"
 #include "onnxproof/core/installation.h"
 #include "onnxproof/model/graph_walk.h"
 #include "onnxproof/ops/probe.h"
@@ -10,7 +11,6 @@
 #include "onnxproof/report/versions.h"
 #include "onnxproof/runtime/session.h"
 #include "onnxproof/workflow/workflows.h"
-#include "json_output.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -70,7 +70,8 @@ Expected<SupportTable> probed_model_table(const onnx::ModelProto& model) {
   std::set<std::string> op_types;
   for_each_graph(model.graph(), [&](const onnx::GraphProto& graph) {
     for (const auto& node : graph.node())
-      if (node.domain().empty() || node.domain() == "ai.onnx" || node.domain() == "ai.onnx.ml") op_types.insert(node.op_type());
+      if (node.domain().empty() || node.domain() == "ai.onnx" || node.domain() == "ai.onnx.ml")
+        op_types.insert(node.op_type());
   });
   SupportTable table;
   const std::string version = onnxruntime_version();

@@ -85,7 +85,8 @@ Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command
     return fail(ErrorCode::usage,
                 "no reference case " + target.data_set + " in " + (command.run / "reference").string());
   // The model the run proved (model.sim.onnx when simplification changed it), in the run folder.
-  const fs::path model = command.run / fs::path(report.onnx_model.empty() ? "model.onnx" : report.onnx_model).filename();
+  const fs::path model =
+      command.run / fs::path(report.onnx_model.empty() ? "model.onnx" : report.onnx_model).filename();
   const std::string framework = source_framework_beside(command.run);
   // Localized in a staged copy of the run (its files linked) that replaces it as a whole: the
   // published run is never written into.

@@ -49,11 +49,13 @@ Expected<void> golden_options(const PipelineCommand& command, const fs::path& ou
   if (command.golden.empty()) return {};
   if (command.no_golden) return fail(ErrorCode::usage, "--golden and --no-golden exclude each other");
   if (command.model.exporter == "both")
-    return fail(ErrorCode::usage, "--golden holds one model's golden set; --exporter both proves two (each run "
-                                  "folder keeps its own golden/)");
+    return fail(ErrorCode::usage,
+                "--golden holds one model's golden set; --exporter both proves two (each run "
+                "folder keeps its own golden/)");
   if (lies_in(command.golden, out_dir) || lies_in(out_dir, command.golden))
-    return fail(ErrorCode::usage, "--golden " + command.golden.string() + " may neither lie in nor hold the run folder " +
-                                      out_dir.string() + ", which every run replaces");
+    return fail(ErrorCode::usage, "--golden " + command.golden.string() +
+                                      " may neither lie in nor hold the run folder " + out_dir.string() +
+                                      ", which every run replaces");
   if (!command.model.from_export.empty() && lies_in(command.golden, command.model.from_export))
     return fail(ErrorCode::usage, "--golden " + command.golden.string() + " lies in --from-export " +
                                       command.model.from_export.string() + ", which the pipeline only reads");
@@ -68,7 +70,8 @@ std::vector<std::string> release_parity_arguments(const ProofArguments& proof) {
   std::vector<std::string> arguments;
   if (proof.rtol) arguments.insert(arguments.end(), {"--rtol", fmt::format("{}", *proof.rtol)});
   if (proof.atol) arguments.insert(arguments.end(), {"--atol", fmt::format("{}", *proof.atol)});
-  for (const auto& tolerance : proof.output_tolerances) arguments.insert(arguments.end(), {"--output-tolerance", tolerance});
+  for (const auto& tolerance : proof.output_tolerances)
+    arguments.insert(arguments.end(), {"--output-tolerance", tolerance});
   if (proof.skip_optimization_check) arguments.emplace_back("--no-optimization-check");
   for (const auto& name : proof.disabled_optimizers) arguments.insert(arguments.end(), {"--disable-optimizer", name});
   return arguments;
@@ -136,12 +139,12 @@ Expected<Outcome<Report>> attached_pipeline_workflow(const PipelineCommand& comm
                                                      std::ostream& to_front_end, std::ostream& progress) {
   const fs::path out_dir = run_folder(command);
   ONNXPROOF_TRY_ASSIGN(auto options, pipeline_options_from(command, out_dir));
-  const BeforeAttachedPublish before_publish = [&command, &options, &progress](
-                                                   Report& report, const StagedRun& run, const ExportAgain& again) {
+  const BeforeAttachedPublish before_publish = [&command, &options, &progress](Report& report, const StagedRun& run,
+                                                                               const ExportAgain& again) {
     return before_pipeline_publishes(command, options, report, run, again, progress);
   };
-  ONNXPROOF_TRY_ASSIGN(auto report, run_attached_pipeline(options, from_front_end, to_front_end, progress,
-                                                          before_publish));
+  ONNXPROOF_TRY_ASSIGN(auto report,
+                       run_attached_pipeline(options, from_front_end, to_front_end, progress, before_publish));
   return run_outcome(std::move(report), out_dir);
 }
 
@@ -155,10 +158,9 @@ Expected<Outcome<DemoRun>> demo_workflow(const DemoCommand& command, std::ostrea
   model.python = command.python;
   ONNXPROOF_TRY_ASSIGN(auto export_options, export_options_from(model, command.out));
   ONNXPROOF_TRY_ASSIGN(auto tables, load_target_tables({"ort-cpu"}));
-  ONNXPROOF_TRY_ASSIGN(
-      auto report,
-      run_pipeline(PipelineOptions{std::move(export_options), ParityOptions{}, CheckOptions{}, std::move(tables)},
-                   progress));
+  ONNXPROOF_TRY_ASSIGN(auto report, run_pipeline(PipelineOptions{std::move(export_options), ParityOptions{},
+                                                                 CheckOptions{}, std::move(tables)},
+                                                 progress));
   Outcome<Report> run = run_outcome(std::move(report), command.out);
   return Outcome<DemoRun>{run.verdict, std::move(run.findings), std::move(run.artifacts), std::move(run.error),
                           DemoRun{std::move(run.result)}};

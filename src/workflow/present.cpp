@@ -65,7 +65,9 @@ void print_outcome(std::ostream& out, const Outcome<OpsetLimit>& outcome) {
   const nlohmann::json onnxruntime = {{"version", onnxruntime_version()},
                                       {"newest_opset", onnxruntime_newest_opset()},
                                       {"newest_ir_version", onnxruntime_newest_ir_version()}};
-  out << nlohmann::json{{"opset", limit.opset}, {"reason", limit.reason}, {"op_limits", limit.op_limits},
+  out << nlohmann::json{{"opset", limit.opset},
+                        {"reason", limit.reason},
+                        {"op_limits", limit.op_limits},
                         {"onnxruntime", onnxruntime}}
              .dump()
       << '\n';
@@ -128,10 +130,10 @@ void print_outcome(std::ostream& out, const Outcome<DemoRun>& outcome) {
   const Report& report = outcome.result.report;
   std::string accuracy_lines;
   for (auto accuracy : report.parity ? report.parity->accuracy : std::vector<TaskAccuracy>{}) {
-    accuracy_lines += fmt::format(
-        "accuracy         {} {:.1f}%, ONNX Runtime {:.1f}% on {} held-out digits; {} predictions flipped\n",
-        source_title(report.framework), 100.0 * accuracy.accuracy["pytorch"], 100.0 * accuracy.accuracy["cpu"],
-        accuracy.samples, accuracy.flipped);
+    accuracy_lines +=
+        fmt::format("accuracy         {} {:.1f}%, ONNX Runtime {:.1f}% on {} held-out digits; {} predictions flipped\n",
+                    source_title(report.framework), 100.0 * accuracy.accuracy["pytorch"],
+                    100.0 * accuracy.accuracy["cpu"], accuracy.samples, accuracy.flipped);
   }
   print_report_summary(out, report, outcome.artifacts.front(), accuracy_lines);
 }

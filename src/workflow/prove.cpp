@@ -5,12 +5,12 @@
 #include <optional>
 #include <utility>
 
+#include "json_output.h"
 #include "onnxproof/export/float16.h"
 #include "onnxproof/parity/random_outputs.h"
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/versions.h"
 #include "onnxproof/workflow/workflows.h"
-#include "json_output.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -24,7 +24,8 @@ class ScratchFolder {
  public:
   static Expected<ScratchFolder> create() {
     std::string pattern = (fs::temp_directory_path() / "onnxproof-fp16-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) return fail(ErrorCode::io, "cannot create a folder in " + fs::temp_directory_path().string());
+    if (::mkdtemp(pattern.data()) == nullptr)
+      return fail(ErrorCode::io, "cannot create a folder in " + fs::temp_directory_path().string());
     return ScratchFolder(pattern);
   }
   ScratchFolder(ScratchFolder&& other) noexcept : m_path(std::exchange(other.m_path, {})) {}
@@ -66,7 +67,7 @@ Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, st
   ONNXPROOF_TRY_ASSIGN(auto options, parity_options_from(command.proof));
   ONNXPROOF_TRY_ASSIGN(const auto model, load_model(command.model));
   CommandInputs read = model_inputs(model);
-  read.folders.push_back(command.reference);  // cases.json, every data set's .pb files
+  read.folders.push_back(command.reference);                              // cases.json, every data set's .pb files
   read.files.push_back(folder_above(command.reference) / "export.json");  // the reference's framework
   ONNXPROOF_TRY(require_output_apart(command.json_path, read, "--json"));
   ONNXPROOF_TRY_ASSIGN(auto reference, read_reference_of_run(command.reference));
@@ -79,9 +80,8 @@ Expected<Outcome<ParityResult>> parity_workflow(const ParityCommand& command, st
     if (!created) return std::unexpected(created.error());
     scratch.emplace(std::move(*created));
     progress << "onnxproof parity: converting the model to float16\n" << std::flush;
-    ONNXPROOF_TRY_ASSIGN(const auto conversion,
-                         convert_to_float16(command.model, scratch->path() / "model.fp16.onnx", command.python, 600,
-                                            command.proof.keep_float32));
+    ONNXPROOF_TRY_ASSIGN(const auto conversion, convert_to_float16(command.model, scratch->path() / "model.fp16.onnx",
+                                                                   command.python, 600, command.proof.keep_float32));
     proved = conversion.model;
   }
   ONNXPROOF_TRY_ASSIGN(auto result, run_parity(proved, reference, options));

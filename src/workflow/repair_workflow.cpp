@@ -49,8 +49,8 @@ bool before_pipeline_publishes(const PipelineCommand& command, const PipelineOpt
   if (auto recorded = write_command_record(command, run.staging); !recorded)
     progress << "onnxproof pipeline: " << recorded.error().describe() << '\n' << std::flush;
   if (!command.repair || report.verdict != Verdict::fail) return false;
-  RepairOptions repair{.run = run.staging, .shown_as = run.published, .base = options,
-                       .budget_seconds = command.repair_budget};
+  RepairOptions repair{
+      .run = run.staging, .shown_as = run.published, .base = options, .budget_seconds = command.repair_budget};
   repair.base.export_options.out = run.published;
   if (export_again) repair.reexport = by_front_end(export_again);
   auto result = repair_run(repair, progress);
@@ -78,7 +78,8 @@ Expected<Outcome<RepairedRun>> repair_workflow(const RepairCommand& command, std
     // An older onnxproof's run: its own export, proved again with the default proof options.
     progress << "onnxproof repair: " << command.run.string()
              << " has no command.json (an older onnxproof's run): its export is proved again with the default "
-                "proof options\n" << std::flush;
+                "proof options\n"
+             << std::flush;
     recorded.model.from_export = fs::absolute(command.run);
   }
   ONNXPROOF_TRY_ASSIGN(auto options, repair_options(recorded, command.run, command.budget));

@@ -319,35 +319,34 @@ std::vector<std::string> frozen_nodes(const onnx::ModelProto& model, int64_t bat
 // ViT's q/k/v split: Slices on the fixed axis of size 3 (after a Transpose) and a Reshape whose
 // 3 lies on a fixed axis hold the example's batch of 3 by coincidence: no evidence.
 TEST(FrozenShapes, AConstantOnAFixedAxisIsNoEvidenceEvenWhenItEqualsTheBatch) {
-  const auto model = shape_graph(
-      {{"Transpose", {"x"}, "t", {1, 0, 2}},
-       {"Slice", {"t", "one", "two", "axis0"}, "k"},
-       {"Slice", {"t", "two", "three", "axis0"}, "v"},
-       {"Slice", {"x", "two", "three", "axis1"}, "last_channel"},
-       {"Reshape", {"x", "flat3"}, "r"}},
-      {{"one", {1}}, {"two", {2}}, {"three", {3}}, {"axis0", {0}}, {"axis1", {1}}, {"flat3", {-1, 3, 8}}});
+  const auto model =
+      shape_graph({{"Transpose", {"x"}, "t", {1, 0, 2}},
+                   {"Slice", {"t", "one", "two", "axis0"}, "k"},
+                   {"Slice", {"t", "two", "three", "axis0"}, "v"},
+                   {"Slice", {"x", "two", "three", "axis1"}, "last_channel"},
+                   {"Reshape", {"x", "flat3"}, "r"}},
+                  {{"one", {1}}, {"two", {2}}, {"three", {3}}, {"axis0", {0}}, {"axis1", {1}}, {"flat3", {-1, 3, 8}}});
   EXPECT_EQ(frozen_nodes(model, 3), std::vector<std::string>{});
   EXPECT_EQ(frozen_nodes(model, 2), std::vector<std::string>{});
 }
 
 // Must fire: the same constants where they meet the dynamic batch axis.
 TEST(FrozenShapes, AConstantOnTheDynamicAxisIsStillFound) {
-  auto model = shape_graph(
-      {{"Slice", {"x", "zero", "three", "axis0"}, "first_three"},
-       {"Reshape", {"x", "batch_first"}, "r"},
-       {"Transpose", {"x"}, "t", {1, 0, 2}},
-       {"Slice", {"t", "zero", "three", "axis1"}, "on_moved_batch"},
-       {"Expand", {"row", "expanded_shape"}, "expanded"}},
-      {{"zero", {0}},
-       {"three", {3}},
-       {"axis0", {0}},
-       {"axis1", {1}},
-       {"batch_first", {3, -1}},
-       {"expanded_shape", {3, 8}}});
+  auto model = shape_graph({{"Slice", {"x", "zero", "three", "axis0"}, "first_three"},
+                            {"Reshape", {"x", "batch_first"}, "r"},
+                            {"Transpose", {"x"}, "t", {1, 0, 2}},
+                            {"Slice", {"t", "zero", "three", "axis1"}, "on_moved_batch"},
+                            {"Expand", {"row", "expanded_shape"}, "expanded"}},
+                           {{"zero", {0}},
+                            {"three", {3}},
+                            {"axis0", {0}},
+                            {"axis1", {1}},
+                            {"batch_first", {3, -1}},
+                            {"expanded_shape", {3, 8}}});
   // A fixed row broadcast to the batch by a Python int: the constant makes the axis; kept.
   *model.mutable_graph()->add_input() = tensor_value("row", k_float, {1, 8});
-  EXPECT_EQ(frozen_nodes(model, 3), (std::vector<std::string>{"first_three_node", "r_node", "on_moved_batch_node",
-                                                               "expanded_node"}));
+  EXPECT_EQ(frozen_nodes(model, 3),
+            (std::vector<std::string>{"first_three_node", "r_node", "on_moved_batch_node", "expanded_node"}));
 }
 
 // Without a -1 or 0 a Reshape fixes every size of a tensor with a dynamic axis.

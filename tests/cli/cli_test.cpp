@@ -45,7 +45,8 @@ TEST(CliCheck, JsonCarriesTheSummaryFindingsAndVersions) {
   EXPECT_EQ(json["summary"]["opset_imports"]["ai.onnx"], 17);
   EXPECT_EQ(json["summary"]["inputs"][0]["shape"], nlohmann::json::parse(R"(["batch", 3, 224, 224])"));
   EXPECT_EQ(json["findings"].size(), 0U);
-  EXPECT_EQ(json["versions"]["onnxruntime"], locked_version("onnxruntime"));  // the engine's library is the lock's release
+  EXPECT_EQ(json["versions"]["onnxruntime"],
+            locked_version("onnxruntime"));  // the engine's library is the lock's release
 }
 
 TEST(CliCheck, TruncatedModelIsOneClearLine) {
@@ -165,9 +166,9 @@ TEST(CliRun, OnnxRuntimeChosenAtRunTime) {
   TempDir dir;
   {
     const ScopedEnvironment chosen("ONNXPROOF_ONNXRUNTIME", ONNXPROOF_ORT_LIBRARY_DIR);
-    const auto result = onnxproof_cli({"run", fixture("resnet18.onnx").string(), "--input",
-                                       "input=" + fixture("resnet18_input.npy").string(), "--output-dir",
-                                       dir.path().string()});
+    const auto result =
+        onnxproof_cli({"run", fixture("resnet18.onnx").string(), "--input",
+                       "input=" + fixture("resnet18_input.npy").string(), "--output-dir", dir.path().string()});
     EXPECT_EQ(result.exit_code, 0) << result.err;
   }
   const ScopedEnvironment missing("ONNXPROOF_ONNXRUNTIME", (dir / "nowhere").string());
@@ -191,9 +192,9 @@ TEST(CliRun, NpyFormatWritesNpyOutputs) {
 // alone). Output files no outputs.json lists are not onnxproof's: the folder is refused.
 TEST(CliRun, ReusedOutputFolderKeepsNoStaleOutputs) {
   TempDir dir;
-  const std::vector<std::string> run = {"run", fixture("resnet18.onnx").string(), "--input",
-                                        "input=" + fixture("resnet18_input.npy").string(), "--output-dir",
-                                        dir.path().string()};
+  const std::vector<std::string> run = {"run",          fixture("resnet18.onnx").string(),
+                                        "--input",      "input=" + fixture("resnet18_input.npy").string(),
+                                        "--output-dir", dir.path().string()};
   ASSERT_EQ(onnxproof_cli(run).exit_code, 0);
   write_bytes(dir / "notes.txt", "mine");
   auto as_npy = run;
@@ -264,11 +265,9 @@ TEST(CliOps, ProbeCountsAndDiffsAgainstTheDocumentedTable) {
   EXPECT_NE(result.out.find("differs          ai.onnx::HardSwish-14: documented absent, probed supported"),
             std::string::npos)
       << result.out;
-  EXPECT_NE(
-      result.out.find(
-          "probed 7 schemas on cpu (ONNX Runtime " + locked_version("onnxruntime") +
-          "): 5 supported, 2 not implemented, 0 errors; 2 differences"),
-      std::string::npos)
+  EXPECT_NE(result.out.find("probed 7 schemas on cpu (ONNX Runtime " + locked_version("onnxruntime") +
+                            "): 5 supported, 2 not implemented, 0 errors; 2 differences"),
+            std::string::npos)
       << result.out;
 }
 
@@ -420,17 +419,17 @@ TEST(CliOwnership, NoOutputResolvesToAnInputOrIntoAFolderItReads) {
   expect_one_line_error(
       onnxproof_cli({"parity", model, "--reference", reference.string(), "--json", (dir / "link.json").string()}), 2,
       "an input of this command");
-  expect_one_line_error(onnxproof_cli({"simplify", model, "--reference", reference.string(), "-o",
-                                       (reference / "sim.onnx").string()}),
-                        2, "it is inside " + reference.string() + ", an input of this command");
+  expect_one_line_error(
+      onnxproof_cli({"simplify", model, "--reference", reference.string(), "-o", (reference / "sim.onnx").string()}), 2,
+      "it is inside " + reference.string() + ", an input of this command");
   // PyTorch's output_0.pb would become ONNX Runtime's, and parity then passes trivially.
   const fs::path set = reference / "test_data_set_0";
-  expect_one_line_error(onnxproof_cli({"run", model, "--input", "x=" + (set / "input_0.pb").string(), "--output-dir",
-                                       set.string()}),
-                        2, "it holds output_0.pb, which no outputs.json of onnxproof run lists");
-  expect_one_line_error(onnxproof_cli({"golden", "freeze", model, "--reference", reference.string(), "--out",
-                                       reference.string()}),
-                        2, "refusing to write " + reference.string() + " (--out): it is an input of this command");
+  expect_one_line_error(
+      onnxproof_cli({"run", model, "--input", "x=" + (set / "input_0.pb").string(), "--output-dir", set.string()}), 2,
+      "it holds output_0.pb, which no outputs.json of onnxproof run lists");
+  expect_one_line_error(
+      onnxproof_cli({"golden", "freeze", model, "--reference", reference.string(), "--out", reference.string()}), 2,
+      "refusing to write " + reference.string() + " (--out): it is an input of this command");
   expect_one_line_error(
       onnxproof_cli({"golden", "freeze", model, "--reference", reference.string(), "--out", dir.path().string()}), 2,
       "it holds " + model + ", an input of this command");
@@ -442,14 +441,14 @@ TEST(CliOwnership, NoOutputResolvesToAnInputOrIntoAFolderItReads) {
   TempDir exported;
   write_export_folder(exported.path());
   const std::string manifest = read_text(exported / "export.json");
-  expect_one_line_error(onnxproof_cli({"check", (exported / "model.onnx").string(), "--json",
-                                       (exported / "export.json").string()}),
-                        2, "it is an input of this command");
+  expect_one_line_error(
+      onnxproof_cli({"check", (exported / "model.onnx").string(), "--json", (exported / "export.json").string()}), 2,
+      "it is an input of this command");
   // parity names the reference's source framework from the export.json above it: not a --json either.
-  expect_one_line_error(onnxproof_cli({"parity", (exported / "model.onnx").string(), "--reference",
-                                       (exported / "reference").string(), "--json",
-                                       (exported / "export.json").string()}),
-                        2, "it is an input of this command");
+  expect_one_line_error(
+      onnxproof_cli({"parity", (exported / "model.onnx").string(), "--reference", (exported / "reference").string(),
+                     "--json", (exported / "export.json").string()}),
+      2, "it is an input of this command");
   EXPECT_EQ(read_text(exported / "export.json"), manifest);
   // A SavedModel folder is the export's input: the run folder may neither be nor hold it.
   fs::create_directories(exported / "saved" / "variables");
@@ -533,9 +532,8 @@ TEST(CliOwnership, FifoInAnExportIsRefusedNotWaitedOn) {
   const auto result = run_cli("/usr/bin/timeout", {"60", ONNXPROOF_CLI, "pipeline", "--from-export", exported.string(),
                                                    "--out", (dir / "run").string()});
   expect_error_after_progress(result, 3, (exported / "model.onnx").string() + " is not a regular file");
-  expect_one_line_error(
-      run_cli("/usr/bin/timeout", {"60", ONNXPROOF_CLI, "check", (exported / "model.onnx").string()}), 3,
-      "is not a regular file");
+  expect_one_line_error(run_cli("/usr/bin/timeout", {"60", ONNXPROOF_CLI, "check", (exported / "model.onnx").string()}),
+                        3, "is not a regular file");
 }
 
 // A second file for one output (or one past a gap in the numbers) was never compared and the
@@ -557,9 +555,9 @@ TEST(CliOwnership, ReferenceEvidenceIsNeverLeftUnread) {
 
   // A golden set with two files for one output, the manifest's digests made to agree.
   const fs::path golden = dir / "golden";
-  ASSERT_EQ(onnxproof_cli({"golden", "freeze", model, "--reference", reference.string(), "--out", golden.string()})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      onnxproof_cli({"golden", "freeze", model, "--reference", reference.string(), "--out", golden.string()}).exit_code,
+      0);
   ASSERT_TRUE(write_tensor_pb(golden / "test_data_set_0" / "output_1.pb", floats({1, 2}, {9, 9}), "y"));
   auto manifest = nlohmann::json::parse(read_text(golden / "manifest.json"));
   manifest["files"]["test_data_set_0/output_1.pb"] = *sha256_file(golden / "test_data_set_0" / "output_1.pb");

@@ -286,9 +286,8 @@ TEST(Export, DataclassOutputsAreFlattenedWithTheirFieldNames) {
 
 TEST(Export, ModelInTrainingModeIsSwitchedToEvalAndReported) {
   TempDir out;
-  const auto result = export_model(
-      out.path(), {"--model", k_traps + ":training_mode_dropout", "--input", "x=2x8:float32", "--samples", "1",
-                   "--exporter", "torchscript"});
+  const auto result = export_model(out.path(), {"--model", k_traps + ":training_mode_dropout", "--input",
+                                                "x=2x8:float32", "--samples", "1", "--exporter", "torchscript"});
   EXPECT_EQ(result.cli.exit_code, 0) << result.cli.out << result.cli.err;
   // The spec's callable built the model (in train mode, as constructors do): the user never held
   // the object, so it is said (info), not a warning to fix.
@@ -350,9 +349,9 @@ TEST(Export, SweepSetsTheSizesAndOldOpsetIsReportedOnceByCheck) {
 
 TEST(Export, RealDataReplacesGeneratedInputs) {
   TempDir out;
-  const auto result = export_model(out.path(), {"--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
-                                                "--dynamic", "x:0=batch", "--data", k_traps + ":digits_samples",
-                                                "--exporter", "torchscript"});
+  const auto result =
+      export_model(out.path(), {"--model", k_traps + ":dict_output", "--input", "x=2x8:float32", "--dynamic",
+                                "x:0=batch", "--data", k_traps + ":digits_samples", "--exporter", "torchscript"});
   ASSERT_EQ(result.cli.exit_code, 0) << result.cli.err;
   const auto cases = json::parse(read_text(out / "reference" / "cases.json"))["cases"];
   ASSERT_EQ(cases.size(), 4U);
@@ -364,10 +363,9 @@ TEST(Export, RealDataReplacesGeneratedInputs) {
 // A capture that fails midway (here the --data source breaks) leaves no reference.partial/.
 TEST(Export, FailedReferenceCaptureLeavesNoPartialFolder) {
   TempDir out;
-  const auto result =
-      onnxproof_cli({"export", "--model", k_traps + ":dict_output", "--input", "x=2x8:float32", "--dynamic",
-                     "x:0=batch", "--data", k_traps + ":failing_samples", "--exporter", "torchscript", "--out",
-                     out.path().string()});
+  const auto result = onnxproof_cli({"export", "--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
+                                     "--dynamic", "x:0=batch", "--data", k_traps + ":failing_samples", "--exporter",
+                                     "torchscript", "--out", out.path().string()});
   EXPECT_NE(result.exit_code, 0) << result.out << result.err;
   EXPECT_NE(result.err.find("the data source broke"), std::string::npos) << result.err;
   EXPECT_FALSE(fs::exists(out / "reference.partial"));
@@ -383,9 +381,9 @@ TEST(Export, DataDirSamplesAreTheReferenceInputs) {
     for (float& v : x.mutable_values<float>()) v = 0.25F * static_cast<float>(batch);
     ASSERT_TRUE(onnxproof::write_npy(data / ("sample_" + std::to_string(batch)) / "x.npy", x));
   }
-  const auto result = export_model(out.path(), {"--model", k_traps + ":dict_output", "--input", "x=2x8:float32",
-                                                "--dynamic", "x:0=batch", "--data-dir", data.path().string(),
-                                                "--exporter", "torchscript"});
+  const auto result =
+      export_model(out.path(), {"--model", k_traps + ":dict_output", "--input", "x=2x8:float32", "--dynamic",
+                                "x:0=batch", "--data-dir", data.path().string(), "--exporter", "torchscript"});
   ASSERT_EQ(result.cli.exit_code, 0) << result.cli.err;
   EXPECT_EQ(case_sizes(out.path()), (std::vector<json>{{{"batch", 1}}, {{"batch", 5}}}));
   EXPECT_EQ(run_test_data_sets(out / "model.onnx", out / "reference"), "");
@@ -446,7 +444,7 @@ TEST(Export, BadSpecsAreOneClearLine) {
     expect_one_line_error(onnxproof_cli(args), 2, fragment);
   };
   before_python({"--opset", "99"}, "--opset 99 is newer than onnxproof can prove (ONNX Runtime " +
-                                        locked_version("onnxruntime") + " runs up to");
+                                       locked_version("onnxruntime") + " runs up to");
   before_python({"--opset", "5"}, "the oldest opset is 7");
   before_python({"--dynamic", "x:0=a", "--dynamic", "x:0=b"}, "gives x:0 two labels, 'a' and 'b'");
   before_python({"--dynamic", "x:2=a"}, "'x' has 2 dimensions");

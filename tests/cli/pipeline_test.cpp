@@ -162,10 +162,11 @@ TEST(Pipeline, SimplifiedModelIsWhatGetsProvedAndShipped) {
   EXPECT_EQ(simplify["proof"]["by"], "parity") << simplify.dump();
   EXPECT_GT(simplify["proof"]["cases"].get<int>(), 0);
   EXPECT_EQ(report["onnx_model"], (out / "model.sim.onnx").string());
-  EXPECT_GT(report["steps"][4]["peak_mib"].get<double>(), 0.0);  // the parity step's peak memory
+  EXPECT_GT(report["steps"][4]["peak_mib"].get<double>(), 0.0);              // the parity step's peak memory
   EXPECT_GT(report["steps"][0]["front_end_peak_mib"].get<double>(), 100.0);  // torch's process: export.json's
   const json timings = read_json(out / "export.json")["timings_s"];
-  EXPECT_GT(timings["peak_mib"]["export"].get<double>(), timings["peak_mib"]["load"].get<double>() / 2) << timings.dump();
+  EXPECT_GT(timings["peak_mib"]["export"].get<double>(), timings["peak_mib"]["load"].get<double>() / 2)
+      << timings.dump();
   EXPECT_TRUE(fs::exists(out / "model.sim.onnx"));
 }
 
@@ -805,10 +806,9 @@ TEST_P(RuntimeOptimization, TheOptimizerThatChangesTheOutputsIsNamed) {
   TempDir out;
   // The fixed rule: the fusion moves ONNX Runtime away from PyTorch (though not from the exact
   // answer, which the calibrated rule judges by: see the test below).
-  const auto result = onnxproof_cli({"pipeline", "--model", fixtures + ":large_bias_conv", "--input",
-                                     "x=2x3x16x16:float32", "--dynamic", "x:0=batch", "--exporter", GetParam(),
-                                     "--samples", "1", "--rtol", "1e-3", "--atol", "1e-5", "--out",
-                                     out.path().string()});
+  const auto result = onnxproof_cli(
+      {"pipeline", "--model", fixtures + ":large_bias_conv", "--input", "x=2x3x16x16:float32", "--dynamic", "x:0=batch",
+       "--exporter", GetParam(), "--samples", "1", "--rtol", "1e-3", "--atol", "1e-5", "--out", out.path().string()});
   ASSERT_EQ(result.exit_code, 1) << result.out << result.err;
   const json report = read_json(out / "report.json");
   // The premise: it passes with optimizations disabled. PyTorch's and ONNX Runtime's convolutions

@@ -32,8 +32,8 @@ json read_json(const fs::path& path) { return json::parse(read_text(path)); }
 // A failed pipeline run of `model` (x=2x8x16, batch dynamic, unless `input` says otherwise) in `out`.
 void failed_run(const fs::path& out, const std::string& model, std::vector<std::string> extra,
                 const std::string& input = "x=2x8x16:float32") {
-  std::vector<std::string> args = {"pipeline", "--model", model, "--input", input, "--dynamic", "x:0=batch",
-                                   "--samples", "1", "--no-golden", "--out", out.string()};
+  std::vector<std::string> args = {"pipeline",  "--model",   model, "--input",     input,   "--dynamic",
+                                   "x:0=batch", "--samples", "1",   "--no-golden", "--out", out.string()};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto result = onnxproof_cli(args);
   ASSERT_EQ(result.exit_code, 1) << result.out << result.err;
@@ -85,7 +85,7 @@ std::map<std::string, std::string> files_below(const fs::path& folder) {
 }
 
 ino_t inode_of(const fs::path& path) {
-  struct stat info {};
+  struct stat info{};
   return ::stat(path.c_str(), &info) == 0 ? info.st_ino : 0;
 }
 
@@ -248,14 +248,20 @@ TEST(Repair, OnlyAFailedRunFolderOfItsOwnIsRepaired) {
   expect_one_line_error(onnxproof_cli({"repair", out.path().string(), "--repair-budget", "0"}), 2,
                         "--repair-budget must be a positive number");
   // The pipeline's repair options, refused before any work.
-  const std::vector<std::string> model = {"pipeline", "--model", k_fixtures + "trap_models.py:dict_output", "--input",
-                                          "x=2x8:float32", "--out", (out / "other").string()};
+  const std::vector<std::string> model = {"pipeline",
+                                          "--model",
+                                          k_fixtures + "trap_models.py:dict_output",
+                                          "--input",
+                                          "x=2x8:float32",
+                                          "--out",
+                                          (out / "other").string()};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = model;
     args.insert(args.end(), extra.begin(), extra.end());
     return onnxproof_cli(args);
   };
-  expect_one_line_error(with({"--keep-float32", "node_mul"}), 2, "--keep-float32 names nodes of the float16 conversion");
+  expect_one_line_error(with({"--keep-float32", "node_mul"}), 2,
+                        "--keep-float32 names nodes of the float16 conversion");
   expect_one_line_error(with({"--repair", "--exporter", "both"}), 2, "--repair repairs one export");
   expect_one_line_error(with({"--repair", "--repair-budget", "-1"}), 2, "--repair-budget must be a positive number");
   auto report = read_json(out / "report.json");
@@ -264,7 +270,8 @@ TEST(Repair, OnlyAFailedRunFolderOfItsOwnIsRepaired) {
   // A command record that is not one is named, not trusted.
   const std::string recorded = read_text(out / "command.json");
   write_bytes(out / "command.json", R"({"schema": "onnxproof.command/1", "model": {}})");
-  expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2, "command.json: model.model: expected a value");
+  expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2,
+                        "command.json: model.model: expected a value");
   write_bytes(out / "command.json", recorded);
   // RUN/repair is replaced by every repair: never through a link to somewhere else.
   TempDir elsewhere;

@@ -38,7 +38,8 @@ Report small_report() {
   step.name = "check";
   step.status = StepStatus::pass;
   report.steps.push_back(step);
-  report.findings.push_back(Finding{FindingCode::exporter_fallback, Severity::info, "export", "fell back", "", "a hint"});
+  report.findings.push_back(
+      Finding{FindingCode::exporter_fallback, Severity::info, "export", "fell back", "", "a hint"});
   report.headline.push_back({"Is the model valid ONNX?", "yes", "checker"});
   finish_report(report);
   return report;

@@ -53,7 +53,12 @@ TEST(FindingCodes, AFindingWithAnUnregisteredCodeIsRefusedNamingTheField) {
 }
 
 TEST(FindingCodes, FindingsRoundTripThroughJsonWithTheirEvidence) {
-  const Finding original{FindingCode::frozen_dimension, Severity::warning, "check", "message", "node", "hint",
+  const Finding original{FindingCode::frozen_dimension,
+                         Severity::warning,
+                         "check",
+                         "message",
+                         "node",
+                         "hint",
                          {.axis = "batch", .sizes = {{"batch", 3}}, .source = "model.py:12"}};
   const auto read = finding_from_json(finding_to_json(original), "test");
   ASSERT_TRUE(read) << read.error().describe();

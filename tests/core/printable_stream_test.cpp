@@ -30,7 +30,9 @@ TEST(PrintableStream, EscapesControlBytesThatWouldDriveTheTerminal) {
 }
 
 TEST(PrintableStream, EscapesAC1ControlAndKeepsALoneLeadByteAtTheEnd) {
-  const std::string c1 = through_buffer("a\xc2\x9b" "b");  // U+009B, the 8-bit CSI
+  const std::string c1 = through_buffer(
+      "a\xc2\x9b"
+      "b");  // U+009B, the 8-bit CSI
   EXPECT_EQ(c1.find("\xc2\x9b"), std::string::npos);
   EXPECT_EQ(c1.front(), 'a');
   EXPECT_EQ(c1.back(), 'b');

@@ -62,8 +62,8 @@ TEST(SourceFramework, EverySpecFormBelongsToOne) {
   for (const char* spec : {"keras:MobileNetV3Small", "keras:ResNet50:include_top=false", "saved_model:models/encoder",
                            "saved_model:/abs/dir/", "model.keras", "runs/classifier.keras"})
     EXPECT_EQ(source_framework_of_spec(spec), "tensorflow") << spec;
-  for (const char* spec : {"torchvision:resnet18", "timm:convnext_atto", "hf:BertModel:num_hidden_layers=1",
-                           "model.pt", "weights.pth", "package.module:build", "models/keras.py.txt:build"})
+  for (const char* spec : {"torchvision:resnet18", "timm:convnext_atto", "hf:BertModel:num_hidden_layers=1", "model.pt",
+                           "weights.pth", "package.module:build", "models/keras.py.txt:build"})
     EXPECT_EQ(source_framework_of_spec(spec), "torch") << spec;
 }
 
@@ -128,7 +128,7 @@ TEST(InputOption, TensorFlowModelsBringTheirOwnSignature) {
   write_bytes(dir / "tf_model.py", "import keras\n\ndef build():\n    return keras.Sequential()\n");
   write_bytes(dir / "torch_model.py", "import torch\n");
   for (const std::string& spec : std::vector<std::string>{"keras:MobileNetV3Small", "saved_model:encoder",
-                                                         "model.keras", (dir / "tf_model.py").string() + ":build"})
+                                                          "model.keras", (dir / "tf_model.py").string() + ":build"})
     EXPECT_EQ(refusal(options_for(spec, "auto")), "") << spec;
   EXPECT_NE(refusal(options_for((dir / "torch_model.py").string() + ":build", "auto")).find("--input is required"),
             std::string::npos);

@@ -199,8 +199,8 @@ std::string nested_subgraph_bytes(int levels) {
   std::vector<std::string> prefixes;
   std::size_t length = 0;
   for (int level = 0; level < levels; ++level) {
-    const std::string attribute = "\x0a\x01g\x32" + varint(length);  // name, g
-    const std::string node = "\x22\x02If\x2a" + varint(attribute.size() + length);  // op_type, attribute
+    const std::string attribute = "\x0a\x01g\x32" + varint(length);                      // name, g
+    const std::string node = "\x22\x02If\x2a" + varint(attribute.size() + length);       // op_type, attribute
     const std::string graph = "\x0a" + varint(node.size() + attribute.size() + length);  // node
     length += graph.size() + node.size() + attribute.size();
     prefixes.push_back(graph + node + attribute);
@@ -233,7 +233,8 @@ TEST(LoadModel, NestingFarPastTheLimitIsNamedNotCalledTruncated) {
 // Found by fuzz_model_loader: an end-group tag of field 0 closed the measurement's root level and
 // the next step read past its stack. Field 0 is no wire format, so it is damage like any other.
 TEST(LoadModel, AnEndGroupOfFieldZeroIsDamageNotAReadPastTheStack) {
-  for (const std::string& bytes : {std::string("\x04", 1), std::string("\x03\x04", 2), std::string("\x08\x01\x04", 3)}) {
+  for (const std::string& bytes :
+       {std::string("\x04", 1), std::string("\x03\x04", 2), std::string("\x08\x01\x04", 3)}) {
     const auto parsed = parse_model(bytes, "field0");
     ASSERT_FALSE(parsed);
     EXPECT_EQ(parsed.error().code(), ErrorCode::invalid_input) << parsed.error().describe();

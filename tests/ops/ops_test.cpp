@@ -88,7 +88,8 @@ TEST(Audit, OpThatTensorRTLacksIsReported) {
   const auto model = single_node_model("Bernoulli", {tensor_value("p", k_float, {8})}, tensor_value("y", k_float, {8}));
   const auto audit = audit_operators(model, tables({"ort-cpu", "tensorrt"}));
   EXPECT_EQ(operator_status_name(verdict(audit, "Bernoulli", "tensorrt").status), "unsupported");
-  EXPECT_EQ(operator_status_name(verdict(audit, "Bernoulli", "ort-cpu").status), "supported");  // ORT expands the function
+  EXPECT_EQ(operator_status_name(verdict(audit, "Bernoulli", "ort-cpu").status),
+            "supported");  // ORT expands the function
   EXPECT_TRUE(has(audit, "OP_UNSUPPORTED_BY_TARGET", "TensorRT 10.15 ONNX parser does not support ai.onnx::Bernoulli"));
 }
 

@@ -46,8 +46,8 @@ ParityResult prove_wrong_relu(const TempDir& dir, std::set<std::string> skipped)
   ParityOptions options;
   options.intra_op_threads = 1;
   options.skipped_analyzers = std::move(skipped);
-  auto result = run_parity(dir / "relu.onnx", one_case(filled({2, 4}, -2.0F, 0.5F), filled({2, 4}, -1.0F, 0.5F)),
-                           options);
+  auto result =
+      run_parity(dir / "relu.onnx", one_case(filled({2, 4}, -2.0F, 0.5F), filled({2, 4}, -1.0F, 0.5F)), options);
   EXPECT_TRUE(result) << result.error().describe();
   return result ? *result : ParityResult{};
 }

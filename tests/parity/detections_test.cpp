@@ -143,7 +143,8 @@ TEST(Detections, ExtrasWithoutTheirFloat64RunKeepTheFixedBudget) {
 // Mask R-CNN's scores moved 0.0016 where the fixed rule allows 0.001 and its own noise 0.0037.
 TEST(Detections, ACaseWithoutFloat64IsJudgedByTheNoiseOfTheOthers) {
   EXPECT_FALSE(pooled_detection_noise({}).has_value());
-  const auto pooled = pooled_detection_noise({{0.001, 0.0005, std::nullopt}, {0.003, 0.0002, 0.01}, {0.002, 0.0004, 0.02}});
+  const auto pooled =
+      pooled_detection_noise({{0.001, 0.0005, std::nullopt}, {0.003, 0.0002, 0.01}, {0.002, 0.0004, 0.02}});
   ASSERT_TRUE(pooled.has_value());
   EXPECT_DOUBLE_EQ(pooled->box, 0.002);
   EXPECT_DOUBLE_EQ(pooled->score, 0.0004);
@@ -158,7 +159,9 @@ TEST(Detections, ACaseWithoutFloat64IsJudgedByTheNoiseOfTheOthers) {
 TEST(Detections, MisshapenBoxesAreRefused) {
   const auto boxes = tensor<float>(DType::float32, {2, 3}, {0, 0, 1, 1, 2, 2});
   const auto scores = tensor<float>(DType::float32, {2}, {0.5F, 0.5F});
-  EXPECT_FALSE(detection_side(DetectionSet{.boxes = "boxes", .scores = "scores", .labels = "", .extra = {}, .score_threshold = 0.0}, &boxes, &scores, nullptr, {}));
+  EXPECT_FALSE(detection_side(
+      DetectionSet{.boxes = "boxes", .scores = "scores", .labels = "", .extra = {}, .score_threshold = 0.0}, &boxes,
+      &scores, nullptr, {}));
 }
 
 }  // namespace

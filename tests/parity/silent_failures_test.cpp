@@ -30,7 +30,8 @@ struct NodeSpec {
 };
 
 // x (float32 2x4) -> nodes in order -> y, with scalar float32 initializers.
-onnx::ModelProto graph_model(const std::vector<NodeSpec>& nodes, const std::vector<std::pair<std::string, float>>& scalars) {
+onnx::ModelProto graph_model(const std::vector<NodeSpec>& nodes,
+                             const std::vector<std::pair<std::string, float>>& scalars) {
   auto model = single_node_model("Identity", {tensor_value("x", onnx::TensorProto::FLOAT, {2, 4})},
                                  tensor_value("y", onnx::TensorProto::FLOAT, {2, 4}));
   auto& graph = *model.mutable_graph();
@@ -78,8 +79,8 @@ ParityResult prove(const TempDir& dir, const onnx::ModelProto& model, const Refe
 }
 
 const Finding* find(const ParityResult& result, FindingCode code) {
-  const auto it = std::find_if(result.findings.begin(), result.findings.end(),
-                               [&](const Finding& f) { return f.code == code; });
+  const auto it =
+      std::find_if(result.findings.begin(), result.findings.end(), [&](const Finding& f) { return f.code == code; });
   return it == result.findings.end() ? nullptr : &*it;
 }
 
@@ -88,8 +89,8 @@ const Tensor k_x = float_tensor({1, -2, 3, -4, 5, -6, 7, -8});
 TEST(SilentFailures, AllZerosOutputIsFlaggedWithItsFirstNode) {
   TempDir dir;
   // y = (x + x) * 0: a "kernel" that returns zeros; PyTorch's answer is 2x.
-  const auto model = graph_model({{"double", "Add", {"x", "x"}, "a"}, {"zeroing", "Mul", {"a", "zero"}, "y"}},
-                                 {{"zero", 0.0F}});
+  const auto model =
+      graph_model({{"double", "Add", {"x", "x"}, "a"}, {"zeroing", "Mul", {"a", "zero"}, "y"}}, {{"zero", 0.0F}});
   const auto result = prove(dir, model, one_case(k_x, float_tensor({2, -4, 6, -8, 10, -12, 14, -16})));
   const Finding* zeros = find(result, FindingCode::output_all_zeros);
   ASSERT_NE(zeros, nullptr);
@@ -120,9 +121,9 @@ TEST(SilentFailures, SaturatedOutputIsFlaggedWithItsFirstNode) {
 TEST(SilentFailures, NanWherePyTorchIsFiniteNamesTheFirstNode) {
   TempDir dir;
   // y = sqrt(x - 10) gives NaN for every element; PyTorch's (intended) answer is finite.
-  const auto model = graph_model({{"shift", "Sub", {"x", "ten"}, "d"}, {"root", "Sqrt", {"d"}, "r"},
-                                  {"copy", "Identity", {"r"}, "y"}},
-                                 {{"ten", 10.0F}});
+  const auto model =
+      graph_model({{"shift", "Sub", {"x", "ten"}, "d"}, {"root", "Sqrt", {"d"}, "r"}, {"copy", "Identity", {"r"}, "y"}},
+                  {{"ten", 10.0F}});
   const auto result = prove(dir, model, one_case(k_x, float_tensor({3, 3.4F, 2.6F, 3.7F, 2.2F, 4, 1.7F, 4.2F})));
   const Finding* nan = find(result, FindingCode::nan_or_inf);
   ASSERT_NE(nan, nullptr);
@@ -135,8 +136,8 @@ TEST(SilentFailures, NanWherePyTorchIsFiniteNamesTheFirstNode) {
 TEST(SilentFailures, TrueAllZeroAnswerIsNotFlagged) {
   TempDir dir;
   // y = relu(-|x|): every element is zero, for ONNX Runtime and for PyTorch alike.
-  const auto model = graph_model({{"abs", "Abs", {"x"}, "a"}, {"negate", "Neg", {"a"}, "n"}, {"relu", "Relu", {"n"}, "y"}},
-                                 {});
+  const auto model =
+      graph_model({{"abs", "Abs", {"x"}, "a"}, {"negate", "Neg", {"a"}, "n"}, {"relu", "Relu", {"n"}, "y"}}, {});
   const auto result = prove(dir, model, one_case(k_x, *Tensor::zeros(DType::float32, {2, 4})));
   EXPECT_EQ(find(result, FindingCode::output_all_zeros), nullptr);
   EXPECT_EQ(find(result, FindingCode::output_saturated), nullptr);
@@ -151,8 +152,8 @@ TEST(SilentSigns, CountOnlyWherePyTorchDoesNotShowThem) {
   EXPECT_EQ(signs.saturated, 1);  // PyTorch's second element is 65504 itself
   EXPECT_DOUBLE_EQ(signs.saturated_value, 65504.0);
   EXPECT_FALSE(signs.all_zeros);
-  EXPECT_FALSE(detect_silent_signs(float_tensor({NAN, 1, 1, 1, 1, 1, 1, 1}), float_tensor({NAN, 1, 1, 1, 1, 1, 1, 1}))
-                   .any());
+  EXPECT_FALSE(
+      detect_silent_signs(float_tensor({NAN, 1, 1, 1, 1, 1, 1, 1}), float_tensor({NAN, 1, 1, 1, 1, 1, 1, 1})).any());
   const auto zero = *Tensor::zeros(DType::float32, {2, 4});
   EXPECT_TRUE(detect_silent_signs(float_tensor({0, 0, 0, 0, 0, 0, 0, 1e-3F}), zero).all_zeros);
   EXPECT_FALSE(detect_silent_signs(zero, zero).all_zeros);

@@ -36,17 +36,20 @@ TEST(SimplifiedProof, APassingSimplifiedModelIsNeverBlamed) {
 
 TEST(SimplifiedProof, FailingWhereTheExportPassesBlamesTheSimplifier) {
   const auto simplified = result({row("a", RowStatus::fail), row("b", RowStatus::pass)});
-  EXPECT_TRUE(simplified_fails_where_export_passes(simplified, result({row("a", RowStatus::pass), row("b", RowStatus::pass)})));
+  EXPECT_TRUE(
+      simplified_fails_where_export_passes(simplified, result({row("a", RowStatus::pass), row("b", RowStatus::pass)})));
   // Both fail, but on a case the export passes: the simplifier broke that one.
   const auto both = result({row("a", RowStatus::fail), row("b", RowStatus::fail)});
-  const auto blame = simplified_fails_where_export_passes(both, result({row("a", RowStatus::fail), row("b", RowStatus::pass)}));
+  const auto blame =
+      simplified_fails_where_export_passes(both, result({row("a", RowStatus::fail), row("b", RowStatus::pass)}));
   ASSERT_TRUE(blame);
   EXPECT_NE(blame->find("'y' of b"), std::string::npos) << *blame;
 }
 
 TEST(SimplifiedProof, FailingAlikeIsTheExportsOwnFailure) {
   const auto simplified = result({row("a", RowStatus::fail), row("b", RowStatus::pass)});
-  EXPECT_FALSE(simplified_fails_where_export_passes(simplified, result({row("a", RowStatus::fail), row("b", RowStatus::pass)})));
+  EXPECT_FALSE(
+      simplified_fails_where_export_passes(simplified, result({row("a", RowStatus::fail), row("b", RowStatus::pass)})));
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ TEST(Steps, TheCapNeverFallsBelowTheTwinsOwnShare) {
   twin.max_steps = 16.0;
   const StepAllowance allowed = step_allowance(&twin);
   EXPECT_NEAR(allowed.share, 1626.0 / 2000.0, 1e-12);  // above k_max_share: the twin's own
-  StepCount onnx;  // ONNX Runtime's: 80% moved, 10 steps at most
+  StepCount onnx;                                      // ONNX Runtime's: 80% moved, 10 steps at most
   onnx.elements = 2000;
   onnx.zero = 399;
   onnx.one = 757;

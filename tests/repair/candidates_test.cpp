@@ -41,13 +41,12 @@ TEST(RepairPlan, APassingRunOrAModelsOwnFailureHasNothingToTry) {
 }
 
 TEST(RepairPlan, ChangesWithoutANewExportComeFirstThenExporterThenOpsetsThenPairs) {
-  const auto plan = plan_repair(failed_run({k_mismatch,
-                                            {"RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS", "error", "ConvAddFusion", "...",
-                                             "localize"}}));
+  const auto plan = plan_repair(
+      failed_run({k_mismatch, {"RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS", "error", "ConvAddFusion", "...", "localize"}}));
   const auto planned = names(plan);
   EXPECT_EQ(planned, (std::vector<std::string>{"optimizer-ConvAddFusion", "exporter-dynamo", "opset-19", "opset-18",
-                                                   "opset-17", "optimizer-ConvAddFusion+exporter-dynamo",
-                                                   "exporter-dynamo+opset-19", "exporter-dynamo+opset-18"}));
+                                               "opset-17", "optimizer-ConvAddFusion+exporter-dynamo",
+                                               "exporter-dynamo+opset-19", "exporter-dynamo+opset-18"}));
   EXPECT_EQ(plan[0].disabled_optimizers, std::vector<std::string>{"ConvAddFusion"});
   EXPECT_FALSE(plan[0].reexport);
   EXPECT_TRUE(plan[1].reexport);
@@ -94,8 +93,8 @@ TEST(RepairPlan, NothingIsPlannedThatNoProofCouldConfirm) {
   trap.failing_cases.clear();
   for (const auto& c : plan_repair(trap)) EXPECT_NE(c.kind, "rewrite");
   // The generation proof's optimizer finding names a step, not an optimizer.
-  for (const auto& c : plan_repair(failed_run({k_mismatch, {"RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS", "error",
-                                                            "generation step 3", "...", "generate"}})))
+  for (const auto& c : plan_repair(failed_run(
+           {k_mismatch, {"RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS", "error", "generation step 3", "...", "generate"}})))
     EXPECT_NE(c.kind, "optimizer") << c.name;
 }
 

@@ -34,8 +34,9 @@ std::vector<ParityRow> parity_rows(int cases) {
     row.output = "logits";
     if (i % 3 == 2) {
       row.status = RowStatus::rejected;
-      row.note = "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Got invalid dimensions for input: x for the following "
-                 "indices index: 0 Got: 3 Expected: 2 Please fix either the inputs/outputs or the model.";
+      row.note =
+          "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Got invalid dimensions for input: x for the following "
+          "indices index: 0 Got: 3 Expected: 2 Please fix either the inputs/outputs or the model.";
     } else {
       row.status = i % 5 == 4 ? RowStatus::fail : RowStatus::pass;
       row.comparison.max_abs = i % 5 == 4 ? 0.3 : 1e-7 * (1 + i);
@@ -99,8 +100,8 @@ TEST(ChartLayout, EveryCaseIsDrawnTheRefusedOnesMarkedWithTheirReason) {
   EXPECT_NE(spec.panels[0].bars[2].note.find("Got invalid dimensions"), std::string::npos);
   const std::string svg = log_bar_chart_svg(spec);
   EXPECT_NE(svg.find("not run: Got invalid dimensions"), std::string::npos);  // the runtime's prefix dropped
-  EXPECT_NE(svg.find("class=\"limit\""), std::string::npos);  // the tolerance tick
-  EXPECT_NE(svg.find("(log scale"), std::string::npos);        // the axis says what it measures
+  EXPECT_NE(svg.find("class=\"limit\""), std::string::npos);                  // the tolerance tick
+  EXPECT_NE(svg.find("(log scale"), std::string::npos);                       // the axis says what it measures
 }
 
 TEST(ChartLayout, TheFirstDivergentModuleStandsApartFromWhatFollows) {
@@ -165,8 +166,9 @@ document.getElementById('result').textContent = problems.length ? problems.join(
 
 TEST(ChartLayout, ChromiumMeasuresNoOverlapAtOneThreeAndFortyCases) {
   const std::string chromium = find_chromium();
-  if (chromium.empty()) GTEST_SKIP() << "Chromium is not installed (scripts/setup.sh installs it): the layout is "
-                                        "checked only with the writer's own text boxes";
+  if (chromium.empty())
+    GTEST_SKIP() << "Chromium is not installed (scripts/setup.sh installs it): the layout is "
+                    "checked only with the writer's own text boxes";
   TempDir dir;
   std::string page = "<!DOCTYPE html><html><body style=\"margin:0\">\n";
   for (const auto& [name, layout] : charts()) {

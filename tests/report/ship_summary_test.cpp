@@ -77,8 +77,7 @@ TEST(ShipSummary, ALocatedDivergenceAnswersWhereAndWhatToDo) {
   print_report_summary(out, report, "/run");
   const std::string text = out.str();
   EXPECT_TRUE(text.starts_with("verdict          fail: do not ship")) << text;
-  EXPECT_EQ(text.find("where            module blocks.5 (model.py:40)\nwhat to do       "),
-            text.find('\n') + 1)
+  EXPECT_EQ(text.find("where            module blocks.5 (model.py:40)\nwhat to do       "), text.find('\n') + 1)
       << text;
   EXPECT_NE(text.find("    follows: error   PARITY_MISMATCH"), std::string::npos) << text;
 }
@@ -97,7 +96,8 @@ TEST(ShipSummary, TheWholeModelIsNoPlaceBesideAFrozenNode) {
   report.verdict = Verdict::fail;
   EXPECT_EQ(summarize_for_shipping(report).where, "/Reshape");
   report.localization->modules[0].module = "blocks.2";
-  EXPECT_EQ(summarize_for_shipping(report).where, "/Reshape; the outputs first diverge in module blocks.2 (model.py:17)");
+  EXPECT_EQ(summarize_for_shipping(report).where,
+            "/Reshape; the outputs first diverge in module blocks.2 (model.py:17)");
 }
 
 TEST(ShipSummary, ADivergenceThatNamedNoModuleExplainsNothing) {

@@ -76,8 +76,8 @@ TEST(Session, UnavailableProviderIsAClearError) {
 // The reasons a GPU provider cannot run, as the message says them: the provider is not in the
 // build, its library is not beside the build, a library it needs is missing, or no device.
 bool says_precisely_why(const std::string& message) {
-  for (const char* reason : {"is not available in this ONNX Runtime", "no provider library", "no device",
-                             "a library it needs is not"}) {
+  for (const char* reason :
+       {"is not available in this ONNX Runtime", "no provider library", "no device", "a library it needs is not"}) {
     if (message.find(reason) != std::string::npos) return true;
   }
   return false;

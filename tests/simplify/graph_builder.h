@@ -58,7 +58,6 @@ inline void add_int(onnx::NodeProto* node, const std::string& name, int64_t valu
   a->set_i(value);
 }
 
-
 // x (1x2x6x6) -> Conv (3 channels, 3x3, weights `step` apart; with bias `bias` when given) -> c;
 // the graph's output y (1x3x6x6) is for the caller's node to write.
 inline onnx::ModelProto conv_model(float step, const std::vector<float>& bias) {

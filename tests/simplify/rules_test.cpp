@@ -68,7 +68,8 @@ std::map<std::string, std::function<onnx::ModelProto()>> no_op_models() {
        [] { return no_op("Expand", {"ones"}, [](auto& model, auto*) { ints(model, "ones", {1, 1}); }); }},
       {"remove-same-shape-reshape",
        [] { return no_op("Reshape", {"shape"}, [](auto& model, auto*) { ints(model, "shape", {2, 3}); }); }},
-      {"remove-whole-slice", [] {
+      {"remove-whole-slice",
+       [] {
          return no_op("Slice", {"starts", "ends"}, [](auto& model, auto*) {
            ints(model, "starts", {0, 0});
            ints(model, "ends", {2, 3});
@@ -80,7 +81,8 @@ std::map<std::string, std::function<onnx::ModelProto()>> no_op_models() {
        [] { return no_op("Pad", {"pads"}, [](auto& model, auto*) { ints(model, "pads", {0, 0, 0, 0}); }); }},
       {"remove-single-input-concat",
        [] { return no_op("Concat", {}, [](auto&, auto* node) { add_int(node, "axis", 0); }); }},
-      {"remove-identity-element", [] {
+      {"remove-identity-element",
+       [] {
          return no_op("Add", {"zeros"},
                       [](auto& model, auto*) { add_initializer(model, "zeros", k_float, {3}, {0, 0, 0}); });
        }},
@@ -108,7 +110,8 @@ std::map<std::string, std::function<onnx::ModelProto()>> folding_models() {
          return scaled_by_size("Gather", {"one"},
                                [](auto& model) { add_initializer(model, "one", k_int64, {}, {}, {1}); });
        }},
-      {"fold-sliced-static-dims", [] {
+      {"fold-sliced-static-dims",
+       [] {
          return scaled_by_size("Slice", {"start", "end"}, [](auto& model) {
            ints(model, "start", {1});
            ints(model, "end", {2});
@@ -214,9 +217,7 @@ std::map<std::string, std::function<onnx::ModelProto()>> fusion_models() {
          });
        }},
       {"fuse-batch-norm-into-conv",
-       [] {
-         return conv_batch_norm_model(0.1F, {}, {{1, 2, 3}, {0.1F, 0.2F, 0.3F}, {0, 1, 0}, {1, 1, 4}});
-       }},
+       [] { return conv_batch_norm_model(0.1F, {}, {{1, 2, 3}, {0.1F, 0.2F, 0.3F}, {0, 1, 0}, {1, 1, 4}}); }},
       {"fuse-mul-into-conv",
        [] {
          auto model = conv_model(0.1F, {0.1F, 0.2F, 0.3F});
@@ -308,18 +309,16 @@ TEST(Rules, TheCommandLineAcceptsSkipRuleForEveryRuleAndRefusesOtherNames) {
   TempDir dir;
   write_bytes(dir / "m.onnx", no_op("Identity", {}, [](auto&, auto*) {}).SerializeAsString());
   for (const auto& rule : builtin_rules()) {
-    const auto result =
-        run_cli(ONNXPROOF_CLI, {"simplify", (dir / "m.onnx").string(), "-o", (dir / "s.onnx").string(), "--skip-rule",
-                                rule.name});
+    const auto result = run_cli(ONNXPROOF_CLI, {"simplify", (dir / "m.onnx").string(), "-o", (dir / "s.onnx").string(),
+                                                "--skip-rule", rule.name});
     EXPECT_EQ(result.exit_code, 0) << rule.name << ": " << result.err;
     // remove-identity is what simplifies this model: skipped, the Identity stays.
     const bool identity_stays = read_text(dir / "s.onnx").find("Identity") != std::string::npos;
     EXPECT_EQ(identity_stays, rule.name == "remove-identity") << rule.name;
   }
-  expect_one_line_error(
-      run_cli(ONNXPROOF_CLI,
-              {"simplify", (dir / "m.onnx").string(), "-o", (dir / "s.onnx").string(), "--skip-rule", "fusions"}),
-      2, "--skip-rule fusions: no such rule (remove-dead-code, remove-identity,");
+  expect_one_line_error(run_cli(ONNXPROOF_CLI, {"simplify", (dir / "m.onnx").string(), "-o", (dir / "s.onnx").string(),
+                                                "--skip-rule", "fusions"}),
+                        2, "--skip-rule fusions: no such rule (remove-dead-code, remove-identity,");
 }
 
 // y = x * 2, with a rule planted for the test that makes it x * 2.01: a wrong rewrite.
@@ -337,15 +336,16 @@ Rule wrong_mul_rule() {
                   [is_two](const RuleContext& context, const onnx::NodeProto& node) {
                     return node.input_size() == 2 && is_two(context, node.input(1));
                   },
-              .apply = [](RuleContext& context, onnx::NodeProto& node) {
-                onnx::TensorProto& nearly = context.added.emplace_back();
-                nearly.set_name("nearly_two");
-                nearly.set_data_type(k_float);
-                nearly.add_dims(1);
-                nearly.add_float_data(2.01F);
-                node.set_input(1, "nearly_two");
-                return 1;
-              }};
+              .apply =
+                  [](RuleContext& context, onnx::NodeProto& node) {
+                    onnx::TensorProto& nearly = context.added.emplace_back();
+                    nearly.set_name("nearly_two");
+                    nearly.set_data_type(k_float);
+                    nearly.add_dims(1);
+                    nearly.add_float_data(2.01F);
+                    node.set_input(1, "nearly_two");
+                    return 1;
+                  }};
 }
 
 // x -> Identity -> Transpose -> Transpose -> Mul by 2 -> y: four rules fire, one of them wrong.
@@ -373,8 +373,7 @@ TEST(Rules, APlantedWrongRuleFailsTheProofWritesNothingAndIsNamed) {
   EXPECT_EQ(outcome->culprit_pass, "planted-wrong-mul");
   ASSERT_FALSE(outcome->proof.findings.empty());
   EXPECT_EQ(outcome->proof.findings[0].code, FindingCode::simplify_changed_outputs);
-  EXPECT_NE(outcome->proof.findings[0].message.find("the rule 'planted-wrong-mul' makes the change"),
-            std::string::npos)
+  EXPECT_NE(outcome->proof.findings[0].message.find("the rule 'planted-wrong-mul' makes the change"), std::string::npos)
       << outcome->proof.findings[0].message;
   EXPECT_NE(outcome->proof.findings[0].hint.find("--skip-rule planted-wrong-mul"), std::string::npos);
   // Skipped, the rest is proved and written.
@@ -395,7 +394,7 @@ TEST(Rules, TheReportListsTheRulesThatChangedSomethingWithTheirCounts) {
   EXPECT_EQ(json["rules"]["fuse-transposes"], 1);
   EXPECT_EQ(json["rules"]["remove-identity-transpose"], 1);
   EXPECT_FALSE(json["rules"].contains("fuse-reshapes"));  // only the rules that changed something
-  EXPECT_EQ(json["passes"]["no-ops"], 2);                  // the passes' totals, as before
+  EXPECT_EQ(json["passes"]["no-ops"], 2);                 // the passes' totals, as before
   std::ostringstream terminal;
   print_simplify_outcome(terminal, *outcome, dir / "simplified.onnx");
   EXPECT_NE(terminal.str().find("pass fusions"), std::string::npos) << terminal.str();

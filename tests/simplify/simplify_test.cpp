@@ -244,7 +244,6 @@ TEST(SimplifyProof, HugeDeclaredInputsAreAClearErrorNotBadAlloc) {
 
 }  // namespace
 
-
 TEST(Fusions, TwoTransposesBecomeOneAndAnIdentityPairGoes) {
   // x 2x3x4: perm [1,2,0] then [2,0,1] is the identity: both go; a third chain composes.
   auto model =
@@ -329,7 +328,6 @@ TEST(Fusions, ANarrowingCastInTheMiddleStays) {
   const auto simplified = simplify_and_prove(model);
   EXPECT_EQ(count(simplified, "Cast"), 2);
 }
-
 
 TEST(Fusions, BatchNormalizationFoldsIntoTheConvBeforeIt) {
   const auto model = conv_batch_norm_model(
@@ -662,8 +660,8 @@ TEST(SimplifyFile, AnInvalidInputIsNamedAsSuchNotBlamedOnARule) {
   model.mutable_graph()->mutable_node(0)->set_input(0, "nowhere");  // no value defines it
   TempDir dir;
   write_bytes(dir / "bad.onnx", model.SerializeAsString());
-  const auto outcome = simplify_file(dir / "bad.onnx", dir / "out.onnx", SimplifyOptions{}, nullptr,
-                                     ToleranceOptions{}, /*copy_when_unchanged=*/true);
+  const auto outcome = simplify_file(dir / "bad.onnx", dir / "out.onnx", SimplifyOptions{}, nullptr, ToleranceOptions{},
+                                     /*copy_when_unchanged=*/true);
   ASSERT_FALSE(outcome);
   EXPECT_EQ(outcome.error().code(), ErrorCode::invalid_input);
   EXPECT_NE(outcome.error().describe().find("the input model is invalid"), std::string::npos)

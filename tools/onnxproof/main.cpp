@@ -1,9 +1,9 @@
 // onnxproof's command line: turns argv into each workflow's options (CLI11), calls the workflow,
 // prints its outcome and maps it to the exit code (DESIGN.md: 0 pass, 1 the proof failed, 2 usage
 // error, 3 the tool could not run). Every workflow lives in the library (onnxproof/workflow/).
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <ext/stdio_filebuf.h>
-#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
@@ -267,9 +267,10 @@ void add_ops(CLI::App& app, Commands& commands) {
   ops_app->add_option("--target", ops->targets, "Targets, comma-separated: ort-cpu,ort-cuda,tensorrt,openvino")
       ->capture_default_str();
   ops_app->add_option("--json", ops->json_path, "Also write the audit as JSON to this file");
-  ops_app->add_flag("--probe", ops->probe,
-                    "Audit against the loaded ONNX Runtime itself: probe each of the model's operators with a "
-                    "one-node session (ONNXPROOF_ONNXRUNTIME chooses the release) instead of reading --target's tables");
+  ops_app->add_flag(
+      "--probe", ops->probe,
+      "Audit against the loaded ONNX Runtime itself: probe each of the model's operators with a "
+      "one-node session (ONNXPROOF_ONNXRUNTIME chooses the release) instead of reading --target's tables");
   auto probe = std::make_shared<ProbeCommand>();
   auto opset = std::make_shared<OpsetCommand>();
   auto* opset_app =
@@ -287,7 +288,8 @@ void add_ops(CLI::App& app, Commands& commands) {
   commands.push_back({probe_app, [probe] { return present(probe_workflow(*probe)); }});
   commands.push_back({ops_app, [ops] {
                         if (!ops->model.empty()) return present(ops_workflow(*ops));
-                        return report_error(Error(ErrorCode::usage, "ops needs a MODEL.onnx (or the probe subcommand)"));
+                        return report_error(
+                            Error(ErrorCode::usage, "ops needs a MODEL.onnx (or the probe subcommand)"));
                       }});
 }
 
@@ -327,9 +329,10 @@ void add_localize(CLI::App& app, Commands& commands) {
       ->capture_default_str();
   localize_app->add_option("--python", localize->python,
                            "Python interpreter with the run's framework (as for the export: torch, or tensorflow)");
-  localize_app->add_flag("--captured", localize->captured,
-                         "localize/modules.json is there already (written by onnxproof.localize.write_localization in the "
-                         "process that holds the model)");
+  localize_app->add_flag(
+      "--captured", localize->captured,
+      "localize/modules.json is there already (written by onnxproof.localize.write_localization in the "
+      "process that holds the model)");
   localize_app->add_option("--rtol", localize->proof.rtol, "Relative tolerance (default per dtype)");
   localize_app->add_option("--atol", localize->proof.atol, "Absolute tolerance (default per dtype)");
   commands.push_back({localize_app, [localize] { return present(localize_workflow(*localize, std::cout)); }});
@@ -359,8 +362,7 @@ void add_export(CLI::App& app, Commands& commands) {
   add_model_options(export_app, export_command->model);
   export_app->add_option("--out", export_command->out, "The run folder: new, empty, or an earlier run")->required();
 
-  commands.push_back(
-      {export_app, [export_command] { return present(export_workflow(*export_command, std::cerr)); }});
+  commands.push_back({export_app, [export_command] { return present(export_workflow(*export_command, std::cerr)); }});
 }
 
 // `zoo run|merge ...`: every argument after `zoo` (--help included) goes to the Python zoo, which
@@ -368,8 +370,9 @@ void add_export(CLI::App& app, Commands& commands) {
 void add_zoo(CLI::App& app, Commands& commands) {
   auto zoo = std::make_shared<ZooCommand>();
   auto* zoo_app = app.add_subcommand(
-      "zoo", "Prove a zoo of models from ZOO.toml on Ray or local processes, with a cache and one dashboard "
-             "(zoo run ZOO.toml --out DIR, zoo merge DIR... --out DIR; docs/zoo.md)");
+      "zoo",
+      "Prove a zoo of models from ZOO.toml on Ray or local processes, with a cache and one dashboard "
+      "(zoo run ZOO.toml --out DIR, zoo merge DIR... --out DIR; docs/zoo.md)");
   zoo_app->set_help_flag();
   zoo_app->prefix_command();
   zoo_app->allow_extras();
@@ -388,7 +391,8 @@ int main(int argc, char** argv) {
   // Before anything asks ONNX Runtime a question: the library is chosen by starting again.
   const auto variable = [](const char* name) { return std::string(std::getenv(name) ? std::getenv(name) : ""); };
   const LibraryChoiceEnvironment choice{variable(k_onnxruntime_variable), variable(k_onnxruntime_loaded_variable),
-                                        std::getenv(k_onnxruntime_probe_variable) != nullptr, variable("LD_LIBRARY_PATH")};
+                                        std::getenv(k_onnxruntime_probe_variable) != nullptr,
+                                        variable("LD_LIBRARY_PATH")};
   if (const int failed = select_onnxruntime_library(argv, choice)) return failed;
   const PrintableStandardStreams printable;  // names from a model never drive the terminal
   CLI::App app{

@@ -41,5 +41,4 @@ std::map<std::string, InferredDims> infer_value_shapes(const onnx::ModelProto& m
 /// likely froze, with the fix. Example sizes of 1 are not matched against constants (too common).
 std::vector<Finding> find_frozen_dimensions(const onnx::ModelProto& model, const FrozenShapeOptions& options);
 
-
 }  // namespace onnxproof

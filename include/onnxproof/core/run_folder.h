@@ -18,8 +18,7 @@ inline constexpr std::string_view k_run_schema = "onnxproof.run/1";
 
 /// Writes FOLDER/.onnxproof-run: {"schema": "onnxproof.run/1", "command": COMMAND, "model": MODEL}.
 /// ErrorCode::io when it cannot be written.
-Expected<void> write_run_marker(const std::filesystem::path& folder, std::string_view command,
-                                std::string_view model);
+Expected<void> write_run_marker(const std::filesystem::path& folder, std::string_view command, std::string_view model);
 
 /// Whether `name` is an entry a run writes at the top of a run folder (report.json, model.onnx,
 /// reference/, golden/, the sub-runs of --exporter both: dynamo/ and torchscript/, tf2onnx/ and

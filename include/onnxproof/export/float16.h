@@ -21,10 +21,10 @@ struct Float16Conversion {
 
 /// Writes the float16 copy of `model` to `out` (atomically, by the front end) with the interpreter
 /// `python` (front_end_interpreter's rule); the nodes named in `keep_float32` stay float32 beside
-/// the converter's own block list (a block that overflows float16, --keep-float32). Never modifies `model`. ErrorCode::not_found when the
-/// interpreter cannot start, ErrorCode::invalid_input with the front end's reason when the
-/// conversion fails (onnxruntime's converter missing, a model it cannot convert),
-/// ErrorCode::limit_exceeded past `timeout_seconds`.
+/// the converter's own block list (a block that overflows float16, --keep-float32). Never modifies `model`.
+/// ErrorCode::not_found when the interpreter cannot start, ErrorCode::invalid_input with the front end's reason when
+/// the conversion fails (onnxruntime's converter missing, a model it cannot convert), ErrorCode::limit_exceeded past
+/// `timeout_seconds`.
 Expected<Float16Conversion> convert_to_float16(const std::filesystem::path& model, const std::filesystem::path& out,
                                                const std::string& python, double timeout_seconds,
                                                const std::vector<std::string>& keep_float32 = {});

@@ -41,10 +41,10 @@ Expected<void> require_replaceable_golden_folder(const std::filesystem::path& go
                                                  std::string_view option = "--out");
 
 /// Proves `model` against `reference` (PyTorch's data, read_reference()) unless `proof` is the result of that
-/// proof already (its kept cpu_outputs are taken and written, not copied or run again); when it passes, writes GOLDEN atomically (built in a temporary folder beside it,
-/// then renamed into place). GOLDEN is replaced only when it does not exist, is an empty folder or
-/// is a golden folder (an onnxproof.golden/1 manifest); anything else (a project folder, a run
-/// folder, a reference folder, a file) is ErrorCode::usage before any work. Fails when the model or
+/// proof already (its kept cpu_outputs are taken and written, not copied or run again); when it passes, writes GOLDEN
+/// atomically (built in a temporary folder beside it, then renamed into place). GOLDEN is replaced only when it does
+/// not exist, is an empty folder or is a golden folder (an onnxproof.golden/1 manifest); anything else (a project
+/// folder, a run folder, a reference folder, a file) is ErrorCode::usage before any work. Fails when the model or
 /// reference cannot be read or GOLDEN cannot be written.
 Expected<FreezeResult> freeze_golden(const std::filesystem::path& model, const Reference& reference,
                                      const std::filesystem::path& golden_dir, const GoldenOptions& options,

@@ -61,7 +61,7 @@ struct ExactDeviation {
   double scale = 0.0;    // max |exact|
   double low = 0.0;      // min(exact) and max(exact): how much the output varies
   double high = 0.0;
-  double budget = 0.0;   // the most |ONNX Runtime - exact| may be
+  double budget = 0.0;       // the most |ONNX Runtime - exact| may be
   double floor_scale = 0.0;  // the scale the floor's epsilons are of: max(scale, the output's median scale)
   /// onnx / pytorch ("ONNX is 1.4x as far from exact as PyTorch"); nullopt when PyTorch is exact.
   std::optional<double> ratio() const;
@@ -101,8 +101,8 @@ Comparison compare_calibrated(const Tensor& pytorch, const Tensor& exact, const 
 /// is compared with PyTorch, so the budget grows by that noise: |onnx - pytorch| <= |onnx - exact|
 /// + |pytorch - exact|. The deviation's `pytorch` is the estimated noise, `onnx` the distance
 /// from PyTorch.
-Comparison compare_pooled(const Tensor& pytorch, const Tensor& actual, double relative_noise,
-                          ExactDeviation& deviation, DType precision = DType::undefined, double floor_scale = 0.0);
+Comparison compare_pooled(const Tensor& pytorch, const Tensor& actual, double relative_noise, ExactDeviation& deviation,
+                          DType precision = DType::undefined, double floor_scale = 0.0);
 
 /// True when `exact` can calibrate `pytorch`: a float64 tensor of the same shape as a floating
 /// PyTorch output.

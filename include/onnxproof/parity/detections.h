@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "onnxproof/core/error.h"
-#include "onnxproof/parity/tolerance.h"
 #include "onnxproof/parity/calibrated.h"
+#include "onnxproof/parity/tolerance.h"
 #include "onnxproof/runtime/session.h"
 #include "onnxproof/tensor/tensor.h"
 
@@ -28,9 +28,9 @@ inline constexpr double k_min_box_side_fraction = 1e-3;
 
 /// The outputs of one set of detections (cases.json "detections", written by the front end).
 struct DetectionSet {
-  std::string boxes;   // Nx4, x1 y1 x2 y2
-  std::string scores;  // N
-  std::string labels;  // N integers; empty when the model has none
+  std::string boxes;               // Nx4, x1 y1 x2 y2
+  std::string scores;              // N
+  std::string labels;              // N integers; empty when the model has none
   std::vector<std::string> extra;  // N x ... (masks, keypoints), compared on matched rows
   double score_threshold = 0.0;
 };
@@ -39,13 +39,13 @@ struct DetectionSet {
 struct DetectionSide {
   const Tensor* boxes = nullptr;
   const Tensor* scores = nullptr;
-  const Tensor* labels = nullptr;       // may be null
-  std::vector<const Tensor*> extra;     // aligned with DetectionSet::extra
+  const Tensor* labels = nullptr;    // may be null
+  std::vector<const Tensor*> extra;  // aligned with DetectionSet::extra
 };
 
 /// How far matched detections may differ.
 struct DetectionBudget {
-  double box = 0.0;    // per coordinate
+  double box = 0.0;  // per coordinate
   double score = 0.0;
   double extra = 0.0;  // per element of an extra output
   ToleranceRule rule = ToleranceRule::fixed;
@@ -62,9 +62,9 @@ struct DetectionMatch {
   /// threshold (or of the other side's lowest kept score, when that side kept as many or more):
   /// acceptable, said as info.
   int64_t at_threshold = 0;
-  double worst_box = 0.0;    // max |coordinate difference| over matched detections
-  double worst_score = 0.0;  // max |score difference|
-  double worst_extra = 0.0;  // max |difference| over the extras' matched rows
+  double worst_box = 0.0;              // max |coordinate difference| over matched detections
+  double worst_score = 0.0;            // max |score difference|
+  double worst_extra = 0.0;            // max |difference| over the extras' matched rows
   double worst_unmatched_score = 0.0;  // the highest score of an unacceptable one-side-only detection
   /// Matched, within budget, and every one-side-only detection at the threshold.
   bool passed(const DetectionBudget& budget) const;

@@ -36,16 +36,16 @@ inline constexpr std::string_view k_generation_schema = "onnxproof.generation/2"
 /// One greedy step on one provider.
 struct GenerationStep {
   int step = 0;
-  int64_t past_length = 0;               // cached tokens the step starts from
-  std::vector<int64_t> pytorch_tokens;   // one per batch row
-  std::vector<int64_t> onnx_tokens;      // ONNX Runtime's argmax of the same step
-  double max_abs = 0.0;                  // max |ONNX Runtime - PyTorch float32| over the step's logits
-  double error = 0.0;                    // what the rule bounds: |ONNX Runtime - exact| (calibrated) or max_abs
-  double budget = 0.0;                   // the most `error` may be (fixed rule: atol + rtol * max |PyTorch|)
-  int64_t mismatches = 0;                // logits outside the budget
-  bool near_tie = false;                 // tokens differ within the budget (see above)
-  std::optional<double> tie_margin;      // the exact margin of the first differing row
-  std::string shape_problem;             // ONNX Runtime's logits have another shape ('' when not)
+  int64_t past_length = 0;              // cached tokens the step starts from
+  std::vector<int64_t> pytorch_tokens;  // one per batch row
+  std::vector<int64_t> onnx_tokens;     // ONNX Runtime's argmax of the same step
+  double max_abs = 0.0;                 // max |ONNX Runtime - PyTorch float32| over the step's logits
+  double error = 0.0;                   // what the rule bounds: |ONNX Runtime - exact| (calibrated) or max_abs
+  double budget = 0.0;                  // the most `error` may be (fixed rule: atol + rtol * max |PyTorch|)
+  int64_t mismatches = 0;               // logits outside the budget
+  bool near_tie = false;                // tokens differ within the budget (see above)
+  std::optional<double> tie_margin;     // the exact margin of the first differing row
+  std::string shape_problem;            // ONNX Runtime's logits have another shape ('' when not)
   bool tokens_equal() const { return pytorch_tokens == onnx_tokens; }
   bool passed() const { return mismatches == 0 && (tokens_equal() || near_tie); }
 };
@@ -53,8 +53,8 @@ struct GenerationStep {
 /// One encoder output of an encoder-decoder against PyTorch's.
 struct EncoderOutputCheck {
   std::string name;
-  double max_abs = 0.0;       // max |ONNX Runtime - PyTorch float32|
-  double error = 0.0;         // what the rule bounds
+  double max_abs = 0.0;  // max |ONNX Runtime - PyTorch float32|
+  double error = 0.0;    // what the rule bounds
   double budget = 0.0;
   int64_t mismatches = 0;
   std::string shape_problem;  // ONNX Runtime's output has another shape or type ('' when not)
@@ -64,9 +64,9 @@ struct EncoderOutputCheck {
 /// The generation proof of one run (one request) on one provider and optimization level.
 struct GenerationResult {
   std::string provider;
-  std::string optimization;  // ONNX Runtime's graph optimization level ("all", "disabled")
-  std::string run;           // what the request is ("batch 2, source 16 tokens, last row padded")
-  bool padded = false;       // some row of the encoder's mask is padded
+  std::string optimization;                 // ONNX Runtime's graph optimization level ("all", "disabled")
+  std::string run;                          // what the request is ("batch 2, source 16 tokens, last row padded")
+  bool padded = false;                      // some row of the encoder's mask is padded
   std::vector<EncoderOutputCheck> encoder;  // an encoder-decoder's encoder outputs, judged first
   int batch = 0;
   int64_t prompt_length = 0;
@@ -100,12 +100,9 @@ enum class EncoderDigest { check, ignore };
 /// (core/source_framework.h; empty: PyTorch). Errors: ErrorCode::invalid_input for a reference
 /// folder that breaks the contract, ErrorCode::runtime when ONNX Runtime fails,
 /// ErrorCode::invalid_input when the model lacks an input or output the reference names.
-Expected<std::vector<GenerationResult>> prove_generation(const std::filesystem::path& model,
-                                                         const std::filesystem::path& run_folder,
-                                                         const std::filesystem::path& reference_folder,
-                                                         const SessionOptions& options,
-                                                         const ToleranceOptions& tolerance,
-                                                         const std::string& framework,
-                                                         EncoderDigest digest = EncoderDigest::check);
+Expected<std::vector<GenerationResult>> prove_generation(
+    const std::filesystem::path& model, const std::filesystem::path& run_folder,
+    const std::filesystem::path& reference_folder, const SessionOptions& options, const ToleranceOptions& tolerance,
+    const std::string& framework, EncoderDigest digest = EncoderDigest::check);
 
 }  // namespace onnxproof

@@ -38,7 +38,7 @@ struct ReferenceCase {
   /// The float64 reference of each output (exact_output_K.pb), aligned with `outputs`; nullopt
   /// where the front end could not run the model in float64 (or for integer outputs).
   std::vector<std::optional<Tensor>> exact_outputs;
-  std::optional<Tensor> labels;      // task labels, when the data carried them (labels.pb)
+  std::optional<Tensor> labels;  // task labels, when the data carried them (labels.pb)
 };
 
 struct Reference {
@@ -135,12 +135,12 @@ struct ParityRow {
   std::string provider;
   GraphOptimization optimization = GraphOptimization::all;  // all or disabled
   std::string output;
-  RowStatus status = RowStatus::error;  // a row nobody decided is never a pass
+  RowStatus status = RowStatus::error;        // a row nobody decided is never a pass
   ToleranceRule rule = ToleranceRule::fixed;  // which rule decided the row
   Tolerance tolerance;                        // the fixed or user rule's figures
   Comparison comparison;
-  std::optional<ExactDeviation> exact;  // the calibrated rule's figures
-  std::optional<StepCount> steps;       // the steps rule's figures: ONNX Runtime against PyTorch
+  std::optional<ExactDeviation> exact;     // the calibrated rule's figures
+  std::optional<StepCount> steps;          // the steps rule's figures: ONNX Runtime against PyTorch
   std::optional<StepCount> pytorch_steps;  // PyTorch float32 against its float64 twin, when it ran
   std::optional<StepAllowance> allowed_steps;
   /// The compared values' range, scale and budget, for floating outputs: how strong the evidence is.

@@ -9,8 +9,8 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "onnxproof/parity/parity.h"
 #include "onnxproof/parity/compare.h"
+#include "onnxproof/parity/parity.h"
 #include "onnxproof/tensor/tensor.h"
 
 namespace onnxproof {

@@ -41,9 +41,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <string>
 #include <istream>
 #include <ostream>
+#include <string>
 #include <string_view>
 
 #include "onnxproof/core/error.h"
@@ -64,13 +64,14 @@ inline constexpr std::size_t k_max_attach_error_bytes = 4096;
 /// Asks the attached front end for another export of its model into `folder` (an export folder),
 /// with `exporter` and `opset` ("" and 0: as the first); ErrorCode::invalid_input with its reason
 /// when it could not.
-using ExportAgain = std::function<Expected<void>(const std::string& exporter, int64_t opset,
-                                                 const std::filesystem::path& folder)>;
+using ExportAgain =
+    std::function<Expected<void>(const std::string& exporter, int64_t opset, const std::filesystem::path& folder)>;
 
 /// What runs once the attached run is proved, before it publishes (PipelineOptions::before_publish:
 /// the command record, pipeline --repair): it may add to the staged run and its report, and ask
 /// the front end for more exports. True when it changed the report.
-using BeforeAttachedPublish = std::function<bool(Report& report, const StagedRun& run, const ExportAgain& export_again)>;
+using BeforeAttachedPublish =
+    std::function<bool(Report& report, const StagedRun& run, const ExportAgain& export_again)>;
 
 /// Runs the pipeline for an attached front end: sends the opset limit of `options.targets`, waits
 /// for the export, proves it as run_pipeline() does for --from-export (options.export_options.out

@@ -21,9 +21,9 @@ using CaptureModuleOutputs = std::function<Expected<void>(const std::filesystem:
                                                           const std::string& model_file, const std::string& data_set)>;
 
 struct LocalizeCaseOptions {
-  std::filesystem::path run;    // the run folder (a pipeline's staging folder while it runs)
-  std::filesystem::path model;  // the model the run proved, inside `run`
-  ParityRow target;             // the comparison to localize: case, provider, optimization level
+  std::filesystem::path run;             // the run folder (a pipeline's staging folder while it runs)
+  std::filesystem::path model;           // the model the run proved, inside `run`
+  ParityRow target;                      // the comparison to localize: case, provider, optimization level
   const ParityResult* parity = nullptr;  // the run's rows: whether the case passes unoptimized
   ToleranceOptions tolerance{};
   CaptureModuleOutputs capture{};

@@ -47,8 +47,8 @@ Expected<RuntimeRelease> find_runtime_release(const std::string& target);
 /// The proof of one model on one release: what the children found.
 struct ReleaseProof {
   RuntimeRelease release;
-  std::string outcome;  // "pass", "fail" (a mismatch or an unsupported operator), "refused", "error"
-  std::string reason;   // why refused or error: "opset 23 is above 22", ONNX Runtime's message
+  std::string outcome;            // "pass", "fail" (a mismatch or an unsupported operator), "refused", "error"
+  std::string reason;             // why refused or error: "opset 23 is above 22", ONNX Runtime's message
   std::vector<Finding> findings;  // the children's, their `where` naming the release
   nlohmann::json parity;          // the parity child's document (rows, summary), when it ran
 };

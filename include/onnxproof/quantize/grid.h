@@ -30,9 +30,9 @@ struct QuantGrid {
 
 /// The quantization nodes of a graph (subgraphs included).
 struct QdqCensus {
-  int64_t quantize = 0;      // QuantizeLinear, DynamicQuantizeLinear
-  int64_t dequantize = 0;    // DequantizeLinear
-  int64_t integer_ops = 0;   // QLinear*, MatMulInteger, ConvInteger, com.microsoft Q* kernels
+  int64_t quantize = 0;                  // QuantizeLinear, DynamicQuantizeLinear
+  int64_t dequantize = 0;                // DequantizeLinear
+  int64_t integer_ops = 0;               // QLinear*, MatMulInteger, ConvInteger, com.microsoft Q* kernels
   std::map<std::string, int64_t> by_op;  // every one of them by op type
 
   bool quantized() const { return quantize + dequantize + integer_ops > 0; }

@@ -35,11 +35,11 @@ std::vector<QuantizePair> quantize_pairs(const onnx::ModelProto& model);
 struct RoundingAudit {
   std::string provider;
   QuantizePair pair;
-  int64_t values = 0;       // inputs tried: every tie of the type's range and past both ends
-  int64_t mismatches = 0;   // outputs that are not round-half-to-even, saturated
-  std::string mode;         // "half to even", or what it did: "half away from zero", "truncation", ...
-  std::string example;      // the first mismatch: "x/scale = 2.5 gave 3, half to even is 2"
-  std::string error;        // why the audit could not run on the provider (then nothing is said of it)
+  int64_t values = 0;      // inputs tried: every tie of the type's range and past both ends
+  int64_t mismatches = 0;  // outputs that are not round-half-to-even, saturated
+  std::string mode;        // "half to even", or what it did: "half away from zero", "truncation", ...
+  std::string example;     // the first mismatch: "x/scale = 2.5 gave 3, half to even is 2"
+  std::string error;       // why the audit could not run on the provider (then nothing is said of it)
 
   bool passed() const { return error.empty() && mismatches == 0; }
 };

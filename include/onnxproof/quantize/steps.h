@@ -48,7 +48,9 @@ struct StepCount {
   int64_t off_grid_at = -1;  // where (flat index)
   int64_t worst_at = -1;     // the element the most steps away
 
-  double share_moved() const { return elements ? static_cast<double>(one + over) / static_cast<double>(elements) : 0.0; }
+  double share_moved() const {
+    return elements ? static_cast<double>(one + over) / static_cast<double>(elements) : 0.0;
+  }
 };
 
 /// Counts `actual` against `reference` on `grid`; both of one shape (the caller checks).

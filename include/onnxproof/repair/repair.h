@@ -1,9 +1,9 @@
 #pragma once
 // Repair (docs/repair.md): from a failed run, the changes its findings point at are tried,
 // cheapest first, each a full proof of its own in RUN/repair/NN-NAME/: an ONNX Runtime optimizer
-// the deployment switches off, a block kept in float32 for --precision fp16, a known rewrite of the export where the findings point, the other exporter,
-// lower opsets; then the smallest combinations. The first that passes is the repair. Nothing
-// changes what the model computes in its framework: every candidate is proved against the same
+// the deployment switches off, a block kept in float32 for --precision fp16, a known rewrite of the export where the
+// findings point, the other exporter, lower opsets; then the smallest combinations. The first that passes is the
+// repair. Nothing changes what the model computes in its framework: every candidate is proved against the same
 // framework outputs by the same rule, so a candidate that moves the numbers beyond it fails.
 
 #include <cstdint>
@@ -11,8 +11,8 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <set>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,12 +27,12 @@ namespace onnxproof {
 /// One change to try: what it is, what points at it, and the options it sets.
 struct RepairCandidate {
   /// optimizer | float32 | rewrite | exporter | opset; joined by "+" in a combination. (onnxproof's
-/// own simplify needs no candidate: the pipeline proves the export itself when the simplified
-/// model fails where the export passes, settle_simplified_proof.)
+  /// own simplify needs no candidate: the pipeline proves the export itself when the simplified
+  /// model fails where the export passes, settle_simplified_proof.)
   std::string kind;
-  std::string name;    // short and folder-safe: "exporter-torchscript", "opset-20", "optimizer-ConvAddFusion"
-  std::string change;  // one sentence: "export with torchscript instead of dynamo"
-  std::string reason;  // the finding that points at it
+  std::string name;       // short and folder-safe: "exporter-torchscript", "opset-20", "optimizer-ConvAddFusion"
+  std::string change;     // one sentence: "export with torchscript instead of dynamo"
+  std::string reason;     // the finding that points at it
   bool reexport = false;  // needs a new export (exporter, opset)
   std::optional<std::string> exporter{};
   std::optional<int64_t> opset{};
@@ -43,11 +43,11 @@ struct RepairCandidate {
 
 /// What the failed run says, as the planner reads it (read_repair_facts).
 struct RepairFacts {
-  std::string verdict;     // the run's: only "fail" is repaired
-  std::string framework;   // torch | tensorflow
-  std::string exporter;    // the exporter that made the proved model
-  int64_t opset = 0;       // its ai.onnx opset (0: none, the export failed)
-  bool has_model = false;  // the run holds a model to change without a new export
+  std::string verdict;      // the run's: only "fail" is repaired
+  std::string framework;    // torch | tensorflow
+  std::string exporter;     // the exporter that made the proved model
+  int64_t opset = 0;        // its ai.onnx opset (0: none, the export failed)
+  bool has_model = false;   // the run holds a model to change without a new export
   bool simplified = false;  // the failing proof ran on model.sim.onnx
   bool float16 = false;     // --precision fp16
   bool can_reexport = false;
@@ -79,15 +79,15 @@ struct ReshapeRewrite {
 /// may share the old one). Whether the rewrite is right is for the proof to say.
 /// ErrorCode::invalid_input when no node could be rewritten.
 Expected<std::vector<ReshapeRewrite>> rewrite_frozen_reshapes(const std::filesystem::path& model,
-                                                             const std::vector<std::string>& nodes,
-                                                             const std::vector<DeclaredAxis>& dynamic,
-                                                             const std::filesystem::path& out);
+                                                              const std::vector<std::string>& nodes,
+                                                              const std::vector<DeclaredAxis>& dynamic,
+                                                              const std::filesystem::path& out);
 
 /// What the float32 block search works on: the model the failing proof converted (model.onnx or
 /// model.sim.onnx), the cases that failed, and the proof's float16 options.
 struct Float32BlockSearch {
   std::filesystem::path model;
-  Reference reference;  // the failing cases only
+  Reference reference;   // the failing cases only
   ParityOptions parity;  // precision float16, the run's tolerances
   std::string python;    // the converter's interpreter (front_end_interpreter's rule)
   double timeout_seconds = 1800;
@@ -130,14 +130,14 @@ struct RepairAttempt {
   std::string status;  // pass | fail | error | not_tried
   std::string why;     // the first error finding, or why it did not run
   double seconds = 0;
-  std::filesystem::path folder;  // RUN/repair/NN-NAME, relative to RUN
+  std::filesystem::path folder;                // RUN/repair/NN-NAME, relative to RUN
   std::vector<std::string> kept_in_float32{};  // float32: the nodes the search kept
   std::vector<ReshapeRewrite> rewrites{};      // rewrite: what changed
 };
 
 struct RepairResult {
   std::vector<RepairAttempt> attempts;
-  std::optional<std::size_t> repaired{};  // the attempt that passed
+  std::optional<std::size_t> repaired{};           // the attempt that passed
   nlohmann::json diff = nlohmann::json::object();  // what the repair changed (exporter, opset, session options, nodes)
   double seconds = 0;
   bool budget_spent = false;

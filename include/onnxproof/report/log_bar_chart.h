@@ -33,7 +33,7 @@ struct ChartPanel {
 
 struct ChartSpec {
   std::string title;
-  std::string x_label;  // what the bars measure, under the axis
+  std::string x_label;                         // what the bars measure, under the axis
   std::string limit_legend = "allowed error";  // the tick's meaning in the legend
   std::vector<ChartPanel> panels{};
 };

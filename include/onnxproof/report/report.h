@@ -63,7 +63,7 @@ struct RepairPointer {
 };
 
 struct Report {
-  std::string model;                 // the model spec
+  std::string model;  // the model spec
   /// The source framework whose outputs are the reference (core/source_framework.h: "torch",
   /// "tensorflow"): the spec's, then export.json's. The writers name it (source_title); empty
   /// when unknown, worded as PyTorch.

@@ -23,8 +23,8 @@ struct FindingGroup {
 /// The answer a shipper reads before anything else.
 struct ShipSummary {
   Verdict verdict = Verdict::error;
-  std::string answer{};    // one sentence: ship it, do not ship (and why), or not proved (and why)
-  std::string where{};     // the located module with its source line, or the main cause's where
+  std::string answer{};      // one sentence: ship it, do not ship (and why), or not proved (and why)
+  std::string where{};       // the located module with its source line, or the main cause's where
   std::string what_to_do{};  // the main cause's hint
   std::string cause_code{};  // the main cause's code; empty on a pass
 };

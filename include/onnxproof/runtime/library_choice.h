@@ -12,10 +12,10 @@ namespace onnxproof {
 /// The variables the choice reads, as the driver found them at start-up (libraries never read the
 /// environment themselves); empty: unset.
 struct LibraryChoiceEnvironment {
-  std::string chosen;           // ONNXPROOF_ONNXRUNTIME
-  std::string loaded;           // ONNXPROOF_ONNXRUNTIME_LOADED: the folder this process started with
-  bool probe = false;           // ONNXPROOF_ONNXRUNTIME_PROBE: the loader's check, which ends at once
-  std::string library_path;     // LD_LIBRARY_PATH
+  std::string chosen;        // ONNXPROOF_ONNXRUNTIME
+  std::string loaded;        // ONNXPROOF_ONNXRUNTIME_LOADED: the folder this process started with
+  bool probe = false;        // ONNXPROOF_ONNXRUNTIME_PROBE: the loader's check, which ends at once
+  std::string library_path;  // LD_LIBRARY_PATH
 };
 
 inline constexpr const char* k_onnxruntime_variable = "ONNXPROOF_ONNXRUNTIME";

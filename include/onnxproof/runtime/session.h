@@ -68,7 +68,8 @@ Expected<std::vector<NodePlacement>> read_profile_placements(const std::filesyst
 
 /// The placements whose provider is not `provider` (a short name): the nodes ONNX Runtime handed
 /// to another provider, the CPU usually, when `provider` was asked for.
-std::vector<NodePlacement> nodes_off_provider(const std::vector<NodePlacement>& placements, const std::string& provider);
+std::vector<NodePlacement> nodes_off_provider(const std::vector<NodePlacement>& placements,
+                                              const std::string& provider);
 
 /// `options` for a proof of `model` that runs each case once: pre-packing and the CPU arena off
 /// where the model's weights (its file and a ".data" file beside it) pass 256 MiB, since their

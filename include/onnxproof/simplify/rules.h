@@ -28,13 +28,13 @@ struct GraphIndex;
 struct RuleContext {
   onnx::GraphProto& graph;
   const simplify::GraphIndex& index;
-  int node_index = 0;  // the node the rule is looking at
-  bool in_body = false;  // an If/Loop/Scan body, not the main graph
+  int node_index = 0;                                      // the node the rule is looking at
+  bool in_body = false;                                    // an If/Loop/Scan body, not the main graph
   std::vector<bool> removed{};                             // indexed like the graph's nodes
   std::unordered_map<std::string, std::string> renamed{};  // removed output -> the value that replaces it
-  std::vector<onnx::TensorProto> constants{};  // values of removed nodes' outputs (added before `added`)
-  std::vector<onnx::TensorProto> added{};      // new initializers the rewritten nodes read
-  std::set<int> rewritten{};                   // nodes a rule changed in this walk
+  std::vector<onnx::TensorProto> constants{};              // values of removed nodes' outputs (added before `added`)
+  std::vector<onnx::TensorProto> added{};                  // new initializers the rewritten nodes read
+  std::set<int> rewritten{};                               // nodes a rule changed in this walk
 };
 
 struct Rule {

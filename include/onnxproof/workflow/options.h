@@ -32,16 +32,16 @@ struct ModelArguments {
   std::string model{};
   std::vector<std::string> inputs{};   // NAME=DIMS:DTYPE[:LO..HI]
   std::vector<std::string> dynamic{};  // NAME:AXIS=LABEL
-  int64_t opset = 0;                 // 0: the newest that ONNX Runtime, the targets and the exporter support
+  int64_t opset = 0;                   // 0: the newest that ONNX Runtime, the targets and the exporter support
   std::string exporter = "auto";
   std::vector<std::string> sweep{};  // LABEL=SIZES
   int samples = 3;
-  int generate = 0;  // --generate N: greedy steps of the generation proof (0: none)
+  int generate = 0;             // --generate N: greedy steps of the generation proof (0: none)
   bool merged_decoder = false;  // --merged-decoder: an encoder-decoder's decoder_merged.onnx too
   std::string data{};
   std::filesystem::path data_dir{};
   std::string python{};
-  double export_timeout = 1800;       // seconds
+  double export_timeout = 1800;         // seconds
   std::filesystem::path from_export{};  // pipeline: prove this finished export instead of exporting
 };
 
@@ -87,7 +87,7 @@ struct PipelineCommand {
   ModelArguments model{};
   ProofArguments proof{};
   std::string targets = "ort-cpu";  // comma-separated
-  std::filesystem::path out{};        // empty: ./onnxproof-out/<model name>
+  std::filesystem::path out{};      // empty: ./onnxproof-out/<model name>
   bool no_localize = false;         // skip the localization after a parity failure
   bool attach = false;              // the export comes from a front end over stdin/stdout
   std::filesystem::path golden{};   // --golden DIR: the golden set lives there (empty: OUT/golden)
@@ -101,7 +101,7 @@ struct PipelineCommand {
 /// `repair RUN`: the candidate fixes a failed run's findings point at, each proved in RUN/repair/.
 struct RepairCommand {
   std::filesystem::path run{};
-  double budget = 900;  // seconds; a candidate is started only while some of it is left
+  double budget = 900;           // seconds; a candidate is started only while some of it is left
   bool every_candidate = false;  // --all: every candidate tried, not only up to the first that passes
 };
 
@@ -134,9 +134,9 @@ struct SimplifyCommand {
   std::filesystem::path model{};
   std::filesystem::path output{};
   int64_t max_fold_bytes = int64_t{64} << 20;  // signed, so "-5" is caught rather than wrapped
-  std::filesystem::path reference{};             // optional: prove on these inputs
-  std::vector<std::string> skip_passes{};        // --skip-pass NAME
-  std::vector<std::string> skip_rules{};         // --skip-rule NAME
+  std::filesystem::path reference{};           // optional: prove on these inputs
+  std::vector<std::string> skip_passes{};      // --skip-pass NAME
+  std::vector<std::string> skip_rules{};       // --skip-rule NAME
   ProofArguments proof{};
 };
 

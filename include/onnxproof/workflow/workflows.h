@@ -16,12 +16,12 @@
 #include "onnxproof/export/export_step.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/localize/localize.h"
-#include "onnxproof/repair/repair.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
 #include "onnxproof/ops/opset_limits.h"
 #include "onnxproof/ops/probe.h"
 #include "onnxproof/parity/parity.h"
+#include "onnxproof/repair/repair.h"
 #include "onnxproof/report/report.h"
 #include "onnxproof/runtime/run_to_folder.h"
 #include "onnxproof/simplify/simplify.h"
@@ -136,8 +136,7 @@ Expected<Outcome<RepairedRun>> repair_workflow(const RepairCommand& command, std
 /// The export options the model options give (ErrorCode::usage for a malformed spec).
 Expected<ExportOptions> export_options_from(const ModelArguments& arguments, const std::filesystem::path& out);
 /// --attach: the export arrives over the protocol, so options that name or shape one are usage errors.
-Expected<ExportOptions> attached_export_options_from(const ModelArguments& arguments,
-                                                     const std::filesystem::path& out);
+Expected<ExportOptions> attached_export_options_from(const ModelArguments& arguments, const std::filesystem::path& out);
 
 /// The parity options the proof options give (ErrorCode::usage for a malformed list or tolerance).
 Expected<ParityOptions> parity_options_from(const ProofArguments& arguments);

@@ -32,7 +32,8 @@ void add_flip_findings(const AnalyzerInput& in) {
                      first->argmax->first_flip_row),
          first->output,
          first->exact ? "the class changes by more than float noise explains: find where ONNX Runtime departs "
-                        "from " + source + " (the localization below, or onnxproof localize)"
+                        "from " +
+                            source + " (the localization below, or onnxproof localize)"
                       : "close logits near a tie flip; check the numeric drift above, or accept it with a "
                         "documented tolerance"});
   }

@@ -39,13 +39,15 @@ std::string calibrated_miss_message(const ParityRow& worst, std::size_t failed_c
   const auto& d = *worst.exact;
   const auto& cmp = worst.comparison;
   // NaN/Inf positions carry no distance: said apart (NAN_OR_INF has them too).
-  const std::string nan = cmp.nan_mismatches ? fmt::format(", {} of them NaN/Inf where the other side is not", cmp.nan_mismatches) : "";
+  const std::string nan =
+      cmp.nan_mismatches ? fmt::format(", {} of them NaN/Inf where the other side is not", cmp.nan_mismatches) : "";
   if (cmp.mismatches == cmp.nan_mismatches) {  // no finite value over the budget: distances say nothing
-    return fmt::format("output '{}' on {} ({} optimizations) has NaN/Inf where {}'s is finite (or the reverse) "
-                       "in {} of {} cases; worst {} ({}): {} of {} elements, first at {}",
-                       worst.output, worst.provider, optimization_name(worst.optimization), source, failed_cases, cases,
-                       worst.data_set, describe_sizes(worst.sizes), cmp.nan_mismatches, cmp.elements,
-                       worst.worst_at.empty() ? "-" : worst.worst_at);
+    return fmt::format(
+        "output '{}' on {} ({} optimizations) has NaN/Inf where {}'s is finite (or the reverse) "
+        "in {} of {} cases; worst {} ({}): {} of {} elements, first at {}",
+        worst.output, worst.provider, optimization_name(worst.optimization), source, failed_cases, cases,
+        worst.data_set, describe_sizes(worst.sizes), cmp.nan_mismatches, cmp.elements,
+        worst.worst_at.empty() ? "-" : worst.worst_at);
   }
   return fmt::format(
       "output '{}' on {} ({} optimizations) is {} in {} of {} cases; worst {} ({}): max |ONNX - exact| {:.3g} "
@@ -53,9 +55,8 @@ std::string calibrated_miss_message(const ParityRow& worst, std::size_t failed_c
       "{:.3g}); {} of {} elements over it{}, worst at {}",
       worst.output, worst.provider, optimization_name(worst.optimization), format_ratio(d, source), failed_cases, cases,
       worst.data_set, describe_sizes(worst.sizes), d.onnx, source, d.pytorch, d.budget, k_noise_multiple, source,
-      k_floor_epsilons,
-      std::max(d.scale, d.floor_scale),
-      cmp.mismatches, cmp.elements, nan, worst.worst_at.empty() ? "-" : worst.worst_at);
+      k_floor_epsilons, std::max(d.scale, d.floor_scale), cmp.mismatches, cmp.elements, nan,
+      worst.worst_at.empty() ? "-" : worst.worst_at);
 }
 
 // A quantized output (the steps rule): its step histogram and what the rule allowed.
@@ -63,40 +64,43 @@ std::string steps_miss_message(const ParityRow& worst, std::size_t failed_cases,
                                const std::string& source) {
   const StepCount& steps = *worst.steps;
   const StepAllowance& allowed = *worst.allowed_steps;
-  const std::string head = fmt::format("output '{}' on {} ({} optimizations) fails in quantization steps in {} of {} "
-                                       "cases; worst {} ({}): ",
-                                       worst.output, worst.provider, optimization_name(worst.optimization),
-                                       failed_cases, cases, worst.data_set, describe_sizes(worst.sizes));
+  const std::string head = fmt::format(
+      "output '{}' on {} ({} optimizations) fails in quantization steps in {} of {} "
+      "cases; worst {} ({}): ",
+      worst.output, worst.provider, optimization_name(worst.optimization), failed_cases, cases, worst.data_set,
+      describe_sizes(worst.sizes));
   const Comparison& cmp = worst.comparison;
   if (cmp.nan_mismatches > 0 && cmp.mismatches == cmp.nan_mismatches) {
     return head + fmt::format("{} of {} elements are NaN/Inf where {}'s is finite (or the reverse), first at {}",
                               cmp.nan_mismatches, cmp.elements, source, worst.worst_at.empty() ? "-" : worst.worst_at);
   }
   if (cmp.mismatches == 0) {  // within the steps allowed: the row failed on its class scores alone
-    return head + fmt::format("its steps stay within the allowance ({} at 1 step, {} at 2 or more) but its predicted "
-                              "class differs on {} row(s) (ARGMAX_FLIP)",
-                              steps.one, steps.over, worst.argmax ? worst.argmax->flips : 0);
+    return head + fmt::format(
+                      "its steps stay within the allowance ({} at 1 step, {} at 2 or more) but its predicted "
+                      "class differs on {} row(s) (ARGMAX_FLIP)",
+                      steps.one, steps.over, worst.argmax ? worst.argmax->flips : 0);
   }
   if (steps.off_grid > k_off_grid_steps) {
-    return head + fmt::format("values lie {:.3g} steps off the grid of its DequantizeLinear beyond float rounding "
-                              "(up to {:g} is allowed): another scale or zero point than the graph's",
-                              steps.off_grid, k_off_grid_steps);
+    return head + fmt::format(
+                      "values lie {:.3g} steps off the grid of its DequantizeLinear beyond float rounding "
+                      "(up to {:g} is allowed): another scale or zero point than the graph's",
+                      steps.off_grid, k_off_grid_steps);
   }
-  const std::string own =
-      worst.pytorch_steps
-          ? fmt::format("{} float32 against its float64 twin: {} at 1 step, {} at 2 or more", source,
-                        worst.pytorch_steps->one, worst.pytorch_steps->over)
-          : fmt::format("no float64 run of {} for this case", source);
-  return head + fmt::format("of {} elements, {} at 0 steps from {}'s fake-quant output, {} at 1 step, {} at 2 or more "
-                            "(max {:.3g} at {}); allowed: at most {:g} step(s), {} elements moved ({:.3g}% with a binomial "
-                            "margin){}; {}",
-                            steps.elements, steps.zero, source, steps.one, steps.over, std::round(steps.max_steps),
-                            worst.worst_at.empty() ? "-" : worst.worst_at, allowed.max_steps,
-                            allowed_moved(steps.elements, allowed.share), 100.0 * allowed.share,
-                            allowed.over_share >= 0.0
-                                ? fmt::format(", {} at 2 or more", allowed_moved(steps.elements, allowed.over_share))
-                                : "",
-                            own);
+  const std::string own = worst.pytorch_steps
+                              ? fmt::format("{} float32 against its float64 twin: {} at 1 step, {} at 2 or more",
+                                            source, worst.pytorch_steps->one, worst.pytorch_steps->over)
+                              : fmt::format("no float64 run of {} for this case", source);
+  return head + fmt::format(
+                    "of {} elements, {} at 0 steps from {}'s fake-quant output, {} at 1 step, {} at 2 or more "
+                    "(max {:.3g} at {}); allowed: at most {:g} step(s), {} elements moved ({:.3g}% with a binomial "
+                    "margin){}; {}",
+                    steps.elements, steps.zero, source, steps.one, steps.over, std::round(steps.max_steps),
+                    worst.worst_at.empty() ? "-" : worst.worst_at, allowed.max_steps,
+                    allowed_moved(steps.elements, allowed.share), 100.0 * allowed.share,
+                    allowed.over_share >= 0.0
+                        ? fmt::format(", {} at 2 or more", allowed_moved(steps.elements, allowed.over_share))
+                        : "",
+                    own);
 }
 
 }  // namespace
@@ -112,8 +116,8 @@ void add_mismatch_findings(const AnalyzerInput& in) {
     const ParityRow* first = rows.front();
     if (first->optimization == GraphOptimization::disabled && failed.contains(at_level(*first, GraphOptimization::all)))
       continue;
-    const bool also_disabled = first->optimization == GraphOptimization::all &&
-                               failed.contains(at_level(*first, GraphOptimization::disabled));
+    const bool also_disabled =
+        first->optimization == GraphOptimization::all && failed.contains(at_level(*first, GraphOptimization::disabled));
     const ParityRow* worst = worst_row(rows);
     const auto& cmp = worst->comparison;
     std::string message;
@@ -126,23 +130,21 @@ void add_mismatch_findings(const AnalyzerInput& in) {
           "output '{}' on {} ({} optimizations) differs from {}'s {} values (compared exactly) in {} of {} "
           "cases; worst {} ({}): {} of {} elements, largest difference {:.6g}, worst at {}",
           worst->output, worst->provider, optimization_name(worst->optimization), source, worst->expected_dtype,
-          rows.size(),
-          reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches, cmp.elements,
-          cmp.max_abs, worst->worst_at.empty() ? "-" : worst->worst_at);
+          rows.size(), reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches,
+          cmp.elements, cmp.max_abs, worst->worst_at.empty() ? "-" : worst->worst_at);
     } else if (!cmp.shape_match || !cmp.dtype_match) {
       // Both shape and dtype: a dtype difference alone read "PyTorch gives 2x8 but ONNX Runtime 2x8".
-      message =
-          fmt::format("output '{}' on {} ({} optimizations): {} gives {} {} but ONNX Runtime {} {} in {} ({})",
-                      worst->output, worst->provider, optimization_name(worst->optimization), source,
-                      worst->expected_shape, worst->expected_dtype,
-                      worst->actual_shape, worst->actual_dtype, worst->data_set, describe_sizes(worst->sizes));
+      message = fmt::format("output '{}' on {} ({} optimizations): {} gives {} {} but ONNX Runtime {} {} in {} ({})",
+                            worst->output, worst->provider, optimization_name(worst->optimization), source,
+                            worst->expected_shape, worst->expected_dtype, worst->actual_shape, worst->actual_dtype,
+                            worst->data_set, describe_sizes(worst->sizes));
     } else {
       message = fmt::format(
           "output '{}' on {} ({} optimizations) misses rtol {:g} / atol {:g} in {} of {} cases; worst {} ({}): "
           "{} of {} elements ({:.3g}%), max abs {:.3g}, max rel {:.3g}, worst at {}",
-          worst->output, worst->provider, optimization_name(worst->optimization), worst->tolerance.rtol, worst->tolerance.atol,
-          rows.size(), reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches,
-          cmp.elements,
+          worst->output, worst->provider, optimization_name(worst->optimization), worst->tolerance.rtol,
+          worst->tolerance.atol, rows.size(), reference.cases.size(), worst->data_set, describe_sizes(worst->sizes),
+          cmp.mismatches, cmp.elements,
           cmp.elements ? 100.0 * static_cast<double>(cmp.mismatches) / static_cast<double>(cmp.elements) : 0.0,
           cmp.max_abs, cmp.max_rel, worst->worst_at.empty() ? "-" : worst->worst_at);
     }

@@ -19,7 +19,8 @@ void add_nan_findings(const AnalyzerInput& in) {
       continue;
     int64_t positions = 0;
     for (const auto* row : rows) positions += row->comparison.nan_mismatches;
-    const auto showing = std::find_if(rows.begin(), rows.end(), [](const ParityRow* row) { return row->silent.non_finite > 0; });
+    const auto showing =
+        std::find_if(rows.begin(), rows.end(), [](const ParityRow* row) { return row->silent.non_finite > 0; });
     if (showing != rows.end()) requests.push_back({result.findings.size(), *showing, SilentSign::non_finite});
     result.findings.push_back(
         {FindingCode::nan_or_inf, Severity::error, "parity",

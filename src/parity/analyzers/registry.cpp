@@ -9,15 +9,21 @@
 namespace onnxproof::parity_analyzers {
 
 // Detection sets are compared as matched sets (detection_parity.cpp), whose findings it makes.
-void add_detection_set_findings(const AnalyzerInput& in) { detail::add_detection_findings(in.result, in.result.findings); }
+void add_detection_set_findings(const AnalyzerInput& in) {
+  detail::add_detection_findings(in.result, in.result.findings);
+}
 
 namespace {
 
 constexpr std::array k_analyzers = {
-    FindingAnalyzer{"mismatch", add_mismatch_findings},  FindingAnalyzer{"argmax-flip", add_flip_findings},
-    FindingAnalyzer{"argmax-tie", add_tie_findings},     FindingAnalyzer{"non-finite", add_nan_findings},
-    FindingAnalyzer{"silent", add_silent_findings},      FindingAnalyzer{"rejected", add_rejected_findings},
-    FindingAnalyzer{"evidence", add_evidence_findings},  FindingAnalyzer{"random-output", add_random_findings},
+    FindingAnalyzer{"mismatch", add_mismatch_findings},
+    FindingAnalyzer{"argmax-flip", add_flip_findings},
+    FindingAnalyzer{"argmax-tie", add_tie_findings},
+    FindingAnalyzer{"non-finite", add_nan_findings},
+    FindingAnalyzer{"silent", add_silent_findings},
+    FindingAnalyzer{"rejected", add_rejected_findings},
+    FindingAnalyzer{"evidence", add_evidence_findings},
+    FindingAnalyzer{"random-output", add_random_findings},
     FindingAnalyzer{"detection-sets", add_detection_set_findings},
 };
 

@@ -28,7 +28,8 @@ void add_rejected_findings(const AnalyzerInput& in) {
   // is then RUN_FAILED (the graph cannot run as written), not SHAPE_REJECTED.
   const bool fails_as_traced = std::any_of(rejected.begin(), rejected.end(), [&](const auto& entry) {
     const auto& sizes = entry.second->sizes;
-    return entry.second->status == RowStatus::rejected && std::all_of(sizes.begin(), sizes.end(), [&](const auto& size) {
+    return entry.second->status == RowStatus::rejected &&
+           std::all_of(sizes.begin(), sizes.end(), [&](const auto& size) {
              const auto example = reference.example_sizes.find(size.first);
              return example != reference.example_sizes.end() && example->second == size.second;
            });
@@ -50,7 +51,9 @@ void add_rejected_findings(const AnalyzerInput& in) {
   for (const auto& [key, row] : rejected) {
     if (runs_unoptimized(*row)) {
       result.findings.push_back(
-          {FindingCode::run_failed, Severity::error, "parity",
+          {FindingCode::run_failed,
+           Severity::error,
+           "parity",
            fmt::format("{} on {} with graph optimizations {}: {}", row->data_set, row->provider,
                        optimization_name(row->optimization), row->note),
            row->data_set,

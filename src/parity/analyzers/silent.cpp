@@ -15,7 +15,8 @@ void add_silent_findings(const AnalyzerInput& in) {
     const auto& grouped = sign == SilentSign::all_zeros ? groups.zero_rows : groups.saturated_rows;
     for (const auto& [key, rows] : grouped) {
       const auto* first = rows.front();
-      if (first->optimization == GraphOptimization::disabled && grouped.contains(at_level(*first, GraphOptimization::all)))
+      if (first->optimization == GraphOptimization::disabled &&
+          grouped.contains(at_level(*first, GraphOptimization::all)))
         continue;
       const std::string where = fmt::format("output '{}' on {} ({} optimizations)", first->output, first->provider,
                                             optimization_name(first->optimization));
@@ -27,16 +28,16 @@ void add_silent_findings(const AnalyzerInput& in) {
       } else {
         int64_t elements = 0;
         for (const auto* row : rows) elements += row->silent.saturated;
-        message = fmt::format("{} has {} elements at +-{:g} (the largest finite {}) where {}'s are not, {}", where,
-                              elements, first->silent.saturated_value,
-                              first->silent.saturated_value == 65504.0 ? "float16" : first->actual_dtype, source,
-                              cases);
+        message =
+            fmt::format("{} has {} elements at +-{:g} (the largest finite {}) where {}'s are not, {}", where, elements,
+                        first->silent.saturated_value,
+                        first->silent.saturated_value == 65504.0 ? "float16" : first->actual_dtype, source, cases);
       }
       requests.push_back({result.findings.size(), first, sign});
       const auto code = sign == SilentSign::all_zeros ? FindingCode::output_all_zeros : FindingCode::output_saturated;
       const auto& info = finding_code_info(code);
-      result.findings.push_back({code, info.severity, "parity", message, first->output, std::string(info.hint),
-                                 {.sizes = first->sizes}});
+      result.findings.push_back(
+          {code, info.severity, "parity", message, first->output, std::string(info.hint), {.sizes = first->sizes}});
     }
   }
 }
@@ -44,8 +45,9 @@ void add_silent_findings(const AnalyzerInput& in) {
 // The first node whose output shows each silent failure, from one run of the case with every
 // intermediate value as an output (on the provider and level that showed it), added to the
 // finding's message. A copy that cannot run says so instead: the finding stands either way.
-void locate_silent_failures(const std::filesystem::path& model, const Reference& reference, const ParityOptions& options,
-                            const std::vector<LocateRequest>& requests, ParityResult& result) {
+void locate_silent_failures(const std::filesystem::path& model, const Reference& reference,
+                            const ParityOptions& options, const std::vector<LocateRequest>& requests,
+                            ParityResult& result) {
   constexpr std::size_t k_most_runs = 8;  // one run of the whole graph each: bounded
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const auto& request = requests[i];
@@ -65,9 +67,9 @@ void locate_silent_failures(const std::filesystem::path& model, const Reference&
       finding.message += "; the first node could not be located: " + located.error().describe();
     } else if (*located) {
       const FirstNode& node = **located;
-      finding.message += fmt::format("; first node whose output is {}: '{}' ({}), value '{}' ({})",
-                                     silent_sign_name(request.sign), node.node, node.op_type, node.value,
-                                     request.row->data_set);
+      finding.message +=
+          fmt::format("; first node whose output is {}: '{}' ({}), value '{}' ({})", silent_sign_name(request.sign),
+                      node.node, node.op_type, node.value, request.row->data_set);
     } else {
       finding.message += fmt::format("; no intermediate value is {} by itself in {}", silent_sign_name(request.sign),
                                      request.row->data_set);
