@@ -12,6 +12,7 @@ from ..core.reference import (Capture, not_finite_finding, prepare_folder, publi
 from . import traps
 from .arrays import to_numpy
 from .exact import ExactReference
+from .generation_reference import write_generation
 
 
 def write_reference(state, model, ahead=None):
@@ -64,20 +65,7 @@ def fill_reference(state, model, reference, done=None):
         state.timings["reference_ahead"] = round(done.seconds, 4)
         state.timings["reference_ahead_cases"] = ahead_cases
     write_cases(state, reference, cases)
-    steps = int(state.config.get("generate") or 0)
-    if steps and state.generation:
-        from .generation import record_generation
-        state.timed("generation_reference", record_generation, state, model, reference, steps)
-    elif (state.generation or {}).get("encoder"):
-        # An encoder-decoder without --generate still ships with its encoder (proved by generation).
-        from .seq2seq import ENCODER_FILE
-        from .seq2seq_export import export_encoder
-        if state.timed("encoder_export", export_encoder, state, state.generation["encoder"]["module"],
-                       os.path.join(state.out, ENCODER_FILE)):
-            state.findings.append(finding(
-                "ENCODER_NOT_PROVED", "warning", "encoder.onnx was exported beside the decoder (model.onnx); without "
-                "--generate N nothing proves it, and the verdict covers the decoder step only", ENCODER_FILE,
-                "add --generate N: the encoder runs on each request and its outputs feed the decoder steps"))
+    write_generation(state, model, reference)
 
 
 def capture_case(state, model, reference, capture, item, own_failure=None):
