@@ -3,12 +3,11 @@
 where the calibrated rule can use them (exact.py) and cases.json (onnxproof.cases/1)."""
 import itertools
 import os
-import shutil
 import time
 
 from ..core.findings import finding
-from ..core.reference import (Capture, not_finite_finding, prepare_folder, publish, reference_failed,
-                              reference_samples, write_case, write_cases, write_exact_outputs)
+from ..core.reference import (Capture, fill_and_publish, not_finite_finding, partial_folder, prepare_folder,
+                              reference_failed, reference_samples, write_case, write_cases, write_exact_outputs)
 from . import traps
 from .arrays import to_numpy
 from .exact import ExactReference
@@ -20,15 +19,8 @@ def write_reference(state, model, ahead=None):
     survives, and an interrupted run leaves the old reference whole. `ahead`: the child capturing
     the first cases since before the export (reference_ahead.py), whose cases are kept."""
     done = ahead.finish(state) if ahead is not None else None
-    reference = os.path.join(state.out, "reference") + ".partial"
-    if done is None:
-        reference = prepare_folder(state)
-    try:
-        fill_reference(state, model, reference, done)
-    except BaseException:
-        shutil.rmtree(reference, ignore_errors=True)  # a failed capture leaves no half folder
-        raise
-    publish(state, reference)
+    reference = prepare_folder(state) if done is None else partial_folder(state)  # the child's cases kept
+    fill_and_publish(state, reference, lambda folder: fill_reference(state, model, folder, done))
 
 
 def fill_reference(state, model, reference, done=None):
