@@ -17,7 +17,8 @@ from unittest import mock
 import numpy as np
 from onnx import numpy_helper
 
-from onnxproof.torch import exact, reference_ahead
+from onnxproof.core import memory
+from onnxproof.torch import exact, reference_ahead, reference_child
 from onnxproof.torch.export_forward import check_forward
 from onnxproof.torch.export_load import example_arrays, load_and_prepare
 from onnxproof.torch.export_reference import write_reference
@@ -255,7 +256,7 @@ class ReferenceAhead(unittest.TestCase):
     def test_a_child_that_fails_before_saving_a_case_costs_only_its_work(self):
         expected, expected_state = self.sequential()
         state, model = self.prepared("ahead")
-        with mock.patch.object(reference_ahead, "run_child", side_effect=RuntimeError("planted")):
+        with mock.patch.object(reference_child, "run_child", side_effect=RuntimeError("planted")):
             ahead = self.started(state, model)  # the forked child inherits the patch
         write_reference(state, model, ahead)
         self.assertNotIn("reference_ahead", state.timings)
@@ -360,7 +361,7 @@ class ReferenceAhead(unittest.TestCase):
     def test_available_memory_is_what_the_kernel_says_at_most(self):
         with open("/proc/meminfo") as handle:
             kernel = next(int(line.split()[1]) * 1024 for line in handle if line.startswith("MemAvailable:"))
-        available = reference_ahead.available_memory()
+        available = memory.available_memory()
         self.assertGreater(available, 0)
         self.assertLessEqual(available, kernel * 1.1)  # the two reads are moments apart
 

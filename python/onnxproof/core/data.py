@@ -64,6 +64,16 @@ def resolve_callable(spec, what):
     return getattr(module, name)
 
 
+def model_from_callable(spec):
+    """The model a FILE.py:NAME or MODULE:NAME spec's callable returns, called with no argument;
+    FrontEndError naming the spec when the call raises."""
+    factory = resolve_callable(spec, "model")
+    try:
+        return factory()
+    except Exception as error:
+        raise FrontEndError(f"calling {spec} failed: {type(error).__name__}: {error}") from error
+
+
 def as_array(value):
     """A numpy array of a framework's tensor or anything array-like: a PyTorch tensor (detached,
     on the CPU) or a TensorFlow one (.numpy()) without importing either framework."""

@@ -6,8 +6,10 @@ source framework's: each framework's state (torch/state.py) adds it."""
 import os
 import time
 
+import numpy as np
+
 from .memory import StagePeaks
-from .cases import generate_in_domain, cap_offsets, shape_for, size_ranges, with_derived
+from .cases import domain_of, generate_in_domain, cap_offsets, shape_for, size_ranges, with_derived
 
 
 class ExportState:
@@ -85,6 +87,21 @@ class ExportState:
                                                    self.domains.get(spec["name"]))
                   for spec in self.inputs}
         return cap_offsets(arrays, self.domains)
+
+    def take_example(self, sizes, before_generating=None):
+        """The example ({input name: array}), kept in self.example: the user's own arrays (prove()),
+        whose values set the domain every generated input keeps, else inputs generated at `sizes`
+        from the configuration's seed, after `before_generating()` (a framework's ranges found by
+        running the model) when given."""
+        if self.given:
+            self.domains = {name: domain_of(name, array) for name, array in self.given.example.items()}
+            self.example = dict(self.given.example)
+        else:
+            self.domains = {}
+            if before_generating is not None:
+                before_generating()
+            self.example = self.generate_inputs(sizes, np.random.default_rng(int(self.config.get("seed", 0))))
+        return self.example
 
     def other_size(self, label, size):
         """A size next to the example's on a dynamic axis, inside its --dynamic range."""

@@ -1,7 +1,31 @@
-"""Output axes, whatever the framework: the names model.onnx gives the output axes that follow a
-declared label, and the labels the model itself fixes (AXIS_FIXED_BY_MODEL). A framework's forward
-check (torch/export_forward.py, tensorflow/export.py) finds which axes follow which label."""
+"""Output axes, whatever the framework: which output axes follow each declared label (every label
+resized in turn, the forward being the framework's: torch/export_forward.py, tensorflow/export.py),
+the names model.onnx gives them, and the labels the model itself fixes (AXIS_FIXED_BY_MODEL)."""
+import numpy as np
+
 from .findings import finding
+
+
+def label_axes_by_resizing(state, shapes, resized_shapes):
+    """{output name: {axis: label}}: each label of the example resized in turn, and the output axes
+    that follow it (state.output_dim_names names them in model.onnx); a label the model rejects at
+    every other size tried is fixed by the model (fix_axes_by_model). `shapes`: the outputs' shapes
+    on the example, in state.output_names' order. `resized_shapes(label, size, rng)` is the
+    framework's forward with `label` resized: (the outputs' shapes, or None where the framework
+    rejected every size; its first error or ""; the sizes tried, the one that ran last)."""
+    axes = {name: {} for name in state.output_names}
+    followed = {}  # {(output, axis): [(label, example size, resized size, output before, after)]}
+    fixed = {}
+    rng = np.random.default_rng(7)  # one stream across the labels, seeded as always: the same inputs run after run
+    for label, size in state.examples.items():
+        after, failure, tried = resized_shapes(label, size, rng)
+        if after is None:
+            fixed[label] = (size, tried, failure)
+            continue
+        follow_resized(axes, followed, state.output_names, shapes, after, label, size, tried[-1])
+    fix_axes_by_model(state, fixed)
+    state.output_dim_names = output_dim_names(followed, state.couplings)
+    return axes
 
 
 def follow_resized(axes, followed, names, before, after, label, size, other):

@@ -74,6 +74,29 @@ def _export_again(engine, config, export, quiet, folder, exporter, opset):
         engine.hold_progress(False)
 
 
+def export_config(description, inputs, dynamic, *, opset, exporter, sweep, samples, framework=None):
+    """The export's configuration (onnxproof.config/1) from prove()'s arguments, its "out" left for
+    run_attached (the staging folder). `framework`: named unless it is the first one (PyTorch)."""
+    config = {"contract": contract.CONFIG, "model": description}
+    if framework:
+        config["framework"] = framework
+    config.update({"inputs": inputs, "dynamic": dynamic, "opset": int(opset or 0), "exporter": exporter,
+                   "sweep": {label: [int(size) for size in sizes] for label, sizes in (sweep or {}).items()},
+                   "samples": int(samples), "seed": 0, "out": ""})
+    return config
+
+
+def engine_arguments(out, targets, providers, *, rtol, atol, localize, golden, quantize=None, repair=False,
+                     repair_budget=None, generate=0):
+    """The attached engine's command-line arguments for prove()'s options (`targets` and
+    `providers` as lists of names); UsageError for a bad quantize, repair or repair_budget."""
+    arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
+    arguments += ["--generate", str(generate)] if generate else []
+    arguments += tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
+    arguments += golden_arguments(golden) + quantize_arguments(quantize)
+    return arguments + repair_arguments(repair, repair_budget)
+
+
 def check_config(config):
     """The configuration as the export will check it, before any work: a value it refuses is the
     caller's bad argument."""

@@ -108,12 +108,29 @@ class Capture:
         self.complete = False  # the child captured every case
 
 
+def partial_folder(state):
+    """The run folder's `reference.partial`: where the reference is captured before it is published."""
+    return os.path.join(state.out, "reference") + ".partial"
+
+
 def prepare_folder(state):
     """A fresh `reference.partial` folder in the run folder, for write_reference to swap in."""
-    reference = os.path.join(state.out, "reference") + ".partial"
+    reference = partial_folder(state)
     shutil.rmtree(reference, ignore_errors=True)
     os.makedirs(reference)
     return reference
+
+
+def fill_and_publish(state, reference, fill):
+    """`fill(reference)` captures the cases into the folder `reference`, which is then published
+    as reference/ (publish). A capture that fails takes its folder with it: no half folder is left,
+    and the reference of an earlier run stays whole."""
+    try:
+        fill(reference)
+    except BaseException:
+        shutil.rmtree(reference, ignore_errors=True)
+        raise
+    publish(state, reference)
 
 
 def write_case(state, folder, arrays, outputs, finite):

@@ -11,7 +11,7 @@ import json
 import os
 import re
 
-from ..core import api_checks as checks, contract, proving
+from ..core import api_checks as checks, proving
 from ..core.data import as_array, samples_from
 from ..core.engine import name_list
 from ..core.errors import UsageError
@@ -52,11 +52,9 @@ def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None
         raise UsageError(f"data must be a list (or an iterable) of samples, not {type(data).__name__}")
     source, example = _source_and_example(model, args, dynamic_axes)
     names = [name for name, _, _ in source.signature]
-    config = {"contract": contract.CONFIG, "model": _describe(model), "framework": "tensorflow",
-              "inputs": [_input_spec(name, example[name]) for name in names],
-              "dynamic": _dynamic_from(dynamic_axes, source), "opset": int(opset or 0), "exporter": exporter,
-              "sweep": {k: [int(s) for s in v] for k, v in (sweep or {}).items()}, "samples": int(samples),
-              "seed": 0, "out": ""}
+    config = proving.export_config(_describe(model), [_input_spec(name, example[name]) for name in names],
+                                   _dynamic_from(dynamic_axes, source), opset=opset, exporter=exporter, sweep=sweep,
+                                   samples=samples, framework="tensorflow")
     proving.check_config(config)
     out = os.path.abspath(out or _default_out(model, config))
     samples_given = None
@@ -65,10 +63,8 @@ def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None
                           for name, array in sample.items()}
                          for sample in samples_from(itertools.islice(iter(data), int(data_batches)), names, "data")]
     given = InMemoryModel(source, config["model"], example, samples_given)
-    arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
-    arguments += proving.tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
-    arguments += proving.golden_arguments(golden) + proving.quantize_arguments(quantize)
-    arguments += proving.repair_arguments(repair, repair_budget)
+    arguments = proving.engine_arguments(out, targets, providers, rtol=rtol, atol=atol, localize=localize, golden=golden,
+                                         quantize=quantize, repair=repair, repair_budget=repair_budget)
 
     def export(config):
         from .export import Exporter, keras_home_inside

@@ -16,7 +16,7 @@ from ..core.cases import example_sizes, size_ranges
 from ..core.export_finish import finish
 from ..core.export_io import progress, temporary_path
 from ..core.findings import finding
-from ..core.output_axes import fix_axes_by_model, follow_resized, output_dim_names
+from ..core.output_axes import label_axes_by_resizing
 from . import signature as signatures
 from . import source as sources
 from .source import error_text
@@ -50,8 +50,8 @@ class Exporter:
         state.exporter = exporters[0]
         state.opset, state.opset_reason = choose_opset(state.config)  # until an export chooses
         signatures.declare_inputs(state, source)
-        example = signatures.example_arrays(state, source)
         state.examples = example_sizes(state.inputs, state.dynamic)
+        example = state.take_example(state.examples)
         progress("running the forward pass on the example input")
         outputs = state.timed("forward", check_forward, state, source, example)
         if outputs is None:
@@ -136,11 +136,8 @@ def label_output_axes(state, source, outputs):
     """{output name: {axis: label}}: each label resized in turn, and the output axes that follow
     it; a label TensorFlow rejects at every other size tried is fixed by the model
     (AXIS_FIXED_BY_MODEL) and the export keeps it at the example's size."""
-    axes = {name: {} for name in state.output_names}
-    followed = {}
-    fixed = {}
-    rng = np.random.default_rng(7)
-    for label, size in state.examples.items():
+
+    def resized_shapes(label, size, rng):
         resized, failure, tried = None, "", []
         for other in _other_sizes(state, label, size):
             tried.append(other)
@@ -149,14 +146,8 @@ def label_output_axes(state, source, outputs):
                 break
             except Exception as error:
                 failure = failure or error_text(error)
-        if resized is None:
-            fixed[label] = (size, tried, failure)
-            continue
-        follow_resized(axes, followed, state.output_names, [np.shape(v) for v in outputs],
-                       [np.shape(v) for v in resized], label, size, tried[-1])
-    fix_axes_by_model(state, fixed)
-    state.output_dim_names = output_dim_names(followed, state.couplings)
-    return axes
+        return (None if resized is None else [np.shape(v) for v in resized]), failure, tried
+    return label_axes_by_resizing(state, [np.shape(v) for v in outputs], resized_shapes)
 
 
 def _other_sizes(state, label, size):

@@ -5,6 +5,7 @@ written model is then given the proof's names: the labels for tf2onnx's unk__N d
 model's output names for tf2onnx's Identity:0, and operators it left unconverted are findings."""
 import os
 
+from ..core import opset_choice
 from ..core.errors import UsageError
 from ..core.export_io import progress, temporary_path
 from ..core.findings import finding
@@ -35,18 +36,14 @@ def newest_opset():
 
 def choose_opset(config):
     """(opset, why): --opset when given, else the newest both the engine (ONNX, ONNX Runtime, the
-    target tables) and tf2onnx support."""
-    requested = int(config.get("opset") or 0)
-    if requested:
-        return requested, "--opset"
-    ceiling, newest = int(config.get("opset_ceiling") or 0), newest_opset()
-    if not ceiling:  # an older engine: tf2onnx's own choice
-        from tf2onnx import constants
-        return constants.PREFERRED_OPSET, f"no ceiling from the engine: tf2onnx's preferred {constants.PREFERRED_OPSET}"
-    reason = config.get("opset_ceiling_reason", "")
-    if newest < ceiling:
-        return newest, f"tf2onnx writes up to {newest} ({reason})"
-    return ceiling, f"{reason}; tf2onnx writes up to {newest}"
+    target tables) and tf2onnx support (core/opset_choice.py)."""
+    return opset_choice.choose_opset(config, newest_opset, ("tf2onnx", "tf2onnx"), _preferred_opset)
+
+
+def _preferred_opset(_newest):
+    """tf2onnx's own choice, where an older engine sent no ceiling."""
+    from tf2onnx import constants
+    return constants.PREFERRED_OPSET, f"no ceiling from the engine: tf2onnx's preferred {constants.PREFERRED_OPSET}"
 
 
 def export_with_fallback(state, source, exporters):

@@ -2,23 +2,16 @@
 (core/reference.py chooses the cases and writes the folder), the float64 twin's outputs where the
 time budget allows (exact.py), and cases.json."""
 import os
-import shutil
 import time
 
 from ..core.findings import finding
-from ..core.reference import (not_finite_finding, prepare_folder, publish, reference_failed, reference_samples,
-                              write_case, write_cases, write_exact_outputs)
+from ..core.reference import (fill_and_publish, not_finite_finding, prepare_folder, reference_failed,
+                              reference_samples, write_case, write_cases, write_exact_outputs)
 
 
 def write_reference(state, source, twin):
     """Writes reference/ into a fresh folder, then swaps it in whole."""
-    reference = prepare_folder(state)
-    try:
-        fill_reference(state, source, twin, reference)
-    except BaseException:
-        shutil.rmtree(reference, ignore_errors=True)  # a failed capture leaves no half folder
-        raise
-    publish(state, reference)
+    fill_and_publish(state, prepare_folder(state), lambda folder: fill_reference(state, source, twin, folder))
 
 
 def fill_reference(state, source, twin, reference):

@@ -5,7 +5,6 @@ input it leaves out takes the sizes of the labels it shares). Integer inputs an 
 are generated inside its vocabulary."""
 import numpy as np
 
-from ..core.cases import domain_of
 from ..core.data import did_you_mean
 from ..core.errors import UsageError
 
@@ -105,17 +104,3 @@ def _shape_text(shape):
 
 def _integer(dtype):
     return dtype != "bool" and np.dtype(dtype).kind in "iu"
-
-
-def example_arrays(state, source):
-    """The example: the user's arrays (prove()), whose values set every generated input's domain,
-    or generated ones."""
-    if state.given is not None:
-        state.domains = {name: domain_of(name, array) for name, array in state.given.example.items()}
-        state.example = dict(state.given.example)
-    else:
-        state.domains = {}
-        from ..core.cases import example_sizes
-        state.example = state.generate_inputs(example_sizes(state.inputs, state.dynamic),
-                                              np.random.default_rng(int(state.config.get("seed", 0))))
-    return state.example

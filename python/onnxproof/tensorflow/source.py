@@ -9,7 +9,7 @@ input signature, or such a tf.function."""
 import os
 import re
 
-from ..core.data import did_you_mean, resolve_callable
+from ..core.data import did_you_mean, model_from_callable
 from ..core.errors import FrontEndError, UsageError
 
 
@@ -59,11 +59,7 @@ def load(spec, inputs, dynamic=()):
             raise FrontEndError(f"{spec} is not a Keras model file Keras can load: {type(error).__name__}: "
                                 f"{error}") from error
         return keras_source(model, f"Keras model file {spec}", inputs, dynamic)
-    factory = resolve_callable(spec, "model")
-    try:
-        model = factory()
-    except Exception as error:
-        raise FrontEndError(f"calling {spec} failed: {type(error).__name__}: {error}") from error
+    model = model_from_callable(spec)
     return object_source(model, spec, inputs, dynamic)
 
 

@@ -14,7 +14,7 @@ import functools
 import itertools
 import os
 
-from ..core import api_checks as argument_checks, contract, proving
+from ..core import api_checks as argument_checks, proving
 from ..core.data import LABELS, samples_from
 from ..core.engine import captured_output, name_list
 from ..core.errors import UsageError
@@ -75,17 +75,12 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     run; a model that fails the proof is a Report with verdict "fail", not an exception.
     """
     from .export import InMemoryModel
-    argument_checks.check_arguments(exporter=exporter, targets=targets, providers=providers, opset=opset, rtol=rtol, atol=atol,
-                           samples=samples, data_batches=data_batches, dynamic_shapes=dynamic_shapes,
-                           dynamic_axes=dynamic_axes, sweep=sweep, kwargs=kwargs, out=out, golden=golden)
+    argument_checks.check_arguments(exporter=exporter, targets=targets, providers=providers, opset=opset, rtol=rtol,
+                                    atol=atol, samples=samples, data_batches=data_batches, dynamic_shapes=dynamic_shapes,
+                                    dynamic_axes=dynamic_axes, sweep=sweep, kwargs=kwargs, out=out, golden=golden)
     checks.check_inputs(args, data)
     targets, providers = name_list(targets), name_list(providers)
-    if not isinstance(generate, int) or isinstance(generate, bool) or generate < 0:
-        raise UsageError(f"generate must be a number of steps (an int >= 0), not {generate!r}")
-    if generate and repair:
-        raise UsageError("repair=True repairs a single forward's proof; generate=N proves a decoder's steps: one at a time")
-    if generate and quantize is not None:
-        raise UsageError("quantize proves a model's single forward; generate=N proves a decoder's steps: one at a time")
+    _check_generate(generate, repair, quantize)
     if generate:
         return _prove_generation(model, args, kwargs, generate, dict(
             opset=opset, exporter=exporter, targets=targets, providers=providers, sweep=sweep, samples=samples,
@@ -93,31 +88,41 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     opset = _opset(opset, opset_version)
     output_names = argument_checks.output_names(output_names) if output_names is not None else None
     flat = _flat_inputs(model, args, kwargs, input_names, output_names)
-    tensors = flat.tensors
-    names = list(tensors)
-    inputs = [inputs_of.input_spec(name, tensor) for name, tensor in tensors.items()]
+    inputs, dynamic, output_axes = _declared_inputs(flat, dynamic_shapes, dynamic_axes, sweep)
+    out = os.path.abspath(out or checks.default_out(model, inputs, dynamic))
+    config = proving.export_config(_describe(model), inputs, dynamic, opset=opset, exporter=exporter, sweep=sweep,
+                                   samples=samples)
+    config.update({"output_axes": output_axes} if output_axes else {})
+    proving.check_config(config)
+    example = {name: to_numpy(tensor, name) for name, tensor in flat.tensors.items()}
+    samples_given = None if data is None else samples_from(
+        _flat_samples(model, flat, args, kwargs, _batches(data, data_batches)), list(flat.tensors), "data")
+    arguments = proving.engine_arguments(out, targets, providers, rtol=rtol, atol=atol, localize=localize, golden=golden,
+                                         quantize=quantize, repair=repair, repair_budget=repair_budget)
+    return _run_attached(arguments, config, InMemoryModel(flat.call, config["model"], example, samples_given), model,
+                         flat.call, out, quiet)
+
+
+def _check_generate(generate, repair, quantize):
+    """UsageError unless generate is a number of steps, and one that comes without repair and quantize."""
+    if not isinstance(generate, int) or isinstance(generate, bool) or generate < 0:
+        raise UsageError(f"generate must be a number of steps (an int >= 0), not {generate!r}")
+    if generate and repair:
+        raise UsageError("repair=True repairs a single forward's proof; generate=N proves a decoder's steps: one at a time")
+    if generate and quantize is not None:
+        raise UsageError("quantize proves a model's single forward; generate=N proves a decoder's steps: one at a time")
+
+
+def _declared_inputs(flat, dynamic_shapes, dynamic_axes, sweep):
+    """(input specs, dynamic axes, axes declared on outputs) of the flat inputs, dynamic_shapes and
+    dynamic_axes read as torch.export and torch.onnx read them; UsageError for a bad axis or sweep."""
+    inputs = [inputs_of.input_spec(name, tensor) for name, tensor in flat.tensors.items()]
     try:
         dynamic, output_axes = inputs_of.dynamic_from(dynamic_shapes, dynamic_axes, flat)
     except (TypeError, ValueError, AttributeError) as error:  # an axis that is no number, a Dim of another kind
         raise UsageError(f"dynamic_shapes / dynamic_axes: {type(error).__name__}: {error}") from error
-    checks.check_sweep(sweep, dynamic, tensors)
-    out = os.path.abspath(out or checks.default_out(model, inputs, dynamic))
-    config = {
-        "contract": contract.CONFIG, "model": _describe(model), "inputs": inputs, "dynamic": dynamic,
-        "opset": int(opset or 0), "exporter": exporter, "sweep": {k: [int(s) for s in v] for k, v in (sweep or {}).items()},
-        "samples": int(samples), "seed": 0, "out": "",
-    }
-    config.update({"output_axes": output_axes} if output_axes else {})
-    proving.check_config(config)
-    example = {name: to_numpy(tensor, name) for name, tensor in tensors.items()}
-    samples_given = None if data is None else samples_from(
-        _flat_samples(model, flat, args, kwargs, _batches(data, data_batches)), names, "data")
-    arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
-    arguments += proving.tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
-    arguments += proving.golden_arguments(golden) + proving.quantize_arguments(quantize)
-    arguments += proving.repair_arguments(repair, repair_budget)
-    return _run_attached(arguments, config, InMemoryModel(flat.call, config["model"], example, samples_given), model,
-                         flat.call, out, quiet)
+    checks.check_sweep(sweep, dynamic, flat.tensors)
+    return inputs, dynamic, output_axes
 
 
 def _opset(opset, opset_version):
@@ -195,15 +200,14 @@ def _prove_decoder(model, decoder, defaults, example, steps, options):
     """The engine run with --generate N on a cache decoder made here."""
     from .export import InMemoryModel
     out = os.path.abspath(options["out"] or checks.default_out(model, defaults["inputs"], defaults["dynamic"]))
-    config = {"contract": contract.CONFIG, "model": _describe(model), "inputs": defaults["inputs"],
-              "dynamic": [{key: value for key, value in entry.items()} for entry in defaults["dynamic"]],
-              "opset": int(options["opset"] or 0), "exporter": options["exporter"],
-              "sweep": {k: [int(s) for s in v] for k, v in (options["sweep"] or {}).items()},
-              "samples": int(options["samples"]), "seed": 0, "out": "", "generate": steps}
+    dynamic = [dict(entry) for entry in defaults["dynamic"]]
+    config = dict(proving.export_config(_describe(model), defaults["inputs"], dynamic, opset=options["opset"],
+                                        exporter=options["exporter"], sweep=options["sweep"],
+                                        samples=options["samples"]), generate=steps)
     proving.check_config(config)
-    arguments = ["--out", out, "--target", ",".join(options["targets"]), "--provider", ",".join(options["providers"]),
-                 "--generate", str(steps)] + proving.tolerance_arguments(options["rtol"], options["atol"])
-    arguments += ([] if options["localize"] else ["--no-localize"]) + proving.golden_arguments(options["golden"])
+    arguments = proving.engine_arguments(out, options["targets"], options["providers"], rtol=options["rtol"],
+                                         atol=options["atol"], localize=options["localize"], golden=options["golden"],
+                                         generate=steps)
     given = InMemoryModel(decoder, config["model"], example, None, defaults)
     return _run_attached(arguments, config, given, model, decoder, out, options["quiet"])
 

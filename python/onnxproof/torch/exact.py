@@ -10,7 +10,7 @@ import copy
 import time
 
 from ..core.cases import is_narrow_float
-from ..core.memory import release_freed_memory
+from ..core.memory import available_memory, release_freed_memory
 from . import quantized, traps
 
 # The float64 model takes twice the float32 parameters' bytes: above this many bytes (its size)
@@ -245,7 +245,6 @@ def pass_mode(model, bytes_float64, in_place):
 def widening_too_large(bytes_float64):
     """Whether widening the whole model in place is past LAYER_BY_LAYER_ABOVE_BYTES, or would take
     more than half the memory this process has left (it adds half its float64 bytes)."""
-    from .reference_ahead import available_memory
     if bytes_float64 > LAYER_BY_LAYER_ABOVE_BYTES:
         return True
     available = available_memory()

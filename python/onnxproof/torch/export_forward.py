@@ -2,7 +2,7 @@
 example (a failure, a non-tensor output or a random forward is a finding), and each dynamic label
 is resized in turn to see which output axes follow it."""
 from ..core.cases import coupled_sizes, size_ranges
-from ..core.output_axes import fix_axes_by_model, follow_resized, output_dim_names
+from ..core.output_axes import label_axes_by_resizing
 from ..core.errors import UsageError
 from ..core.findings import finding
 from . import traps
@@ -71,25 +71,16 @@ def label_output_axes(state, model, example, outputs):
     to it (coupling_search), and only when PyTorch rejects every size tried is the axis fixed by
     the model: AXIS_FIXED_BY_MODEL, and the export keeps it at the example's size
     (fix_axes_by_model), since an export cannot be more dynamic than its model."""
-    import numpy as np
-    axes = {name: {} for name in state.output_names}
-    followed = {}  # {(output, axis): [(label, example size, resized size, output before, after)]}
-    rng = np.random.default_rng(7)
-    fixed = {}
-    for label, size in state.examples.items():
+
+    def resized_shapes(label, size, rng):
         resized, failure, tried = resized_forward(state, model, label, size, rng)
         if resized is None:
-            fixed[label] = (size, tried, failure)
-            continue
+            return None, failure, tried
         if only_broadcast(outputs, resized, tried):
-            fixed[label] = (size, tried[:-1], f"{failure}; of the other sizes only 1 ran, and no output changed "
-                            "shape at it (broadcasting against a fixed size)")
-            continue
-        follow_resized(axes, followed, [name for name, _ in outputs], [tuple(t.shape) for _, t in outputs],
-                       [tuple(t.shape) for _, t in resized], label, size, tried[-1])
-    fix_axes_by_model(state, fixed)
-    state.output_dim_names = output_dim_names(followed, state.couplings)
-    return axes
+            return None, (f"{failure}; of the other sizes only 1 ran, and no output changed shape at it "
+                          "(broadcasting against a fixed size)"), tried[:-1]
+        return [tuple(t.shape) for _, t in resized], failure, tried
+    return label_axes_by_resizing(state, [tuple(t.shape) for _, t in outputs], resized_shapes)
 
 
 def only_broadcast(outputs, resized, tried):

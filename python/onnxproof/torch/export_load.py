@@ -1,7 +1,7 @@
 """Export stage 1, load and prepare: the model (from its spec, or the object the Python API
 holds), its inputs (a model family's own when none were declared), the exporters to try, the
 model in eval mode on the CPU, and the example the other stages run on."""
-from ..core.cases import coupled_groups, domain_of, example_sizes
+from ..core.cases import coupled_groups, example_sizes
 from ..core.data import did_you_mean
 from ..core.errors import UsageError
 from ..core.export_io import progress
@@ -133,18 +133,9 @@ def example_arrays(state, model=None):
     """The example: the user's own arrays (the Python API), whose values set the domain every
     generated input keeps, or generated ones (signed integers where the model takes them:
     signed_integer_ranges). Also the candidate groups of coupled labels."""
-    import numpy as np
     state.couplings = []  # groups of labels PyTorch needs at one size (label_output_axes finds them)
     state.coupling_candidates = coupled_groups(state.inputs, state.dynamic)
-    if state.given:
-        state.domains = {name: domain_of(name, array) for name, array in state.given.example.items()}
-        state.example = dict(state.given.example)
-    else:
-        state.domains = {}
-        if model is not None:
-            signed_integer_ranges(state, model)
-        state.example = state.generate_inputs(state.examples, np.random.default_rng(int(state.config.get("seed", 0))))
-    return state.example
+    return state.take_example(state.examples, None if model is None else lambda: signed_integer_ranges(state, model))
 
 
 # Integer inputs declared without a range are generated in [0, 10) (cases.DEFAULT_INT_RANGE):

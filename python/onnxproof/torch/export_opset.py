@@ -5,6 +5,7 @@ import inspect
 import os
 import re
 
+from ..core import opset_choice
 from ..core.errors import FrontEndError, UsageError
 from ..core.findings import finding
 from ..core.memory import release_freed_memory
@@ -51,18 +52,10 @@ def exporter_newest_opset(exporter):
 
 def choose_opset(config, exporter):
     """(opset, why): --opset when given, else the newest that both the engine (ONNX, ONNX Runtime,
-    the target tables) and the exporter support."""
-    requested = int(config.get("opset") or 0)
-    if requested:
-        return requested, "--opset"
-    ceiling = int(config.get("opset_ceiling") or 0)
-    newest = exporter_newest_opset(exporter)
-    if not ceiling:
-        return min(FALLBACK_OPSET, newest), f"no ceiling from the engine: the fallback {FALLBACK_OPSET}"
-    reason = config.get("opset_ceiling_reason", "")
-    if newest < ceiling:
-        return newest, f"the {exporter} exporter of torch writes up to {newest} ({reason})"
-    return ceiling, f"{reason}; the {exporter} exporter writes up to {newest}"
+    the target tables) and the exporter support (core/opset_choice.py)."""
+    return opset_choice.choose_opset(
+        config, lambda: exporter_newest_opset(exporter), (f"the {exporter} exporter of torch", f"the {exporter} exporter"),
+        lambda newest: (min(FALLBACK_OPSET, newest), f"no ceiling from the engine: the fallback {FALLBACK_OPSET}"))
 
 
 def fallback_finding(failed, used, found, out):

@@ -3,15 +3,15 @@
 where the calibrated rule can use them (exact.py) and cases.json (onnxproof.cases/1)."""
 import itertools
 import os
-import shutil
 import time
 
 from ..core.findings import finding
-from ..core.reference import (Capture, not_finite_finding, prepare_folder, publish, reference_failed,
-                              reference_samples, write_case, write_cases, write_exact_outputs)
+from ..core.reference import (Capture, fill_and_publish, not_finite_finding, partial_folder, prepare_folder,
+                              reference_failed, reference_samples, write_case, write_cases, write_exact_outputs)
 from . import traps
 from .arrays import to_numpy
 from .exact import ExactReference
+from .generation_reference import write_generation
 
 
 def write_reference(state, model, ahead=None):
@@ -19,15 +19,8 @@ def write_reference(state, model, ahead=None):
     survives, and an interrupted run leaves the old reference whole. `ahead`: the child capturing
     the first cases since before the export (reference_ahead.py), whose cases are kept."""
     done = ahead.finish(state) if ahead is not None else None
-    reference = os.path.join(state.out, "reference") + ".partial"
-    if done is None:
-        reference = prepare_folder(state)
-    try:
-        fill_reference(state, model, reference, done)
-    except BaseException:
-        shutil.rmtree(reference, ignore_errors=True)  # a failed capture leaves no half folder
-        raise
-    publish(state, reference)
+    reference = prepare_folder(state) if done is None else partial_folder(state)  # the child's cases kept
+    fill_and_publish(state, reference, lambda folder: fill_reference(state, model, folder, done))
 
 
 def fill_reference(state, model, reference, done=None):
@@ -64,20 +57,7 @@ def fill_reference(state, model, reference, done=None):
         state.timings["reference_ahead"] = round(done.seconds, 4)
         state.timings["reference_ahead_cases"] = ahead_cases
     write_cases(state, reference, cases)
-    steps = int(state.config.get("generate") or 0)
-    if steps and state.generation:
-        from .generation import record_generation
-        state.timed("generation_reference", record_generation, state, model, reference, steps)
-    elif (state.generation or {}).get("encoder"):
-        # An encoder-decoder without --generate still ships with its encoder (proved by generation).
-        from .seq2seq import ENCODER_FILE
-        from .seq2seq_export import export_encoder
-        if state.timed("encoder_export", export_encoder, state, state.generation["encoder"]["module"],
-                       os.path.join(state.out, ENCODER_FILE)):
-            state.findings.append(finding(
-                "ENCODER_NOT_PROVED", "warning", "encoder.onnx was exported beside the decoder (model.onnx); without "
-                "--generate N nothing proves it, and the verdict covers the decoder step only", ENCODER_FILE,
-                "add --generate N: the encoder runs on each request and its outputs feed the decoder steps"))
+    write_generation(state, model, reference)
 
 
 def capture_case(state, model, reference, capture, item, own_failure=None):

@@ -6,20 +6,12 @@ A decoder with a key/value cache is exported in the form runtimes call once per 
 `FlatCacheDecoder` turns a model whose cache is a structure (a transformers Cache, a tuple of
 (key, value) pairs) into that flat form.
 
-`record_generation` runs N greedy steps from a prompt in PyTorch, feeding the cache back, and
-writes the prompt, the empty cache of step 0, each step's token and last-position logits (float32,
-and float64 from a float64 copy fed the same tokens, for the calibrated budget) into
-reference/generation/run_K/ with generation.json (onnxproof.generation/2); an encoder-decoder's
-runs come from seq2seq.py. The engine replays the loop in ONNX Runtime (parity/generation.cpp).
+`greedy` runs N greedy steps from a prompt in PyTorch, feeding the cache back;
+generation_reference.py records them as the generation proof's reference. The engine replays the
+loop in ONNX Runtime (parity/generation.cpp).
 """
-import os
-
-from ..core import contract
-from ..core.export_finish import file_digest
-from ..core.export_io import write_atomically
 from ..core.findings import finding
 
-FOLDER = "generation"
 PAST = "past_key_values.{layer}.{kind}"
 PRESENT = "present.{layer}.{kind}"
 KINDS = ("key", "value")
@@ -198,61 +190,6 @@ def greedy(call, prompt, empty_past, present, steps, tokens=None):
     return torch.stack(chosen), torch.stack(logits_by_step)
 
 
-def _with_mask(decoder):
-    """A decoder-only step call: the attention mask covers past and new tokens."""
-    import torch
-
-    def call(ids, length, past):
-        return decoder(ids, torch.ones((ids.shape[0], length), dtype=torch.int64), *past)
-    return call
-
-
-def record_generation(state, model, reference, steps):
-    """Writes reference/generation/: generation.json and one folder per run of PyTorch's greedy
-    generation of `steps` tokens (a decoder: from the example's input_ids; an encoder-decoder:
-    seq2seq.py's runs, its encoder exported beside model.onnx), with float64 logits when the
-    model runs in float64. Findings for what it could not do go to state.findings; returns whether
-    the generation was recorded."""
-    folder = os.path.join(reference, FOLDER)
-    os.makedirs(folder, exist_ok=True)
-    interface = state.generation
-    merged_document = None
-
-    def write_run(index, run, files, reason):
-        from onnx import numpy_helper
-        run.update(folder=f"run_{index}", exact="exact_logits.pb" in files, exact_missing_reason=reason)
-        os.makedirs(os.path.join(folder, run["folder"]), exist_ok=True)
-        for file_name, (value, name) in files.items():
-            write_atomically(os.path.join(folder, run["folder"], file_name),
-                             numpy_helper.from_array(value.detach().cpu().numpy(), name).SerializeToString())
-        run["prompt_length"] = int(files["prompt.pb"][0].shape[1])
-
-    if interface.get("encoder"):
-        from .seq2seq import ENCODER_FILE, record_seq2seq_generation
-        from .seq2seq_export import merged_decoder_document
-        runs = record_seq2seq_generation(state, model, steps, write_run)
-        encoder = interface["encoder"]
-        encoder_document = {"model": ENCODER_FILE, "sha256": file_digest(os.path.join(state.out, ENCODER_FILE))[1] if runs else "",
-                            "inputs": [spec["name"] for spec in encoder["inputs"]],
-                            "outputs": encoder["outputs"], "feeds": encoder["feeds"]}
-        if runs and state.config.get("merged_decoder"):
-            merged_document = merged_decoder_document(state.out, encoder)
-    else:
-        runs, encoder_document = _record_decoder_run(state, model, steps, write_run), None
-    if not runs:
-        return False
-    document = {"schema": contract.GENERATION, "steps": steps,
-                **{key: interface[key] for key in ("input_ids", "attention_mask", "logits", "past", "present")},
-                "runs": [{key: run[key] for key in ("folder", "label", "batch", "prompt_length", "padded", "exact",
-                                                    "exact_missing_reason")} for run in runs]}
-    if encoder_document:
-        document["encoder"] = encoder_document
-    if merged_document:
-        document["merged"] = merged_document
-    write_atomically(os.path.join(folder, "generation.json"), contract.dumps(document, "generation", indent=2) + "\n")
-    return True
-
-
 def run_files(prompt, tokens, logits, empty, interface):
     """A run's files every decoder has ({file name: (tensor, its name)}): prompt, tokens, logits and
     step 0's empty cache."""
@@ -262,41 +199,9 @@ def run_files(prompt, tokens, logits, empty, interface):
     return files
 
 
-def _record_decoder_run(state, model, steps, write_run):
-    """A decoder's one run, from the example's input_ids; [run] or None after a finding."""
-    import numpy as np
-    import torch
-    from .exact import ExactReference, default_dtype
-    interface = state.generation
-    prompt = torch.from_numpy(np.array(state.example[interface["input_ids"]], copy=True))
-    by_name = {spec["name"]: spec for spec in state.inputs}
-    axis_of = {entry["input"]: entry["axis"] for entry in state.dynamic if entry["label"] == "past_sequence"}
-    empty = []
-    for name in interface["past"]:  # step 0's cache: the past's shape with no position in it
-        dims = list(by_name[name]["dims"])
-        dims[0], dims[axis_of[name]] = int(prompt.shape[0]), 0
-        empty.append(torch.zeros(dims, dtype=getattr(torch, by_name[name]["dtype"])))
-    try:
-        tokens, logits = greedy(_with_mask(model), prompt, empty, interface["present"], steps)
-    except Exception as error:  # noqa: BLE001 -- the model's own failure, said as a finding
-        state.findings.append(finding("REFERENCE_FAILED", "error", f"PyTorch's greedy generation failed: "
-                                      f"{type(error).__name__}: {error}", "generation", ""))
-        return None
-    files = run_files(prompt, tokens, logits, empty, interface)
-    reason = ""
-    float64_pass = ExactReference(model)
-    with float64_pass.float64_model():
-        if float64_pass.model is None:
-            reason = float64_pass.reason
-        else:
-            try:
-                with default_dtype(torch.float64):
-                    _, exact = greedy(_with_mask(float64_pass.model), prompt, [value.double() for value in empty],
-                                      interface["present"], steps, tokens)
-                files["exact_logits.pb"] = (exact, "exact_logits")
-            except Exception as error:  # noqa: BLE001 -- no float64 run: the fixed rule, said
-                reason = f"{type(error).__name__}: {error}"
-    run = {"label": f"batch {int(prompt.shape[0])}, prompt {int(prompt.shape[1])} tokens", "batch": int(prompt.shape[0]),
-           "padded": False}
-    write_run(0, run, files, reason)
-    return [run]
+def generation_failed(error, run=None):
+    """REFERENCE_FAILED: PyTorch's greedy generation raised `error` (in the run labelled `run`,
+    one of an encoder-decoder's requests)."""
+    during = f" ({run})" if run else ""
+    return finding("REFERENCE_FAILED", "error", f"PyTorch's greedy generation{during} failed: "
+                   f"{type(error).__name__}: {error}", "generation", "")

@@ -46,18 +46,18 @@ def node_module(node, modules):
             scopes = ast.literal_eval(props[NAME_SCOPES])
         except (ValueError, SyntaxError):
             return None
-        path = ""
-        for scope in scopes[1:-1]:  # [root '', modules..., the op itself]
-            resolved = _resolve(scope, path, modules)
-            if resolved is None:
-                break
-            path = resolved
-        return path
+        return _deepest(scopes[1:-1], modules)  # [root '', modules..., the op itself]
     if not node.name.startswith("/"):
         return None
+    return _deepest(node.name.split("/")[1:-1], modules)
+
+
+def _deepest(scopes, modules):
+    """The qualified name `scopes` (outermost first) resolve to, one level at a time, as far as
+    they resolve ('' when the first does not)."""
     path = ""
-    for part in node.name.split("/")[1:-1]:
-        resolved = _resolve(part, path, modules)
+    for scope in scopes:
+        resolved = _resolve(scope, path, modules)
         if resolved is None:
             break
         path = resolved

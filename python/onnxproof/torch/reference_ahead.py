@@ -3,7 +3,8 @@
 cases on the other core, each case in float32 then float64 under the usual budget, saving what it
 has after every case. When the export is done the export process kills the child and captures the
 cases it had not finished itself: export_reference.fill_reference resumes the child's last saved
-Capture.
+Capture. This module is the export process's side (starting the child, Ahead); the child's own
+life is reference_child.py.
 
 A process, not a thread: torch.export patches module calls and the float64 pass sets torch's
 default dtype, both process-wide. The child computes on one thread: GNU OpenMP's thread pool does
@@ -14,10 +15,10 @@ crashes) costs only its work: the export process then captures those cases itsel
 where no child is started.
 
 A forward that fails in the child for want of a resource (memory under the child's own limits,
-a thread or process it may not start: own_failure) says nothing about the model: it ends the child
-before it saves that case, and the export process runs the case itself, where a refusal is
-PyTorch's. It leads a process group
-of its own, killed whole: what a forward started (a subprocess, a pool) goes with it."""
+a thread or process it may not start: reference_child.own_failure) says nothing about the model:
+it ends the child before it saves that case, and the export process runs the case itself, where a
+refusal is PyTorch's. It leads a process group of its own, killed whole: what a forward started (a
+subprocess, a pool) goes with it."""
 import contextlib
 import json
 import os
@@ -25,21 +26,16 @@ import re
 import shutil
 import signal
 import sys
-import time
-import traceback
 import warnings
 
 from ..core.export_io import progress
-from ..core.memory import libc
-from ..core.reference import Capture, prepare_folder, reference_samples
-from . import exact as exact_module
-from .export_reference import capture_case, exact_case, write_exact
+from ..core.memory import available_memory, libc
+from ..core.reference import Capture, prepare_folder
+from . import exact as exact_module, reference_spawned
+from .reference_child import child_main
 
 # Off with ONNXPROOF_REFERENCE_AHEAD=0 (the capture then runs after the export, in one process).
 SWITCH = "ONNXPROOF_REFERENCE_AHEAD"
-
-PR_SET_PDEATHSIG = 1
-
 
 def start(state, model):
     """An Ahead child capturing the reference from now on, or None where it cannot help or would
@@ -62,7 +58,7 @@ def start(state, model):
         libc()  # found here (ctypes runs ldconfig to find it): the child inherits it
         with warnings.catch_warnings():
             # Python 3.12 warns on any fork of a process with threads; OpenMP's idle workers are
-            # the threads here, and the child uses none of them (run_child: one thread).
+            # the threads here, and the child uses none of them (reference_child.run_child: one thread).
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
     except OSError as error:  # no process left under a pids limit, no memory to commit, a full disk
@@ -90,7 +86,6 @@ def fork_is_safe():
 
 def start_spawned(state, model, checkpoint):
     """prove()'s child, started afresh (reference_spawned.launch); None where it cannot start."""
-    from . import reference_spawned
     try:
         reference = prepare_folder(state)
         with contextlib.suppress(FileNotFoundError):
@@ -107,31 +102,11 @@ def start_spawned(state, model, checkpoint):
     return Ahead(process.pid, reference, checkpoint, process)
 
 
-def child_main(state, model, reference, checkpoint, parent):
-    """The child's whole life: nothing of the export process's code runs after it."""
-    code = 1
-    try:
-        os.setpgid(0, 0)
-        die_with(parent)
-        code = run_child(state, model, reference, checkpoint)
-    except BaseException:
-        with contextlib.suppress(BaseException):
-            progress("the reference capture beside the export failed; the export process captures the cases "
-                     "it had not saved:")
-            traceback.print_exc()
-    finally:
-        with contextlib.suppress(BaseException):
-            sys.stdout.flush()  # what the model printed; os._exit flushes nothing
-            sys.stderr.flush()
-        os._exit(code)
-
-
 def worth_it(state, model):
     """Whether start() starts a child: two cores or more, no CUDA, and the memory the child's
     float64 model takes free beside the export's growth; for prove(), a model small enough to be
     pickled to the child (reference_spawned.MAX_WEIGHT_BYTES), whose own copy counts too."""
     import torch
-    from . import reference_spawned
     if os.environ.get(SWITCH, "1") == "0" or not hasattr(os, "fork"):
         return False
     if state.given is not None and weight_bytes(model) > reference_spawned.MAX_WEIGHT_BYTES:
@@ -172,135 +147,8 @@ def memory_needed(model):
     return copy + EXPORT_GROWTH * weights + MARGIN_BYTES
 
 
-def available_memory():
-    """Bytes this process may still take: the kernel's MemAvailable, less where a cgroup of the
-    process (v2: any level up to the root; v1: the memory controller's) has less room left
-    under its limit; None when nothing can be read."""
-    found = []
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        with open("/proc/meminfo") as handle:
-            found += [int(line.split()[1]) * 1024 for line in handle if line.startswith("MemAvailable:")]
-    with contextlib.suppress(OSError):
-        with open("/proc/self/cgroup") as handle:
-            lines = [line.rstrip("\n").split(":", 2) for line in handle]
-        for hierarchy, controllers, path in (line for line in lines if len(line) == 3):
-            if hierarchy == "0" and not controllers:  # v2: every level's limit holds
-                folder = os.path.join("/sys/fs/cgroup", path.lstrip("/"))
-                while folder.startswith("/sys/fs/cgroup/"):
-                    found += cgroup_room(folder, "memory.max", "memory.current")
-                    folder = os.path.dirname(folder)
-            elif "memory" in controllers.split(","):
-                found += cgroup_room(os.path.join("/sys/fs/cgroup/memory", path.lstrip("/")),
-                                     "memory.limit_in_bytes", "memory.usage_in_bytes")
-    return min(found) if found else None
-
-
-def cgroup_room(folder, limit_file, usage_file):
-    """[limit - usage] of one cgroup folder; [] without a limit or when it cannot be read."""
-    try:
-        with open(os.path.join(folder, limit_file)) as handle:
-            limit = handle.read().strip()
-        with open(os.path.join(folder, usage_file)) as handle:
-            usage = int(handle.read())
-        return [] if limit == "max" else [int(limit) - usage]
-    except (OSError, ValueError):
-        return []
-
-
 def checkpoint_path(state):
     return os.path.join(state.out, ".reference-ahead.json")
-
-
-def run_child(state, model, reference, checkpoint):
-    """The child: every case in order, its Capture saved as JSON into `checkpoint` after each run, until
-    the export process kills it; the exit code. Each case's float64 run (within the budget)
-    follows its float32 one, on a float64 copy of the model or the model widened a module at a
-    time (a large one), never the whole model widened in place: the float32 model keeps computing.
-    With every case captured, the child goes on with float64 runs of the cases the budget skipped
-    (free evidence while the export still runs)."""
-    import torch
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the export process's to handle: it kills the child
-    torch.set_num_threads(1)
-    started = time.perf_counter()
-    capture = Capture()
-    findings_before = len(state.findings)
-    exact = exact_module.ExactReference(model, in_place=False)
-    skipped = []  # capture_case's entries of the cases the budget left without a float64 run
-
-    def save():
-        capture.exact = exact.summary()
-        capture.findings = state.findings[findings_before:]
-        capture.rejected = state.rejected_cases
-        capture.seconds = time.perf_counter() - started
-        write_checkpoint(checkpoint, capture)
-
-    with exact.float64_model():
-        for item in reference_samples(state):
-            try:
-                entry = capture_case(state, model, reference, capture, item, own_failure)
-            except Exception as error:
-                return stopped(f"{type(error).__name__}: {first_line(error)}")
-            if entry is not None:
-                save()  # a large model's float64 run may outlast the export: its float32 case counts
-                exact_case(state, exact, entry, capture.cases)
-                if own_failure(exact.forward_error):
-                    return stopped(exact.forward_failure)
-                if not capture.cases[entry[0]]["exact_outputs"]:
-                    skipped.append(entry)
-            save()
-        capture.complete = True
-        save()
-        for index, folder, arrays, outputs, _ in skipped:
-            if exact.model is None:
-                break
-            values = write_exact(state, exact, folder, arrays, outputs, budgeted=False)
-            if own_failure(exact.forward_error):
-                return stopped(exact.forward_failure)
-            capture.cases[index]["exact_outputs"] = [k for k, value in enumerate(values) if value is not None]
-            save()
-    return 0
-
-
-# What a process short of memory, threads or processes raises (torch's allocator says it in a
-# RuntimeError): in the child, possibly its own shortage, not the model's.
-_SHORTAGE = re.compile(r"can't allocate memory|out of memory|cannot allocate memory|can't start new thread|"
-                       r"resource temporarily unavailable", re.IGNORECASE)
-
-
-def own_failure(error):
-    """Whether the child's forward raising `error` may be the child's own trouble, not the model's."""
-    if error is None:
-        return False
-    return isinstance(error, (MemoryError, OSError)) or bool(_SHORTAGE.search(str(error)))
-
-
-def stopped(reason):
-    """The child's end at a forward that raised: not saved, so the export process runs that case
-    (and every later one) itself; exit code 0, the reason in export.log."""
-    progress(f"the model's forward raised in the reference capture beside the export ({reason}); the export "
-             "process captures the cases from there")
-    return 0
-
-
-def first_line(error):
-    text = str(error).strip()
-    return text.splitlines()[0][:200] if text else ""
-
-
-def write_checkpoint(checkpoint, capture):
-    partial = checkpoint + ".partial"
-    with open(partial, "w", encoding="utf-8") as handle:
-        json.dump(vars(capture), handle)
-    os.replace(partial, checkpoint)
-
-
-def die_with(parent):
-    """The child goes when the export process does (killed by the engine's timeout, say)."""
-    with contextlib.suppress(AttributeError):  # prctl is Linux's
-        if libc():
-            libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # it went before prctl() took effect
-        os._exit(1)
 
 
 class Ahead:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 from ..core.export_io import progress
+from .reference_child import child_main
 
 # Pickled through a file: above this many bytes of weights writing and reading the copy costs
 # more than the child could save.
@@ -46,8 +47,7 @@ def launch(state, model, reference, checkpoint):
 
 def main(payload):
     """The child: the state and model unpickled (the payload file removed first), then the forked
-    child's whole life (reference_ahead.child_main, which never returns)."""
-    from . import reference_ahead
+    child's whole life (reference_child.child_main, which never returns)."""
     try:
         with open(payload, "rb") as handle:
             sys.path[:0] = [entry for entry in pickle.load(handle) if entry not in sys.path]
@@ -58,7 +58,7 @@ def main(payload):
         os._exit(0)
     finally:
         _remove(payload)
-    reference_ahead.child_main(state, model, reference, checkpoint, parent)
+    child_main(state, model, reference, checkpoint, parent)
 
 
 def _remove(path):

@@ -10,8 +10,7 @@ import torch
 
 from ..core.export_io import progress
 from ..core.findings import finding
-from .seq2seq import (CROSS, DECODER_SEQUENCE, HIDDEN, MERGED_FILE, PRESENT, SELF, _encoder_inputs,
-                      _layers)
+from .seq2seq import CROSS, DECODER_SEQUENCE, HIDDEN, MERGED_FILE, SELF, add_present, encoder_arrays
 
 EXTERNAL_BYTES = 1 << 30  # weights past this go to an external data file (protobuf stops at 2 GiB)
 
@@ -30,13 +29,8 @@ class FirstStepDecoder(torch.nn.Module):
         cache = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
         output = self.model(encoder_outputs=(states,), attention_mask=mask, decoder_input_ids=input_ids,
                             past_key_values=cache, use_cache=True, return_dict=True)
-        outputs = {"logits": output.logits}
-        for part, layers in ((SELF, output.past_key_values.self_attention_cache),
-                             (CROSS, output.past_key_values.cross_attention_cache)):
-            for layer, (key, value) in enumerate(_layers(layers)):
-                outputs[PRESENT.format(layer=layer, part=part, kind="key")] = key
-                outputs[PRESENT.format(layer=layer, part=part, kind="value")] = value
-        return outputs
+        outputs = add_present({"logits": output.logits}, output.past_key_values.self_attention_cache, SELF)
+        return add_present(outputs, output.past_key_values.cross_attention_cache, CROSS)
 
 
 class MaskedFirstStepDecoder(FirstStepDecoder):
@@ -81,7 +75,7 @@ def export_encoder(state, encoder, path):
     """encoder.onnx: batch and source length dynamic."""
     interface = state.generation["encoder"]
     specs = interface["inputs"]
-    arrays = _encoder_inputs(specs, None, np.random.default_rng(1), padded=True)
+    arrays = encoder_arrays(specs, None, np.random.default_rng(1), padded=True)
     args = tuple(torch.from_numpy(arrays[spec["name"]]) for spec in specs)
     return _export_module(state, encoder, specs, interface["dynamic"], interface["outputs"], args, path, "the encoder")
 
@@ -96,7 +90,7 @@ def export_merged_decoder(state, decoder, path):
     encoder = interface["encoder"]
     masked = "encoder_attention_mask" in encoder["feeds"]
     first = (MaskedFirstStepDecoder if masked else UnmaskedFirstStepDecoder)(decoder.model).eval()
-    arrays = _encoder_inputs(encoder["inputs"], decoder.model.config, np.random.default_rng(2), padded=True)
+    arrays = encoder_arrays(encoder["inputs"], decoder.model.config, np.random.default_rng(2), padded=True)
     with torch.no_grad():
         states = encoder["module"](*(torch.from_numpy(arrays[spec["name"]]) for spec in encoder["inputs"]))[HIDDEN]
     batch, length = int(states.shape[0]), int(states.shape[1])

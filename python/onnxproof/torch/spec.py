@@ -6,7 +6,7 @@ families.py: `torchvision:NAME`, `timm:NAME`, `hf:CLASS[:key=value,...]` (random
 """
 import os
 
-from ..core.data import resolve_callable, split_callable
+from ..core.data import model_from_callable, split_callable
 from ..core.errors import FrontEndError, UsageError
 from . import ARCHIVE_SUFFIXES, families
 
@@ -32,11 +32,7 @@ def load_model(spec):
             return torch.jit.load(spec, map_location="cpu"), f"TorchScript archive {spec}", None
         except Exception as error:
             raise FrontEndError(f"{spec} is not a TorchScript archive: {error}") from error
-    factory = resolve_callable(spec, "model")
-    try:
-        model = factory()
-    except Exception as error:
-        raise FrontEndError(f"calling {spec} failed: {type(error).__name__}: {error}") from error
+    model = model_from_callable(spec)
     if not isinstance(model, torch.nn.Module):
         raise UsageError(f"{spec} returned {type(model).__name__}, not a torch.nn.Module")
     return model, spec, None
