@@ -164,7 +164,8 @@ class ZooTest(unittest.TestCase):
             page = stream.read()
         for name in PASSING + ["broken"]:  # the model that raised has a report saying so
             self.assertIn(f'href="runs/{name}/report.html"', page)
-        self.assertNotIn('href="runs/hangs/report.html"', page)  # no report: the log only
+        if rows_by_name(self.index)["hangs"]["report"] is None:  # the zoo's limit ended it: the log only
+            self.assertNotIn('href="runs/hangs/report.html"', page)
         for name in PASSING + ["broken", "hangs"]:
             self.assertIn(f'href="logs/{name}.log"', page)
         self.assertIn("<script>", page)  # the sorting, inside the page: nothing fetched
@@ -174,8 +175,13 @@ class ZooTest(unittest.TestCase):
         self.assert_first_run()
         row = rows_by_name(self.index)["hangs"]
         self.assertEqual(row["verdict"], "error")
-        self.assertIsNone(row["report"])
-        self.assertEqual(row["note"], f"timed out after {HANG_TIMEOUT} s")
+        # Two limits of HANG_TIMEOUT run: the zoo's on the pipeline and the pipeline's own on the
+        # export (--export-timeout), which starts a little later. On a loaded machine the zoo may
+        # start waiting later still; then the engine ends the export first and writes its report.
+        if row["report"] is None:
+            self.assertEqual(row["note"], f"timed out after {HANG_TIMEOUT} s")
+        else:
+            self.assertIn(f"ran past its time limit of {HANG_TIMEOUT} s", row["note"])
         self.assertLess(row["seconds"], HANG_TIMEOUT + 30)
         # The process group was ended: no front end of it is left sleeping.
         left = subprocess.run(["pgrep", "-f", os.path.join(self.work, "models.py") + ":hangs"],
