@@ -92,7 +92,10 @@ Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command
   // published run is never written into.
   ONNXPROOF_TRY(require_replaceable_run_folder(command.run));
   ONNXPROOF_TRY_ASSIGN(auto staging, StagingFolder::create(command.run));
-  ONNXPROOF_TRY(link_folder_contents(command.run, staging.path(), {"localize"}));
+  // A capture already there (--captured) is read from the copy; a new one replaces localize/ whole.
+  ONNXPROOF_TRY(
+      link_folder_contents(command.run, staging.path(),
+                           command.captured ? std::vector<std::string>{} : std::vector<std::string>{"localize"}));
   const fs::path staged_model = staging.path() / model.filename();
   LocalizedCase localized = localize_case({.run = staging.path(),
                                            .model = staged_model,

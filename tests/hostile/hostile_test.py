@@ -391,7 +391,10 @@ def write_zoo_fixtures(zoo):
             json.dump({"schema": "onnxproof.zoo/1", "verdict": "pass", "rows": rows}, handle)
         if report_verdict:
             with open(os.path.join(folder, "runs", "m", "report.json"), "w", encoding="utf-8") as handle:
-                json.dump({"verdict": report_verdict}, handle)
+                # A report as the engine writes one (schemas/report.schema.json), its verdict the truth.
+                json.dump({"schema": "onnxproof.report/1", "verdict": report_verdict, "model": "m", "onnx_model": "",
+                           "versions": {}, "headline": [], "steps": [], "findings": [], "summary": {}, "parity": [],
+                           "exporter_report": "", "exporters": None, "localization": None}, handle)
     os.symlink("../../../../model.onnx", os.path.join(zoo, "linkrun", "runs", "m", "model.onnx"))
 
 

@@ -116,7 +116,7 @@ class BothSides(unittest.TestCase):
         lines = run_tool("digests").stdout.split("\n")
         engine = {name: (version, digest) for name, version, digest in (line.split() for line in lines if line)}
         self.assertEqual(engine, contract.digests())
-        self.assertEqual(set(engine), {"cases", "config", "export", "generation", "localize", "report"})
+        self.assertEqual(set(engine), {"cases", "command", "config", "export", "generation", "localize", "report"})
 
     def test_what_python_writes_the_engine_reads(self):
         with tempfile.TemporaryDirectory() as folder:

@@ -189,15 +189,28 @@ class ReportsNotExceptions(ProvedRun):
 
 class ReportReader(unittest.TestCase):
     def test_rows_without_figures_and_with_new_fields_are_read(self):
-        raw = {"schema": "onnxproof.report/1", "verdict": "fail", "model": "m", "steps": [{"name": "parity",
-               "status": "fail"}], "findings": [{"code": "PARITY_MISMATCH", "severity": "error"}],
-               "parity": [{"case": "test_data_set_0", "provider": "cpu", "output": "y", "status": "fail",
-                           "sizes": None, "max_abs": None, "argmax_flips": None, "rule": "calibrated", "ratio": 1.4},
-                          {"case": "test_data_set_1", "status": "error", "onnx_error": "missing output"}]}
+        # As the engine writes it (schemas/report.schema.json): the fields read back typed, the
+        # rest of a row free for fields a newer engine adds.
+        raw = {"schema": "onnxproof.report/1", "verdict": "fail", "model": "m", "onnx_model": "", "versions": {},
+               "headline": [], "summary": {}, "exporter_report": "", "exporters": None, "localization": None,
+               "steps": [{"name": "parity", "status": "fail", "seconds": 0.5}],
+               "findings": [{"code": "PARITY_MISMATCH", "severity": "error", "step": "parity", "message": "",
+                             "where": "", "hint": ""}],
+               "parity": [{"case": "test_data_set_0", "provider": "cpu", "optimization": "all", "output": "y",
+                           "status": "fail", "sizes": None, "max_abs": None, "argmax_flips": None,
+                           "rule": "calibrated", "ratio": 1.4},
+                          {"case": "test_data_set_1", "provider": "cpu", "optimization": "all", "output": "y",
+                           "status": "error", "onnx_error": "missing output"}]}
         with tempfile.TemporaryDirectory() as folder:
             with open(os.path.join(folder, "report.json"), "w", encoding="utf-8") as handle:
                 json.dump(raw, handle)
             result = reports.read_report(folder)
+            # A row without a field the schema types is no report onnxproof wrote: said, not guessed.
+            del raw["parity"][1]["provider"]
+            with open(os.path.join(folder, "report.json"), "w", encoding="utf-8") as handle:
+                json.dump(raw, handle)
+            with self.assertRaisesRegex(ValueError, r"parity\[1\]\.provider"):
+                reports.read_report(folder)
         self.assertEqual(len(result.parity), 2)
         self.assertIsNone(result.parity[0].max_abs)
         self.assertEqual(result.parity[0].sizes, {})

@@ -147,18 +147,26 @@ def _answer(values):
     return Answer(**{key: str(values.get(key, "")) for key in ("question", "answer", "evidence")})
 
 
+def report_document(raw, path):
+    """`raw`, report.json's parsed content, once it holds to schemas/report.schema.json, the check
+    the engine's reader makes too (report/published_report.h); ValueError naming `path` otherwise.
+    Every reader of a report in the package goes through it."""
+    if not isinstance(raw, dict) or raw.get("schema") != contract.REPORT:
+        found = raw.get("schema") if isinstance(raw, dict) else None
+        raise ValueError(f"{path} is not an onnxproof report (schema {found!r}, this onnxproof reads "
+                         f"{contract.REPORT!r})")
+    try:
+        contract.validate(raw, "report", root=path)
+    except contract.ContractError as error:
+        raise ValueError(f"{path} is not a readable onnxproof report: {error}") from None
+    return raw
+
+
 def read_report(folder):
     """The Report of a run folder (ValueError when it holds no onnxproof report)."""
     path = os.path.join(folder, "report.json")
     with open(path, encoding="utf-8") as handle:
-        raw = json.load(handle)
-    if raw.get("schema") != contract.REPORT:
-        raise ValueError(f"{path} is not an onnxproof report (schema {raw.get('schema')!r}, this onnxproof reads "
-                         f"{contract.REPORT!r})")
-    try:  # the engine's reader checks the same schema (report/published_report.h)
-        contract.validate(raw, "report", root=path)
-    except contract.ContractError as error:
-        raise ValueError(f"{path} is not a readable onnxproof report: {error}") from None
+        raw = report_document(json.load(handle), path)
     model = raw.get("model")
     localization = raw.get("localization")
     findings = list(raw.get("findings", []) or [])

@@ -92,6 +92,16 @@ def read_json(path):
         return None
 
 
+def read_report_json(path):
+    """A run's report.json as its schema describes it (core/report.py), or None when it is
+    missing, unreadable or no onnxproof report."""
+    from ..core.report import report_document
+    try:
+        return report_document(read_json(path), path)
+    except ValueError:
+        return None
+
+
 def _link_or_copy(source, destination):
     # Run folders are written by rename, never in place, so a hard link shares bytes safely.
     try:

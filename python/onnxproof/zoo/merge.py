@@ -9,7 +9,7 @@ import os
 
 from ..core.errors import UsageError, printable
 from .dashboard import SCHEMA, write_dashboard
-from .files import claim_zoo_folder, copy_file, publish_copy, read_json
+from .files import claim_zoo_folder, copy_file, publish_copy, read_json, read_report_json
 from .manifest import is_model_name
 
 _VERDICTS = ("pass", "fail", "error")
@@ -47,7 +47,7 @@ def _trusted_row(folder, row):
     said = row.get("verdict") if row.get("verdict") in _VERDICTS else "error"
     run = os.path.join(folder, "runs", name)
     _require_plain_folder(run, folder)
-    report = read_json(os.path.join(run, "report.json")) if os.path.isdir(run) else None
+    report = read_report_json(os.path.join(run, "report.json")) if os.path.isdir(run) else None
     verdict = report.get("verdict") if isinstance(report, dict) else None
     if verdict in _VERDICTS:
         if verdict != said:

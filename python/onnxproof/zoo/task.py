@@ -15,7 +15,7 @@ import time
 
 from ..core.reads import SWITCH as READS_SWITCH
 from .cache import reads_record_path
-from .files import read_json
+from .files import read_report_json
 
 # After SIGTERM, the engine ends its own front end (a process group of its own) and removes its
 # staging folder; what is left after this long gets SIGKILL.
@@ -160,7 +160,7 @@ def _row_after_run(model, out, start, seconds, code, log_path):
     from .dashboard import row_from_report
     _latest_in_place(out, model.name, start)
     report_path = os.path.join(out, "runs", model.name, "report.json")
-    report = read_json(report_path) if os.path.exists(report_path) else None
+    report = read_report_json(report_path) if os.path.exists(report_path) else None
     fresh = report is not None and os.path.getmtime(report_path) >= start - 1
     if code < 0:
         reason = f"killed by signal {-code} ({signal.Signals(-code).name})"
