@@ -72,6 +72,14 @@ void clean_up_and_end(int signal_number) {
     }
     if (pid > 0) ::waitpid(pid, nullptr, 0);
   }
+  // One line, as every onnxproof error (write(2): the one way to print from a signal handler);
+  // the signal then ends the process, which the shell reports as 128 + its number (130 for ^C).
+  static constexpr char k_interrupted[] =
+      "onnxproof: interrupted: nothing was published; an earlier run is as it was\n";
+  static constexpr char k_terminated[] = "onnxproof: terminated: nothing was published; an earlier run is as it was\n";
+  const bool interrupted = signal_number == SIGINT;
+  (void)!::write(STDERR_FILENO, interrupted ? k_interrupted : k_terminated,
+                 (interrupted ? sizeof k_interrupted : sizeof k_terminated) - 1);
   ::signal(signal_number, SIG_DFL);
   ::raise(signal_number);
 }

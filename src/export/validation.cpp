@@ -3,6 +3,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -177,6 +179,66 @@ Expected<void> validate_data_spec(const std::string& data) {
 
 }  // namespace
 
+namespace {
+
+// Edits from `a` to `b` (insertions, deletions, substitutions, swaps of neighbours), for the
+// "did you mean" of a misspelled family prefix.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// A file the spec names exists (checked before any run folder is made, after the options).
+Expected<void> validate_model_file(const std::string& spec) {
+  std::error_code ec;
+  const auto colon = spec.find(':');
+  const std::string head = spec.substr(0, colon);
+  const auto missing = [&](const std::string& what, const std::string& path) {
+    return fail(ErrorCode::usage, "--model " + spec + ": no such " + what + " " + path);
+  };
+  if (spec.starts_with("saved_model:")) {
+    if (!fs::is_directory(spec.substr(12), ec)) return missing("SavedModel folder", spec.substr(12));
+    return {};
+  }
+  if (colon != std::string::npos && head.ends_with(".py") && !fs::is_regular_file(head, ec))
+    return missing("file", head);
+  for (const char* suffix : {".pt", ".pth", ".keras"})
+    if (colon == std::string::npos && spec.ends_with(suffix) && !fs::is_regular_file(spec, ec))
+      return missing("file", spec);
+  return {};
+}
+
+// A prefix one or two letters from a model family's is a typo, not a Python module named so:
+// said before "--input is required", which a family needs not.
+Expected<void> validate_family_prefix(const std::string& spec) {
+  std::error_code ec;
+  const auto colon = spec.find(':');
+  const std::string head = spec.substr(0, colon);
+  const bool bare_name = colon != std::string::npos && !head.empty() &&
+                         head.find_first_of("./\\") == std::string::npos && !fs::exists(head, ec) &&
+                         !fs::exists(head + ".py", ec);
+  if (!bare_name) return {};
+  for (const std::string_view family : {"torchvision", "timm", "hf", "keras", "saved_model"}) {
+    const std::size_t distance = edit_distance(head, family);
+    // One edit from a short prefix, two from a long one: "timer:" may be a module, "timn:" is a typo.
+    if (distance > 0 && distance <= (family.size() > 5 ? 2U : 1U))
+      return fail(ErrorCode::usage, "--model " + spec + ": no model family '" + head + ":'; did you mean " +
+                                        std::string(family) + spec.substr(colon) + "?");
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<void> validate_export_options(const ExportOptions& options) {
   if (!options.from_export.empty()) {
     if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
@@ -193,6 +255,7 @@ Expected<void> validate_export_options(const ExportOptions& options) {
   if (options.out.empty()) return fail(ErrorCode::usage, "--out is required");
   if (options.merged_decoder && options.generate == 0)
     return fail(ErrorCode::usage, "--merged-decoder needs --generate N: the merged decoder is proved by generation");
+  ONNXPROOF_TRY(validate_family_prefix(options.model));
   const std::string framework = source_framework_of_spec(options.model);
   ONNXPROOF_TRY(validate_exporter(options, framework));
   // --generate: the front end reads a decoder's inputs from its cache (python/onnxproof/torch/generation.py).
@@ -230,7 +293,7 @@ Expected<void> validate_export_options(const ExportOptions& options) {
   if (!options.data_dir.empty() && !fs::is_directory(options.data_dir))
     return fail(ErrorCode::usage, "--data-dir " + options.data_dir.string() + " is not a folder");
   if (!options.data.empty()) ONNXPROOF_TRY(validate_data_spec(options.data));
-  return {};
+  return validate_model_file(options.model);
 }
 
 }  // namespace onnxproof

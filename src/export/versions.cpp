@@ -19,17 +19,18 @@ Error exec_front_end_module(const std::string& module, std::vector<std::string> 
   return exec_front_end(front_end_interpreter("", k_torch), std::move(args));
 }
 
-Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(const std::string& requested) {
-  const std::string python = front_end_interpreter(requested, k_torch);
+Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(std::string_view framework) {
+  const std::string python = front_end_interpreter("", framework);
   std::vector<std::pair<std::string, std::string>> versions;
-  ONNXPROOF_TRY_ASSIGN(const int code, run_front_end(
-                                           python, k_torch, {"-m", "onnxproof.core.versions"}, STDOUT_FILENO,
-                                           [&](const std::string& line) {
-                                             const auto space = line.find(' ');
-                                             if (space == std::string::npos) return;
-                                             versions.emplace_back(line.substr(0, space), line.substr(space + 1));
-                                           },
-                                           /*timeout_seconds=*/60));
+  ONNXPROOF_TRY_ASSIGN(const int code,
+                       run_front_end(
+                           python, framework, {"-m", "onnxproof.core.versions", std::string(framework)}, STDOUT_FILENO,
+                           [&](const std::string& line) {
+                             const auto space = line.find(' ');
+                             if (space == std::string::npos) return;
+                             versions.emplace_back(line.substr(0, space), line.substr(space + 1));
+                           },
+                           /*timeout_seconds=*/60));
   if (code != 0 || versions.empty()) {
     return fail(ErrorCode::not_found, "the front end's interpreter " + python +
                                           " cannot report its versions (exit code " + std::to_string(code) + ")");

@@ -215,6 +215,7 @@ ExporterSummary summarize_exporter_run(const FinishedRun& run, const std::string
   summary.exporter = exporter;
   summary.run_folder = exporter;
   summary.verdict = report.verdict;
+  summary.shipped_model = shipped_model_name(report);
   for (const auto& step : report.steps) {
     summary.total_seconds += step.seconds;
     if (step.name == "export") summary.export_seconds = step.seconds;

@@ -427,7 +427,9 @@ StepReport golden_step(Run& run) {
       if (auto carried = copy_by_hard_links(previous, golden); !carried) return step_error(step, carried.error());
     }
     add_findings(run, result->findings);
-    step.details = {{"action", "verify"}, {"model_changed", result->model_changed}};
+    step.details = {{"action", "verify"},
+                    {"model_changed", result->model_changed},
+                    {"folder", users_folder ? golden.string() : "golden/"}};
     if (!result->generation.empty()) step.details["generation_runs"] = result->generation.size();
     step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
     run.golden_evidence = users_folder ? "verified the new export against the golden set in " + golden.string()
@@ -444,7 +446,10 @@ StepReport golden_step(Run& run) {
       freeze_golden(run.model, *run.reference, golden, options, float16_proof ? nullptr : &*run.report.parity);
   run.report.parity->cpu_outputs.clear();  // written into golden/ (or not): no longer needed in memory
   if (!result) return step_error(step, result.error());
-  step.details = {{"action", "freeze"}, {"data_sets", result->data_sets}, {"generation", !options.generation.empty()}};
+  step.details = {{"action", "freeze"},
+                  {"data_sets", result->data_sets},
+                  {"generation", !options.generation.empty()},
+                  {"folder", users_folder ? golden.string() : "golden/"}};
   step.status = result->frozen ? StepStatus::pass : StepStatus::fail;
   run.golden_evidence = fmt::format("frozen now: {} data sets{} in {}", result->data_sets,
                                     options.generation.empty() ? "" : " and the generation",

@@ -1,9 +1,11 @@
 #include "onnxproof/report/ship_summary.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/report/report.h"
@@ -161,6 +163,32 @@ void point_follow_ons_at_causes(std::vector<Finding>& findings) {
 
 namespace {
 
+const StepReport* step_named(const Report& report, std::string_view name) {
+  const auto it = std::find_if(report.steps.begin(), report.steps.end(), [&](const auto& s) { return s.name == name; });
+  return it == report.steps.end() ? nullptr : &*it;
+}
+
+// What a passing run says to do, from its own facts: the file it proved (each passing exporter's
+// under --exporter both), the quantized copy it proved, and the golden set where one was frozen or
+// verified (none after --no-golden or prove()'s default).
+std::string ship_advice(const Report& report) {
+  std::vector<std::string> files;
+  for (const auto& exporter : report.exporters)
+    if (exporter.verdict == Verdict::pass && !exporter.shipped_model.empty())
+      files.push_back(exporter.run_folder + "/" + exporter.shipped_model);
+  if (report.exporters.empty() && !shipped_model_name(report).empty())
+    files.push_back((std::filesystem::path(report.onnx_model).parent_path() / shipped_model_name(report)).string());
+  std::string advice =
+      "ship " + (files.empty() ? std::string("the proved model") : fmt::format("{}", fmt::join(files, " or ")));
+  if (const StepReport* quantize = step_named(report, "quantize"); quantize && quantize->status == StepStatus::pass)
+    advice += ", or " + (std::filesystem::path(report.onnx_model).parent_path() / "model.quant.onnx").string() +
+              " (proved in quantization steps)";
+  if (const StepReport* golden = step_named(report, "golden"); golden && golden->status == StepStatus::pass)
+    advice +=
+        "; keep " + golden->details.value("folder", std::string("golden/")) + " and re-verify it on every re-export";
+  return advice;
+}
+
 ShipSummary summarize_findings(const Report& report) {
   ShipSummary summary{.verdict = report.verdict};
   const auto groups = group_findings(report.findings);
@@ -171,13 +199,7 @@ ShipSummary summarize_findings(const Report& report) {
     return summary;
   }
   if (!group) {
-    const bool quantized = std::any_of(report.steps.begin(), report.steps.end(), [](const StepReport& step) {
-      return step.name == "quantize" && step.status == StepStatus::pass;
-    });
-    if (report.verdict == Verdict::pass)
-      summary.what_to_do = quantized ? "ship model.onnx, or model.quant.onnx (proved in quantization steps); keep "
-                                       "golden/ and re-verify it on every re-export"
-                                     : "ship model.onnx; keep golden/ and re-verify it on every re-export";
+    if (report.verdict == Verdict::pass) summary.what_to_do = ship_advice(report);
     return summary;
   }
   summary.cause_code = std::string(group->cause.code_name());
@@ -197,6 +219,12 @@ ShipSummary summarize_findings(const Report& report) {
 }
 
 }  // namespace
+
+std::string shipped_model_name(const Report& report) {
+  const StepReport* parity = step_named(report, "parity");
+  if (parity && parity->details.contains("model")) return parity->details.value("model", std::string());
+  return std::filesystem::path(report.onnx_model).filename().string();
+}
 
 ShipSummary summarize_for_shipping(const Report& report) {
   ShipSummary summary = summarize_findings(report);

@@ -4,6 +4,7 @@
 
 #include "json_output.h"
 #include "onnxproof/core/installation.h"
+#include "onnxproof/core/source_framework.h"
 #include "onnxproof/model/graph_walk.h"
 #include "onnxproof/ops/probe.h"
 #include "onnxproof/report/check_report.h"
@@ -17,7 +18,9 @@ namespace fs = std::filesystem;
 
 Outcome<VersionsResult> versions_workflow() {
   Outcome<VersionsResult> outcome{.verdict = verdict_from(true, true)};
-  outcome.result = {tool_versions(), installation().data_dir, installation().python_dir, front_end_versions("")};
+  outcome.result = {tool_versions(), installation().data_dir, installation().python_dir};
+  for (const auto& framework : source_frameworks())
+    outcome.result.front_ends.emplace_back(std::string(framework.name), front_end_versions(framework.name));
   return outcome;
 }
 

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "onnxproof/core/source_framework.h"
@@ -35,12 +37,25 @@ void print_outcome(std::ostream& out, const Outcome<VersionsResult>& outcome) {
   for (const auto& [tool, version] : versions.engine) out << fmt::format("{:<18} {}\n", tool, version);
   out << fmt::format("{:<18} {}\n", "data files", versions.data_dir.string());
   out << fmt::format("{:<18} {}\n", "front end", versions.python_dir.string());
-  if (!versions.front_end) {
-    out << fmt::format("{:<18} {}\n", "python", "not available: " + versions.front_end.error().describe());
-    return;
+  // Each framework's tools by their names; a name already listed gets "(python)" in the first
+  // framework's rows (its onnx beside the engine's), the framework's name in a later one's.
+  std::set<std::string> shown;
+  for (const auto& [tool, version] : versions.engine) shown.insert(tool);
+  bool first = true;
+  for (const auto& [framework, front_end] : versions.front_ends) {
+    const auto label = [&](const std::string& tool) {
+      const std::string name = shown.contains(tool) ? tool + " (" + (first ? "python" : framework) + ")" : tool;
+      shown.insert(tool);
+      return name;
+    };
+    if (!front_end) {
+      out << fmt::format("{:<18} {}\n", label("python"), "not available: " + front_end.error().describe());
+      first = false;
+      continue;
+    }
+    for (const auto& [tool, version] : *front_end) out << fmt::format("{:<18} {}\n", label(tool), version);
+    first = false;
   }
-  for (const auto& [tool, version] : *versions.front_end)
-    out << fmt::format("{:<18} {}\n", tool == "onnx" ? "onnx (python)" : tool, version);
 }
 
 void print_outcome(std::ostream& out, const Outcome<CheckedModel>& outcome) {

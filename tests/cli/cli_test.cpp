@@ -367,7 +367,9 @@ TEST(CliVersion, ListsEveryTool) {
   const std::string torch = locked_version("torch");
   for (const std::string& tool : {std::string("onnxproof"), "onnx               " + onnx, std::string("protobuf"),
                                   "onnxruntime        " + locked_version("onnxruntime"), "torch              " + torch,
-                                  "onnx (python)      " + onnx, std::string("onnxscript"), std::string("python")}) {
+                                  "onnx (python)      " + onnx, std::string("onnxscript"), std::string("python"),
+                                  // each framework's interpreter: TensorFlow's runs its exports
+                                  std::string("python (tensorflow)"), std::string("tf2onnx")}) {
     EXPECT_NE(result.out.find(tool), std::string::npos) << result.out;
   }
 }

@@ -169,8 +169,9 @@ std::string source_framework_beside(const std::filesystem::path& folder);
 /// as the export runs them; returns only when the interpreter cannot start (ErrorCode::not_found).
 Error exec_front_end_module(const std::string& module, std::vector<std::string> args);
 
-/// (tool, version) pairs asked from that interpreter (python with its path, torch, torchvision,
-/// onnx, onnxscript, numpy), for --version: the versions actually used, not the build's.
-Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(const std::string& requested);
+/// (tool, version) pairs asked from the interpreter of `framework`'s models (python with its path,
+/// then the packages its front end names: torch, torchvision, onnx, ...), for --version: the
+/// versions actually used, not the build's.
+Expected<std::vector<std::pair<std::string, std::string>>> front_end_versions(std::string_view framework);
 
 }  // namespace onnxproof

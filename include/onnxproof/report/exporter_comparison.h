@@ -28,6 +28,7 @@ struct ExporterSummary {
   /// The largest absolute and relative error per output over every case and provider compared.
   std::map<std::string, std::pair<double, double>> max_error;
   std::vector<std::string> error_codes;  // the error findings' codes, each once
+  std::string shipped_model{};           // the file its run ships (ship_summary.h), in run_folder
   int warnings = 0;
 };
 

@@ -29,6 +29,11 @@ struct ShipSummary {
   std::string cause_code{};  // the main cause's code; empty on a pass
 };
 
+/// The model a run ships, by file name in its run folder: the float16 copy a --precision fp16
+/// proof proved (model.fp16.onnx), else the proved model (model.sim.onnx or model.onnx); empty
+/// when none was proved.
+std::string shipped_model_name(const Report& report);
+
 /// True when `symptom` is a consequence of `cause` (by code and, for a frozen axis, by the
 /// case's sizes holding that axis), never by reading messages.
 bool follows_from(const Finding& symptom, const Finding& cause);

@@ -38,7 +38,8 @@ struct VersionsResult {
   ToolVersions engine;
   std::filesystem::path data_dir;
   std::filesystem::path python_dir;
-  Expected<ToolVersions> front_end = ToolVersions{};
+  /// Each source framework's interpreter and packages (core/source_framework.h's order).
+  std::vector<std::pair<std::string, Expected<ToolVersions>>> front_ends{};
 };
 Outcome<VersionsResult> versions_workflow();
 

@@ -12,6 +12,8 @@ import sys
 
 NAME = "tensorflow"
 TITLE = "TensorFlow"
+# What `onnxproof --version` lists of this framework's interpreter (core/versions.py), by distribution.
+VERSION_PACKAGES = ("tensorflow", "keras", "tf2onnx", "onnx", "onnxruntime", "numpy")
 
 FAMILY_PREFIXES = ("keras:", "saved_model:")
 ARCHIVE_SUFFIXES = (".keras",)

@@ -9,6 +9,8 @@ import sys
 
 NAME = "torch"
 TITLE = "PyTorch"
+# What `onnxproof --version` lists of this framework's interpreter (core/versions.py), by distribution.
+VERSION_PACKAGES = ("torch", "torchvision", "onnx", "onnxscript", "numpy")
 
 FAMILY_PREFIXES = ("torchvision:", "timm:", "hf:")
 ARCHIVE_SUFFIXES = (".pt", ".pth")
