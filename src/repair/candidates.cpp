@@ -144,6 +144,12 @@ void add_export_candidates(const RepairFacts& facts, std::vector<RepairCandidate
                    .reexport = true,
                    .exporter = other});
   }
+  // A Python branch the trace took one way is the model's code: every opset traces it alike, and
+  // what fails after it follows from it (the other exporter, which may not trace, is still tried).
+  const bool traced_branch = std::any_of(facts.findings.begin(), facts.findings.end(), [](const auto& finding) {
+    return is_error(finding) && finding.code == "DATA_DEPENDENT_CONTROL_FLOW";
+  });
+  if (traced_branch) return;
   for (const int64_t opset : lower_opsets(facts.opset == 0 ? 19 : facts.opset, facts.exporter)) {
     out.push_back({.kind = "opset",
                    .name = fmt::format("opset-{}", opset),

@@ -57,6 +57,14 @@ TEST(RepairPlan, ChangesWithoutANewExportComeFirstThenExporterThenOpsetsThenPair
   EXPECT_EQ(std::count(planned.begin(), planned.end(), "exporter-dynamo+opset-17"), 0);
 }
 
+// A branch the trace froze fails at every opset: only the other exporter is tried for it.
+TEST(RepairPlan, APythonBranchGetsNoOpsetSearch) {
+  const auto plan = plan_repair(
+      failed_run({{"DATA_DEPENDENT_CONTROL_FLOW", "error", "model.py:11", "a Python if on a tensor's value", "export"},
+                  k_mismatch}));
+  EXPECT_EQ(names(plan), std::vector<std::string>{"exporter-dynamo"});
+}
+
 TEST(RepairPlan, ARunWithoutANewExportTriesOnlyItsOwnModel) {
   RepairFacts facts =
       failed_run({k_mismatch, {"RUNTIME_OPTIMIZATION_CHANGED_OUTPUTS", "error", "A, B", "...", "localize"}});
