@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <set>
 #include <string_view>
 
@@ -220,6 +221,16 @@ Expected<RepairFacts> read_repair_facts(const fs::path& run, bool can_reexport) 
   }
   facts.can_reexport = can_reexport;
   return facts;
+}
+
+std::string frozen_source_line(const RepairFacts& facts) {
+  for (const auto& finding : facts.findings) {
+    const auto py = finding.where.find(".py:");
+    if (finding.code == "FROZEN_DIMENSION" && py != std::string::npos && py + 4 < finding.where.size() &&
+        std::isdigit(static_cast<unsigned char>(finding.where[py + 4])))
+      return finding.where;
+  }
+  return "";
 }
 
 std::vector<RepairCandidate> plan_repair(const RepairFacts& facts) {

@@ -178,11 +178,19 @@ Expected<void> write_repair(const fs::path& run, const fs::path& shown, const Re
 std::string repair_what_to_do(const RepairResult& result, const std::string& before) {
   if (result.repaired) {
     const auto& a = result.attempts[*result.repaired];
+    // A rewrite patches this export's graph; the next export traces the same line again.
+    const std::string patched =
+        a.candidate.kind.starts_with("rewrite") && !result.frozen_at.empty()
+            ? fmt::format(
+                  "; the shipped graph is patched, the code is not: change {} or the next export freezes "
+                  "again",
+                  result.frozen_at)
+            : "";
     return fmt::format(
         "onnxproof repair found a proved fix: {}; ship the model proved in {}/{} (repair/repair.md "
-        "says what changed)",
+        "says what changed){}",
         a.candidate.change, a.folder.generic_string(),
-        a.candidate.disabled_optimizers.empty() ? "" : " with the session option of its session-options.md");
+        a.candidate.disabled_optimizers.empty() ? "" : " with the session option of its session-options.md", patched);
   }
   const auto tried = std::count_if(result.attempts.begin(), result.attempts.end(),
                                    [](const auto& a) { return a.status != "not_tried"; });

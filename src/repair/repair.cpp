@@ -236,6 +236,7 @@ Expected<RepairResult> repair_run(const RepairOptions& options, std::ostream& pr
   if (std::any_of(candidates.begin(), candidates.end(), [](const auto& c) { return !c.reexport; }))
     ONNXPROOF_TRY(copy_export(options.run, options.run / "repair" / ".export"));
   RepairResult result;
+  result.frozen_at = frozen_source_line(facts);
   const auto start = Clock::now();
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     RepairAttempt attempt;

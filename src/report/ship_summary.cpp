@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <filesystem>
 
 #include "onnxproof/core/source_framework.h"
@@ -168,6 +169,21 @@ const StepReport* step_named(const Report& report, std::string_view name) {
   return it == report.steps.end() ? nullptr : &*it;
 }
 
+// The user's file:line a finding of `code` names (the tracer's warnings name the line of the
+// model's code a size or a branch was frozen at), or "".
+std::string user_source_line(const std::vector<Finding>& findings, FindingCode code) {
+  if (code != FindingCode::frozen_dimension && code != FindingCode::data_dependent_control_flow) return "";
+  for (const auto& finding : findings) {
+    if (finding.code != code) continue;
+    if (!finding.evidence.source.empty()) return finding.evidence.source;
+    const auto py = finding.where.find(".py:");
+    if (py != std::string::npos && py + 4 < finding.where.size() &&
+        std::isdigit(static_cast<unsigned char>(finding.where[py + 4])))
+      return finding.where;
+  }
+  return "";
+}
+
 // What a passing run says to do, from its own facts: the file it proved (each passing exporter's
 // under --exporter both), the quantized copy it proved, and the golden set where one was frozen or
 // verified (none after --no-golden or prove()'s default).
@@ -204,6 +220,10 @@ ShipSummary summarize_findings(const Report& report) {
   }
   summary.cause_code = std::string(group->cause.code_name());
   summary.where = group->cause.where;
+  // A size or branch the trace froze is the user's line first, the graph node after it.
+  if (const std::string line = user_source_line(report.findings, group->cause.code); !line.empty())
+    summary.where =
+        line + (summary.where.empty() || summary.where == line ? "" : " (in the graph: " + summary.where + ")");
   summary.what_to_do = group->cause.hint;
   // The located module answers "where" for a numeric failure whatever its cause; the whole model
   // (module "") says nothing a frozen node or a source line does not.

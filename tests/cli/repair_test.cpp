@@ -209,6 +209,13 @@ TEST(Repair, AFrozenReshapeIsRewrittenToCopyTheDynamicAxis) {
   const json& rewrite = repair["repair"]["diff"]["rewrites"][0];
   EXPECT_EQ(rewrite["shape_before"], json({2, -1}));
   EXPECT_EQ(rewrite["shape_after"], json({0, -1}));
+  // The user's line comes first in the answer, and the advice says the code still freezes it.
+  const json ship = read_json(out / "report.json")["ship"];
+  EXPECT_TRUE(ship["where"].get<std::string>().starts_with(k_repair_models + ":")) << ship.dump();
+  EXPECT_NE(ship["where"].get<std::string>().find("(in the graph: "), std::string::npos) << ship.dump();
+  EXPECT_NE(ship["what_to_do"].get<std::string>().find("the code is not: change " + k_repair_models + ":"),
+            std::string::npos)
+      << ship.dump();
   // The input run is left as it was: the rewrite is a copy in the candidate's own folder.
   EXPECT_NE(read_json(out / "export.json")["onnx_model"]["sha256"],
             read_json(out / "repair" / "01-rewrite-frozen-reshape" / "export.json")["onnx_model"]["sha256"]);

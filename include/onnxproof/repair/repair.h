@@ -61,6 +61,9 @@ struct RepairFacts {
 /// Reads RUN/report.json and RUN/export.json; ErrorCode::usage when RUN is not a pipeline's run folder.
 Expected<RepairFacts> read_repair_facts(const std::filesystem::path& run, bool can_reexport);
 
+/// The file:line of the model's code a FROZEN_DIMENSION finding names (the tracer's), or "".
+std::string frozen_source_line(const RepairFacts& facts);
+
 /// The candidates for a failed run, in the order they are tried: the single changes, cheapest
 /// first (no new export before a new export), then combinations of two that a new export allows.
 std::vector<RepairCandidate> plan_repair(const RepairFacts& facts);
@@ -141,6 +144,9 @@ struct RepairResult {
   nlohmann::json diff = nlohmann::json::object();  // what the repair changed (exporter, opset, session options, nodes)
   double seconds = 0;
   bool budget_spent = false;
+  /// The line of the model's code a size was frozen at (FROZEN_DIMENSION's file:line), when the
+  /// run names one: a rewrite patches the graph, not that line.
+  std::string frozen_at{};
 };
 
 /// Tries the candidates in order within the budget, each run_pipeline()'d into RUN/repair/NN-NAME
