@@ -505,14 +505,15 @@ TEST(Export, InterpreterWithoutTorchIsOneClearLine) {
   expect_error_after_progress(result, 3, "the export front end needs onnx and numpy, with torch for PyTorch models");
 }
 
-TEST(Export, WrongInputShapeForTheModelFailsWithAHint) {
+// An --input the model itself refuses is the call's mistake (exit 2, one line naming the input and
+// PyTorch's words), not a failed export.
+TEST(Export, WrongInputShapeForTheModelIsAUsageErrorWithAHint) {
   TempDir out;
-  const auto result =
-      export_model(out.path(), {"--model", k_traps + ":lstm", "--input", "x=2x5x3:float32", "--samples", "1"});
-  EXPECT_EQ(result.cli.exit_code, 1);
-  const auto failed = findings_with(result.manifest, "EXPORT_FAILED");
-  ASSERT_EQ(failed.size(), 1U);
-  EXPECT_NE(failed[0]["message"].get<std::string>().find("forward fails on the example input"), std::string::npos);
+  const auto result = onnxproof_cli({"export", "--model", k_traps + ":lstm", "--input", "x=2x5x3:float32", "--samples",
+                                     "1", "--out", (out / "run").string()});
+  expect_error_after_progress(result, 2, "the model's forward rejects the example input (x 2x5x3 float32): RuntimeError");
+  EXPECT_NE(result.err.find("check the --input names, shapes and dtypes"), std::string::npos) << result.err;
+  EXPECT_FALSE(fs::exists(out / "run" / "model.onnx"));
 }
 
 }  // namespace

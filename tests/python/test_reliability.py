@@ -48,6 +48,22 @@ def build():
     return torch.nn.Linear(3, 2)
 """
 
+# The same model with a branch on a value: the trace keeps one side, so its export fails.
+BRANCHING = """
+import torch
+
+
+class Branching(torch.nn.Linear):
+    def forward(self, x):
+        if x.sum() > 0:
+            return super().forward(x)
+        return -super().forward(x)
+
+
+def build():
+    return Branching(3, 2)
+"""
+
 
 class NotANumber(nn.Module):
     def forward(self, x):
@@ -190,8 +206,8 @@ class ReRuns(Folder):
     """Issue 46, items 1 and 2: a re-run that does not pass never replaces a run that passed (its
     model.onnx and report were gone, or truncated by a full disk); it goes beside it, RUN.failed."""
 
-    def prove(self, run, *arguments):
-        model = write(self.path("model.py"), LINEAR)
+    def prove(self, run, *arguments, source=LINEAR):
+        model = write(self.path("model.py"), source)
         return engine("pipeline", "--model", f"{model}:build", "--dynamic", "x:0=batch", "--samples", "1",
                       "--no-golden", "--out", run, *arguments)
 
@@ -200,7 +216,7 @@ class ReRuns(Folder):
         first = self.prove(run, "--input", "x=2x3:float32")
         self.assertEqual(first.returncode, 0, first.stderr)
         passing = digests(run)
-        again = self.prove(run, "--input", "x=2x5:float32")  # the model takes 3 features: its forward fails
+        again = self.prove(run, "--input", "x=2x3:float32", "--exporter", "torchscript", source=BRANCHING)
         self.assertEqual(again.returncode, 1, again.stderr)
         self.assertEqual(digests(run), passing)
         with open(self.path("run.failed", "report.json"), encoding="utf-8") as handle:

@@ -27,6 +27,9 @@ class ExportState:
         self.out = config["out"]
         self.model_path = os.path.join(self.out, "model.onnx")
         self.inputs = config["inputs"]
+        # The example's inputs are the user's (--input, prove()'s arguments), not a family's own:
+        # a forward that refuses them is a usage error (torch/export_forward.py).
+        self.inputs_given = True
         self.dynamic = config.get("dynamic", [])
         self.description = ""
         self.exporter = ""  # the exporter of the export kept (set before any stage runs)

@@ -14,11 +14,16 @@ from . import traps
 _DEVICE_ERROR_WORDS = ("cuda", "nvidia driver", "same device", "mps", "xpu")
 
 
+def is_device_error(error):
+    """The forward moved a tensor to a device the export cannot use (the model's code, not the call)."""
+    text = str(error).lower()
+    return any(word in text for word in _DEVICE_ERROR_WORDS)
+
+
 def forward_failure_hint(error):
     """The fix for a forward pass that fails on the example: a device move inside forward() is not
     a wrong --input, so it gets its own advice."""
-    text = str(error).lower()
-    if any(word in text for word in _DEVICE_ERROR_WORDS):
+    if is_device_error(error):
         return ("forward() moves a tensor to a device (.cuda(), .to('cuda'), device='cuda'); onnxproof exports and "
                 "proves on the CPU, and an ONNX graph carries no device: create tensors on the input's device "
                 "(torch.zeros(..., device=x.device), x.new_tensor) instead")
@@ -31,6 +36,15 @@ def check_forward(state, model, example):
     except UsageError:  # output_names naming more outputs than forward returns: the call's, not the model's
         raise
     except Exception as error:
+        text = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+        # An example the user gave that the model itself refuses (a wrong rank, size or dtype) is a
+        # mistake in the call, not a model to fail: said as such (exit 2). A family's own example,
+        # or a forward that moves tensors to a device, is the model's to answer for.
+        if getattr(state, "inputs_given", True) and not is_device_error(error):
+            described = ", ".join(f"{spec['name']} {'x'.join(map(str, spec['dims']))} {spec['dtype']}"
+                                  for spec in state.inputs)
+            raise UsageError(f"the model's forward rejects the example input ({described}): {text}; "
+                             f"{forward_failure_hint(error)}") from None
         state.findings.append(finding("EXPORT_FAILED", "error",
                                       f"the model's forward fails on the example input: {type(error).__name__}: {error}",
                                       "", forward_failure_hint(error)))

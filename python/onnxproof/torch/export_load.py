@@ -35,6 +35,7 @@ def load_and_prepare(state):
     if (not state.inputs and defaults is not None) or (defaults or {}).get("generation"):
         # The family's own inputs; a --dynamic given alone is not mixed with them.
         state.inputs, state.dynamic = defaults["inputs"], defaults["dynamic"]
+        state.inputs_given = False
         state.derived, state.generation = defaults.get("derived", {}), defaults.get("generation")
         progress("inputs: " + ", ".join(f"{spec['name']} {'x'.join(map(str, spec['dims']))} {spec['dtype']}"
                                         for spec in state.inputs))
