@@ -8,15 +8,17 @@ file it loads: tests/contract checks both agree). OUTDIR/contracts.h lists every
   scripts/contract-codegen.py SCHEMA_DIR OUTDIR
 
 The schemas use a small subset of JSON Schema (type, properties, required, additionalProperties,
-items, enum, const, minimum, minLength, minItems, maxItems, title, description); anything else is
-refused here so that neither side reads what the other does not check. Python 3 standard library only."""
+items, enum, const, minimum, minLength, minItems, maxItems, title, description, and default: a
+scalar's default is its C++ member's initial value, so a struct the command line fills starts from
+the documented defaults); anything else is refused here so that neither side reads what the other
+does not check. Python 3 standard library only."""
 import hashlib
 import json
 import os
 import sys
 
 KEYWORDS = {"$schema", "title", "description", "type", "properties", "required", "additionalProperties", "items",
-            "enum", "const", "minimum", "minLength", "minItems", "maxItems"}
+            "enum", "const", "minimum", "minLength", "minItems", "maxItems", "default"}
 # JSON names that are C++ keywords get a trailing underscore as members ("class" -> class_).
 CPP_KEYWORDS = {"case", "class", "default", "delete", "namespace", "new", "operator", "private", "public", "register",
                 "struct", "switch", "template", "this", "throw", "try", "typename", "union", "using", "virtual"}
@@ -117,6 +119,19 @@ class Generator:
             return f"return r.map({v}, {at}, {items});"
         return f"return r.any({v}, {at}, {json.dumps(kind)});"
 
+    def default(self, node, name):
+        """The C++ initializer of a scalar's `default` ("" when it has none)."""
+        if "default" not in node:
+            return ""
+        value, kind = node["default"], self.kind(node)[0]
+        if kind == "string" and isinstance(value, str):
+            return json.dumps(value)
+        if kind == "boolean" and isinstance(value, bool):
+            return "true" if value else "false"
+        if kind in ("integer", "number") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return repr(value)
+        sys.exit(f"contract-codegen: {self.name}: {name}: a default must be a scalar of the field's type")
+
     def struct(self, node, title):
         if title in self.defined:
             return title
@@ -129,7 +144,7 @@ class Generator:
             optional = prop not in required
             declared = f"std::optional<{value_type}>" if optional else value_type
             comment = f"  /// {child['description']}\n" if "description" in child else ""
-            fields.append(f"{comment}  {declared} {member}{{}};")
+            fields.append(f"{comment}  {declared} {member}{{{self.default(child, prop)}}};")
             how = "optional" if optional else "required"
             reads.append(f"  ONNXPROOF_TRY_ASSIGN(out.{member}, r.{how}(v, at, \"{prop}\", "
                          f"{self.read_expr(child, title + camel(prop))}));")

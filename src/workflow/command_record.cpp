@@ -26,68 +26,31 @@ std::string absolute_spec(const std::string& spec) {
 }
 
 contract::CommandDocument to_document(const PipelineCommand& command) {
-  const ModelArguments& m = command.model;
-  const ProofArguments& p = command.proof;
-  return {.schema = std::string(contract::k_command_version),
-          .model = {.model = absolute_spec(m.model),
-                    .inputs = m.inputs,
-                    .dynamic = m.dynamic,
-                    .opset = m.opset,
-                    .exporter = m.exporter,
-                    .sweep = m.sweep,
-                    .samples = m.samples,
-                    .generate = m.generate,
-                    .merged_decoder = m.merged_decoder,
-                    .data = absolute_spec(m.data),
-                    .data_dir = absolute_path(m.data_dir),
-                    .python = m.python.find('/') == std::string::npos ? m.python : absolute_path(m.python),
-                    .export_timeout = m.export_timeout,
-                    .from_export = absolute_path(m.from_export)},
-          .proof = {.providers = p.providers,
-                    .rtol = p.rtol,
-                    .atol = p.atol,
-                    .output_tolerances = p.output_tolerances,
-                    .skip_optimization_check = p.skip_optimization_check,
-                    .precision = p.precision,
-                    .disabled_optimizers = p.disabled_optimizers,
-                    .keep_float32 = p.keep_float32},
-          .targets = command.targets,
-          .quantize = command.quantize,
-          .no_simplify = command.no_simplify};
+  contract::CommandDocument document{.schema = std::string(contract::k_command_version),
+                                     .model = command.model,
+                                     .proof = command.proof,
+                                     .targets = command.targets,
+                                     .quantize = command.quantize,
+                                     .no_simplify = command.no_simplify};
+  ModelArguments& m = document.model;
+  m.model = absolute_spec(m.model);
+  m.data = absolute_spec(m.data);
+  m.data_dir = absolute_path(m.data_dir);
+  m.from_export = absolute_path(m.from_export);
+  if (m.python.find('/') != std::string::npos) m.python = absolute_path(m.python);
+  return document;
 }
 
 // `run`: where the record lies. onnxproof.prove() hands the engine an export, not a spec (its
 // record names neither): a repair proves the run's own export again.
 PipelineCommand from_document(const contract::CommandDocument& document, const fs::path& run) {
-  const auto& m = document.model;
-  const auto& p = document.proof;
-  PipelineCommand command;
-  command.model = {
-      .model = m.model,
-      .inputs = m.inputs,
-      .dynamic = m.dynamic,
-      .opset = m.opset,
-      .exporter = m.exporter,
-      .sweep = m.sweep,
-      .samples = static_cast<int>(m.samples),
-      .generate = static_cast<int>(m.generate),
-      .merged_decoder = m.merged_decoder,
-      .data = m.data,
-      .data_dir = m.data_dir,
-      .python = m.python,
-      .export_timeout = m.export_timeout,
-      .from_export = m.model.empty() && m.from_export.empty() ? fs::absolute(run) : fs::path(m.from_export)};
-  command.proof = {.providers = p.providers,
-                   .rtol = p.rtol,
-                   .atol = p.atol,
-                   .output_tolerances = p.output_tolerances,
-                   .skip_optimization_check = p.skip_optimization_check,
-                   .precision = p.precision,
-                   .disabled_optimizers = p.disabled_optimizers,
-                   .keep_float32 = p.keep_float32};
-  command.targets = document.targets;
-  command.quantize = document.quantize;
-  command.no_simplify = document.no_simplify;
+  PipelineCommand command{.model = document.model,
+                          .proof = document.proof,
+                          .targets = document.targets,
+                          .quantize = document.quantize,
+                          .no_simplify = document.no_simplify};
+  if (command.model.model.empty() && command.model.from_export.empty())
+    command.model.from_export = fs::absolute(run).string();
   return command;
 }
 

@@ -58,7 +58,7 @@ Expected<void> golden_options(const PipelineCommand& command, const fs::path& ou
                                       ", which every run replaces");
   if (!command.model.from_export.empty() && lies_in(command.golden, command.model.from_export))
     return fail(ErrorCode::usage, "--golden " + command.golden.string() + " lies in --from-export " +
-                                      command.model.from_export.string() + ", which the pipeline only reads");
+                                      command.model.from_export + ", which the pipeline only reads");
   // A user's file or project folder named as --golden is refused now, not after the whole proof.
   ONNXPROOF_TRY(require_replaceable_golden_folder(command.golden, "--golden"));
   options.golden_folder = fs::absolute(command.golden);

@@ -511,7 +511,8 @@ TEST(Export, WrongInputShapeForTheModelIsAUsageErrorWithAHint) {
   TempDir out;
   const auto result = onnxproof_cli({"export", "--model", k_traps + ":lstm", "--input", "x=2x5x3:float32", "--samples",
                                      "1", "--out", (out / "run").string()});
-  expect_error_after_progress(result, 2, "the model's forward rejects the example input (x 2x5x3 float32): RuntimeError");
+  expect_error_after_progress(result, 2,
+                              "the model's forward rejects the example input (x 2x5x3 float32): RuntimeError");
   EXPECT_NE(result.err.find("check the --input names, shapes and dtypes"), std::string::npos) << result.err;
   EXPECT_FALSE(fs::exists(out / "run" / "model.onnx"));
 }

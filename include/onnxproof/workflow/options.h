@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "onnxproof/contract/command.h"
+
 namespace onnxproof {
 
 struct CheckCommand {
@@ -27,40 +29,13 @@ struct RunCommand {
   std::string format = "pb";  // pb | npy
 };
 
-/// The model options shared by export (and later pipeline), as given on the command line.
-struct ModelArguments {
-  std::string model{};
-  std::vector<std::string> inputs{};   // NAME=DIMS:DTYPE[:LO..HI]
-  std::vector<std::string> dynamic{};  // NAME:AXIS=LABEL
-  int64_t opset = 0;                   // 0: the newest that ONNX Runtime, the targets and the exporter support
-  std::string exporter = "auto";
-  std::vector<std::string> sweep{};  // LABEL=SIZES
-  int samples = 3;
-  int generate = 0;             // --generate N: greedy steps of the generation proof (0: none)
-  bool merged_decoder = false;  // --merged-decoder: an encoder-decoder's decoder_merged.onnx too
-  std::string data{};
-  std::filesystem::path data_dir{};
-  std::string python{};
-  double export_timeout = 1800;         // seconds
-  std::filesystem::path from_export{};  // pipeline: prove this finished export instead of exporting
-};
-
-/// The proof options shared by parity, golden and pipeline, as given on the command line.
-struct ProofArguments {
-  std::string providers = "cpu";  // comma-separated
-  std::optional<double> rtol{};
-  std::optional<double> atol{};
-  std::vector<std::string> output_tolerances{};  // NAME=RTOL,ATOL
-  bool skip_optimization_check = false;
-  /// --precision (parity and pipeline): "fp32" proves the model as exported; "fp16" proves its
-  /// float16 conversion (docs/providers.md) against the same float64 reference.
-  std::string precision = "fp32";
-  /// --disable-optimizer NAME: ONNX Runtime optimizers the deployment switches off (its session
-  /// config optimization.disable_specified_optimizers); every session of the proof runs without them.
-  std::vector<std::string> disabled_optimizers{};
-  /// --keep-float32 NODE: nodes the float16 conversion of --precision fp16 keeps in float32.
-  std::vector<std::string> keep_float32{};
-};
+/// The model options shared by export and pipeline, and the proof options shared by parity,
+/// golden, simplify, localize and pipeline, as given on the command line: the command schema's
+/// structs (schemas/command.schema.json: each field's option, meaning and default), so the options
+/// the CLI fills, the command record RUN/command.json and the repair that reads it back are one
+/// description.
+using ModelArguments = contract::CommandModel;
+using ProofArguments = contract::CommandProof;
 
 struct ParityCommand {
   std::filesystem::path model{};
