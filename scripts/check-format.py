@@ -25,6 +25,9 @@ def main(argv):
     rest = [a for a in argv[1:] if a != "--fix"]
     tool = rest[0] if rest else str(ROOT / ".venv-tools" / "bin" / "clang-format")
     files = [str(p) for p in sources()]
+    if not pathlib.Path(tool).is_file():
+        print(f"no clang-format at {tool}: scripts/setup.sh makes .venv-tools (python/requirements-tools.lock)")
+        return 1
     if fix:
         return subprocess.run([tool, "-i", *files]).returncode
     done = subprocess.run([tool, "--dry-run", "--Werror", *files], capture_output=True, text=True)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include <nlohmann/json.hpp>
 
@@ -107,6 +108,12 @@ Expected<Finding> finding_from_json(const nlohmann::json& json, const std::strin
     return fail(ErrorCode::invalid_input, context + ".evidence has a field of the wrong type");
   }
   return finding;
+}
+
+bool names_source_line(std::string_view where) {
+  const auto py = where.find(".py:");
+  return py != std::string_view::npos && py + 4 < where.size() &&
+         std::isdigit(static_cast<unsigned char>(where[py + 4]));
 }
 
 }  // namespace onnxproof

@@ -86,9 +86,9 @@ bool is_left_by_a_killed_run(std::string_view name) {
          });
 }
 
-Error refuse(const fs::path& out, const std::string& why) {
+Error refuse(const fs::path& out, const std::string& why, std::string_view remedy) {
   return Error(ErrorCode::usage, "refusing to replace " + out.string() + ": it is not an onnxproof run folder (" + why +
-                                     "); give --out a new or empty folder");
+                                     "); " + std::string(remedy));
 }
 
 // The marker says the folder is a run's: a regular file holding onnxproof.run/1.
@@ -102,7 +102,8 @@ Expected<bool> has_run_marker(const fs::path& out) {
   } catch (const nlohmann::json::exception&) {
   }
   return std::unexpected(
-      refuse(out, "its " + std::string(k_run_marker) + " is not an " + std::string(k_run_schema) + " marker"));
+      refuse(out, "its " + std::string(k_run_marker) + " is not an " + std::string(k_run_schema) + " marker",
+             "give --out a new or empty folder"));
 }
 
 bool is_regular(const fs::path& path) {
@@ -138,7 +139,7 @@ std::optional<std::string> first_foreign_entry(const fs::path& folder, bool (*kn
   return std::nullopt;
 }
 
-Expected<void> require_replaceable_run_folder(const fs::path& out) {
+Expected<void> require_replaceable_run_folder(const fs::path& out, std::string_view remedy) {
   std::error_code ec;
   const auto status = fs::symlink_status(out, ec);
   if (!fs::exists(status)) return {};
@@ -146,13 +147,13 @@ Expected<void> require_replaceable_run_folder(const fs::path& out) {
     return fail(ErrorCode::usage, "--out " + out.string() + " is not a folder; onnxproof writes a run folder there");
   if (fs::is_empty(out, ec)) return {};
   if (auto foreign = first_foreign_entry(out, is_run_folder_entry))
-    return std::unexpected(refuse(out, "it holds '" + *foreign + "', which no onnxproof run writes"));
+    return std::unexpected(refuse(out, "it holds '" + *foreign + "', which no onnxproof run writes", remedy));
   for (const auto& framework : source_frameworks()) {
     for (const std::string_view sub_run : framework.compared) {  // --exporter both
       if (!fs::is_directory(fs::symlink_status(out / sub_run, ec))) continue;
       if (auto foreign = first_foreign_entry(out / sub_run, is_run_folder_entry))
-        return std::unexpected(
-            refuse(out, "it holds '" + std::string(sub_run) + "/" + *foreign + "', which no onnxproof run writes"));
+        return std::unexpected(refuse(
+            out, "it holds '" + std::string(sub_run) + "/" + *foreign + "', which no onnxproof run writes", remedy));
     }
   }
   ONNXPROOF_TRY_ASSIGN(const bool marked, has_run_marker(out));
@@ -162,9 +163,11 @@ Expected<void> require_replaceable_run_folder(const fs::path& out) {
   if (is_regular(out / "report.json") || is_regular(out / "export.json") || is_regular(out / "export.log") ||
       is_regular(out / "golden" / "manifest.json"))
     return {};
-  return std::unexpected(refuse(out, "no " + std::string(k_run_marker) +
-                                         ", report.json, export.json, export.log or "
-                                         "golden/manifest.json"));
+  return std::unexpected(refuse(out,
+                                "no " + std::string(k_run_marker) +
+                                    ", report.json, export.json, export.log or "
+                                    "golden/manifest.json",
+                                remedy));
 }
 
 }  // namespace onnxproof

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,6 +85,15 @@ void clean_up_and_end(int signal_number) {
   ::raise(signal_number);
 }
 
+// A destination as a folder's own path: absolute, normal, no trailing separator ("RUN/" and "."
+// name the folder itself, whose staging sibling lies beside it, never inside).
+fs::path folder_path(const fs::path& destination) {
+  std::error_code ec;
+  fs::path path = fs::absolute(destination, ec).lexically_normal();
+  if (!path.has_filename() && path.has_parent_path() && path != path.root_path()) path = path.parent_path();
+  return path;
+}
+
 fs::path folder_of(const fs::path& destination) {
   return destination.has_parent_path() ? destination.parent_path() : fs::path(".");
 }
@@ -112,6 +122,12 @@ std::vector<fs::path> left_by_dead_runs(const fs::path& destination, std::string
 }
 
 }  // namespace
+
+FolderIdentity identity_of(const fs::path& folder) {
+  struct stat info{};
+  if (::stat(folder.c_str(), &info) != 0) return {};
+  return {static_cast<uint64_t>(info.st_dev), static_cast<uint64_t>(info.st_ino)};
+}
 
 Expected<void> link_folder_contents(const fs::path& published, const fs::path& staging,
                                     const std::vector<std::string>& except) {
@@ -144,7 +160,8 @@ Expected<void> link_folder_contents(const fs::path& published, const fs::path& s
   return {};
 }
 
-Expected<void> publish_folder(const fs::path& staging, const fs::path& destination) {
+Expected<void> publish_folder(const fs::path& staging, const fs::path& given) {
+  const fs::path destination = folder_path(given);
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(destination, ec))) {
     fs::rename(staging, destination, ec);
@@ -171,7 +188,8 @@ Expected<void> publish_folder(const fs::path& staging, const fs::path& destinati
   return {};
 }
 
-bool recover_interrupted_publish(const fs::path& destination) {
+bool recover_interrupted_publish(const fs::path& given) {
+  const fs::path destination = folder_path(given);
   std::error_code ec;
   bool recovered = false;
   for (const auto& old : left_by_dead_runs(destination, "old")) {
@@ -185,7 +203,8 @@ bool recover_interrupted_publish(const fs::path& destination) {
   return recovered;
 }
 
-Expected<StagingFolder> StagingFolder::create(const fs::path& destination) {
+Expected<StagingFolder> StagingFolder::create(const fs::path& given) {
+  const fs::path destination = folder_path(given);
   std::error_code ec;
   const fs::path parent = folder_of(destination);
   fs::create_directories(parent, ec);
@@ -218,6 +237,14 @@ StagingFolder::~StagingFolder() {
 
 Expected<void> StagingFolder::publish() { return publish(m_destination); }
 
+Expected<void> StagingFolder::publish_over(const FolderIdentity& copied) {
+  if (identity_of(m_destination) != copied)
+    return fail(ErrorCode::io, m_destination.string() +
+                                   " was replaced by another run while this command worked on a copy of it; nothing "
+                                   "was published over the new run: run the command again");
+  return publish();
+}
+
 Expected<void> StagingFolder::publish(const fs::path& destination) {
   ONNXPROOF_TRY(publish_folder(m_path, destination));
   m_done = true;
@@ -229,6 +256,9 @@ Expected<void> StagingFolder::publish(const fs::path& destination) {
 void install_interrupt_cleanup() {
   struct sigaction action{};
   action.sa_handler = clean_up_and_end;
+  // One cleanup at a time: a SIGTERM during a SIGINT's cleanup waits for it (one line, not two).
+  sigemptyset(&action.sa_mask);
+  for (const int blocked : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&action.sa_mask, blocked);
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
   ::sigaction(SIGHUP, &action, nullptr);

@@ -1,5 +1,6 @@
 // The command-line specs of an export: --input, --dynamic, --sweep, model families and the source
 // framework a --model spec belongs to.
+#include <algorithm>
 #include <fstream>
 
 #include "onnxproof/core/source_framework.h"
@@ -84,8 +85,9 @@ Expected<InputSpec> parse_input_spec(const std::string& text) {
 }
 
 bool is_model_family(std::string_view spec) {
-  return spec.starts_with("torchvision:") || spec.starts_with("timm:") || spec.starts_with("hf:") ||
-         spec.starts_with("keras:");
+  const auto colon = spec.find(':');
+  return colon != std::string_view::npos &&
+         std::find(k_model_families.begin(), k_model_families.end(), spec.substr(0, colon)) != k_model_families.end();
 }
 
 std::string source_framework_of_spec(const std::string& spec) {

@@ -227,10 +227,13 @@ Expected<void> validate_family_prefix(const std::string& spec) {
                          head.find_first_of("./\\") == std::string::npos && !fs::exists(head, ec) &&
                          !fs::exists(head + ".py", ec);
   if (!bare_name) return {};
-  for (const std::string_view family : {"torchvision", "timm", "hf", "keras", "saved_model"}) {
+  std::vector<std::string_view> prefixes(k_model_families.begin(), k_model_families.end());
+  prefixes.push_back("saved_model");
+  for (const std::string_view family : prefixes) {
     const std::size_t distance = edit_distance(head, family);
-    // One edit from a short prefix, two from a long one: "timer:" may be a module, "timn:" is a typo.
-    if (distance > 0 && distance <= (family.size() > 5 ? 2U : 1U))
+    // A short prefix is too near many module names ("tf", "time" to hf, timm) to call a typo: only
+    // the long ones are corrected, one edit off (two for torchvision and saved_model).
+    if (family.size() >= 5 && distance > 0 && distance <= (family.size() > 5 ? 2U : 1U))
       return fail(ErrorCode::usage, "--model " + spec + ": no model family '" + head + ":'; did you mean " +
                                         std::string(family) + spec.substr(colon) + "?");
   }

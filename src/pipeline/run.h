@@ -47,9 +47,6 @@ StepReport step_error(StepReport step, const Error& error);
 
 void add_findings(Run& run, const std::vector<Finding>& findings);
 
-/// The step named `name` in the report so far; null when it did not run.
-const StepReport* find_step(const Report& report, std::string_view name);
-
 /// One step of the pipeline: its name, its function, what it reads of the Run and publishes into
 /// it (said for readers and ARCHITECTURE.md), whether it needs a model, and when it runs at all.
 struct StepDefinition {

@@ -34,13 +34,6 @@ void add_findings(Run& run, const std::vector<Finding>& findings) {
   run.report.findings.insert(run.report.findings.end(), findings.begin(), findings.end());
 }
 
-const StepReport* find_step(const Report& report, std::string_view name) {
-  for (const auto& step : report.steps) {
-    if (step.name == name) return &step;
-  }
-  return nullptr;
-}
-
 namespace {
 
 StepReport export_step(Run& run) {

@@ -7,6 +7,7 @@
 #include <set>
 #include <string_view>
 
+#include "onnxproof/core/finding.h"
 #include "onnxproof/core/json_file.h"
 #include "onnxproof/repair/repair.h"
 #include "onnxproof/report/published_report.h"
@@ -224,12 +225,8 @@ Expected<RepairFacts> read_repair_facts(const fs::path& run, bool can_reexport) 
 }
 
 std::string frozen_source_line(const RepairFacts& facts) {
-  for (const auto& finding : facts.findings) {
-    const auto py = finding.where.find(".py:");
-    if (finding.code == "FROZEN_DIMENSION" && py != std::string::npos && py + 4 < finding.where.size() &&
-        std::isdigit(static_cast<unsigned char>(finding.where[py + 4])))
-      return finding.where;
-  }
+  for (const auto& finding : facts.findings)
+    if (finding.code == "FROZEN_DIMENSION" && names_source_line(finding.where)) return finding.where;
   return "";
 }
 

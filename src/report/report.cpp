@@ -80,6 +80,11 @@ void print_report_summary(std::ostream& out, const Report& report, const std::fi
   out << fmt::format("verdict          {}\n", verdict_name(report.verdict));
 }
 
+const StepReport* find_step(const Report& report, std::string_view name) {
+  const auto it = std::find_if(report.steps.begin(), report.steps.end(), [&](const auto& s) { return s.name == name; });
+  return it == report.steps.end() ? nullptr : &*it;
+}
+
 const StepReport* first_error_step(const Report& report) {
   for (const auto& step : report.steps) {
     if (step.status == StepStatus::error) return &step;

@@ -164,11 +164,6 @@ void point_follow_ons_at_causes(std::vector<Finding>& findings) {
 
 namespace {
 
-const StepReport* step_named(const Report& report, std::string_view name) {
-  const auto it = std::find_if(report.steps.begin(), report.steps.end(), [&](const auto& s) { return s.name == name; });
-  return it == report.steps.end() ? nullptr : &*it;
-}
-
 // The user's file:line a finding of `code` names (the tracer's warnings name the line of the
 // model's code a size or a branch was frozen at), or "".
 std::string user_source_line(const std::vector<Finding>& findings, FindingCode code) {
@@ -176,10 +171,7 @@ std::string user_source_line(const std::vector<Finding>& findings, FindingCode c
   for (const auto& finding : findings) {
     if (finding.code != code) continue;
     if (!finding.evidence.source.empty()) return finding.evidence.source;
-    const auto py = finding.where.find(".py:");
-    if (py != std::string::npos && py + 4 < finding.where.size() &&
-        std::isdigit(static_cast<unsigned char>(finding.where[py + 4])))
-      return finding.where;
+    if (names_source_line(finding.where)) return finding.where;
   }
   return "";
 }
@@ -196,10 +188,10 @@ std::string ship_advice(const Report& report) {
     files.push_back((std::filesystem::path(report.onnx_model).parent_path() / shipped_model_name(report)).string());
   std::string advice =
       "ship " + (files.empty() ? std::string("the proved model") : fmt::format("{}", fmt::join(files, " or ")));
-  if (const StepReport* quantize = step_named(report, "quantize"); quantize && quantize->status == StepStatus::pass)
+  if (const StepReport* quantize = find_step(report, "quantize"); quantize && quantize->status == StepStatus::pass)
     advice += ", or " + (std::filesystem::path(report.onnx_model).parent_path() / "model.quant.onnx").string() +
               " (proved in quantization steps)";
-  if (const StepReport* golden = step_named(report, "golden"); golden && golden->status == StepStatus::pass)
+  if (const StepReport* golden = find_step(report, "golden"); golden && golden->status == StepStatus::pass)
     advice +=
         "; keep " + golden->details.value("folder", std::string("golden/")) + " and re-verify it on every re-export";
   return advice;
@@ -241,7 +233,7 @@ ShipSummary summarize_findings(const Report& report) {
 }  // namespace
 
 std::string shipped_model_name(const Report& report) {
-  const StepReport* parity = step_named(report, "parity");
+  const StepReport* parity = find_step(report, "parity");
   if (parity && parity->details.contains("model")) return parity->details.value("model", std::string());
   return std::filesystem::path(report.onnx_model).filename().string();
 }

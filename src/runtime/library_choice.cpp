@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <string>
 
 namespace onnxproof {
@@ -60,33 +59,29 @@ std::string loader_refusal() {
 
 }  // namespace
 
-int select_onnxruntime_library(char** argv, const LibraryChoiceEnvironment& environment) {
+Expected<void> select_onnxruntime_library(char** argv, const LibraryChoiceEnvironment& environment) {
   if (environment.probe) std::_Exit(0);  // loaded: that is all the probe asks
   const std::string& chosen = environment.chosen;
-  if (chosen.empty()) return 0;
+  if (chosen.empty()) return {};
   std::error_code ec;
   fs::path folder = fs::path(chosen);
   if (fs::is_regular_file(folder, ec)) folder = folder.parent_path();
   folder = fs::weakly_canonical(folder, ec);
-  if (ec || !fs::is_regular_file(folder / "libonnxruntime.so.1", ec)) {
-    std::cerr << "onnxproof: error: " << k_variable << "=" << chosen
-              << " names no ONNX Runtime build: no libonnxruntime.so.1 in " << folder.string()
-              << " (make setup-gpu installs one in .deps/onnxruntime-gpu)\n";
-    return 3;
-  }
-  if (folder.string() == environment.loaded) return 0;
+  if (ec || !fs::is_regular_file(folder / "libonnxruntime.so.1", ec))
+    return fail(ErrorCode::not_found, std::string(k_variable) + "=" + chosen +
+                                          " names no ONNX Runtime build: no libonnxruntime.so.1 in " + folder.string() +
+                                          " (make setup-gpu installs one in .deps/onnxruntime-gpu)");
+  if (folder.string() == environment.loaded) return {};
   const std::string& old = environment.library_path;
   const std::string path = library_path_of(folder) + (old.empty() ? "" : ":" + old);
   ::setenv("LD_LIBRARY_PATH", path.c_str(), 1);
   ::setenv(k_loaded, folder.string().c_str(), 1);
-  if (const std::string refusal = loader_refusal(); !refusal.empty()) {
-    std::cerr << "onnxproof: error: " << k_variable << "=" << chosen << ": onnxproof cannot start with the "
-              << "libonnxruntime.so.1 in " << folder.string() << ": " << refusal << "\n";
-    return 3;
-  }
+  if (const std::string refusal = loader_refusal(); !refusal.empty())
+    return fail(ErrorCode::runtime, std::string(k_variable) + "=" + chosen +
+                                        ": onnxproof cannot start with the libonnxruntime.so.1 in " + folder.string() +
+                                        ": " + refusal);
   ::execv("/proc/self/exe", argv);
-  std::cerr << "onnxproof: error: cannot start again with the ONNX Runtime in " << folder.string() << "\n";
-  return 3;
+  return fail(ErrorCode::io, "cannot start again with the ONNX Runtime in " + folder.string());
 }
 
 }  // namespace onnxproof

@@ -90,8 +90,10 @@ Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command
   const std::string framework = source_framework_beside(command.run);
   // Localized in a staged copy of the run (its files linked) that replaces it as a whole: the
   // published run is never written into.
-  ONNXPROOF_TRY(require_replaceable_run_folder(command.run));
+  ONNXPROOF_TRY(require_replaceable_run_folder(
+      command.run, "localize replaces the run as a whole: move what onnxproof did not write out of it first"));
   ONNXPROOF_TRY_ASSIGN(auto staging, StagingFolder::create(command.run));
+  const FolderIdentity copied = identity_of(command.run);
   // A capture already there (--captured) is read from the copy; a new one replaces localize/ whole.
   ONNXPROOF_TRY(
       link_folder_contents(command.run, staging.path(),
@@ -107,7 +109,7 @@ Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command
                                           *c);
   if (!localized.localization) return std::unexpected(localized.localization.error());
   ONNXPROOF_TRY(write_localization_views(*localized.localization, staging.path() / "localize"));
-  ONNXPROOF_TRY(staging.publish());
+  ONNXPROOF_TRY(staging.publish_over(copied));
   const fs::path folder = command.run / "localize";
   if (!localized.optimizer) return std::unexpected(localized.optimizer.error());
   const auto& optimizer = *localized.optimizer;

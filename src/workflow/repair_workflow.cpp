@@ -86,14 +86,16 @@ Expected<Outcome<RepairedRun>> repair_workflow(const RepairCommand& command, std
   options.every_candidate = command.every_candidate;
   // The repair works on a staged copy of the run (its files linked, not copied) that replaces the
   // run as a whole at the end: until then, and if it fails, the published run stays as it was.
-  ONNXPROOF_TRY(require_replaceable_run_folder(command.run));
+  ONNXPROOF_TRY(require_replaceable_run_folder(
+      command.run, "repair replaces the run as a whole: move what onnxproof did not write out of it first"));
   ONNXPROOF_TRY_ASSIGN(auto staging, StagingFolder::create(command.run));
+  const FolderIdentity copied = identity_of(command.run);
   ONNXPROOF_TRY(link_folder_contents(command.run, staging.path(), {"repair"}));
   options.run = staging.path();
   options.shown_as = command.run;
   ONNXPROOF_TRY_ASSIGN(auto result, repair_run(options, progress));
   ONNXPROOF_TRY(point_report_at_repair(staging.path(), result));
-  ONNXPROOF_TRY(staging.publish());
+  ONNXPROOF_TRY(staging.publish_over(copied));
   Outcome<RepairedRun> outcome;
   outcome.verdict = verdict_from(true, result.repaired.has_value());
   outcome.artifacts = {command.run / "repair" / "repair.md", command.run / "repair" / "repair.json"};

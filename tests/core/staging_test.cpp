@@ -59,5 +59,45 @@ TEST(Staging, AnInterruptedPublishIsRecoveredByTheNextRun) {
   EXPECT_TRUE(fs::exists(destination / "report.json"));
 }
 
+// A staged copy of a run (`onnxproof repair RUN/`, `localize .`): the folder named with a trailing
+// separator is still the folder itself, its copy lies beside it, its files are links that nothing
+// writes through, and the copy replaces it only while it is the run that was copied.
+TEST(Staging, AStagedCopyOfARunNamedWithATrailingSlashReplacesItOnlyIfUnchanged) {
+  TempDir parent;
+  const fs::path run = parent / "run";
+  fs::create_directories(run / "reference");
+  write_bytes(run / "report.json", "old report");
+  write_bytes(run / "reference" / "input_0.pb", "bytes");
+  {
+    auto staging = StagingFolder::create(run.string() + "/");
+    ASSERT_TRUE(staging) << staging.error().describe();
+    EXPECT_EQ(staging->path().parent_path(), parent.path());  // beside the run, not inside it
+    const FolderIdentity copied = identity_of(run);
+    ASSERT_TRUE(link_folder_contents(run, staging->path(), {}));
+    EXPECT_EQ(fs::hard_link_count(run / "reference" / "input_0.pb"), 2U);
+    fs::remove(staging->path() / "report.json");
+    write_bytes(staging->path() / "report.json", "new report");
+    EXPECT_EQ(read_text(run / "report.json"), "old report");  // the published file is untouched
+    ASSERT_TRUE(staging->publish_over(copied));
+  }
+  EXPECT_EQ(read_text(run / "report.json"), "new report");
+  EXPECT_EQ(read_text(run / "reference" / "input_0.pb"), "bytes");
+  EXPECT_EQ(std::distance(fs::directory_iterator(parent.path()), fs::directory_iterator()), 1);
+
+  // Another run published meanwhile: the copy is not put over it.
+  auto staging = StagingFolder::create(run);
+  ASSERT_TRUE(staging);
+  const FolderIdentity copied = identity_of(run);
+  ASSERT_TRUE(link_folder_contents(run, staging->path(), {}));
+  auto newer = StagingFolder::create(parent / "elsewhere");
+  ASSERT_TRUE(newer);
+  write_bytes(newer->path() / "report.json", "newer run");
+  ASSERT_TRUE(newer->publish(run));
+  const auto refused = staging->publish_over(copied);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().describe().find("was replaced by another run"), std::string::npos);
+  EXPECT_EQ(read_text(run / "report.json"), "newer run");
+}
+
 }  // namespace
 }  // namespace onnxproof

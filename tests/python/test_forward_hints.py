@@ -6,7 +6,7 @@ import unittest
 import torch
 from torch import nn
 
-from onnxproof.torch.export_forward import forward_failure_hint
+from onnxproof.torch.export_forward import forward_failure_hint, refuses_the_input
 
 
 class MovesToCuda(nn.Module):
@@ -39,6 +39,21 @@ class ForwardFailureHint(unittest.TestCase):
     def test_a_shape_error_still_points_at_the_input_spec(self):
         hint = forward_failure_hint(failure(TakesTwoAxes(), torch.zeros(4, 5)))
         self.assertIn("--input", hint)
+
+
+class RefusedInput(unittest.TestCase):
+    """What makes a forward's failure the call's mistake (exit 2) rather than the model's."""
+
+    def test_a_rank_size_or_dtype_the_model_refuses_is_the_input(self):
+        self.assertTrue(refuses_the_input(failure(TakesTwoAxes(), torch.zeros(4, 5))))
+        self.assertTrue(refuses_the_input(failure(nn.Conv2d(3, 8, 3), torch.zeros(1, 1, 8, 8))))
+        self.assertTrue(refuses_the_input(failure(nn.Linear(3, 2), torch.zeros(2, 5))))
+        self.assertTrue(refuses_the_input(failure(nn.Linear(3, 2), torch.zeros(2, 3, dtype=torch.float64))))
+
+    def test_what_the_model_itself_raises_is_not(self):
+        self.assertFalse(refuses_the_input(failure(MovesToCuda(), torch.zeros(2, 3))))
+        self.assertFalse(refuses_the_input(NotImplementedError("forward is not written yet")))
+        self.assertFalse(refuses_the_input(failure(lambda x: x.sum(dim=0).item(), torch.zeros(2, 3))))
 
 
 if __name__ == "__main__":

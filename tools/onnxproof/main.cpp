@@ -393,7 +393,7 @@ int main(int argc, char** argv) {
   const LibraryChoiceEnvironment choice{variable(k_onnxruntime_variable), variable(k_onnxruntime_loaded_variable),
                                         std::getenv(k_onnxruntime_probe_variable) != nullptr,
                                         variable("LD_LIBRARY_PATH")};
-  if (const int failed = select_onnxruntime_library(argv, choice)) return failed;
+  if (auto chosen = select_onnxruntime_library(argv, choice); !chosen) return report_error(chosen.error());
   const PrintableStandardStreams printable;  // names from a model never drive the terminal
   CLI::App app{
       "onnxproof: turn a PyTorch or TensorFlow model into an ONNX file that can be trusted (conversion plus proof)"};

@@ -79,6 +79,10 @@ bool has_finding(const std::vector<Finding>& findings, FindingCode code,
 /// evidence when it has any.
 nlohmann::json finding_to_json(const Finding& finding);
 
+/// True when a finding's `where` is a line of the user's code ("model.py:11: n = int(x.shape[0])",
+/// as the tracer's warnings name it), not a graph node or a module.
+bool names_source_line(std::string_view where);
+
 /// A finding from JSON written by the front end; an unregistered code or a missing field is an
 /// error naming `context` and the field ("export.json: findings[2].code").
 Expected<Finding> finding_from_json(const nlohmann::json& json, const std::string& context);

@@ -37,6 +37,8 @@ std::optional<std::string> first_foreign_entry(const std::filesystem::path& fold
 /// marker, report.json, export.json or export.log) and nothing a run does not write (sub-run folders
 /// checked the same way). ErrorCode::usage otherwise, naming the first foreign entry; nothing is
 /// touched. A link is never followed.
-Expected<void> require_replaceable_run_folder(const std::filesystem::path& out);
+/// `remedy` ends the refusal: what the user does about it (a command without --out says another).
+Expected<void> require_replaceable_run_folder(const std::filesystem::path& out,
+                                              std::string_view remedy = "give --out a new or empty folder");
 
 }  // namespace onnxproof

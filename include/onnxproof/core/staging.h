@@ -3,6 +3,7 @@
 // golden set. A staging folder is ".NAME.tmp-PID" beside the destination; it is removed when the
 // work fails, when SIGINT or SIGTERM end the process, or (after SIGKILL) by the next run.
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -20,6 +21,17 @@ Expected<void> publish_folder(const std::filesystem::path& staging, const std::f
 /// A publish interrupted between its two renames left no `destination` and the old folder as
 /// ".NAME.old-PID" of a process that no longer runs: moves it back. True when it did.
 bool recover_interrupted_publish(const std::filesystem::path& destination);
+
+/// What identifies a folder across renames: its device and inode. A run folder is replaced as a
+/// whole, so a run folder whose identity changed holds another run.
+struct FolderIdentity {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  bool operator==(const FolderIdentity&) const = default;
+};
+
+/// `folder`'s identity; zeros when it cannot be read.
+FolderIdentity identity_of(const std::filesystem::path& folder);
 
 /// Fills `staging` with `published`'s tree as it is, for a change of a finished run that then
 /// replaces it as a whole: folders made anew, regular files hard-linked (copied where the file
@@ -46,6 +58,9 @@ class StagingFolder {
   Expected<void> publish();
   /// publish_folder(path(), `destination`): another folder beside the destination it was made for.
   Expected<void> publish(const std::filesystem::path& destination);
+  /// publish(), for a staged copy of the destination: only while the destination is still the
+  /// folder it was copied from (`copied`), never over a run published there meanwhile.
+  Expected<void> publish_over(const FolderIdentity& copied);
 
  private:
   StagingFolder(std::filesystem::path path, std::filesystem::path destination, int slot)

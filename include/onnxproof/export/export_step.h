@@ -3,6 +3,7 @@
 // PyTorch or TensorFlow model into OUT/model.onnx, OUT/reference/ and OUT/export.json, and reads
 // the result.
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -44,9 +45,12 @@ struct DynamicAxis {
   std::optional<std::pair<int64_t, int64_t>> range;
 };
 
-/// A model spec of a family that brings its own default inputs: torchvision:NAME, timm:NAME,
-/// hf:CLASS[:key=value,...] (python/onnxproof/torch/families.py), keras:NAME[:...] (Keras's
-/// applications, python/onnxproof/tensorflow/).
+/// The families a spec may name by prefix, which bring their own default inputs: torchvision:NAME,
+/// timm:NAME, hf:CLASS[:key=value,...] (python/onnxproof/torch/families.py), keras:NAME[:...]
+/// (Keras's applications, python/onnxproof/tensorflow/).
+inline constexpr std::array<std::string_view, 4> k_model_families = {"torchvision", "timm", "hf", "keras"};
+
+/// A model spec of one of k_model_families.
 bool is_model_family(std::string_view spec);
 
 /// The source framework whose front end loads `spec` (core/source_framework.h's names), by the

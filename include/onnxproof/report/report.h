@@ -104,6 +104,9 @@ void finish_report(Report& report);
 void print_report_summary(std::ostream& out, const Report& report, const std::filesystem::path& out_dir,
                           const std::string& after_answer = "");
 
+/// The step of that name; null when the run has none.
+const StepReport* find_step(const Report& report, std::string_view name);
+
 /// The first step that could not do its job; null when none.
 const StepReport* first_error_step(const Report& report);
 

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "onnxproof/core/error.h"
+
 namespace onnxproof {
 
 /// The variables the choice reads, as the driver found them at start-up (libraries never read the
@@ -27,8 +29,9 @@ inline constexpr const char* k_onnxruntime_probe_variable = "ONNXPROOF_ONNXRUNTI
 /// With ONNXPROOF_ONNXRUNTIME set (a folder holding libonnxruntime.so.1, or that file): unless
 /// this process already runs with it, prepends the folder (and the folders listed one per line in
 /// its `library-path` file: CUDA, cuDNN, TensorRT libraries) to LD_LIBRARY_PATH and executes
-/// /proc/self/exe again with the same arguments; never returns then. Returns 0 to go on, or the
-/// exit code (3) after printing one line when the folder has no library or the exec fails.
-int select_onnxruntime_library(char** argv, const LibraryChoiceEnvironment& environment);
+/// /proc/self/exe again with the same arguments; never returns then. Returns to go on; an Error
+/// (the driver's one line, exit 3) when the folder has no library, the loader refuses it or the
+/// exec fails.
+Expected<void> select_onnxruntime_library(char** argv, const LibraryChoiceEnvironment& environment);
 
 }  // namespace onnxproof

@@ -1,6 +1,8 @@
 """Export stage 2, check the forward pass and label the output axes: the model runs on the
 example (a failure, a non-tensor output or a random forward is a finding), and each dynamic label
 is resized in turn to see which output axes follow it."""
+import re
+
 from ..core.cases import coupled_sizes, size_ranges
 from ..core.output_axes import label_axes_by_resizing
 from ..core.errors import UsageError
@@ -12,6 +14,19 @@ from . import traps
 # (onnxproof runs the model on the CPU): "Torch not compiled with CUDA enabled", "Found no NVIDIA
 # driver", "Expected all tensors to be on the same device".
 _DEVICE_ERROR_WORDS = ("cuda", "nvidia driver", "same device", "mps", "xpu")
+
+
+# What PyTorch says when an input does not fit the model: a rank, size, channel count or dtype the
+# first layer refuses. Anything else a forward raises (NotImplementedError, .item() on a tensor,
+# running out of memory) is the model's to answer for.
+_INPUT_REFUSED = re.compile(r"shape|size|dimension|\bdims?\b|channels|dtype|scalar type|\brank\b|mat1|mat2|"
+                            r"batched|expected.*input", re.IGNORECASE)
+
+
+def refuses_the_input(error):
+    """The forward's error says the example input does not fit the model."""
+    return (isinstance(error, (RuntimeError, ValueError, TypeError, IndexError)) and not is_device_error(error)
+            and not isinstance(error, NotImplementedError) and bool(_INPUT_REFUSED.search(str(error))))
 
 
 def is_device_error(error):
@@ -40,7 +55,7 @@ def check_forward(state, model, example):
         # An example the user gave that the model itself refuses (a wrong rank, size or dtype) is a
         # mistake in the call, not a model to fail: said as such (exit 2). A family's own example,
         # or a forward that moves tensors to a device, is the model's to answer for.
-        if getattr(state, "inputs_given", True) and not is_device_error(error):
+        if state.inputs_given and refuses_the_input(error):
             described = ", ".join(f"{spec['name']} {'x'.join(map(str, spec['dims']))} {spec['dtype']}"
                                   for spec in state.inputs)
             raise UsageError(f"the model's forward rejects the example input ({described}): {text}; "

@@ -7,6 +7,7 @@ import shutil
 import tempfile
 
 from ..core.errors import FrontEndError, UsageError, printable
+from ..core.report import report_document
 
 MARKER = ".onnxproof-zoo"
 LOCK = ".onnxproof-zoo.lock"
@@ -95,7 +96,6 @@ def read_json(path):
 def read_report_json(path):
     """A run's report.json as its schema describes it (core/report.py), or None when it is
     missing, unreadable or no onnxproof report."""
-    from ..core.report import report_document
     try:
         return report_document(read_json(path), path)
     except ValueError:

@@ -56,7 +56,7 @@ def _trusted_row(folder, row):
     else:
         trusted["verdict"] = "error"
         if said != "error":
-            trusted["note"] = f"index.json said {said}, but the run folder holds no report.json"
+            trusted["note"] = f"index.json said {said}, but the run folder holds no readable report.json"
     trusted["report"] = f"runs/{name}/report.html" if verdict in _VERDICTS else None
     trusted["log"] = f"logs/{name}.log"
     return trusted
