@@ -4,6 +4,7 @@ checkout built ($ONNXPROOF_ENGINE, set by CTest), and a wrapper script that logs
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -169,6 +170,37 @@ class FrontEndGoesAway(EngineTestCase):
         """)
         self.run_dying_front_end(script, timeout=300, engine_grace=60)
         self.assertFalse(os.path.exists(self.out("killed")))
+
+    def test_an_engine_interrupted_by_ctrl_c_is_a_keyboard_interrupt_and_leaves_no_run(self):
+        # Ctrl-C reaches the engine (the terminal signals the whole process group) while prove()
+        # still exports: prove() raises KeyboardInterrupt, not an EngineError, and publishes nothing.
+        script = textwrap.dedent(f"""
+            import time, torch
+            from torch import nn
+            import onnxproof.torch.api as api
+            class Slow(nn.Linear):
+                def forward(self, x):
+                    time.sleep(0.5)
+                    return super().forward(x)
+            try:
+                api.prove(Slow(3, 2).eval(), (torch.randn(2, 3),), out={self.out("interrupted")!r}, quiet=True)
+            except KeyboardInterrupt as interrupt:
+                print("KeyboardInterrupt:", interrupt)
+            except BaseException as other:
+                print("raised", type(other).__name__, other)
+        """)
+        front_end = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        deadline = time.monotonic() + 120
+        while not engine_starts(self.folder) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertTrue(engine_starts(self.folder), "the engine never started")
+        time.sleep(1)
+        os.kill(engine_starts(self.folder)[0][0], signal.SIGINT)
+        out, err = front_end.communicate(timeout=300)
+        self.assertIn("KeyboardInterrupt: the proof was interrupted (Ctrl-C)", out, err[-2000:])
+        self.assertFalse(os.path.exists(self.out("interrupted")))
+        self.assertEqual(sorted(os.listdir(self.folder)), ["onnxproof", "starts.log"])  # no staging left
 
     def test_a_front_end_killed_during_the_capture_leaves_the_run_written_without_localization(self):
         # The engine asks for PyTorch's module outputs; the front end dies instead of answering.

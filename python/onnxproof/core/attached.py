@@ -9,6 +9,7 @@ here -> engine on its stdin; its progress stays on stderr, passed on unless quie
 """
 import json
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -172,8 +173,12 @@ class AttachedEngine:
         raise EngineError(what)
 
     def _fail(self, what):
-        """The engine ended early: UsageError (exit 2) or EngineError with its last error line."""
+        """The engine ended early: UsageError (exit 2) or EngineError with its last error line; an
+        engine that Ctrl-C ended (the terminal sends SIGINT to the whole process group) is the
+        user's interrupt: KeyboardInterrupt, as a Python program gives it."""
         self.close()
+        if self._process.returncode in (-signal.SIGINT, 128 + signal.SIGINT):
+            raise KeyboardInterrupt("the proof was interrupted (Ctrl-C): nothing was published")
         with self._lock:
             reason = self._errors[-1] if self._errors else f"{what}: exit code {self._process.returncode}"
         raise (UsageError if self._process.returncode == EXIT_USAGE else EngineError)(reason)
