@@ -16,6 +16,7 @@ Expected<ExportResult> run_export(const ExportOptions& options, std::ostream& pr
     return adopted;
   }
   ONNXPROOF_TRY(validate_export_options(options));
+  ONNXPROOF_TRY(validate_model_file(options.model));
   if (options.exporter == "both")
     return fail(ErrorCode::usage, "--exporter both proves each exporter's model: it is for onnxproof pipeline");
   ONNXPROOF_TRY(require_replaceable_run_folder(options.out));  // never into a project folder

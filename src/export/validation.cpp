@@ -197,26 +197,6 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return d[a.size()][b.size()];
 }
 
-// A file the spec names exists (checked before any run folder is made, after the options).
-Expected<void> validate_model_file(const std::string& spec) {
-  std::error_code ec;
-  const auto colon = spec.find(':');
-  const std::string head = spec.substr(0, colon);
-  const auto missing = [&](const std::string& what, const std::string& path) {
-    return fail(ErrorCode::usage, "--model " + spec + ": no such " + what + " " + path);
-  };
-  if (spec.starts_with("saved_model:")) {
-    if (!fs::is_directory(spec.substr(12), ec)) return missing("SavedModel folder", spec.substr(12));
-    return {};
-  }
-  if (colon != std::string::npos && head.ends_with(".py") && !fs::is_regular_file(head, ec))
-    return missing("file", head);
-  for (const char* suffix : {".pt", ".pth", ".keras"})
-    if (colon == std::string::npos && spec.ends_with(suffix) && !fs::is_regular_file(spec, ec))
-      return missing("file", spec);
-  return {};
-}
-
 // A prefix one or two letters from a model family's is a typo, not a Python module named so:
 // said before "--input is required", which a family needs not.
 Expected<void> validate_family_prefix(const std::string& spec) {
@@ -296,7 +276,26 @@ Expected<void> validate_export_options(const ExportOptions& options) {
   if (!options.data_dir.empty() && !fs::is_directory(options.data_dir))
     return fail(ErrorCode::usage, "--data-dir " + options.data_dir.string() + " is not a folder");
   if (!options.data.empty()) ONNXPROOF_TRY(validate_data_spec(options.data));
-  return validate_model_file(options.model);
+  return {};
+}
+
+Expected<void> validate_model_file(const std::string& spec) {
+  std::error_code ec;
+  const auto colon = spec.find(':');
+  const std::string head = spec.substr(0, colon);
+  const auto missing = [&](const std::string& what, const std::string& path) {
+    return fail(ErrorCode::usage, "--model " + spec + ": no such " + what + " " + path);
+  };
+  if (spec.starts_with("saved_model:")) {
+    if (!fs::is_directory(spec.substr(12), ec)) return missing("SavedModel folder", spec.substr(12));
+    return {};
+  }
+  if (colon != std::string::npos && head.ends_with(".py") && !fs::is_regular_file(head, ec))
+    return missing("file", head);
+  for (const char* suffix : {".pt", ".pth", ".keras"})
+    if (colon == std::string::npos && spec.ends_with(suffix) && !fs::is_regular_file(spec, ec))
+      return missing("file", spec);
+  return {};
 }
 
 }  // namespace onnxproof

@@ -304,6 +304,7 @@ fs::path publish_target(const fs::path& published, Verdict verdict) {
 Expected<Report> run_pipeline(const PipelineOptions& options, std::ostream& progress) {
   const fs::path published = options.export_options.out;
   ONNXPROOF_TRY(validate_export_options(options.export_options));
+  ONNXPROOF_TRY(validate_model_file(options.export_options.model));
   ONNXPROOF_TRY(require_replaceable_run_folder(published));
   // The run is built in a staging folder and published in one step at the end: until then the
   // last run's folder stays as it was, and an interrupted run leaves it intact.

@@ -228,8 +228,11 @@ TEST(Repair, AModelNoConfigurationFixesIsSaidSoWithEverythingTried) {
   EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
   const json repair = read_json(out / "repair" / "repair.json");
   EXPECT_FALSE(repair["repaired"]);
-  ASSERT_GE(repair["attempts"].size(), 3U);
+  // A Python branch the trace froze: the other exporter is tried, no opset (every opset traces the
+  // branch alike).
+  ASSERT_GE(repair["attempts"].size(), 1U);
   for (const auto& attempt : repair["attempts"]) {
+    EXPECT_EQ(attempt["kind"].get<std::string>().find("opset"), std::string::npos) << attempt.dump();
     EXPECT_EQ(attempt["status"], "fail") << attempt.dump();
     EXPECT_FALSE(attempt["why"].get<std::string>().empty());
   }

@@ -45,6 +45,10 @@ struct DynamicAxis {
   std::optional<std::pair<int64_t, int64_t>> range;
 };
 
+/// A file a model spec names exists (FILE.py:CALLABLE, .pt, .pth, .keras, saved_model:DIR):
+/// ErrorCode::usage naming it otherwise. Checked after the options, before any run folder is made.
+Expected<void> validate_model_file(const std::string& spec);
+
 /// The families a spec may name by prefix, which bring their own default inputs: torchvision:NAME,
 /// timm:NAME, hf:CLASS[:key=value,...] (python/onnxproof/torch/families.py), keras:NAME[:...]
 /// (Keras's applications, python/onnxproof/tensorflow/).
