@@ -397,6 +397,7 @@ int main(int argc, char** argv) {
   const PrintableStandardStreams printable;  // names from a model never drive the terminal
   CLI::App app{
       "onnxproof: turn a PyTorch or TensorFlow model into an ONNX file that can be trusted (conversion plus proof)"};
+  app.name("onnxproof");  // the usage line names the command, not the path it was started by
   app.require_subcommand(0, 1);
   bool show_version = false;
   app.add_flag("--version", show_version, "Print the versions of onnxproof and the tools it uses");
@@ -410,8 +411,9 @@ int main(int argc, char** argv) {
       "  onnxproof pipeline --model torchvision:resnet18 --out onnxproof-out/resnet18\n"
       "  onnxproof pipeline --model model.py:build --input x=1x3x32x32:float32 --dynamic x:0=batch\n"
       "  onnxproof demo\n"
-      "  onnxproof zoo run bench/zoo/zoo.toml --out zoo-out --workers 2\n"
-      "COMMAND --help shows a command's options; the guide is README.md, the reference docs/.");
+      "  onnxproof zoo run ZOO.toml --out zoo-out --workers 2\n"
+      "COMMAND --help shows a command's options; the guide and the reference are onnxproof's README.md and "
+      "docs/.");
 
   try {
     app.parse(argc, argv);
