@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "onnxproof/core/json_file.h"
+#include "onnxproof/report/ship_summary.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -41,10 +42,11 @@ bool proves_float16(const PublishedReport& report) {
 }
 
 std::string shipped_model_of(const PublishedReport& report) {
-  for (const auto& step : report.steps)
-    if (step.name == "parity" && step.model) return *step.model;
-  const std::string proved = fs::path(report.onnx_model).filename().string();
-  return proved.empty() ? "model.onnx" : proved;
+  const auto parity = std::find_if(report.steps.begin(), report.steps.end(),
+                                   [](const auto& step) { return step.name == "parity" && step.model; });
+  const std::string shipped =
+      shipped_file_name(parity == report.steps.end() ? std::nullopt : parity->model, report.onnx_model);
+  return shipped.empty() ? "model.onnx" : shipped;
 }
 
 int64_t default_opset_of(const PublishedReport& report) {

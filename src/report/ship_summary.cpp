@@ -232,10 +232,15 @@ ShipSummary summarize_findings(const Report& report) {
 
 }  // namespace
 
+std::string shipped_file_name(const std::optional<std::string>& parity_model, const std::string& onnx_model) {
+  return parity_model ? *parity_model : std::filesystem::path(onnx_model).filename().string();
+}
+
 std::string shipped_model_name(const Report& report) {
   const StepReport* parity = find_step(report, "parity");
-  if (parity && parity->details.contains("model")) return parity->details.value("model", std::string());
-  return std::filesystem::path(report.onnx_model).filename().string();
+  const bool named = parity && parity->details.contains("model");
+  return shipped_file_name(named ? std::optional(parity->details.value("model", std::string())) : std::nullopt,
+                           report.onnx_model.string());
 }
 
 ShipSummary summarize_for_shipping(const Report& report) {

@@ -289,6 +289,12 @@ TEST(Repair, OnlyAFailedRunFolderOfItsOwnIsRepaired) {
   expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2,
                         "refusing to write into " + (out / "repair").string() + ": it is a symbolic link");
   EXPECT_TRUE(fs::is_empty(elsewhere.path()));
+  // The run is replaced as a whole: a file of the user's in it is named, and stays.
+  fs::remove(out / "repair");
+  write_bytes(out / "notes.txt", "mine");
+  expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2,
+                        "it holds 'notes.txt', which no onnxproof run writes); repair replaces the run as a whole");
+  EXPECT_EQ(read_text(out / "notes.txt"), "mine");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // branch) are grouped under their cause, and their hints point at it instead of giving advice
 // for a problem that is not the real one.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct ShipSummary {
 /// proof proved (model.fp16.onnx), else the proved model (model.sim.onnx or model.onnx); empty
 /// when none was proved.
 std::string shipped_model_name(const Report& report);
+
+/// The one rule behind shipped_model_name() and published_report.h's shipped_model_of(): the
+/// parity step's `model` when it names one, else `onnx_model`'s file name ("" when none).
+std::string shipped_file_name(const std::optional<std::string>& parity_model, const std::string& onnx_model);
 
 /// True when `symptom` is a consequence of `cause` (by code and, for a frozen axis, by the
 /// case's sizes holding that axis), never by reading messages.
