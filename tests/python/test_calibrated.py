@@ -118,8 +118,13 @@ class CalibratedProof(unittest.TestCase):
         self.assertIn("PARITY_MISMATCH", report.codes("error"))
         rows = [row for row in report.parity if row.status == "fail"]
         self.assertTrue(rows)
-        self.assertEqual(rows[0].extra.get("rule"), "calibrated")
-        self.assertGreater(rows[0].extra.get("error_ratio"), 1000)
+        # The first case always gets a float64 run; later ones only while the float64 pass stays
+        # inside its time budget (exact.TIME_BUDGET), so on a loaded machine they are judged by
+        # the pooled noise instead. The calibrated rows are the ones this test is about.
+        self.assertTrue(all(row.extra.get("rule") in ("calibrated", "pooled") for row in rows))
+        calibrated = [row for row in rows if row.extra.get("rule") == "calibrated"]
+        self.assertTrue(calibrated, [row.extra for row in rows])
+        self.assertTrue(all(row.extra.get("error_ratio") > 1000 for row in calibrated))
 
     def test_the_same_model_translated_correctly_passes_by_the_calibrated_rule(self):
         report = self.prove(TinyRegression(_SiLU), (torch.randn(4, 8),), "right")
