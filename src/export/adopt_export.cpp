@@ -2,6 +2,7 @@
 #include "onnxproof/core/ownership.h"
 #include "onnxproof/core/sha256.h"
 #include "onnxproof/export/export_step.h"
+#include "onnxproof/model/model_io.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -69,6 +70,16 @@ Expected<ExportResult> adopt_export(const ExportOptions& options) {
                                                 "): its reference outputs belong to another model");
     files.push_back(model);
     files.push_back(model.string() + ".data");  // the dynamo exporter's external weights
+    // A given file's (--onnx) data files keep the names it gives them; load_model refuses one
+    // outside the folder, missing or short.
+    ONNXPROOF_TRY_ASSIGN(const LoadedModel loaded, load_model(found.model));
+    for (const fs::path& external : loaded.external_files) {
+      const fs::path relative = external.lexically_relative(loaded.folder);
+      if (relative.empty() || *relative.begin() == "..")
+        return fail(ErrorCode::invalid_input, external.string() + " lies outside " + from.string());
+      if (relative.has_parent_path()) fs::create_directories(options.out / relative.parent_path(), ec);
+      files.push_back(relative);
+    }
   }
   for (const fs::path& file : files) {
     const auto status = fs::symlink_status(from / file, ec);

@@ -64,6 +64,8 @@ contract::ConfigDocument config_document(const ExportOptions& options) {
   if (options.generate > 0) config.generate = options.generate;
   if (options.merged_decoder) config.merged_decoder = true;
   if (!options.data_dir.empty()) config.data_dir = options.data_dir.string();
+  if (!options.onnx.empty()) config.onnx = options.onnx.string();
+  if (!options.bind.empty()) config.bind = options.bind;
   return config;
 }
 
@@ -116,6 +118,15 @@ Expected<ExportResult> export_result_from(const contract::ExportDocument& manife
       result.front_end_peak_mib = std::max(result.front_end_peak_mib.value_or(0.0), mib);
   }
   ONNXPROOF_TRY_ASSIGN(result.frozen, frozen_shape_options_from(manifest, path));
+  if (manifest.given_file) {
+    const auto bound = [](const auto& names) {
+      std::vector<BoundName> out;
+      for (const auto& name : names) out.push_back({name.file, name.model, name.by, name.cast.value_or("")});
+      return out;
+    };
+    result.given_file = GivenFile{manifest.given_file->path, manifest.given_file->sha256,
+                                  bound(manifest.given_file->inputs), bound(manifest.given_file->outputs)};
+  }
   if (const fs::path cases = out / "reference" / "cases.json"; fs::exists(cases)) {
     ONNXPROOF_TRY_ASSIGN(const CasesManifest read, read_cases_manifest(cases));
     result.reference_sets = static_cast<int>(read.cases.size());

@@ -113,14 +113,16 @@ Expected<void> validate_generated_inputs(const ExportOptions& options) {
 // returns the labels. A TensorFlow model's inputs come from its signature, which only the front
 // end reads: an axis on an input no --input declares is left for it to check. With declared
 // inputs, a name none of them has is an output's (torch.onnx.export's dynamic_axes name both):
-// the front end checks it against the outputs the forward returns and the exported file.
+// the front end checks it against the outputs the forward returns and the exported file. So it does
+// against a given file's inputs (--onnx) when no --input declares the model's.
 Expected<std::set<std::string>> validate_dynamic_axes(const ExportOptions& options, const std::string& framework) {
   std::set<std::string> labels;
   std::map<std::pair<std::string, int64_t>, std::string> axes;
   for (const auto& axis : options.dynamic) {
     const auto input = std::find_if(options.inputs.begin(), options.inputs.end(),
                                     [&](const InputSpec& spec) { return spec.name == axis.input; });
-    if (input == options.inputs.end() && framework != k_tensorflow && options.inputs.empty())
+    // A given file (--onnx) declares its inputs: the front end checks the name against them.
+    if (input == options.inputs.end() && framework != k_tensorflow && options.inputs.empty() && options.onnx.empty())
       return fail(ErrorCode::usage, "--dynamic names input '" + axis.input + "', which no --input declares");
     if (input == options.inputs.end() && framework != k_tensorflow) continue;  // an output's axis
     if (input != options.inputs.end() && axis.axis >= static_cast<int64_t>(input->dims.size())) {
@@ -243,7 +245,9 @@ Expected<void> validate_export_options(const ExportOptions& options) {
   ONNXPROOF_TRY(validate_exporter(options, framework));
   // --generate: the front end reads a decoder's inputs from its cache (python/onnxproof/torch/generation.py).
   // A TensorFlow model brings its own input signature (a Keras model's inputs, a SavedModel's).
-  if (options.inputs.empty() && !is_model_family(options.model) && options.generate == 0 && framework != k_tensorflow)
+  // A given file (--onnx) declares them.
+  if (options.inputs.empty() && !is_model_family(options.model) && options.generate == 0 && framework != k_tensorflow &&
+      options.onnx.empty())
     return fail(ErrorCode::usage, "--input is required for " + options.model +
                                       " (torchvision:, timm: and hf: models and TensorFlow models bring their own "
                                       "inputs)");
@@ -251,7 +255,8 @@ Expected<void> validate_export_options(const ExportOptions& options) {
   for (const auto& [option, text] : {std::pair<const char*, std::string>{"--model", options.model},
                                      {"--out", options.out.string()},
                                      {"--data", options.data},
-                                     {"--data-dir", options.data_dir.string()}}) {
+                                     {"--data-dir", options.data_dir.string()},
+                                     {"--onnx", options.onnx.string()}}) {
     try {
       (void)nlohmann::json(text).dump();
     } catch (const nlohmann::json::exception&) {
@@ -268,7 +273,8 @@ Expected<void> validate_export_options(const ExportOptions& options) {
   for (const auto& [label, sizes] : options.sweep) {
     // A model family's own inputs name their axes in the front end, which checks those labels; so
     // does a TensorFlow model's signature, whose None axes are labelled there.
-    if (!labels.contains(label) && !options.inputs.empty() && framework != k_tensorflow)
+    // So do a given file's symbolic dimensions.
+    if (!labels.contains(label) && !options.inputs.empty() && framework != k_tensorflow && options.onnx.empty())
       return fail(ErrorCode::usage, "--sweep " + label + ": no --dynamic axis has that label");
   }
   ONNXPROOF_TRY(validate_dynamic_ranges(options));

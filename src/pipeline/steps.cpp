@@ -54,6 +54,7 @@ StepReport export_step(Run& run) {
   add_findings(run, result->findings);
   if (run.report.model.empty()) run.report.model = result->spec;  // an adopted export (--from-export)
   run.report.framework = result->framework;                       // what exported it, as export.json says
+  run.report.given_file = result->given_file;
   // The front end's versions as that interpreter reported them, named apart from the engine's.
   for (const auto& [tool, version] : result->versions) {
     if (tool == "onnxproof") continue;
@@ -391,8 +392,10 @@ bool generation_wanted(const Run& run) {
 // Golden outputs only when asked for (prove()'s default): an omitted step is not a skipped one.
 bool golden_wanted(const Run& run) { return run.options.golden; }
 
-// --no-simplify: no simplify step; the export is proved and shipped as written.
-bool simplify_wanted(const Run& run) { return run.options.simplify; }
+// --no-simplify: no simplify step; the export is proved and shipped as written. A given file
+// (--onnx) is proved as it is, never replaced by a simplified copy (`onnxproof simplify FILE`
+// proposes one).
+bool simplify_wanted(const Run& run) { return run.options.simplify && !run.report.given_file; }
 
 // With a golden set (from an earlier run, or in the user's --golden folder): verify the new
 // export against it (drift fails the run). Without one: freeze the proved outputs.

@@ -129,6 +129,7 @@ nlohmann::json report_to_json(const Report& report) {
       {"ship", ship_summary_to_json(report)}};
   if (report.signature) json["signature"] = signature_to_json(report);
   if (!report.framework.empty()) json["framework"] = report.framework;
+  if (report.given_file) json["given_file"] = given_file_to_json(*report.given_file);
   return json;
 }
 

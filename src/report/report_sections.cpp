@@ -65,6 +65,20 @@ std::vector<std::string> accuracy_lines(const Report& report) {
   return lines;
 }
 
+// A given file (--onnx): which file was proved, and how each of its inputs and outputs was bound.
+std::vector<std::string> given_file_lines(const GivenFile& given) {
+  std::vector<std::string> lines{
+      fmt::format("The file proved is {} (sha256 {}), as given: model.onnx is its byte-for-byte copy.", given.path,
+                  given.sha256)};
+  for (const auto& [kind, list] : {std::pair{"input", &given.inputs}, std::pair{"output", &given.outputs}}) {
+    for (const auto& name : *list)
+      lines.push_back(fmt::format("{} {} {} the model's {} (by {}{})", kind, name.file,
+                                  kind == std::string_view("input") ? "is fed" : "is compared with", name.model,
+                                  name.by, name.cast.empty() ? "" : ", " + name.cast));
+  }
+  return lines;
+}
+
 std::string verdict_word(Verdict verdict) {
   return verdict == Verdict::pass ? "PASS" : verdict == Verdict::fail ? "FAIL" : "NOT PROVED";
 }
@@ -81,6 +95,19 @@ nlohmann::json ship_summary_to_json(const Report& report) {
     if (r.found) ship["repair"]["folder"] = r.folder;
   }
   return ship;
+}
+
+nlohmann::json given_file_to_json(const GivenFile& given) {
+  const auto names = [](const std::vector<BoundName>& list) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& name : list) {
+      out.push_back({{"file", name.file}, {"model", name.model}, {"by", name.by}});
+      if (!name.cast.empty()) out.back()["cast"] = name.cast;
+    }
+    return out;
+  };
+  return {{"path", given.path}, {"sha256", given.sha256}, {"inputs", names(given.inputs)},
+          {"outputs", names(given.outputs)}};
 }
 
 nlohmann::json signature_to_json(const Report& report) {
@@ -131,6 +158,12 @@ std::string signature_to_markdown(const Report& report) {
         md += fmt::format("| {} | {} | {} | {} |\n", kind, markdown_code(value.name), markdown_text(value.dtype),
                           markdown_code(dims_text(value)));
     }
+    md += "\n";
+  }
+  if (report.given_file) {
+    const auto lines = given_file_lines(*report.given_file);
+    md += markdown_text(lines.front()) + "\n\n";
+    for (std::size_t i = 1; i < lines.size(); ++i) md += "- " + markdown_text(lines[i]) + "\n";
     md += "\n";
   }
   if (report.parity) {
@@ -186,6 +219,12 @@ std::string signature_to_html(const Report& report) {
                             markup_escape(value.name), markup_escape(value.dtype), markup_escape(dims_text(value)));
     }
     html += "</table>\n";
+  }
+  if (report.given_file) {
+    const auto lines = given_file_lines(*report.given_file);
+    html += "<p>" + markup_escape(lines.front()) + "</p>\n<ul>";
+    for (std::size_t i = 1; i < lines.size(); ++i) html += "<li>" + markup_escape(lines[i]) + "</li>";
+    html += "</ul>\n";
   }
   if (report.parity) {
     html += fmt::format("<p><b>Tolerance:</b> {} ({}).</p>\n", markup_escape(rule_sentence(report.framework)),

@@ -35,7 +35,9 @@ const std::vector<CauseRule>& cause_rules() {
     std::vector<FindingCode> shapes = {FindingCode::shape_rejected, FindingCode::run_failed};
     shapes.insert(shapes.end(), k_numeric.begin(), k_numeric.end());
     return std::vector<CauseRule>{
+        {FindingCode::file_weights_not_from_model, k_numeric},
         {FindingCode::frozen_dimension, shapes, true},
+        {FindingCode::file_axis_fixed, shapes, true},
         {FindingCode::data_dependent_control_flow, k_numeric},
         {FindingCode::nondeterministic_forward, k_numeric},
         {FindingCode::training_mode, k_numeric},
@@ -184,7 +186,9 @@ std::string ship_advice(const Report& report) {
   for (const auto& exporter : report.exporters)
     if (exporter.verdict == Verdict::pass && !exporter.shipped_model.empty())
       files.push_back(exporter.run_folder + "/" + exporter.shipped_model);
-  if (report.exporters.empty() && !shipped_model_name(report).empty())
+  if (report.given_file)
+    files.push_back(report.given_file->path + " (the file proved, as given)");
+  else if (report.exporters.empty() && !shipped_model_name(report).empty())
     files.push_back((std::filesystem::path(report.onnx_model).parent_path() / shipped_model_name(report)).string());
   std::string advice =
       "ship " + (files.empty() ? std::string("the proved model") : fmt::format("{}", fmt::join(files, " or ")));

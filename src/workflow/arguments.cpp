@@ -29,8 +29,10 @@ fs::path spec_folder(const std::string& spec) {
 // What an export reads that the run folder `out` (replaced whole when published) may not hold:
 // the model's file or SavedModel folder, --data's file, --data-dir, the --from-export folder.
 Expected<void> require_out_apart(const ModelArguments& arguments, const fs::path& out) {
-  const CommandInputs read{.files = {spec_file(arguments.model), spec_file(arguments.data)},
-                           .folders = {spec_folder(arguments.model), arguments.data_dir, arguments.from_export}};
+  const fs::path onnx = arguments.onnx.value_or("");
+  const CommandInputs read{
+      .files = {spec_file(arguments.model), spec_file(arguments.data), onnx},
+      .folders = {spec_folder(arguments.model), arguments.data_dir, arguments.from_export}};
   return require_output_apart(out, read, "--out", OutputKind::whole_folder);
 }
 
@@ -59,6 +61,26 @@ Expected<ExportOptions> adopted_export_options(const ModelArguments& arguments, 
   ONNXPROOF_TRY(check_generate(arguments));
   options.generate = arguments.generate;
   return options;
+}
+
+// --onnx proves a file already made: the options that shape an export are refused, not ignored.
+// Returns --bind's pairs.
+Expected<std::map<std::string, std::string>> given_file_options(const ModelArguments& arguments) {
+  if (arguments.opset != 0 || arguments.exporter != "auto" || arguments.merged_decoder || arguments.generate > 0)
+    return fail(ErrorCode::usage,
+                "--opset, --exporter, --generate and --merged-decoder shape an export; --onnx proves the file as "
+                "it is (export it again to change them)");
+  std::map<std::string, std::string> bind;
+  for (const auto& pair : arguments.bind.value_or(std::vector<std::string>{})) {
+    const auto equals = pair.find('=');
+    if (equals == 0 || equals == std::string::npos || equals + 1 == pair.size())
+      return fail(ErrorCode::usage, "--bind takes FILE_INPUT=MODEL_INPUT, got '" + pair + "'");
+    bind[pair.substr(0, equals)] = pair.substr(equals + 1);
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(*arguments.onnx, ec))
+    return fail(ErrorCode::usage, "--onnx " + *arguments.onnx + ": no such file");
+  return bind;
 }
 
 }  // namespace
@@ -95,6 +117,10 @@ Expected<ExportOptions> export_options_from(const ModelArguments& arguments, con
     return fail(ErrorCode::usage, "--data and --data-dir are alternatives; give one");
   }
   if (arguments.opset < 0) return fail(ErrorCode::usage, "--opset must be a positive opset number");
+  if (arguments.onnx) {
+    ONNXPROOF_TRY_ASSIGN(options.bind, given_file_options(arguments));
+  }
+  options.onnx = arguments.onnx.value_or("");
   options.opset = arguments.opset;
   const OpsetLimit limit = newest_supported_opset();
   options.opset_ceiling = limit.opset;

@@ -37,6 +37,7 @@ contract::CommandDocument to_document(const PipelineCommand& command) {
   m.data = absolute_spec(m.data);
   m.data_dir = absolute_path(m.data_dir);
   m.from_export = absolute_path(m.from_export);
+  if (m.onnx) m.onnx = absolute_path(*m.onnx);
   if (m.python.find('/') != std::string::npos) m.python = absolute_path(m.python);
   return document;
 }

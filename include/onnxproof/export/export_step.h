@@ -18,6 +18,7 @@
 #include "onnxproof/check/frozen_shapes.h"
 #include "onnxproof/core/error.h"
 #include "onnxproof/core/finding.h"
+#include "onnxproof/core/given_file.h"
 #include "onnxproof/core/run_folder.h"  // require_replaceable_run_folder
 
 namespace onnxproof {
@@ -104,6 +105,10 @@ struct ExportOptions {
   /// the model and reference/ (written by `onnxproof export` or by the Python API's prove()).
   /// Its files are copied into `out`, never moved; the other model options are then unused.
   std::filesystem::path from_export;
+  /// An ONNX file the user made (--onnx), proved as it is against `model` instead of exporting one
+  /// (python/onnxproof/core/given_file.py); `bind`: its inputs -> the model's inputs (--bind).
+  std::filesystem::path onnx;
+  std::map<std::string, std::string> bind;
 };
 
 struct ExportResult {
@@ -124,6 +129,8 @@ struct ExportResult {
   /// The declared dynamic axes with their traced sizes, and the output axes that follow them,
   /// for the frozen-shape analysis.
   FrozenShapeOptions frozen;
+  /// --onnx FILE: the user's file model.onnx copies, and its binding (export.json's given_file).
+  std::optional<GivenFile> given_file;
 };
 
 /// Reads and checks OUT/export.json (and OUT/reference/cases.json): ErrorCode::internal naming

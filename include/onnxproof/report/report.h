@@ -13,6 +13,7 @@
 
 #include "onnxproof/core/error.h"
 #include "onnxproof/core/finding.h"
+#include "onnxproof/core/given_file.h"
 #include "onnxproof/core/verdict.h"
 #include "onnxproof/localize/localize.h"
 #include "onnxproof/parity/parity.h"
@@ -69,6 +70,8 @@ struct Report {
   /// when unknown, worded as PyTorch.
   std::string framework;
   std::filesystem::path onnx_model;  // OUT/model.onnx when exported
+  /// --onnx FILE: the user's file onnx_model is a copy of, proved as it is; shipped by its own path.
+  std::optional<GivenFile> given_file;
   /// The dynamo exporter's own report, relative to the run folder (exporter_report.md); empty
   /// when there is none.
   std::filesystem::path exporter_report;

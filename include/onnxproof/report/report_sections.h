@@ -17,6 +17,8 @@ namespace onnxproof {
 nlohmann::json ship_summary_to_json(const Report& report);
 /// report.json's "signature"; null when the report has none.
 nlohmann::json signature_to_json(const Report& report);
+/// report.json's "given_file": the user's file proved (--onnx) and its binding.
+nlohmann::json given_file_to_json(const GivenFile& given);
 
 /// The summary box and, when known, the signature, tolerance rule and accuracy (Markdown).
 std::string ship_summary_to_markdown(const Report& report);

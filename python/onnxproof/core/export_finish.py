@@ -108,6 +108,8 @@ def finish(state, exported):
         "findings": state.findings,
         "onnx_model": model_info,
     }
+    if state.given_file and "sha256" in state.given_file:
+        manifest["given_file"] = state.given_file
     write_atomically(os.path.join(state.out, "export.json"), contract.dumps(manifest, "export", indent=2) + "\n")
     errors = [f for f in state.findings if f["severity"] == "error"]
     return EXIT_FAIL if errors or not model_info else 0

@@ -57,6 +57,8 @@ class ExportState:
         self.generation = None  # a decoder with a cache: its names for the framework's generation proof
         self.detection_sets = []  # outputs compared as sets of detections (cases.json "detections")
         self.rejected_cases = {}  # generated cases the model refused: {sizes as JSON: its error}
+        self.given_file = None  # --onnx FILE: export.json's given_file (path, bytes, sha256, the binding)
+        self.interface = None  # --onnx FILE: its core.given_file.Interface
 
     def timed(self, stage, function, *args):
         """function(*args), its seconds added to timings[stage] and its peak resident set kept
@@ -76,7 +78,8 @@ class ExportState:
         raise NotImplementedError
 
     def exporter_options(self):
-        """How the exporter that wrote model.onnx was called (export.json's exporter_options)."""
+        """How the exporter that wrote model.onnx was called (export.json's exporter_options; a file
+        the user made has none: export.json's given_file says what it is)."""
         return {}
 
     def framework_versions(self):

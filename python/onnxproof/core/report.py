@@ -112,6 +112,12 @@ class Report:
             return json.load(handle)
 
     @property
+    def given_file(self):
+        """With prove(onnx=...) / --onnx: {"path", "sha256", "inputs", "outputs"}, the user's file
+        proved as it is and how its inputs and outputs were bound to the model's; else None."""
+        return self.raw.get("given_file")
+
+    @property
     def generation(self):
         """With --generate / generate=N: report.json's generate step ({"status", "steps", "providers":
         [{provider, rule, passed, identical_steps, first_token_difference, first_failure, table: [per

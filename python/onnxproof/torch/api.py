@@ -29,7 +29,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
           data_batches=DEFAULT_DATA_BATCHES, opset=None, exporter="auto", targets=("ort-cpu",), providers=("cpu",),
           sweep=None, samples=3, rtol=None, atol=None, out=None, golden=None, quiet=False, localize=True,
           generate=0, quantize=None, repair=False, repair_budget=900, input_names=None, output_names=None,
-          opset_version=None):
+          opset_version=None, onnx=None, bind=None):
     """Exports `model` called as model(*args, **kwargs), proves the export and returns its Report.
 
     args and kwargs as torch.export takes them: tensors of any dtype ONNX has (bfloat16, float8,
@@ -71,6 +71,11 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
         opsets, an ONNX Runtime optimizer disabled, a block kept in float32, ...), each proved in
         RUN/repair/ within `repair_budget` seconds (docs/repair.md); the Report's what_to_do
         names the proved fix. The verdict stays the export's own.
+    onnx: an ONNX file you made (your own torch.onnx.export call, a converter's output): proved as
+        it is against `model`, never changed and never exported again; its inputs are bound to the
+        model's by name, then position (`bind`={file input: model input} says otherwise), its
+        symbolic dimensions are the dynamic axes proved, and its weights are compared with the
+        model's (FILE_WEIGHTS_NOT_FROM_MODEL). exporter and opset shape an export: not with onnx.
     Raises onnxproof.UsageError for bad arguments and onnxproof.EngineError when the tool cannot
     run; a model that fails the proof is a Report with verdict "fail", not an exception.
     """
@@ -81,6 +86,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     checks.check_inputs(args, data)
     targets, providers = name_list(targets), name_list(providers)
     _check_generate(generate, repair, quantize)
+    given = _given_file(onnx, bind, exporter=exporter, opset=opset, opset_version=opset_version, generate=generate)
     if generate:
         return _prove_generation(model, args, kwargs, generate, dict(
             opset=opset, exporter=exporter, targets=targets, providers=providers, sweep=sweep, samples=samples,
@@ -93,6 +99,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     config = proving.export_config(_describe(model), inputs, dynamic, opset=opset, exporter=exporter, sweep=sweep,
                                    samples=samples)
     config.update({"output_axes": output_axes} if output_axes else {})
+    config.update(given)
     proving.check_config(config)
     example = {name: to_numpy(tensor, name) for name, tensor in flat.tensors.items()}
     samples_given = None if data is None else samples_from(
@@ -101,6 +108,23 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
                                          quantize=quantize, repair=repair, repair_budget=repair_budget)
     return _run_attached(arguments, config, InMemoryModel(flat.call, config["model"], example, samples_given), model,
                          flat.call, out, quiet)
+
+
+def _given_file(onnx, bind, exporter, opset, opset_version, generate):
+    """The configuration's onnx and bind for prove(onnx=...); UsageError with an option that shapes
+    an export, a file that is not there, or a bind that is no {file input: model input} dict."""
+    if onnx is None:
+        if bind is not None:
+            raise UsageError("bind names the inputs of a given ONNX file: give onnx= too")
+        return {}
+    if not isinstance(onnx, (str, os.PathLike)) or not os.path.isfile(onnx):
+        raise UsageError(f"onnx={onnx!r}: no such file")
+    if exporter != "auto" or opset is not None or opset_version is not None or generate:
+        raise UsageError("exporter, opset and generate shape an export; onnx= proves the file as it is")
+    if bind is not None and not (isinstance(bind, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                                for k, v in bind.items())):
+        raise UsageError(f"bind must be a dict {{file input name: model input name}}, not {bind!r}")
+    return dict({"onnx": os.path.abspath(onnx)}, **({"bind": dict(bind)} if bind else {}))
 
 
 def _check_generate(generate, repair, quantize):

@@ -11,7 +11,7 @@ from ..core.export_finish import finish
 from ..core.export_io import progress, temporary_path
 from ..core.findings import finding
 from ..core.output_axes import check_declared_output_names, declared_output_findings
-from . import quantized, reference_ahead
+from . import given_file, quantized, reference_ahead
 from .export_exporters import differential_trace
 from .export_fallback import export_with_fallback
 from .export_forward import check_forward, detection_sets, label_output_axes
@@ -70,6 +70,8 @@ class Exporter:
         """The export with its fallbacks, then the differential trace of a TorchScript export;
         False when no exporter could export."""
         state = self.state
+        if exporters == ["file"]:
+            return state.timed("export", given_file.adopt, state, model)
         if not state.timed("export", export_with_fallback, state, model, example, exporters):
             return False
         state.findings += declared_output_findings(state)

@@ -6,7 +6,7 @@ from ..core.data import did_you_mean
 from ..core.errors import UsageError
 from ..core.export_io import progress
 from ..core.findings import finding
-from . import families, quantized
+from . import families, given_file, quantized
 from . import spec as specs
 from .export_opset import choose_opset, resolve_exporters
 
@@ -19,9 +19,12 @@ def load_and_prepare(state):
     if state.given is None:
         specs.check_model_spec(model_spec)
     generate = int(state.config.get("generate") or 0)
-    if not state.inputs and state.given is None and not families.is_family(model_spec) and not generate:
+    given_onnx = bool(state.config.get("onnx"))  # a file the user made: proved as it is, never exported
+    if (not state.inputs and state.given is None and not families.is_family(model_spec) and not generate
+            and not given_onnx):  # a given file declares the inputs
         raise UsageError("declare the model's inputs with --input NAME=DIMS:DTYPE")
-    exporters = resolve_exporters(state.config.get("exporter", "auto"), int(state.config.get("opset") or 0))
+    exporters = ["file"] if given_onnx else resolve_exporters(state.config.get("exporter", "auto"),
+                                                               int(state.config.get("opset") or 0))
     if state.given is None:
         progress(f"loading {model_spec}")
         # Seeded: a model built with random weights is the same model when it is loaded again
@@ -39,8 +42,9 @@ def load_and_prepare(state):
         state.derived, state.generation = defaults.get("derived", {}), defaults.get("generation")
         progress("inputs: " + ", ".join(f"{spec['name']} {'x'.join(map(str, spec['dims']))} {spec['dtype']}"
                                         for spec in state.inputs))
-    elif state.given is None:
+    elif state.given is None and not given_onnx:
         check_input_names(model, state.inputs)
+    binding = given_file.bind_inputs(state, model) if given_onnx else None
     if state.config.get("merged_decoder") and not (state.generation or {}).get("encoder"):
         raise UsageError("--merged-decoder merges an encoder-decoder's decoder steps: give an hf: encoder-decoder with "
                          "use_cache=true (T5, BART, Marian, Whisper)")
@@ -51,6 +55,10 @@ def load_and_prepare(state):
     state.derived = dict(state.derived, **{axis["label"]: axis["derived"] for axis in state.dynamic if "derived" in axis})
     state.examples = example_sizes(state.inputs, state.dynamic)
     state.exporter = exporters[0]
+    if given_onnx:
+        bound = given_file.bound_model(prepare(state, model), *binding, state.interface.outputs,
+                                       state.given_file["outputs"])
+        return bound.eval(), exporters
     state.opset, state.opset_reason = choose_opset(state.config, state.exporter)  # until an export chooses
     return prepare(state, model), exporters
 

@@ -44,7 +44,7 @@ class TorchState(ExportState):
             return {"call": "torch.onnx.export(dynamo=False)", "dynamic_axes": self.dynamic_axes(),
                     "do_constant_folding": True, "grad": "enabled (fast path retried)" if self.fast_path_retried()
                     else "no_grad"}
-        return {}
+        return super().exporter_options()
 
     def framework_versions(self):
         import torch

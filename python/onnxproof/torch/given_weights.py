@@ -1,0 +1,104 @@
+"""Was a given ONNX file made from these weights? Before any numbers: each weight tensor of the file
+looked for among the model's parameters and buffers, allowing the layouts exporters write, so a
+file exported from another checkpoint is named as such instead of only failing parity."""
+import hashlib
+
+import numpy as np
+
+from ..core.findings import finding
+
+# A tensor says something about its origin only with enough distinct values: a bias of zeros or a
+# LayerNorm's ones is the same in every checkpoint.
+MIN_DISTINCT = 16
+# Values of an unmatched tensor sampled to look for among the model's (a fused QKV weight, a slice).
+SAMPLED = 64
+# Below this share of the file's weight values (informative tensors, by elements) matched, the
+# file is said to come from other weights. A Conv+BatchNorm fold leaves the folded biases
+# unmatched, which are few elements beside the weights they sit by.
+MATCHED_SHARE = 0.5
+
+
+def _fingerprint(values):
+    """The multiset of a tensor's values: the same under a transpose, a reshape or a permutation."""
+    return hashlib.sha256(np.sort(values.ravel()).tobytes()).hexdigest()
+
+
+def _scaled_per_channel(values, parameter):
+    """values equals parameter scaled by one factor per slice of its first axis (a BatchNorm folded
+    into the convolution or linear layer before it), allowing float32 rounding."""
+    if values.shape != parameter.shape or values.ndim < 1:
+        return False
+    rows_p = parameter.reshape(parameter.shape[0], -1).astype(np.float64)
+    rows_v = values.reshape(values.shape[0], -1).astype(np.float64)
+    for p, v in zip(rows_p, rows_v):
+        big = np.abs(p) > 1e-6 * max(np.abs(p).max(), 1e-30)
+        if not big.any():
+            if np.abs(v).max() > 0:
+                return False
+            continue
+        ratio = v[big] / p[big]
+        if not np.allclose(ratio, ratio[0], rtol=1e-3, atol=0) or not np.allclose(v, p * ratio[0], rtol=1e-3,
+                                                                                   atol=1e-6 * np.abs(v).max()):
+            return False
+    return True
+
+
+def weight_findings(model, path, interface):
+    """FILE_WEIGHTS_NOT_FROM_MODEL (error) when less than MATCHED_SHARE of the file's informative
+    weight values match the model's parameters and buffers; [] otherwise, and for a quantized file
+    or one with no float weights (nothing to compare: the numbers decide)."""
+    import onnx
+    from onnx import numpy_helper
+    if interface.quantized:
+        return []
+    tensors = [tensor for tensor in onnx.load(path).graph.initializer
+               if tensor.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE,
+                                       onnx.TensorProto.BFLOAT16)]
+    weights = []
+    for tensor in tensors:
+        values = numpy_helper.to_array(tensor)
+        if values.size >= MIN_DISTINCT and np.unique(values).size >= MIN_DISTINCT:
+            weights.append((tensor.name, values))
+    if not weights:
+        return []
+    parameters = [value.detach().cpu().numpy() for value in model.state_dict().values()
+                  if hasattr(value, "is_floating_point") and value.is_floating_point() and value.numel() >= MIN_DISTINCT]
+    by_dtype = {}
+    unmatched = []
+    for name, values in weights:
+        prints = by_dtype.setdefault(values.dtype.str, {
+            _fingerprint(p.astype(values.dtype)): True for p in parameters})
+        if _fingerprint(values) in prints:
+            continue
+        if any(_scaled_per_channel(values.astype(np.float32), p.astype(np.float32)) or
+               (values.ndim == 2 and _scaled_per_channel(values.T.astype(np.float32), p.astype(np.float32)))
+               for p in parameters if p.size == values.size):
+            continue
+        unmatched.append((name, values))
+    unmatched = [item for item in unmatched if not _contained(item[1], parameters)]
+    total = sum(values.size for _, values in weights)
+    missing = sum(values.size for _, values in unmatched)
+    if not unmatched or missing < (1 - MATCHED_SHARE) * total:
+        return []
+    names = ", ".join(name for name, _ in unmatched[:4]) + (f" and {len(unmatched) - 4} more" if len(unmatched) > 4
+                                                           else "")
+    return [finding(
+        "FILE_WEIGHTS_NOT_FROM_MODEL", "error",
+        f"{len(unmatched)} of {len(weights)} weight tensors of the file ({missing} of {total} values) match no "
+        f"parameter or buffer of the model, even transposed, reshaped, scaled per channel or concatenated "
+        f"({names}): exported from another checkpoint?", interface.path,
+        "export the file again from these weights, or prove it against the checkpoint it was exported from")]
+
+
+def _contained(values, parameters):
+    """Most of a sample of the tensor's values occur among the model's parameters: a fused or sliced
+    copy of them (a QKV projection concatenated, an embedding cut)."""
+    rng = np.random.default_rng(0)
+    flat = values.ravel().astype(np.float32)
+    sample = np.unique(flat[rng.choice(flat.size, size=min(SAMPLED, flat.size), replace=False)])
+    found = np.zeros(sample.size, dtype=bool)
+    for parameter in parameters:
+        found |= np.isin(sample, parameter.astype(np.float32).ravel())
+        if found.all():
+            break
+    return found.mean() >= 0.9
