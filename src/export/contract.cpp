@@ -121,11 +121,13 @@ Expected<ExportResult> export_result_from(const contract::ExportDocument& manife
   if (manifest.given_file) {
     const auto bound = [](const auto& names) {
       std::vector<BoundName> out;
-      for (const auto& name : names) out.push_back({name.file, name.model, name.by, name.cast.value_or("")});
+      for (const auto& name : names) out.push_back({name.file, name.model, name.by, name.cast.value_or(""), {}});
       return out;
     };
     result.given_file = GivenFile{manifest.given_file->path, manifest.given_file->sha256,
                                   bound(manifest.given_file->inputs), bound(manifest.given_file->outputs)};
+    for (std::size_t i = 0; i < manifest.given_file->inputs.size(); ++i)
+      result.given_file->inputs[i].layout = manifest.given_file->inputs[i].layout.value_or("");
   }
   if (const fs::path cases = out / "reference" / "cases.json"; fs::exists(cases)) {
     ONNXPROOF_TRY_ASSIGN(const CasesManifest read, read_cases_manifest(cases));

@@ -74,7 +74,8 @@ std::vector<std::string> given_file_lines(const GivenFile& given) {
     for (const auto& name : *list)
       lines.push_back(fmt::format("{} {} {} the model's {} (by {}{})", kind, name.file,
                                   kind == std::string_view("input") ? "is fed" : "is compared with", name.model,
-                                  name.by, name.cast.empty() ? "" : ", " + name.cast));
+                                  name.by, (name.cast.empty() ? "" : ", " + name.cast) +
+                                               (name.layout.empty() ? "" : ", " + name.layout)));
   }
   return lines;
 }
@@ -103,6 +104,7 @@ nlohmann::json given_file_to_json(const GivenFile& given) {
     for (const auto& name : list) {
       out.push_back({{"file", name.file}, {"model", name.model}, {"by", name.by}});
       if (!name.cast.empty()) out.back()["cast"] = name.cast;
+      if (!name.layout.empty()) out.back()["layout"] = name.layout;
     }
     return out;
   };

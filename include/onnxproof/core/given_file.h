@@ -14,6 +14,7 @@ struct BoundName {
   std::string model;  // the model's input, or flat output, it is fed from or compared with
   std::string by;     // how: "--bind", "name", "position", "order", "shape"
   std::string cast;   // "int32 -> int64" where the dtypes differ; empty otherwise
+  std::string layout;  // "NHWC -> NCHW" where the file takes the model's axes in another order
 };
 
 struct GivenFile {

@@ -2,6 +2,7 @@
 looked for among the model's parameters and buffers, allowing the layouts exporters write, so a
 file exported from another checkpoint is named as such instead of only failing parity."""
 import hashlib
+import itertools
 
 import numpy as np
 
@@ -24,10 +25,17 @@ def _fingerprint(values):
 
 
 def _scaled_per_channel(values, parameter):
-    """values equals parameter scaled by one factor per slice of its first axis (a BatchNorm folded
-    into the convolution or linear layer before it), allowing float32 rounding."""
-    if values.shape != parameter.shape or values.ndim < 1:
+    """values equals parameter, in some order of its axes (a Keras HWIO kernel is ONNX's OIHW),
+    scaled by one factor per slice of its first axis (a BatchNorm folded into the convolution or
+    linear layer before it), allowing float32 rounding."""
+    if values.ndim < 1 or values.size != parameter.size or values.ndim != parameter.ndim:
         return False
+    return any(_scaled_rows(values, np.transpose(parameter, order))
+               for order in itertools.permutations(range(parameter.ndim))
+               if tuple(parameter.shape[axis] for axis in order) == values.shape)
+
+
+def _scaled_rows(values, parameter):
     rows_p = parameter.reshape(parameter.shape[0], -1).astype(np.float64)
     rows_v = values.reshape(values.shape[0], -1).astype(np.float64)
     for p, v in zip(rows_p, rows_v):
@@ -43,10 +51,11 @@ def _scaled_per_channel(values, parameter):
     return True
 
 
-def weight_findings(model, path, interface):
+def weight_findings(parameters, path, interface):
     """FILE_WEIGHTS_NOT_FROM_MODEL (error) when less than MATCHED_SHARE of the file's informative
-    weight values match the model's parameters and buffers; [] otherwise, and for a quantized file
-    or one with no float weights (nothing to compare: the numbers decide)."""
+    weight values match `parameters` (the model's parameters and buffers as numpy arrays); [] when
+    they do, and for a quantized file or one with no float weights (nothing to compare: the
+    numbers decide)."""
     import onnx
     from onnx import numpy_helper
     if interface.quantized:
@@ -61,8 +70,7 @@ def weight_findings(model, path, interface):
             weights.append((tensor.name, values))
     if not weights:
         return []
-    parameters = [value.detach().cpu().numpy() for value in model.state_dict().values()
-                  if hasattr(value, "is_floating_point") and value.is_floating_point() and value.numel() >= MIN_DISTINCT]
+    parameters = [p for p in parameters if p.dtype.kind == "f" and p.size >= MIN_DISTINCT]
     by_dtype = {}
     unmatched = []
     for name, values in weights:
@@ -70,8 +78,7 @@ def weight_findings(model, path, interface):
             _fingerprint(p.astype(values.dtype)): True for p in parameters})
         if _fingerprint(values) in prints:
             continue
-        if any(_scaled_per_channel(values.astype(np.float32), p.astype(np.float32)) or
-               (values.ndim == 2 and _scaled_per_channel(values.T.astype(np.float32), p.astype(np.float32)))
+        if any(_scaled_per_channel(values.astype(np.float32), p.astype(np.float32))
                for p in parameters if p.size == values.size):
             continue
         unmatched.append((name, values))
