@@ -82,3 +82,20 @@ def _integer(value):
 
 def _iterable(value):
     return isinstance(value, collections.abc.Iterable) and not isinstance(value, (str, bytes))
+
+
+def given_file_config(onnx, bind, *, exporter, opset, opset_version=None, generate=0):
+    """The configuration's onnx and bind for prove(onnx=...); UsageError with an option that shapes
+    an export, a file that is not there, or a bind that is no {file input: model input} dict."""
+    if onnx is None:
+        if bind is not None:
+            raise UsageError("bind names the inputs of a given ONNX file: give onnx= too")
+        return {}
+    if not isinstance(onnx, (str, os.PathLike)) or not os.path.isfile(onnx):
+        raise UsageError(f"onnx={onnx!r}: no such file")
+    if exporter != "auto" or opset is not None or opset_version is not None or generate:
+        raise UsageError("exporter, opset and generate shape an export; onnx= proves the file as it is")
+    if bind is not None and not (isinstance(bind, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                                for k, v in bind.items())):
+        raise UsageError(f"bind must be a dict {{file input name: model input name}}, not {bind!r}")
+    return dict({"onnx": os.path.abspath(onnx)}, **({"bind": dict(bind)} if bind else {}))

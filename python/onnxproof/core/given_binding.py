@@ -57,7 +57,10 @@ def bind_state_inputs(state, model_names):
     check_axis_names(state.dynamic, [s["name"] for s in interface.inputs], model_names,
                      [s["name"] for s in interface.outputs])
     declared_axes = {(axis["input"], axis["axis"]): axis for axis in state.dynamic}
-    user_axes = state.inputs_given  # prove()'s dynamic_axes and --dynamic: the user's; a family's are not
+    # What the user declared (--input, --dynamic, prove()'s arguments), not a family's defaults or
+    # a signature's free axes: a file that refuses it is an error, otherwise a warning.
+    user_axes = {(axis["input"], axis["axis"]) for axis in state.config.get("dynamic") or []}
+    user_example = bool(state.config.get("inputs"))
     inputs, dynamic, binding, record = [], [], [], []
     for spec, model_name, how in pairs:
         name, model_spec = spec["name"], declared.get(model_name)
@@ -74,11 +77,12 @@ def bind_state_inputs(state, model_names):
             dims = [dims[axis] for axis in perm]
         for axis, dim in enumerate(spec["dims"]):
             # Declared by the model's input name (--input, prove()) or by the file's (--dynamic alone).
-            model_axis = axis if perm is None else perm[axis]
-            declared_axis = declared_axes.get((model_name, model_axis)) or declared_axes.get((name, axis))
+            keys = [(model_name, axis if perm is None else perm[axis])] + ([(name, axis)] if perm is None else [])
+            declared_axis = next((declared_axes[key] for key in keys if key in declared_axes), None)
             if isinstance(dim, int) and dim > 0:
                 if dims[axis] != dim or declared_axis:
-                    state.findings.append(axis_fixed(name, axis, dim, dims[axis], declared_axis, user_axes))
+                    error = any(key in user_axes for key in keys) or (dims[axis] != dim and user_example)
+                    state.findings.append(axis_fixed(name, axis, dim, dims[axis], declared_axis, error))
                 dims[axis] = dim
                 continue
             label = declared_axis["label"] if declared_axis else given_file.dimension_label(name, axis, dim)
@@ -118,10 +122,9 @@ def check_axis_names(dynamic, file_inputs, model_inputs, file_outputs):
                              f"({', '.join(known)}){did_you_mean(axis['input'], known)}")
 
 
-def axis_fixed(name, axis, size, wanted, declared, user_declared):
-    """FILE_AXIS_FIXED: the file takes only `size` at the axis; an error where the user declared it
-    dynamic or gave an example of another size, else a warning."""
-    error = user_declared and (bool(declared) or wanted != size)
+def axis_fixed(name, axis, size, wanted, declared, error):
+    """FILE_AXIS_FIXED: the file takes only `size` at the axis (`declared` dynamic, or `wanted` by
+    the example); an error where the user declared the axis or gave the example, else a warning."""
     said = f"declared dynamic ({declared['label']})" if declared else f"the model's example has {wanted}"
     return finding("FILE_AXIS_FIXED", "error" if error else "warning",
                    f"the file accepts only {size} at axis {axis} of input {name}; {said}", f"{name}:{axis}",

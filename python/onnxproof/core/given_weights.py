@@ -58,7 +58,7 @@ def weight_findings(parameters, path, interface):
     numbers decide)."""
     import onnx
     from onnx import numpy_helper
-    if interface.quantized:
+    if interface.quantized or not parameters:
         return []
     tensors = [tensor for tensor in onnx.load(path).graph.initializer
                if tensor.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE,

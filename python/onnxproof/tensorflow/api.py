@@ -23,7 +23,7 @@ DEFAULT_DATA_BATCHES = 8
 def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None, data=None,
           data_batches=DEFAULT_DATA_BATCHES, opset=None, exporter="auto", targets=("ort-cpu",), providers=("cpu",),
           sweep=None, samples=3, rtol=None, atol=None, out=None, golden=None, quiet=False, localize=True,
-          generate=0, quantize=None, repair=False, repair_budget=900):
+          generate=0, quantize=None, repair=False, repair_budget=900, onnx=None, bind=None):
     """Exports `model` (a keras.Model, a tf.Module whose __call__ is a tf.function with an input
     signature, or such a tf.function) called on `args` (one array or tensor per input, in the
     model's input order), proves the export and returns its Report.
@@ -32,6 +32,9 @@ def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None
         the model's input signature (batch, sequence, height, width, ...).
     exporter: "auto" (tf2onnx, then Keras's own), "tf2onnx" or "keras".
     data: real inputs to prove on: a list of samples (tuples in input order or dicts by name).
+    onnx, bind: an ONNX file you made (tf2onnx, Keras's model.export(format="onnx")), proved as it
+        is against `model`, its inputs bound to the model's by name, then position (bind={file input:
+        model input} says otherwise); a file converted with --inputs-as-nchw is bound with the transpose.
     The other arguments are PyTorch's prove()'s. Raises onnxproof.UsageError for bad arguments."""
     from . import require_tensorflow
     from .export import InMemoryModel
@@ -55,6 +58,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None
     config = proving.export_config(_describe(model), [_input_spec(name, example[name]) for name in names],
                                    _dynamic_from(dynamic_axes, source), opset=opset, exporter=exporter, sweep=sweep,
                                    samples=samples, framework="tensorflow")
+    config.update(checks.given_file_config(onnx, bind, exporter=exporter, opset=opset))
     proving.check_config(config)
     out = os.path.abspath(out or _default_out(model, config))
     samples_given = None

@@ -17,6 +17,7 @@ from ..core.export_finish import finish
 from ..core.export_io import progress, temporary_path
 from ..core.findings import finding
 from ..core.output_axes import label_axes_by_resizing
+from . import given_file
 from . import signature as signatures
 from . import source as sources
 from .source import error_text
@@ -46,10 +47,13 @@ class Exporter:
         a malformed spec or inputs that do not fit the model's signature."""
         state = self.state
         source = self.load()
-        exporters = resolve_exporters(state, source)
+        given_onnx = bool(state.config.get("onnx"))  # a file the user made: proved as it is, never exported
+        exporters = ["file"] if given_onnx else resolve_exporters(state, source)
         state.exporter = exporters[0]
-        state.opset, state.opset_reason = choose_opset(state.config)  # until an export chooses
+        state.opset, state.opset_reason = (0, "") if given_onnx else choose_opset(state.config)  # until an export chooses
         signatures.declare_inputs(state, source)
+        if given_onnx:
+            source = given_file.bind_source(state, source)
         state.examples = example_sizes(state.inputs, state.dynamic)
         example = state.take_example(state.examples)
         progress("running the forward pass on the example input")
@@ -57,10 +61,14 @@ class Exporter:
         if outputs is None:
             return finish(state, exported=False)
         state.output_axes = state.timed("output_axes", label_output_axes, state, source, outputs)
-        exported = state.timed("export", export_with_fallback, state, source, exporters)
+        if given_onnx:
+            exported = state.timed("export", given_file.adopt, state, source)
+        else:
+            exported = state.timed("export", export_with_fallback, state, source, exporters)
         if exported:
             progress("capturing TensorFlow's reference outputs")
-            twin = state.timed("exact_reference", Twin, source)
+            twin = state.timed("exact_reference", Twin, source) if not given_onnx else \
+                given_file.bound_twin(state.timed("exact_reference", Twin, source.source), source)
             state.timed("reference", write_reference, state, source, twin)
         return finish(state, exported=exported)
 
@@ -95,8 +103,9 @@ def check_forward(state, source, example):
         return None
     names = source.output_names if source.output_names and len(source.output_names) == len(outputs) else \
         [f"output_{index}" for index in range(len(outputs))]
-    state.output_names = _unique([_onnx_name(name, index) for index, name in enumerate(names)],
-                                 [spec["name"] for spec in state.inputs])
+    # A given file's outputs are named as the file names them ("Identity:0" from Keras's export).
+    state.output_names = list(names) if getattr(source, "file_names", False) else _unique(
+        [_onnx_name(name, index) for index, name in enumerate(names)], [spec["name"] for spec in state.inputs])
     state.output_ranks = [np.ndim(value) for value in outputs]
     again = source.call(example)
     differing = [name for name, a, b in zip(state.output_names, outputs, again)

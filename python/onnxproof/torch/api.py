@@ -86,7 +86,8 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     checks.check_inputs(args, data)
     targets, providers = name_list(targets), name_list(providers)
     _check_generate(generate, repair, quantize)
-    given = _given_file(onnx, bind, exporter=exporter, opset=opset, opset_version=opset_version, generate=generate)
+    given = argument_checks.given_file_config(onnx, bind, exporter=exporter, opset=opset, opset_version=opset_version,
+                                              generate=generate)
     if generate:
         return _prove_generation(model, args, kwargs, generate, dict(
             opset=opset, exporter=exporter, targets=targets, providers=providers, sweep=sweep, samples=samples,
@@ -108,23 +109,6 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
                                          quantize=quantize, repair=repair, repair_budget=repair_budget)
     return _run_attached(arguments, config, InMemoryModel(flat.call, config["model"], example, samples_given), model,
                          flat.call, out, quiet)
-
-
-def _given_file(onnx, bind, exporter, opset, opset_version, generate):
-    """The configuration's onnx and bind for prove(onnx=...); UsageError with an option that shapes
-    an export, a file that is not there, or a bind that is no {file input: model input} dict."""
-    if onnx is None:
-        if bind is not None:
-            raise UsageError("bind names the inputs of a given ONNX file: give onnx= too")
-        return {}
-    if not isinstance(onnx, (str, os.PathLike)) or not os.path.isfile(onnx):
-        raise UsageError(f"onnx={onnx!r}: no such file")
-    if exporter != "auto" or opset is not None or opset_version is not None or generate:
-        raise UsageError("exporter, opset and generate shape an export; onnx= proves the file as it is")
-    if bind is not None and not (isinstance(bind, dict) and all(isinstance(k, str) and isinstance(v, str)
-                                                                for k, v in bind.items())):
-        raise UsageError(f"bind must be a dict {{file input name: model input name}}, not {bind!r}")
-    return dict({"onnx": os.path.abspath(onnx)}, **({"bind": dict(bind)} if bind else {}))
 
 
 def _check_generate(generate, repair, quantize):

@@ -45,6 +45,16 @@ def small_cnn():
     return keras.Model(image, out, name="small_cnn")
 
 
+def small_cnn_other_weights():
+    """small_cnn from another seed: the same architecture, another checkpoint."""
+    keras.utils.set_random_seed(30)
+    image = keras.Input(shape=(None, None, 3), name="image")
+    x = keras.layers.Conv2D(8, 3, padding="same", activation="relu", name="conv")(image)
+    x = keras.layers.BatchNormalization(name="bn")(x)
+    x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
+    return keras.Model(image, keras.layers.Dense(4, name="logits")(x), name="small_cnn")
+
+
 class Scaler(tf.Module):
     """A tf.Module whose __call__ is a tf.function with an input signature."""
 
