@@ -45,15 +45,18 @@ def layout_of(file_dims, model_dims):
     return next((perm for perm in _LAYOUTS if agrees([model_dims[axis] for axis in perm])), None)
 
 
-def bind_state_inputs(state, model_names):
+def bind_state_inputs(state, parameters):
     """Reads the file (config["onnx"]), binds its inputs to the model's (state.inputs as declared,
-    a family's or a signature's; else `model_names`) and makes state.inputs and state.dynamic the
-    file's. Returns [Bound] in the file's order."""
+    a family's or a signature's; else `parameters`, the names forward() takes) and makes
+    state.inputs and state.dynamic the file's. Returns [Bound] in the file's order."""
+    from .export_finish import declared_opsets
     interface = given_file.read_interface(state.config["onnx"])
     state.interface = interface
+    opsets = declared_opsets(interface.path)  # the file's, whatever stops the run before it is adopted
+    state.opset, state.opset_reason = int(opsets.get("", opsets.get("ai.onnx", 0))), "the given file's"
     declared = {spec["name"]: spec for spec in state.inputs}
-    model_names = list(declared) or list(model_names) or [spec["name"] for spec in interface.inputs]
-    pairs = given_file.bind_inputs(interface.inputs, model_names, state.config.get("bind"))
+    model_names = list(declared) or list(parameters) or [spec["name"] for spec in interface.inputs]
+    pairs = given_file.bind_inputs(interface.inputs, model_names, state.config.get("bind"), parameters)
     check_axis_names(state.dynamic, [s["name"] for s in interface.inputs], model_names,
                      [s["name"] for s in interface.outputs])
     declared_axes = {(axis["input"], axis["axis"]): axis for axis in state.dynamic}
@@ -91,8 +94,9 @@ def bind_state_inputs(state, model_names):
                 if declared_axis and key in declared_axis:
                     entry[key] = declared_axis[key]
             dynamic.append(entry)
-        inputs.append(dict({"name": name, "dims": dims, "dtype": spec["dtype"]},
-                           **({"range": model_spec["range"]} if model_spec and model_spec.get("range") else {})))
+        known = model_spec.get("range") if model_spec else None
+        known = known or interface.index_ranges.get(name)  # the rows of the table it indexes
+        inputs.append(dict({"name": name, "dims": dims, "dtype": spec["dtype"]}, **({"range": known} if known else {})))
         binding.append(Bound(name, model_name, spec["dtype"], model_dtype, perm))
         record.append(dict({"file": name, "model": model_name, "by": how},
                            **({"cast": f"{spec['dtype']} -> {model_dtype}"} if model_dtype != spec["dtype"] else {}),
@@ -132,8 +136,9 @@ def axis_fixed(name, axis, size, wanted, declared, error):
 
 
 def fixed_axis_hint(name, axis):
+    label = "batch" if axis == 0 else "sequence" if axis == 1 else f"dim{axis}"
     return (f"export the file again with the axis dynamic: torch.onnx.export(..., dynamic_axes={{'{name}': "
-            f"{{{axis}: 'batch'}}}}) (dynamo: dynamic_shapes; tf2onnx: a None in the input signature); or declare "
+            f"{{{axis}: '{label}'}}}}) (dynamo: dynamic_shapes; tf2onnx: a None in the input signature); or declare "
             "the sizes production sends")
 
 
@@ -169,12 +174,8 @@ def adopt(state, parameters, output_shapes, model_outputs):
     written), its opset read, its weights compared with `parameters` (the model's, as numpy
     arrays), the axes it fixes while the model runs others found, and how it was bound said
     (FILE_BINDING, naming `model_outputs` the file leaves out). True: the file is there to prove."""
-    from .export_finish import declared_opsets
     from .given_weights import weight_findings
     state.given_file.update(given_file.copy_into(state.interface, state.model_path))
-    opsets = declared_opsets(state.model_path)
-    state.opset = int(opsets.get("", opsets.get("ai.onnx", 0)))
-    state.opset_reason = "the given file's"
     progress("comparing the file's weights with the model's")
     state.findings += state.timed("weights", weight_findings, parameters, state.model_path, state.interface)
     state.timed("fixed_axes", fixed_axes_the_model_runs, state, output_shapes)

@@ -23,8 +23,9 @@ class Interface:
     """A file's graph inputs and outputs: [{"name", "dtype", "dims"}], dims holding an int for a
     fixed size and the dimension's name (or None) for a symbolic one."""
 
-    def __init__(self, path, inputs, outputs, external, quantized):
+    def __init__(self, path, inputs, outputs, external, quantized, index_ranges=None):
         self.path, self.inputs, self.outputs = path, inputs, outputs
+        self.index_ranges = index_ranges or {}  # {integer input: [0, N)}: it indexes a table of N rows
         self.external = external  # the data files it names, relative to its folder
         self.quantized = quantized  # it holds Q/DQ or QLinear operators
 
@@ -49,14 +50,34 @@ def read_interface(path):
         tensor = value.type.tensor_type
         if not value.type.HasField("tensor_type"):
             raise FrontEndError(f"--onnx {path}: {value.name} is no tensor (a sequence or map): not provable yet")
-        dims = [dim.dim_value if dim.HasField("dim_value") else (dim.dim_param or None) for dim in tensor.shape.dim]
+        # A size some exporters write as text ("32") is a size, not a name.
+        dims = [dim.dim_value if dim.HasField("dim_value") else int(dim.dim_param) if dim.dim_param.isdigit() else
+                (dim.dim_param or None) for dim in tensor.shape.dim]
         return {"name": value.name, "dtype": helper.tensor_dtype_to_np_dtype(tensor.elem_type).name, "dims": dims}
     inputs = [described(value) for value in model.graph.input if value.name not in weights]
     outputs = [described(value) for value in model.graph.output]
     external = external_files(path, model)
     quantized = any(node.op_type in ("DequantizeLinear", "QLinearConv", "QLinearMatMul", "MatMulInteger",
                                      "ConvInteger", "DynamicQuantizeLinear") for node in model.graph.node)
-    return Interface(path, inputs, outputs, external, quantized)
+    return Interface(path, inputs, outputs, external, quantized, index_ranges(model, inputs))
+
+
+def index_ranges(model, inputs):
+    """{integer input: [0, N)} for an input that indexes the rows of a weight table (a Gather on an
+    initializer of N rows, maybe through a Cast): an embedding's token ids, a token type. Its
+    values outside the table are no input of the model."""
+    rows = {tensor.name: tensor.dims[0] for tensor in model.graph.initializer if tensor.dims}
+    names = {spec["name"] for spec in inputs if spec["dtype"].startswith(("int", "uint"))}
+    cast = {node.output[0]: node.input[0] for node in model.graph.node if node.op_type == "Cast" and node.input[0] in names}
+    ranges = {}
+    for node in model.graph.node:
+        axis = next((attribute.i for attribute in node.attribute if attribute.name == "axis"), 0)
+        if node.op_type == "Gather" and len(node.input) == 2 and node.input[0] in rows and axis == 0:
+            source = cast.get(node.input[1], node.input[1])
+            if source in names:
+                size = int(rows[node.input[0]])
+                ranges[source] = [0, min(size, ranges.get(source, [0, size])[1])]
+    return ranges
 
 
 def external_files(path, model):
@@ -105,10 +126,12 @@ def copy_into(interface, model_path):
 _MADE_UP_NAME = re.compile(r"^(input|args|x|inputs?_layer)?[._:]*\d*$|::|\.\d+$|^serving_default_|:0$")
 
 
-def bind_inputs(file_inputs, model_names, bind=None):
+def bind_inputs(file_inputs, model_names, bind=None, parameters=()):
     """[(file input, model input name, how)] in the file's order: by --bind, then by name, then the
     inputs left by position where that is unambiguous (one left on each side, or the file's names
-    made up by its exporter). UsageError naming both sides for whatever is left."""
+    made up by its exporter). UsageError naming both sides for whatever is left, and for a file
+    input named after one of forward()'s `parameters` the call does not give (it must be given,
+    not taken from another input)."""
     bind = dict(bind or {})
     file_names = [spec["name"] for spec in file_inputs]
     for file_name, model_name in bind.items():
@@ -128,6 +151,11 @@ def bind_inputs(file_inputs, model_names, bind=None):
     left_file = [spec for spec in file_inputs if spec["name"] not in bound]
     taken = {model for model, _ in bound.values()}
     left_model = [name for name in model_names if name not in taken]
+    ungiven = [spec["name"] for spec in left_file if spec["name"] in parameters]
+    if ungiven:
+        raise UsageError(f"the file takes {', '.join(ungiven)}, {'a parameter' if len(ungiven) == 1 else 'parameters'}"
+                         f" of the model's forward() the call does not give: give {'it' if len(ungiven) == 1 else 'them'}"
+                         f" (--input {ungiven[0]}=DIMS:DTYPE; prove(..., kwargs={{'{ungiven[0]}': ...}}))")
     if left_file and len(left_file) <= len(left_model) and (
             len(left_file) == 1 == len(left_model) or all(_MADE_UP_NAME.search(s["name"]) for s in left_file)):
         for spec, name in zip(left_file, left_model):
@@ -169,7 +197,7 @@ def bind_outputs(file_outputs, model_outputs):
             not isinstance(dim, int) or dim in (0, size) for dim, size in zip(spec["dims"], shape))
     left = [spec for spec in file_outputs if spec["name"] not in bound]
     free = [index for index in range(len(model_outputs)) if index not in taken]
-    if left and all(fits(spec, index) for spec, index in zip(left, free)):
+    if left and len(left) <= len(free) and all(fits(spec, index) for spec, index in zip(left, free)):
         for spec, index in zip(left, free):
             bound[spec["name"]], _ = (index, "order"), taken.add(index)
         left = []

@@ -51,14 +51,16 @@ def _scaled_rows(values, parameter):
     return True
 
 
-def weight_findings(parameters, path, interface):
+def weight_findings(named, path, interface):
     """FILE_WEIGHTS_NOT_FROM_MODEL (error) when less than MATCHED_SHARE of the file's informative
-    weight values match `parameters` (the model's parameters and buffers as numpy arrays); [] when
-    they do, and for a quantized file or one with no float weights (nothing to compare: the
-    numbers decide)."""
+    weight values match `named` ({name: array}, the model's parameters and buffers by their
+    state_dict or variable names); [] when they do, and for a quantized file or one with no float
+    weights (nothing to compare: the numbers decide). A file weight named as a parameter of its
+    shape is compared with that parameter value by value; any other is looked for among all of
+    them, in the layouts exporters write."""
     import onnx
     from onnx import numpy_helper
-    if interface.quantized or not parameters:
+    if interface.quantized or not named:
         return []
     tensors = [tensor for tensor in onnx.load(path).graph.initializer
                if tensor.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE,
@@ -70,10 +72,16 @@ def weight_findings(parameters, path, interface):
             weights.append((tensor.name, values))
     if not weights:
         return []
-    parameters = [p for p in parameters if p.dtype.kind == "f" and p.size >= MIN_DISTINCT]
+    parameters = [p for p in named.values() if p.dtype.kind == "f" and p.size >= MIN_DISTINCT]
     by_dtype = {}
     unmatched = []
     for name, values in weights:
+        same = named.get(name)
+        if same is not None and same.shape == values.shape:  # the exporter kept the parameter's name
+            if not (np.allclose(same.astype(np.float64), values.astype(np.float64), rtol=1e-6, atol=0) or
+                    _scaled_per_channel(values.astype(np.float32), same.astype(np.float32))):  # a folded norm
+                unmatched.append((name, values, True))
+            continue
         prints = by_dtype.setdefault(values.dtype.str, {
             _fingerprint(p.astype(values.dtype)): True for p in parameters})
         if _fingerprint(values) in prints:
@@ -81,13 +89,13 @@ def weight_findings(parameters, path, interface):
         if any(_scaled_per_channel(values.astype(np.float32), p.astype(np.float32))
                for p in parameters if p.size == values.size):
             continue
-        unmatched.append((name, values))
-    unmatched = [item for item in unmatched if not _contained(item[1], parameters)]
+        unmatched.append((name, values, False))
+    unmatched = [item for item in unmatched if item[2] or not _contained(item[1], parameters)]
     total = sum(values.size for _, values in weights)
-    missing = sum(values.size for _, values in unmatched)
+    missing = sum(item[1].size for item in unmatched)
     if not unmatched or missing < (1 - MATCHED_SHARE) * total:
         return []
-    names = ", ".join(name for name, _ in unmatched[:4]) + (f" and {len(unmatched) - 4} more" if len(unmatched) > 4
+    names = ", ".join(item[0] for item in unmatched[:4]) + (f" and {len(unmatched) - 4} more" if len(unmatched) > 4
                                                            else "")
     return [finding(
         "FILE_WEIGHTS_NOT_FROM_MODEL", "error",
@@ -98,14 +106,16 @@ def weight_findings(parameters, path, interface):
 
 
 def _contained(values, parameters):
-    """Most of a sample of the tensor's values occur among the model's parameters: a fused or sliced
-    copy of them (a QKV projection concatenated, an embedding cut)."""
+    """Most of a sample of the tensor's values occur among the model's parameters, a large share of
+    them in one parameter: a fused or sliced copy (a QKV projection concatenated from three, an
+    embedding cut), not values that happen to recur across many."""
     rng = np.random.default_rng(0)
     flat = values.ravel().astype(np.float32)
     sample = np.unique(flat[rng.choice(flat.size, size=min(SAMPLED, flat.size), replace=False)])
     found = np.zeros(sample.size, dtype=bool)
+    largest = 0.0
     for parameter in parameters:
-        found |= np.isin(sample, parameter.astype(np.float32).ravel())
-        if found.all():
-            break
-    return found.mean() >= 0.9
+        inside = np.isin(sample, parameter.astype(np.float32).ravel())
+        largest = max(largest, inside.mean())
+        found |= inside
+    return found.mean() >= 0.9 and largest >= 0.25

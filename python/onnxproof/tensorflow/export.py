@@ -50,7 +50,8 @@ class Exporter:
         given_onnx = bool(state.config.get("onnx"))  # a file the user made: proved as it is, never exported
         exporters = ["file"] if given_onnx else resolve_exporters(state, source)
         state.exporter = exporters[0]
-        state.opset, state.opset_reason = (0, "") if given_onnx else choose_opset(state.config)  # until an export chooses
+        if not given_onnx:  # a given file's opset is the file's (core/given_binding.py)
+            state.opset, state.opset_reason = choose_opset(state.config)  # until an export chooses
         signatures.declare_inputs(state, source)
         if given_onnx:
             source = given_file.bind_source(state, source)

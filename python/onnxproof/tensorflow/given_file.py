@@ -66,13 +66,13 @@ def bind_source(state, source):
 
 
 def model_variables(source):
-    """The model's variables as numpy arrays: a Keras model's weights, a SavedModel's or a
-    tf.Module's variables; [] where none can be read (the weights are then not compared)."""
+    """The model's variables as numpy arrays by name: a Keras model's weights, a SavedModel's or a
+    tf.Module's variables; {} where none can be read (the weights are then not compared)."""
     for owner in (source.keras_model, source.saved_model, source.owner):
         variables = getattr(owner, "weights", None) or getattr(owner, "variables", None)
         if variables:
-            return [np.asarray(variable.numpy()) for variable in variables]
-    return []
+            return {f"{getattr(v, 'path', None) or v.name}#{i}": np.asarray(v.numpy()) for i, v in enumerate(variables)}
+    return {}
 
 
 def adopt(state, bound):

@@ -21,7 +21,7 @@ def bind_inputs(state, model):
     """The file's inputs bound to the model's (core/given_binding.py); (the binding, the model's
     input names in the order forward() takes them) for bound_model."""
     order = [spec["name"] for spec in state.inputs] or forward_names(model)
-    binding = given_binding.bind_state_inputs(state, order)
+    binding = given_binding.bind_state_inputs(state, forward_names(model) or order)
     return binding, order or [bound.model for bound in binding]
 
 
@@ -29,9 +29,9 @@ def adopt(state, model):
     """The export stage of a given file (core/given_binding.adopt) with the model's parameters and
     buffers, and its outputs."""
     import torch
-    parameters = [value.detach().cpu().to(torch.float64 if value.dtype == torch.float64 else torch.float32).numpy()
-                  for value in model.model.state_dict().values()
-                  if hasattr(value, "is_floating_point") and value.is_floating_point()]
+    parameters = {name: value.detach().cpu().to(torch.float64 if value.dtype == torch.float64 else torch.float32).numpy()
+                  for name, value in model.model.state_dict().items()
+                  if hasattr(value, "is_floating_point") and value.is_floating_point()}
 
     def output_shapes(arrays):
         return [tuple(t.shape) for t in state.forward(model, arrays).values()]
