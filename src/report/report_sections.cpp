@@ -67,15 +67,14 @@ std::vector<std::string> accuracy_lines(const Report& report) {
 
 // A given file (--onnx): which file was proved, and how each of its inputs and outputs was bound.
 std::vector<std::string> given_file_lines(const GivenFile& given) {
-  std::vector<std::string> lines{
-      fmt::format("The file proved is {} (sha256 {}), as given: model.onnx is its byte-for-byte copy.", given.path,
-                  given.sha256)};
+  std::vector<std::string> lines{fmt::format(
+      "The file proved is {} (sha256 {}), as given: model.onnx is its byte-for-byte copy.", given.path, given.sha256)};
   for (const auto& [kind, list] : {std::pair{"input", &given.inputs}, std::pair{"output", &given.outputs}}) {
     for (const auto& name : *list)
-      lines.push_back(fmt::format("{} {} {} the model's {} (by {}{})", kind, name.file,
-                                  kind == std::string_view("input") ? "is fed" : "is compared with", name.model,
-                                  name.by, (name.cast.empty() ? "" : ", " + name.cast) +
-                                               (name.layout.empty() ? "" : ", " + name.layout)));
+      lines.push_back(
+          fmt::format("{} {} {} the model's {} (by {}{})", kind, name.file,
+                      kind == std::string_view("input") ? "is fed" : "is compared with", name.model, name.by,
+                      (name.cast.empty() ? "" : ", " + name.cast) + (name.layout.empty() ? "" : ", " + name.layout)));
   }
   return lines;
 }
@@ -108,7 +107,9 @@ nlohmann::json given_file_to_json(const GivenFile& given) {
     }
     return out;
   };
-  return {{"path", given.path}, {"sha256", given.sha256}, {"inputs", names(given.inputs)},
+  return {{"path", given.path},
+          {"sha256", given.sha256},
+          {"inputs", names(given.inputs)},
           {"outputs", names(given.outputs)}};
 }
 

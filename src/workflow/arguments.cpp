@@ -30,9 +30,8 @@ fs::path spec_folder(const std::string& spec) {
 // the model's file or SavedModel folder, --data's file, --data-dir, the --from-export folder.
 Expected<void> require_out_apart(const ModelArguments& arguments, const fs::path& out) {
   const fs::path onnx = arguments.onnx.value_or("");
-  const CommandInputs read{
-      .files = {spec_file(arguments.model), spec_file(arguments.data), onnx},
-      .folders = {spec_folder(arguments.model), arguments.data_dir, arguments.from_export}};
+  const CommandInputs read{.files = {spec_file(arguments.model), spec_file(arguments.data), onnx},
+                           .folders = {spec_folder(arguments.model), arguments.data_dir, arguments.from_export}};
   return require_output_apart(out, read, "--out", OutputKind::whole_folder);
 }
 

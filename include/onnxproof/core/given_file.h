@@ -10,10 +10,10 @@ namespace onnxproof {
 
 /// One of the file's inputs or outputs and the model's it was bound to.
 struct BoundName {
-  std::string file;   // its name in the file
-  std::string model;  // the model's input, or flat output, it is fed from or compared with
-  std::string by;     // how: "--bind", "name", "position", "order", "shape"
-  std::string cast;   // "int32 -> int64" where the dtypes differ; empty otherwise
+  std::string file;    // its name in the file
+  std::string model;   // the model's input, or flat output, it is fed from or compared with
+  std::string by;      // how: "--bind", "name", "position", "order", "shape"
+  std::string cast;    // "int32 -> int64" where the dtypes differ; empty otherwise
   std::string layout;  // "NHWC -> NCHW" where the file takes the model's axes in another order
 };
 
