@@ -109,6 +109,23 @@ class GenerationProof(unittest.TestCase):
         with open(os.path.join(out, "report.md"), encoding="utf-8") as handle:
             self.assertIn("## Generation", handle.read())
 
+    def test_a_tampered_recorded_token_fails_instead_of_passing_as_a_tie(self):
+        # The probe of 2026-12-06: the last recorded token set to another one passed as a "near
+        # tie" at margin -0.711, since any negative margin was under the tie budget.
+        out = os.path.join(self.folder, "run")
+        code, _, stderr = pipeline(out, "--model", os.path.join(FIXTURES, "generation_models.py:decoder"),
+                                   "--generate", str(STEPS), "--exporter", "torchscript", "--no-golden")
+        self.assertEqual(code, 0, stderr)
+        path = os.path.join(out, "reference", "generation", "run_0", "tokens.pb")
+        tokens = numpy_helper.to_array(load_tensor(path)).copy()
+        tokens[-1, 0] = (tokens[-1, 0] + 7) % 48  # the fixture's vocabulary
+        with open(path, "wb") as handle:
+            handle.write(numpy_helper.from_array(tokens).SerializeToString())
+        code, report, stderr = pipeline(os.path.join(self.folder, "again"), "--from-export", out, "--no-golden")
+        self.assertEqual(code, 1, stderr)
+        self.assertEqual(report["verdict"], "fail")
+        self.assertIn("GENERATION_DIVERGED", {f["code"] for f in report["findings"] if f["severity"] == "error"})
+
     def test_a_correct_decoder_without_a_float64_run_passes_by_the_fixed_rule(self):
         # The fixed rule once compared logits element by element: float32 rounding of a logit near
         # 0 (1.55e-5 against a budget of 1e-5) failed this correct decoder at step 1 although all
