@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <utility>
 #include <vector>
 
@@ -106,6 +107,42 @@ Expected<bool> has_run_marker(const fs::path& out) {
              "give --out a new or empty folder"));
 }
 
+// What a repair writes in RUN/repair/ (repair/repair.cpp, repair/outputs.cpp): repair.json,
+// repair.md, each candidate's run in NN-NAME/ (with its scratch .NN-NAME/ while it runs) and the
+// copy of the export candidates adopt, .export/.
+bool is_candidate_folder(std::string_view name) {
+  const std::string_view rest = name.starts_with('.') ? name.substr(1) : name;
+  return rest.size() > 3 && std::isdigit(static_cast<unsigned char>(rest[0])) &&
+         std::isdigit(static_cast<unsigned char>(rest[1])) && rest[2] == '-';
+}
+
+bool is_repair_entry(std::string_view name, bool is_folder) {
+  if (is_folder) return name == ".export" || is_candidate_folder(name);
+  const auto leaves = [&](std::string_view base) {
+    return name == base || (name.starts_with(base) && is_temporary_tail(name.substr(base.size()))) ||
+           (name.starts_with('.') && name.substr(1).starts_with(base) &&
+            is_temporary_tail(name.substr(1 + base.size())));
+  };
+  return leaves("repair.json") || leaves("repair.md");
+}
+
+// A candidate's run folder: a run's entries and the session options a candidate names.
+bool is_candidate_entry(std::string_view name, bool is_folder) {
+  return is_run_folder_entry(name, is_folder) || (!is_folder && name == "session-options.md");
+}
+
+// The first entry of RUN/repair/ (and of the folders in it) no repair writes, as "repair/...".
+std::optional<std::string> foreign_in_repair(const fs::path& repair) {
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(repair, ec))) return std::nullopt;
+  if (auto foreign = first_foreign_entry(repair, is_repair_entry)) return "repair/" + *foreign;
+  for (const auto& entry : fs::directory_iterator(repair, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (auto foreign = first_foreign_entry(entry.path(), is_candidate_entry)) return "repair/" + name + "/" + *foreign;
+  }
+  return std::nullopt;
+}
+
 bool is_regular(const fs::path& path) {
   std::error_code ec;
   return fs::is_regular_file(fs::symlink_status(path, ec));
@@ -156,6 +193,9 @@ Expected<void> require_replaceable_run_folder(const fs::path& out, std::string_v
             out, "it holds '" + std::string(sub_run) + "/" + *foreign + "', which no onnxproof run writes", remedy));
     }
   }
+  // repair/ is replaced with the run: a file of the user's in it is refused as one beside it is.
+  if (auto foreign = foreign_in_repair(out / "repair"))
+    return std::unexpected(refuse(out, "it holds '" + *foreign + "', which no onnxproof run writes", remedy));
   ONNXPROOF_TRY_ASSIGN(const bool marked, has_run_marker(out));
   if (marked) return {};
   // Run folders written before the marker, and a folder seeded with a golden set to verify against.

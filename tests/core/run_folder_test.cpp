@@ -76,6 +76,30 @@ TEST(RunFolder, AMarkedRunAnEarlierRunAndASeededGoldenSetAreReplaceable) {
   EXPECT_NE(refusal(both).find("'dynamo/notes.txt'"), std::string::npos);
 }
 
+// The probe of 2026-12-06: a user's plan in p/repair/ beside a report.json was deleted by
+// `onnxproof repair p`. repair/ is replaced with the run, so what is in it must be a repair's.
+TEST(RunFolder, AUsersFileInRepairIsRefusedARepairsOwnFilesAreNot) {
+  TempDir parent;
+  const fs::path planned = parent / "planned";
+  fs::create_directories(planned / "repair");
+  write_bytes(planned / "report.json", R"({"verdict": "fail"})");
+  write_bytes(planned / "repair" / "fix_plan.md", "plan");
+  const std::string message = refusal(planned);
+  EXPECT_NE(message.find("'repair/fix_plan.md'"), std::string::npos) << message;
+  EXPECT_EQ(read_text(planned / "repair" / "fix_plan.md"), "plan");
+
+  const fs::path repaired = parent / "repaired";
+  fs::create_directories(repaired / "repair" / "01-dynamo" / "reference");
+  fs::create_directories(repaired / "repair" / ".export");
+  ASSERT_TRUE(write_run_marker(repaired, "onnxproof pipeline", "m.py:f"));
+  for (const std::string file : {"repair/repair.json", "repair/repair.md", "repair/01-dynamo/report.json",
+                                 "repair/01-dynamo/session-options.md", "repair/.export/export.json"})
+    write_bytes(repaired / file, "{}");
+  EXPECT_EQ(refusal(repaired), "");
+  write_bytes(repaired / "repair" / "01-dynamo" / "notes.txt", "mine");
+  EXPECT_NE(refusal(repaired).find("'repair/01-dynamo/notes.txt'"), std::string::npos);
+}
+
 TEST(RunFolder, KnownNamesAloneOrAForeignMarkerAreNotARun) {
   TempDir parent;
   const fs::path unmarked = parent / "unmarked";
