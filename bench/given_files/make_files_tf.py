@@ -9,7 +9,9 @@ BatchNorm statistics and biases drawn, seeded) and a Keras LSTM text classifier 
 batch and time free), each saved as .keras and as a SavedModel (model.export(format="tf_saved_model")).
 Files: the convnet through Keras's model.export(format="onnx"), the tf2onnx command line from its
 SavedModel, and the tf2onnx command line with --inputs-as-nchw; the LSTM through the tf2onnx
-command line and Keras's model.export(format="onnx")."""
+command line and Keras's model.export(format="onnx"). The tf2onnx files are proved against the
+.keras file and against the SavedModel; the convnet's also, as a control, against the same
+architecture with other weights (convnet_other_weights.keras)."""
 import json
 import os
 import subprocess
@@ -24,8 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 0
 
 
-def convnet():
-    keras.utils.set_random_seed(SEED)
+def convnet(seed=SEED):
+    keras.utils.set_random_seed(seed)
     inputs = keras.Input((32, 32, 3), name="image")
     x = keras.layers.Conv2D(16, 3, padding="same", name="conv1")(inputs)
     x = keras.layers.BatchNormalization(name="norm1")(x)
@@ -36,7 +38,7 @@ def convnet():
     x = keras.layers.GlobalAveragePooling2D()(x)
     outputs = keras.layers.Dense(10, name="logits")(x)
     model = keras.Model(inputs, outputs, name="convnet")
-    rng = np.random.default_rng(SEED)
+    rng = np.random.default_rng(seed)
     for layer in model.layers:
         if isinstance(layer, keras.layers.BatchNormalization):
             gamma, beta, mean, variance = layer.get_weights()
@@ -119,6 +121,13 @@ def main():
     entries = []
     files_of(out, "convnet", convnet(), entries, nchw=True)
     files_of(out, "lstm", lstm_classifier(), entries, nchw=False)
+    # Control: the convnet's tf2onnx file against the same architecture with other weights (seed 1):
+    # expected to fail, naming the weights.
+    other = os.path.join(out, "convnet_other_weights.keras")
+    convnet(seed=1).save(other)
+    entry = next(e for e in entries if e["name"] == "convnet-tf2onnx")
+    entries.append(dict(entry, name="convnet-tf2onnx-vs-other-weights", spec=other, control=True,
+                        same_file_as="convnet-tf2onnx"))
     with open(os.path.join(out, "manifest-tf.json"), "w", encoding="utf-8") as handle:
         json.dump(entries, handle, indent=1)
 

@@ -101,6 +101,7 @@ def summary(report, out):
 
 def run_file(engine, entry, out, repeat, env):
     row = {key: entry[key] for key in ("name", "framework", "exporter", "spec", "onnx")}
+    row["control"] = bool(entry.get("control"))  # a file against other weights: expected to fail
     if entry.get("export_error"):
         row.update(exit=None, verdict="not made", note=f"the exporter failed: {entry['export_error']}")
         return row
@@ -168,21 +169,24 @@ def cause(row):
 
 
 def table(rows):
-    lines = ["| file | exporter | spec | MB | exit | verdict | ship cause / error codes | parity rows | dynamic proved | "
-             "wall s | onnxproof's own export + proof, s |",
-             "| --- | --- | --- | ---: | ---: | --- | --- | ---: | --- | ---: | ---: |"]
+    lines = ["| file | exporter | spec | size | exit | verdict | ship cause / error codes | parity rows | dynamic proved | "
+             "wall s | of which weights check, s | onnxproof's own export + proof, s |",
+             "| --- | --- | --- | ---: | ---: | --- | --- | ---: | --- | ---: | ---: | ---: |"]
     for row in rows:
         spec = row["spec"].replace(MODELS_PY, "models.py")
         spec = os.path.basename(spec) if spec.endswith(".keras") else (
             "saved_model:" + os.path.basename(spec.split(":", 1)[1]) if spec.startswith("saved_model:") else spec)
         own = row.get("own_export")
         own_text = f"{own['seconds']} ({own['verdict']})" if own else ""
-        megabytes = f"{row['bytes'] / 1e6:.1f}" if row.get("bytes") else "-"
+        size = row.get("bytes")
+        megabytes = "-" if not size else f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB"
+        weights = f"{row['weights_seconds']:.1f}" if row.get("weights_seconds") is not None else "-"
+        name = row["name"] + (" (control: other weights)" if row.get("control") else "")
         walls = f"{row['seconds']}" + (f" (median of {row['runs']})" if row.get("runs", 1) > 1 else "") \
             if row.get("seconds") is not None else "-"
-        lines.append(f"| {row['name']} | {row['exporter']} | `{spec}` | {megabytes} | {row.get('exit')} | "
+        lines.append(f"| {name} | {row['exporter']} | `{spec}` | {megabytes} | {row.get('exit')} | "
                      f"{row.get('verdict')} | {cause(row).replace('|', '/')} | {row.get('parity_rows', '-')} | "
-                     f"{row.get('dynamic_proved') or '-'} | {walls} | {own_text} |")
+                     f"{row.get('dynamic_proved') or '-'} | {walls} | {weights} | {own_text} |")
     return "\n".join(lines)
 
 

@@ -154,6 +154,39 @@ class StaleCache(unittest.TestCase):
         self.assertFalse(row["cached"], stderr[-2000:])
 
 
+    def entry(self):
+        """The one entry of the cache: CACHE/KK/KEY."""
+        (prefix,) = [name for name in os.listdir(self.cache) if len(name) == 2]
+        (key,) = [name for name in os.listdir(os.path.join(self.cache, prefix)) if len(name) == 64]
+        return os.path.join(self.cache, prefix, key)
+
+    def test_a_forged_entry_is_proved_again_never_restored_or_run(self):
+        # The probe of 2026-12-06: a row saying pass over a failed run, and reads.json naming a
+        # program as the interpreter to ask, were trusted (the program was run).
+        row, stderr = self.run_zoo()
+        self.assertEqual(row["verdict"], "pass", stderr[-2000:])
+        entry = self.entry()
+        with open(os.path.join(entry, "run", "report.json")) as stream:
+            report = json.load(stream)
+        report["verdict"] = "fail"
+        with open(os.path.join(entry, "run", "report.json"), "w") as stream:
+            json.dump(report, stream)
+        self.assert_proved_again("the stored run's report says fail, its row pass")
+        entry = self.entry()
+        evil = os.path.join(self.work, "evil.sh")
+        witness = os.path.join(self.work, "ran")
+        with open(evil, "w") as stream:
+            stream.write(f"#!/bin/sh\ntouch {witness}\necho '{{}}'\n")
+        os.chmod(evil, 0o755)
+        with open(os.path.join(entry, "reads.json")) as stream:
+            reads = json.load(stream)
+        reads["pythons"] = {evil: {}}
+        with open(os.path.join(entry, "reads.json"), "w") as stream:
+            json.dump(reads, stream)
+        self.assert_proved_again(f"the recorded interpreter {evil} is not one this zoo runs")
+        self.assertFalse(os.path.exists(witness), "the zoo ran the program an entry named")
+
+
 class KilledZoo(unittest.TestCase):
     def setUp(self):
         self.work = tempfile.mkdtemp(prefix="onnxproof-zoo-killed-")

@@ -18,6 +18,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import tempfile
 
 from ..core.reads import PACKAGES, package_versions
@@ -64,9 +65,12 @@ def cache_key(model, versions):
 class Cache:
     """Stored runs under `root`; `enabled=False` (--no-cache) neither reads nor writes."""
 
-    def __init__(self, root, enabled=True):
+    def __init__(self, root, enabled=True, interpreters=()):
+        """`interpreters`: the Python interpreters this zoo's pipelines may run (trusted_interpreters):
+        an entry's recorded packages are checked by running one of them, never another program."""
         self.root = root
         self.enabled = enabled
+        self.interpreters = {os.path.abspath(path) for path in interpreters if path}
         self.stale = {}  # model name -> why its stored run was not put back (what changed)
         self._interpreters = {}
 
@@ -82,7 +86,7 @@ class Cache:
         row = read_json(os.path.join(entry, "row.json"))
         if not isinstance(row, dict) or not os.path.isdir(os.path.join(entry, "run")):
             return None
-        changed = self._changed(read_json(os.path.join(entry, "reads.json")))
+        changed = _not_as_stored(entry, row) or self._changed(read_json(os.path.join(entry, "reads.json")))
         if changed:
             self.stale[model.name] = changed
             return None
@@ -126,7 +130,7 @@ class Cache:
 
     def _changed(self, reads):
         """None when everything `reads` recorded is as it was, else what changed (a short text)."""
-        if not isinstance(reads, dict):
+        if not isinstance(reads, dict) or not reads.get("pythons"):  # every pipeline records its interpreter
             return "no reads recorded"
         for path, digest in reads.get("files", {}).items():
             if _file_digest(path) != digest:
@@ -138,11 +142,41 @@ class Cache:
             if _value_digest(os.environ.get(name)) != digest:
                 return f"${name} changed"
         for python, packages in reads.get("pythons", {}).items():
+            if os.path.abspath(python) not in self.interpreters:  # never run a program an entry names
+                return f"the recorded interpreter {python} is not one this zoo runs"
             if python not in self._interpreters:
                 self._interpreters[python] = interpreter_packages(python)
             if self._interpreters[python] != packages:
                 return f"the packages of {python} changed"
         return None
+
+
+def _not_as_stored(entry, row):
+    """Why an entry cannot be put back as it is (None when it can): a part of it that is a link (a
+    copy would take in what it points at), or a row whose verdict is not its run's report.json's
+    (the row is what the dashboard shows; the report is what was proved)."""
+    from ..core.report import report_document
+    for part in ("run", "golden", "log"):
+        if os.path.islink(os.path.join(entry, part)):
+            return f"the stored {part} is a link"
+    path = os.path.join(entry, "run", "report.json")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            verdict = report_document(json.load(handle), path).get("verdict")
+    except (OSError, ValueError, RecursionError):
+        return "the stored run has no readable report.json"
+    if verdict != row.get("verdict"):
+        return f"the stored run's report says {verdict}, its row {row.get('verdict')}"
+    return None
+
+
+def trusted_interpreters(engine):
+    """The interpreters this zoo's pipelines may run: this one, $ONNXPROOF_PYTHON and
+    $ONNXPROOF_TF_PYTHON, and the environments beside the engine's checkout (.venv, .venv-tf)."""
+    import glob
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(engine))))
+    return [sys.executable, os.environ.get("ONNXPROOF_PYTHON"), os.environ.get("ONNXPROOF_TF_PYTHON"),
+            *glob.glob(os.path.join(root, ".venv*", "bin", "python*"))]
 
 
 def _releases_fetched():

@@ -9,7 +9,7 @@ import sys
 import time
 
 from ..core.errors import EXIT_ERROR, FrontEndError, UsageError, printable
-from .cache import Cache, cache_key, tool_versions
+from .cache import Cache, cache_key, tool_versions, trusted_interpreters
 from .dashboard import write_dashboard
 from .execution import ray_available, run_local, run_ray
 from .files import claim_zoo_folder
@@ -84,7 +84,8 @@ def run_zoo(args):
         engine = engine_path()
     out = os.path.abspath(args.out)
     claim_zoo_folder(out)
-    cache = Cache(os.path.abspath(args.cache) if args.cache else os.path.join(out, ".cache"), not args.no_cache)
+    cache = Cache(os.path.abspath(args.cache) if args.cache else os.path.join(out, ".cache"), not args.no_cache,
+                  trusted_interpreters(engine))
     versions = tool_versions(engine)
     rows, keys, to_run = [], {}, []
     progress = _progress(len(models))
