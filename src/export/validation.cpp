@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "onnxproof/core/json_file.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/export/export_step.h"
 #include "onnxproof/parity/generation.h"
@@ -234,6 +235,18 @@ Expected<void> validate_export_options(const ExportOptions& options) {
     // A recorded generation names files in the run folder: checked before any work.
     const fs::path generation = options.from_export / "reference" / "generation";
     if (fs::is_regular_file(generation / "generation.json", ec)) return check_generation_reference(generation);
+    // An export made with --generate whose recorded generation is gone would pass unproved.
+    ONNXPROOF_TRY_ASSIGN(const nlohmann::json manifest,
+                         read_json_object(options.from_export / "export.json", ErrorCode::invalid_input));
+    const nlohmann::json recorded =
+        manifest.value("options", nlohmann::json::object()).value("generate", nlohmann::json());
+    if (recorded.is_number_integer() && recorded.get<int64_t>() > 0)
+      return fail(ErrorCode::invalid_input, "--from-export " + options.from_export.string() +
+                                                ": its export.json says "
+                                                "the export recorded a generation (generate " +
+                                                recorded.dump() +
+                                                "), but reference/generation/generation.json is "
+                                                "missing: the generation cannot be proved");
     return {};
   }
   if (options.model.empty()) return fail(ErrorCode::usage, "--model is required");

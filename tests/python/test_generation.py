@@ -125,6 +125,11 @@ class GenerationProof(unittest.TestCase):
         self.assertEqual(code, 1, stderr)
         self.assertEqual(report["verdict"], "fail")
         self.assertIn("GENERATION_DIVERGED", {f["code"] for f in report["findings"] if f["severity"] == "error"})
+        # Probe finding 11: the recorded generation removed, the export passed with no word of it.
+        shutil.rmtree(os.path.join(out, "reference", "generation"))
+        code, _, stderr = pipeline(os.path.join(self.folder, "gone"), "--from-export", out, "--no-golden")
+        self.assertEqual(code, 3, stderr)
+        self.assertIn("reference/generation/generation.json is missing", stderr)
 
     def test_a_correct_decoder_without_a_float64_run_passes_by_the_fixed_rule(self):
         # The fixed rule once compared logits element by element: float32 rounding of a logit near
