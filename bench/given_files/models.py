@@ -57,11 +57,11 @@ def _calibrated(model, generator, size=224, passes=3):
     return model.eval()
 
 
-def _trained_torchvision(name):
+def _trained_torchvision(name, seed=SEED):
     import torchvision
-    torch.manual_seed(SEED)
+    torch.manual_seed(seed)
     model = getattr(torchvision.models, name)(weights=None).eval()
-    generator = torch.Generator().manual_seed(SEED)
+    generator = torch.Generator().manual_seed(seed)
     _drawn(model, generator)
     return _calibrated(model, generator)
 
@@ -89,16 +89,26 @@ def mobilenet_v3_small():
     return _checkpoint("mobilenet_v3_small")
 
 
-def _trained_transformers(model_class, config_class, settings):
-    torch.manual_seed(SEED)
+def _trained_transformers(model_class, config_class, settings, seed=SEED):
+    torch.manual_seed(seed)
     model = model_class(config_class(**settings)).eval()
-    _drawn(model, torch.Generator().manual_seed(SEED))
+    _drawn(model, torch.Generator().manual_seed(seed))
     return model
 
 
-def trained_bert():
+def trained_bert(seed=SEED):
     from transformers import BertConfig, BertForSequenceClassification
-    return _trained_transformers(BertForSequenceClassification, BertConfig, BERT_CONFIG)
+    return _trained_transformers(BertForSequenceClassification, BertConfig, BERT_CONFIG, seed)
+
+
+def other_resnet18():
+    """The controls' model: ResNet-18 from another checkpoint (seed 1), not the files' weights."""
+    return _trained_torchvision("resnet18", seed=1)
+
+
+def other_bert():
+    """The controls' model: the BERT classifier from another checkpoint (seed 1)."""
+    return trained_bert(seed=1)
 
 
 def trained_gpt2():

@@ -7,8 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <string_view>
 #include <vector>
+
+#include "onnxproof/core/atomic_file.h"
 
 namespace onnxproof {
 namespace runtime_detail {
@@ -61,7 +64,20 @@ Expected<std::vector<std::pair<std::string, std::string>>> deployment_session_co
     const auto folder = loader_folder();
     if (folder.empty()) return entries;
     const auto path = folder / "session-config";
-    std::ifstream file(path);
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status)) return entries;
+    // A FIFO would block the proof, a folder or an unreadable file would drop the deployment's
+    // options silently: each is said, never waited on or skipped.
+    if (!std::filesystem::is_regular_file(status))
+      return fail(ErrorCode::invalid_input,
+                  path.string() +
+                      " is not a regular file: the session options of this ONNX Runtime release cannot "
+                      "be read");
+    ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(path, uint64_t{1} << 20));
+    if (text.find('\0') != std::string::npos)
+      return fail(ErrorCode::invalid_input, path.string() + " holds a NUL byte: not a text file of KEY=VALUE lines");
+    std::istringstream file(text);
     int number = 0;
     for (std::string line; std::getline(file, line);) {
       ++number;

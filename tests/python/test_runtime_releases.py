@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import tempfile
 import textwrap
+import time
 import unittest
 
 ENGINE = os.environ.get("ONNXPROOF_ENGINE") or os.path.join(
@@ -163,6 +164,22 @@ class RuntimeReleases(unittest.TestCase):
         self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
         self.assertIn("session-config line 1: expected KEY=VALUE", done.stderr)
         self.assertFalse(os.path.exists(out))
+
+    def test_a_session_config_that_is_no_file_is_said_never_waited_on_or_skipped(self):
+        # The probe of 2026-12-06: a FIFO blocked 120 s and blamed the export front end; a folder
+        # was skipped, proving the release without the deployment's options.
+        for kind in ("fifo", "folder"):
+            cache = os.path.join(self.work, f"{kind}-deployment")
+            os.makedirs(os.path.join(cache, self.new))
+            os.symlink(os.path.join(CACHE, self.new, "libonnxruntime.so.1"),
+                       os.path.join(cache, self.new, "libonnxruntime.so.1"))
+            config = os.path.join(cache, self.new, "session-config")
+            os.mkfifo(config) if kind == "fifo" else os.makedirs(config)
+            start = time.monotonic()
+            done, _ = self.prove(kind, "--target", "ort-cpu@1.31", env=dict(os.environ, ONNXPROOF_ORT_CACHE=cache))
+            self.assertLess(time.monotonic() - start, 60)
+            self.assertEqual(done.returncode, 3, done.stdout[-2000:] + done.stderr[-2000:])
+            self.assertIn("session-config is not a regular file", done.stderr)
 
 
 if __name__ == "__main__":
