@@ -11,6 +11,7 @@
 #include "onnxproof/core/sha256.h"
 #include "onnxproof/repair/repair.h"
 #include "outputs.h"
+#include "same_model.h"
 
 namespace onnxproof {
 namespace fs = std::filesystem;
@@ -220,6 +221,14 @@ void try_candidate(const RepairOptions& options, const RepairFacts& facts, Repai
   if (!report) return give_up(report.error());
   attempt.status = std::string(verdict_name(report->verdict));
   attempt.why = report->verdict == Verdict::pass ? "" : why_it_failed(*report);
+  if (candidate.reexport && report->verdict == Verdict::pass) {
+    auto other = another_model_than_the_run(options.run / "reference", out / "reference");
+    if (!other) return give_up(other.error());
+    if (*other) {
+      attempt.status = "fail";
+      attempt.why = **other;
+    }
+  }
 }
 
 }  // namespace

@@ -156,6 +156,23 @@ TEST(Repair, AnExporterOnlyTheOtherExporterTracesIsExportedAgainWithIt) {
   expect_report_points_at(out.path(), "repair/01-exporter-dynamo");
 }
 
+// The probe of 2026-12-06: command.json pointed at another model after the run, and the dynamo
+// candidate's new export (of that model, against a reference of that model) was "the repair".
+TEST(Repair, ACandidateThatExportedAnotherModelIsNoRepair) {
+  TempDir out;
+  failed_run(out.path(), k_repair_models + ":exporter_only", {"--exporter", "torchscript"});
+  json command = read_json(out / "command.json");
+  command["model"]["model"] = k_repair_models + ":exporter_only_other_weights";
+  write_bytes(out / "command.json", command.dump());
+  const auto result = onnxproof_cli({"repair", out.path().string()});
+  EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+  const json repair = read_json(out / "repair" / "repair.json");
+  EXPECT_FALSE(repair["repaired"]);
+  const json& first = repair["attempts"][0];
+  EXPECT_EQ(first["status"], "fail") << first.dump();
+  EXPECT_NE(first["why"].get<std::string>().find("not the run's"), std::string::npos) << first.dump();
+}
+
 TEST(Repair, AnOpsetOnlyALowerOpsetTranslatesRightIsFound) {
   TempDir out;
   failed_run(out.path(), k_repair_models + ":opset_only", {"--exporter", "dynamo"});
