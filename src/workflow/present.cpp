@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -168,8 +169,11 @@ void print_outcome(std::ostream& out, const Outcome<RepairedRun>& outcome) {
     const auto& repaired = result.attempts[*result.repaired];
     out << fmt::format("repaired         {} -> {}\n", repaired.candidate.change, repaired.folder.string());
   } else {
-    out << fmt::format("not repaired     {} change(s) tried in {:.1f} s{}\n", result.attempts.size(), result.seconds,
-                       result.budget_spent ? "; the budget ran out" : "");
+    // Only what ran counts as tried: a budget spent before a change leaves it "not tried".
+    const auto tried = std::count_if(result.attempts.begin(), result.attempts.end(),
+                                     [](const auto& attempt) { return attempt.status != "not_tried"; });
+    out << fmt::format("not repaired     {} of {} change(s) tried in {:.1f} s{}\n", tried, result.attempts.size(),
+                       result.seconds, result.budget_spent ? "; the budget ran out" : "");
   }
   out << fmt::format("repair           {}\n", outcome.result.markdown.string());
   print_verdict(out, outcome.verdict);

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "onnxproof/core/atomic_file.h"
+#include "onnxproof/core/folder_lock.h"
 #include "onnxproof/core/json_file.h"
 #include "onnxproof/core/ownership.h"
 #include "onnxproof/core/run_folder.h"
@@ -88,6 +89,8 @@ Expected<Outcome<RepairedRun>> repair_workflow(const RepairCommand& command, std
   // run as a whole at the end: until then, and if it fails, the published run stays as it was.
   ONNXPROOF_TRY(require_replaceable_run_folder(
       command.run, "repair replaces the run as a whole: move what onnxproof did not write out of it first"));
+  // A second repair of the same run is refused while this one works (both would stage beside it).
+  ONNXPROOF_TRY_ASSIGN(const FolderLock lock, FolderLock::take(command.run, "onnxproof repair"));
   ONNXPROOF_TRY_ASSIGN(auto staging, StagingFolder::create(command.run));
   const FolderIdentity copied = identity_of(command.run);
   ONNXPROOF_TRY(link_folder_contents(command.run, staging.path(), {"repair"}));

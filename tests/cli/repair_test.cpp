@@ -260,6 +260,7 @@ TEST(Repair, AModelNoConfigurationFixesIsSaidSoWithEverythingTried) {
   // A budget spent before the first candidate: nothing tried, and said so.
   const auto spent = onnxproof_cli({"repair", out.path().string(), "--repair-budget", "1e-9"});
   EXPECT_EQ(spent.exit_code, 1) << spent.out << spent.err;
+  EXPECT_NE(spent.out.find("not repaired     0 of "), std::string::npos) << spent.out;  // none ran
   const json none = read_json(out / "repair" / "repair.json");
   EXPECT_TRUE(none["budget_spent"]);
   for (const auto& attempt : none["attempts"]) EXPECT_EQ(attempt["status"], "not_tried");

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_runner.h"
+#include "onnxproof/core/folder_lock.h"
 #include "onnxproof/core/run_folder.h"
 #include "test_support.h"
 
@@ -98,6 +99,21 @@ TEST(RunFolder, AUsersFileInRepairIsRefusedARepairsOwnFilesAreNot) {
   EXPECT_EQ(refusal(repaired), "");
   write_bytes(repaired / "repair" / "01-dynamo" / "notes.txt", "mine");
   EXPECT_NE(refusal(repaired).find("'repair/01-dynamo/notes.txt'"), std::string::npos);
+}
+
+// The probe: two `onnxproof repair RUN` at once, the second emptied repair/ under the first.
+TEST(FolderLock, ASecondHolderIsRefusedUntilTheFirstLetsGo) {
+  TempDir run;
+  {
+    auto first = FolderLock::take(run.path(), "onnxproof repair");
+    ASSERT_TRUE(first) << first.error().describe();
+    auto second = FolderLock::take(run.path(), "onnxproof repair");
+    ASSERT_FALSE(second);
+    EXPECT_EQ(second.error().code(), ErrorCode::usage);
+    EXPECT_NE(second.error().message().find("in use by another onnxproof repair"), std::string::npos);
+  }
+  EXPECT_TRUE(FolderLock::take(run.path(), "onnxproof repair"));
+  EXPECT_TRUE(fs::is_empty(run.path()));  // nothing written into the folder
 }
 
 TEST(RunFolder, KnownNamesAloneOrAForeignMarkerAreNotARun) {
