@@ -274,6 +274,19 @@ class ZooTest(unittest.TestCase):
         again = zoo("merge", shards[0], shards[0], "--out", os.path.join(self.work, "twice"))
         self.assertEqual(again.returncode, 2)
         self.assertIn("is in both", again.stderr)
+        # The probe of 2026-12-06: --out inside an input copied the input into itself.
+        inside = zoo("merge", shards[0], shards[1], "--out", os.path.join(shards[0], "runs", "merged"))
+        self.assertEqual(inside.returncode, 2, inside.stderr)
+        self.assertEqual(len(inside.stderr.strip().splitlines()), 1, inside.stderr)
+        self.assertIn("inside or around its inputs", inside.stderr)
+        # ...and a 100,000-deep index.json was a Python traceback.
+        deep = os.path.join(self.work, "deep")
+        os.makedirs(deep)
+        with open(os.path.join(deep, "index.json"), "w") as stream:
+            stream.write("[" * 100000 + "]" * 100000)
+        deeper = zoo("merge", deep, "--out", os.path.join(self.work, "from-deep"))
+        self.assertEqual(deeper.returncode, 2, deeper.stderr)
+        self.assertNotIn("Traceback", deeper.stderr)
 
     def test_a_bad_manifest_is_a_usage_error_in_one_line(self):
         manifest = os.path.join(self.work, "bad.toml")

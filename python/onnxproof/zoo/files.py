@@ -85,11 +85,12 @@ def write_json(path, value):
 
 
 def read_json(path):
-    """The JSON value in `path`, or None when it is missing or unreadable."""
+    """The JSON value in `path`, or None when it is missing or unreadable (nested deeper than
+    Python's parser recurses counts as unreadable: a planted 100,000-deep document)."""
     try:
         with open(path, encoding="utf-8") as stream:
             return json.load(stream)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 
@@ -98,7 +99,7 @@ def read_report_json(path):
     missing, unreadable or no onnxproof report."""
     try:
         return report_document(read_json(path), path)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

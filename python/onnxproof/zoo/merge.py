@@ -80,8 +80,13 @@ def merge_zoos(inputs, out):
     if not inputs:
         raise UsageError("zoo merge needs at least one zoo folder")
     folders = [os.path.abspath(folder) for folder in inputs]
-    if os.path.abspath(out) in folders:
-        raise UsageError(f"zoo merge: --out {printable(out)} is one of its inputs; pick a new folder")
+    target = os.path.realpath(out)
+    for folder in folders:
+        real = os.path.realpath(folder)
+        # Inside an input, the merge would copy into itself; around one, replace what it reads.
+        if os.path.commonpath([target, real]) in (target, real):
+            raise UsageError(f"zoo merge: --out {printable(out)} is {'one of' if target == real else 'inside or around'}"
+                             f" its inputs ({printable(folder)}); pick a folder apart from them")
     indexes = [(folder, _read_index(folder)) for folder in folders]
     owner, rows = {}, []
     for folder, index in indexes:
