@@ -44,6 +44,20 @@ def owns_object(model):
     return bool(modules & {"keras", "tensorflow", "tf_keras"})
 
 
+def _configured_backend():
+    """The backend Keras's settings file names ($KERAS_HOME/keras.json, else ~/.keras/keras.json),
+    read before Keras is imported: Keras imports that backend's framework on import (a torch
+    backend in an environment without torch would fail there, not be refused); None when unset."""
+    import json
+    home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+    try:
+        with open(os.path.join(home, "keras.json"), encoding="utf-8") as handle:
+            backend = json.load(handle).get("backend")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None
+    return backend if isinstance(backend, str) else None
+
+
 def require_tensorflow():
     """TensorFlow, imported with the settings the proof needs; one line, exit 3, for an interpreter
     without it, and a usage error for a Keras backend other than TensorFlow.
@@ -55,6 +69,10 @@ def require_tensorflow():
     if backend != "tensorflow":
         raise UsageError(f"KERAS_BACKEND={backend}: onnxproof proves Keras models on the TensorFlow backend only "
                          "(the jax and torch backends are not supported yet); unset it or set it to tensorflow")
+    configured = None if "KERAS_BACKEND" in os.environ else _configured_backend()
+    if configured not in (None, "tensorflow"):
+        raise UsageError(f"Keras's settings file (keras.json) chooses its {configured} backend: onnxproof proves Keras "
+                         "models on the TensorFlow backend only; set KERAS_BACKEND=tensorflow")
     if "tensorflow" not in sys.modules:
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

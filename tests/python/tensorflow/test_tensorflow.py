@@ -239,6 +239,16 @@ class Errors(Folder):
                              env={"KERAS_BACKEND": "jax"})
         self.assertEqual(code, 2, out + err)
         self.assertIn("KERAS_BACKEND=jax", err)
+        # The probe: {"backend": "torch"} in keras.json was "cannot import torch ... reinstall", exit 3.
+        home = self.path("keras-home")
+        os.makedirs(home)
+        with open(os.path.join(home, "keras.json"), "w") as handle:
+            handle.write('{"backend": "torch"}')
+        code, out, err = run("export", "--model", f"{MODELS}:text_classifier", "--out", self.path("torch-run"),
+                             env={"KERAS_HOME": home})
+        self.assertEqual(code, 2, out + err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("chooses its torch backend", err)
 
     def test_a_tf_function_without_a_signature_is_a_usage_error(self):
         code, out, err = run("export", "--model", f"{MODELS}:unsigned_function", "--out", self.path("run"))
