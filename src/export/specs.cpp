@@ -40,16 +40,29 @@ bool imports_tensorflow(std::string_view line) {
   return false;
 }
 
-// Whether the Python file `path` imports TensorFlow or Keras; false when it cannot be read (only a
-// regular file is opened: a FIFO named .py must not block the check).
+// Whether `line` imports torch at the top of the module (no indentation): a PyTorch file that
+// also imports TensorFlow inside a function (to compare, to convert) stays PyTorch's.
+bool imports_torch_at_top(std::string_view line) {
+  const std::size_t keyword = line.starts_with("import") ? 6 : line.starts_with("from") ? 4 : 0;
+  const std::size_t name_at = skip_spaces(line, keyword);
+  if (keyword == 0 || name_at == keyword) return false;
+  const std::string_view name = line.substr(name_at);
+  return name.starts_with("torch") && (name.size() == 5 || !is_word(name[5]));
+}
+
+// Whether the Python file `path` builds a TensorFlow model: it imports TensorFlow or Keras, and
+// not torch at its top; false when it cannot be read (only a regular file is opened: a FIFO named
+// .py must not block the check).
 bool file_imports_tensorflow(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return false;
   std::ifstream file(path);
+  bool tensorflow = false;
   for (std::string line; std::getline(file, line);) {
-    if (imports_tensorflow(line)) return true;
+    if (imports_torch_at_top(line)) return false;
+    tensorflow = tensorflow || imports_tensorflow(line);
   }
-  return false;
+  return tensorflow;
 }
 
 }  // namespace

@@ -84,6 +84,12 @@ TEST(SourceFramework, AFileSpecBelongsToTheFrameworkItImports) {
   EXPECT_EQ(framework_of("h.py", "import tensorflow_hub\nimport keras_cv\nfrom kerastuner import x\n"), "torch");
   EXPECT_EQ(framework_of("i.py", "# import keras\ntext = 'import tensorflow'\n"), "torch");
   EXPECT_EQ(framework_of("j.py", "importkeras\nfromtensorflow import x\n"), "torch");
+  // The probe: a PyTorch file importing TensorFlow inside a function (to compare with it) was
+  // routed to TensorFlow. torch at the top decides; torch only inside a function does not.
+  EXPECT_EQ(framework_of("k.py", "import torch\ndef check():\n    import tensorflow as tf\n"), "torch");
+  EXPECT_EQ(framework_of("l.py", "from torch import nn\nimport keras\n"), "torch");
+  EXPECT_EQ(framework_of("m.py", "import keras\ndef compare():\n    import torch\n"), "tensorflow");
+  EXPECT_EQ(framework_of("n.py", "import torchvision\nimport keras\n"), "tensorflow");
   // A file that cannot be read is the default framework's: its front end names the error.
   EXPECT_EQ(source_framework_of_spec((dir / "missing.py").string() + ":build"), "torch");
   std::filesystem::create_directory(dir / "folder.py");

@@ -21,10 +21,13 @@ ARCHIVE_SUFFIXES = (".keras",)
 # A FILE.py:CALLABLE spec is TensorFlow's when its file imports TensorFlow or Keras (the engine
 # applies the same rule to choose the interpreter: src/export/specs.cpp).
 _IMPORTS_TENSORFLOW = re.compile(r"^\s*(import|from)\s+(tensorflow|keras|tf_keras)\b", re.MULTILINE)
+# ...and not torch at its top: a PyTorch file importing TensorFlow inside a function stays PyTorch's.
+_IMPORTS_TORCH_AT_TOP = re.compile(r"^(import|from)\s+torch\b", re.MULTILINE)
 
 
 def owns_spec(spec):
-    """keras:NAME, saved_model:DIR, FILE.keras, and FILE.py:CALLABLE whose file imports TensorFlow or Keras."""
+    """keras:NAME, saved_model:DIR, FILE.keras, and FILE.py:CALLABLE whose file imports TensorFlow or
+    Keras and not torch at its top."""
     if spec.startswith(FAMILY_PREFIXES) or spec.endswith(ARCHIVE_SUFFIXES):
         return True
     target = spec.rpartition(":")[0]
@@ -32,7 +35,8 @@ def owns_spec(spec):
         return False
     try:
         with open(target, encoding="utf-8", errors="replace") as handle:
-            return bool(_IMPORTS_TENSORFLOW.search(handle.read()))
+            text = handle.read()
+        return bool(_IMPORTS_TENSORFLOW.search(text)) and not _IMPORTS_TORCH_AT_TOP.search(text)
     except OSError:
         return False  # the first framework's loader names the missing file
 
