@@ -144,10 +144,15 @@ class GivenFileProof(unittest.TestCase):
         values[0, 0] += 0.5
         weight.CopyFrom(numpy_helper.from_array(values, weight.name))
         onnx.save(model, edited)
-        report = self.prove(ConvNet(), (self.image,), edited, "edited")
+        report = onnxproof.prove(ConvNet().eval(), (self.image,), onnx=edited, quiet=True,
+                                 out=os.path.join(self.folder, "edited"))
         self.assertEqual(report.verdict, "fail", str(report))
         self.assertIn("PARITY_MISMATCH", self.codes(report, "error"))
         self.assertNotIn("FILE_WEIGHTS_NOT_FROM_MODEL", self.codes(report, "error"))  # one value of 296
+        # Localized in the file as given: the module whose weight was edited, by the file's node names.
+        located = [f for f in report.findings if f.code == "DIVERGENCE_LOCATED"]
+        self.assertTrue(located, str(report))
+        self.assertIn("'head'", located[0].message)
 
     def test_reordered_inputs_bind_by_name_and_an_int32_file_is_fed_the_models_ids(self):
         model = TokenPooler()

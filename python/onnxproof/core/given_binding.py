@@ -35,6 +35,11 @@ class Bound:
         return array if self.file_dtype == self.model_dtype else array.astype(numpy_dtype(self.file_dtype))
 
 
+def layout_permutation(name):
+    """The permutation a recorded layout ("NHWC -> NCHW") names; None for none."""
+    return next((perm for perm, said in _LAYOUTS.items() if said == name), None) if name else None
+
+
 def layout_of(file_dims, model_dims):
     """The permutation that takes the model's axes to the file's where the file's fixed sizes only
     agree with the model's in another layout (NHWC against NCHW); None where they agree as they are."""

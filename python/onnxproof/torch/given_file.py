@@ -22,7 +22,9 @@ def bind_inputs(state, model):
     input names in the order forward() takes them) for bound_model."""
     order = [spec["name"] for spec in state.inputs] or forward_names(model)
     binding = given_binding.bind_state_inputs(state, forward_names(model) or order)
-    return binding, order or [bound.model for bound in binding]
+    order = order or [bound.model for bound in binding]
+    state.given_file["model_inputs"] = list(order)
+    return binding, order
 
 
 def adopt(state, model):

@@ -139,6 +139,25 @@ def _pair(values, tensors, exacts, floats, integers=frozenset()):
     return [], f"{len(values_kept)} floating-point ONNX values and {len(kept)} PyTorch tensors cross its boundary"
 
 
+def _folded_after(entry, later, boundaries):
+    """The modules after `entry` the exporter folded into its nodes: each has no ONNX node of its
+    own and takes the one tensor the one before it returned (Conv -> BatchNorm in eval mode, which
+    TorchScript and the dynamo exporter fold into the Conv's weights). The ONNX value leaving
+    `entry`'s nodes is then the last one's output, not `entry`'s own."""
+    import torch
+    chain, current = [], entry
+    for candidate in later:
+        if (candidate["module"] in boundaries or len(current["outputs"]) != 1 or len(candidate["inputs"]) != 1
+                or candidate["calls"] != 1 or current["calls"] != 1):
+            break
+        before, after = current["outputs"][0], candidate["inputs"][0]
+        if before.shape != after.shape or not torch.equal(before, after):
+            break
+        chain.append(candidate)
+        current = candidate
+    return chain
+
+
 def _grouped(calls):
     """One entry per module, in the order its first call finished; a module called several times
     (a shared activation) has its calls' tensors one after the other, as the graph has them."""
@@ -205,16 +224,49 @@ def _read_case(folder, prefix):
     return arrays
 
 
-def _check_same_model(outputs, expected, case):
-    """The rerun must be the model that was exported: its outputs equal the reference's."""
+def _check_same_model(outputs, expected, case, bound_outputs=None):
+    """The rerun must be the model that was exported: its outputs equal the reference's (for a
+    given file, the model's outputs the file's are bound to, in the file's order)."""
     import numpy as np
     from .traps import flatten_outputs
     named, _ = flatten_outputs(outputs)
+    if bound_outputs is not None:
+        by_name = dict(named)
+        named = [(name, by_name[name]) for name in bound_outputs if name in by_name]
     got = [value.detach().cpu().numpy() for _, value in named]
     if len(got) != len(expected) or not all(
             a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True) for a, b in zip(got, expected)):
         raise FrontEndError(f"the model loaded again does not reproduce PyTorch's reference outputs of {case} "
                             "(random weights without a seed, or a nondeterministic forward): nothing to localize against")
+
+
+def _given_file(run):
+    """export.json's given_file of a run that proved a file the user made (--onnx), else None."""
+    with open(os.path.join(run, "export.json"), encoding="utf-8") as handle:
+        return json.load(handle).get("given_file")
+
+
+def _model_arguments(given, inputs):
+    """A reference case's inputs (the file's, in its order, dtypes and layout) as the model's
+    forward() takes them; FrontEndError where the file leaves out one of the model's inputs."""
+    import numpy as np
+    from ..core.cases import numpy_dtype
+    from ..core.given_binding import layout_permutation
+    by_model = {record["model"]: (record, array) for record, array in zip(given["inputs"], inputs)}
+    arguments = []
+    for name in given.get("model_inputs") or [record["model"] for record in given["inputs"]]:
+        if name not in by_model:
+            if len(arguments) == len(by_model):
+                break  # the inputs after the file's: forward()'s defaults
+            raise FrontEndError(f"the file leaves out the model's input {name}: its modules cannot be called as "
+                                "the file was bound")
+        record, array = by_model[name]
+        perm = layout_permutation(record.get("layout"))
+        array = array if perm is None else np.transpose(array, np.argsort(perm))
+        if "cast" in record:
+            array = array.astype(numpy_dtype(record["cast"].split("->")[-1].strip()))
+        arguments.append(array)
+    return arguments
 
 
 def write_localization(run, model_file, case, model):
@@ -226,9 +278,13 @@ def write_localization(run, model_file, case, model):
     inputs = _read_case(reference, "input")
     if not inputs:
         raise UsageError(f"{reference} holds no input_0.pb: no such reference case")
+    given = _given_file(run)
+    if given:
+        inputs = _model_arguments(given, inputs)
     args = tuple(to_torch(array) for array in inputs)
     calls, outputs = capture(model, args)
-    _check_same_model(outputs, _read_case(reference, "output"), case)
+    _check_same_model(outputs, _read_case(reference, "output"), case,
+                      [record["model"] for record in given["outputs"]] if given else None)
     # The float64 twin's values at the same boundaries: the engine judges each module's error by
     # the calibrated rule (its distance from exact against PyTorch's own float32 noise there).
     for key, (exact_inputs, exact_outputs) in capture_exact(model, args, calls).items():
@@ -245,10 +301,15 @@ def write_localization(run, model_file, case, model):
     shutil.rmtree(os.path.join(folder, "pytorch"), ignore_errors=True)  # no tensor of an earlier capture stays
     os.makedirs(os.path.join(folder, "pytorch"))
     modules, written = [], {}
-    for order, entry in enumerate(_grouped(calls)):
+    grouped = _grouped(calls)
+    for order, entry in enumerate(grouped):
         record = {key: entry[key] for key in ("module", "class", "source", "calls")}
         nodes, onnx_inputs, onnx_outputs = boundaries.get(entry["module"], ([], [], []))
         record["nodes"] = nodes
+        folded = _folded_after(entry, grouped[order + 1:], boundaries) if nodes else []
+        if folded:  # its ONNX output is the folded module's (a BatchNorm folded into a Conv)
+            entry = dict(entry, outputs=folded[-1]["outputs"], exact_outputs=folded[-1]["exact_outputs"])
+            record["folded"] = [later["module"] for later in folded]
         pairs = {}
         reason = "" if nodes else "no ONNX node carries this module's scope (fused, folded or inlined by the exporter)"
         for side, values in (("inputs", onnx_inputs), ("outputs", onnx_outputs)):
