@@ -203,6 +203,20 @@ class GivenFileProof(unittest.TestCase):
         self.assertEqual(report.verdict, "pass", str(report))
         self.assertEqual(report.raw["signature"]["exporter"], "file")
 
+    def test_assert_proved_freezes_the_files_golden_set_and_verifies_it_again(self):
+        from onnxproof.testing import assert_proved
+        golden = os.path.join(self.folder, "golden-convnet")
+        first = assert_proved(ConvNet(), (self.image,), onnx=self.conv_file, golden=golden, localize=False,
+                              out=os.path.join(self.folder, "golden-1"))
+        self.assertEqual(first.steps.get("golden"), "pass")
+        self.assertTrue(os.path.isfile(os.path.join(golden, "manifest.json")))
+        again = assert_proved(ConvNet(), (self.image,), onnx=self.conv_file, golden=golden, localize=False,
+                              out=os.path.join(self.folder, "golden-2"))
+        self.assertEqual(again.steps.get("golden"), "pass")
+        with self.assertRaises(AssertionError):  # another checkpoint's file against the frozen set
+            assert_proved(ConvNet(seed=7), (self.image,), onnx=self.conv_file, golden=golden, localize=False,
+                          out=os.path.join(self.folder, "golden-3"))
+
     def test_options_that_shape_an_export_are_refused_with_a_given_file(self):
         with self.assertRaises(onnxproof.UsageError):
             self.prove(ConvNet(), (self.image,), self.conv_file, "opset", opset=17)
