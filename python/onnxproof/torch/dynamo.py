@@ -26,6 +26,7 @@ import traceback
 from ..core.cases import size_ranges
 from ..core.findings import finding
 from .rnn_loops import dynamic_rnn_decompositions
+from .given_file import forward_names
 from .traps import ANSI, exception_chain, first_line, user_frame, users_frame
 
 # The oldest opset the dynamo exporter writes (an older opset_version still gives 18).
@@ -72,7 +73,7 @@ def dynamic_shapes(model, inputs, dynamic, narrowed=frozenset()):
                    for spec in inputs)
     # Keyed like forward()'s parameters when they can be: torch.export matches a tuple only when
     # forward takes exactly these positional parameters.
-    names = _positional_parameters(model)
+    names = forward_names(model)
     if names and len(names) == len(shapes):
         return dict(zip(names, shapes))
     rest = _var_positional(model)
@@ -94,14 +95,6 @@ def _identifier(label):
     """Dim names must be Python identifiers; a label like 'seq-len' becomes 'seq_len'."""
     name = re.sub(r"\W", "_", label)
     return name if name and not name[0].isdigit() else f"d_{name}"
-
-
-def _positional_parameters(model):
-    try:
-        parameters = inspect.signature(model.forward).parameters.values()
-    except (TypeError, ValueError):
-        return []
-    return [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 class GuardLog(logging.Handler):
@@ -187,7 +180,7 @@ def capture(model, args, inputs, dynamic, output_dataclasses=(), findings=None, 
     narrowed = {label: None for label, parts in dict(derived).items() if not isinstance(parts, dict)}
     while True:
         shapes = dynamic_shapes(model, inputs, dynamic, frozenset(narrowed))
-        guards = GuardLog(_positional_parameters(model), inputs, dynamic)
+        guards = GuardLog(forward_names(model), inputs, dynamic)
         try:
             with guards.recording(), dynamic_rnn_decompositions(shapes if dynamic else None):
                 program = torch.export.export(model, args, dynamic_shapes=shapes if dynamic else None, strict=False)

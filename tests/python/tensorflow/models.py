@@ -34,9 +34,9 @@ def transformer_encoder():
     return keras.Model([tokens, mask], out, name="transformer_encoder")
 
 
-def small_cnn():
+def small_cnn(seed=3):
     """A small NHWC convolutional classifier with a free batch and image size."""
-    keras.utils.set_random_seed(3)
+    keras.utils.set_random_seed(seed)
     image = keras.Input(shape=(None, None, 3), name="image")
     x = keras.layers.Conv2D(8, 3, padding="same", activation="relu", name="conv")(image)
     x = keras.layers.BatchNormalization(name="bn")(x)
@@ -47,12 +47,7 @@ def small_cnn():
 
 def small_cnn_other_weights():
     """small_cnn from another seed: the same architecture, another checkpoint."""
-    keras.utils.set_random_seed(30)
-    image = keras.Input(shape=(None, None, 3), name="image")
-    x = keras.layers.Conv2D(8, 3, padding="same", activation="relu", name="conv")(image)
-    x = keras.layers.BatchNormalization(name="bn")(x)
-    x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
-    return keras.Model(image, keras.layers.Dense(4, name="logits")(x), name="small_cnn")
+    return small_cnn(seed=30)
 
 
 class Scaler(tf.Module):
