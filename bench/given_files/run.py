@@ -217,6 +217,7 @@ def main():
         if os.path.isfile(path):
             with open(path, encoding="utf-8") as handle:
                 entries += json.load(handle)
+    checkout = commit()  # before the runs: the checkout may move while they run
     only = set(filter(None, args.only.split(",")))
     rows = []
     for entry in entries:
@@ -229,7 +230,7 @@ def main():
             print(json.dumps(rows[-1]), flush=True)
     with open(args.results, "w", encoding="utf-8") as handle:
         json.dump({"date": time.strftime("%Y-%m-%d"), "engine": args.engine, "pythonpath": args.pythonpath,
-                   "commit": commit(), "repeat": args.repeat, "rows": rows},
+                   "commit": checkout, "repeat": args.repeat, "rows": rows},
                   handle, indent=1)
     print(table(rows))
 

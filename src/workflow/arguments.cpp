@@ -77,6 +77,10 @@ Expected<std::map<std::string, std::string>> given_file_options(const ModelArgum
     bind[pair.substr(0, equals)] = pair.substr(equals + 1);
   }
   std::error_code ec;
+  if (fs::is_directory(*arguments.onnx, ec))
+    return fail(ErrorCode::usage, "--onnx " + *arguments.onnx +
+                                      " is a folder: a multi-file export (an encoder-decoder's files, a prefill and "
+                                      "decode pair) is not proved yet; give one .onnx file");
   if (!fs::is_regular_file(*arguments.onnx, ec))
     return fail(ErrorCode::usage, "--onnx " + *arguments.onnx + ": no such file");
   return bind;

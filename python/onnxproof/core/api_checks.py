@@ -91,6 +91,9 @@ def given_file_config(onnx, bind, *, exporter, opset, opset_version=None, genera
         if bind is not None:
             raise UsageError("bind names the inputs of a given ONNX file: give onnx= too")
         return {}
+    if isinstance(onnx, (str, os.PathLike)) and os.path.isdir(onnx):
+        raise UsageError(f"onnx={onnx!r} is a folder: a multi-file export (an encoder-decoder's files, a prefill and "
+                         "decode pair) is not proved yet; give one .onnx file")
     if not isinstance(onnx, (str, os.PathLike)) or not os.path.isfile(onnx):
         raise UsageError(f"onnx={onnx!r}: no such file")
     if exporter != "auto" or opset is not None or opset_version is not None or generate:

@@ -82,8 +82,9 @@ def weight_findings(named, path, interface):
                     _scaled_per_channel(values.astype(np.float32), same.astype(np.float32))):  # a folded norm
                 unmatched.append((name, values, True))
             continue
-        prints = by_dtype.setdefault(values.dtype.str, {
-            _fingerprint(p.astype(values.dtype)): True for p in parameters})
+        if values.dtype.str not in by_dtype:  # each parameter fingerprinted once per dtype of the file
+            by_dtype[values.dtype.str] = {_fingerprint(p.astype(values.dtype)) for p in parameters}
+        prints = by_dtype[values.dtype.str]
         if _fingerprint(values) in prints:
             continue
         if any(_scaled_per_channel(values.astype(np.float32), p.astype(np.float32))

@@ -58,6 +58,10 @@ def bound_model(model, binding, model_order, file_outputs, record):
             self.model = model
             self.outputs = None
 
+        @property
+        def wrapped_model(self):  # what traps.forward_location names: the user's forward, not this one
+            return self.model
+
         def model_outputs(self, *args):
             """(the model's flat output tensors, [(name, shape)]), or its result as it is when
             that holds something else than tensors."""

@@ -184,8 +184,10 @@ def warnings_silenced():
 
 
 def forward_location(model):
-    """'file:line' of the model's forward definition; '' when it has no Python source."""
+    """'file:line' of the model's forward definition; '' when it has no Python source. A model
+    onnxproof wrapped (a given file's binding: torch/given_file.py) is the user's model inside."""
     import inspect
+    model = getattr(model, "wrapped_model", model)
     try:
         forward = type(model).forward
         return f"{inspect.getsourcefile(forward)}:{inspect.getsourcelines(forward)[1]}"
