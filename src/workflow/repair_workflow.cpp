@@ -83,8 +83,13 @@ Expected<Outcome<RepairedRun>> repair_workflow(const RepairCommand& command, std
              << std::flush;
     recorded.model.from_export = fs::absolute(command.run);
   }
-  ONNXPROOF_TRY_ASSIGN(auto options, repair_options(recorded, command.run, command.budget));
-  options.every_candidate = command.every_candidate;
+  auto options = repair_options(recorded, command.run, command.budget);
+  // The options come from the run's record, not from this command line: the refusal says so.
+  if (!options && fs::exists(command.run / "command.json"))
+    return fail(options.error().code(), (command.run / "command.json").string() +
+                                            " records options onnxproof refuses: " + options.error().message());
+  if (!options) return std::unexpected(options.error());
+  options->every_candidate = command.every_candidate;
   // The repair works on a staged copy of the run (its files linked, not copied) that replaces the
   // run as a whole at the end: until then, and if it fails, the published run stays as it was.
   ONNXPROOF_TRY(require_replaceable_run_folder(
@@ -94,9 +99,9 @@ Expected<Outcome<RepairedRun>> repair_workflow(const RepairCommand& command, std
   ONNXPROOF_TRY_ASSIGN(auto staging, StagingFolder::create(command.run));
   const FolderIdentity copied = identity_of(command.run);
   ONNXPROOF_TRY(link_folder_contents(command.run, staging.path(), {"repair"}));
-  options.run = staging.path();
-  options.shown_as = command.run;
-  ONNXPROOF_TRY_ASSIGN(auto result, repair_run(options, progress));
+  options->run = staging.path();
+  options->shown_as = command.run;
+  ONNXPROOF_TRY_ASSIGN(auto result, repair_run(*options, progress));
   ONNXPROOF_TRY(point_report_at_repair(staging.path(), result));
   ONNXPROOF_TRY(staging.publish_over(copied));
   Outcome<RepairedRun> outcome;

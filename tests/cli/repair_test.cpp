@@ -300,6 +300,12 @@ TEST(Repair, OnlyAFailedRunFolderOfItsOwnIsRepaired) {
   write_bytes(out / "command.json", R"({"schema": "onnxproof.command/1", "model": {}})");
   expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2,
                         "command.json: model.model: expected a value");
+  // A record whose options onnxproof refuses names the record, not an option the user never typed.
+  json forged = json::parse(recorded);
+  forged["model"]["export_timeout"] = 0;  // the schema takes 0; the option check does not
+  write_bytes(out / "command.json", forged.dump());
+  expect_one_line_error(onnxproof_cli({"repair", out.path().string()}), 2,
+                        "command.json records options onnxproof refuses: --export-timeout");
   write_bytes(out / "command.json", recorded);
   // RUN/repair is replaced by every repair: never through a link to somewhere else.
   TempDir elsewhere;
