@@ -264,6 +264,47 @@ class GivenFileCommandLine(unittest.TestCase):
         self.assertIn("did you mean 'image'", self.pipeline("--onnx", self.file, "--dynamic", "imag:0=batch",
                                                             out="typo").stderr)
 
+    def test_hostile_external_data_is_refused_in_one_line_before_any_read(self):
+        # The external-data classes of ONNX's advisories (CVE-2022-25882, CVE-2024-5187, CVE-2024-27318,
+        # CVE-2026-27489): absolute, climbing, nested, Windows and UNC locations, a link out of the
+        # folder, offsets and lengths past the file's end, a truncated protobuf.
+        secret = os.path.join(self.folder, "secret.bin")
+        with open(secret, "wb") as handle:
+            handle.write(b"S3CRET" * 40)
+        cases = {"absolute": (secret, {}), "climbing": ("../secret.bin", {}), "nested": ("a/../../secret.bin", {}),
+                 "windows": ("C:\\secret.bin", {}), "unc": ("\\\\host\\share\\w.bin", {}),
+                 "link": ("link.bin", {}), "offset": ("w.bin", {"offset": "1000000000"}),
+                 "length": ("w.bin", {"length": "1000000000000"}), "negative": ("w.bin", {"offset": "-5"}),
+                 "not-a-number": ("w.bin", {"offset": "ten"})}
+        for name, (location, entries) in cases.items():
+            folder = os.path.join(self.folder, "hostile-" + name)
+            os.makedirs(folder)
+            model = onnx.load(self.file)
+            weight = next(t for t in model.graph.initializer if t.name == "head.weight")
+            values = weight.raw_data or numpy_helper.to_array(weight).tobytes()
+            with open(os.path.join(folder, "w.bin"), "wb") as handle:
+                handle.write(values)
+            if name == "link":
+                os.symlink(secret, os.path.join(folder, "link.bin"))
+            weight.data_location = onnx.TensorProto.EXTERNAL
+            del weight.external_data[:]
+            weight.external_data.add(key="location", value=location)
+            for key, value in entries.items():
+                weight.external_data.add(key=key, value=value)
+            weight.ClearField("raw_data")
+            weight.ClearField("float_data")
+            path = os.path.join(folder, "model.onnx")
+            with open(path, "wb") as handle:
+                handle.write(model.SerializeToString())
+            done = self.pipeline("--onnx", path, out="hostile-run-" + name)
+            self.assertEqual(done.returncode, 3, (name, done.stdout[-1500:], done.stderr[-1500:]))
+            last = done.stderr.strip().splitlines()[-1]
+            self.assertTrue(last.startswith("onnxproof: error:") and "refused" in last, (name, last))
+            for root, _, files in os.walk(os.path.join(self.folder, "hostile-run-" + name)):
+                for file in files:
+                    with open(os.path.join(root, file), "rb") as handle:
+                        self.assertNotIn(b"S3CRET", handle.read(), (name, file))
+
     def test_a_file_that_is_no_model_or_reaches_outside_its_folder_is_refused(self):
         corrupt = os.path.join(self.folder, "corrupt.onnx")
         with open(corrupt, "wb") as handle:

@@ -82,7 +82,8 @@ def index_ranges(model, inputs):
 
 def external_files(path, model):
     """The external data files the model names, relative to its folder; FrontEndError for a
-    location that is absolute, climbs out of the folder, or is not a regular file there."""
+    location that is absolute, climbs out of the folder, or is not a regular file there, and for
+    an offset or length that is no number or reaches past the file's end."""
     from onnx import external_data_helper
     folder = os.path.realpath(os.path.dirname(path))
     files = []
@@ -95,9 +96,26 @@ def external_files(path, model):
                 or os.path.islink(os.path.join(folder, location)) or not os.path.isfile(resolved)):
             raise FrontEndError(f"--onnx {path}: tensor {tensor.name}'s external data '{location}' is not a file "
                                 "inside the model's folder: refused")
+        _check_bounds(path, tensor, resolved)
         if location not in files:
             files.append(location)
     return files
+
+
+def _check_bounds(path, tensor, resolved):
+    """FrontEndError unless the tensor's offset and length lie inside its data file."""
+    entries = {entry.key: entry.value for entry in tensor.external_data}
+    size = os.path.getsize(resolved)
+    try:
+        offset = int(entries.get("offset", "0"))
+        length = int(entries["length"]) if "length" in entries else None
+    except ValueError:
+        raise FrontEndError(f"--onnx {path}: tensor {tensor.name}'s external data offset or length is no number: "
+                            "refused") from None
+    if offset < 0 or offset > size or (length is not None and (length < 0 or offset + length > size)):
+        said = f"offset {offset}" + (f", length {length}" if length is not None else "")
+        raise FrontEndError(f"--onnx {path}: tensor {tensor.name}'s external data ({said}) lies outside its "
+                            f"{size}-byte file: refused")
 
 
 def copy_into(interface, model_path):
