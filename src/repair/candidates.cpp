@@ -134,7 +134,8 @@ void add_model_candidates(const RepairFacts& facts, std::vector<RepairCandidate>
 
 // The changes that need a new export: the other exporter, lower opsets.
 void add_export_candidates(const RepairFacts& facts, std::vector<RepairCandidate>& out) {
-  if (!facts.can_reexport) return;
+  // A file the user made (--onnx) is proved as given: no other exporter or opset makes it.
+  if (!facts.can_reexport || facts.exporter == "file") return;
   const std::string reason = first_error(facts, {});
   // After an EXPORTER_FALLBACK the other exporter already failed on this model, as it was asked.
   if (!facts.exporter.empty() && !has_code(facts, "EXPORTER_FALLBACK")) {

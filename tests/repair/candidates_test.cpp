@@ -72,6 +72,10 @@ TEST(RepairPlan, ARunWithoutANewExportTriesOnlyItsOwnModel) {
   const auto plan = plan_repair(facts);
   ASSERT_EQ(names(plan), std::vector<std::string>{"optimizer-A-B"});
   EXPECT_EQ(plan[0].disabled_optimizers, (std::vector<std::string>{"A", "B"}));
+  // A file the user made (--onnx): no exporter or opset makes it; only its own model is changed.
+  facts.can_reexport = true;
+  facts.exporter = "file";
+  EXPECT_EQ(names(plan_repair(facts)), std::vector<std::string>{"optimizer-A-B"});
 }
 
 TEST(RepairPlan, AFrozenReshapeGetsTheRewriteAndAFloat16FailureTheFloat32Block) {
