@@ -271,7 +271,7 @@ class AssertProvedUnderPytest(unittest.TestCase):
             logged = os.path.exists(os.path.join(folder, "trap", "export.log"))
         self.assertTrue(logged)
         self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
-        self.assertIn("1 failed, 1 passed", run.stdout)
+        self.assertIn("1 failed, 2 passed", run.stdout)
         self.assertIn("FAILED", run.stdout)
         self.assertIn("test_trap_model_is_not_proved", run.stdout)
         self.assertIn("AssertionError: onnxproof did not prove", run.stdout)
