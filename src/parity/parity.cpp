@@ -407,6 +407,8 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
                                            .tensorrt_fp16 = options.precision == DType::float16};
       auto session = Session::open(model, lean_for_large_model(model, session_options));
       if (!session) {
+        // Not the model's: a model path that is no file, the deployment's session-config refused.
+        if (session.error().code() == ErrorCode::invalid_input) return std::unexpected(session.error());
         if (session.error().code() == ErrorCode::not_found || session.error().code() == ErrorCode::unsupported) {
           status.reason = session.error().describe();  // the provider, not the model
         } else {

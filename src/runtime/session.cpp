@@ -144,6 +144,45 @@ GraphOptimizationLevel ort_level(GraphOptimization level) {
   return ORT_ENABLE_ALL;
 }
 
+// A serialized ModelProto with one Identity node at `opset` and `ir_version`, written by hand
+// (ONNX Runtime is the only dependency of this folder): graph { node, input x, output y }.
+std::string identity_model(int opset, int ir_version) {
+  onnx::ModelProto model;
+  model.set_ir_version(ir_version);
+  model.add_opset_import()->set_version(opset);
+  auto* graph = model.mutable_graph();
+  graph->set_name("opset_probe");
+  auto* node = graph->add_node();
+  node->set_op_type("Identity");
+  node->add_input("x");
+  node->add_output("y");
+  for (auto* value : {graph->add_input(), graph->add_output()}) {
+    value->set_name(value == &graph->input(0) ? "x" : "y");
+    auto* tensor = value->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(onnx::TensorProto::FLOAT);
+    tensor->mutable_shape()->add_dim()->set_dim_value(1);
+  }
+  return model.SerializeAsString();
+}
+
+// When a model's session fails, whether the deployment's session-config is to blame: a session of
+// the smallest model with those options alone fails too. Said as the deployment's mistake (exit 3),
+// not as the model refused by the release.
+std::optional<Error> deployment_options_rejected(Ort::Env& env) {
+  const auto deployment = runtime_detail::deployment_session_config();
+  if (!deployment || deployment->empty()) return std::nullopt;
+  const std::string bytes = identity_model(7, 3);
+  try {
+    Ort::SessionOptions options;
+    for (const auto& [key, value] : *deployment) options.AddConfigEntry(key.c_str(), value.c_str());
+    Ort::Session session(env, bytes.data(), bytes.size(), options);
+    return std::nullopt;
+  } catch (const Ort::Exception& error) {
+    return Error(ErrorCode::invalid_input,
+                 "the session-config beside this ONNX Runtime holds options it rejects: " + std::string(error.what()));
+  }
+}
+
 }  // namespace
 
 std::string_view optimization_name(GraphOptimization level) { return name_in(k_level_names, level); }
@@ -236,33 +275,13 @@ Expected<Session> Session::open_from(const std::filesystem::path* path, std::str
       return std::unexpected(provider_error(options.provider, error.what(), ErrorCode::runtime,
                                             "ONNX Runtime cannot load " + what + ": "));
     }
+    if (auto blamed = deployment_options_rejected(*env)) return std::unexpected(*blamed);
     return fail(ErrorCode::runtime, "ONNX Runtime cannot load " + what + ": " + error.what());
   }
   return Session(std::move(impl));
 }
 
 namespace {
-
-// A serialized ModelProto with one Identity node at `opset` and `ir_version`, written by hand
-// (ONNX Runtime is the only dependency of this folder): graph { node, input x, output y }.
-std::string identity_model(int opset, int ir_version) {
-  onnx::ModelProto model;
-  model.set_ir_version(ir_version);
-  model.add_opset_import()->set_version(opset);
-  auto* graph = model.mutable_graph();
-  graph->set_name("opset_probe");
-  auto* node = graph->add_node();
-  node->set_op_type("Identity");
-  node->add_input("x");
-  node->add_output("y");
-  for (auto* value : {graph->add_input(), graph->add_output()}) {
-    value->set_name(value == &graph->input(0) ? "x" : "y");
-    auto* tensor = value->mutable_type()->mutable_tensor_type();
-    tensor->set_elem_type(onnx::TensorProto::FLOAT);
-    tensor->mutable_shape()->add_dim()->set_dim_value(1);
-  }
-  return model.SerializeAsString();
-}
 
 bool accepts(Ort::Env& env, int opset, int ir_version) {
   const std::string bytes = identity_model(opset, ir_version);

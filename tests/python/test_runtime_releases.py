@@ -165,6 +165,20 @@ class RuntimeReleases(unittest.TestCase):
         self.assertIn("session-config line 1: expected KEY=VALUE", done.stderr)
         self.assertFalse(os.path.exists(out))
 
+    def test_a_session_config_value_the_release_rejects_is_the_deployments_error_not_a_refusal(self):
+        # The probe: a value ONNX Runtime rejects was RUNTIME_VERSION_REFUSES, "the release cannot
+        # load the model", with a staging path and an opset hint.
+        cache = os.path.join(self.work, "rejected-deployment")
+        os.makedirs(os.path.join(cache, self.new))
+        os.symlink(os.path.join(CACHE, self.new, "libonnxruntime.so.1"),
+                   os.path.join(cache, self.new, "libonnxruntime.so.1"))
+        with open(os.path.join(cache, self.new, "session-config"), "w") as stream:
+            stream.write("session.graph_optimizations_loop_level=abc\n")  # stoi fails on it
+        done, out = self.prove("rejected", "--target", "ort-cpu@1.31", env=dict(os.environ, ONNXPROOF_ORT_CACHE=cache))
+        self.assertEqual(done.returncode, 3, done.stdout[-2000:] + done.stderr[-2000:])
+        self.assertIn("the session-config beside this ONNX Runtime holds options it rejects", done.stderr)
+        self.assertNotIn("RUNTIME_VERSION_REFUSES", done.stdout)
+
     def test_a_session_config_that_is_no_file_is_said_never_waited_on_or_skipped(self):
         # The probe of 2026-12-06: a FIFO blocked 120 s and blamed the export front end; a folder
         # was skipped, proving the release without the deployment's options.
