@@ -1,7 +1,13 @@
 // The pipeline workflows: `pipeline` on the options given, `demo` on the built-in example.
 #include <fmt/format.h>
 
+#include <unistd.h>
+#include <ext/stdio_filebuf.h>
+
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
 
 #include "onnxproof/core/installation.h"
 #include "onnxproof/golden/golden.h"
@@ -164,6 +170,18 @@ Expected<Outcome<DemoRun>> demo_workflow(const DemoCommand& command, std::ostrea
   Outcome<Report> run = run_outcome(std::move(report), command.out);
   return Outcome<DemoRun>{run.verdict, std::move(run.findings), std::move(run.artifacts), std::move(run.error),
                           DemoRun{std::move(run.result)}};
+}
+
+Expected<Outcome<Report>> attached_pipeline_on_stdio(const PipelineCommand& command) {
+  std::signal(SIGPIPE, SIG_IGN);
+  std::cout.flush();
+  std::fflush(stdout);
+  const int channel_fd = ::dup(STDOUT_FILENO);
+  if (channel_fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+    return fail(ErrorCode::io, "cannot set up the front end's channel on stdout");
+  __gnu_cxx::stdio_filebuf<char> channel_buffer(channel_fd, std::ios::out);
+  std::ostream to_front_end(&channel_buffer);
+  return attached_pipeline_workflow(command, std::cin, to_front_end, std::cerr);
 }
 
 }  // namespace onnxproof

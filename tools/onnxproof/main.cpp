@@ -1,9 +1,7 @@
 // onnxproof's command line: turns argv into each workflow's options (CLI11), calls the workflow,
 // prints its outcome and maps it to the exit code (DESIGN.md: 0 pass, 1 the proof failed, 2 usage
 // error, 3 the tool could not run). Every workflow lives in the library (onnxproof/workflow/).
-#include <unistd.h>
 #include <CLI/CLI.hpp>
-#include <ext/stdio_filebuf.h>
 
 #include <csignal>
 #include <cstdio>
@@ -35,20 +33,6 @@ int present(const Expected<Outcome<Result>>& outcome) {
   if (!outcome) return report_error(outcome.error());
   print_outcome(std::cout, *outcome);
   return outcome->error ? report_error(*outcome->error) : exit_code(outcome->verdict);
-}
-
-// `pipeline --attach`: stdout becomes the front end's channel (fd 1 then points at stderr, so a
-// library's chatter and the summary join the progress); a front end gone is an error, not SIGPIPE.
-int with_front_end_channel(const PipelineCommand& command) {
-  std::signal(SIGPIPE, SIG_IGN);
-  std::cout.flush();
-  std::fflush(stdout);
-  const int channel_fd = ::dup(STDOUT_FILENO);
-  if (channel_fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-    return report_error(Error(ErrorCode::io, "cannot set up the front end's channel on stdout"));
-  __gnu_cxx::stdio_filebuf<char> channel_buffer(channel_fd, std::ios::out);
-  std::ostream to_front_end(&channel_buffer);
-  return present(attached_pipeline_workflow(command, std::cin, to_front_end, std::cerr));
 }
 
 // A parsed subcommand and the call that runs it.
@@ -167,7 +151,7 @@ void add_pipeline(CLI::App& app, Commands& commands) {
       "The run folder: new, empty, or an earlier run it replaces (default ./onnxproof-out/<model>)");
 
   commands.push_back({pipeline_app, [pipeline] {
-                        return pipeline->attach ? with_front_end_channel(*pipeline)
+                        return pipeline->attach ? present(attached_pipeline_on_stdio(*pipeline))
                                                 : present(pipeline_workflow(*pipeline, std::cerr));
                       }});
 }

@@ -95,6 +95,10 @@ Expected<Outcome<Report>> pipeline_workflow(const PipelineCommand& command, std:
 /// `pipeline --attach`: the same, for a front end on the two streams (pipeline/attached_front_end.h).
 Expected<Outcome<Report>> attached_pipeline_workflow(const PipelineCommand& command, std::istream& from_front_end,
                                                      std::ostream& to_front_end, std::ostream& progress);
+/// `pipeline --attach` on the process's own streams: stdin from the front end, the channel to it
+/// on what was stdout, fd 1 then pointing at stderr (a library's chatter and the summary join the
+/// progress); a front end gone is an error, not SIGPIPE.
+Expected<Outcome<Report>> attached_pipeline_on_stdio(const PipelineCommand& command);
 
 /// What `demo` proves, said before it starts.
 inline constexpr const char* k_demo_announcement =
