@@ -151,13 +151,19 @@ class RuntimeReleases(unittest.TestCase):
         self.assertEqual(engine_parity["status"], "pass")  # the engine's own library has no such option set
         self.assertTrue(math.isfinite(float(releases[self.new]["newest_opset"])))
 
-    def test_a_malformed_session_config_stops_the_run_not_the_model(self):
-        # The deployment's file is wrong, not the export: exit 3 before any work, never a refusal.
-        cache = os.path.join(self.work, "broken-deployment")
+    def deployment(self, name):
+        """A release cache holding the engine-tested release's library (a link) in a folder of its
+        own: its session-config is the test's to write. (the cache, the session-config's path)."""
+        cache = os.path.join(self.work, name)
         os.makedirs(os.path.join(cache, self.new))
         os.symlink(os.path.join(CACHE, self.new, "libonnxruntime.so.1"),
                    os.path.join(cache, self.new, "libonnxruntime.so.1"))
-        with open(os.path.join(cache, self.new, "session-config"), "w") as stream:
+        return cache, os.path.join(cache, self.new, "session-config")
+
+    def test_a_malformed_session_config_stops_the_run_not_the_model(self):
+        # The deployment's file is wrong, not the export: exit 3 before any work, never a refusal.
+        cache, config = self.deployment("broken-deployment")
+        with open(config, "w") as stream:
             stream.write("no equals sign here\n")
         done, out = self.prove("broken", "--target", "ort-cpu@1.31", env=dict(os.environ, ONNXPROOF_ORT_CACHE=cache))
         self.assertEqual(done.returncode, 3, done.stdout[-2000:] + done.stderr[-2000:])
@@ -168,11 +174,8 @@ class RuntimeReleases(unittest.TestCase):
     def test_a_session_config_value_the_release_rejects_is_the_deployments_error_not_a_refusal(self):
         # The probe: a value ONNX Runtime rejects was RUNTIME_VERSION_REFUSES, "the release cannot
         # load the model", with a staging path and an opset hint.
-        cache = os.path.join(self.work, "rejected-deployment")
-        os.makedirs(os.path.join(cache, self.new))
-        os.symlink(os.path.join(CACHE, self.new, "libonnxruntime.so.1"),
-                   os.path.join(cache, self.new, "libonnxruntime.so.1"))
-        with open(os.path.join(cache, self.new, "session-config"), "w") as stream:
+        cache, config = self.deployment("rejected-deployment")
+        with open(config, "w") as stream:
             stream.write("session.graph_optimizations_loop_level=abc\n")  # stoi fails on it
         done, out = self.prove("rejected", "--target", "ort-cpu@1.31", env=dict(os.environ, ONNXPROOF_ORT_CACHE=cache))
         self.assertEqual(done.returncode, 3, done.stdout[-2000:] + done.stderr[-2000:])
@@ -183,11 +186,7 @@ class RuntimeReleases(unittest.TestCase):
         # The probe of 2026-12-06: a FIFO blocked 120 s and blamed the export front end; a folder
         # was skipped, proving the release without the deployment's options.
         for kind in ("fifo", "folder"):
-            cache = os.path.join(self.work, f"{kind}-deployment")
-            os.makedirs(os.path.join(cache, self.new))
-            os.symlink(os.path.join(CACHE, self.new, "libonnxruntime.so.1"),
-                       os.path.join(cache, self.new, "libonnxruntime.so.1"))
-            config = os.path.join(cache, self.new, "session-config")
+            cache, config = self.deployment(f"{kind}-deployment")
             os.mkfifo(config) if kind == "fifo" else os.makedirs(config)
             start = time.monotonic()
             done, _ = self.prove(kind, "--target", "ort-cpu@1.31", env=dict(os.environ, ONNXPROOF_ORT_CACHE=cache))
