@@ -9,6 +9,7 @@
 #   4. ONNX Runtime in .deps/onnxruntime (scripts/fetch-onnxruntime.sh), and the releases 1.18 and
 #      1.31 in the release cache (scripts/fetch-onnxruntime-versions.sh);
 #      (2-4 are kept once per machine and linked from the checkout: see below)
+#   4b. OpenVINO's runtime in .deps/openvino (scripts/fetch-openvino.sh), for --provider openvino;
 #   5. the distribution's own PyTorch, where it has one, for the cross-version test lane;
 #   6. clang with libFuzzer and the sanitizer runtimes, for the fuzz targets (fuzz/).
 set -euo pipefail
@@ -106,6 +107,8 @@ shared "$root/.deps/onnx" "onnx-$(key <(grep '^onnx==' "$root/python/requirement
   "$root/scripts/build-onnx.sh"
 shared "$root/.deps/onnxruntime" "onnxruntime-$(key "$root/scripts/fetch-onnxruntime.sh")" \
   "$root/scripts/fetch-onnxruntime.sh"
+shared "$root/.deps/openvino" "openvino-$(key "$root/scripts/fetch-openvino.sh")" \
+  "$root/scripts/fetch-openvino.sh"
 # Two more ONNX Runtime releases, for the tests of proofs per release (--target ort-cpu@1.18):
 # 47 MB in the release cache (docs/cli.md), fetched once; `make setup-ort-versions` adds others.
 "$root/scripts/fetch-onnxruntime-versions.sh" 1.18 1.31

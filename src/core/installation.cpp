@@ -31,9 +31,9 @@ std::vector<std::string> process_environment() {
 }
 
 Installation source_tree() {
-  return {ONNXPROOF_DATA_DIR,   ONNXPROOF_PYTHON_SOURCE_DIR, ONNXPROOF_EXAMPLES_DIR,
-          ONNXPROOF_PYTHON,     ONNXPROOF_TF_PYTHON,         release_cache(),
-          process_environment()};
+  return {ONNXPROOF_DATA_DIR,     ONNXPROOF_PYTHON_SOURCE_DIR, ONNXPROOF_EXAMPLES_DIR,
+          ONNXPROOF_PYTHON,       ONNXPROOF_TF_PYTHON,         release_cache(),
+          ONNXPROOF_OPENVINO_DIR, process_environment()};
 }
 
 std::optional<Installation>& chosen() {
@@ -58,6 +58,7 @@ Installation resolve_installation(const fs::path& executable) {
   if (const char* python_dir = environment("ONNXPROOF_PYTHONPATH")) result.python_dir = python_dir;
   if (const char* python = environment("ONNXPROOF_PYTHON")) result.python = python;
   if (const char* python = environment("ONNXPROOF_TF_PYTHON")) result.tf_python = python;
+  if (const char* openvino = environment("ONNXPROOF_OPENVINO")) result.openvino_dir = openvino;
   return result;
 }
 

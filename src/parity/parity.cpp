@@ -201,6 +201,7 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
     base.sizes = c.sizes;
     base.provider = variant.provider;
     base.optimization = variant.level;
+    base.precision = session.precision();
     if (const auto conflict = fixed_dimension_conflict(session, c)) {
       ParityRow row = base;
       row.status = RowStatus::rejected;
@@ -317,6 +318,32 @@ void add_accuracy(const Reference& reference, const ParityOptions& options, Pari
   }
 }
 
+// The providers as run: "openvino" is OpenVINO in float32 with its default configuration's rows
+// beside it (advisory unless "openvino:default" is asked for itself); "openvino:f32" the float32
+// rows alone. Each once, in the order asked.
+std::vector<std::pair<std::string, bool>> providers_to_run(const std::vector<std::string>& asked) {
+  const bool default_asked = std::find(asked.begin(), asked.end(), "openvino:default") != asked.end();
+  std::vector<std::pair<std::string, bool>> runs;
+  const auto add = [&](const std::string& provider, bool advisory) {
+    const bool seen = std::any_of(runs.begin(), runs.end(), [&](const auto& run) { return run.first == provider; });
+    if (!seen) runs.emplace_back(provider, advisory);
+  };
+  for (const auto& provider : asked) {
+    add(provider == "openvino:f32" ? "openvino" : provider, false);
+    if (provider == "openvino" && !default_asked) add("openvino:default", true);
+  }
+  return runs;
+}
+
+// The precision rows are judged in: what OpenVINO computed in where it is narrower than the
+// model's float32 (bfloat16, float16), else the proof's own.
+DType judged_precision(const Session& session, DType asked) {
+  const std::string computed = session.precision();
+  const DType narrower = computed == "bf16" ? DType::bfloat16 : computed == "f16" ? DType::float16 : DType::undefined;
+  if (narrower == DType::undefined) return asked;
+  return asked == DType::undefined || dtype_size(narrower) < dtype_size(asked) ? narrower : asked;
+}
+
 }  // namespace
 
 Expected<std::vector<Tensor>> run_case(Session& session, const ReferenceCase& c) {
@@ -332,6 +359,11 @@ Expected<std::vector<Tensor>> run_case(Session& session, const ReferenceCase& c)
 bool ParityResult::passed() const {
   const bool all_ran = std::all_of(providers.begin(), providers.end(), [](const ProviderStatus& p) { return p.ran; });
   return all_ran && !providers.empty() && !has_errors(findings);
+}
+
+bool ParityResult::advisory(const std::string& provider) const {
+  return std::any_of(providers.begin(), providers.end(),
+                     [&](const ProviderStatus& p) { return p.provider == provider && p.advisory; });
 }
 
 const ProviderStatus* ParityResult::provider_not_run() const {
@@ -390,12 +422,14 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
   PredictionMap predictions;
   const NoiseByOutput noise = pooled_relative_noise(reference);
   const detail::QuantizedOutputs grids = detail::quantized_outputs(model, reference, result);  // judged in steps
-  for (const auto& provider : options.providers) {
+  for (const auto& [provider, advisory] : providers_to_run(options.providers)) {
+    const bool openvino = is_openvino_provider(provider);
     std::vector<Variant> variants = {{provider, GraphOptimization::all}};
-    if (options.compare_optimization_off && provider == options.providers.front()) {
+    // ONNX Runtime's optimization levels: OpenVINO has none to turn off.
+    if (options.compare_optimization_off && provider == options.providers.front() && !openvino) {
       variants.push_back({provider, GraphOptimization::disabled});
     }
-    ProviderStatus status{provider, false, ""};
+    ProviderStatus status{provider, false, "", advisory, ""};
     for (const auto& variant : variants) {
       const auto cases = cases_to_run(reference, variant, result, !grids.grids.empty());
       if (cases.empty() && variant.level == GraphOptimization::disabled) continue;
@@ -411,15 +445,20 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
         if (session.error().code() == ErrorCode::invalid_input) return std::unexpected(session.error());
         if (session.error().code() == ErrorCode::not_found || session.error().code() == ErrorCode::unsupported) {
           status.reason = session.error().describe();  // the provider, not the model
+        } else if (advisory) {
+          status.reason = session.error().describe();  // the float32 rows say what the model's is
         } else {
           result.findings.push_back(
               {FindingCode::run_failed, Severity::error, "parity", session.error().describe(), model.string(),
-               "ONNX Runtime cannot load the model; run `onnxproof check` and `onnxproof ops` on it"});
+               openvino ? "OpenVINO cannot read or compile the model; run `onnxproof ops --target openvino` on it"
+                        : "ONNX Runtime cannot load the model; run `onnxproof check` and `onnxproof ops` on it"});
           status.ran = true;
         }
         break;
       }
-      if (provider != "cpu" && variant.level == GraphOptimization::all) {
+      // A GPU provider's nodes that ONNX Runtime hands back to its CPU provider; OpenVINO's CPU
+      // plugin runs every node it compiled.
+      if (provider != "cpu" && !openvino && variant.level == GraphOptimization::all) {
         detail::add_fallback_findings(model, reference, session_options, result);
       }
       if (variant.level == GraphOptimization::all) detail::audit_provider_rounding(provider, grids, result);
@@ -438,7 +477,10 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
         }
         add_missing_output_findings(*session, reference, result);
       }
-      run_variant(*session, variant, reference, cases, options, noise, grids, result, predictions);
+      status.precision = session->precision();
+      ParityOptions judged = options;
+      judged.precision = judged_precision(*session, options.precision);
+      run_variant(*session, variant, reference, cases, judged, noise, grids, result, predictions);
     }
     result.providers.push_back(status);
   }

@@ -39,6 +39,7 @@ nlohmann::json parity_rows_to_json(const ParityResult& result) {
     nlohmann::json entry = {{"case", row.data_set},     {"sizes", row.sizes},
                             {"provider", row.provider}, {"optimization", optimization_name(row.optimization)},
                             {"output", row.output},     {"status", row_status_name(row.status)}};
+    if (!row.precision.empty()) entry["precision"] = row.precision;  // what OpenVINO computed in
     if (row.compared()) {
       entry.update({{"rtol", row.tolerance.rtol},
                     {"atol", row.tolerance.atol},
@@ -81,7 +82,11 @@ nlohmann::json parity_rows_to_json(const ParityResult& result) {
 nlohmann::json parity_summary_to_json(const ParityResult& result) {
   nlohmann::json providers = nlohmann::json::array();
   for (const auto& p : result.providers)
-    providers.push_back({{"provider", p.provider}, {"ran", p.ran}, {"reason", p.reason}});
+    providers.push_back({{"provider", p.provider},
+                         {"ran", p.ran},
+                         {"reason", p.reason},
+                         {"advisory", p.advisory},
+                         {"precision", p.precision}});
   nlohmann::json accuracy = nlohmann::json::array();
   for (const auto& a : result.accuracy) {
     accuracy.push_back(

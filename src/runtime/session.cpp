@@ -12,6 +12,7 @@
 
 #include "onnxproof/core/name_table.h"
 #include "onnxproof/core/ownership.h"
+#include "openvino_session.h"
 #include "session_providers.h"
 
 namespace onnxproof {
@@ -191,6 +192,7 @@ std::optional<GraphOptimization> parse_optimization(std::string_view name) { ret
 
 struct Session::Impl {
   Ort::Session session{nullptr};
+  std::unique_ptr<runtime_detail::OpenvinoModel> openvino;  // set for the providers OpenVINO runs
   SessionOptions options;
   std::vector<SessionValue> inputs;
   std::vector<SessionValue> outputs;
@@ -205,6 +207,7 @@ Session::~Session() = default;
 const std::vector<SessionValue>& Session::inputs() const { return m_impl->inputs; }
 const std::vector<SessionValue>& Session::outputs() const { return m_impl->outputs; }
 const SessionOptions& Session::options() const { return m_impl->options; }
+std::string Session::precision() const { return m_impl->openvino ? m_impl->openvino->precision() : ""; }
 
 SessionOptions lean_for_large_model(const std::filesystem::path& model, SessionOptions options) {
   constexpr std::uintmax_t k_large_bytes = std::uintmax_t{256} << 20;
@@ -232,9 +235,16 @@ Expected<Session> Session::open_bytes(std::string_view model, const SessionOptio
 
 Expected<Session> Session::open_from(const std::filesystem::path* path, std::string_view bytes, const std::string& what,
                                      const SessionOptions& options) {
-  ONNXPROOF_TRY_ASSIGN(Ort::Env * env, shared_env());
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  if (is_openvino_provider(options.provider)) {
+    if (!path) return fail(ErrorCode::unsupported, "OpenVINO runs models from files here, not " + what);
+    ONNXPROOF_TRY_ASSIGN(impl->openvino, runtime_detail::OpenvinoModel::open(*path, options));
+    impl->inputs = impl->openvino->inputs();
+    impl->outputs = impl->openvino->outputs();
+    return Session(std::move(impl));
+  }
+  ONNXPROOF_TRY_ASSIGN(Ort::Env * env, shared_env());
   try {
     Ort::SessionOptions session_options;
     session_options.SetGraphOptimizationLevel(ort_level(options.optimization));
@@ -386,6 +396,7 @@ Expected<void> Session::validate(const std::vector<Feed>& feeds) const {
 
 Expected<std::vector<Tensor>> Session::run(const std::vector<Feed>& feeds) {
   ONNXPROOF_TRY(validate(feeds));
+  if (m_impl->openvino) return m_impl->openvino->run(feeds);
   try {
     std::vector<const char*> input_names;
     std::vector<Ort::Value> input_values;
@@ -421,7 +432,8 @@ std::string onnxruntime_version() {
 }
 
 Expected<std::filesystem::path> Session::end_profiling() {
-  if (m_impl->options.profile_prefix.empty()) return std::filesystem::path{};
+  // OpenVINO's sessions keep no ONNX Runtime profile (its plugin places every node on the CPU).
+  if (m_impl->options.profile_prefix.empty() || m_impl->openvino) return std::filesystem::path{};
   try {
     Ort::AllocatorWithDefaultOptions allocator;
     auto path = m_impl->session.EndProfilingAllocated(allocator);

@@ -23,7 +23,7 @@ struct ProviderName {
 
 constexpr std::array k_providers = {
     ProviderName{"cpu", "CPUExecutionProvider"},           ProviderName{"cuda", "CUDAExecutionProvider"},
-    ProviderName{"tensorrt", "TensorrtExecutionProvider"}, ProviderName{"openvino", "OpenVINOExecutionProvider"},
+    ProviderName{"tensorrt", "TensorrtExecutionProvider"}, ProviderName{"ort-openvino", "OpenVINOExecutionProvider"},
     ProviderName{"dnnl", "DnnlExecutionProvider"},         ProviderName{"webgpu", "WebGpuExecutionProvider"},
 };
 

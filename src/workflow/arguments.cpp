@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "onnxproof/ops/opset_limits.h"
+#include "onnxproof/runtime/session.h"
 #include "onnxproof/workflow/workflows.h"
 
 namespace onnxproof {
@@ -158,6 +159,10 @@ Expected<std::vector<std::string>> split_list(const std::string& list, const std
 Expected<ParityOptions> parity_options_from(const ProofArguments& arguments) {
   ParityOptions options;
   ONNXPROOF_TRY_ASSIGN(options.providers, split_list(arguments.providers, "--provider"));
+  // Said before any export or run: OpenVINO is an optional part of an installation.
+  for (const auto& provider : options.providers) {
+    if (is_openvino_provider(provider)) ONNXPROOF_TRY(openvino_version());
+  }
   options.tolerance.rtol = arguments.rtol;
   options.tolerance.atol = arguments.atol;
   for (const auto& text : arguments.output_tolerances) ONNXPROOF_TRY(options.tolerance.add_output_tolerance(text));

@@ -20,6 +20,9 @@ struct Installation {
   /// Where fetched ONNX Runtime releases live (--target ort-cpu@VERSION): $ONNXPROOF_ORT_CACHE,
   /// else $XDG_CACHE_HOME/onnxproof/onnxruntime, else ~/.cache/onnxproof/onnxruntime.
   std::filesystem::path runtime_release_cache;
+  /// The folder holding OpenVINO's libopenvino_c.so (--provider openvino): $ONNXPROOF_OPENVINO,
+  /// else the .deps/openvino/lib scripts/fetch-openvino.sh fills in the source tree.
+  std::filesystem::path openvino_dir;
   /// The environment this process was started with (NAME=VALUE), which the children it starts
   /// (the front end, a release's driver) inherit with their own changes.
   std::vector<std::string> environment;

@@ -89,6 +89,9 @@ const Tensor* exact_output(const ReferenceCase& c, const std::string& name, std:
 const ReferenceCase* find_case(const Reference& reference, std::string_view data_set);
 
 struct ParityOptions {
+  /// ONNX Runtime's "cpu", "cuda", "tensorrt"; OpenVINO's "openvino" (float32, with its default
+  /// configuration's rows beside it as advisory), "openvino:f32" (float32 only) and
+  /// "openvino:default" (the default configuration, gating). docs/providers.md.
   std::vector<std::string> providers = {"cpu"};
   ToleranceOptions tolerance;
   /// Also run, on the first provider, the cases that do not pass with all optimizations once more
@@ -152,8 +155,9 @@ struct ParityRow {
   std::string actual_shape;
   std::string expected_dtype;  // "float32"
   std::string actual_dtype;
-  std::string worst_at;  // coordinates of the worst element, e.g. "[1, 5]"
-  std::string note;      // why rejected / errored
+  std::string worst_at;   // coordinates of the worst element, e.g. "[1, 5]"
+  std::string precision;  // what OpenVINO computed in ("f32", "bf16"); empty for ONNX Runtime
+  std::string note;       // why rejected / errored
 
   /// True when the outputs were compared (status pass or fail), so the figures mean something.
   bool compared() const { return status == RowStatus::pass || status == RowStatus::fail; }
@@ -163,6 +167,10 @@ struct ProviderStatus {
   std::string provider;
   bool ran = false;
   std::string reason;  // why it was skipped
+  /// Rows reported beside the proof, not gating it: OpenVINO's default configuration when the
+  /// user asked for `openvino` (its float32 rows gate); RUNTIME_DEFAULT_PRECISION sums them up.
+  bool advisory = false;
+  std::string precision;  // what OpenVINO computed in; empty for ONNX Runtime
 };
 
 /// Accuracy against the data's labels, per provider (PyTorch under "pytorch").
@@ -196,6 +204,8 @@ struct ParityResult {
   bool passed() const;
   /// The first provider that could not run; null when all ran.
   const ProviderStatus* provider_not_run() const;
+  /// Whether `provider`'s rows are advisory (ProviderStatus::advisory).
+  bool advisory(const std::string& provider) const;
 };
 
 /// Runs the proof. Fails only when the tool cannot do it at all (the model file is unreadable);

@@ -24,7 +24,8 @@ std::string_view optimization_name(GraphOptimization level);
 std::optional<GraphOptimization> parse_optimization(std::string_view name);
 
 struct SessionOptions {
-  /// "cpu" or "cuda" (onnxproof's short provider names).
+  /// "cpu", "cuda", "tensorrt" (ONNX Runtime's providers by onnxproof's short names), or
+  /// "openvino" (OpenVINO's CPU plugin in float32) and "openvino:default" (its default precision).
   std::string provider = "cpu";
   GraphOptimization optimization = GraphOptimization::all;
   /// Intra-op threads; 0 lets ONNX Runtime choose.
@@ -111,6 +112,9 @@ class Session {
   const std::vector<SessionValue>& inputs() const;
   const std::vector<SessionValue>& outputs() const;
   const SessionOptions& options() const;
+  /// The precision OpenVINO computes in, read back from the compiled model ("f32", "bf16"); empty
+  /// for ONNX Runtime's providers, which compute in the model's own types.
+  std::string precision() const;
 
   /// Checks feeds against inputs(): every input fed once, no unknown names, dtype and rank as
   /// declared, fixed dimensions equal. The error names the input and what was expected.
@@ -146,6 +150,13 @@ int onnxruntime_newest_opset();
 
 /// The newest IR version the loaded ONNX Runtime reads (1.30: 13), found the same way.
 int onnxruntime_newest_ir_version();
+
+/// "openvino", "openvino:f32", "openvino:default": the providers OpenVINO runs, not ONNX Runtime.
+bool is_openvino_provider(std::string_view provider);
+
+/// The OpenVINO release the engine loads (Installation::openvino_dir): "2026.4.1-22982-...";
+/// ErrorCode::not_found saying how to install it where it is absent or the loader refuses it.
+Expected<std::string> openvino_version();
 
 /// onnxproof names ("cpu", "cuda", ...) of the providers compiled into the loaded ONNX Runtime.
 std::vector<std::string> available_providers();

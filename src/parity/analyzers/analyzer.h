@@ -38,7 +38,8 @@ std::string output_key(const ReferenceCase& c, std::size_t k);
 RowKey at_level(const ParityRow& row, GraphOptimization level);
 
 // The parity rows grouped the way findings report them: by (provider, optimization, output), and
-// refused or failed runs by sizes (the model's problem, whatever the provider).
+// refused or failed runs by sizes (the model's problem, whatever the provider). Advisory rows
+// (ProviderStatus::advisory) are left out: default_precision.cpp reads them.
 struct RowGroups {
   std::map<RowKey, std::vector<const ParityRow*>> failed;
   std::map<RowKey, std::vector<const ParityRow*>> flipped;
@@ -73,15 +74,16 @@ struct FindingAnalyzer {
 };
 
 // One per file of this folder.
-void add_mismatch_findings(const AnalyzerInput& in);       // PARITY_MISMATCH (mismatch.cpp)
-void add_flip_findings(const AnalyzerInput& in);           // ARGMAX_FLIP (argmax_findings.cpp)
-void add_tie_findings(const AnalyzerInput& in);            // ARGMAX_TIE (argmax_findings.cpp)
-void add_nan_findings(const AnalyzerInput& in);            // NAN_OR_INF (non_finite.cpp)
-void add_silent_findings(const AnalyzerInput& in);         // OUTPUT_ALL_ZEROS, OUTPUT_SATURATED (silent.cpp)
-void add_rejected_findings(const AnalyzerInput& in);       // SHAPE_REJECTED, RUN_FAILED (rejected.cpp)
-void add_evidence_findings(const AnalyzerInput& in);       // EVIDENCE_WEAK (evidence.cpp)
-void add_random_findings(const AnalyzerInput& in);         // RANDOM_OUTPUT (random.cpp)
-void add_detection_set_findings(const AnalyzerInput& in);  // detection sets (detection_parity.cpp)
+void add_mismatch_findings(const AnalyzerInput& in);           // PARITY_MISMATCH (mismatch.cpp)
+void add_flip_findings(const AnalyzerInput& in);               // ARGMAX_FLIP (argmax_findings.cpp)
+void add_tie_findings(const AnalyzerInput& in);                // ARGMAX_TIE (argmax_findings.cpp)
+void add_nan_findings(const AnalyzerInput& in);                // NAN_OR_INF (non_finite.cpp)
+void add_silent_findings(const AnalyzerInput& in);             // OUTPUT_ALL_ZEROS, OUTPUT_SATURATED (silent.cpp)
+void add_rejected_findings(const AnalyzerInput& in);           // SHAPE_REJECTED, RUN_FAILED (rejected.cpp)
+void add_evidence_findings(const AnalyzerInput& in);           // EVIDENCE_WEAK (evidence.cpp)
+void add_random_findings(const AnalyzerInput& in);             // RANDOM_OUTPUT (random.cpp)
+void add_detection_set_findings(const AnalyzerInput& in);      // detection sets (detection_parity.cpp)
+void add_default_precision_findings(const AnalyzerInput& in);  // RUNTIME_DEFAULT_PRECISION (default_precision.cpp)
 
 /// The analyzers in the order they run.
 std::span<const FindingAnalyzer> finding_analyzers();

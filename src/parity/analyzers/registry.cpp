@@ -25,6 +25,7 @@ constexpr std::array k_analyzers = {
     FindingAnalyzer{"evidence", add_evidence_findings},
     FindingAnalyzer{"random-output", add_random_findings},
     FindingAnalyzer{"detection-sets", add_detection_set_findings},
+    FindingAnalyzer{"default-precision", add_default_precision_findings},
 };
 
 }  // namespace

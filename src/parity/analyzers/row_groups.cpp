@@ -15,6 +15,7 @@ RowKey at_level(const ParityRow& row, GraphOptimization level) { return {row.pro
 RowGroups group_rows(const ParityResult& result) {
   RowGroups groups;
   for (const auto& row : result.rows) {
+    if (result.advisory(row.provider)) continue;
     const RowKey key = key_of(row);
     if (!row.compared()) {
       groups.rejected.emplace(std::pair(describe_sizes(row.sizes), row_status_name(row.status)), &row);
