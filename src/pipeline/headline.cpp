@@ -256,7 +256,11 @@ void answer_headline(const Run& run, Report& report) {
 
   std::vector<std::string> providers;
   if (report.parity) {
-    for (const auto& p : report.parity->providers) providers.push_back(p.provider + (p.ran ? " ran" : " skipped"));
+    for (const auto& p : report.parity->providers) {
+      // OpenVINO's rows say what it computed in; its default configuration's rows do not gate.
+      const std::string precision = p.precision.empty() ? "" : " in " + p.precision;
+      providers.push_back(p.provider + (p.ran ? " ran" + precision : " skipped") + (p.advisory ? " (advisory)" : ""));
+    }
   }
   // Matching a reference with no finite value proves nothing; a parity failure or error is said as it is.
   const bool nothing_finite =

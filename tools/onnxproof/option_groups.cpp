@@ -60,7 +60,9 @@ void add_model_options(CLI::App* app, ModelArguments& model, bool adoptable) {
 
 // The proof option group: providers and tolerances, spelled the same by parity, golden and pipeline.
 void add_proof_options(CLI::App* app, ProofArguments& proof) {
-  app->add_option("--provider", proof.providers, "Execution providers to prove on, comma-separated: cpu,cuda")
+  app->add_option("--provider", proof.providers,
+                  "Runtimes to prove on, comma-separated: cpu, cuda, tensorrt (ONNX Runtime); openvino (float32, its "
+                  "default precision beside), openvino:f32, openvino:default")
       ->capture_default_str();
   app->add_option("--rtol", proof.rtol, "Relative tolerance for every float output (default per dtype: float32 1e-3)");
   app->add_option("--atol", proof.atol, "Absolute tolerance for every float output (default per dtype: float32 1e-5)");

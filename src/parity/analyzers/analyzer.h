@@ -34,6 +34,9 @@ RowKey key_of(const ParityRow& row);
 // An output's name in the reference, "#k" for an unnamed one: what per-output figures are keyed by.
 std::string output_key(const ReferenceCase& c, std::size_t k);
 
+// Where a row ran, as findings say it: "cpu (all optimizations)", "openvino (f32)".
+std::string run_setting(const ParityRow& row);
+
 // The same provider and output at another optimization level.
 RowKey at_level(const ParityRow& row, GraphOptimization level);
 

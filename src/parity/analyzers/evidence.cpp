@@ -45,7 +45,7 @@ void add_evidence_findings(const AnalyzerInput& in) {
   std::map<std::string, std::vector<EvidenceSample>> samples;
   std::set<std::string> failed;
   for (const auto& row : result.rows) {
-    if (!row.compared()) continue;
+    if (!row.compared() || result.advisory(row.provider)) continue;
     if (row.status == RowStatus::fail) failed.insert(row.output);
     if (row.optimization == GraphOptimization::all && row.evidence) samples[row.output].push_back(*row.evidence);
   }

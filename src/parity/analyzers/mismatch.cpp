@@ -43,19 +43,18 @@ std::string calibrated_miss_message(const ParityRow& worst, std::size_t failed_c
       cmp.nan_mismatches ? fmt::format(", {} of them NaN/Inf where the other side is not", cmp.nan_mismatches) : "";
   if (cmp.mismatches == cmp.nan_mismatches) {  // no finite value over the budget: distances say nothing
     return fmt::format(
-        "output '{}' on {} ({} optimizations) has NaN/Inf where {}'s is finite (or the reverse) "
+        "output '{}' on {} has NaN/Inf where {}'s is finite (or the reverse) "
         "in {} of {} cases; worst {} ({}): {} of {} elements, first at {}",
-        worst.output, worst.provider, optimization_name(worst.optimization), source, failed_cases, cases,
-        worst.data_set, describe_sizes(worst.sizes), cmp.nan_mismatches, cmp.elements,
-        worst.worst_at.empty() ? "-" : worst.worst_at);
+        worst.output, run_setting(worst), source, failed_cases, cases, worst.data_set, describe_sizes(worst.sizes),
+        cmp.nan_mismatches, cmp.elements, worst.worst_at.empty() ? "-" : worst.worst_at);
   }
   return fmt::format(
-      "output '{}' on {} ({} optimizations) is {} in {} of {} cases; worst {} ({}): max |ONNX - exact| {:.3g} "
+      "output '{}' on {} is {} in {} of {} cases; worst {} ({}): max |ONNX - exact| {:.3g} "
       "over finite values, {}'s {:.3g}, budget {:.3g} ({:g}x {}'s noise + {:g} epsilons of the scale "
       "{:.3g}); {} of {} elements over it{}, worst at {}",
-      worst.output, worst.provider, optimization_name(worst.optimization), format_ratio(d, source), failed_cases, cases,
-      worst.data_set, describe_sizes(worst.sizes), d.onnx, source, d.pytorch, d.budget, k_noise_multiple, source,
-      k_floor_epsilons, std::max(d.scale, d.floor_scale), cmp.mismatches, cmp.elements, nan,
+      worst.output, run_setting(worst), format_ratio(d, source), failed_cases, cases, worst.data_set,
+      describe_sizes(worst.sizes), d.onnx, source, d.pytorch, d.budget, k_noise_multiple, source, k_floor_epsilons,
+      std::max(d.scale, d.floor_scale), cmp.mismatches, cmp.elements, nan,
       worst.worst_at.empty() ? "-" : worst.worst_at);
 }
 
@@ -65,10 +64,9 @@ std::string steps_miss_message(const ParityRow& worst, std::size_t failed_cases,
   const StepCount& steps = *worst.steps;
   const StepAllowance& allowed = *worst.allowed_steps;
   const std::string head = fmt::format(
-      "output '{}' on {} ({} optimizations) fails in quantization steps in {} of {} "
+      "output '{}' on {} fails in quantization steps in {} of {} "
       "cases; worst {} ({}): ",
-      worst.output, worst.provider, optimization_name(worst.optimization), failed_cases, cases, worst.data_set,
-      describe_sizes(worst.sizes));
+      worst.output, run_setting(worst), failed_cases, cases, worst.data_set, describe_sizes(worst.sizes));
   const Comparison& cmp = worst.comparison;
   if (cmp.nan_mismatches > 0 && cmp.mismatches == cmp.nan_mismatches) {
     return head + fmt::format("{} of {} elements are NaN/Inf where {}'s is finite (or the reverse), first at {}",
@@ -103,6 +101,23 @@ std::string steps_miss_message(const ParityRow& worst, std::size_t failed_cases,
                     own);
 }
 
+// A miss on OpenVINO: whether ONNX Runtime's CPU rows of the output pass says whose the problem
+// is; integers past int32 are the CPU plugin's known limit (its inference precision for integers
+// is i32, OpenVINO's "CPU Device" documentation).
+std::string openvino_hint(const ParityRow& worst, const std::map<RowKey, std::vector<const ParityRow*>>& failed) {
+  const bool onnxruntime_passes = !failed.contains(RowKey{"cpu", GraphOptimization::all, worst.output});
+  const std::string whose = onnxruntime_passes ? "ONNX Runtime's CPU rows of this output pass: OpenVINO computes it "
+                                                 "differently. "
+                                               : "";
+  if (worst.rule == ToleranceRule::exact)
+    return whose +
+           "OpenVINO's CPU plugin computes integers in int32: values past +-2^31 wrap; keep such arithmetic "
+           "in float or out of the graph";
+  return whose +
+         "find the node by proving intermediate outputs on OpenVINO (an unfused or float32-only fallback "
+         "shows where), and report it to OpenVINO with the model";
+}
+
 }  // namespace
 
 // One PARITY_MISMATCH per (provider, optimization, output) that failed, naming the worst case.
@@ -127,24 +142,22 @@ void add_mismatch_findings(const AnalyzerInput& in) {
       message = calibrated_miss_message(*worst, rows.size(), reference.cases.size(), source);
     } else if (worst->rule == ToleranceRule::exact && cmp.shape_match && cmp.dtype_match) {
       message = fmt::format(
-          "output '{}' on {} ({} optimizations) differs from {}'s {} values (compared exactly) in {} of {} "
+          "output '{}' on {} differs from {}'s {} values (compared exactly) in {} of {} "
           "cases; worst {} ({}): {} of {} elements, largest difference {:.6g}, worst at {}",
-          worst->output, worst->provider, optimization_name(worst->optimization), source, worst->expected_dtype,
-          rows.size(), reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches,
-          cmp.elements, cmp.max_abs, worst->worst_at.empty() ? "-" : worst->worst_at);
+          worst->output, run_setting(*worst), source, worst->expected_dtype, rows.size(), reference.cases.size(),
+          worst->data_set, describe_sizes(worst->sizes), cmp.mismatches, cmp.elements, cmp.max_abs,
+          worst->worst_at.empty() ? "-" : worst->worst_at);
     } else if (!cmp.shape_match || !cmp.dtype_match) {
       // Both shape and dtype: a dtype difference alone read "PyTorch gives 2x8 but ONNX Runtime 2x8".
-      message = fmt::format("output '{}' on {} ({} optimizations): {} gives {} {} but ONNX Runtime {} {} in {} ({})",
-                            worst->output, worst->provider, optimization_name(worst->optimization), source,
-                            worst->expected_shape, worst->expected_dtype, worst->actual_shape, worst->actual_dtype,
-                            worst->data_set, describe_sizes(worst->sizes));
+      message = fmt::format("output '{}' on {}: {} gives {} {} but the runtime {} {} in {} ({})", worst->output,
+                            run_setting(*worst), source, worst->expected_shape, worst->expected_dtype,
+                            worst->actual_shape, worst->actual_dtype, worst->data_set, describe_sizes(worst->sizes));
     } else {
       message = fmt::format(
-          "output '{}' on {} ({} optimizations) misses rtol {:g} / atol {:g} in {} of {} cases; worst {} ({}): "
+          "output '{}' on {} misses rtol {:g} / atol {:g} in {} of {} cases; worst {} ({}): "
           "{} of {} elements ({:.3g}%), max abs {:.3g}, max rel {:.3g}, worst at {}",
-          worst->output, worst->provider, optimization_name(worst->optimization), worst->tolerance.rtol,
-          worst->tolerance.atol, rows.size(), reference.cases.size(), worst->data_set, describe_sizes(worst->sizes),
-          cmp.mismatches, cmp.elements,
+          worst->output, run_setting(*worst), worst->tolerance.rtol, worst->tolerance.atol, rows.size(),
+          reference.cases.size(), worst->data_set, describe_sizes(worst->sizes), cmp.mismatches, cmp.elements,
           cmp.elements ? 100.0 * static_cast<double>(cmp.mismatches) / static_cast<double>(cmp.elements) : 0.0,
           cmp.max_abs, cmp.max_rel, worst->worst_at.empty() ? "-" : worst->worst_at);
     }
@@ -155,6 +168,7 @@ void add_mismatch_findings(const AnalyzerInput& in) {
           "with graph optimizations disabled this case matches: an ONNX Runtime fusion shifts the numbers; "
           "deploy with the optimization level that passes (the localization below names the optimizer)";
     }
+    if (!worst->precision.empty()) hint = openvino_hint(*worst, failed);
     result.findings.push_back({FindingCode::parity_mismatch,
                                Severity::error,
                                "parity",

@@ -24,10 +24,9 @@ void add_nan_findings(const AnalyzerInput& in) {
     if (showing != rows.end()) requests.push_back({result.findings.size(), *showing, SilentSign::non_finite});
     result.findings.push_back(
         {FindingCode::nan_or_inf, Severity::error, "parity",
-         fmt::format("output '{}' on {} ({} optimizations): {} NaN/Inf positions differ from {}'s across {} "
+         fmt::format("output '{}' on {}: {} NaN/Inf positions differ from {}'s across {} "
                      "cases",
-                     first->output, first->provider, optimization_name(first->optimization), positions,
-                     source_title(reference.framework), rows.size()),
+                     first->output, run_setting(*first), positions, source_title(reference.framework), rows.size()),
          rows.front()->output, "look for log/div/sqrt of zero or overflow in float16 in one runtime only"});
   }
 }

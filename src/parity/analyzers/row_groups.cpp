@@ -10,6 +10,12 @@ std::string output_key(const ReferenceCase& c, std::size_t k) {
 
 RowKey key_of(const ParityRow& row) { return {row.provider, row.optimization, row.output}; }
 
+std::string run_setting(const ParityRow& row) {
+  // OpenVINO has no optimization levels; what it computed in is what tells its rows apart.
+  if (!row.precision.empty()) return row.provider + " (" + row.precision + ")";
+  return row.provider + " (" + std::string(optimization_name(row.optimization)) + " optimizations)";
+}
+
 RowKey at_level(const ParityRow& row, GraphOptimization level) { return {row.provider, level, row.output}; }
 
 RowGroups group_rows(const ParityResult& result) {

@@ -18,8 +18,7 @@ void add_silent_findings(const AnalyzerInput& in) {
       if (first->optimization == GraphOptimization::disabled &&
           grouped.contains(at_level(*first, GraphOptimization::all)))
         continue;
-      const std::string where = fmt::format("output '{}' on {} ({} optimizations)", first->output, first->provider,
-                                            optimization_name(first->optimization));
+      const std::string where = fmt::format("output '{}' on {}", first->output, run_setting(*first));
       const std::string cases = fmt::format("in {} of {} cases; first {} ({})", rows.size(), reference.cases.size(),
                                             first->data_set, describe_sizes(first->sizes));
       std::string message;

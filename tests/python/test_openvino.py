@@ -1,0 +1,120 @@
+"""OpenVINO as a runtime of the proof (providers=("cpu", "openvino")), through the engine this
+checkout built and the OpenVINO release setup fetched. Planted: an integer model past int32, which
+OpenVINO's CPU plugin computes in int32 (its "CPU Device" page: integer inference precision i32)
+and ONNX Runtime in int64; a classifier whose classes are near-tied, whose predictions OpenVINO's
+default bfloat16 changes while its float32 rows pass."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import torch
+from torch import nn
+
+import onnxproof
+
+ENGINE = os.environ.get("ONNXPROOF_ENGINE", "onnxproof")
+
+
+class WideCount(nn.Module):
+    """Integer arithmetic past int32: a token count scaled by three billion."""
+
+    def forward(self, ids):
+        return ids.sum(dim=1) * 3_000_000_000
+
+
+class NearTiedClassifier(nn.Module):
+    """Ten classes whose weights differ by about 0.1%: float32 tells them apart, bfloat16 (8 bits
+    of mantissa) often does not."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.head = nn.Linear(64, 10, bias=False)
+        with torch.no_grad():
+            base = torch.rand(64) + 0.5
+            self.head.weight.copy_(base + 1e-3 * torch.randn(10, 64))
+
+    def forward(self, x):
+        return self.head(x)
+
+
+class SmallConv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(2)
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.conv(x)).mean(dim=(2, 3)))
+
+
+class OpenvinoProof(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="onnxproof-openvino-")
+
+    def tearDown(self):
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def prove(self, model, args, name, **options):
+        return onnxproof.prove(model.eval(), args, localize=False, quiet=True,
+                               out=os.path.join(self.folder, name), **options)
+
+    def findings(self, report, code):
+        return [f for f in report.findings if f.code == code]
+
+    def rows(self, name):
+        with open(os.path.join(self.folder, name, "report.json"), encoding="utf-8") as f:
+            return json.load(f)["parity"]
+
+    def test_a_model_passes_on_openvino_in_float32_at_every_batch(self):
+        report = self.prove(SmallConv(), (torch.randn(2, 3, 16, 16),), "conv", providers=("cpu", "openvino"),
+                            dynamic_axes={"x": {0: "batch"}})
+        self.assertEqual(report.verdict, "pass", str(report))
+        rows = [r for r in self.rows("conv") if r["provider"] == "openvino"]
+        self.assertTrue(rows)
+        self.assertTrue(all(r["status"] == "pass" and r["precision"] == "f32" for r in rows), rows)
+        self.assertGreater(len({json.dumps(r["sizes"], sort_keys=True) for r in rows}), 1)  # several batches
+        summary = self.findings(report, "RUNTIME_DEFAULT_PRECISION")
+        self.assertEqual(len(summary), 1, str(report))  # the default configuration, said beside
+
+    def test_integers_past_int32_fail_on_openvino_alone(self):
+        ids = torch.randint(1, 50, (2, 6))
+        report = self.prove(WideCount(), (ids,), "wide", providers=("cpu", "openvino:f32"))
+        self.assertEqual(report.verdict, "fail", str(report))
+        mismatches = self.findings(report, "PARITY_MISMATCH")
+        self.assertTrue(mismatches, str(report))
+        self.assertTrue(all("on openvino" in f.message for f in mismatches), [f.message for f in mismatches])
+        rows = self.rows("wide")
+        self.assertTrue(all(r["status"] == "pass" for r in rows if r["provider"] == "cpu"))
+        self.assertTrue(any(r["status"] == "fail" for r in rows if r["provider"] == "openvino"))
+
+    def test_the_default_precision_that_changes_predictions_is_a_warning_beside_a_float32_pass(self):
+        report = self.prove(NearTiedClassifier(), (torch.rand(16, 64),), "tied", providers=("cpu", "openvino"),
+                            dynamic_axes={"x": {0: "batch"}})
+        rows = [r for r in self.rows("tied") if r["provider"] == "openvino:default"]
+        self.assertTrue(rows)
+        if rows[0]["precision"] == "f32":
+            self.skipTest("this CPU has no bfloat16 or float16 arithmetic: OpenVINO's default is float32 here")
+        self.assertEqual(report.verdict, "pass", str(report))  # the float32 rows are the proof
+        summary = self.findings(report, "RUNTIME_DEFAULT_PRECISION")
+        self.assertEqual([f.severity for f in summary], ["warning"], str(report))
+        self.assertIn("INFERENCE_PRECISION_HINT", summary[0].hint)
+        self.assertRegex(summary[0].message, r"[1-9]\d* of \d+ predictions changed")
+
+    def test_without_openvino_installed_the_provider_is_one_line_and_exit_3(self):
+        environment = dict(os.environ, ONNXPROOF_OPENVINO=os.path.join(self.folder, "absent"))
+        result = subprocess.run([ENGINE, "parity", os.path.join(self.folder, "none.onnx"), "--reference",
+                                 os.path.join(self.folder, "reference"), "--provider", "cpu,openvino"],
+                                env=environment, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertIn("OpenVINO is not installed", result.stderr)
+        self.assertEqual(os.listdir(self.folder), [])
+
+
+if __name__ == "__main__":
+    unittest.main()

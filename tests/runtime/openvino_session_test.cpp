@@ -1,0 +1,92 @@
+// Sessions on OpenVINO's CPU plugin (--provider openvino): the library setup fetches into
+// .deps/openvino, opened at run time.
+#include <gtest/gtest.h>
+
+#include "onnxproof/runtime/session.h"
+#include "test_support.h"
+
+using namespace onnxproof;
+using namespace onnxproof::testing;
+
+namespace {
+
+Tensor filled(DType dtype, std::vector<int64_t> shape, float value) {
+  auto tensor = *Tensor::zeros(dtype, std::move(shape));
+  for (float& v : tensor.mutable_values<float>()) v = value;
+  return tensor;
+}
+
+TEST(OpenvinoSession, RunsEveryBatchOnOneCompiledModelInFloat32) {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", matmul_model(4, 2).SerializeAsString());
+  auto session = Session::open(dir / "m.onnx", {.provider = "openvino"});
+  ASSERT_TRUE(session) << session.error().describe();
+  EXPECT_EQ(session->precision(), "f32");
+  ASSERT_EQ(session->inputs().size(), 1U);
+  EXPECT_EQ(describe_dims(session->inputs()[0]), "Nx4");  // the graph's own names, symbols kept
+  for (const int64_t batch : {1, 3, 7}) {
+    const Tensor x = filled(DType::float32, {batch, 4}, 1.0F);
+    auto outputs = session->run({{"x", &x}});
+    ASSERT_TRUE(outputs) << outputs.error().describe();
+    ASSERT_EQ(outputs->size(), 1U);
+    EXPECT_EQ((*outputs)[0].shape(), (std::vector<int64_t>{batch, 2}));
+    for (const float v : (*outputs)[0].values<float>()) EXPECT_FLOAT_EQ(v, 2.0F);  // 4 * 1 * 0.5
+  }
+}
+
+TEST(OpenvinoSession, TheDefaultConfigurationSaysWhatPrecisionItComputesIn) {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", matmul_model(4, 2).SerializeAsString());
+  auto session = Session::open(dir / "m.onnx", {.provider = "openvino:default"});
+  ASSERT_TRUE(session) << session.error().describe();
+  // bfloat16 on processors with AMX or AVX512-BF16, float16 on some, float32 elsewhere.
+  const std::string precision = session->precision();
+  EXPECT_TRUE(precision == "bf16" || precision == "f16" || precision == "f32") << precision;
+}
+
+TEST(OpenvinoSession, IntegerOutputsComeBackInTheirDeclaredType) {
+  TempDir dir;
+  const auto model =
+      single_node_model("Add", {tensor_value("a", 7, {-1}), tensor_value("b", 7, {-1})}, tensor_value("y", 7, {-1}));
+  write_bytes(dir / "add.onnx", model.SerializeAsString());
+  auto session = Session::open(dir / "add.onnx", {.provider = "openvino"});
+  ASSERT_TRUE(session) << session.error().describe();
+  auto a = *Tensor::zeros(DType::int64, {3});
+  auto b = *Tensor::zeros(DType::int64, {3});
+  a.mutable_values<int64_t>()[0] = -70000;
+  b.mutable_values<int64_t>()[0] = 5;
+  auto outputs = session->run({{"a", &a}, {"b", &b}});
+  ASSERT_TRUE(outputs) << outputs.error().describe();
+  ASSERT_EQ((*outputs)[0].dtype(), DType::int64);
+  EXPECT_EQ((*outputs)[0].values<int64_t>()[0], -69995);
+  // Values past int32 are another matter: the CPU plugin computes integers in int32 (its "CPU
+  // Device" page: inference precision i32), which the proof's own test plants and catches
+  // (tests/python/test_openvino.py).
+}
+
+TEST(OpenvinoSession, AModelItCannotReadIsARuntimeErrorNamingOpenvino) {
+  TempDir dir;
+  const auto model = single_node_model("NoSuchOperator", {tensor_value("x", 1, {2})}, tensor_value("y", 1, {2}));
+  write_bytes(dir / "bad.onnx", model.SerializeAsString());
+  auto session = Session::open(dir / "bad.onnx", {.provider = "openvino"});
+  ASSERT_FALSE(session);
+  EXPECT_EQ(session.error().code(), ErrorCode::runtime);
+  EXPECT_NE(session.error().describe().find("OpenVINO"), std::string::npos) << session.error().describe();
+  EXPECT_EQ(session.error().describe().find('\n'), std::string::npos) << "one line";
+}
+
+TEST(OpenvinoSession, ExternalDataOutsideTheModelsFolderIsRefusedBeforeOpenvinoReadsIt) {
+  TempDir dir;
+  write_bytes(dir / "m.onnx", model_with_external_weight("../outside.bin").SerializeAsString());
+  auto session = Session::open(dir / "m.onnx", {.provider = "openvino"});
+  ASSERT_FALSE(session);
+  EXPECT_EQ(session.error().code(), ErrorCode::invalid_input) << session.error().describe();
+}
+
+TEST(OpenvinoSession, TheReleaseIsReported) {
+  auto version = openvino_version();
+  ASSERT_TRUE(version) << version.error().describe();
+  EXPECT_TRUE(version->starts_with("2026.4.1")) << *version;
+}
+
+}  // namespace
