@@ -14,6 +14,7 @@
 #include "onnxproof/export/float16.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/model/model_io.h"
+#include "onnxproof/ops/openvino_table.h"
 #include "onnxproof/ops/opset_limits.h"
 #include "onnxproof/ops/release_forecast.h"
 #include "onnxproof/parity/generation.h"
@@ -179,7 +180,9 @@ StepReport ops_step(Run& run) {
   StepReport step{.name = "ops"};
   auto model = load_model(run.model);
   if (!model) return step_error(step, model.error());
-  OpsAudit audit = audit_operators(model->proto, run.options.targets);
+  std::vector<SupportTable> tables = run.options.targets;
+  use_installed_openvino(tables, run.model, model->proto);  // its own answer where it is installed
+  OpsAudit audit = audit_operators(model->proto, std::move(tables));
   add_findings(run, audit.findings);
   nlohmann::json targets = nlohmann::json::array();
   for (const auto& table : audit.tables) targets.push_back(table.target + ": " + table.runtime);

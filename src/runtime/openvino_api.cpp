@@ -134,7 +134,9 @@ Expected<OpenvinoLibrary> bind_openvino_api(const fs::path& folder) {
     OpenvinoLibrary result{&api, "", *library, 0};
     ov_version version{};
     if (api.get_openvino_version(&version) == 0) {
+      // "2026.4.1-22982-e213a147257-releases/2026/4": the release is the part before the build's.
       result.version = version.build_number ? version.build_number : "";
+      result.version = result.version.substr(0, result.version.find('-'));
       api.version_free(&version);
     }
     auto offset = element_type_offset(api);

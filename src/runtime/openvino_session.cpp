@@ -3,6 +3,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -202,6 +203,33 @@ namespace onnxproof {
 Expected<std::string> openvino_version() {
   ONNXPROOF_TRY_ASSIGN(const auto library, runtime_detail::bind_openvino_api(installation().openvino_dir));
   return library.version;
+}
+
+Expected<OpenvinoReading> read_with_openvino(const std::filesystem::path& model) {
+  ONNXPROOF_TRY_ASSIGN(std::string version, openvino_version());
+  OpenvinoReading reading{std::move(version), {}, {}};
+  auto compiled = runtime_detail::OpenvinoModel::open(model, SessionOptions{.provider = "openvino"});
+  if (compiled) return reading;
+  if (compiled.error().code() != ErrorCode::runtime) return std::unexpected(compiled.error());
+  reading.refusal = compiled.error().message();
+  // The frontend's summary: "No conversion rule found for operations: NoSuchOp-17, Other-13".
+  const std::string marker = "No conversion rule found for operations:";
+  if (const auto at = reading.refusal.find(marker); at != std::string::npos) {
+    std::string list = reading.refusal.substr(at + marker.size());
+    // The summary's next line ("-- Conversion is failed for: ...") or its end.
+    if (const auto end = std::min(list.find(" --"), list.find("  ")); end != std::string::npos) list.resize(end);
+    std::size_t start = 0;
+    while (start < list.size()) {
+      const auto comma = list.find(',', start);
+      std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      name.erase(0, name.find_first_not_of(' '));
+      name.erase(name.find_last_not_of(' ') + 1);
+      if (!name.empty()) reading.unconverted.push_back(name);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return reading;
 }
 
 bool is_openvino_provider(std::string_view provider) {

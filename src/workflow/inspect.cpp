@@ -6,6 +6,7 @@
 #include "onnxproof/core/installation.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/model/graph_walk.h"
+#include "onnxproof/ops/openvino_table.h"
 #include "onnxproof/ops/probe.h"
 #include "onnxproof/report/check_report.h"
 #include "onnxproof/report/ops_report.h"
@@ -19,6 +20,11 @@ namespace fs = std::filesystem;
 Outcome<VersionsResult> versions_workflow() {
   Outcome<VersionsResult> outcome{.verdict = verdict_from(true, true)};
   outcome.result = {tool_versions(), installation().data_dir, installation().python_dir};
+  // OpenVINO is optional: its release where installed, else where it was looked for.
+  const auto openvino = openvino_version();
+  outcome.result.engine.emplace_back("openvino", openvino
+                                                     ? *openvino + " (" + installation().openvino_dir.string() + ")"
+                                                     : "not installed (" + installation().openvino_dir.string() + ")");
   for (const auto& framework : source_frameworks())
     outcome.result.front_ends.emplace_back(std::string(framework.name), front_end_versions(framework.name));
   return outcome;
@@ -98,6 +104,7 @@ Expected<Outcome<OpsAudit>> ops_workflow(const OpsCommand& command) {
     tables.push_back(std::move(probed));
   } else {
     ONNXPROOF_TRY_ASSIGN(tables, load_target_tables(targets));
+    use_installed_openvino(tables, command.model, model.proto);
   }
   CommandInputs read = model_inputs(model);
   for (const auto& target : targets) read.files.push_back(support_table_dir() / (target + ".csv"));

@@ -10,7 +10,9 @@ import subprocess
 import tempfile
 import unittest
 
+import onnx
 import torch
+from onnx import TensorProto, helper
 from torch import nn
 
 import onnxproof
@@ -104,6 +106,27 @@ class OpenvinoProof(unittest.TestCase):
         self.assertEqual([f.severity for f in summary], ["warning"], str(report))
         self.assertIn("INFERENCE_PRECISION_HINT", summary[0].hint)
         self.assertRegex(summary[0].message, r"[1-9]\d* of \d+ predictions changed")
+
+    def test_the_operator_audit_asks_the_installed_openvino(self):
+        value = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [2])  # noqa: E731
+        nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu_0"),
+                 helper.make_node("NoSuchOperator", ["r"], ["y"], name="made_up_1")]
+        model = helper.make_model(helper.make_graph(nodes, "g", [value("x")], [value("y")]),
+                                  opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+        path = os.path.join(self.folder, "made_up.onnx")
+        onnx.save(model, path)
+        result = subprocess.run([ENGINE, "ops", path, "--target", "openvino", "--json", os.path.join(self.folder, "a.json")],
+                                capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("CPU plugin (refused this model)", result.stdout)
+        with open(os.path.join(self.folder, "a.json"), encoding="utf-8") as f:
+            operators = {o["op_type"]: o for o in json.load(f)["operators"]}
+        self.assertEqual(operators["Relu"]["targets"]["openvino"]["status"], "supported")
+        made_up = operators["NoSuchOperator"]
+        self.assertEqual(made_up["targets"]["openvino"]["status"], "unsupported")
+        self.assertIn("no conversion rule", made_up["targets"]["openvino"]["detail"])
+        self.assertEqual(made_up["nodes"], ["made_up_1"])
+        self.assertEqual(result.stdout.count("OP_UNSUPPORTED_BY_TARGET"), 1, result.stdout)
 
     def test_without_openvino_installed_the_provider_is_one_line_and_exit_3(self):
         environment = dict(os.environ, ONNXPROOF_OPENVINO=os.path.join(self.folder, "absent"))

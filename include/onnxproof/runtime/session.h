@@ -158,6 +158,18 @@ bool is_openvino_provider(std::string_view provider);
 /// ErrorCode::not_found saying how to install it where it is absent or the loader refuses it.
 Expected<std::string> openvino_version();
 
+/// What the installed OpenVINO makes of a model file: read by its ONNX frontend, compiled for the
+/// CPU in float32.
+struct OpenvinoReading {
+  std::string version;
+  std::vector<std::string> unconverted;  // "NoSuchOp-17": operators the frontend has no rule for
+  std::string refusal;                   // why it could not read or compile it otherwise; empty: it did
+};
+
+/// Reads and compiles `model` with OpenVINO. An Error only where OpenVINO itself cannot run (not
+/// installed) or the model is no file onnxproof's loader accepts; OpenVINO's refusals are data.
+Expected<OpenvinoReading> read_with_openvino(const std::filesystem::path& model);
+
 /// onnxproof names ("cpu", "cuda", ...) of the providers compiled into the loaded ONNX Runtime.
 std::vector<std::string> available_providers();
 
