@@ -44,6 +44,7 @@ Expected<void> bind_all(void* handle, OpenvinoApi& api) {
   need("ov_core_create", api.core_create);
   need("ov_core_free", api.core_free);
   need("ov_core_read_model", api.core_read_model);
+  need("ov_core_read_model_from_memory_buffer", api.core_read_model_from_memory_buffer);
   need("ov_model_free", api.model_free);
   need("ov_core_compile_model", api.core_compile_model);
   need("ov_compiled_model_free", api.compiled_model_free);

@@ -52,6 +52,7 @@ struct OpenvinoApi {
   ov_status (*core_create)(ov_core**);
   void (*core_free)(ov_core*);
   ov_status (*core_read_model)(const ov_core*, const char*, const char*, ov_model**);
+  ov_status (*core_read_model_from_memory_buffer)(const ov_core*, const char*, size_t, const ov_tensor*, ov_model**);
   void (*model_free)(ov_model*);
   // Variadic: (core, model, device, property count, out, key, value, ...): the one form every
   // release since 2022.1 has (ov_core_compile_model_props came with 2025.x).

@@ -79,27 +79,44 @@ struct OpenvinoModel::Handles {
 OpenvinoModel::~OpenvinoModel() = default;
 
 Expected<std::unique_ptr<OpenvinoModel>> OpenvinoModel::open(const fs::path& path, const SessionOptions& options) {
-  ONNXPROOF_TRY_ASSIGN(const auto library, bound_library());
+  ONNXPROOF_TRY(bound_library());  // said before the model is read: OpenVINO may not be installed
   // onnxproof's loader first: OpenVINO's ONNX frontend would follow an external data location out
   // of the model's folder; the declared names and types come from the same read.
   ONNXPROOF_TRY_ASSIGN(const LoadedModel loaded, load_model(path));
+  return compile(loaded.proto, &path, {}, path.string(), options);
+}
+
+Expected<std::unique_ptr<OpenvinoModel>> OpenvinoModel::open_bytes(std::string_view bytes,
+                                                                   const SessionOptions& options) {
+  ONNXPROOF_TRY(bound_library());
+  ONNXPROOF_TRY_ASSIGN(const onnx::ModelProto proto, parse_model(bytes, "the model in memory"));
+  return compile(proto, nullptr, bytes, "the model in memory", options);
+}
+
+Expected<std::unique_ptr<OpenvinoModel>> OpenvinoModel::compile(const onnx::ModelProto& proto, const fs::path* path,
+                                                                std::string_view bytes, const std::string& what,
+                                                                const SessionOptions& options) {
+  ONNXPROOF_TRY_ASSIGN(const auto library, bound_library());
   std::unique_ptr<OpenvinoModel> result(new OpenvinoModel());
   std::set<std::string> initializers;
-  for (const auto& initializer : loaded.proto.graph().initializer()) initializers.insert(initializer.name());
-  for (const auto& input : loaded.proto.graph().input())
+  for (const auto& initializer : proto.graph().initializer()) initializers.insert(initializer.name());
+  for (const auto& input : proto.graph().input())
     if (!initializers.contains(input.name())) result->m_inputs.push_back(declared_value(input));
-  for (const auto& output : loaded.proto.graph().output()) result->m_outputs.push_back(declared_value(output));
+  for (const auto& output : proto.graph().output()) result->m_outputs.push_back(declared_value(output));
 
   const OpenvinoApi& api = *library.api;
   auto handles = std::make_unique<Handles>();
   handles->api = &api;
   handles->offset = library.element_type_offset;
   const auto refused = [&](const std::string& step) {
-    return fail(ErrorCode::runtime, "OpenVINO " + library.version + " cannot " + step + " " + path.string() + ": " +
-                                        openvino_last_error(api));
+    return fail(ErrorCode::runtime,
+                "OpenVINO " + library.version + " cannot " + step + " " + what + ": " + openvino_last_error(api));
   };
   if (api.core_create(&handles->core) != 0) return refused("start for");
-  if (api.core_read_model(handles->core, path.c_str(), nullptr, &handles->model) != 0) return refused("read");
+  const ov_status read = path ? api.core_read_model(handles->core, path->c_str(), nullptr, &handles->model)
+                              : api.core_read_model_from_memory_buffer(handles->core, bytes.data(), bytes.size(),
+                                                                       nullptr, &handles->model);
+  if (read != 0) return refused("read");
   const std::string threads = std::to_string(options.intra_op_threads);
   ov_status compiled = 0;
   if (options.provider == "openvino:default") {
@@ -124,7 +141,7 @@ Expected<std::unique_ptr<OpenvinoModel>> OpenvinoModel::open(const fs::path& pat
   api.compiled_model_inputs_size(handles->compiled, &inputs);
   api.compiled_model_outputs_size(handles->compiled, &outputs);
   if (inputs != result->m_inputs.size() || outputs != result->m_outputs.size()) {
-    return fail(ErrorCode::runtime, "OpenVINO " + library.version + " compiled " + path.string() + " with " +
+    return fail(ErrorCode::runtime, "OpenVINO " + library.version + " compiled " + what + " with " +
                                         std::to_string(inputs) + " inputs and " + std::to_string(outputs) +
                                         " outputs, the graph declares " + std::to_string(result->m_inputs.size()) +
                                         " and " + std::to_string(result->m_outputs.size()));

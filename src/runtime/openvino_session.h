@@ -8,7 +8,10 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <onnx/onnx_pb.h>
 
 #include "onnxproof/core/error.h"
 #include "onnxproof/runtime/session.h"
@@ -24,6 +27,9 @@ class OpenvinoModel {
   /// installed; ErrorCode::runtime when OpenVINO refuses the model (its message included).
   static Expected<std::unique_ptr<OpenvinoModel>> open(const std::filesystem::path& model,
                                                        const SessionOptions& options);
+  /// The same for a serialized model held in memory (no external data): localization's model with
+  /// its intermediate values as outputs.
+  static Expected<std::unique_ptr<OpenvinoModel>> open_bytes(std::string_view model, const SessionOptions& options);
   ~OpenvinoModel();
   OpenvinoModel(const OpenvinoModel&) = delete;
   OpenvinoModel& operator=(const OpenvinoModel&) = delete;
@@ -37,6 +43,10 @@ class OpenvinoModel {
 
  private:
   OpenvinoModel() = default;
+  // Describes `graph`, then reads the model (from `path` when set, else from `bytes`) and compiles it.
+  static Expected<std::unique_ptr<OpenvinoModel>> compile(const onnx::ModelProto& proto, const std::filesystem::path* path,
+                                                          std::string_view bytes, const std::string& what,
+                                                          const SessionOptions& options);
   struct Handles;
   std::unique_ptr<Handles> m_handles;
   std::vector<SessionValue> m_inputs;

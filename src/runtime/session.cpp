@@ -240,8 +240,8 @@ Expected<Session> Session::open_from(const std::filesystem::path* path, std::str
   if (is_openvino_provider(options.provider)) {
     // Impl's empty Ort::Session releases itself through the bound API, bound or not.
     ONNXPROOF_TRY(runtime_detail::bind_onnxruntime_api());
-    if (!path) return fail(ErrorCode::unsupported, "OpenVINO runs models from files here, not " + what);
-    ONNXPROOF_TRY_ASSIGN(impl->openvino, runtime_detail::OpenvinoModel::open(*path, options));
+    ONNXPROOF_TRY_ASSIGN(impl->openvino, path ? runtime_detail::OpenvinoModel::open(*path, options)
+                                              : runtime_detail::OpenvinoModel::open_bytes(bytes, options));
     impl->inputs = impl->openvino->inputs();
     impl->outputs = impl->openvino->outputs();
     return Session(std::move(impl));

@@ -1,5 +1,5 @@
 """OpenVINO as a runtime of the proof (providers=("cpu", "openvino")), through the engine this
-checkout built and the OpenVINO release setup fetched. Planted: an integer model past int32, which
+checkout built and the OpenVINO release setup fetched. Planted: an integer hash past int32, which
 OpenVINO's CPU plugin computes in int32 (its "CPU Device" page: integer inference precision i32)
 and ONNX Runtime in int64; a classifier whose classes are near-tied, whose predictions OpenVINO's
 default bfloat16 changes while its float32 rows pass."""
@@ -20,11 +20,23 @@ import onnxproof
 ENGINE = os.environ.get("ONNXPROOF_ENGINE", "onnxproof")
 
 
-class WideCount(nn.Module):
-    """Integer arithmetic past int32: a token count scaled by three billion."""
+class WideHash(nn.Module):
+    """Integer arithmetic past int32: token ids scaled by three billion, then hashed into a table."""
 
     def forward(self, ids):
-        return ids.sum(dim=1) * 3_000_000_000
+        return (ids * 3_000_000_000) % 1009
+
+
+class HashedEmbedding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.hash = WideHash()
+        self.table = nn.Embedding(1009, 8)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, ids):
+        return self.head(self.table(self.hash(ids)).mean(1))
 
 
 class NearTiedClassifier(nn.Module):
@@ -83,16 +95,21 @@ class OpenvinoProof(unittest.TestCase):
         summary = self.findings(report, "RUNTIME_DEFAULT_PRECISION")
         self.assertEqual(len(summary), 1, str(report))  # the default configuration, said beside
 
-    def test_integers_past_int32_fail_on_openvino_alone(self):
-        ids = torch.randint(1, 50, (2, 6))
-        report = self.prove(WideCount(), (ids,), "wide", providers=("cpu", "openvino:f32"))
+    def test_integers_past_int32_fail_on_openvino_alone_and_the_hash_is_named(self):
+        ids = torch.randint(1, 1000, (2, 6))
+        report = onnxproof.prove(HashedEmbedding().eval(), (ids,), quiet=True, exporter="torchscript",
+                                 providers=("cpu", "openvino:f32"), out=os.path.join(self.folder, "wide"))
         self.assertEqual(report.verdict, "fail", str(report))
         mismatches = self.findings(report, "PARITY_MISMATCH")
         self.assertTrue(mismatches, str(report))
-        self.assertTrue(all("on openvino" in f.message for f in mismatches), [f.message for f in mismatches])
+        self.assertTrue(all("on openvino (f32)" in f.message for f in mismatches), [f.message for f in mismatches])
         rows = self.rows("wide")
         self.assertTrue(all(r["status"] == "pass" for r in rows if r["provider"] == "cpu"))
         self.assertTrue(any(r["status"] == "fail" for r in rows if r["provider"] == "openvino"))
+        located = self.findings(report, "DIVERGENCE_LOCATED")
+        self.assertEqual(len(located), 1, str(report))
+        self.assertIn("/hash/Mul", located[0].message)  # localized on OpenVINO itself
+        self.assertIn("openvino", located[0].message)
 
     def test_the_default_precision_that_changes_predictions_is_a_warning_beside_a_float32_pass(self):
         report = self.prove(NearTiedClassifier(), (torch.rand(16, 64),), "tied", providers=("cpu", "openvino"),
