@@ -122,6 +122,18 @@ void add_model_candidates(const RepairFacts& facts, std::vector<RepairCandidate>
                    .reason = frozen,
                    .reshapes = reshapes});
   }
+  // OpenVINO's default configuration proved as the deployment (--provider openvino:default) and
+  // failed: the same model compiled in float32 is the change an application makes in one line.
+  if (facts.failing_providers.contains("openvino:default") && !numeric.empty()) {
+    out.push_back({.kind = "precision",
+                   .name = "openvino-f32",
+                   .change = "OpenVINO compiles the model with INFERENCE_PRECISION_HINT=f32 instead of its default "
+                             "precision (Python: core.compile_model(path, \"CPU\", {\"INFERENCE_PRECISION_HINT\": "
+                             "\"f32\"}); C++: core.compile_model(path, \"CPU\", "
+                             "ov::hint::inference_precision(ov::element::f32)))",
+                   .reason = numeric,
+                   .openvino_float32 = true});
+  }
   if (facts.float16 && !numeric.empty()) {
     out.push_back(
         {.kind = "float32",
@@ -175,7 +187,8 @@ void add_combinations(std::vector<RepairCandidate>& out) {
     for (std::size_t j = i + 1; j < singles.size() && pairs.size() < k_most; ++j) {
       const auto& a = singles[i];
       const auto& b = singles[j];
-      if (a.kind == b.kind || !b.reexport || a.kind == "rewrite" || a.kind == "float32") continue;
+      if (a.kind == b.kind || !b.reexport || a.kind == "rewrite" || a.kind == "float32" || a.kind == "precision")
+        continue;
       if (a.kind == "exporter" && b.kind == "opset" && *b.opset >= oldest_opset(a.exporter.value_or(""))) {
         RepairCandidate both = b;
         both.exporter = a.exporter;
@@ -213,7 +226,10 @@ Expected<RepairFacts> read_repair_facts(const fs::path& run, bool can_reexport) 
   for (const auto& finding : report.findings)
     facts.findings.push_back({finding.code, finding.severity, finding.where, finding.message, finding.step});
   for (const auto& row : report.parity)
-    if (row.status != "pass") facts.failing_cases.insert(row.case_);
+    if (row.status != "pass") {
+      facts.failing_cases.insert(row.case_);
+      facts.failing_providers.insert(row.provider);
+    }
   // The exporter a failed export was asked for, which the report's signature cannot say.
   if (facts.exporter.empty() && fs::is_regular_file(run / "export.json")) {
     if (auto manifest = read_json_object(run / "export.json", ErrorCode::usage)) {

@@ -154,6 +154,9 @@ Expected<PipelineOptions> candidate_options(const RepairOptions& options, const 
   for (const auto& name : candidate.disabled_optimizers)  // the releases' children run without it too
     changed.release_proof.parity_arguments.insert(changed.release_proof.parity_arguments.end(),
                                                   {"--disable-optimizer", name});
+  if (candidate.openvino_float32)  // the same rows, compiled in float32
+    std::replace(changed.parity.providers.begin(), changed.parity.providers.end(), std::string("openvino:default"),
+                 std::string("openvino:f32"));
   if (!candidate.reexport) {
     changed.export_options.from_export = options.run / "repair" / ".export";
   } else if (!options.reexport) {

@@ -44,9 +44,9 @@ class OpenvinoModel {
  private:
   OpenvinoModel() = default;
   // Describes `graph`, then reads the model (from `path` when set, else from `bytes`) and compiles it.
-  static Expected<std::unique_ptr<OpenvinoModel>> compile(const onnx::ModelProto& proto, const std::filesystem::path* path,
-                                                          std::string_view bytes, const std::string& what,
-                                                          const SessionOptions& options);
+  static Expected<std::unique_ptr<OpenvinoModel>> compile(const onnx::ModelProto& proto,
+                                                          const std::filesystem::path* path, std::string_view bytes,
+                                                          const std::string& what, const SessionOptions& options);
   struct Handles;
   std::unique_ptr<Handles> m_handles;
   std::vector<SessionValue> m_inputs;

@@ -129,4 +129,22 @@ TEST(RepairPlan, TensorFlowSwitchesBetweenItsOwnExporters) {
 }
 
 }  // namespace
+// OpenVINO's default configuration proved as the deployment and failed: compiling in float32 is
+// tried first, alone (no export changes with it), and says the line that sets it.
+TEST(RepairPlan, OpenvinosDefaultPrecisionFailingIsTriedInFloat32First) {
+  RepairFacts facts = failed_run({k_mismatch});
+  facts.failing_providers = {"openvino:default"};
+  const auto plan = plan_repair(facts);
+  ASSERT_FALSE(plan.empty());
+  EXPECT_EQ(plan[0].name, "openvino-f32");
+  EXPECT_TRUE(plan[0].openvino_float32);
+  EXPECT_FALSE(plan[0].reexport);
+  EXPECT_NE(plan[0].change.find("ov::hint::inference_precision(ov::element::f32)"), std::string::npos);
+  for (const auto& candidate : plan) EXPECT_EQ(candidate.name.find("openvino-f32+"), std::string::npos);
+  // Rows on ONNX Runtime alone: no such candidate.
+  facts.failing_providers = {"cpu"};
+  const auto without = names(plan_repair(facts));
+  EXPECT_EQ(std::count(without.begin(), without.end(), "openvino-f32"), 0);
+}
+
 }  // namespace onnxproof

@@ -26,7 +26,7 @@ namespace onnxproof {
 
 /// One change to try: what it is, what points at it, and the options it sets.
 struct RepairCandidate {
-  /// optimizer | float32 | rewrite | exporter | opset; joined by "+" in a combination. (onnxproof's
+  /// optimizer | float32 | precision | rewrite | exporter | opset; joined by "+" in a combination. (onnxproof's
   /// own simplify needs no candidate: the pipeline proves the export itself when the simplified
   /// model fails where the export passes, settle_simplified_proof.)
   std::string kind;
@@ -39,6 +39,7 @@ struct RepairCandidate {
   std::vector<std::string> disabled_optimizers{};
   bool keep_float32 = false;            // the float32 block is searched for when the candidate runs
   std::vector<std::string> reshapes{};  // rewrite: the Reshape nodes whose frozen size becomes 0 (copy)
+  bool openvino_float32 = false;        // precision: OpenVINO compiled with INFERENCE_PRECISION_HINT=f32
 };
 
 /// What the failed run says, as the planner reads it (read_repair_facts).
@@ -51,7 +52,8 @@ struct RepairFacts {
   bool simplified = false;  // the failing proof ran on model.sim.onnx
   bool float16 = false;     // --precision fp16
   bool can_reexport = false;
-  std::set<std::string> failing_cases;  // cases of parity rows that did not pass: what a change must mend
+  std::set<std::string> failing_cases;      // cases of parity rows that did not pass: what a change must mend
+  std::set<std::string> failing_providers;  // the providers of those rows ("openvino:default")
   struct FindingFact {
     std::string code{}, severity{}, where{}, message{}, step{};
   };
