@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "onnxproof/core/source_framework.h"
+#include "onnxproof/runtime/session.h"
 
 namespace onnxproof::detail {
 
@@ -122,7 +123,7 @@ std::string describe_row(const DetectionRow& row, const std::string& source) {
   const auto& m = row.match;
   const auto& b = row.budget;
   return fmt::format(
-      "{} ({}): {} of {} {} / {} ONNX Runtime detections matched, {} on one side only ({} of them at the score "
+      "{} ({}): {} of {} {} / {} runtime detections matched, {} on one side only ({} of them at the score "
       "threshold {:g}{}), worst box error {:.3g} (budget {:.3g}), worst score error {:.3g} (budget {:.3g}){} "
       "[rule {}]",
       row.data_set, describe_sizes(row.sizes), m.matched, m.expected, source, m.actual, m.only_expected + m.only_actual,
@@ -144,6 +145,7 @@ void add_detection_findings(const ParityResult& result, std::vector<Finding>& fi
   std::map<std::string, int64_t> detections_seen;
   const std::string source = source_title(result.framework);
   for (const auto& row : result.detections) {
+    if (result.advisory(row.provider)) continue;  // RUNTIME_DEFAULT_PRECISION sums those up
     if (!row.passed)
       failed[{row.provider, std::string(optimization_name(row.optimization)), row.boxes}].push_back(&row);
     if (row.optimization != GraphOptimization::all || !row.note.empty()) continue;
@@ -170,8 +172,9 @@ void add_detection_findings(const ParityResult& result, std::vector<Finding>& fi
     findings.push_back({FindingCode::parity_mismatch,
                         Severity::error,
                         "parity",
-                        fmt::format("detections '{}' on {} ({} optimizations) differ from {}'s in {} cases; worst {}",
-                                    set, provider, level, source, rows.size(), detail),
+                        fmt::format("detections '{}' on {} ({}) differ from {}'s in {} cases; worst {}", set, provider,
+                                    is_openvino_provider(provider) ? "OpenVINO" : level + " optimizations", source,
+                                    rows.size(), detail),
                         set,
                         "matched detections moved beyond the budget, or a detection well above the score threshold "
                         "exists on one side only: find the first diverging node (onnxproof localize)",

@@ -66,6 +66,7 @@ Expected<void> bind_all(void* handle, OpenvinoApi& api) {
   need("ov_shape_create", api.shape_create);
   need("ov_shape_free", api.shape_free);
   need("ov_tensor_create_from_host_ptr", api.tensor_create_from_host_ptr);
+  need("ov_tensor_create", api.tensor_create);
   need("ov_tensor_get_shape", api.tensor_get_shape);
   need("ov_tensor_get_element_type", api.tensor_get_element_type);
   need("ov_tensor_get_byte_size", api.tensor_get_byte_size);

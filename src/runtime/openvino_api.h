@@ -76,6 +76,7 @@ struct OpenvinoApi {
   ov_status (*shape_create)(int64_t, const int64_t*, ov_shape*);
   ov_status (*shape_free)(ov_shape*);
   ov_status (*tensor_create_from_host_ptr)(int, ov_shape, void*, ov_tensor**);
+  ov_status (*tensor_create)(int, ov_shape, ov_tensor**);
   ov_status (*tensor_get_shape)(const ov_tensor*, ov_shape*);
   ov_status (*tensor_get_element_type)(const ov_tensor*, int*);
   ov_status (*tensor_get_byte_size)(const ov_tensor*, size_t*);

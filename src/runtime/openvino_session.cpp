@@ -172,8 +172,11 @@ Expected<std::vector<Tensor>> OpenvinoModel::run(const std::vector<Feed>& feeds)
       return fail(ErrorCode::runtime, "OpenVINO: " + openvino_last_error(api));
     ov_tensor* value = nullptr;
     // OpenVINO does not write to input buffers; the cast only satisfies the C API's signature.
+    // An empty tensor (a cache of past length 0) has no buffer to point at: OpenVINO makes its own.
     const ov_status made =
-        api.tensor_create_from_host_ptr(*type, shape, const_cast<std::byte*>(tensor.bytes().data()), &value);
+        tensor.bytes().empty()
+            ? api.tensor_create(*type, shape, &value)
+            : api.tensor_create_from_host_ptr(*type, shape, const_cast<std::byte*>(tensor.bytes().data()), &value);
     api.shape_free(&shape);
     if (made != 0)
       return fail(ErrorCode::runtime,
