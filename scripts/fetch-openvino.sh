@@ -5,6 +5,8 @@
 # (a manylinux build that runs on Debian 12's glibc; its other plugins and frontends are left out).
 # About 95 MB. The engine builds and runs without it; docs/providers.md, "OpenVINO".
 #   scripts/fetch-openvino.sh [DEST] [VERSION]
+# An older release for --target openvino@X.Y goes to the release cache's openvino/X.Y.Z
+# (scripts/setup.sh fetches 2025.4.1 there).
 set -euo pipefail
 
 readonly OPENVINO_VERSION_PINNED="2026.4.1"

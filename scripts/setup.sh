@@ -112,6 +112,10 @@ shared "$root/.deps/openvino" "openvino-$(key "$root/scripts/fetch-openvino.sh")
 # Two more ONNX Runtime releases, for the tests of proofs per release (--target ort-cpu@1.18):
 # 47 MB in the release cache (docs/cli.md), fetched once; `make setup-ort-versions` adds others.
 "$root/scripts/fetch-onnxruntime-versions.sh" 1.18 1.31
+# An older OpenVINO release beside the pinned one, for the tests of --target openvino@2025.4
+# (about 95 MB in the same release cache).
+release_cache="${ONNXPROOF_ORT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/onnxproof/onnxruntime}"
+"$root/scripts/fetch-openvino.sh" "$release_cache/openvino/2025.4.1" 2025.4.1
 
 # The distribution's PyTorch: installed where the machine's own package sources have it.
 missing=()

@@ -274,9 +274,9 @@ void answer_headline(const Run& run, Report& report) {
                    nothing_finite ? " of outputs with no finite value (REFERENCE_NOT_FINITE): nothing proved" : "",
                    providers.empty() ? "none" : fmt::format("{}", fmt::join(providers, ", ")))});
 
-  // --target ort-cpu@VERSION: the releases applications embed, each proved on its own.
+  // --target ort-cpu@VERSION, openvino@VERSION: the releases applications embed, each proved on its own.
   if (const auto* runtimes = find_step(report, "runtimes"))
-    report.headline.push_back({"Does every ONNX Runtime release named by --target load the model and match?",
+    report.headline.push_back({"Does every runtime release named by --target load the model and match?",
                                yes_no(runtimes, passed(runtimes)), runtimes->reason});
 
   report.headline.push_back(evidence_answer(report, parity));

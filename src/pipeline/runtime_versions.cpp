@@ -17,6 +17,11 @@ namespace {
 
 constexpr std::string_view k_versioned_target = "ort-cpu";
 constexpr std::string_view k_fetch_command = "scripts/fetch-onnxruntime-versions.sh";
+constexpr std::string_view k_openvino_target = "openvino";
+constexpr std::string_view k_openvino_fetch_command = "scripts/fetch-openvino.sh";
+
+// OpenVINO releases live in the release cache's openvino/VERSION/lib (scripts/fetch-openvino.sh).
+fs::path openvino_release_cache() { return runtime_release_cache() / "openvino"; }
 
 // X.Y.Z as numbers, for "the newest patch"; nullopt for a name that is no version.
 std::optional<std::vector<int>> version_numbers(const std::string& text) {
@@ -26,24 +31,33 @@ std::optional<std::vector<int>> version_numbers(const std::string& text) {
   return std::vector<int>{std::stoi(match[1]), std::stoi(match[2]), std::stoi(match[3])};
 }
 
-// The cache folder of the release `wanted` names (X.Y.Z exactly, X.Y its newest patch); empty
-// when none is fetched.
-fs::path fetched_release(const std::string& wanted) {
+bool holds_openvino(const fs::path& folder) {
   std::error_code ec;
-  const fs::path cache = runtime_release_cache();
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().starts_with("libopenvino_c.so")) return true;
+  return false;
+}
+
+// The cache folder of the release `wanted` names (X.Y.Z exactly, X.Y its newest patch); empty
+// when none is fetched. OpenVINO's: the release's lib/ folder.
+fs::path fetched_release(const std::string& wanted, bool openvino) {
+  std::error_code ec;
+  const fs::path cache = openvino ? openvino_release_cache() : runtime_release_cache();
   std::optional<std::vector<int>> best;
   fs::path found;
   for (const auto& entry : fs::directory_iterator(cache, ec)) {
     const std::string name = entry.path().filename().string();
     const auto numbers = version_numbers(name);
-    if (!numbers || !fs::is_regular_file(entry.path() / "libonnxruntime.so.1", ec)) continue;
+    const bool holds =
+        openvino ? holds_openvino(entry.path() / "lib") : fs::is_regular_file(entry.path() / "libonnxruntime.so.1", ec);
+    if (!numbers || !holds) continue;
     if (name != wanted && !name.starts_with(wanted + ".")) continue;
     if (!best || *numbers > *best) {
       best = numbers;
       found = entry.path();
     }
   }
-  return found;
+  return found.empty() || !openvino ? found : found / "lib";
 }
 
 // This binary run with `arguments` and the release's library; its output lines and exit code.
@@ -53,7 +67,7 @@ struct ChildOutcome {
 };
 
 Expected<ChildOutcome> run_on_release(const fs::path& library_folder, std::vector<std::string> arguments,
-                                      double timeout_seconds) {
+                                      double timeout_seconds, bool openvino = false) {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return fail(ErrorCode::runtime, "cannot find this program's own file: " + ec.message());
@@ -62,7 +76,8 @@ Expected<ChildOutcome> run_on_release(const fs::path& library_folder, std::vecto
                             [&](const std::string& line) {
                               if (outcome.lines.size() < 200) outcome.lines.push_back(line);
                             },
-                            timeout_seconds, {"ONNXPROOF_ONNXRUNTIME=" + library_folder.string()});
+                            timeout_seconds,
+                            {(openvino ? "ONNXPROOF_OPENVINO=" : "ONNXPROOF_ONNXRUNTIME=") + library_folder.string()});
   if (!code) return std::unexpected(code.error());
   outcome.exit_code = *code;
   return outcome;
@@ -89,15 +104,39 @@ std::vector<Finding> findings_of(const nlohmann::json& document, const std::stri
   return findings;
 }
 
+std::string release_name(const RuntimeRelease& release) {
+  return (release.openvino ? "OpenVINO " : "ONNX Runtime ") + release.version;
+}
+
 Finding refusal_finding(const RuntimeRelease& release, const std::string& reason) {
   return Finding{
       FindingCode::runtime_version_refuses,
       Severity::error,
       "runtimes",
-      fmt::format("ONNX Runtime {} (--target {}) cannot load the model: {}", release.version, release.target, reason),
-      "ONNX Runtime " + release.version,
-      "export at an opset the release runs (give --target ort-cpu@" + release.version +
-          " to the export so the default opset fits it), or drop the release from --target"};
+      fmt::format("{} (--target {}) cannot load the model: {}", release_name(release), release.target, reason),
+      release_name(release),
+      release.openvino ? "export at an opset and with operators the release reads, or drop the release from --target"
+                       : "export at an opset the release runs (give --target ort-cpu@" + release.version +
+                             " to the export so the default opset fits it), or drop the release from --target"};
+}
+
+// An OpenVINO release: found in the cache and started once (the driver's --version names it).
+Expected<RuntimeRelease> find_openvino_release(const std::string& target, const std::string& wanted) {
+  RuntimeRelease release{.target = target, .openvino = true, .library_folder = fetched_release(wanted, true)};
+  if (release.library_folder.empty())
+    return fail(ErrorCode::usage, fmt::format("--target {}: OpenVINO {} is not fetched into {}; fetch it once with {} "
+                                              "{}/VERSION VERSION (VERSION: X.Y.Z, e.g. {}.0)",
+                                              target, wanted, openvino_release_cache().string(),
+                                              k_openvino_fetch_command, openvino_release_cache().string(), wanted));
+  release.version = release.library_folder.parent_path().filename().string();
+  auto outcome = run_on_release(release.library_folder, {"--version"}, 120, true);
+  if (!outcome) return std::unexpected(outcome.error());
+  const auto line = std::find_if(outcome->lines.begin(), outcome->lines.end(),
+                                 [](const std::string& l) { return l.starts_with("openvino "); });
+  if (line == outcome->lines.end() || line->find("not installed") != std::string::npos)
+    return fail(ErrorCode::runtime, fmt::format("--target {}: OpenVINO {} in {} cannot start", target, release.version,
+                                                release.library_folder.string()));
+  return release;
 }
 
 }  // namespace
@@ -110,15 +149,16 @@ Expected<RuntimeRelease> find_runtime_release(const std::string& target) {
   const auto at = target.find('@');
   const std::string name = target.substr(0, at);
   const std::string wanted = target.substr(at + 1);
-  if (name != k_versioned_target)
-    return fail(ErrorCode::usage, fmt::format("--target {}: only {} takes a release (ort-cpu@1.22); the other targets "
-                                              "are support tables",
-                                              target, k_versioned_target));
-  static const std::regex pattern(R"(\d{1,3}\.\d{1,3}(\.\d{1,3})?)");
+  if (name != k_versioned_target && name != k_openvino_target)
+    return fail(ErrorCode::usage, fmt::format("--target {}: only {} and {} take a release (ort-cpu@1.22, "
+                                              "openvino@2025.4); the other targets are support tables",
+                                              target, k_versioned_target, k_openvino_target));
+  static const std::regex pattern(R"(\d{1,4}\.\d{1,3}(\.\d{1,3})?)");
   if (!std::regex_match(wanted, pattern))
-    return fail(ErrorCode::usage,
-                fmt::format("--target {}: '{}' is no ONNX Runtime version (X.Y or X.Y.Z)", target, wanted));
-  RuntimeRelease release{.target = target, .library_folder = fetched_release(wanted)};
+    return fail(ErrorCode::usage, fmt::format("--target {}: '{}' is no {} version (X.Y or X.Y.Z)", target, wanted,
+                                              name == k_openvino_target ? "OpenVINO" : "ONNX Runtime"));
+  if (name == k_openvino_target) return find_openvino_release(target, wanted);
+  RuntimeRelease release{.target = target, .library_folder = fetched_release(wanted, false)};
   if (release.library_folder.empty())
     return fail(ErrorCode::usage,
                 fmt::format("--target {}: ONNX Runtime {} is not fetched into {}; fetch it once with {} {}", target,
@@ -142,7 +182,7 @@ ReleaseProof prove_on_release(const RuntimeRelease& release, const fs::path& mod
                               int model_ir_version, const fs::path& reference, const fs::path& folder,
                               const ReleaseProofOptions& options, std::ostream& progress) {
   ReleaseProof proof{.release = release};
-  const std::string name = "ONNX Runtime " + release.version;
+  const std::string name = release_name(release);
   const auto refuse = [&](std::string reason) {
     proof.outcome = "refused";
     proof.reason = std::move(reason);
@@ -150,9 +190,9 @@ ReleaseProof prove_on_release(const RuntimeRelease& release, const fs::path& mod
     return proof;
   };
   // What the release loads, known without running it: the loader checks these first.
-  if (model_ir_version > release.newest_ir_version)
+  if (!release.openvino && model_ir_version > release.newest_ir_version)
     return refuse(fmt::format("IR version {} is above the {} it reads", model_ir_version, release.newest_ir_version));
-  if (model_opset > release.newest_opset)
+  if (!release.openvino && model_opset > release.newest_opset)
     return refuse(fmt::format("opset {} is above the {} it runs", model_opset, release.newest_opset));
 
   std::error_code ec;
@@ -166,8 +206,14 @@ ReleaseProof prove_on_release(const RuntimeRelease& release, const fs::path& mod
 
   progress << fmt::format("onnxproof pipeline: {}: auditing the operators on the release itself\n", name) << std::flush;
   const fs::path audit_path = folder / "ops.json";
-  auto audit = run_on_release(release.library_folder, {"ops", model.string(), "--probe", "--json", audit_path.string()},
-                              options.timeout_seconds);
+  // ONNX Runtime's operators probed one by one; OpenVINO's frontend and plugin read the model.
+  auto audit =
+      release.openvino
+          ? run_on_release(release.library_folder,
+                           {"ops", model.string(), "--target", "openvino", "--json", audit_path.string()},
+                           options.timeout_seconds, true)
+          : run_on_release(release.library_folder, {"ops", model.string(), "--probe", "--json", audit_path.string()},
+                           options.timeout_seconds);
   if (!audit) return error(audit.error().describe());
   auto audit_json = read_json_object(audit_path, ErrorCode::runtime);
   if (!audit_json) return error("its operator audit did not finish: " + child_error(*audit));
@@ -176,10 +222,12 @@ ReleaseProof prove_on_release(const RuntimeRelease& release, const fs::path& mod
 
   progress << fmt::format("onnxproof pipeline: {}: proving parity\n", name) << std::flush;
   const fs::path parity_path = folder / "parity.json";
-  std::vector<std::string> arguments = {"parity",     model.string(), "--reference", reference.string(),
-                                        "--provider", "cpu",          "--json",      parity_path.string()};
+  std::vector<std::string> arguments = {"parity",      model.string(),
+                                        "--reference", reference.string(),
+                                        "--provider",  release.openvino ? "openvino:f32" : "cpu",
+                                        "--json",      parity_path.string()};
   arguments.insert(arguments.end(), options.parity_arguments.begin(), options.parity_arguments.end());
-  auto parity = run_on_release(release.library_folder, std::move(arguments), options.timeout_seconds);
+  auto parity = run_on_release(release.library_folder, std::move(arguments), options.timeout_seconds, release.openvino);
   if (!parity) return error(parity.error().describe());
   auto parity_json = read_json_object(parity_path, ErrorCode::runtime);
   if (!parity_json) return error("its parity proof did not finish: " + child_error(*parity));
@@ -196,6 +244,7 @@ ReleaseProof prove_on_release(const RuntimeRelease& release, const fs::path& mod
 
 void fit_opset_limit_to_releases(OpsetLimit& limit, const std::vector<RuntimeRelease>& releases) {
   for (const auto& release : releases) {
+    if (release.openvino) continue;  // its frontend reads opsets as it reads the model
     limit.reason += fmt::format("; ONNX Runtime {} (--target {}) runs up to {}", release.version, release.target,
                                 release.newest_opset);
     limit.opset = std::min(limit.opset, release.newest_opset);

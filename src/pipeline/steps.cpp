@@ -284,14 +284,17 @@ StepReport runtimes_step(Run& run) {
   nlohmann::json releases = nlohmann::json::array();
   std::vector<std::string> matched, refused, failed, errors;
   for (const auto& release : run.options.releases) {
+    const std::string folder = (release.openvino ? "openvino-" : "") + release.version;
     auto proof = prove_on_release(release, run.model, opset, ir_version, run.out / "reference",
-                                  run.out / "runtimes" / release.version, run.options.release_proof, run.progress);
+                                  run.out / "runtimes" / folder, run.options.release_proof, run.progress);
     add_findings(run, proof.findings);
     releases.push_back(release_proof_to_json(proof));
-    if (proof.outcome == "pass") matched.push_back(release.version);
-    if (proof.outcome == "refused") refused.push_back(release.version + " refuses it: " + proof.reason);
-    if (proof.outcome == "fail") failed.push_back(release.version + " loads it but does not match (see the findings)");
-    if (proof.outcome == "error") errors.push_back(release.version + " could not be run: " + proof.reason);
+    // ONNX Runtime's releases by their number, as before; OpenVINO's named.
+    const std::string name = (release.openvino ? "OpenVINO " : "") + release.version;
+    if (proof.outcome == "pass") matched.push_back(name);
+    if (proof.outcome == "refused") refused.push_back(name + " refuses it: " + proof.reason);
+    if (proof.outcome == "fail") failed.push_back(name + " loads it but does not match (see the findings)");
+    if (proof.outcome == "error") errors.push_back(name + " could not be run: " + proof.reason);
   }
   std::vector<std::string> said;
   if (!matched.empty()) said.push_back(fmt::format("loads and matches on {}", fmt::join(matched, ", ")));

@@ -145,6 +145,29 @@ class OpenvinoProof(unittest.TestCase):
         self.assertEqual(made_up["nodes"], ["made_up_1"])
         self.assertEqual(result.stdout.count("OP_UNSUPPORTED_BY_TARGET"), 1, result.stdout)
 
+    def test_an_older_openvino_release_gets_its_own_rows(self):
+        report = self.prove(SmallConv(), (torch.randn(2, 3, 16, 16),), "release", targets=("ort-cpu", "openvino@2025.4"),
+                            dynamic_axes={"x": {0: "batch"}})
+        self.assertEqual(report.verdict, "pass", str(report))
+        release = os.path.join(self.folder, "release", "runtimes", "openvino-2025.4.1")
+        with open(os.path.join(release, "parity.json"), encoding="utf-8") as f:
+            rows = json.load(f)["parity"]
+        self.assertTrue(rows and all(r["provider"] == "openvino" and r["status"] == "pass" for r in rows), rows)
+        with open(os.path.join(release, "ops.json"), encoding="utf-8") as f:
+            self.assertIn("OpenVINO 2025.4.1 CPU plugin", json.load(f)["targets"][0]["runtime"])
+        with open(os.path.join(self.folder, "release", "report.json"), encoding="utf-8") as f:
+            answers = {h["question"]: h for h in json.load(f)["headline"]}
+        said = answers["Does every runtime release named by --target load the model and match?"]
+        self.assertIn("loads and matches on OpenVINO 2025.4.1", json.dumps(said))
+
+    def test_a_release_not_fetched_says_how_to_fetch_it(self):
+        result = subprocess.run([ENGINE, "pipeline", "--model", "torchvision:resnet18", "--target", "openvino@2024.1",
+                                 "--out", os.path.join(self.folder, "never")], capture_output=True, text=True,
+                                timeout=60, stdin=subprocess.DEVNULL)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("scripts/fetch-openvino.sh", result.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.folder, "never")))
+
     def test_without_openvino_installed_the_provider_is_one_line_and_exit_3(self):
         environment = dict(os.environ, ONNXPROOF_OPENVINO=os.path.join(self.folder, "absent"))
         result = subprocess.run([ENGINE, "parity", os.path.join(self.folder, "none.onnx"), "--reference",

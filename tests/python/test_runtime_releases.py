@@ -97,7 +97,7 @@ class RuntimeReleases(unittest.TestCase):
             self.assertEqual(entry["rows"], entry["rows_passed"])
         self.assertEqual(step["reason"], f"loads and matches on {self.old}, {self.new}")
         answers = {answer["question"]: answer for answer in report["headline"]}
-        said = answers["Does every ONNX Runtime release named by --target load the model and match?"]
+        said = answers["Does every runtime release named by --target load the model and match?"]
         self.assertEqual(said["answer"], "yes")
 
     def test_an_opset_above_a_release_is_a_usage_error_naming_both_limits(self):

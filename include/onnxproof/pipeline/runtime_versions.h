@@ -21,12 +21,14 @@
 
 namespace onnxproof {
 
-/// One --target ort-cpu@VERSION, found in the cache.
+/// One --target ort-cpu@VERSION or openvino@VERSION, found in the cache.
 struct RuntimeRelease {
-  std::string target;   // as given: "ort-cpu@1.22"
-  std::string version;  // the release found: "1.22.1"
+  std::string target;     // as given: "ort-cpu@1.22", "openvino@2025.4"
+  bool openvino = false;  // an OpenVINO release: its rows run on its CPU plugin in float32
+  std::string version;    // the release found: "1.22.1"
   std::filesystem::path library_folder;
-  // What the release loads, asked of it when the options are read (release_limits).
+  // What an ONNX Runtime release loads, asked of it when the options are read (release_limits);
+  // 0 for OpenVINO, whose frontend says what it reads when it reads the model.
   int newest_opset = 0;
   int newest_ir_version = 0;
 };
@@ -39,7 +41,8 @@ std::filesystem::path runtime_release_cache();
 bool is_release_target(const std::string& target);
 
 /// The release a --target names, found in the cache (X.Y: its newest patch fetched) and asked
-/// for its limits. Usage errors: a target other than ort-cpu with a version, a version that is not
+/// for its limits (ONNX Runtime) or its version (OpenVINO, in the cache's openvino/ folder).
+/// Usage errors: a target other than ort-cpu or openvino with a version, a version that is not
 /// X.Y or X.Y.Z, a release not fetched (naming the command that fetches it); ErrorCode::runtime
 /// when the release's library cannot start.
 Expected<RuntimeRelease> find_runtime_release(const std::string& target);
