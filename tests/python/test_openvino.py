@@ -7,8 +7,10 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
+import unittest.mock
 
 import onnx
 import torch
@@ -167,6 +169,24 @@ class OpenvinoProof(unittest.TestCase):
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn("scripts/fetch-openvino.sh", result.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.folder, "never")))
+
+    def test_prove_finds_the_openvino_package_installed_beside_it(self):
+        from onnxproof.core import engine
+        package = os.path.join(self.folder, "site", "openvino")
+        os.makedirs(os.path.join(package, "libs"))
+        open(os.path.join(package, "__init__.py"), "w").close()
+        open(os.path.join(package, "libs", "libopenvino_c.so.2641"), "w").close()
+        sys.path.insert(0, os.path.join(self.folder, "site"))
+        try:
+            self.assertEqual(engine.installed_openvino_libraries(), os.path.join(package, "libs"))
+            environment = dict(os.environ)
+            environment.pop("ONNXPROOF_OPENVINO", None)
+            with unittest.mock.patch.dict(os.environ, environment, clear=True):
+                self.assertEqual(engine.engine_environment()["ONNXPROOF_OPENVINO"], os.path.join(package, "libs"))
+            with unittest.mock.patch.dict(os.environ, {"ONNXPROOF_OPENVINO": "/chosen"}):
+                self.assertEqual(engine.engine_environment()["ONNXPROOF_OPENVINO"], "/chosen")  # the user's stands
+        finally:
+            sys.path.remove(os.path.join(self.folder, "site"))
 
     def test_without_openvino_installed_the_provider_is_one_line_and_exit_3(self):
         environment = dict(os.environ, ONNXPROOF_OPENVINO=os.path.join(self.folder, "absent"))

@@ -2,6 +2,7 @@
 script. The engine runs the proof; this process only exports (python -m onnxproof is the same
 front end the engine starts for a --model spec)."""
 import contextlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -42,7 +43,23 @@ def engine_environment():
     environment.setdefault("ONNXPROOF_PYTHON", sys.executable)
     environment.setdefault("ONNXPROOF_TF_PYTHON", sys.executable)
     environment.setdefault("ONNXPROOF_PYTHONPATH", os.path.dirname(PACKAGE))
+    if "ONNXPROOF_OPENVINO" not in environment and (libraries := installed_openvino_libraries()):
+        environment["ONNXPROOF_OPENVINO"] = libraries  # providers=("cpu", "openvino") on the pip package
     return environment
+
+
+def installed_openvino_libraries():
+    """The `openvino` package's own libs/ folder where it is installed in this environment (pip
+    install 'onnxproof[openvino]'), found without importing it; None otherwise (the engine's own
+    .deps/openvino in a checkout, or ONNXPROOF_OPENVINO, stand then)."""
+    spec = importlib.util.find_spec("openvino")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        libraries = os.path.join(folder, "libs")
+        if os.path.isdir(libraries) and any(name.startswith("libopenvino_c.so") for name in os.listdir(libraries)):
+            return libraries
+    return None
 
 
 def run_engine(arguments, quiet=False):
