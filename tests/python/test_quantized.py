@@ -192,8 +192,9 @@ class ProveApiTest(unittest.TestCase):
 @unittest.skipUnless(os.access(ENGINE, os.X_OK), "build the engine first")
 class QuantizedOperatorAuditTest(unittest.TestCase):
     def test_tensorrt_refuses_integer_kernels_that_onnx_runtime_runs(self):
-        """A QOperator-format model (QLinearConv): ONNX Runtime and OpenVINO run it, TensorRT's
-        parser does not (data/op-support)."""
+        """A QOperator-format model (QLinearConv): ONNX Runtime runs it, TensorRT's parser does not
+        (data/op-support); OpenVINO's table says it converts, and the installed OpenVINO 2026.4.1,
+        asked itself, converts it but cannot compile it for this CPU (u8 in and out)."""
         with tempfile.TemporaryDirectory() as folder:
             x = helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 2, 4, 4])
             y = helper.make_tensor_value_info("y", TensorProto.UINT8, [1, 2, 2, 2])
@@ -209,14 +210,19 @@ class QuantizedOperatorAuditTest(unittest.TestCase):
             path = os.path.join(folder, "qlinear.onnx")
             onnx.save(model, path)
             report = os.path.join(folder, "ops.json")
-            done = run("ops", path, "--target", "ort-cpu,tensorrt,openvino", "--json", report)
-            self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
-            self.assertIn("OP_UNSUPPORTED_BY_TARGET", done.stdout + done.stderr)
-            with open(report, encoding="utf-8") as handle:
-                (operator,) = json.load(handle)["operators"]
-            self.assertEqual(operator["op_type"], "QLinearConv")
-            self.assertEqual({target: verdict["status"] for target, verdict in operator["targets"].items()},
-                             {"ort-cpu": "supported", "tensorrt": "unsupported", "openvino": "supported"})
+            for openvino, expected in ((os.path.join(folder, "absent"), "supported"), (None, "restricted")):
+                environment = dict(os.environ)
+                if openvino:
+                    environment["ONNXPROOF_OPENVINO"] = openvino  # the static table stands
+                done = run("ops", path, "--target", "ort-cpu,tensorrt,openvino", "--json", report, env=environment)
+                self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+                self.assertIn("OP_UNSUPPORTED_BY_TARGET", done.stdout + done.stderr)
+                with open(report, encoding="utf-8") as handle:
+                    (operator,) = json.load(handle)["operators"]
+                self.assertEqual(operator["op_type"], "QLinearConv")
+                self.assertEqual({target: verdict["status"] for target, verdict in operator["targets"].items()},
+                                 {"ort-cpu": "supported", "tensorrt": "unsupported", "openvino": expected})
+            self.assertIn("OpenVINO refused the model", operator["targets"]["openvino"]["detail"])
 
 
 def float16_qdq_model(folder):
