@@ -180,6 +180,17 @@ void compare_row(const ReferenceCase& c, std::size_t index, const Tensor& actual
   }
 }
 
+// What every row of case `c` on `variant` says before its comparison.
+ParityRow row_base(const ReferenceCase& c, const Variant& variant, const Session& session) {
+  ParityRow base;
+  base.data_set = c.data_set;
+  base.sizes = c.sizes;
+  base.provider = variant.provider;
+  base.optimization = variant.level;
+  base.precision = session.precision();
+  return base;
+}
+
 // `cases`: the reference's cases this variant runs, in order.
 void run_variant(Session& session, const Variant& variant, const Reference& reference,
                  const std::vector<const ReferenceCase*>& cases, const ParityOptions& options,
@@ -196,12 +207,7 @@ void run_variant(Session& session, const Variant& variant, const Reference& refe
                         << std::flush;
     }
     ++done;
-    ParityRow base;
-    base.data_set = c.data_set;
-    base.sizes = c.sizes;
-    base.provider = variant.provider;
-    base.optimization = variant.level;
-    base.precision = session.precision();
+    const ParityRow base = row_base(c, variant, session);
     if (const auto conflict = fixed_dimension_conflict(session, c)) {
       ParityRow row = base;
       row.status = RowStatus::rejected;

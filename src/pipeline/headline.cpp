@@ -207,6 +207,18 @@ ModelSignature model_signature(const ModelSummary& summary, const std::string& e
 }
 
 // MISSION.md's five headline questions, answered from the steps' typed results, and the evidence.
+// "cpu ran", "openvino ran in f32", "openvino:default ran in bf16 (advisory)": OpenVINO's rows say
+// what it computed in; its default configuration's rows do not gate.
+std::vector<std::string> providers_said(const Report& report) {
+  std::vector<std::string> providers;
+  if (!report.parity) return providers;
+  for (const auto& p : report.parity->providers) {
+    const std::string precision = p.precision.empty() ? "" : " in " + p.precision;
+    providers.push_back(p.provider + (p.ran ? " ran" + precision : " skipped") + (p.advisory ? " (advisory)" : ""));
+  }
+  return providers;
+}
+
 void answer_headline(const Run& run, Report& report) {
   const auto& findings = report.findings;
   const auto* parity = find_step(report, "parity");
@@ -254,14 +266,7 @@ void answer_headline(const Run& run, Report& report) {
                        : fmt::format("{}{}", fmt::join(targets, "; "),
                                      restricted ? " (some with restrictions: see the warnings)" : "")});
 
-  std::vector<std::string> providers;
-  if (report.parity) {
-    for (const auto& p : report.parity->providers) {
-      // OpenVINO's rows say what it computed in; its default configuration's rows do not gate.
-      const std::string precision = p.precision.empty() ? "" : " in " + p.precision;
-      providers.push_back(p.provider + (p.ran ? " ran" + precision : " skipped") + (p.advisory ? " (advisory)" : ""));
-    }
-  }
+  const std::vector<std::string> providers = providers_said(report);
   // Matching a reference with no finite value proves nothing; a parity failure or error is said as it is.
   const bool nothing_finite =
       passed(parity) && has_finding(findings, FindingCode::reference_not_finite, Severity::error);

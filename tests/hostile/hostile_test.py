@@ -212,7 +212,7 @@ CASES = [
     case("pipeline_release_not_a_version", "pipeline --from-export {w}/export --out {w}/run --target ort-cpu@1.x;rm", 2,
          says="is no ONNX Runtime version"),
     case("pipeline_release_of_a_table", "pipeline --from-export {w}/export --out {w}/run --target tensorrt@10.1", 2,
-         says="only ort-cpu takes a release"),
+         says="only ort-cpu and openvino take a release"),
     case("ops_probe_on_the_loaded_runtime", "ops {w}/model.onnx --probe --json {w}/ops.json", 0, ["ops.json"]),
     # Zoo manifests, folders and merges (issue 46): a manifest, a zoo folder and an index.json are
     # untrusted files; refused in one line before anything runs, or merged as their run folders say.
