@@ -165,10 +165,10 @@ Expected<std::vector<Tensor>> OpenvinoModel::run(const std::vector<Feed>& feeds)
       return fail(ErrorCode::unsupported, "input '" + m_inputs[i].name + "' is " + dtype_name(tensor.dtype()) +
                                               ", which OpenVINO cannot be fed");
     }
-    const int64_t placeholder = 0;  // a scalar's shape has no dimensions to point at
-    ov_shape shape{};
+    // A scalar's shape is made by hand: the C API's ov_shape_create refuses rank 0.
+    ov_shape shape{0, nullptr};
     const auto& dims = tensor.shape();
-    if (api.shape_create(static_cast<int64_t>(dims.size()), dims.empty() ? &placeholder : dims.data(), &shape) != 0)
+    if (!dims.empty() && api.shape_create(static_cast<int64_t>(dims.size()), dims.data(), &shape) != 0)
       return fail(ErrorCode::runtime, "OpenVINO: " + openvino_last_error(api));
     ov_tensor* value = nullptr;
     // OpenVINO does not write to input buffers; the cast only satisfies the C API's signature.
@@ -177,7 +177,7 @@ Expected<std::vector<Tensor>> OpenvinoModel::run(const std::vector<Feed>& feeds)
         tensor.bytes().empty()
             ? api.tensor_create(*type, shape, &value)
             : api.tensor_create_from_host_ptr(*type, shape, const_cast<std::byte*>(tensor.bytes().data()), &value);
-    api.shape_free(&shape);
+    if (!dims.empty()) api.shape_free(&shape);
     if (made != 0)
       return fail(ErrorCode::runtime,
                   "OpenVINO cannot hold input '" + m_inputs[i].name + "': " + openvino_last_error(api));
@@ -198,16 +198,21 @@ Expected<std::vector<Tensor>> OpenvinoModel::run(const std::vector<Feed>& feeds)
     ov_shape shape{};
     size_t bytes = 0;
     void* data = nullptr;
-    if (api.tensor_get_element_type(value, &type) != 0 || api.tensor_get_shape(value, &shape) != 0 ||
-        api.tensor_get_byte_size(value, &bytes) != 0 || api.tensor_data(value, &data) != 0)
+    // The C API gives no shape of rank 0 (a scalar: one element, said below), and an empty output
+    // no data to point at.
+    const bool shaped = api.tensor_get_shape(value, &shape) == 0;
+    if (api.tensor_get_element_type(value, &type) != 0 || api.tensor_get_byte_size(value, &bytes) != 0 ||
+        (bytes > 0 && api.tensor_data(value, &data) != 0))
       return fail(ErrorCode::runtime, "OpenVINO's output '" + m_outputs[k].name + "': " + openvino_last_error(api));
-    std::vector<int64_t> dims(shape.dims, shape.dims + shape.rank);
-    api.shape_free(&shape);
     const auto dtype = dtype_of(type, m_handles->offset);
     if (!dtype) {
       return fail(ErrorCode::unsupported, "output '" + m_outputs[k].name + "' has OpenVINO element type " +
                                               std::to_string(type) + ", which onnxproof does not compare");
     }
+    if (!shaped && bytes != static_cast<size_t>(dtype_storage_bytes(*dtype, 1)))
+      return fail(ErrorCode::runtime, "OpenVINO gives no shape for output '" + m_outputs[k].name + "'");
+    std::vector<int64_t> dims(shape.dims, shape.dims + (shaped ? shape.rank : 0));
+    if (shaped) api.shape_free(&shape);
     std::vector<std::byte> copy(bytes);
     if (bytes > 0) std::memcpy(copy.data(), data, bytes);
     ONNXPROOF_TRY_ASSIGN(auto tensor, Tensor::from_bytes(*dtype, std::move(dims), std::move(copy)));

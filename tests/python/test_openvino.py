@@ -57,6 +57,20 @@ class NearTiedClassifier(nn.Module):
         return self.head(x)
 
 
+class ConfidentBoxes(nn.Module):
+    """torchvision's batched_nms after a score filter nothing passes: its scripted `if boxes.numel()
+    == 0` exports as an If whose branch is an empty Constant, which OpenVINO 2026.4.1's CPU plugin
+    returns as one element (2025.4.1 and ONNX Runtime: none)."""
+
+    def forward(self, boxes, scores):
+        import torchvision
+        keep = scores.sigmoid() > 0.9999
+        kept_boxes, kept_scores = boxes[keep], scores[keep]
+        order = torchvision.ops.batched_nms(kept_boxes, kept_scores, torch.zeros_like(kept_scores, dtype=torch.int64),
+                                            0.5)
+        return kept_boxes[order], kept_scores[order]
+
+
 class SmallConv(nn.Module):
     def __init__(self):
         super().__init__()
@@ -161,6 +175,21 @@ class OpenvinoProof(unittest.TestCase):
             answers = {h["question"]: h for h in json.load(f)["headline"]}
         said = answers["Does every runtime release named by --target load the model and match?"]
         self.assertIn("loads and matches on OpenVINO 2025.4.1", json.dumps(said))
+
+    def test_an_empty_branch_openvino_2026_returns_as_one_element_fails_there_and_passes_on_2025(self):
+        boxes = torch.rand(6, 4) * 10
+        boxes[:, 2:] += boxes[:, :2]
+        report = self.prove(ConfidentBoxes(), (boxes, torch.randn(6)), "empty", exporter="torchscript",
+                            providers=("cpu", "openvino:f32"), targets=("ort-cpu", "openvino@2025.4"))
+        self.assertEqual(report.verdict, "fail", str(report))
+        mismatches = [f.message for f in self.findings(report, "PARITY_MISMATCH")]
+        self.assertTrue(mismatches and all("on openvino (f32)" in m and "0x4" in m or "gives 0 " in m
+                                           for m in mismatches), mismatches)
+        self.assertTrue(all(r["status"] == "pass" for r in self.rows("empty") if r["provider"] == "cpu"))
+        with open(os.path.join(self.folder, "empty", "report.json"), encoding="utf-8") as f:
+            answers = {h["question"]: h for h in json.load(f)["headline"]}
+        said = answers["Does every runtime release named by --target load the model and match?"]
+        self.assertEqual(said["answer"], "yes", said)  # OpenVINO 2025.4.1 returns the empty tensor
 
     def test_a_release_not_fetched_says_how_to_fetch_it(self):
         result = subprocess.run([ENGINE, "pipeline", "--model", "torchvision:resnet18", "--target", "openvino@2024.1",

@@ -64,6 +64,22 @@ TEST(OpenvinoSession, IntegerOutputsComeBackInTheirDeclaredType) {
   // (tests/python/test_openvino.py).
 }
 
+TEST(OpenvinoSession, ScalarsGoInAndComeOut) {
+  TempDir dir;
+  // y = a + b with a a scalar: the C API's shapes have no rank 0, so the engine makes them itself.
+  const auto model =
+      single_node_model("Add", {tensor_value("a", 1, {}), tensor_value("b", 1, {})}, tensor_value("y", 1, {}));
+  write_bytes(dir / "add.onnx", model.SerializeAsString());
+  auto session = Session::open(dir / "add.onnx", {.provider = "openvino"});
+  ASSERT_TRUE(session) << session.error().describe();
+  const Tensor a = filled(DType::float32, {}, 1.5F);
+  const Tensor b = filled(DType::float32, {}, 2.0F);
+  auto outputs = session->run({{"a", &a}, {"b", &b}});
+  ASSERT_TRUE(outputs) << outputs.error().describe();
+  EXPECT_TRUE((*outputs)[0].shape().empty());
+  EXPECT_FLOAT_EQ((*outputs)[0].values<float>()[0], 3.5F);
+}
+
 TEST(OpenvinoSession, AModelItCannotReadIsARuntimeErrorNamingOpenvino) {
   TempDir dir;
   const auto model = single_node_model("NoSuchOperator", {tensor_value("x", 1, {2})}, tensor_value("y", 1, {2}));
