@@ -7,10 +7,12 @@ the predictions it changed (RUNTIME_DEFAULT_PRECISION), and the wall seconds of 
 recorded in bench/RESULTS.md.
 
     .venv/bin/python bench/openvino/run.py OUT [--engine build/bin/onnxproof] [--repeat 1] [--only NAME,...]
+    .venv/bin/python bench/openvino/run.py OUT --table-only
 """
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -73,17 +75,28 @@ def summarize(name, cpu, both):
     return entry
 
 
+def changed_predictions(entry):
+    """"1 of 30" from the RUNTIME_DEFAULT_PRECISION message, "-" where no output has classes."""
+    for message in entry.get("default_finding", []):
+        found = re.search(r"(\d+ of \d+) predictions changed", message)
+        if found:
+            return found.group(1)
+    return "-"
+
+
 def table(entries):
-    lines = ["| model | verdict (cpu,openvino) | OpenVINO f32 rows | largest f32 error | default precision | "
-             "largest default error | default finding | wall cpu | wall cpu,openvino | ratio |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| model | verdict (cpu,openvino) | OpenVINO f32 rows passed | largest f32 error / scale | "
+             "default precision | largest default error / scale | predictions changed by the default | "
+             "default finding | wall cpu | wall cpu,openvino | ratio |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for e in entries:
         ov, default = e.get("openvino", {}), e.get("default", {})
         finding = e.get("default_finding") or ["-"]
-        lines.append("| {} | {} | {}/{} | {:.2g} | {} | {:.2g} | {} | {:.1f} s | {:.1f} s | {:.2f}x |".format(
+        lines.append("| {} | {} | {}/{} | {:.2g} | {} | {:.2g} | {} | {} | {:.1f} s | {:.1f} s | {:.2f}x |".format(
             e["model"], e.get("verdict", "exit %d" % e["exit"]), ov.get("passed", 0), ov.get("rows", 0),
             ov.get("worst_share", 0.0), default.get("precision") or "-", default.get("worst_share", 0.0),
-            finding[0].split(":")[0], e["seconds_cpu"], e["seconds"], e["seconds"] / e["seconds_cpu"]))
+            changed_predictions(e), finding[0].split(":")[0], e["seconds_cpu"], e["seconds"],
+            e["seconds"] / e["seconds_cpu"]))
     return "\n".join(lines)
 
 
@@ -93,7 +106,12 @@ def main():
     parser.add_argument("--engine", default=os.path.join(ROOT, "build", "bin", "onnxproof"))
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--only", default="")
+    parser.add_argument("--table-only", action="store_true", help="print the table of results.json, run nothing")
     args = parser.parse_args()
+    if args.table_only:
+        with open(os.path.join(HERE, "results.json"), encoding="utf-8") as f:
+            print(table(json.load(f)))
+        return
     names = [n for n in MODELS if not args.only or n in args.only.split(",")]
     entries = []
     for name in names:

@@ -169,16 +169,17 @@ void add_detection_findings(const ParityResult& result, std::vector<Finding>& fi
     }
     const std::string detail =
         worst->note.empty() ? describe_row(*worst, source) : worst->data_set + ": " + worst->note;
-    findings.push_back({FindingCode::parity_mismatch,
-                        Severity::error,
-                        "parity",
-                        fmt::format("detections '{}' on {} ({}) differ from {}'s in {} cases; worst {}", set, provider,
-                                    is_openvino_provider(provider) ? "OpenVINO" : level + " optimizations", source,
-                                    rows.size(), detail),
-                        set,
-                        "matched detections moved beyond the budget, or a detection well above the score threshold "
-                        "exists on one side only: find the first diverging node (onnxproof localize)",
-                        {.sizes = worst->sizes}});
+    findings.push_back(
+        {FindingCode::parity_mismatch,
+         Severity::error,
+         "parity",
+         fmt::format("detections '{}' on {} differ from {}'s in {} cases; worst {}", set,
+                     is_openvino_provider(provider) ? provider : provider + " (" + level + " optimizations)", source,
+                     rows.size(), detail),
+         set,
+         "matched detections moved beyond the budget, or a detection well above the score threshold "
+         "exists on one side only: find the first diverging node (onnxproof localize)",
+         {.sizes = worst->sizes}});
   }
   for (const auto& [set, counts] : at_threshold) {
     findings.push_back(
