@@ -15,6 +15,7 @@
 #include "onnxproof/parity/random_outputs.h"
 #include "onnxproof/runtime/session.h"
 #include "provider_fallback.h"
+#include "provider_runs.h"
 #include "quantized_rows.h"
 
 namespace onnxproof {
@@ -324,32 +325,6 @@ void add_accuracy(const Reference& reference, const ParityOptions& options, Pari
   }
 }
 
-// The providers as run: "openvino" is OpenVINO in float32 with its default configuration's rows
-// beside it (advisory unless "openvino:default" is asked for itself); "openvino:f32" the float32
-// rows alone. Each once, in the order asked.
-std::vector<std::pair<std::string, bool>> providers_to_run(const std::vector<std::string>& asked) {
-  const bool default_asked = std::find(asked.begin(), asked.end(), "openvino:default") != asked.end();
-  std::vector<std::pair<std::string, bool>> runs;
-  const auto add = [&](const std::string& provider, bool advisory) {
-    const bool seen = std::any_of(runs.begin(), runs.end(), [&](const auto& run) { return run.first == provider; });
-    if (!seen) runs.emplace_back(provider, advisory);
-  };
-  for (const auto& provider : asked) {
-    add(provider == "openvino:f32" ? "openvino" : provider, false);
-    if (provider == "openvino" && !default_asked) add("openvino:default", true);
-  }
-  return runs;
-}
-
-// The precision rows are judged in: what OpenVINO computed in where it is narrower than the
-// model's float32 (bfloat16, float16), else the proof's own.
-DType judged_precision(const Session& session, DType asked) {
-  const std::string computed = session.precision();
-  const DType narrower = computed == "bf16" ? DType::bfloat16 : computed == "f16" ? DType::float16 : DType::undefined;
-  if (narrower == DType::undefined) return asked;
-  return asked == DType::undefined || dtype_size(narrower) < dtype_size(asked) ? narrower : asked;
-}
-
 }  // namespace
 
 Expected<std::vector<Tensor>> run_case(Session& session, const ReferenceCase& c) {
@@ -431,7 +406,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
   PredictionMap predictions;
   const NoiseByOutput noise = pooled_relative_noise(reference);
   const detail::QuantizedOutputs grids = detail::quantized_outputs(model, reference, result);  // judged in steps
-  for (const auto& [provider, advisory] : providers_to_run(options.providers)) {
+  for (const auto& [provider, advisory] : detail::providers_to_run(options.providers)) {
     const bool openvino = is_openvino_provider(provider);
     std::vector<Variant> variants = {{provider, GraphOptimization::all}};
     // ONNX Runtime's optimization levels: OpenVINO has none to turn off.
@@ -488,7 +463,7 @@ Expected<ParityResult> run_parity(const fs::path& model, const Reference& refere
       }
       status.precision = session->precision();
       ParityOptions judged = options;
-      judged.precision = judged_precision(*session, options.precision);
+      judged.precision = detail::judged_precision(*session, options.precision);
       run_variant(*session, variant, reference, cases, judged, noise, grids, result, predictions);
     }
     result.providers.push_back(status);
