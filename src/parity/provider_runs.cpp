@@ -22,8 +22,10 @@ std::vector<std::pair<std::string, bool>> providers_to_run(const std::vector<std
 DType judged_precision(const Session& session, DType asked) {
   const std::string computed = session.precision();
   const DType narrower = computed == "bf16" ? DType::bfloat16 : computed == "f16" ? DType::float16 : DType::undefined;
-  if (narrower == DType::undefined) return asked;
-  return asked == DType::undefined || dtype_size(narrower) < dtype_size(asked) ? narrower : asked;
+  // The coarser of the two: bfloat16 (8 significant bits) under a float16 proof (11) is judged as
+  // bfloat16; float16 under float16 as float16.
+  const auto coarseness = [](DType dtype) { return dtype == DType::bfloat16 ? 2 : dtype == DType::float16 ? 1 : 0; };
+  return coarseness(narrower) > coarseness(asked) ? narrower : asked;
 }
 
 }  // namespace onnxproof::detail

@@ -16,8 +16,8 @@ namespace onnxproof::detail {
 /// "openvino:default" as advisory unless that is asked for itself; "openvino:f32" is "openvino".
 std::vector<std::pair<std::string, bool>> providers_to_run(const std::vector<std::string>& asked);
 
-/// The precision rows are judged in: what OpenVINO computed in where it is narrower than the
-/// model's float32 (bfloat16, float16), else the proof's own (`asked`).
+/// The precision rows are judged in: what OpenVINO computed in where it is coarser than the
+/// proof's own (`asked`: float32's undefined, or float16 under --precision fp16), else `asked`.
 DType judged_precision(const Session& session, DType asked);
 
 }  // namespace onnxproof::detail

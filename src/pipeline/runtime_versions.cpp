@@ -120,14 +120,19 @@ Finding refusal_finding(const RuntimeRelease& release, const std::string& reason
                              " to the export so the default opset fits it), or drop the release from --target"};
 }
 
+// X.Y as X.Y.0, the first patch PyPI has of it; X.Y.Z as it is.
+std::string full_version(const std::string& wanted) {
+  return std::count(wanted.begin(), wanted.end(), '.') == 1 ? wanted + ".0" : wanted;
+}
+
 // An OpenVINO release: found in the cache and started once (the driver's --version names it).
 Expected<RuntimeRelease> find_openvino_release(const std::string& target, const std::string& wanted) {
   RuntimeRelease release{.target = target, .openvino = true, .library_folder = fetched_release(wanted, true)};
   if (release.library_folder.empty())
-    return fail(ErrorCode::usage, fmt::format("--target {}: OpenVINO {} is not fetched into {}; fetch it once with {} "
-                                              "{}/VERSION VERSION (VERSION: X.Y.Z, e.g. {}.0)",
-                                              target, wanted, openvino_release_cache().string(),
-                                              k_openvino_fetch_command, openvino_release_cache().string(), wanted));
+    return fail(ErrorCode::usage,
+                fmt::format("--target {}: OpenVINO {} is not fetched into {}; fetch it once with {} {}/{} {}", target,
+                            wanted, openvino_release_cache().string(), k_openvino_fetch_command,
+                            openvino_release_cache().string(), full_version(wanted), full_version(wanted)));
   release.version = release.library_folder.parent_path().filename().string();
   auto outcome = run_on_release(release.library_folder, {"--version"}, 120, true);
   if (!outcome) return std::unexpected(outcome.error());

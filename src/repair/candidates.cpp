@@ -225,10 +225,17 @@ Expected<RepairFacts> read_repair_facts(const fs::path& run, bool can_reexport) 
   facts.float16 = proves_float16(report);
   for (const auto& finding : report.findings)
     facts.findings.push_back({finding.code, finding.severity, finding.where, finding.message, finding.step});
+  std::set<std::string> advisory;
+  if (report.summary.is_object() && report.summary.contains("providers") && report.summary["providers"].is_array()) {
+    for (const auto& provider : report.summary["providers"]) {
+      if (provider.is_object() && provider.value("advisory", false)) advisory.insert(provider.value("provider", ""));
+    }
+  }
   for (const auto& row : report.parity)
     if (row.status != "pass") {
       facts.failing_cases.insert(row.case_);
-      facts.failing_providers.insert(row.provider);
+      // Advisory rows (OpenVINO's default beside its float32 proof) did not fail the run.
+      if (!advisory.contains(row.provider)) facts.failing_providers.insert(row.provider);
     }
   // The exporter a failed export was asked for, which the report's signature cannot say.
   if (facts.exporter.empty() && fs::is_regular_file(run / "export.json")) {

@@ -21,9 +21,9 @@ namespace {
 // (OpenvinoLibrary::element_type_offset).
 constexpr std::pair<DType, int> k_element_types[] = {
     {DType::boolean, 1}, {DType::bfloat16, 2}, {DType::float16, 3}, {DType::float32, 4},       {DType::float64, 5},
-    {DType::int8, 7},    {DType::int16, 8},    {DType::int32, 9},   {DType::int64, 10},        {DType::uint8, 15},
-    {DType::uint16, 16}, {DType::uint32, 17},  {DType::uint64, 18}, {DType::float8e4m3fn, 20}, {DType::float8e5m2, 21},
-};
+    {DType::int8, 7},    {DType::int16, 8},    {DType::int32, 9},   {DType::int64, 10},        {DType::uint8, 16},
+    {DType::uint16, 17}, {DType::uint32, 18},  {DType::uint64, 19}, {DType::float8e4m3fn, 21}, {DType::float8e5m2, 22},
+};  // 6 is I4, 11-15 U1, U2, U3, U4, U6, 20 NF4: types ONNX tensors here do not take
 
 std::optional<int> element_type(DType dtype, int offset) {
   for (const auto& [d, type] : k_element_types)
@@ -201,6 +201,8 @@ Expected<std::vector<Tensor>> OpenvinoModel::run(const std::vector<Feed>& feeds)
     // The C API gives no shape of rank 0 (a scalar: one element, said below), and an empty output
     // no data to point at.
     const bool shaped = api.tensor_get_shape(value, &shape) == 0;
+    const auto free_shape = [&api](ov_shape* held) { api.shape_free(held); };
+    const std::unique_ptr<ov_shape, decltype(free_shape)> shape_held(shaped ? &shape : nullptr, free_shape);
     if (api.tensor_get_element_type(value, &type) != 0 || api.tensor_get_byte_size(value, &bytes) != 0 ||
         (bytes > 0 && api.tensor_data(value, &data) != 0))
       return fail(ErrorCode::runtime, "OpenVINO's output '" + m_outputs[k].name + "': " + openvino_last_error(api));
@@ -212,7 +214,6 @@ Expected<std::vector<Tensor>> OpenvinoModel::run(const std::vector<Feed>& feeds)
     if (!shaped && bytes != static_cast<size_t>(dtype_storage_bytes(*dtype, 1)))
       return fail(ErrorCode::runtime, "OpenVINO gives no shape for output '" + m_outputs[k].name + "'");
     std::vector<int64_t> dims(shape.dims, shape.dims + (shaped ? shape.rank : 0));
-    if (shaped) api.shape_free(&shape);
     std::vector<std::byte> copy(bytes);
     if (bytes > 0) std::memcpy(copy.data(), data, bytes);
     ONNXPROOF_TRY_ASSIGN(auto tensor, Tensor::from_bytes(*dtype, std::move(dims), std::move(copy)));

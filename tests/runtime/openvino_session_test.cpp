@@ -64,6 +64,26 @@ TEST(OpenvinoSession, IntegerOutputsComeBackInTheirDeclaredType) {
   // (tests/python/test_openvino.py).
 }
 
+TEST(OpenvinoSession, UnsignedBytesGoInAndComeOutAsBytes) {
+  TempDir dir;
+  // uint8 images and masks: OpenVINO's element types number U8 after U1 to U6.
+  const auto model =
+      single_node_model("Add", {tensor_value("a", 2, {-1}), tensor_value("b", 2, {-1})}, tensor_value("y", 2, {-1}));
+  write_bytes(dir / "add.onnx", model.SerializeAsString());
+  auto session = Session::open(dir / "add.onnx", {.provider = "openvino"});
+  ASSERT_TRUE(session) << session.error().describe();
+  auto a = *Tensor::zeros(DType::uint8, {3});
+  auto b = *Tensor::zeros(DType::uint8, {3});
+  a.mutable_values<uint8_t>()[0] = 200;
+  b.mutable_values<uint8_t>()[0] = 55;
+  b.mutable_values<uint8_t>()[2] = 7;
+  auto outputs = session->run({{"a", &a}, {"b", &b}});
+  ASSERT_TRUE(outputs) << outputs.error().describe();
+  ASSERT_EQ((*outputs)[0].dtype(), DType::uint8);
+  EXPECT_EQ((*outputs)[0].values<uint8_t>()[0], 255);
+  EXPECT_EQ((*outputs)[0].values<uint8_t>()[2], 7);
+}
+
 TEST(OpenvinoSession, ScalarsGoInAndComeOut) {
   TempDir dir;
   // y = a + b with a a scalar: the C API's shapes have no rank 0, so the engine makes them itself.
