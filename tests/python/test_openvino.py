@@ -199,6 +199,19 @@ class OpenvinoProof(unittest.TestCase):
         self.assertIn("scripts/fetch-openvino.sh", result.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.folder, "never")))
 
+    def test_a_release_whose_library_will_not_load_is_one_line_and_exit_3(self):
+        cache = os.path.join(self.folder, "cache")
+        os.makedirs(os.path.join(cache, "openvino", "2099.1.0", "lib"))
+        open(os.path.join(cache, "openvino", "2099.1.0", "lib", "libopenvino_c.so.99910"), "w").close()  # no ELF
+        result = subprocess.run([ENGINE, "pipeline", "--model", "torchvision:resnet18", "--target", "openvino@2099.1",
+                                 "--out", os.path.join(self.folder, "never")], capture_output=True, text=True,
+                                timeout=120, stdin=subprocess.DEVNULL, env=dict(os.environ, ONNXPROOF_ORT_CACHE=cache))
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertIn("OpenVINO 2099.1.0", result.stderr)
+        self.assertIn("cannot start", result.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.folder, "never")))
+
     def test_prove_finds_the_openvino_package_installed_beside_it(self):
         from onnxproof.core import engine
         package = os.path.join(self.folder, "site", "openvino")

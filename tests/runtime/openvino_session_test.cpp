@@ -16,6 +16,14 @@ Tensor filled(DType dtype, std::vector<int64_t> shape, float value) {
   return tensor;
 }
 
+// y = a + b over `elem_type` tensors of `dims` (-1: symbolic), on OpenVINO in float32.
+Expected<Session> add_session(const TempDir& dir, int32_t elem_type, const std::vector<int64_t>& dims) {
+  const auto model = single_node_model("Add", {tensor_value("a", elem_type, dims), tensor_value("b", elem_type, dims)},
+                                       tensor_value("y", elem_type, dims));
+  write_bytes(dir / "add.onnx", model.SerializeAsString());
+  return Session::open(dir / "add.onnx", {.provider = "openvino"});
+}
+
 TEST(OpenvinoSession, RunsEveryBatchOnOneCompiledModelInFloat32) {
   TempDir dir;
   write_bytes(dir / "m.onnx", matmul_model(4, 2).SerializeAsString());
@@ -46,10 +54,7 @@ TEST(OpenvinoSession, TheDefaultConfigurationSaysWhatPrecisionItComputesIn) {
 
 TEST(OpenvinoSession, IntegerOutputsComeBackInTheirDeclaredType) {
   TempDir dir;
-  const auto model =
-      single_node_model("Add", {tensor_value("a", 7, {-1}), tensor_value("b", 7, {-1})}, tensor_value("y", 7, {-1}));
-  write_bytes(dir / "add.onnx", model.SerializeAsString());
-  auto session = Session::open(dir / "add.onnx", {.provider = "openvino"});
+  auto session = add_session(dir, 7, {-1});
   ASSERT_TRUE(session) << session.error().describe();
   auto a = *Tensor::zeros(DType::int64, {3});
   auto b = *Tensor::zeros(DType::int64, {3});
@@ -67,10 +72,7 @@ TEST(OpenvinoSession, IntegerOutputsComeBackInTheirDeclaredType) {
 TEST(OpenvinoSession, UnsignedBytesGoInAndComeOutAsBytes) {
   TempDir dir;
   // uint8 images and masks: OpenVINO's element types number U8 after U1 to U6.
-  const auto model =
-      single_node_model("Add", {tensor_value("a", 2, {-1}), tensor_value("b", 2, {-1})}, tensor_value("y", 2, {-1}));
-  write_bytes(dir / "add.onnx", model.SerializeAsString());
-  auto session = Session::open(dir / "add.onnx", {.provider = "openvino"});
+  auto session = add_session(dir, 2, {-1});
   ASSERT_TRUE(session) << session.error().describe();
   auto a = *Tensor::zeros(DType::uint8, {3});
   auto b = *Tensor::zeros(DType::uint8, {3});
@@ -87,10 +89,7 @@ TEST(OpenvinoSession, UnsignedBytesGoInAndComeOutAsBytes) {
 TEST(OpenvinoSession, ScalarsGoInAndComeOut) {
   TempDir dir;
   // y = a + b with a a scalar: the C API's shapes have no rank 0, so the engine makes them itself.
-  const auto model =
-      single_node_model("Add", {tensor_value("a", 1, {}), tensor_value("b", 1, {})}, tensor_value("y", 1, {}));
-  write_bytes(dir / "add.onnx", model.SerializeAsString());
-  auto session = Session::open(dir / "add.onnx", {.provider = "openvino"});
+  auto session = add_session(dir, 1, {});
   ASSERT_TRUE(session) << session.error().describe();
   const Tensor a = filled(DType::float32, {}, 1.5F);
   const Tensor b = filled(DType::float32, {}, 2.0F);

@@ -119,7 +119,8 @@ void add_pipeline(CLI::App& app, Commands& commands) {
   add_precision_option(pipeline_app, pipeline->proof);
   pipeline_app
       ->add_option("--target", pipeline->targets,
-                   "Runtimes to audit the operators against: ort-cpu,ort-cuda,tensorrt,openvino")
+                   "Runtimes to audit the operators against (ort-cpu,ort-cuda,tensorrt,openvino) and releases to "
+                   "prove on besides (ort-cpu@1.22, openvino@2025.4)")
       ->capture_default_str();
   pipeline_app->add_flag("--no-localize", pipeline->no_localize,
                          "After a parity failure, do not look for the module where the outputs first diverge");
