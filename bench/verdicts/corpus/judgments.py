@@ -114,6 +114,9 @@ JUDGED = {
                                                   "passes, the size product a 0-d int64 output"),
     ("i57_stft", "torchscript"): (T, "TorchScript exporter's STFT symbolic refuses complex outputs (its own error); "
                                      "dynamo passes"),
+    ("i57_zero_size_view", "torchscript"): (T, "torch.onnx.export(dynamo=False) ends its process with SIGFPE in its "
+                                              "shape pass on a zero-size reshape with a dynamic batch (reproduced "
+                                              "without onnxproof); run in a child, it is EXPORT_FAILED; dynamo passes"),
     ("i57_complex_mul", "torchscript"): (T, "TorchScript exporter has no symbolic for aten::view_as_complex; dynamo "
                                             "passes"),
 }
@@ -248,8 +251,12 @@ LSTM and GRU (torch.onnx's own, as its torch.onnx.export does) and of the Elman 
 (python/onnxproof/torch/rnn_loops.py), and ONNX Runtime matches PyTorch at every sequence length
 tried; their judgments are gone.
 
-The one death left is torch's own: `torch.onnx.export(dynamo=False)` of `x[:, :0].reshape(x.shape[0], 0)`
-with a dynamic batch kills the process with SIGFPE in its symbolic pass (reproduced with the
-exporter alone, no onnxproof); prove() runs the TorchScript exporter in the caller's process, so
-the caller dies with it. Running that exporter in a child process is left for a later step.
+The one death left after issue 57's first pass was torch's own: `torch.onnx.export(dynamo=False)`
+of `x[:, :0].reshape(x.shape[0], 0)` with a dynamic batch kills its process with SIGFPE in its
+symbolic pass (reproduced with the exporter alone, no onnxproof), and prove() ran the TorchScript
+exporter in the caller's process. Since 2026-12-07 that exporter runs in a forked child
+(python/onnxproof/torch/exporter_child.py): the crash is an EXPORT_FAILED finding naming the
+signal (judged a true defect: no TorchScript export of this model exists) and the caller lives.
+Whole corpus at that point: 477 pass, 53 true defects, 0 false alarms, 0 misses, 0 crashes, 8
+unprovable (only i57_zero_size_view was rerun; the other 537 runs are the 2026-12-06 ones).
 """

@@ -4,6 +4,7 @@ this one too, so no model keeps computing for a run nobody will publish."""
 import contextlib
 import os
 import signal
+import sys
 
 from .memory import libc
 
@@ -19,3 +20,15 @@ def end_with_parent():
             libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:
         os._exit(1)
+
+
+def fork_is_safe():
+    """Whether prove()'s process may be forked like the front end's: no Python thread but the main
+    one and onnxproof's own progress thread (no thread of the caller's that the fork would copy
+    holding a lock: a web server's, IPython's history writer) and no Jupyter kernel (whose output
+    streams are sockets)."""
+    import threading
+    from .attached import PROGRESS_THREAD
+    others = [thread for thread in threading.enumerate()
+              if thread is not threading.main_thread() and thread.name != PROGRESS_THREAD]
+    return not others and "ipykernel" not in sys.modules

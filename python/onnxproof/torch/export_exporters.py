@@ -4,13 +4,12 @@ TorchScript trace at other values and sizes compared with the first."""
 import inspect
 import os
 import shutil
-import warnings
 
 from ..core.cases import coupled_sizes, size_ranges, with_derived
 from ..core.export_io import progress, temporary_path
 from ..core.findings import finding
 from ..core.memory import release_freed_memory
-from . import dynamo, traps
+from . import dynamo, exporter_child, traps
 from .export_opset import model_bytes
 
 
@@ -76,35 +75,48 @@ def export_with_torchscript(state, model, example, path):
     attempts = [("no_grad", torch.no_grad)]
     while attempts:
         mode, context = attempts.pop(0)
-        with warnings.catch_warnings(record=True) as records:
-            warnings.simplefilter("always")
-            try:
-                with context():
-                    call_torchscript_exporter(state, model, example, temporary_path(path))
-                if state.scripted_lists(model):
-                    traps.expand_sequence_outputs(temporary_path(path), state.output_names, state.output_groups,
-                                                  state.output_ranks)
-                else:
-                    name_constant_outputs(temporary_path(path), state.output_names)
-                os.replace(temporary_path(path), path)
-                state.findings += traps.classify_tracer_warnings(records)
-                return True
-            except Exception as error:
-                aten = traps.unsupported_aten_op(error)
-                if aten in traps.ATEN_FAST_PATHS and mode == "no_grad":
-                    state.findings.append(finding(
-                        "UNSUPPORTED_ATEN_OP", "info",
-                        f"{aten} is PyTorch's fused inference fast path, which ONNX cannot express; "
-                        "exported again with the fast path off (autograd enabled during the export)", aten,
-                        "nothing to do; on torch 2.x torch.backends.mha.set_fastpath_enabled(False) does the same"))
-                    attempts.append(("enable_grad", torch.enable_grad))
-                    continue
-                report_torchscript_error(state, model, example, error, aten)
-                return False
-            finally:
-                if os.path.exists(temporary_path(path)):
-                    os.remove(temporary_path(path))
+        target = temporary_path(path)  # named here: the path holds this process's id, not the child's
+        try:
+            records = exporter_child.run_recording_warnings(
+                state, lambda: exported_under(context, state, model, example, target))
+            if state.scripted_lists(model):
+                traps.expand_sequence_outputs(target, state.output_names, state.output_groups,
+                                              state.output_ranks)
+            else:
+                name_constant_outputs(target, state.output_names)
+            os.replace(target, path)
+            state.findings += traps.classify_tracer_warnings(records)
+            return True
+        except exporter_child.ExporterDied as died:
+            state.findings.append(exporter_died(died))
+            return False
+        except Exception as error:
+            aten = traps.unsupported_aten_op(error)
+            if aten in traps.ATEN_FAST_PATHS and mode == "no_grad":
+                state.findings.append(finding(
+                    "UNSUPPORTED_ATEN_OP", "info",
+                    f"{aten} is PyTorch's fused inference fast path, which ONNX cannot express; "
+                    "exported again with the fast path off (autograd enabled during the export)", aten,
+                    "nothing to do; on torch 2.x torch.backends.mha.set_fastpath_enabled(False) does the same"))
+                attempts.append(("enable_grad", torch.enable_grad))
+                continue
+            report_torchscript_error(state, model, example, error, aten)
+            return False
+        finally:
+            if os.path.exists(target):
+                os.remove(target)
     return False
+
+
+def exported_under(context, state, model, arrays, target):
+    with context():
+        call_torchscript_exporter(state, model, arrays, target)
+
+
+def exporter_died(died):
+    return finding("EXPORT_FAILED", "error", f"torch.onnx.export(dynamo=False) crashed: {died}", "",
+                   "a crash inside torch's TorchScript exporter (native code), not a verdict on the model: "
+                   "--exporter dynamo exports through torch.export instead")
 
 
 def name_constant_outputs(path, names):
@@ -169,10 +181,9 @@ def differential_trace(state, model, example, path):
     import torch
     try:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                with torch.no_grad() if not state.fast_path_retried() else torch.enable_grad():
-                    call_torchscript_exporter(state, model, arrays, second_path)
+            context = torch.no_grad if not state.fast_path_retried() else torch.enable_grad
+            exporter_child.run_recording_warnings(
+                state, lambda: exported_under(context, state, model, arrays, second_path), action="ignore")
             if not state.scripted_lists(model):  # named as the first export was
                 name_constant_outputs(second_path, state.output_names)
         except Exception as error:

@@ -30,6 +30,7 @@ import warnings
 
 from ..core.export_io import progress
 from ..core.memory import available_memory, libc
+from ..core.processes import fork_is_safe
 from ..core.reference import Capture, prepare_folder
 from . import exact as exact_module, reference_spawned
 from .reference_child import child_main
@@ -70,18 +71,6 @@ def start(state, model):
     with contextlib.suppress(OSError):  # the child does the same: whichever runs first, its group exists
         os.setpgid(pid, pid)
     return Ahead(pid, reference, checkpoint)
-
-
-def fork_is_safe():
-    """Whether prove()'s process may be forked like the front end's: no Python thread but the main
-    one and onnxproof's own progress thread (no thread of the caller's that the fork would copy
-    holding a lock: a web server's, IPython's history writer) and no Jupyter kernel (whose output
-    streams are sockets)."""
-    import threading
-    from ..core.attached import PROGRESS_THREAD
-    others = [thread for thread in threading.enumerate()
-              if thread is not threading.main_thread() and thread.name != PROGRESS_THREAD]
-    return not others and "ipykernel" not in sys.modules
 
 
 def start_spawned(state, model, checkpoint):

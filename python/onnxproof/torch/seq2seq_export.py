@@ -11,6 +11,7 @@ import torch
 from ..core.export_io import progress
 from ..core.findings import finding
 from .seq2seq import CROSS, DECODER_SEQUENCE, HIDDEN, MERGED_FILE, SELF, add_present, encoder_arrays
+from . import exporter_child
 
 EXTERNAL_BYTES = 1 << 30  # weights past this go to an external data file (protobuf stops at 2 GiB)
 
@@ -57,9 +58,12 @@ def _export_module(state, module, specs, dynamic, outputs, args, path, what):
             axes = {}
             for entry in dynamic:
                 axes.setdefault(entry["input"], {})[entry["axis"]] = entry["label"]
-            with torch.no_grad():
-                torch.onnx.export(module, args, path, input_names=[spec["name"] for spec in specs], output_names=outputs,
-                                  dynamic_axes=axes, opset_version=state.opset, do_constant_folding=True, dynamo=False)
+            def export():
+                with torch.no_grad():
+                    torch.onnx.export(module, args, path, input_names=[spec["name"] for spec in specs],
+                                      output_names=outputs, dynamic_axes=axes, opset_version=state.opset,
+                                      do_constant_folding=True, dynamo=False)
+            exporter_child.run_recording_warnings(state, export, action="ignore")  # a crash ends the child
         module.eval()  # an exporter restores the mode it found; the reference runs in eval mode
         return True
     except dynamo.DynamoExportFailed as failed:
