@@ -57,6 +57,10 @@ contract::ConfigDocument config_document(const ExportOptions& options) {
     config.opset_ceiling = options.opset_ceiling;
     config.opset_ceiling_reason = options.opset_ceiling_reason;
   }
+  if (options.opset_portable > 0) {
+    config.opset_portable = options.opset_portable;
+    config.opset_portable_reason = options.opset_portable_reason;
+  }
   if (!options.opset_op_limits.empty())
     config.opset_op_limits =
         std::map<std::string, int64_t>(options.opset_op_limits.begin(), options.opset_op_limits.end());

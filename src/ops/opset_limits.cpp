@@ -8,6 +8,7 @@
 #include <set>
 
 #include "build_config.h"
+#include "onnxproof/ops/release_forecast.h"
 #include "onnxproof/runtime/session.h"
 
 namespace onnxproof {
@@ -81,6 +82,9 @@ OpsetLimit newest_supported_opset(const std::vector<SupportTable>& targets) {
     limit.opset = std::min(limit.opset, table.max_opset);
   }
   limit.op_limits = operator_limits(targets, limit.opset);
+  const PortableOpset portable = portable_opset();
+  limit.portable = portable.opset;
+  limit.portable_reason = portable.reason;
   return limit;
 }
 

@@ -171,7 +171,9 @@ Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& ch
                               {"protocol", k_attach_protocol},
                               {"opset", limit.opset},
                               {"reason", limit.reason},
-                              {"op_limits", limit.op_limits}}));
+                              {"op_limits", limit.op_limits},
+                              {"portable", limit.portable},
+                              {"portable_reason", limit.portable_reason}}));
   ONNXPROOF_TRY_ASSIGN(const nlohmann::json ready, channel.receive({"export_ready", "abort"}));
   if (ready["event"] == "abort") {
     ONNXPROOF_TRY_ASSIGN(const std::string reason, text_field(ready, "reason"));

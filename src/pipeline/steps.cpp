@@ -47,6 +47,8 @@ StepReport export_step(Run& run) {
   options.opset_ceiling = limit.opset;
   options.opset_ceiling_reason = limit.reason;
   options.opset_op_limits = limit.op_limits;
+  options.opset_portable = limit.portable;
+  options.opset_portable_reason = limit.portable_reason;
   auto result = run_export(options, run.progress);
   if (!result) {
     if (result.error().code() == ErrorCode::usage) run.usage_error = result.error();

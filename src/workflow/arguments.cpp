@@ -130,6 +130,8 @@ Expected<ExportOptions> export_options_from(const ModelArguments& arguments, con
   options.opset_ceiling = limit.opset;
   options.opset_ceiling_reason = limit.reason;
   options.opset_op_limits = limit.op_limits;
+  options.opset_portable = limit.portable;
+  options.opset_portable_reason = limit.portable_reason;
   options.exporter = arguments.exporter;
   options.samples = arguments.samples;
   options.data = arguments.data;

@@ -84,6 +84,8 @@ void print_outcome(std::ostream& out, const Outcome<OpsetLimit>& outcome) {
   out << nlohmann::json{{"opset", limit.opset},
                         {"reason", limit.reason},
                         {"op_limits", limit.op_limits},
+                        {"portable", limit.portable},
+                        {"portable_reason", limit.portable_reason},
                         {"onnxruntime", onnxruntime}}
              .dump()
       << '\n';

@@ -39,7 +39,7 @@ void tamper_one_weight(const fs::path& model_path) {
   FAIL() << "no float initializer to tamper with";
 }
 
-// Opsets 18 and later end to end: the dynamo exporter writes opset 23 by default, and every step
+// Opsets 18 and later end to end: the dynamo exporter writes torch's default opset (20), and every step
 // (check, simplify, ops, parity, golden) runs on that model and passes.
 TEST(Pipeline, DynamoExportAtItsDefaultOpsetPassesEveryStep) {
   TempDir out;

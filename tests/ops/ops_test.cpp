@@ -1,11 +1,15 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "onnxproof/check/frozen_shapes.h"
 #include "onnxproof/export/export_step.h"
 #include "onnxproof/ops/audit.h"
+#include "onnxproof/ops/opset_limits.h"
 #include "onnxproof/ops/probe.h"
+#include "onnxproof/ops/release_forecast.h"
 #include "onnxproof/ops/support_table.h"
 #include "test_support.h"
 
@@ -227,3 +231,25 @@ TEST(FrozenShapes, ReadsTheDeclaredAxesFromExportJson) {
 }
 
 }  // namespace
+
+// The default opset's portability bound: every release of data/onnxruntime-releases.csv dated
+// within 18 months of its newest loads it, and one of them loads nothing newer.
+TEST(ReleaseTable, ThePortableOpsetIsWhatEveryRecentReleaseLoads) {
+  const PortableOpset portable = portable_opset();
+  ASSERT_GT(portable.opset, 0) << "the table has no release dates";
+  const auto releases = forecast_releases(0, 0);
+  std::string newest;
+  for (const auto& release : releases) newest = std::max(newest, release.released);
+  const int month = std::stoi(newest.substr(0, 4)) * 12 + std::stoi(newest.substr(5, 2)) - 1 - 18;
+  const std::string since = fmt::format("{:04d}-{:02d}{}", month / 12, month % 12 + 1, newest.substr(7));
+  bool bound_met = false;
+  for (const auto& release : releases) {
+    if (release.released.empty() || release.released < since) continue;
+    EXPECT_GE(release.newest_opset, portable.opset) << release.version;
+    bound_met = bound_met || release.newest_opset == portable.opset;
+  }
+  EXPECT_TRUE(bound_met) << portable.reason;
+  EXPECT_NE(portable.reason.find("18 months"), std::string::npos) << portable.reason;
+  // And the limit the export is sent carries it.
+  EXPECT_EQ(newest_supported_opset().portable, portable.opset);
+}

@@ -25,7 +25,7 @@ class ProveRepair(unittest.TestCase):
                                out=os.path.join(self.folder.name, "run"), quiet=True, **options)
 
     def test_a_lower_opset_exported_in_this_process_repairs_the_proof(self):
-        report = self.prove(repair_models.opset_only(), exporter="dynamo", repair=True)
+        report = self.prove(repair_models.opset_only(), exporter="dynamo", opset=23, repair=True)
         self.assertEqual(report.verdict, "fail")  # the export as made still fails
         repair = report.repair
         self.assertTrue(repair["repaired"], repair)
@@ -38,7 +38,7 @@ class ProveRepair(unittest.TestCase):
         self.assertEqual(proved.verdict, "pass")
 
     def test_without_repair_nothing_is_tried_and_a_bad_budget_is_refused(self):
-        report = self.prove(repair_models.opset_only(), exporter="dynamo")
+        report = self.prove(repair_models.opset_only(), exporter="dynamo", opset=23)
         self.assertEqual(report.verdict, "fail")
         self.assertIsNone(report.repair)
         with self.assertRaisesRegex(UsageError, "repair_budget must be a positive number"):

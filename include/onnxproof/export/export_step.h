@@ -84,6 +84,8 @@ struct ExportOptions {
   int64_t opset_ceiling = 0;
   std::string opset_ceiling_reason;
   std::map<std::string, int> opset_op_limits;  // OpsetLimit::op_limits: lowers the default opset
+  int64_t opset_portable = 0;                  // OpsetLimit::portable: the default opset stays within it
+  std::string opset_portable_reason;
   /// auto | torchscript | dynamo for PyTorch models, auto | tf2onnx | keras for TensorFlow ones
   /// (both: the pipeline runs one export per exporter; core/source_framework.h lists them).
   std::string exporter = "auto";

@@ -23,6 +23,11 @@ struct OpsetLimit {
   /// default opset to this when the model holds the operator (RoiAlign-22 has no ONNX Runtime
   /// 1.30 CPU kernel: 21).
   std::map<std::string, int> op_limits;
+  /// The newest opset the ONNX Runtime releases of the last 18 months all load
+  /// (release_forecast.h's portable_opset); 0 when unknown. Not a limit: an --opset above it is
+  /// proved; the default export opset stays at or below it.
+  int portable = 0;
+  std::string portable_reason;
 };
 
 /// The newest ai.onnx opset that the ONNX library, the loaded ONNX Runtime and every given

@@ -17,8 +17,19 @@ struct ReleaseForecast {
   int newest_opset = 0;
   int newest_ir_version = 0;
   bool loads = false;
-  std::string reason;  // why not: "opset 23 is above the 21 it runs"
+  std::string reason;    // why not: "opset 23 is above the 21 it runs"
+  std::string released;  // "2025-07-10": the day it was published; empty where the table has none
 };
+
+/// The newest opset every release of the table published in the `months` up to its newest
+/// dated release loads, and why in one line; opset 0 when the table has no dates. The default
+/// export opset stays at or below it, so a model exported with the defaults loads on every
+/// ONNX Runtime deployed in that time.
+struct PortableOpset {
+  int opset = 0;
+  std::string reason;
+};
+PortableOpset portable_opset(int months = 18);
 
 /// Every release of the table, oldest first, judged for a model at `opset` and `ir_version`;
 /// empty when the table cannot be read.

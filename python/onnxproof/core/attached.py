@@ -56,7 +56,7 @@ class AttachedEngine:
         self.close()
 
     def opset_limit(self):
-        """The first message: {"opset", "reason", "op_limits"} for the targets."""
+        """The first message: {"opset", "reason", "op_limits", "portable", "portable_reason"} for the targets."""
         message = self._receive("opset_limit")
         if message.get("protocol") != PROTOCOL:
             raise EngineError(f"the engine speaks {message.get('protocol')!r}, not {PROTOCOL}: reinstall onnxproof")

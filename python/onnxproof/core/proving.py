@@ -138,8 +138,11 @@ def tolerance_arguments(rtol, atol):
 
 def opset_ceiling(limit):
     """The config's opset ceiling from the engine's limit for the targets (the newest opset ONNX,
-    ONNX Runtime and every target support; the export picks min(this, the exporter's newest))."""
+    ONNX Runtime and every target support) and the opset the recent ONNX Runtime releases all load
+    (the default stays within both: core/opset_choice.py)."""
     return {"opset_ceiling": int(limit["opset"]), "opset_ceiling_reason": str(limit["reason"]),
+            "opset_portable": int(limit.get("portable") or 0),
+            "opset_portable_reason": str(limit.get("portable_reason", "")),
             "opset_op_limits": {str(op): int(opset) for op, opset in limit.get("op_limits", {}).items()}}
 
 

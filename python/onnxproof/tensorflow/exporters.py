@@ -35,9 +35,12 @@ def newest_opset():
 
 
 def choose_opset(config):
-    """(opset, why): --opset when given, else the newest both the engine (ONNX, ONNX Runtime, the
-    target tables) and tf2onnx support (core/opset_choice.py)."""
-    return opset_choice.choose_opset(config, newest_opset, ("tf2onnx", "tf2onnx"), _preferred_opset)
+    """(opset, why): --opset when given, else the lowest of the engine's ceiling (ONNX, ONNX
+    Runtime, the target tables), what tf2onnx writes, its own preferred opset (the one it is
+    tested on) and what the ONNX Runtime releases of the last 18 months load (core/opset_choice.py)."""
+    from tf2onnx import constants
+    return opset_choice.choose_opset(config, newest_opset, ("tf2onnx", "tf2onnx"), _preferred_opset,
+                                     exporter_default=int(getattr(constants, "PREFERRED_OPSET", 0) or 0))
 
 
 def _preferred_opset(_newest):
@@ -54,7 +57,7 @@ def export_with_fallback(state, source, exporters):
     for exporter in exporters:
         state.exporter = exporter
         progress(f"exporting with {_exporter_title(exporter)} at opset {state.opset}")
-        found = export_at(state, source, exporter)
+        found = export_at_newer_if_needed(state, source, exporter, export_at(state, source, exporter))
         if not any(f["severity"] == "error" for f in found):
             state.findings += found
             if failures:
@@ -69,6 +72,31 @@ def export_with_fallback(state, source, exporters):
         if exporter == exporters[-1]:
             state.findings += found
     return False
+
+
+def export_at_newer_if_needed(state, source, exporter, found):
+    """`found` where the export at the default opset went well; else the export again at the newest
+    opset the exporter writes under the engine's ceiling (a converter that has some operator only
+    at a later opset: tf2onnx's default is 15, it writes up to 18), kept when it goes well, with a
+    note; where the opset was given or none is newer, `found` as it is."""
+    if not any(f["severity"] == "error" for f in found) or not state.opset_is_default():
+        return found
+    newer = min(newest_opset(), int(state.config.get("opset_ceiling") or 0) or newest_opset())
+    if newer <= state.opset:
+        return found
+    first, first_reason = state.opset, state.opset_reason
+    cause = next(f for f in found if f["severity"] == "error")
+    state.opset, state.opset_reason = newer, f"opset {first} replaced: {cause['code']} at the default opset"
+    progress(f"exporting again with {_exporter_title(exporter)} at opset {newer}")
+    again = export_at(state, source, exporter)
+    if any(f["severity"] == "error" for f in again):
+        state.opset, state.opset_reason = first, first_reason
+        return found
+    return again + [finding(
+        "EXPORTER_FALLBACK", "info",
+        f"the {exporter} export at the default opset {first} failed ({cause['code']}: {cause['message'][:200]}), so the "
+        f"model was exported again at opset {newer}", f"opset {first}",
+        "nothing to do; --opset pins one", source=exporter)]
 
 
 def _exporter_title(exporter):

@@ -2,13 +2,15 @@
 fails or ONNX Runtime refuses its model; under the default opset, again at the opset the --target
 tables or ONNX Runtime accept. A refused export waits in a stash while the others are tried."""
 import os
+import re
 import shutil
 
 from ..core.export_io import progress
+from ..core.ir_version import lower_ir_version
 from . import dynamo
 from .export_exporters import export_with_dynamo, export_with_torchscript
-from .export_opset import (choose_opset, fallback_finding, lower_opset, refusal_finding, runtime_refusal,
-                           table_opset_limit)
+from .export_opset import (choose_opset, exporter_newest_opset, fallback_finding, lower_opset, refusal_finding,
+                           runtime_refusal, table_opset_limit)
 from ..core.findings import finding
 
 
@@ -57,7 +59,12 @@ def export_at(state, model, example, exporter, opset=0, reason=""):
     state.opset, state.opset_reason = (opset, reason) if opset else choose_opset(state.config, exporter)
     progress(f"exporting with the {exporter} exporter at opset {state.opset}")
     export = export_with_dynamo if exporter == "dynamo" else export_with_torchscript
-    return export(state, model, example, state.model_path)
+    if not export(state, model, example, state.model_path):
+        return False
+    lowered = lower_ir_version(state.model_path)
+    if lowered:
+        state.findings.append(lowered)
+    return True
 
 
 def export_runnable(state, model, example, exporter):
@@ -67,7 +74,10 @@ def export_runnable(state, model, example, exporter):
     at the newest lower opset when ONNX Runtime cannot load or run it on the example."""
     start = len(state.findings)
     if not export_at(state, model, example, exporter):
-        return None
+        newer = newer_opset_needed(state, exporter, start)
+        if not newer or not export_again(state, model, example, start, newer,
+                                         f"an operator has no translation at opset {state.opset}"):
+            return None
     if state.opset_is_default():
         limit, operators = table_opset_limit(state.model_path, state.opset, state.config.get("opset_op_limits") or {})
         if limit:
@@ -88,6 +98,22 @@ def export_runnable(state, model, example, exporter):
         again = state.timed("runtime_check", runtime_refusal, state.model_path, example)
         cause = again and f"{cause}; at opset {lower}: {again}"
     return cause or ""
+
+
+def newer_opset_needed(state, exporter, start):
+    """The opset to export again at when the export at the default opset failed for want of an
+    operator's translation there (UNSUPPORTED_ATEN_OP): the one the exporter names ("added in
+    version 21"), else the newest the exporter writes under the engine's ceiling; None where the
+    opset was given, the failure is another, or no newer opset is allowed."""
+    if not state.opset_is_default():
+        return None
+    missing = [f for f in state.findings[start:] if f["code"] == "UNSUPPORTED_ATEN_OP" and f["severity"] == "error"]
+    if not missing:
+        return None
+    newest = min(exporter_newest_opset(exporter), int(state.config.get("opset_ceiling") or 0) or 10**6)
+    named = [int(match) for f in missing for match in re.findall(r"added in (?:opset )?version (\d+)", f["message"])]
+    wanted = max(named) if named else newest
+    return wanted if state.opset < wanted <= newest else None
 
 
 def export_again(state, model, example, start, opset, cause):

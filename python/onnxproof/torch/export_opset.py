@@ -50,12 +50,21 @@ def exporter_newest_opset(exporter):
     return _constants.ONNX_MAX_OPSET
 
 
+def exporter_default_opset():
+    """The opset torch.onnx.export writes when given none (20 on torch 2.15, both exporters): the
+    one its makers test most; 0 where this torch does not say."""
+    from torch.onnx import _constants
+    return int(getattr(_constants, "ONNX_DEFAULT_OPSET", 0) or 0)
+
+
 def choose_opset(config, exporter):
-    """(opset, why): --opset when given, else the newest that both the engine (ONNX, ONNX Runtime,
-    the target tables) and the exporter support (core/opset_choice.py)."""
+    """(opset, why): --opset when given, else the lowest of the engine's ceiling (ONNX, ONNX
+    Runtime, the target tables), what the exporter writes, torch's own default and what the
+    ONNX Runtime releases of the last 18 months load (core/opset_choice.py)."""
     return opset_choice.choose_opset(
         config, lambda: exporter_newest_opset(exporter), (f"the {exporter} exporter of torch", f"the {exporter} exporter"),
-        lambda newest: (min(FALLBACK_OPSET, newest), f"no ceiling from the engine: the fallback {FALLBACK_OPSET}"))
+        lambda newest: (min(FALLBACK_OPSET, newest), f"no ceiling from the engine: the fallback {FALLBACK_OPSET}"),
+        exporter_default=exporter_default_opset())
 
 
 def fallback_finding(failed, used, found, out):
