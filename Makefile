@@ -9,7 +9,7 @@ LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
-.PHONY: all setup setup-gpu setup-ort-versions build demo test test-fast bench fuzz sanitize clean
+.PHONY: all setup setup-gpu setup-ort-versions build demo wheel test test-fast bench fuzz sanitize clean
 
 all: build
 
@@ -37,6 +37,10 @@ build: setup $(BUILD)/build.ninja
 
 demo: build
 	$(BUILD)/bin/onnxproof demo
+
+# The wheel of the engine `make build` compiled (nothing compiled again): dist/onnxproof-*.whl.
+wheel: build
+	scripts/build-wheel.sh --engine $(BUILD)/bin/onnxproof
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -99,8 +99,10 @@ class Prove(unittest.TestCase):
             manifest = read_json(report.path("export.json"))
             self.assertLessEqual(manifest["opset"]["value"], 21, manifest["opset"])
             if manifest["exporter"] == "dynamo":
-                self.assertIn("RoiAlign", manifest["opset"]["chosen_by"])
-                self.assertIn("EXPORTER_FALLBACK", report.codes("info"))
+                # The default (torch's own 20) is below the opset whose RoiAlign ONNX Runtime's CPU
+                # provider lacks (22): exported once (issue 63; at a default of 23 it was twice).
+                self.assertIn("defaults to 20", manifest["opset"]["chosen_by"])
+                self.assertNotIn("EXPORTER_FALLBACK", report.codes())
 
     def test_an_explicit_opset_is_respected_and_its_failure_reported(self):
         report = self.prove(RoiAlignModel(), roi_args(), "roi_22", exporter="dynamo", opset=22, data=[roi_args()])

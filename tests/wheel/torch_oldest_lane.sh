@@ -10,7 +10,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 wheel=$(ls "$root"/dist/onnxproof-*.whl 2>/dev/null | head -1)
-[[ -n "$wheel" ]] || wheel=$("$root/scripts/build-wheel.sh" | tail -1)
+[[ -n "$wheel" ]] || wheel=$("$root/scripts/build-wheel.sh" --engine "$root/build/bin/onnxproof" | tail -1)
 mkdir -p "$root/build"
 venv=$(mktemp -d "$root/build/torch-oldest-venv.XXXXXX")
 work=$(mktemp -d)

@@ -47,9 +47,12 @@ def needed_ir_version(model):
     from onnx import helper
     if model.functions:
         return 0
+    # The default domain decides (a custom domain has no IR version of its own); an onnx package
+    # older than the opset, or without the helper's table, lowers nothing.
+    default = [entry for entry in model.opset_import if entry.domain in ("", "ai.onnx")]
     try:
-        needed = helper.find_min_ir_version_for(list(model.opset_import), ignore_unknown=True)
-    except ValueError:  # an opset newer than this onnx package knows
+        needed = helper.find_min_ir_version_for(default)
+    except (AttributeError, KeyError, TypeError, ValueError):
         return 0
     for element in element_types(model.graph):
         if element in _FOUR_BIT:
