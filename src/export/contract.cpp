@@ -104,6 +104,10 @@ Expected<ExportResult> export_result_from(const contract::ExportDocument& manife
                                           const fs::path& path) {
   ExportResult result;
   result.exporter = manifest.exporter;
+  if (manifest.opset) {
+    result.opset = manifest.opset->value.value_or(0);
+    result.opset_chosen_by = manifest.opset->chosen_by.value_or("");
+  }
   if (manifest.framework) result.framework = *manifest.framework;
   result.spec = manifest.model.value_or("");
   for (const auto& [tool, version] : manifest.versions.value_or(std::map<std::string, std::string>{}))

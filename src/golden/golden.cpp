@@ -27,14 +27,26 @@ namespace {
 constexpr std::string_view k_schema = "onnxproof.golden/1";
 
 // Swaps a finished folder into place: the old one (if any) moves aside first, then goes.
-nlohmann::json opset_imports(const fs::path& model_path) {
+// What the manifest records of the model beside its file's digest, from one load without the
+// weights: its opset imports, and the sha256 of each external data file it names (by name in its
+// folder: the weights a large model keeps beside model.onnx are as much the model as its graph).
+struct ModelRecord {
   nlohmann::json opsets = nlohmann::json::object();
-  if (auto model = load_model(model_path)) {
-    for (const auto& opset : model->proto.opset_import()) {
-      opsets[opset.domain().empty() ? "ai.onnx" : opset.domain()] = opset.version();
-    }
+  nlohmann::json data = nlohmann::json::object();
+};
+
+Expected<ModelRecord> model_record(const fs::path& model_path) {
+  ModelRecord record;
+  auto model = load_model(model_path);
+  if (!model) return record;  // the proof has said why already: nothing more to record
+  for (const auto& opset : model->proto.opset_import()) {
+    record.opsets[opset.domain().empty() ? "ai.onnx" : opset.domain()] = opset.version();
   }
-  return opsets;
+  for (const auto& file : model->external_files) {
+    ONNXPROOF_TRY_ASSIGN(const std::string digest, sha256_file(file));
+    record.data[fs::relative(file, model->folder).generic_string()] = digest;
+  }
+  return record;
 }
 
 // Where the frozen outputs come from: the proof's own CPU session (ParityResult::cpu_outputs) when
@@ -324,16 +336,18 @@ Expected<FreezeResult> freeze_golden(const fs::path& model, const Reference& ref
   result.parity.cpu_outputs.clear();
   if (!options.generation.empty()) ONNXPROOF_TRY(freeze_generation(options.generation, staging, files));
   ONNXPROOF_TRY_ASSIGN(const std::string model_digest, sha256_file(model));
+  ONNXPROOF_TRY_ASSIGN(const ModelRecord record, model_record(model));
   nlohmann::json versions = nlohmann::json::object();
   for (const auto& [tool, version] : options.versions) versions[tool] = version;
-  const nlohmann::json manifest = {{"schema", k_schema},
-                                   {"model_sha256", model_digest},
-                                   {"opset_imports", opset_imports(model)},
-                                   {"outputs_from", "onnxruntime cpu, all graph optimizations"},
-                                   {"tolerances", tolerances},
-                                   {"versions", versions},
-                                   {"data_sets", static_cast<int>(reference.cases.size())},
-                                   {"files", files}};
+  nlohmann::json manifest = {{"schema", k_schema},
+                             {"model_sha256", model_digest},
+                             {"opset_imports", record.opsets},
+                             {"outputs_from", "onnxruntime cpu, all graph optimizations"},
+                             {"tolerances", tolerances},
+                             {"versions", versions},
+                             {"data_sets", static_cast<int>(reference.cases.size())},
+                             {"files", files}};
+  if (!record.data.empty()) manifest["model_data_sha256"] = record.data;
   ONNXPROOF_TRY(write_file_atomically(staging / "manifest.json",
                                       manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   ONNXPROOF_TRY(staging_folder.publish());
@@ -348,9 +362,10 @@ Expected<GoldenManifest> read_golden_manifest(const fs::path& golden_dir, const 
     return fail(ErrorCode::invalid_input, golden_dir.string() + " is not a golden folder: manifest.json is missing");
   }
   ONNXPROOF_TRY_ASSIGN(const nlohmann::json manifest, read_json_object(manifest_path, ErrorCode::invalid_input));
-  GoldenManifest result{overrides, "", false};
+  GoldenManifest result{overrides, "", {}, false};
   try {
     result.model_sha256 = manifest.value("model_sha256", "");
+    if (manifest.contains("model_data_sha256")) result.model_data_sha256 = manifest.at("model_data_sha256");
     if (manifest.value("schema", "") != k_schema) {
       return fail(ErrorCode::invalid_input,
                   manifest_path.string() + " is not an " + std::string(k_schema) + " manifest");
@@ -398,11 +413,18 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
   VerifyResult result;
   ONNXPROOF_TRY_ASSIGN(result.parity, run_parity(model, golden, parity));
   ONNXPROOF_TRY_ASSIGN(const std::string model_digest, sha256_file(model));
+  ONNXPROOF_TRY_ASSIGN(const ModelRecord record, model_record(model));
   result.model_changed = model_digest != manifest.model_sha256;
   if (result.model_changed) {
     result.findings.push_back({FindingCode::golden_drift, Severity::info, "golden",
                                "the model file changed since the freeze (sha256 " + model_digest.substr(0, 12) +
                                    ", frozen " + manifest.model_sha256.substr(0, 12) + "); its outputs are what counts",
+                               model.string(), ""});
+  } else if (record.data != manifest.model_data_sha256.value_or(record.data)) {  // recorded since 2026-12-07
+    result.model_changed = true;
+    result.findings.push_back({FindingCode::golden_drift, Severity::info, "golden",
+                               "the model's external data changed since the freeze (model.onnx did not); its "
+                               "outputs are what counts",
                                model.string(), ""});
   }
   // The proof's findings against frozen outputs are drift: rename them so the report says so.

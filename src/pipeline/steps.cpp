@@ -75,6 +75,12 @@ StepReport export_step(Run& run) {
   run.model = result->model;
   run.exported = result->model;
   run.frozen = result->frozen;
+  // The opset and why: the report says what the default chose (a portable opset, the targets, a
+  // raise for an operator), not only export.json.
+  if (result->opset > 0) {
+    step.details["opset"] = result->opset;
+    step.reason = fmt::format("{} exporter, opset {}: {}", result->exporter, result->opset, result->opset_chosen_by);
+  }
   if (auto reference = read_reference(run.out / "reference")) {
     run.reference = std::move(*reference);
     run.reference->framework = result->framework;

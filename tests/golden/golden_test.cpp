@@ -2,10 +2,12 @@
 // the model is not run a second time on the same inputs; without them it runs the model itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
 #include "onnxproof/golden/golden.h"
+#include "onnxproof/model/model_io.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/tensor/tensor_io.h"
 #include "test_support.h"
@@ -83,4 +85,40 @@ TEST(Golden, FreezeRunsTheModelWhenTheProofHasNoCpuOutputs) {
   auto verified = verify_golden(f.model, f.dir / "golden", GoldenOptions{});
   ASSERT_TRUE(verified) << verified.error().describe();
   EXPECT_TRUE(verified->passed());
+}
+
+// A model's weights kept beside it are recorded by digest too: a changed data file under an
+// unchanged model.onnx is said at verification (info; the outputs decide, here within tolerance).
+TEST(Golden, TheExternalDataIsRecordedAndItsChangeSaid) {
+  Fixture f;
+  onnx::ModelProto model = onnxproof::testing::matmul_model(4, 2);
+  ASSERT_TRUE(save_model(model, f.model,
+                         SaveOptions{.external = SaveOptions::External::always, .external_threshold_bytes = 1}));
+  const auto data = f.dir / "model.onnx.data";
+  ASSERT_TRUE(std::filesystem::exists(data));
+  auto proof = run_parity(f.model, f.reference, ParityOptions{.keep_cpu_outputs = true});
+  ASSERT_TRUE(proof && proof->passed());
+  ASSERT_TRUE(freeze_golden(f.model, f.reference, f.dir / "golden", GoldenOptions{}, &*proof));
+  std::ifstream manifest_file(f.dir / "golden" / "manifest.json");
+  const auto manifest = nlohmann::json::parse(manifest_file);
+  ASSERT_TRUE(manifest.contains("model_data_sha256")) << manifest.dump();
+  EXPECT_EQ(manifest["model_data_sha256"].size(), 1U);
+  EXPECT_TRUE(manifest["model_data_sha256"].contains("model.onnx.data")) << manifest.dump();
+
+  auto unchanged = verify_golden(f.model, f.dir / "golden", GoldenOptions{});
+  ASSERT_TRUE(unchanged) << unchanged.error().describe();
+  EXPECT_FALSE(unchanged->model_changed);
+  {
+    std::fstream weights(data, std::ios::in | std::ios::out | std::ios::binary);
+    const float nudged = 0.50000006F;  // one float32 step above 0.5: outputs within tolerance
+    weights.write(reinterpret_cast<const char*>(&nudged), sizeof nudged);
+  }
+  auto changed = verify_golden(f.model, f.dir / "golden", GoldenOptions{});
+  ASSERT_TRUE(changed) << changed.error().describe();
+  EXPECT_TRUE(changed->model_changed);
+  EXPECT_TRUE(changed->passed());
+  const bool said = std::any_of(changed->findings.begin(), changed->findings.end(), [](const Finding& finding) {
+    return finding.message.find("external data changed") != std::string::npos;
+  });
+  EXPECT_TRUE(said);
 }

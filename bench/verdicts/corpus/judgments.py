@@ -257,6 +257,11 @@ symbolic pass (reproduced with the exporter alone, no onnxproof), and prove() ra
 exporter in the caller's process. Since 2026-12-07 that exporter runs in a forked child
 (python/onnxproof/torch/exporter_child.py): the crash is an EXPORT_FAILED finding naming the
 signal (judged a true defect: no TorchScript export of this model exists) and the caller lives.
-Whole corpus at that point: 477 pass, 53 true defects, 0 false alarms, 0 misses, 0 crashes, 8
-unprovable (only i57_zero_size_view was rerun; the other 537 runs are the 2026-12-06 ones).
+Whole corpus rerun on 2026-12-07 with that child and the new default opset (issue 63: the dynamo
+exporter at torch's own 20 instead of 23, the IR version lowered to what the model needs): 477
+pass, 53 true defects, 0 false alarms, 0 misses, 0 crashes, 8 unprovable; no verdict moved but
+i57_zero_size_view's. Under the old default 15 of the 269 dynamo runs were exported twice (at 23,
+then again at 21 or 22 for a --target table's operator or ONNX Runtime's refusal: the random
+operators, RoiAlign, a key-padding mask); under the new one none is (269 exported once: 268 at
+opset 20, one at the opset its test gives).
 """

@@ -118,6 +118,9 @@ struct ExportResult {
   std::filesystem::path model;  // OUT/model.onnx; empty when the export failed
   std::string sha256;
   std::string exporter;
+  /// The opset model.onnx declares and why it was chosen (export.json's opset); 0 when unrecorded.
+  int64_t opset = 0;
+  std::string opset_chosen_by;
   /// The source framework that exported it (export.json's framework: "torch", "tensorflow");
   /// "torch" for an export.json older than the field. The report and its findings name it, and
   /// localization's capture runs in its interpreter.

@@ -8,9 +8,12 @@
 // cases, and the sha256 of every data file).
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "onnxproof/core/error.h"
 #include "onnxproof/core/finding.h"
@@ -65,6 +68,9 @@ struct VerifyResult {
 struct GoldenManifest {
   ToleranceOptions tolerance;  // `overrides` completed with the recorded tolerances
   std::string model_sha256;
+  /// The sha256 of each external data file the model named, by name in its folder (a model with
+  /// none: {}); nullopt for a set frozen before it was recorded.
+  std::optional<nlohmann::json> model_data_sha256;
   bool generation = false;  // the manifest lists a frozen generation (generation/generation.json)
 };
 Expected<GoldenManifest> read_golden_manifest(const std::filesystem::path& golden_dir,
