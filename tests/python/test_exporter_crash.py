@@ -3,6 +3,7 @@ process that called prove() (issue 57): torch 2.15's exporter ends its process w
 zero-size reshape with a dynamic batch, so it runs in a forked child (torch/exporter_child.py).
 
 Own models, the real exporter, the engine this checkout built ($ONNXPROOF_ENGINE)."""
+import inspect
 import os
 import shutil
 import signal
@@ -39,20 +40,8 @@ class AbortsWhileTraced(nn.Module):
         return self.linear(x)
 
 
-MODEL_FILE = """
-import os, signal, torch
-from torch import nn
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = nn.Linear(4, 3)
-
-    def forward(self, x):
-        if torch.jit.is_tracing():
-            os.kill(os.getpid(), signal.SIGABRT)
-        return self.linear(x)
-"""
+# The same model in a file of its own, for the command line.
+MODEL_FILE = "import os, signal, torch\nfrom torch import nn\n\n\n" + inspect.getsource(AbortsWhileTraced)
 
 
 class ExporterCrash(unittest.TestCase):
@@ -97,7 +86,7 @@ class ExporterCrash(unittest.TestCase):
             handle.write(MODEL_FILE)
         run = os.path.join(self.folder, "cli-run")
         engine = os.environ.get("ONNXPROOF_ENGINE", os.path.join(REPO, "build", "bin", "onnxproof"))
-        done = subprocess.run([engine, "pipeline", "--model", f"{path}:Model", "--input", "x=3x4:float32",
+        done = subprocess.run([engine, "pipeline", "--model", f"{path}:AbortsWhileTraced", "--input", "x=3x4:float32",
                                "--dynamic", "x:0=batch", "--exporter", "torchscript", "--out", run],
                               capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
         self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
