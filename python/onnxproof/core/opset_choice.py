@@ -34,3 +34,26 @@ def choose_opset(config, newest_opset, names, without_ceiling, exporter_default=
     if not binding:
         return ceiling, f"{reason}; {names[1]} writes up to {newest}"
     return opset, "; ".join(binding) + f" (the engine proves up to {ceiling}: {reason})"
+
+
+def operators_newer_than(model, opset):
+    """{op type: the first opset that has it} for every default-domain operator of `model` (an
+    onnx.ModelProto; subgraphs included) that ONNX has only after `opset`: a converter that writes
+    one (tf2onnx 1.17 writes BitwiseAnd-18 into an opset-15 model) made a file no runtime loads."""
+    from onnx import defs
+    found = {}
+
+    def walk(graph):
+        for node in graph.node:
+            if node.domain in ("", "ai.onnx") and node.op_type not in found:
+                try:
+                    defs.get_schema(node.op_type, opset)
+                except defs.SchemaError:
+                    if defs.has(node.op_type):
+                        found[node.op_type] = min(schema.since_version for schema in defs.get_all_schemas_with_history()
+                                                  if schema.name == node.op_type and not schema.domain)
+            for attribute in node.attribute:
+                for body in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                    walk(body)
+    walk(model.graph)
+    return found

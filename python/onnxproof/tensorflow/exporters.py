@@ -169,6 +169,12 @@ def finalize(state, written, source=None, specs=None):
     import onnx
     model = onnx.load(written)
     found = unconverted_operators(model) + constants_made_inputs(model, state, source, specs)
+    newer = opset_choice.operators_newer_than(model, state.opset)
+    if newer:
+        said = ", ".join(f"{op} (from opset {first})" for op, first in sorted(newer.items()))
+        found.append(finding("EXPORT_FAILED", "error", f"the exporter wrote operators ONNX has only after opset "
+                             f"{state.opset}: {said}; no runtime loads the file", sorted(newer)[0],
+                             f"--opset {max(newer.values())} or newer", source=state.exporter))
     if len(model.graph.output) != len(state.output_names):
         found.append(finding("EXPORT_FAILED", "error",
                              f"the export has {len(model.graph.output)} outputs where the model returns "

@@ -119,6 +119,17 @@ def lstm_states():
     return keras.Model(x, outputs, name="lstm_states")
 
 
+@tf.function(input_signature=[tf.TensorSpec([None, 5], tf.int32, name="x")])
+def _masked(x):
+    return tf.bitwise.bitwise_and(x, 6) + 1
+
+
+def masked_function():
+    """A bitwise AND: tf2onnx 1.17 writes ONNX's BitwiseAnd, which exists from opset 18 only, even
+    into an opset-15 model (its default): the default export is raised to 18 for it."""
+    return _masked
+
+
 # --- models the exporters get wrong or cannot take ---------------------------------------------
 
 def exact_gelu():

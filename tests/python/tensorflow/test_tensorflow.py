@@ -140,6 +140,25 @@ class Signatures(Folder):
                              "--samples", "1", "--out", self.path("run"))
         self.assertEqual(code, 0, out + err)
 
+    def test_the_default_opset_is_tf2onnxs_and_raised_only_for_an_operator_it_lacks(self):
+        code, out, err = run("pipeline", "--model", f"{MODELS}:scaler", "--samples", "1", "--out", self.path("plain"))
+        self.assertEqual(code, 0, out + err)
+        with open(self.path("plain", "export.json"), encoding="utf-8") as handle:
+            self.assertEqual(json.load(handle)["opset"]["value"], 15)
+        code, out, err = run("pipeline", "--model", f"{MODELS}:masked_function", "--samples", "1",
+                             "--out", self.path("bitwise"))
+        self.assertEqual(code, 0, out + err)
+        with open(self.path("bitwise", "export.json"), encoding="utf-8") as handle:
+            exported = json.load(handle)
+        self.assertEqual(exported["opset"]["value"], 18)
+        self.assertIn("BitwiseAnd", " ".join(f["message"] for f in exported["findings"]
+                                             if f["code"] == "EXPORTER_FALLBACK"))
+        # Pinned at 15, the file the converter writes is refused by name, not passed to the checker.
+        code, out, err = run("pipeline", "--model", f"{MODELS}:masked_function", "--samples", "1", "--opset", "15",
+                             "--out", self.path("pinned"))
+        self.assertEqual(code, 1, out + err)
+        self.assertIn("BitwiseAnd (from opset 18)", out)
+
     def test_one_layer_giving_several_outputs_gets_one_name_each(self):
         code, out, err = run("pipeline", "--model", f"{MODELS}:lstm_states", "--samples", "1", "--out", self.path("run"))
         self.assertEqual(code, 0, out + err)
