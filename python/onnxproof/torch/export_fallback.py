@@ -102,9 +102,11 @@ def export_runnable(state, model, example, exporter):
 
 def newer_opset_needed(state, exporter, start):
     """The opset to export again at when the export at the default opset failed for want of an
-    operator's translation there (UNSUPPORTED_ATEN_OP): the one the exporter names ("added in
-    version 21"), else the newest the exporter writes under the engine's ceiling; None where the
-    opset was given, the failure is another, or no newer opset is allowed."""
+    operator's translation there (UNSUPPORTED_ATEN_OP) and the exporter names the opset that has
+    one ("added in version 21"), within what it writes under the engine's ceiling; None where the
+    opset was given, the failure is another or names no opset (the dynamo exporter translates with
+    torchlib at opset 18 and converts the result, so a missing translation is missing at every
+    target; trying each would export a failing model again for nothing), or none is allowed."""
     if not state.opset_is_default():
         return None
     missing = [f for f in state.findings[start:] if f["code"] == "UNSUPPORTED_ATEN_OP" and f["severity"] == "error"]
@@ -112,8 +114,7 @@ def newer_opset_needed(state, exporter, start):
         return None
     newest = min(exporter_newest_opset(exporter), int(state.config.get("opset_ceiling") or 0) or 10**6)
     named = [int(match) for f in missing for match in re.findall(r"added in (?:opset )?version (\d+)", f["message"])]
-    wanted = max(named) if named else newest
-    return wanted if state.opset < wanted <= newest else None
+    return max(named) if named and state.opset < max(named) <= newest else None
 
 
 def export_again(state, model, example, start, opset, cause):
