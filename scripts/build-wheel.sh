@@ -50,8 +50,7 @@ log="$root/build/wheel-build.log"
 if [[ -n "$engine" ]]; then
   say "packaging $engine (scikit-build-core; the whole log goes to $log)"
 else
-  say "compiling the engine and packaging it (scikit-build-core, CMake; a first build compiles about
- 170 files: 10-15 minutes on 2 cores; the whole log goes to $log)"
+  say "compiling the engine and packaging it (about 170 files: 10-15 minutes on 2 cores; log: $log)"
 fi
 # --no-build-isolation: the build tools are the lock's, in .venv, not whatever the index has today.
 # -v: CMake's and Ninja's output reach the log; their progress lines ([N/M]) the terminal.

@@ -26,7 +26,6 @@ namespace {
 
 constexpr std::string_view k_schema = "onnxproof.golden/1";
 
-// Swaps a finished folder into place: the old one (if any) moves aside first, then goes.
 // What the manifest records of the model beside its file's digest, from one load without the
 // weights: its opset imports, and the sha256 of each external data file it names (by name in its
 // folder: the weights a large model keeps beside model.onnx are as much the model as its graph).
@@ -413,19 +412,23 @@ Expected<VerifyResult> verify_golden(const fs::path& model, const fs::path& gold
   VerifyResult result;
   ONNXPROOF_TRY_ASSIGN(result.parity, run_parity(model, golden, parity));
   ONNXPROOF_TRY_ASSIGN(const std::string model_digest, sha256_file(model));
-  ONNXPROOF_TRY_ASSIGN(const ModelRecord record, model_record(model));
   result.model_changed = model_digest != manifest.model_sha256;
   if (result.model_changed) {
     result.findings.push_back({FindingCode::golden_drift, Severity::info, "golden",
                                "the model file changed since the freeze (sha256 " + model_digest.substr(0, 12) +
                                    ", frozen " + manifest.model_sha256.substr(0, 12) + "); its outputs are what counts",
                                model.string(), ""});
-  } else if (record.data != manifest.model_data_sha256.value_or(record.data)) {  // recorded since 2026-12-07
-    result.model_changed = true;
-    result.findings.push_back({FindingCode::golden_drift, Severity::info, "golden",
-                               "the model's external data changed since the freeze (model.onnx did not); its "
-                               "outputs are what counts",
-                               model.string(), ""});
+  } else if (manifest.model_data_sha256 && !manifest.model_data_sha256->empty()) {
+    // Read only where the freeze recorded external data (an unchanged model.onnx names the same
+    // files): a model without any is not parsed again here.
+    ONNXPROOF_TRY_ASSIGN(const ModelRecord record, model_record(model));
+    if (record.data != *manifest.model_data_sha256) {
+      result.model_changed = true;
+      result.findings.push_back({FindingCode::golden_drift, Severity::info, "golden",
+                                 "the model's external data changed since the freeze (model.onnx did not); its "
+                                 "outputs are what counts",
+                                 model.string(), ""});
+    }
   }
   // The proof's findings against frozen outputs are drift: rename them so the report says so.
   for (auto finding : result.parity.findings) {

@@ -79,7 +79,9 @@ StepReport export_step(Run& run) {
   // raise for an operator), not only export.json.
   if (result->opset > 0) {
     step.details["opset"] = result->opset;
-    step.reason = fmt::format("{} exporter, opset {}: {}", result->exporter, result->opset, result->opset_chosen_by);
+    step.reason = result->given_file ? fmt::format("the file as given, opset {}", result->opset)
+                                     : fmt::format("{} exporter, opset {}: {}", result->exporter, result->opset,
+                                                   result->opset_chosen_by);
   }
   if (auto reference = read_reference(run.out / "reference")) {
     run.reference = std::move(*reference);

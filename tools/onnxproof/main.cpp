@@ -184,8 +184,8 @@ void add_ops(CLI::App& app, Commands& commands) {
       "one-node session (ONNXPROOF_ONNXRUNTIME chooses the release) instead of reading --target's tables");
   auto probe = std::make_shared<ProbeCommand>();
   auto opset = std::make_shared<OpsetCommand>();
-  auto* opset_app =
-      ops_app->add_subcommand("opset", "Print the newest opset ONNX, ONNX Runtime and every target support (JSON)");
+  auto* opset_app = ops_app->add_subcommand(
+      "opset", "Print the newest opset ONNX, ONNX Runtime and every target support, the portable one (JSON)");
   opset_app->add_option("--target", opset->targets, "Targets, comma-separated")->capture_default_str();
   commands.push_back({opset_app, [opset] { return present(opset_workflow(*opset)); }});
   auto* probe_app = ops_app->add_subcommand("probe", "Ask the installed ONNX Runtime which operators it implements");

@@ -32,7 +32,7 @@ void add_model_options(CLI::App* app, ModelArguments& model, bool adoptable) {
                   "export), e.g. x:0=batch or x:0=batch:1..64 (repeat)");
   app->add_option(
       "--opset", model.opset,
-      "ONNX opset to export at (default: the newest that ONNX Runtime, every --target and the exporter support)");
+      "ONNX opset to export at (default: the exporter's own, within every --target and recent ONNX Runtimes)");
   app->add_option("--exporter", model.exporter,
                   "auto (torch's default, then the other one), torchscript, dynamo, or both (pipeline: "
                   "each proved, side by side in the report); TensorFlow models: auto, tf2onnx, keras (Keras's own "
