@@ -10,6 +10,7 @@
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/numbered_name.h"
+#include "onnxproof/core/run_layout.h"
 #include "onnxproof/core/source_framework.h"
 
 namespace onnxproof {
@@ -17,34 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// What a run writes at the top of its folder: the pipeline's steps, the front end's export and
-// the report writers (a sub-run folder of --exporter both holds the same; is_sub_run names those).
-constexpr std::array<std::string_view, 24> k_run_files = {k_run_marker,
-                                                          "model.onnx",
-                                                          "model.onnx.data",
-                                                          "model.sim.onnx",
-                                                          "model.sim.onnx.data",
-                                                          "model.fp16.onnx",
-                                                          "model.fp16.onnx.data",
-                                                          "model.quant.onnx",
-                                                          "model.quant.onnx.data",
-                                                          "encoder.onnx",
-                                                          "encoder.onnx.data",
-                                                          "decoder_merged.onnx",
-                                                          "decoder_merged.onnx.data",
-                                                          "export.json",
-                                                          "export.log",
-                                                          "exporter_report.md",
-                                                          "command.json",
-                                                          "export.fp16.onnx",
-                                                          "report.json",
-                                                          "report.md",
-                                                          "report.html",
-                                                          "report-parity.svg",
-                                                          "report-localize.svg",
-                                                          "report-generate.svg"};
-constexpr std::array<std::string_view, 7> k_run_folders = {"reference", "reference-quant", "golden", "localize",
-                                                           "trt-cache", "runtimes",        "repair"};
 // The front end's scratch folders, there only while it runs (or after it was killed): PyTorch's
 // compile caches and exporter artifacts, TensorFlow's KERAS_HOME (python/onnxproof/tensorflow/export.py).
 constexpr std::array<std::string_view, 5> k_scratch = {"torch-cache", "dynamo", "exporter-artifacts", "refused-export",
@@ -79,8 +52,8 @@ bool is_left_by_a_killed_run(std::string_view name) {
     return rest.starts_with(base) && is_temporary_tail(rest.substr(base.size()));
   };
   const auto frameworks = source_frameworks();
-  return std::any_of(k_run_files.begin(), k_run_files.end(), leaves) ||
-         std::any_of(k_run_folders.begin(), k_run_folders.end(), leaves) ||
+  const auto layout = run_layout();
+  return std::any_of(layout.begin(), layout.end(), [&](const RunEntry& entry) { return leaves(entry.name); }) ||
          std::any_of(k_scratch.begin(), k_scratch.end(), leaves) ||
          std::any_of(frameworks.begin(), frameworks.end(), [&](const SourceFramework& framework) {
            return std::any_of(framework.compared.begin(), framework.compared.end(), leaves);
@@ -158,7 +131,7 @@ Expected<void> write_run_marker(const fs::path& folder, std::string_view command
 
 bool is_run_folder_entry(std::string_view name, bool is_folder) {
   if (is_left_by_a_killed_run(name)) return true;
-  return is_folder ? one_of(name, k_run_folders) || is_sub_run(name) : one_of(name, k_run_files);
+  return find_run_entry(name, is_folder).has_value() || (is_folder && is_sub_run(name));
 }
 
 std::optional<std::string> first_foreign_entry(const fs::path& folder, bool (*known)(std::string_view, bool)) {

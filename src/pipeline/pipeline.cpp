@@ -13,6 +13,7 @@
 #include "onnxproof/localize/localize.h"
 #include "onnxproof/report/published_report.h"
 #include "onnxproof/report/ship_summary.h"
+#include "onnxproof/report/step_figures.h"
 #include "onnxproof/report/versions.h"
 #include "run.h"
 
@@ -192,8 +193,8 @@ Expected<FinishedRun> run_into(const PipelineOptions& options, const fs::path& o
   point_follow_ons_at_causes(report.findings);
   if (run.check) {
     const auto* exported = find_step(report, "export");
-    report.signature = model_signature(run.check->summary,
-                                       exported ? exported->details.value("exporter", std::string()) : std::string());
+    const auto* figures = exported ? exported->result_as<ExportFigures>() : nullptr;
+    report.signature = model_signature(run.check->summary, figures ? figures->exporter : std::string());
   }
   answer_headline(run, report);
   finish_report(report);

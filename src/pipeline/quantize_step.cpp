@@ -9,7 +9,6 @@
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/export/quantize_static.h"
 #include "onnxproof/quantize/grid.h"
-#include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/quantization_report.h"
 #include "run.h"
 
@@ -57,13 +56,6 @@ StepReport quantize_step(Run& run) {
   add_findings(run, result->findings);
   const auto census = read_quantization(quantized);
   const nlohmann::json errors = quantization_error(reference);
-  step.details = {{"model", "model.quant.onnx"},
-                  {"reference", "reference-quant"},
-                  {"rows", parity_rows_to_json(*result)},
-                  {"summary", parity_summary_to_json(*result)},
-                  {"quantization_error", errors},
-                  {"quantize_nodes", census ? census->census.quantize : 0},
-                  {"dequantize_nodes", census ? census->census.dequantize : 0}};
   step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
   const std::string source = source_title(run.report.framework);
   step.reason = fmt::format(
@@ -76,6 +68,12 @@ StepReport quantize_step(Run& run) {
     step.status = StepStatus::error;
     step.reason = fmt::format("provider {} could not run: {}", missing->provider, missing->reason);
   }
+  auto figures = std::make_shared<QuantizeFigures>();
+  figures->proof = std::move(*result);
+  figures->quantize_nodes = census ? census->census.quantize : 0;
+  figures->dequantize_nodes = census ? census->census.dequantize : 0;
+  figures->quantization_error = errors;
+  step.result = figures;
   return step;
 }
 

@@ -4,6 +4,8 @@
 // from the export's own (both fail: the simplified model stands, its failure is the export's).
 #include "run.h"
 
+#include "onnxproof/report/step_figures.h"
+
 #include <fmt/format.h>
 
 #include <set>
@@ -50,8 +52,8 @@ void settle_simplified_proof(Run& run, ParityResult& result,
                              const std::function<Expected<ParityResult>()>& prove_export) {
   StepReport* simplify = nullptr;
   for (auto& step : run.report.steps) simplify = step.name == "simplify" ? &step : simplify;
-  if (simplify && run.simplified_unproved)
-    simplify->details["proof"] = {{"by", "parity"}, {"cases", run.reference->cases.size()}};
+  SimplifyFigures* figures = simplify ? simplify->result_as<SimplifyFigures>() : nullptr;
+  if (figures && run.simplified_unproved) figures->parity_cases = run.reference->cases.size();
   run.simplified_unproved = false;
   if (result.passed()) return;
   auto exported = prove_export();
@@ -71,7 +73,7 @@ void settle_simplified_proof(Run& run, ParityResult& result,
   result = std::move(*exported);
   if (simplify) {
     simplify->reason = "the simplified model failed the parity proof where the export passes; the export is kept";
-    simplify->details["proof"] = {{"by", "parity"}, {"kept", "export"}};
+    if (figures) figures->export_kept = true;
   }
   // The operator audit was of the simplified model: it is made again of the export.
   std::erase_if(run.report.findings, [](const Finding& finding) { return finding.step == "ops"; });

@@ -5,23 +5,22 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <array>
-#include <set>
+#include <mutex>
 #include <string>
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/export/float16.h"
-#include "onnxproof/golden/golden.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/openvino_table.h"
 #include "onnxproof/ops/opset_limits.h"
 #include "onnxproof/ops/release_forecast.h"
-#include "onnxproof/parity/generation.h"
 #include "onnxproof/parity/random_outputs.h"
-#include "onnxproof/report/generation_report.h"
-#include "onnxproof/report/simplify_report.h"
+#include "onnxproof/report/step_figures.h"
 #include "onnxproof/simplify/simplify.h"
+#include "proofs/generation/generation_proof.h"
+#include "proofs/golden/golden_proof.h"
+#include "proofs/runtimes/runtimes_proof.h"
 
 namespace onnxproof::pipeline_run {
 
@@ -63,9 +62,12 @@ StepReport export_step(Run& run) {
     if (tool == "onnxproof") continue;
     run.report.versions.emplace_back(tool == "onnx" ? "onnx (python)" : tool, version);
   }
-  step.details = {
-      {"exporter", result->exporter}, {"sha256", result->sha256}, {"reference_sets", result->reference_sets}};
-  if (result->front_end_peak_mib) step.details["front_end_peak_mib"] = *result->front_end_peak_mib;
+  auto figures = std::make_shared<ExportFigures>();
+  figures->exporter = result->exporter;
+  figures->sha256 = result->sha256;
+  figures->reference_sets = result->reference_sets;
+  figures->front_end_peak_mib = result->front_end_peak_mib;
+  step.result = figures;
   if (fs::is_regular_file(run.out / "exporter_report.md")) run.report.exporter_report = "exporter_report.md";
   if (result->model.empty()) {
     step.status = StepStatus::fail;
@@ -78,7 +80,7 @@ StepReport export_step(Run& run) {
   // The opset and why: the report says what the default chose (a portable opset, the targets, a
   // raise for an operator), not only export.json.
   if (result->opset > 0) {
-    step.details["opset"] = result->opset;
+    figures->opset = result->opset;
     step.reason = result->given_file ? fmt::format("the file as given, opset {}", result->opset)
                                      : fmt::format("{} exporter, opset {}: {}", result->exporter, result->opset,
                                                    result->opset_chosen_by);
@@ -108,10 +110,12 @@ StepReport check_step(Run& run) {
   auto result = check_model(*model, options);
   if (!result) return step_error(step, result.error());
   add_findings(run, result->findings);
-  step.details = {{"checker", result->checker_passed ? "pass" : "fail"},
-                  {"shape_inference", result->shape_inference_passed ? "pass" : "fail"},
-                  {"nodes", result->summary.node_count},
-                  {"operator_types", result->summary.operators.size()}};
+  auto figures = std::make_shared<CheckFigures>();
+  figures->checker_passed = result->checker_passed;
+  figures->shape_inference_passed = result->shape_inference_passed;
+  figures->nodes = static_cast<std::size_t>(result->summary.node_count);
+  figures->operator_types = result->summary.operators.size();
+  step.result = figures;
   step.status = status_from(result->checker_passed && result->shape_inference_passed, result->findings);
   if (run.reference) mark_random_outputs(model->proto, *run.reference);  // for simplify's proof, parity, golden
   run.check = std::move(*result);
@@ -155,8 +159,9 @@ StepReport simplify_step(Run& run) {
     return step;
   }
   const auto& result = outcome->result;
-  step.details = simplify_outcome_to_json(*outcome);
-  if (!outcome->culprit_pass.empty()) step.details["culprit_pass"] = outcome->culprit_pass;
+  auto figures = std::make_shared<SimplifyFigures>();
+  figures->outcome = *outcome;
+  step.result = figures;
   if (has_errors(outcome->proof.findings)) {
     step.reason = outcome->culprit_pass.empty()
                       ? "the simplified model was refused (see the warning); the export is kept"
@@ -172,7 +177,7 @@ StepReport simplify_step(Run& run) {
   } else if (options.proved_by_caller) {
     step.reason = fmt::format("{} -> {} nodes: model.sim.onnx, proved by the parity step", result.nodes_before(),
                               result.nodes_after());
-    step.details["proof"] = {{"by", "parity"}};
+    figures->proved_by = SimplifyProvedBy::parity;
     run.model = simplified;
     run.simplified_unproved = true;
   } else {
@@ -194,14 +199,15 @@ StepReport ops_step(Run& run) {
   use_installed_openvino(tables, run.model, model->proto);  // its own answer where it is installed
   OpsAudit audit = audit_operators(model->proto, std::move(tables));
   add_findings(run, audit.findings);
-  nlohmann::json targets = nlohmann::json::array();
-  for (const auto& table : audit.tables) targets.push_back(table.target + ": " + table.runtime);
+  auto figures = std::make_shared<OpsFigures>();
+  for (const auto& table : audit.tables) figures->targets.push_back(table.target + ": " + table.runtime);
+  figures->operators = audit.operators.size();
   // Which ONNX Runtime releases would load it, by its opset and IR version, none of them run.
   const int opset = default_domain_opset(model->proto);
   const auto forecast = forecast_releases(opset, static_cast<int>(model->proto.ir_version()));
-  step.details = {
-      {"targets", targets}, {"operators", audit.operators.size()}, {"releases", forecast_to_json(forecast)}};
   step.reason = forecast_summary(forecast);
+  figures->releases = forecast;
+  step.result = figures;
   step.status = status_from(true, audit.findings);
   run.ops = std::move(audit);
   return step;
@@ -264,15 +270,14 @@ StepReport parity_step(Run& run) {
   if (!result) return step_error(step, result.error());
   if (run.model != run.exported) settle_against_export(run, options, *result);
   add_findings(run, result->findings);
-  step.details = {{"cases", run.reference->cases.size()},
-                  {"rows", result->rows.size()},
-                  {"analyzers", result->analyzer_findings}};  // findings per kind, as simplify counts its rules
-  if (options.precision == DType::float16) {
-    step.details["precision"] = "fp16";
-    step.details["model"] = "model.fp16.onnx";
-    step.details["kept_in_float32"] = kept_in_float32;
-    if (!run.options.keep_float32.empty()) step.details["nodes_kept_in_float32"] = run.options.keep_float32;
-  }
+  auto figures = std::make_shared<ParityFigures>();
+  figures->cases = run.reference->cases.size();
+  figures->rows = result->rows.size();
+  figures->analyzers = result->analyzer_findings;  // findings per kind, as simplify counts its rules
+  figures->float16 = options.precision == DType::float16;
+  figures->kept_in_float32 = kept_in_float32;
+  figures->nodes_kept_in_float32 = run.options.keep_float32;
+  step.result = figures;
   step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
   if (const auto* missing = result->provider_not_run()) {
     step.status = StepStatus::error;
@@ -282,219 +287,77 @@ StepReport parity_step(Run& run) {
   return step;
 }
 
-// --target ort-cpu@VERSION: the model proved again on each release named, each in a child of
-// this binary with the release's library (runtime_versions.h); one line says which load and
-// match it: "loads and matches on 1.22.1, 1.31.1; 1.18.0 refuses it: opset 23 is above the 21 it runs".
-StepReport runtimes_step(Run& run) {
-  StepReport step{.name = "runtimes"};
-  auto model = load_model(run.model);
-  if (!model) return step_error(step, model.error());
-  const int opset = default_domain_opset(model->proto);
-  const int ir_version = static_cast<int>(model->proto.ir_version());
-  nlohmann::json releases = nlohmann::json::array();
-  std::vector<std::string> matched, refused, failed, errors;
-  for (const auto& release : run.options.releases) {
-    const std::string folder = (release.openvino ? "openvino-" : "") + release.version;
-    auto proof = prove_on_release(release, run.model, opset, ir_version, run.out / "reference",
-                                  run.out / "runtimes" / folder, run.options.release_proof, run.progress);
-    add_findings(run, proof.findings);
-    releases.push_back(release_proof_to_json(proof));
-    // ONNX Runtime's releases by their number, as before; OpenVINO's named.
-    const std::string name = (release.openvino ? "OpenVINO " : "") + release.version;
-    if (proof.outcome == "pass") matched.push_back(name);
-    if (proof.outcome == "refused") refused.push_back(name + " refuses it: " + proof.reason);
-    if (proof.outcome == "fail") failed.push_back(name + " loads it but does not match (see the findings)");
-    if (proof.outcome == "error") errors.push_back(name + " could not be run: " + proof.reason);
-  }
-  std::vector<std::string> said;
-  if (!matched.empty()) said.push_back(fmt::format("loads and matches on {}", fmt::join(matched, ", ")));
-  for (const auto* group : {&failed, &refused, &errors}) said.insert(said.end(), group->begin(), group->end());
-  step.reason = fmt::format("{}", fmt::join(said, "; "));
-  step.details = {{"releases", releases}};
-  step.status = !errors.empty()                     ? StepStatus::error
-                : refused.empty() && failed.empty() ? StepStatus::pass
-                                                    : StepStatus::fail;
-  return step;
-}
-
-bool releases_wanted(const Run& run) { return !run.options.releases.empty(); }
-
-// A run that fails at ONNX Runtime's default level and passes with its optimizer off.
-Finding optimizer_changed_generation(const GenerationResult& result) {
-  return Finding{
-      .code = FindingCode::runtime_optimization_changed_outputs,
-      .severity = Severity::error,
-      .step = "generate",
-      .message =
-          fmt::format("greedy generation{} on {} goes wrong at step {} at ONNX Runtime's level '{}' and passes "
-                      "with its graph optimizations disabled: an optimizer rewrite changes the decoder's results",
-                      result.run.empty() ? "" : " (" + result.run + ")", result.provider,
-                      result.first_failure.value_or(0), result.optimization),
-      .where = fmt::format("generation step {}", result.first_failure.value_or(0)),
-      .hint =
-          "deploy with graph_optimization_level ORT_DISABLE_ALL (or the optimizer the parity step's localization "
-          "names disabled), or report the rewrite to ONNX Runtime"};
-}
-
-// --generate N: the greedy loop through ONNX Runtime on every provider, against PyTorch's loop
-// (reference/generation/, written by the export), each run (request) at ONNX Runtime's default
-// level; a run that fails there runs again with the optimizer off, which names the optimizer
-// when that one passes. Only in the pipeline when --generate is given.
-StepReport generate_step(Run& run) {
-  StepReport step{.name = "generate"};
-  const fs::path folder = run.out / "reference" / "generation";
-  std::error_code ec;
-  if (!fs::is_regular_file(folder / "generation.json", ec)) {
-    return step_error(
-        step, Error(ErrorCode::not_found, "the export recorded no generation (reference/generation/generation.json)"));
-  }
-  std::vector<GenerationResult> results;
-  for (const auto& provider : run.options.parity.providers) {
-    SessionOptions session{.provider = provider,
-                           .intra_op_threads = run.options.parity.intra_op_threads,
-                           .disabled_optimizers = run.options.parity.disabled_optimizers};
-    auto by_run =
-        prove_generation(run.model, run.out, folder, session, run.options.parity.tolerance, run.report.framework);
-    if (!by_run) return step_error(step, by_run.error());
-    const bool any_failed =
-        std::any_of(by_run->begin(), by_run->end(), [](const auto& result) { return !result.passed(); });
-    std::vector<GenerationResult> unoptimized;
-    if (any_failed && session.optimization != GraphOptimization::disabled) {
-      session.optimization = GraphOptimization::disabled;
-      auto again =
-          prove_generation(run.model, run.out, folder, session, run.options.parity.tolerance, run.report.framework);
-      if (!again) return step_error(step, again.error());
-      unoptimized = std::move(*again);
-    }
-    for (std::size_t index = 0; index < by_run->size(); ++index) {
-      auto& result = (*by_run)[index];
-      add_findings(run, result.findings);
-      if (index < unoptimized.size() && !result.passed()) {
-        if (unoptimized[index].passed()) add_findings(run, {optimizer_changed_generation(result)});
-        results.push_back(std::move(result));
-        results.push_back(std::move(unoptimized[index]));
-      } else {
-        results.push_back(std::move(result));
-      }
-    }
-  }
-  const bool passed = std::all_of(results.begin(), results.end(), [](const auto& result) {
-    return result.passed() || result.optimization == "disabled";  // the default level's row decides
-  });
-  step.status = passed && !results.empty() ? StepStatus::pass : StepStatus::fail;
-  step.details = generation_to_json(
-      results.empty() ? run.options.export_options.generate : static_cast<int>(results.front().steps.size()), results);
-  if (!results.empty()) {
-    const auto failed =
-        std::find_if(results.begin(), results.end(), [](const auto& result) { return !result.passed(); });
-    const auto& shown = failed == results.end() ? results.front() : *failed;
-    std::set<std::string> requests;  // a request's label, whichever decoder file and provider ran it
-    for (const auto& result : results) requests.insert(result.run.substr(0, result.run.find(", decoder_merged")));
-    const auto runs = requests.size();
-    step.reason =
-        fmt::format("{} greedy steps in {} run(s), {} with identical tokens on {}{}{}", shown.steps.size(), runs,
-                    shown.identical_steps(), shown.provider, shown.run.empty() ? "" : " (" + shown.run + ")",
-                    shown.first_failure ? fmt::format("; first wrong at step {}", *shown.first_failure) : "");
-  }
-  return step;
-}
-
-// --generate, or an export (--from-export) that recorded a generation: it is part of its proof.
-bool generation_wanted(const Run& run) {
-  std::error_code ec;
-  return run.options.export_options.generate > 0 ||
-         fs::is_regular_file(run.out / "reference" / "generation" / "generation.json", ec);
-}
-// Golden outputs only when asked for (prove()'s default): an omitted step is not a skipped one.
-bool golden_wanted(const Run& run) { return run.options.golden; }
-
 // --no-simplify: no simplify step; the export is proved and shipped as written. A given file
 // (--onnx) is proved as it is, never replaced by a simplified copy (`onnxproof simplify FILE`
 // proposes one).
 bool simplify_wanted(const Run& run) { return run.options.simplify && !run.report.given_file; }
-
-// With a golden set (from an earlier run, or in the user's --golden folder): verify the new
-// export against it (drift fails the run). Without one: freeze the proved outputs.
-StepReport golden_step(Run& run) {
-  StepReport step{.name = "golden"};
-  const bool users_folder = !run.options.golden_folder.empty();
-  const fs::path golden = users_folder ? run.options.golden_folder : run.out / "golden";
-  const fs::path previous = users_folder ? run.options.golden_folder : run.published / "golden";
-  // The golden set holds the export's own outputs: the float16 variant's budget does not apply.
-  GoldenOptions options{run.options.parity, run.report.versions};
-  // A generation proof that passed is frozen with the data sets (golden/generation/).
-  if (const StepReport* generate = find_step(run.report, "generate"); generate && generate->status == StepStatus::pass)
-    options.generation = run.out / "reference" / "generation";
-  const bool float16_proof = options.parity.precision == DType::float16;
-  options.parity.precision = DType::undefined;
-  if (fs::exists(previous / "manifest.json")) {
-    GoldenOptions verify_options = options;
-    verify_options.parity.compare_optimization_off = false;
-    verify_options.parity.providers = {"cpu"};
-    auto result = verify_golden(run.model, previous, verify_options);
-    if (!result) return step_error(step, result.error());
-    // The golden set outlives the runs that verify against it: it moves into the new run folder
-    // (a folder of the user's stays where it is).
-    if (!users_folder) {
-      if (auto carried = copy_by_hard_links(previous, golden); !carried) return step_error(step, carried.error());
-    }
-    add_findings(run, result->findings);
-    step.details = {{"action", "verify"},
-                    {"model_changed", result->model_changed},
-                    {"folder", users_folder ? golden.string() : "golden/"}};
-    if (!result->generation.empty()) step.details["generation_runs"] = result->generation.size();
-    step.status = result->passed() ? StepStatus::pass : StepStatus::fail;
-    run.golden_evidence = users_folder ? "verified the new export against the golden set in " + golden.string()
-                                       : "verified the new export against the golden set of an earlier run";
-    return step;
-  }
-  if (!run.report.parity || !run.report.parity->passed()) {
-    step.reason = "the parity proof did not pass: nothing to freeze";
-    run.golden_evidence = step.reason;
-    return step;
-  }
-  // After a float16 proof the freeze proves the export itself (its outputs are the golden ones).
-  auto result =
-      freeze_golden(run.model, *run.reference, golden, options, float16_proof ? nullptr : &*run.report.parity);
-  run.report.parity->cpu_outputs.clear();  // written into golden/ (or not): no longer needed in memory
-  if (!result) return step_error(step, result.error());
-  step.details = {{"action", "freeze"},
-                  {"data_sets", result->data_sets},
-                  {"generation", !options.generation.empty()},
-                  {"folder", users_folder ? golden.string() : "golden/"}};
-  step.status = result->frozen ? StepStatus::pass : StepStatus::fail;
-  run.golden_evidence = fmt::format("frozen now: {} data sets{} in {}", result->data_sets,
-                                    options.generation.empty() ? "" : " and the generation",
-                                    users_folder ? golden.string() : std::string("golden/"));
-  return step;
-}
 
 }  // namespace
 
 namespace {
 
 // The pipeline, in order: what each step reads of the Run and what it publishes for the steps
-// after it and the headline. Adding a step is a function above and a line here.
-constexpr std::array k_steps = {
-    StepDefinition{"export", export_step, "the options", "model, exported, reference, frozen; the export's findings",
-                   false},
-    StepDefinition{"check", check_step, "model, frozen", "check; random outputs marked in reference", true},
-    StepDefinition{"simplify", simplify_step, "model, reference", "model (model.sim.onnx when proved)", true,
-                   simplify_wanted},
-    StepDefinition{"ops", ops_step, "model, the targets", "ops", true},
-    StepDefinition{"parity", parity_step, "model, reference", "report.parity", true},
-    StepDefinition{"quantize", quantize_step, "model, reference", "model.quant.onnx, reference-quant/; its findings",
-                   true, quantize_wanted},
-    StepDefinition{"runtimes", runtimes_step, "model, reference/, the releases", "runtimes/; the releases' findings",
-                   true, releases_wanted},
-    StepDefinition{"generate", generate_step, "model, reference/generation/", "the generation proof", true,
-                   generation_wanted},
-    StepDefinition{"golden", golden_step, "model, reference, report.parity", "golden/, golden_evidence", true,
-                   golden_wanted},
+// after it and the headline. Adding a core step is a function above and a line here; a proof is
+// a folder of src/proofs/ and a line here (or register_proof()).
+std::vector<StepDefinition> built_in_steps() {
+  return {
+      StepDefinition{"export", export_step, "the options", "model, exported, reference, frozen; the export's findings",
+                     false},
+      StepDefinition{"check", check_step, "model, frozen", "check; random outputs marked in reference", true},
+      StepDefinition{"simplify", simplify_step, "model, reference", "model (model.sim.onnx when proved)", true,
+                     simplify_wanted},
+      StepDefinition{"ops", ops_step, "model, the targets", "ops", true},
+      StepDefinition{"parity", parity_step, "model, reference", "report.parity", true},
+      StepDefinition{"quantize", quantize_step, "model, reference", "model.quant.onnx, reference-quant/; its findings",
+                     true, quantize_wanted},
+      runtimes_proof(),
+      generation_proof(),
+      golden_proof(),
+  };
+}
+
+// The proofs register_proof() added, each with the step it runs before.
+struct RegisteredProof {
+  StepDefinition definition;
+  std::string before;
 };
+std::mutex registry_mutex;
+std::vector<RegisteredProof>& registry() {
+  static std::vector<RegisteredProof> proofs;
+  return proofs;
+}
 
 }  // namespace
 
-std::span<const StepDefinition> pipeline_steps() { return k_steps; }
+std::vector<StepDefinition> pipeline_steps() {
+  std::vector<StepDefinition> steps = built_in_steps();
+  const std::lock_guard lock(registry_mutex);
+  for (const auto& proof : registry()) {
+    const auto before =
+        std::find_if(steps.begin(), steps.end(), [&](const StepDefinition& step) { return step.name == proof.before; });
+    steps.insert(before, proof.definition);
+  }
+  return steps;
+}
+
+Expected<void> register_proof(const StepDefinition& proof, std::string_view before) {
+  const auto steps = pipeline_steps();
+  if (std::any_of(steps.begin(), steps.end(), [&](const StepDefinition& step) { return step.name == proof.name; }))
+    return fail(ErrorCode::usage, fmt::format("a step named '{}' is already in the pipeline", proof.name));
+  const std::lock_guard lock(registry_mutex);
+  registry().push_back({proof, std::string(before)});
+  add_run_entries(proof.writes);
+  return {};
+}
+
+bool unregister_proof(std::string_view name) {
+  const std::lock_guard lock(registry_mutex);
+  const auto found = std::find_if(registry().begin(), registry().end(),
+                                  [&](const RegisteredProof& proof) { return proof.definition.name == name; });
+  if (found == registry().end()) return false;
+  remove_run_entries(found->definition.writes);
+  registry().erase(found);
+  return true;
+}
 
 }  // namespace onnxproof::pipeline_run

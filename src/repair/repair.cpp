@@ -8,6 +8,7 @@
 
 #include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/json_file.h"
+#include "onnxproof/core/run_layout.h"
 #include "onnxproof/core/sha256.h"
 #include "onnxproof/repair/repair.h"
 #include "outputs.h"
@@ -37,16 +38,12 @@ Expected<void> fresh_repair_folder(const fs::path& folder) {
   return {};
 }
 
-// What the run holds besides its export: its proof's results, which a copy of the export leaves out.
-bool is_proof_output(const fs::path& entry) {
-  static const std::set<std::string> k_outputs = {"repair",      "localize",        "golden",           "trt-cache",
-                                                  "runtimes",    "reference-quant", "report.json",      "report.md",
-                                                  "report.html", "command.json",    "quantization.json"};
-  const std::string name = entry.filename().string();
-  // The proof's own models and their weights: model.sim.onnx(.data), model.fp16.onnx, model.quant.onnx.
-  const bool proof_model =
-      name.starts_with("model.sim.onnx") || name.starts_with("model.fp16.onnx") || name.starts_with("model.quant.onnx");
-  return k_outputs.contains(name) || proof_model || entry.extension() == ".svg";
+// What the run holds besides its export: its proof's results and report (the run-folder layout's
+// proof and report entries, core/run_layout.h), which a copy of the export leaves out.
+bool is_proof_output(const fs::directory_entry& entry) {
+  std::error_code ec;
+  const auto known = find_run_entry(entry.path().filename().string(), entry.is_directory(ec));
+  return known && (known->role == RunEntryRole::proof || known->role == RunEntryRole::report);
 }
 
 // The run's export (export.json, the models, reference/) in `folder`, by hard links: what a
@@ -57,7 +54,7 @@ Expected<void> copy_export(const fs::path& run, const fs::path& folder) {
   fs::create_directories(folder, ec);
   if (ec) return fail(ErrorCode::io, "cannot create " + folder.string() + ": " + ec.message());
   for (const auto& entry : fs::directory_iterator(run, ec)) {
-    if (is_proof_output(entry.path()) || entry.is_symlink()) continue;
+    if (entry.is_symlink() || is_proof_output(entry)) continue;
     ONNXPROOF_TRY(copy_by_hard_links(entry.path(), folder / entry.path().filename()));
   }
   if (ec) return fail(ErrorCode::io, "cannot read " + run.string() + ": " + ec.message());

@@ -36,11 +36,11 @@ Sources sources_of(const Report& report) {
     sources.rounding.emplace_back("model.onnx", parity_summary_to_json(*report.parity)["rounding"]);
   }
   for (const auto& step : report.steps) {
-    if (step.name != "quantize" || !step.details.is_object()) continue;
-    sources.rows.emplace_back("model.quant.onnx", step.details.value("rows", nlohmann::json::array()));
-    const auto summary = step.details.value("summary", nlohmann::json::object());
-    sources.rounding.emplace_back("model.quant.onnx", summary.value("rounding", nlohmann::json::array()));
-    sources.errors = step.details.value("quantization_error", nlohmann::json::array());
+    const auto* quantize = step.result_as<QuantizeFigures>();
+    if (quantize == nullptr) continue;
+    sources.rows.emplace_back("model.quant.onnx", parity_rows_to_json(quantize->proof));
+    sources.rounding.emplace_back("model.quant.onnx", parity_summary_to_json(quantize->proof)["rounding"]);
+    sources.errors = quantize->quantization_error;
   }
   return sources;
 }
@@ -133,6 +133,16 @@ std::string render(const Report& report, const Render& section) {
 }
 
 }  // namespace
+
+nlohmann::json QuantizeFigures::to_json() const {
+  return {{"model", "model.quant.onnx"},
+          {"reference", "reference-quant"},
+          {"rows", parity_rows_to_json(proof)},
+          {"summary", parity_summary_to_json(proof)},
+          {"quantization_error", quantization_error},
+          {"quantize_nodes", quantize_nodes},
+          {"dequantize_nodes", dequantize_nodes}};
+}
 
 std::string quantization_error_summary(const nlohmann::json& outputs, const std::string& source) {
   std::string text;

@@ -11,7 +11,6 @@
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/report/check_report.h"
 #include "onnxproof/report/detection_report.h"
-#include "onnxproof/report/generation_report.h"
 #include "onnxproof/report/localize_report.h"
 #include "onnxproof/report/log_bar_chart.h"
 #include "onnxproof/report/markdown.h"
@@ -19,7 +18,6 @@
 #include "onnxproof/report/parity_report.h"
 #include "onnxproof/report/quantization_report.h"
 #include "onnxproof/report/report_sections.h"
-#include "onnxproof/report/simplify_report.h"
 
 namespace onnxproof {
 
@@ -54,6 +52,15 @@ std::vector<std::string> parity_cells(const ParityRow& row) {
                 ratio ? fmt::format("{:.3g}x", *ratio) : "-", fmt::format("{} / {}", cmp.mismatches, cmp.elements),
                 row.argmax ? std::to_string(row.argmax->flips) : "-", ""});
   return cells;
+}
+
+// The sections of the steps' results placed at `place`, in step order (step_result.h).
+std::string step_sections(const Report& report, SectionPlace place,
+                          std::string (StepResult::*section)(const Report&) const) {
+  std::string text;
+  for (const auto& step : report.steps)
+    if (step.result && step.result->place() == place) text += ((*step.result).*section)(report);
+  return text;
 }
 
 const std::vector<ParityRow>& parity_rows(const Report& report) {
@@ -100,7 +107,7 @@ nlohmann::json report_to_json(const Report& report) {
     nlohmann::json entry = {{"name", step.name}, {"status", status_name(step.status)}, {"seconds", step.seconds}};
     if (step.peak_mib) entry["peak_mib"] = std::round(*step.peak_mib);
     if (!step.reason.empty()) entry["reason"] = step.reason;
-    entry.update(step.details);
+    if (step.result) entry.update(step.result->to_json());
     steps.push_back(std::move(entry));
   }
   nlohmann::json findings = nlohmann::json::array();
@@ -162,10 +169,7 @@ std::string report_to_markdown(const Report& report) {
     md += fmt::format("| {} | {} | {:.2f} | {} |\n", markdown_text(step.name), status_name(step.status), step.seconds,
                       markdown_text(step.reason));
   }
-  for (const auto& step : report.steps)
-    if (step.name == "simplify") md += simplify_rules_to_markdown(step.details);
-  for (const auto& step : report.steps)
-    if (step.name == "generate") md += generation_to_markdown(step.details, report.framework);
+  md += step_sections(report, SectionPlace::after_steps, &StepResult::markdown);
 
   if (!parity_rows(report).empty()) {
     md += "\n## Parity (ONNX Runtime against " + markdown_text(source) +
@@ -182,6 +186,7 @@ std::string report_to_markdown(const Report& report) {
     }
   }
   md += quantization_to_markdown(report);
+  md += step_sections(report, SectionPlace::after_parity, &StepResult::markdown);
   if (report.parity) md += detections_to_markdown(*report.parity);
   if (report.localization) md += localization_to_markdown(*report.localization);
   if (!report.localization_error.empty())
@@ -224,10 +229,7 @@ std::string report_to_html(const Report& report) {
                         markup_escape(step.reason));
   }
   html += "</table>\n";
-  for (const auto& step : report.steps)
-    if (step.name == "simplify") html += simplify_rules_to_html(step.details);
-  for (const auto& step : report.steps)
-    if (step.name == "generate") html += generation_to_html(step.details, report.framework);
+  html += step_sections(report, SectionPlace::after_steps, &StepResult::html);
   if (const std::string svg = parity_plot_svg(parity_rows(report)); !svg.empty()) {
     const std::string source = markup_escape(source_title(report.framework));
     html += "<h2>Parity (ONNX Runtime against " + source +
@@ -252,6 +254,7 @@ std::string report_to_html(const Report& report) {
     html += "</table>\n";
   }
   html += quantization_to_html(report);
+  html += step_sections(report, SectionPlace::after_parity, &StepResult::html);
   if (report.parity) html += detections_to_html(*report.parity);
   if (report.localization) html += localization_to_html(*report.localization);
   if (!report.localization_error.empty())
@@ -273,9 +276,9 @@ Expected<void> write_report(const Report& report, const std::filesystem::path& o
     ONNXPROOF_TRY(write_file_atomically(out / "report-parity.svg", svg));
   }
   for (const auto& step : report.steps) {
-    if (step.name != "generate") continue;
-    if (const std::string svg = generation_plot_svg(step.details, report.framework); !svg.empty())
-      ONNXPROOF_TRY(write_file_atomically(out / "report-generate.svg", svg));
+    if (!step.result) continue;
+    for (const auto& file : step.result->files(report))
+      ONNXPROOF_TRY(write_file_atomically(out / file.name, file.content));
   }
   if (report.localization) {
     if (const std::string svg = localization_plot_svg(*report.localization); !svg.empty())

@@ -10,6 +10,7 @@
 
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/report/report.h"
+#include "onnxproof/report/step_figures.h"
 
 namespace onnxproof {
 namespace {
@@ -196,8 +197,8 @@ std::string ship_advice(const Report& report) {
     advice += ", or " + (std::filesystem::path(report.onnx_model).parent_path() / "model.quant.onnx").string() +
               " (proved in quantization steps)";
   if (const StepReport* golden = find_step(report, "golden"); golden && golden->status == StepStatus::pass)
-    advice +=
-        "; keep " + golden->details.value("folder", std::string("golden/")) + " and re-verify it on every re-export";
+    advice += "; keep " + (report.golden_folder.empty() ? std::string("golden/") : report.golden_folder) +
+              " and re-verify it on every re-export";
   return advice;
 }
 
@@ -242,8 +243,8 @@ std::string shipped_file_name(const std::optional<std::string>& parity_model, co
 
 std::string shipped_model_name(const Report& report) {
   const StepReport* parity = find_step(report, "parity");
-  const bool named = parity && parity->details.contains("model");
-  return shipped_file_name(named ? std::optional(parity->details.value("model", std::string())) : std::nullopt,
+  const auto* figures = parity ? parity->result_as<ParityFigures>() : nullptr;
+  return shipped_file_name(figures && figures->float16 ? std::optional<std::string>(k_float16_model) : std::nullopt,
                            report.onnx_model.string());
 }
 

@@ -71,20 +71,4 @@ void print_simplify_outcome(std::ostream& out, const SimplifyOutcome& outcome, c
   if (outcome.written) out << fmt::format("simplified       {}\n", output.string());
 }
 
-std::string simplify_rules_to_markdown(const nlohmann::json& details) {
-  if (!details.contains("rules") || details["rules"].empty()) return {};
-  std::string md = "\n## Simplify rules\n\n| rule | changes |\n| --- | ---: |\n";
-  for (const auto& [rule, changes] : details["rules"].items())
-    md += fmt::format("| {} | {} |\n", markdown_text(rule), changes.dump());
-  return md;
-}
-
-std::string simplify_rules_to_html(const nlohmann::json& details) {
-  if (!details.contains("rules") || details["rules"].empty()) return {};
-  std::string html = "<h2>Simplify rules</h2>\n<table><tr><th>rule</th><th>changes</th></tr>\n";
-  for (const auto& [rule, changes] : details["rules"].items())
-    html += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", markup_escape(rule), changes.dump());
-  return html + "</table>\n";
-}
-
 }  // namespace onnxproof

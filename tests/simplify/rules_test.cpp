@@ -10,7 +10,9 @@
 
 #include "cli_runner.h"
 #include "graph_builder.h"
+#include "onnxproof/report/report.h"
 #include "onnxproof/report/simplify_report.h"
+#include "onnxproof/report/step_figures.h"
 #include "onnxproof/simplify/rules.h"
 #include "onnxproof/simplify/simplify.h"
 #include "test_support.h"
@@ -399,9 +401,11 @@ TEST(Rules, TheReportListsTheRulesThatChangedSomethingWithTheirCounts) {
   print_simplify_outcome(terminal, *outcome, dir / "simplified.onnx");
   EXPECT_NE(terminal.str().find("pass fusions"), std::string::npos) << terminal.str();
   EXPECT_NE(terminal.str().find("\n  rule fuse-transposes "), std::string::npos) << terminal.str();
-  const std::string markdown = simplify_rules_to_markdown(json);
+  SimplifyFigures figures;  // the pipeline's simplify step result: its report section
+  figures.outcome = *outcome;
+  const std::string markdown = figures.markdown(Report{});
   EXPECT_NE(markdown.find("| remove-identity | 1 |"), std::string::npos) << markdown;
-  EXPECT_NE(simplify_rules_to_html(json).find("<tr><td>fuse-transposes</td><td>1</td></tr>"), std::string::npos);
+  EXPECT_NE(figures.html(Report{}).find("<tr><td>fuse-transposes</td><td>1</td></tr>"), std::string::npos);
 }
 
 }  // namespace

@@ -9,6 +9,19 @@
 
 namespace onnxproof {
 
+/// The quantize step's result (--quantize static): model.quant.onnx's proof in quantization steps
+/// against ONNX's reference evaluator, its QuantizeLinear/DequantizeLinear census, and the
+/// quantization's own error against the source framework (reference-quant/quantization.json's
+/// "outputs", the front end's document, kept as it wrote them). Its section is the Quantization
+/// section below, shared with model.onnx's own quantized rows.
+struct QuantizeFigures final : StepResult {
+  ParityResult proof;
+  int quantize_nodes = 0;
+  int dequantize_nodes = 0;
+  nlohmann::json quantization_error = nlohmann::json::array();
+  [[nodiscard]] nlohmann::json to_json() const override;
+};
+
 /// The section under "## Quantization"; "" when the run proved no quantized output.
 std::string quantization_to_markdown(const Report& report);
 std::string quantization_to_html(const Report& report);

@@ -3,6 +3,7 @@
 // failure): report.json (schema onnxproof.report/1) and report.md.
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -18,6 +19,7 @@
 #include "onnxproof/localize/localize.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/report/exporter_comparison.h"
+#include "onnxproof/report/step_result.h"
 
 namespace onnxproof {
 
@@ -25,9 +27,16 @@ struct StepReport {
   std::string name{};
   StepStatus status = StepStatus::skip;
   double seconds = 0.0;
-  std::optional<double> peak_mib{};                   // the engine's peak resident set during the step
-  std::string reason{};                               // why skipped or errored, or what it did
-  nlohmann::json details = nlohmann::json::object();  // the step's figures, as report.json lists them
+  std::optional<double> peak_mib{};  // the engine's peak resident set during the step
+  std::string reason{};              // why skipped or errored, or what it did
+  /// The step's typed result (its figures, report section and files); null when it has none.
+  std::shared_ptr<StepResult> result{};
+
+  /// The result as the step's own type; null when it has none or another.
+  template <class T>
+  [[nodiscard]] T* result_as() const {
+    return dynamic_cast<T*>(result.get());
+  }
 };
 
 /// One of MISSION.md's headline questions with its answer ("yes", "no" or "not checked").
@@ -87,6 +96,9 @@ struct Report {
   std::optional<Localization> localization;
   std::string localization_error;
   std::optional<ModelSignature> signature;  // when the check step read the exported model
+  /// The golden set the golden step froze or verified ("golden/", or the user's --golden folder);
+  /// empty when it did neither.
+  std::string golden_folder;
   /// After a repair (`pipeline --repair`, `onnxproof repair RUN`): the "what to do" that points at
   /// its result (report.json's ship.repair); none: the main cause's hint.
   std::optional<RepairPointer> repair;

@@ -1,5 +1,6 @@
 #pragma once
-// Writers for the simplify step: the report's step details and the terminal summary.
+// Writers for the simplify step: its figures in report.json (step_figures.h's SimplifyFigures adds
+// how it was proved) and `onnxproof simplify`'s terminal summary.
 
 #include <ostream>
 
@@ -18,12 +19,5 @@ nlohmann::json simplify_outcome_to_json(const SimplifyOutcome& outcome);
 /// that changed something, nodes per operator that
 /// changed, bytes, the proof and its findings, and what was written to `output`.
 void print_simplify_outcome(std::ostream& out, const SimplifyOutcome& outcome, const std::filesystem::path& output);
-
-/// report.md's section listing the rules that changed something and their changes, read from
-/// the simplify step's details (simplify_outcome_to_json); empty when none did.
-std::string simplify_rules_to_markdown(const nlohmann::json& details);
-
-/// The same section for report.html.
-std::string simplify_rules_to_html(const nlohmann::json& details);
 
 }  // namespace onnxproof

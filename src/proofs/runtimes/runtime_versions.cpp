@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <regex>
 
-#include "../export/child_process.h"  // children of this binary are started as the front end is
+#include "export/child_process.h"  // children of this binary are started as the front end is
 #include "onnxproof/core/installation.h"
 #include "onnxproof/core/json_file.h"
 

@@ -1,4 +1,4 @@
-#include "onnxproof/report/generation_report.h"
+#include "generation_result.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -6,6 +6,7 @@
 #include "onnxproof/core/source_framework.h"
 #include "onnxproof/report/log_bar_chart.h"
 #include "onnxproof/report/markdown.h"
+#include "onnxproof/report/report.h"
 
 namespace onnxproof {
 
@@ -13,8 +14,12 @@ namespace {
 
 nlohmann::json optional_step(const std::optional<int>& step) { return step ? nlohmann::json(*step) : nlohmann::json(); }
 
+const char* status_of(const GenerationStep& step) {
+  return step.passed() ? (step.near_tie ? "near tie" : "pass") : "fail";
+}
+
 nlohmann::json step_to_json(const GenerationStep& step) {
-  const char* status = step.passed() ? (step.near_tie ? "near tie" : "pass") : "fail";
+  const char* status = status_of(step);
   nlohmann::json row{{"step", step.step},
                      {"past_length", step.past_length},
                      {"pytorch_tokens", step.pytorch_tokens},
@@ -29,46 +34,41 @@ nlohmann::json step_to_json(const GenerationStep& step) {
 }
 
 // The table's rows as cells: step, past length, tokens (the reference's / ONNX Runtime's), error, budget, status.
-std::vector<std::vector<std::string>> table_cells(const nlohmann::json& provider) {
+std::vector<std::vector<std::string>> table_cells(const GenerationResult& result) {
   std::vector<std::vector<std::string>> rows;
-  for (const auto& row : provider.value("table", nlohmann::json::array())) {
-    const auto pytorch = row.value("pytorch_tokens", std::vector<int64_t>{});
-    const auto onnx = row.value("onnx_tokens", std::vector<int64_t>{});
-    rows.push_back({std::to_string(row.value("step", 0)), std::to_string(row.value("past_length", int64_t{0})),
-                    fmt::format("{}", fmt::join(pytorch, " ")),
-                    pytorch == onnx ? "same" : fmt::format("{}", fmt::join(onnx, " ")),
-                    fmt::format("{:.3g}", row.value("max_abs", 0.0)), fmt::format("{:.3g}", row.value("error", 0.0)),
-                    fmt::format("{:.3g}", row.value("budget", 0.0)), row.value("status", "")});
+  for (const auto& step : result.steps) {
+    rows.push_back(
+        {std::to_string(step.step), std::to_string(step.past_length),
+         fmt::format("{}", fmt::join(step.pytorch_tokens, " ")),
+         step.pytorch_tokens == step.onnx_tokens ? "same" : fmt::format("{}", fmt::join(step.onnx_tokens, " ")),
+         fmt::format("{:.3g}", step.max_abs), fmt::format("{:.3g}", step.error), fmt::format("{:.3g}", step.budget),
+         status_of(step)});
   }
   return rows;
 }
 
 // "cpu, batch 2, source 16 tokens, last row padded (optimization disabled)": which table this is.
-std::string title_of(const nlohmann::json& provider) {
-  const std::string run = provider.value("run", "");
-  const std::string level = provider.value("optimization", "");
-  return provider.value("provider", "") + (run.empty() ? "" : ", " + run) +
-         (level == "disabled" ? " (graph optimizations disabled)" : "");
+std::string title_of(const GenerationResult& result) {
+  return result.provider + (result.run.empty() ? "" : ", " + result.run) +
+         (result.optimization == "disabled" ? " (graph optimizations disabled)" : "");
 }
 
-std::string summary_of(const nlohmann::json& provider) {
-  const auto& first = provider["first_failure"];
+std::string summary_of(const GenerationResult& result) {
   std::string encoder;
-  for (const auto& output : provider.value("encoder", nlohmann::json::array())) {
-    if (!output.value("passed", true)) {
-      encoder = fmt::format("; encoder output {} outside the budget ({:.3g} > {:.3g})", output.value("name", ""),
-                            output.value("error", 0.0), output.value("budget", 0.0));
+  for (const auto& output : result.encoder) {
+    if (!output.passed()) {
+      encoder = fmt::format("; encoder output {} outside the budget ({:.3g} > {:.3g})", output.name, output.error,
+                            output.budget);
       break;
     }
   }
-  if (encoder.empty() && !provider.value("encoder", nlohmann::json::array()).empty()) {
-    encoder = fmt::format("; the encoder's {} outputs within the budget", provider["encoder"].size());
-  }
-  return fmt::format("{}: {} of {} steps with identical tokens (rule {}); {}{}", title_of(provider),
-                     provider.value("identical_steps", 0), provider.value("table", nlohmann::json::array()).size(),
-                     provider.value("rule", ""),
-                     first.is_number() ? fmt::format("first wrong at step {}", first.get<int>()) : "every step passed",
-                     encoder);
+  if (encoder.empty() && !result.encoder.empty())
+    encoder = fmt::format("; the encoder's {} outputs within the budget", result.encoder.size());
+  return fmt::format(
+      "{}: {} of {} steps with identical tokens (rule {}); {}{}", title_of(result), result.identical_steps(),
+      result.steps.size(), result.rule,
+      result.first_failure ? fmt::format("first wrong at step {}", *result.first_failure) : "every step passed",
+      encoder);
 }
 
 // The table's columns, the reference named by its source framework's title ("PyTorch").
@@ -79,7 +79,7 @@ std::vector<std::string> table_columns(const std::string& source) {
 
 }  // namespace
 
-nlohmann::json generation_to_json(int steps, const std::vector<GenerationResult>& results) {
+nlohmann::json GenerationFigures::to_json() const {
   nlohmann::json providers = nlohmann::json::array();
   for (const auto& result : results) {
     nlohmann::json table = nlohmann::json::array();
@@ -111,20 +111,19 @@ nlohmann::json generation_to_json(int steps, const std::vector<GenerationResult>
   return {{"steps", steps}, {"providers", std::move(providers)}};
 }
 
-std::string generation_to_markdown(const nlohmann::json& details, const std::string& framework) {
-  if (!details.contains("providers")) return "";
-  const std::string source = source_title(framework);
+std::string GenerationFigures::markdown(const Report& report) const {
+  const std::string source = source_title(report.framework);
   std::string md =
       "\n## Generation (greedy, cache fed back)\n\n![error by step](report-generate.svg)\n\n"
       "ONNX Runtime is fed " +
       markdown_text(source) +
       "'s token at each step; `error` is what the rule "
       "bounds (|ONNX Runtime - float64| when calibrated).\n";
-  for (const auto& provider : details["providers"]) {
-    md += "\n" + markdown_text(summary_of(provider)) + "\n\n| " +
+  for (const auto& result : results) {
+    md += "\n" + markdown_text(summary_of(result)) + "\n\n| " +
           fmt::format("{}", fmt::join(table_columns(source), " | ")) +
           " |\n| ---: | ---: | --- | --- | ---: | ---: | ---: | --- |\n";
-    for (const auto& cells : table_cells(provider)) {
+    for (const auto& cells : table_cells(result)) {
       std::vector<std::string> escaped;
       for (const auto& cell : cells) escaped.push_back(markdown_text(cell));
       md += fmt::format("| {} |\n", fmt::join(escaped, " | "));
@@ -133,15 +132,14 @@ std::string generation_to_markdown(const nlohmann::json& details, const std::str
   return md;
 }
 
-std::string generation_to_html(const nlohmann::json& details, const std::string& framework) {
-  if (!details.contains("providers")) return "";
-  std::string html = "<h2>Generation (greedy, cache fed back)</h2>\n" + generation_plot_svg(details, framework);
-  for (const auto& provider : details["providers"]) {
-    html += "<p>" + markup_escape(summary_of(provider)) + "</p>\n<table><tr>";
-    for (const auto& column : table_columns(source_title(framework)))
+std::string GenerationFigures::html(const Report& report) const {
+  std::string html = "<h2>Generation (greedy, cache fed back)</h2>\n" + plot_svg(report.framework);
+  for (const auto& result : results) {
+    html += "<p>" + markup_escape(summary_of(result)) + "</p>\n<table><tr>";
+    for (const auto& column : table_columns(source_title(report.framework)))
       html += fmt::format("<th>{}</th>", markup_escape(column));
     html += "</tr>\n";
-    for (const auto& cells : table_cells(provider)) {
+    for (const auto& cells : table_cells(result)) {
       html += "<tr>";
       for (const auto& cell : cells) html += "<td>" + markup_escape(cell) + "</td>";
       html += "</tr>\n";
@@ -151,22 +149,27 @@ std::string generation_to_html(const nlohmann::json& details, const std::string&
   return html;
 }
 
-std::string generation_plot_svg(const nlohmann::json& details, const std::string& framework) {
+std::string GenerationFigures::plot_svg(const std::string& framework) const {
   ChartSpec chart{.title = "Logit error per generation step (red: the step fails)",
                   .x_label = "logit error against " + source_title(framework) + " (log scale)",
                   .limit_legend = "budget"};
-  for (const auto& provider : details.value("providers", nlohmann::json::array())) {
-    ChartPanel panel{.name = title_of(provider) + ", rule " + provider.value("rule", "")};
-    for (const auto& row : provider.value("table", nlohmann::json::array())) {
-      const double budget = row.value("budget", 0.0);
-      panel.bars.push_back({.label = fmt::format("step {}", row.value("step", 0)),
-                            .value = row.value("error", 0.0),
-                            .kind = row.value("status", "") == "fail" ? BarKind::outside : BarKind::within,
-                            .limit = budget > 0 ? budget : NAN});
+  for (const auto& result : results) {
+    ChartPanel panel{.name = title_of(result) + ", rule " + result.rule};
+    for (const auto& step : result.steps) {
+      panel.bars.push_back({.label = fmt::format("step {}", step.step),
+                            .value = step.error,
+                            .kind = step.passed() ? BarKind::within : BarKind::outside,
+                            .limit = step.budget > 0 ? step.budget : NAN});
     }
     chart.panels.push_back(std::move(panel));
   }
   return log_bar_chart_svg(chart);
+}
+
+std::vector<ReportFile> GenerationFigures::files(const Report& report) const {
+  std::string svg = plot_svg(report.framework);
+  if (svg.empty()) return {};
+  return {{"report-generate.svg", std::move(svg)}};
 }
 
 }  // namespace onnxproof
