@@ -46,7 +46,7 @@ def models():
 
 def histograms(rows):
     return [{"case": r["case"], "output": r["output"], "optimization": r["optimization"], "status": r["status"],
-             "onnx": r["steps"]["onnx"], "reference": r["steps"]["pytorch"],
+             "onnx": r["steps"]["onnx"], "reference": r["steps"].get("source", r["steps"].get("pytorch")),
              "allowed": [r["steps"]["allowed_max"], r["steps"]["allowed_share"]]}
             for r in rows if r.get("steps")]
 

@@ -39,6 +39,12 @@ def percentile(values, q):
     return float(np.percentile(values, q)) if values else None
 
 
+def source_error(row):
+    """The source framework's own error of a recorded row (results.json recorded before the
+    report's version 2 calls it pytorch_error)."""
+    return row.get("source_error", row.get("pytorch_error"))
+
+
 def summary(entries):
     bugs = [e for e in entries if e["kind"] == "bug"]
     correct = [e for e in entries if e["kind"] == "correct"]
@@ -49,9 +55,9 @@ def summary(entries):
         table[method] = {"bugs_caught": caught, "bugs": len(bugs), "recall": caught / len(bugs) if bugs else None,
                          "false_alarms": alarms, "correct": len(correct),
                          "false_alarm_rate": alarms / len(correct) if correct else None}
-    correct_rows = [row.get("onnx_error") / row["pytorch_error"] for e in correct
+    correct_rows = [row.get("onnx_error") / source_error(row) for e in correct
                     for row in e["methods"]["calibrated"].get("row_figures", [])
-                    if row.get("pytorch_error") and row.get("onnx_error") is not None]
+                    if source_error(row) and row.get("onnx_error") is not None]
     correct_runs = [e["methods"]["calibrated"]["max_ratio"] for e in correct
                     if e["methods"]["calibrated"].get("max_ratio") is not None]
     correct_use = [e["methods"]["calibrated"]["max_budget_use"] for e in correct
@@ -65,9 +71,9 @@ def summary(entries):
         for row in e["methods"]["calibrated"]["row_figures"])]
     comparable_caught = [e["methods"]["calibrated"]["max_ratio"] for e in comparable
                          if e["methods"]["calibrated"]["caught"] and e["methods"]["calibrated"].get("max_ratio")]
-    top_correct = sorted(((row["onnx_error"] / row["pytorch_error"], e["model"], e["variant"], row["case"],
+    top_correct = sorted(((row["onnx_error"] / source_error(row), e["model"], e["variant"], row["case"],
                            row["optimization"]) for e in correct for row in e["methods"]["calibrated"].get(
-                              "row_figures", []) if row.get("pytorch_error") and row.get("onnx_error") is not None),
+                              "row_figures", []) if source_error(row) and row.get("onnx_error") is not None),
                          reverse=True)[:5]
     low_bugs = sorted((e["methods"]["calibrated"]["max_ratio"], e["model"], e["variant"],
                        e["methods"]["calibrated"]["caught"]) for e in comparable

@@ -23,7 +23,7 @@ methods.
    - optimum:    np.allclose(torch, ort, atol=1e-4) on the example case (Optimum's
                  validate_model_outputs: its atol, numpy's default rtol 1e-5).
    A method "catches" a variant when it says fail (an error running the model counts as fail).
-4. The calibrated rows' figures (onnx_error, pytorch_error, budget, scale) let the verdict be
+4. The calibrated rows' figures (onnx_error, source_error, budget, scale) let the verdict be
    recomputed exactly for other constants (noise multiple M, floor F epsilons): the sensitivity
    table in RESULTS.md.
 
@@ -217,7 +217,7 @@ def parity(onnxproof, model, reference, out_json, fixed):
     if fixed is False:  # what the sensitivity table recomputes from
         result["row_figures"] = [
             {key: row.get(key) for key in ("case", "output", "optimization", "status", "rule", "onnx_error",
-                                           "pytorch_error", "budget", "scale", "shape_match", "nan_mismatch")}
+                                           "source_error", "budget", "scale", "shape_match", "nan_mismatch")}
             for row in rows]
     return result
 

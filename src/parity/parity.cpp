@@ -310,7 +310,7 @@ void add_accuracy(const Reference& reference, const ParityOptions& options, Pari
       for (std::size_t i = 0; i < labels.size(); ++i) {
         correct[key.output][key.provider] += rows.onnxruntime[i] == labels[i];
         if (first_provider) {
-          correct[key.output]["pytorch"] += rows.pytorch[i] == labels[i];
+          correct[key.output]["source"] += rows.pytorch[i] == labels[i];
           accuracy.flipped += rows.pytorch[i] != rows.onnxruntime[i];
         }
       }

@@ -70,10 +70,10 @@ nlohmann::json detection_rows_to_json(const ParityResult& result) {
     if (!row.note.empty()) {
       entry["note"] = row.note;
     } else {
-      entry.update({{"pytorch", m.expected},
+      entry.update({{"source", m.expected},
                     {"onnxruntime", m.actual},
                     {"matched", m.matched},
-                    {"only_pytorch", m.only_expected},
+                    {"only_source", m.only_expected},
                     {"only_onnxruntime", m.only_actual},
                     {"at_threshold", m.at_threshold},
                     {"worst_box_error", m.worst_box},

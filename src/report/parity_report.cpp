@@ -24,7 +24,7 @@ nlohmann::json steps_to_json(const StepCount& onnx, const std::optional<StepCoun
                              const StepAllowance& allowed) {
   return {
       {"onnx", step_count_to_json(onnx)},
-      {"pytorch", pytorch ? step_count_to_json(*pytorch) : nlohmann::json(nullptr)},
+      {"source", pytorch ? step_count_to_json(*pytorch) : nlohmann::json(nullptr)},
       {"allowed_max", allowed.max_steps},
       {"allowed_share", allowed.share},
       {"allowed_over_share", allowed.over_share >= 0.0 ? nlohmann::json(allowed.over_share) : nlohmann::json(nullptr)}};
@@ -65,7 +65,7 @@ nlohmann::json parity_rows_to_json(const ParityResult& result) {
         // The calibrated rule's figures: distances from the float64 answer and their ratio.
         const auto ratio = row.exact->ratio();
         entry.update({{"onnx_error", row.exact->onnx},
-                      {"pytorch_error", row.exact->pytorch},
+                      {"source_error", row.exact->pytorch},
                       {"error_ratio", ratio ? nlohmann::json(*ratio) : nlohmann::json(nullptr)},
                       {"budget", row.exact->budget},
                       {"scale", row.exact->scale}});
@@ -114,7 +114,7 @@ Verdict parity_verdict(const ParityResult& result) {
 nlohmann::json parity_result_to_json(const std::filesystem::path& model, const ParityResult& result) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& finding : result.findings) findings.push_back(finding_to_json(finding));
-  return {{"schema", "onnxproof.parity/1"},
+  return {{"schema", "onnxproof.parity/2"},
           {"model", model.string()},
           {"verdict", verdict_name(parity_verdict(result))},
           {"summary", parity_summary_to_json(result)},

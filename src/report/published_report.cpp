@@ -9,11 +9,58 @@
 namespace onnxproof {
 namespace fs = std::filesystem;
 
+namespace {
+
+void rename(nlohmann::json& entry, const char* old_name, const char* new_name) {
+  if (!entry.is_object() || !entry.contains(old_name)) return;
+  entry[new_name] = std::move(entry[old_name]);
+  entry.erase(old_name);
+}
+
+void parity_rows_from_1(nlohmann::json& rows) {
+  if (!rows.is_array()) return;
+  for (auto& row : rows) {
+    rename(row, "pytorch_error", "source_error");
+    if (row.is_object() && row.contains("steps")) rename(row["steps"], "pytorch", "source");
+  }
+}
+
+// Each element of `list` that is an array's (a missing or non-array list: none).
+template <class Each>
+void for_each_in(nlohmann::json& node, const char* list, Each each) {
+  if (!node.is_object() || !node.contains(list) || !node[list].is_array()) return;
+  for (auto& element : node[list]) each(element);
+}
+
+}  // namespace
+
+void upgrade_report_from_1(nlohmann::json& report) {
+  if (!report.is_object() || report.value("schema", "") != k_report_schema_1) return;
+  if (report.contains("parity")) parity_rows_from_1(report["parity"]);
+  for_each_in(report, "detections", [](nlohmann::json& row) {
+    rename(row, "pytorch", "source");
+    rename(row, "only_pytorch", "only_source");
+  });
+  if (report.contains("summary"))
+    for_each_in(report["summary"], "accuracy", [](nlohmann::json& entry) {
+      if (entry.is_object() && entry.contains("accuracy")) rename(entry["accuracy"], "pytorch", "source");
+    });
+  for_each_in(report, "steps", [](nlohmann::json& step) {
+    if (step.is_object() && step.value("name", "") == "quantize" && step.contains("rows"))
+      parity_rows_from_1(step["rows"]);
+    for_each_in(step, "providers", [](nlohmann::json& provider) {
+      for_each_in(provider, "table", [](nlohmann::json& row) { rename(row, "pytorch_tokens", "source_tokens"); });
+    });
+  });
+  report["schema"] = contract::k_report_version;
+}
+
 Expected<PublishedReport> read_published_report(const fs::path& run, ErrorCode code) {
   const fs::path file = run / "report.json";
   if (!fs::is_regular_file(file))
     return fail(ErrorCode::usage, run.string() + " is not a run folder of onnxproof pipeline (no report.json)");
-  ONNXPROOF_TRY_ASSIGN(const auto json, read_json_object(file, code));
+  ONNXPROOF_TRY_ASSIGN(auto json, read_json_object(file, code));
+  upgrade_report_from_1(json);
   return contract::read_report(json, file, code);
 }
 

@@ -59,7 +59,7 @@ Table histogram_table(const Sources& sources) {
       if (!row.is_object() || !row.contains("steps")) continue;
       const auto& steps = row["steps"];
       const auto& onnx = steps["onnx"];
-      const auto& own = steps["pytorch"];
+      const auto& own = steps["source"];
       table.push_back(
           {model, row.value("case", ""), row.value("provider", ""), row.value("optimization", ""),
            row.value("output", ""), row.value("status", ""), share(onnx, "zero"), share(onnx, "one"),

@@ -117,7 +117,7 @@ nlohmann::json report_to_json(const Report& report) {
     headline.push_back({{"question", answer.question}, {"answer", answer.answer}, {"evidence", answer.evidence}});
   }
   nlohmann::json json = {
-      {"schema", "onnxproof.report/1"},
+      {"schema", "onnxproof.report/2"},
       {"verdict", verdict_name(report.verdict)},
       {"model", report.model},
       {"onnx_model", report.onnx_model.string()},

@@ -52,13 +52,13 @@ std::vector<std::string> accuracy_lines(const Report& report) {
   std::vector<std::string> lines;
   if (!report.parity) return lines;
   for (const auto& accuracy : report.parity->accuracy) {
-    // The source framework's first ("pytorch" whatever the framework): the figure ONNX Runtime's are read against.
+    // The source framework's first ("source"): the figure ONNX Runtime's are read against.
     std::vector<std::string> parts;
-    if (accuracy.accuracy.contains("pytorch"))
+    if (accuracy.accuracy.contains("source"))
       parts.push_back(
-          fmt::format("{} {:.1f}%", source_title(report.framework), 100.0 * accuracy.accuracy.at("pytorch")));
+          fmt::format("{} {:.1f}%", source_title(report.framework), 100.0 * accuracy.accuracy.at("source")));
     for (const auto& [who, value] : accuracy.accuracy)
-      if (who != "pytorch") parts.push_back(fmt::format("ONNX Runtime {} {:.1f}%", who, 100.0 * value));
+      if (who != "source") parts.push_back(fmt::format("ONNX Runtime {} {:.1f}%", who, 100.0 * value));
     lines.push_back(fmt::format("output '{}': {} on {} labelled samples; {} predictions flipped", accuracy.output,
                                 fmt::join(parts, ", "), accuracy.samples, accuracy.flipped));
   }

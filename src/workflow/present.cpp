@@ -150,7 +150,7 @@ void print_outcome(std::ostream& out, const Outcome<DemoRun>& outcome) {
   for (auto accuracy : report.parity ? report.parity->accuracy : std::vector<TaskAccuracy>{}) {
     accuracy_lines +=
         fmt::format("accuracy         {} {:.1f}%, ONNX Runtime {:.1f}% on {} held-out digits; {} predictions flipped\n",
-                    source_title(report.framework), 100.0 * accuracy.accuracy["pytorch"],
+                    source_title(report.framework), 100.0 * accuracy.accuracy["source"],
                     100.0 * accuracy.accuracy["cpu"], accuracy.samples, accuracy.flipped);
   }
   print_report_summary(out, report, outcome.artifacts.front(), accuracy_lines);

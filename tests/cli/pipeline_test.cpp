@@ -65,7 +65,7 @@ TEST(Pipeline, CleanModelPassesWithEveryStepAndAReport) {
   TempDir out;
   ASSERT_TRUE(clean_run(out.path()));
   const json report = read_json(out / "report.json");
-  EXPECT_EQ(report["schema"], "onnxproof.report/1");
+  EXPECT_EQ(report["schema"], "onnxproof.report/2");
   EXPECT_EQ(report["verdict"], "pass");
   std::vector<std::string> steps;
   for (const auto& step : report["steps"]) {

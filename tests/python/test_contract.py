@@ -103,6 +103,22 @@ class PythonSide(unittest.TestCase):
     def test_cases_from_before_the_schema_field_are_read(self):
         contract.validate({"cases": [{"data_set": "test_data_set_0"}]}, "cases")
 
+    def test_a_version_one_report_is_read_with_the_neutral_names(self):
+        from onnxproof.core.report import read_report
+        source = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "report-v1.json")
+        with tempfile.TemporaryDirectory() as folder:
+            with open(source, encoding="utf-8") as handle, open(os.path.join(folder, "report.json"), "w") as out:
+                out.write(handle.read())
+            report = read_report(folder)
+        self.assertEqual(report.raw["schema"], contract.REPORT)
+        self.assertIn("source_error", report.parity[0].extra)
+        self.assertNotIn("pytorch_error", report.parity[0].extra)
+        self.assertIn("source", report.accuracy[0]["accuracy"])
+        self.assertEqual((report.detections[0]["source"], report.detections[0]["only_source"]), (3, 0))
+        self.assertEqual(report.generation["providers"][0]["table"][0]["source_tokens"], [7])
+        with open(source, encoding="utf-8") as handle:
+            self.assertEqual(json.load(handle)["schema"], "onnxproof.report/1")  # the file is read, not changed
+
 
 @unittest.skipUnless(TOOL, "set ONNXPROOF_CONTRACT_TOOL to tests/contract's contract_tool (ctest -R contract)")
 class BothSides(unittest.TestCase):

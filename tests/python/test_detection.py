@@ -84,8 +84,8 @@ class DetectionParity(unittest.TestCase):
                                  '            out = {key: value[keep] for key, value in out.items()}'))
         done, report = self.pipeline(f"{path}:model", "dropped")
         self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
-        rows = [row for row in report["detections"] if "only_pytorch" in row]
-        self.assertTrue(any(row["only_pytorch"] > row["at_threshold"] for row in rows), rows)
+        rows = [row for row in report["detections"] if "only_source" in row]
+        self.assertTrue(any(row["only_source"] > row["at_threshold"] for row in rows), rows)
 
 
 def transform_sizes(transform):

@@ -68,7 +68,7 @@ class PT2EModelTest(unittest.TestCase):
             self.assertEqual(onnx_steps["zero"] + onnx_steps["one"] + onnx_steps["over"], onnx_steps["elements"])
             self.assertEqual(onnx_steps["over"], 0)
             self.assertLess(onnx_steps["off_grid"], 1e-3)
-            self.assertIsNotNone(row["steps"]["pytorch"])  # PyTorch's float64 twin ran on the PT2E graph
+            self.assertIsNotNone(row["steps"]["source"])  # PyTorch's float64 twin ran on the PT2E graph
         audits = report["summary"]["rounding"]
         self.assertEqual([(a["provider"], a["input"], a["output"], a["mode"], a["mismatches"]) for a in audits],
                          [("cpu", "float32", "int8", "half to even", 0)])

@@ -3,12 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "onnxproof/core/printable.h"
 #include "onnxproof/report/localize_report.h"
 #include "onnxproof/report/markdown.h"
+#include "onnxproof/report/published_report.h"
 #include "onnxproof/report/report.h"
 #include "test_support.h"
 
@@ -169,6 +172,39 @@ TEST(EscapeControlBytes, SpellsC0DelAndC1AndKeepsTheRest) {
   EXPECT_EQ(escape_control_bytes("a\x1b\x7f\tb\n"), "a\\x1b\\x7f\tb\n");
   EXPECT_EQ(escape_control_bytes("\xc2\x85\xc2\xa0"), "\\u0085\xc2\xa0");
   EXPECT_EQ(escape_control_bytes("\xc2"), "\xc2");  // a lone lead byte at the end is no control
+}
+
+}  // namespace
+}  // namespace onnxproof
+
+namespace onnxproof {
+namespace {
+
+// A report of version 1 (tests/fixtures/report-v1.json: the demo's, with a detection row, a
+// generation table and quantize rows added) is read with version 2's neutral names.
+TEST(PublishedReport, AVersionOneReportIsReadWithTheNeutralNames) {
+  testing::TempDir run;
+  std::filesystem::copy_file(std::string(ONNXPROOF_FIXTURES_SOURCE) + "/report-v1.json", run.path() / "report.json");
+  auto json = nlohmann::json::parse(std::ifstream(run.path() / "report.json"));
+  ASSERT_EQ(json["schema"], "onnxproof.report/1");
+  upgrade_report_from_1(json);
+  EXPECT_EQ(json["schema"], "onnxproof.report/2");
+  EXPECT_TRUE(json["parity"][0].contains("source_error"));
+  EXPECT_FALSE(json["parity"][0].contains("pytorch_error"));
+  EXPECT_TRUE(json["summary"]["accuracy"][0]["accuracy"].contains("source"));
+  EXPECT_EQ(json["detections"][0]["only_source"], 0);
+  EXPECT_EQ(json["detections"][0]["source"], 3);
+  const auto& steps = json["steps"];
+  const auto step = [&](const char* name) {
+    return *std::find_if(steps.begin(), steps.end(), [&](const auto& s) { return s["name"] == name; });
+  };
+  EXPECT_EQ(step("generate")["providers"][0]["table"][0]["source_tokens"], nlohmann::json::array({7}));
+  EXPECT_TRUE(step("quantize")["rows"][0]["steps"].contains("source"));
+  EXPECT_TRUE(step("quantize")["rows"][0].contains("source_error"));
+  const auto read = read_published_report(run.path(), ErrorCode::invalid_input);
+  ASSERT_TRUE(read) << read.error().describe();
+  EXPECT_EQ(read->schema, "onnxproof.report/2");
+  EXPECT_EQ(read->verdict, "pass");
 }
 
 }  // namespace

@@ -173,11 +173,11 @@ struct ProviderStatus {
   std::string precision;  // what OpenVINO computed in; empty for ONNX Runtime
 };
 
-/// Accuracy against the data's labels, per provider (PyTorch under "pytorch").
+/// Accuracy against the data's labels, per provider (the source framework under "source").
 struct TaskAccuracy {
   std::string output;
   int64_t samples = 0;
-  std::map<std::string, double> accuracy;  // "pytorch", "cpu", ...
+  std::map<std::string, double> accuracy;  // "source", "cpu", ...
   int64_t flipped = 0;                     // ONNX Runtime (first provider) predictions that differ from PyTorch's
 };
 

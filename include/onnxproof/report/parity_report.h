@@ -20,7 +20,7 @@ nlohmann::json parity_summary_to_json(const ParityResult& result);
 /// error when a provider could not run, fail when the proof failed, pass otherwise.
 Verdict parity_verdict(const ParityResult& result);
 
-/// `onnxproof parity --json`'s content (schema onnxproof.parity/1): model, verdict, summary,
+/// `onnxproof parity --json`'s content (schema onnxproof.parity/2): model, verdict, summary,
 /// findings and rows.
 nlohmann::json parity_result_to_json(const std::filesystem::path& model, const ParityResult& result);
 

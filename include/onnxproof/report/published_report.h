@@ -5,6 +5,9 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "onnxproof/contract/report.h"
 #include "onnxproof/core/error.h"
@@ -14,7 +17,17 @@ namespace onnxproof {
 
 using PublishedReport = contract::ReportDocument;
 
-/// RUN/report.json, every field the schema types checked; ErrorCode::usage naming the file when
+/// The report version before the source framework's keys were neutral.
+inline constexpr std::string_view k_report_schema_1 = "onnxproof.report/1";
+
+/// An onnxproof.report/1 document given version 2's names, in place: version 1 keyed the source
+/// framework's figures "pytorch" whatever the framework (parity rows' pytorch_error and
+/// steps.pytorch, detections' pytorch and only_pytorch, accuracy's pytorch, the generation
+/// table's pytorch_tokens); version 2 says "source". Any other document is left as it is. The
+/// Python package reads old reports the same way (core/report.py upgraded_from_1).
+void upgrade_report_from_1(nlohmann::json& report);
+
+/// RUN/report.json (version 1 upgraded), every field the schema types checked; ErrorCode::usage naming the file when
 /// RUN holds none, `code` naming the file and the field when it breaks the schema.
 Expected<PublishedReport> read_published_report(const std::filesystem::path& run, ErrorCode code);
 

@@ -1,6 +1,6 @@
 #pragma once
 // The Report: one value the pipeline fills step by step and writes once at the end (and on
-// failure): report.json (schema onnxproof.report/1) and report.md.
+// failure): report.json (schema onnxproof.report/2) and report.md.
 
 #include <filesystem>
 #include <memory>

@@ -1,5 +1,5 @@
 """The typed Report the Python API returns: read from the run folder's report.json
-(onnxproof.report/1, DESIGN.md), which stays the one source; to_dict() gives it back whole."""
+(onnxproof.report/2, DESIGN.md), which stays the one source; to_dict() gives it back whole."""
 import dataclasses
 import json
 import os
@@ -65,7 +65,7 @@ class Report:
     # that onnxproof.prove or `onnxproof localize` wrote after the run); None when none ran.
     localization: dict = dataclasses.field(default=None, repr=False, compare=False)
     # Detection sets matched as sets (report.json's "detections", docs/detection.md): one dict per
-    # set x case x provider x optimization level (matched, only_pytorch, worst_box_error, ...).
+    # set x case x provider x optimization level (matched, only_source, worst_box_error, ...).
     detections: tuple = dataclasses.field(default=(), repr=False, compare=False)
 
     @property
@@ -126,7 +126,7 @@ class Report:
 
     @property
     def accuracy(self):
-        """With labelled data: per output, {"samples", "flipped", "accuracy": {"pytorch": .., "cpu": ..}}."""
+        """With labelled data: per output, {"samples", "flipped", "accuracy": {"source": .., "cpu": ..}}."""
         return list(self.raw.get("summary", {}).get("accuracy", []))
 
     def to_dict(self):
@@ -153,10 +153,50 @@ def _answer(values):
     return Answer(**{key: str(values.get(key, "")) for key in ("question", "answer", "evidence")})
 
 
+REPORT_1 = "onnxproof.report/1"
+
+
+def _rename(entry, old, new):
+    if isinstance(entry, dict) and old in entry:
+        entry[new] = entry.pop(old)
+
+
+def _parity_rows_from_1(rows):
+    for row in rows if isinstance(rows, list) else []:
+        _rename(row, "pytorch_error", "source_error")
+        _rename(row.get("steps") if isinstance(row, dict) else None, "pytorch", "source")
+
+
+def upgraded_from_1(raw):
+    """An onnxproof.report/1 document with /2's names: /1 keyed the source framework's figures
+    "pytorch" whatever the framework (parity rows' pytorch_error and steps.pytorch, detections'
+    pytorch and only_pytorch, accuracy's pytorch, the generation table's pytorch_tokens); /2 says
+    "source". The engine reads old reports the same way (report/published_report.cpp)."""
+    if not isinstance(raw, dict) or raw.get("schema") != REPORT_1:
+        return raw
+    raw = json.loads(json.dumps(raw))
+    _parity_rows_from_1(raw.get("parity"))
+    for row in raw.get("detections") or []:
+        _rename(row, "pytorch", "source")
+        _rename(row, "only_pytorch", "only_source")
+    for accuracy in (raw.get("summary") or {}).get("accuracy") or []:
+        _rename(accuracy.get("accuracy") if isinstance(accuracy, dict) else None, "pytorch", "source")
+    for step in raw.get("steps") or []:
+        if isinstance(step, dict) and step.get("name") == "quantize":
+            _parity_rows_from_1(step.get("rows"))
+        for provider in (step.get("providers") or []) if isinstance(step, dict) else []:
+            for row in (provider.get("table") or []) if isinstance(provider, dict) else []:
+                _rename(row, "pytorch_tokens", "source_tokens")
+    raw["schema"] = contract.REPORT
+    return raw
+
+
 def report_document(raw, path):
     """`raw`, report.json's parsed content, once it holds to schemas/report.schema.json, the check
     the engine's reader makes too (report/published_report.h); ValueError naming `path` otherwise.
-    Every reader of a report in the package goes through it."""
+    A report of version 1 is read with version 2's names (upgraded_from_1). Every reader of a
+    report in the package goes through it."""
+    raw = upgraded_from_1(raw)
     if not isinstance(raw, dict) or raw.get("schema") != contract.REPORT:
         found = raw.get("schema") if isinstance(raw, dict) else None
         raise ValueError(f"{path} is not an onnxproof report (schema {found!r}, this onnxproof reads "

@@ -22,7 +22,7 @@ nlohmann::json step_to_json(const GenerationStep& step) {
   const char* status = status_of(step);
   nlohmann::json row{{"step", step.step},
                      {"past_length", step.past_length},
-                     {"pytorch_tokens", step.pytorch_tokens},
+                     {"source_tokens", step.pytorch_tokens},
                      {"onnx_tokens", step.onnx_tokens},
                      {"max_abs", step.max_abs},
                      {"error", step.error},
