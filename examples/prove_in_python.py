@@ -46,7 +46,7 @@ report = onnxproof.prove(model, (torch.randn(64, 16),), dynamic_axes={"input": {
 print(report)  # the verdict, the five headline answers, the findings, the report's path
 
 for task in report.accuracy:
-    print(f"accuracy on {task['samples']} held-out points: PyTorch {task['accuracy']['pytorch']:.3f}, "
+    print(f"accuracy on {task['samples']} held-out points: PyTorch {task['accuracy']['source']:.3f}, "
           f"ONNX Runtime {task['accuracy']['cpu']:.3f}, {task['flipped']} predictions flipped")
 
 # %% In a test suite, the same call fails the test with the findings as the message:

@@ -153,9 +153,16 @@ class Generator:
             else:
                 writes.append(f"  out[\"{prop}\"] = contract_value(value.{member});")
         known = ""
+        names = ", ".join(json.dumps(p) for p in node["properties"])
         if node.get("additionalProperties", True) is False:
-            names = ", ".join(json.dumps(p) for p in node["properties"])
             known = f"  ONNXPROOF_TRY(r.known_fields(v, at, {{{names}}}));\n"
+        else:
+            # An open object keeps the fields the schema does not type, so a document read and
+            # written again loses nothing.
+            fields.append("  /// The fields the schema does not type, as read; written back as they are.\n"
+                          "  nlohmann::json extra = nlohmann::json::object();")
+            reads.append(f"  out.extra = r.other_fields(v, {{{names}}});")
+            writes.insert(0, "  for (const auto& [name, field] : value.extra.items()) out[name] = field;")
         self.structs.append(f"struct {title} {{\n" + "\n".join(fields) + "\n};\n")
         self.readers.append(
             f"inline Expected<{title}> read_{title}(const nlohmann::json& v, const std::string& at, "

@@ -34,6 +34,17 @@ Expected<void> ContractReader::known_fields(const nlohmann::json& object, const 
   return {};
 }
 
+nlohmann::json ContractReader::other_fields(const nlohmann::json& object,
+                                           std::initializer_list<std::string_view> names) const {
+  nlohmann::json others = nlohmann::json::object();
+  for (const auto& [name, value] : object.items()) {
+    bool known = false;
+    for (const auto candidate : names) known = known || candidate == name;
+    if (!known) others[name] = value;
+  }
+  return others;
+}
+
 Expected<void> ContractReader::object(const nlohmann::json& value, const std::string& at) const {
   if (!value.is_object()) return std::unexpected(mismatch(at, "an object"));
   return {};

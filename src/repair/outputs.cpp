@@ -211,18 +211,20 @@ RepairPointer repair_pointer(const RepairResult& result, const std::string& befo
 }
 
 Expected<void> point_report_at_repair(const fs::path& run, const RepairResult& result) {
-  ONNXPROOF_TRY_ASSIGN(auto report, read_json_object(run / "report.json", ErrorCode::invalid_input));
-  auto& ship = report["ship"];
-  if (!ship.is_object()) return {};
+  // Through the generated contract: every field read back as written (the open objects keep the
+  // fields the schema does not type), only the ship summary changed.
+  ONNXPROOF_TRY_ASSIGN(auto report, read_published_report(run, ErrorCode::invalid_input));
+  if (!report.ship) return {};
+  auto& ship = *report.ship;
   // A run repaired before keeps the words its own findings gave.
-  const std::string shown = ship.value("what_to_do", "");
-  const std::string before = ship.contains("repair") ? ship["repair"].value("before", shown) : shown;
+  const std::string shown = ship.what_to_do;
+  const std::string before = ship.repair ? ship.repair->before : shown;
   const RepairPointer pointer = repair_pointer(result, before);
   const std::string& now = pointer.what_to_do;
-  ship["what_to_do"] = now;
-  ship["repair"] = {{"before", before}, {"found", pointer.found}, {"summary", "repair/repair.md"}};
-  if (pointer.found) ship["repair"]["folder"] = pointer.folder;
-  ONNXPROOF_TRY(write_file_atomically(run / "report.json", report.dump(2) + "\n"));
+  ship.what_to_do = now;
+  ship.repair = contract::ReportRepair{.before = before, .found = pointer.found, .summary = "repair/repair.md"};
+  if (pointer.found) ship.repair->folder = pointer.folder;
+  ONNXPROOF_TRY(write_file_atomically(run / "report.json", contract::write_report(report).dump(2) + "\n"));
   // The same words in the Markdown and HTML reports, written by report_sections.cpp.
   const auto replace_in = [&](const fs::path& file, const std::string& from, const std::string& to) -> Expected<void> {
     if (!fs::is_regular_file(file) || from == to) return {};

@@ -37,6 +37,8 @@ class ContractReader {
   Expected<void> known_fields(const nlohmann::json& object, const std::string& at,
                               std::initializer_list<std::string_view> names) const;
   Expected<void> object(const nlohmann::json& value, const std::string& at) const;
+  /// An open object's fields not in `names` (kept as read, so a document written again loses none).
+  nlohmann::json other_fields(const nlohmann::json& object, std::initializer_list<std::string_view> names) const;
 
   Expected<std::string> string(const nlohmann::json& value, const std::string& at, std::size_t min_length = 0) const;
   Expected<int64_t> integer(const nlohmann::json& value, const std::string& at,
