@@ -35,7 +35,7 @@ Expected<void> ContractReader::known_fields(const nlohmann::json& object, const 
 }
 
 nlohmann::json ContractReader::other_fields(const nlohmann::json& object,
-                                           std::initializer_list<std::string_view> names) const {
+                                            std::initializer_list<std::string_view> names) const {
   nlohmann::json others = nlohmann::json::object();
   for (const auto& [name, value] : object.items()) {
     bool known = false;
