@@ -160,6 +160,20 @@ ExportAgain export_by_front_end(FrontEndChannel& channel) {
   };
 }
 
+// The front end's first message: its command, in the protocol this engine speaks, made the
+// pipeline's options (a refusal is the front end's caller's usage error).
+Expected<PipelineOptions> receive_command(FrontEndChannel& channel, const AttachedCommand& command) {
+  ONNXPROOF_TRY_ASSIGN(const nlohmann::json message, channel.receive({"command"}));
+  const auto protocol = message.find("protocol");
+  if (protocol == message.end() || !protocol->is_string() || *protocol != k_attach_protocol)
+    return fail(ErrorCode::invalid_input,
+                fmt::format("the front end speaks {}, this engine {}: reinstall onnxproof",
+                            protocol == message.end() ? "no protocol" : protocol->dump(), k_attach_protocol));
+  if (!message.contains("command"))
+    return fail(ErrorCode::invalid_input, "the front end's command message holds no \"command\"");
+  return command(message["command"]);
+}
+
 // Sends the opset limit, waits for the export, runs the pipeline on it.
 Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& channel, std::ostream& progress,
                                     const BeforeAttachedPublish& before_publish) {
@@ -194,12 +208,17 @@ Expected<Report> run_with_front_end(PipelineOptions options, FrontEndChannel& ch
 
 }  // namespace
 
-Expected<Report> run_attached_pipeline(PipelineOptions options, std::istream& from_front_end,
+Expected<Report> run_attached_pipeline(const AttachedCommand& command, std::istream& from_front_end,
                                        std::ostream& to_front_end, std::ostream& progress,
                                        const BeforeAttachedPublish& before_publish) {
   FrontEndChannel channel{from_front_end, to_front_end};
-  const fs::path report_path = options.export_options.out / "report.json";
-  auto report = run_with_front_end(std::move(options), channel, progress, before_publish);
+  fs::path report_path;
+  auto options = receive_command(channel, command);
+  Expected<Report> report = std::unexpected(options ? Error(ErrorCode::internal, "") : options.error());
+  if (options) {
+    report_path = options->export_options.out / "report.json";
+    report = run_with_front_end(std::move(*options), channel, progress, before_publish);
+  }
   if (!report) {
     const std::string kind = report.error().code() == ErrorCode::usage ? "usage" : "error";
     // Small enough for any pipe's buffer: a front end that does not read it never blocks the engine's exit.

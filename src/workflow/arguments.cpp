@@ -90,7 +90,9 @@ Expected<std::map<std::string, std::string>> given_file_options(const ModelArgum
 }  // namespace
 
 Expected<ExportOptions> attached_export_options_from(const ModelArguments& arguments, const fs::path& out) {
-  if (out.empty()) return fail(ErrorCode::usage, "--attach needs --out: the run folder to prove the export in");
+  if (out.empty())
+    return fail(ErrorCode::usage,
+                "the attached command names no run folder (its run.out): the folder to prove the export in");
   if (!arguments.model.empty() || !arguments.from_export.empty())
     return fail(ErrorCode::usage, "--attach takes the export from the front end: give no --model or --from-export");
   return adopted_export_options(arguments, out);

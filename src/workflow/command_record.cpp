@@ -39,6 +39,12 @@ contract::CommandDocument to_document(const PipelineCommand& command) {
   m.from_export = absolute_path(m.from_export);
   if (m.onnx) m.onnx = absolute_path(*m.onnx);
   if (m.python.find('/') != std::string::npos) m.python = absolute_path(m.python);
+  document.run = contract::CommandRun{.out = absolute_path(command.out),
+                                      .no_localize = command.no_localize,
+                                      .golden = absolute_path(command.golden),
+                                      .no_golden = command.no_golden,
+                                      .repair = command.repair,
+                                      .repair_budget = command.repair_budget};
   return document;
 }
 
@@ -60,6 +66,32 @@ PipelineCommand from_document(const contract::CommandDocument& document, const f
 Expected<void> write_command_record(const PipelineCommand& command, const fs::path& run) {
   const auto json = contract::write_command(to_document(command));
   return write_file_atomically(run / "command.json", json.dump(2) + "\n");
+}
+
+Expected<PipelineCommand> attached_command(const nlohmann::json& document) {
+  ONNXPROOF_TRY_ASSIGN(const auto read, contract::read_command(document, "the front end's command", ErrorCode::usage));
+  PipelineCommand command{.model = read.model,
+                          .proof = read.proof,
+                          .targets = read.targets,
+                          .attach = true,
+                          .quantize = read.quantize,
+                          .no_simplify = read.no_simplify};
+  if (read.run) {
+    command.out = read.run->out;
+    command.no_localize = read.run->no_localize;
+    command.golden = read.run->golden;
+    command.no_golden = read.run->no_golden;
+    command.repair = read.run->repair;
+    command.repair_budget = read.run->repair_budget;
+  }
+  return command;
+}
+
+bool has_options_besides_attach(const PipelineCommand& command) {
+  PipelineCommand bare{.attach = true};
+  PipelineCommand given = command;
+  given.attach = true;
+  return contract::write_command(to_document(given)) != contract::write_command(to_document(bare));
 }
 
 Expected<PipelineCommand> read_command_record(const fs::path& run) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "command_record.h"
 #include "onnxproof/core/installation.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/pipeline/attached_front_end.h"
@@ -141,16 +142,28 @@ Expected<Outcome<Report>> pipeline_workflow(const PipelineCommand& command, std:
   return run_outcome(std::move(report), out_dir);
 }
 
-Expected<Outcome<Report>> attached_pipeline_workflow(const PipelineCommand& command, std::istream& from_front_end,
+Expected<Outcome<Report>> attached_pipeline_workflow(const PipelineCommand& given, std::istream& from_front_end,
                                                      std::ostream& to_front_end, std::ostream& progress) {
-  const fs::path out_dir = run_folder(command);
-  ONNXPROOF_TRY_ASSIGN(auto options, pipeline_options_from(command, out_dir));
+  if (has_options_besides_attach(given))
+    return fail(ErrorCode::usage,
+                "--attach takes its command from the front end (onnxproof.attach/2's first message): give no other "
+                "option");
+  // The command arrives over the channel; it is checked as the command line's options are, once.
+  PipelineCommand command;
+  PipelineOptions options;
+  fs::path out_dir;
+  const AttachedCommand read_command = [&](const nlohmann::json& document) -> Expected<PipelineOptions> {
+    ONNXPROOF_TRY_ASSIGN(command, attached_command(document));
+    out_dir = run_folder(command);
+    ONNXPROOF_TRY_ASSIGN(options, pipeline_options_from(command, out_dir));
+    return options;
+  };
   const BeforeAttachedPublish before_publish = [&command, &options, &progress](Report& report, const StagedRun& run,
                                                                                const ExportAgain& again) {
     return before_pipeline_publishes(command, options, report, run, again, progress);
   };
   ONNXPROOF_TRY_ASSIGN(auto report,
-                       run_attached_pipeline(options, from_front_end, to_front_end, progress, before_publish));
+                       run_attached_pipeline(read_command, from_front_end, to_front_end, progress, before_publish));
   return run_outcome(std::move(report), out_dir);
 }
 

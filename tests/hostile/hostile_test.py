@@ -231,8 +231,8 @@ CASES = [
     # Attach protocol, reference child, fp16 with inf (issue 46)
     # (the protocol's crafted lines and the reference child's deaths need a front end and a fork:
     # tests/python/test_attached_engine.py and test_reference_ahead.py; here what a command line reaches)
-    case("pipeline_attach_out_onto_a_user_folder", "pipeline --attach --out {w}/ref", 2,
-         says="give --out a new or empty folder"),
+    case("pipeline_attach_with_options_of_its_own", "pipeline --attach --out {w}/ref", 2,
+         says="--attach takes its command from the front end"),
     case("parity_fp16_leaves_no_converted_model_behind",
          "parity {w}/model.onnx --reference {w}/ref --precision fp16 --json {w}/parity.json", 0, ["parity.json"]),
 ]

@@ -17,12 +17,25 @@ import torch
 from torch import nn
 
 import onnxproof
-from onnxproof.core import attached
+from onnxproof.core import attached, proving
 from onnxproof.core.engine import EngineError, engine_path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import divergence_models  # noqa: E402
+
+
+def command(out, **changes):
+    """prove()'s command for a run into `out` (its defaults), with `changes` to its parts."""
+    document = proving.engine_command(out, ["ort-cpu"], ["cpu"], rtol=None, atol=None, localize=True, golden=None)
+    for part, values in changes.items():
+        document[part].update(values) if isinstance(document[part], dict) else document.update({part: values})
+    return document
+
+
+def command_line(out, **changes):
+    """The attached engine's first line: the command message."""
+    return json.dumps({"event": "command", "protocol": attached.PROTOCOL, "command": command(out, **changes)}) + "\n"
 
 
 def logging_engine(folder, real_engine):
@@ -98,14 +111,17 @@ class OneEnginePerProof(EngineTestCase):
                                  out=self.out("unlocalized"), quiet=True, localize=False)
         self.assertEqual(report.verdict, "fail")
         self.assertIsNone(report.localization)
-        self.assertIn("--no-localize", engine_starts(self.folder)[0][1])
+        with open(report.path("command.json"), encoding="utf-8") as handle:  # the command prove() sent, recorded
+            self.assertTrue(json.load(handle)["run"]["no_localize"])
 
 
 class FrontEndGoesAway(EngineTestCase):
     def attached(self, out):
-        engine = subprocess.Popen([os.environ["ONNXPROOF_ENGINE"], "pipeline", "--attach", "--out", out],
+        engine = subprocess.Popen([os.environ["ONNXPROOF_ENGINE"], "pipeline", "--attach"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.addCleanup(engine.__exit__, None, None, None)  # closes its pipes, waits for it
+        engine.stdin.write(command_line(out))
+        engine.stdin.flush()
         return engine
 
     def run_dying_front_end(self, script, timeout, engine_grace):
@@ -120,7 +136,7 @@ class FrontEndGoesAway(EngineTestCase):
     def test_end_of_input_ends_the_engine_with_an_error_and_no_run(self):
         engine = self.attached(self.out("eof"))
         limit = json.loads(engine.stdout.readline())
-        self.assertEqual((limit["event"], limit["protocol"]), ("opset_limit", "onnxproof.attach/1"))
+        self.assertEqual((limit["event"], limit["protocol"]), ("opset_limit", "onnxproof.attach/2"))
         self.assertGreaterEqual(limit["opset"], 17)
         engine.stdin.close()
         self.assertEqual(engine.wait(timeout=60), 3)
@@ -148,15 +164,37 @@ class FrontEndGoesAway(EngineTestCase):
         self.assertIn("the front end gave up the export: the model raised in forward()", error["message"])
         self.assertFalse(os.path.exists(self.out("aborted")))
 
-    def test_attach_refuses_a_missing_out_and_a_model_of_its_own(self):
-        for arguments, said in ((["pipeline", "--attach"], "--attach needs --out"),
-                                (["pipeline", "--attach", "--model", "torchvision:resnet18", "--out", self.out("own")],
-                                 "--attach takes the export from the front end")):
-            engine = subprocess.run([os.environ["ONNXPROOF_ENGINE"], *arguments], stdin=subprocess.DEVNULL,
-                                    capture_output=True, text=True, timeout=60)
-            self.assertEqual(engine.returncode, 2, engine.stderr)
-            self.assertIn(said, engine.stderr)
+    def test_attach_takes_its_command_from_the_front_end_only(self):
+        engine = subprocess.run([os.environ["ONNXPROOF_ENGINE"], "pipeline", "--attach", "--out", self.out("own")],
+                                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        self.assertEqual(engine.returncode, 2, engine.stderr)
+        self.assertIn("--attach takes its command from the front end", engine.stderr)
+        users = self.out("users")
+        os.makedirs(users)
+        with open(os.path.join(users, "notes.txt"), "w") as handle:
+            handle.write("mine")
+        for line, said in ((command_line(""), "the attached command names no run folder"),
+                           (command_line(users), "give --out a new or empty folder"),
+                           (command_line(self.out("own"), model={"model": "torchvision:resnet18"}),
+                            "--attach takes the export from the front end"),
+                           (command_line(self.out("own"), targets="warp-drive"), "unknown target 'warp-drive'"),
+                           (command_line(self.out("own"), run={"repair": True, "repair_budget": -1}),
+                            "--repair-budget must be a positive number"),
+                           (command_line(self.out("own"), quantize="dynamic"), "quantize")):
+            with self.subTest(said=said):
+                engine = subprocess.run([os.environ["ONNXPROOF_ENGINE"], "pipeline", "--attach"], input=line,
+                                        capture_output=True, text=True, timeout=60)
+                self.assertEqual(engine.returncode, 2, engine.stderr)
+                self.assertIn(said, engine.stderr)
+                error = json.loads(engine.stdout.splitlines()[0])
+                self.assertEqual((error["event"], error["code"]), ("error", "usage"))
         self.assertFalse(os.path.exists(self.out("own")))
+        self.assertEqual(os.listdir(users), ["notes.txt"])
+
+    def test_a_command_the_engine_refuses_is_the_callers_usage_error(self):
+        with self.assertRaisesRegex(onnxproof.UsageError, "unknown target 'warp-drive'"):
+            with attached.AttachedEngine(command(self.out("refused"), targets="warp-drive"), quiet=True) as engine:
+                engine.opset_limit()
 
     def test_a_front_end_killed_mid_protocol_leaves_no_engine_running(self):
         # A prove() whose process dies while the engine waits for its export.
@@ -225,9 +263,11 @@ class FrontEndBreaksTheProtocol(EngineTestCase):
     event, and no run folder; nothing waits."""
 
     def attached(self, out):
-        engine = subprocess.Popen([os.environ["ONNXPROOF_ENGINE"], "pipeline", "--attach", "--out", out],
+        engine = subprocess.Popen([os.environ["ONNXPROOF_ENGINE"], "pipeline", "--attach"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.addCleanup(engine.__exit__, None, None, None)
+        engine.stdin.write(command_line(out).encode())
+        engine.stdin.flush()
         self.assertEqual(json.loads(engine.stdout.readline())["event"], "opset_limit")
         return engine
 
@@ -287,16 +327,16 @@ class FrontEndBreaksTheProtocol(EngineTestCase):
 
     def test_a_front_end_that_never_reads_the_engine_still_ends_it(self):
         out = self.out("deaf")
-        engine = subprocess.Popen([os.environ["ONNXPROOF_ENGINE"], "pipeline", "--attach", "--out", out],
+        engine = subprocess.Popen([os.environ["ONNXPROOF_ENGINE"], "pipeline", "--attach"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.addCleanup(engine.__exit__, None, None, None)
-        engine.stdin.write(b'{"event": "abort", "reason": "not listening"}\n')
+        engine.stdin.write(command_line(out).encode() + b'{"event": "abort", "reason": "not listening"}\n')
         engine.stdin.close()
         self.assertEqual(engine.wait(timeout=60), 3)  # its messages wait in the pipe; it does not
         self.assertFalse(os.path.exists(out))
 
     def test_a_reason_past_the_line_limit_is_cut_by_the_front_end(self):
-        engine = attached.AttachedEngine(["--out", self.out("long-reason")], quiet=True)
+        engine = attached.AttachedEngine(command(self.out("long-reason")), quiet=True)
         with engine:
             engine.opset_limit()
             engine.abort("x" * (5 << 20))
@@ -340,7 +380,7 @@ class EngineBreaksTheProtocol(unittest.TestCase):
 
     def assert_refused(self, said, action=lambda engine: engine.opset_limit()):
         with self.assertRaises(EngineError) as raised:
-            with attached.AttachedEngine(["--out", os.path.join(self.folder, "run")], quiet=True) as engine:
+            with attached.AttachedEngine(command(os.path.join(self.folder, "run")), quiet=True) as engine:
                 action(engine)
         message = str(raised.exception)
         self.assertNotIn("\n", message)
@@ -350,7 +390,7 @@ class EngineBreaksTheProtocol(unittest.TestCase):
         return message
 
     def test_lines_that_break_the_protocol(self):
-        limit = json.dumps({"event": "opset_limit", "protocol": "onnxproof.attach/1", "opset": 17, "reason": "",
+        limit = json.dumps({"event": "opset_limit", "protocol": attached.PROTOCOL, "opset": 17, "reason": "",
                             "op_limits": {}}).encode() + b"\n"
         for sent, said in ((b"x" * (3 << 20), "a line longer than 1048576 characters"),
                            (b"not json\n", "malformed line"),
@@ -387,12 +427,12 @@ class EngineBreaksTheProtocol(unittest.TestCase):
             engine = os.path.join({self.folder!r}, "chatty")
             with open(engine, "w") as handle:
                 handle.write("#!{sys.executable}\\nimport sys\\nsys.stderr.write(('progress ' * 100 + '\\\\n') * 1100)\\n"
-                             "print(json.dumps({{'event': 'opset_limit', 'protocol': 'onnxproof.attach/1'}}))\\n"
+                             "print(json.dumps({{'event': 'opset_limit', 'protocol': 'onnxproof.attach/2'}}))\\n"
                              .replace("json.dumps", "__import__('json').dumps"))
             os.chmod(engine, 0o755)
             os.environ["ONNXPROOF_ENGINE"] = engine
             sys.stderr = Broken()
-            with attached.AttachedEngine([], quiet=False) as attached_engine:
+            with attached.AttachedEngine({{}}, quiet=False) as attached_engine:
                 attached_engine.opset_limit()
             sys.stdout.write("done")
         """)

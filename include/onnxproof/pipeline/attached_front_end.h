@@ -3,10 +3,17 @@
 // started by onnxproof.prove): the front end exports in its own process, with the user's model
 // object, and this engine process does everything else, once per prove().
 //
-// The protocol, onnxproof.attach/1: one JSON object per line, each with an "event".
+// The protocol, onnxproof.attach/2: one JSON object per line, each with an "event".
+//   front end -> engine, first
+//     {"event": "command", "protocol": "onnxproof.attach/2", "command": {onnxproof.command/1}}
+//                                                         the whole pipeline command (schemas/
+//                                                         command.schema.json, its "run" part
+//                                                         naming the run folder); the engine
+//                                                         checks it as the command line's options
+//                                                         and answers an "error" when it refuses it
 //   engine -> front end (the engine's stdout; progress stays on stderr)
-//     {"event": "opset_limit", "protocol": "onnxproof.attach/1", "opset": N, "reason": "...",
-//      "op_limits": {op: opset}}                          first: the export's opset ceiling
+//     {"event": "opset_limit", "protocol": "onnxproof.attach/2", "opset": N, "reason": "...",
+//      "op_limits": {op: opset}}                          then: the export's opset ceiling
 //     {"event": "capture", "folder": RUN, "model_file": "model.onnx", "case": "test_data_set_N"}
 //                                                         localization needs PyTorch's module outputs
 //     {"event": "export_again", "folder": DIR, "exporter": "dynamo", "opset": N}
@@ -42,6 +49,7 @@
 #include <filesystem>
 #include <functional>
 #include <istream>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -52,9 +60,9 @@
 
 namespace onnxproof {
 
-inline constexpr std::string_view k_attach_protocol = "onnxproof.attach/1";
+inline constexpr std::string_view k_attach_protocol = "onnxproof.attach/2";
 
-/// The longest line either side of onnxproof.attach/1 may send, its newline not counted.
+/// The longest line either side of onnxproof.attach/2 may send, its newline not counted.
 inline constexpr std::size_t k_max_attach_line_bytes = std::size_t{1} << 20;
 
 /// The most of an error's text the engine's "error" event carries (its stderr line has it all,
@@ -73,13 +81,18 @@ using ExportAgain =
 using BeforeAttachedPublish =
     std::function<bool(Report& report, const StagedRun& run, const ExportAgain& export_again)>;
 
-/// Runs the pipeline for an attached front end: sends the opset limit of `options.targets`, waits
+/// The front end's command (its "command" document) made the pipeline's options, with the
+/// export to come from the front end; ErrorCode::usage with the reason when it is refused.
+using AttachedCommand = std::function<Expected<PipelineOptions>(const nlohmann::json& command)>;
+
+/// Runs the pipeline for an attached front end: receives its command (`command` makes it the
+/// options), sends the opset limit of the options' targets, waits
 /// for the export, proves it as run_pipeline() does for --from-export (options.export_options.out
 /// is the run folder), asks the front end to capture module outputs when the pipeline localizes,
 /// runs `before_publish` when set, and sends the outcome. Returns the report. Fails as run_pipeline() does, and with
 /// ErrorCode::invalid_input when the front end aborts, goes away or breaks the protocol; every
 /// failure is also sent as an "error" event while the channel is open.
-Expected<Report> run_attached_pipeline(PipelineOptions options, std::istream& from_front_end,
+Expected<Report> run_attached_pipeline(const AttachedCommand& command, std::istream& from_front_end,
                                        std::ostream& to_front_end, std::ostream& progress,
                                        const BeforeAttachedPublish& before_publish = {});
 

@@ -1,7 +1,9 @@
 """One engine process per prove(): `onnxproof pipeline --attach`, spoken to over the line protocol
-onnxproof.attach/1 (include/onnxproof/pipeline/attached_front_end.h has the whole of it).
+onnxproof.attach/2 (include/onnxproof/pipeline/attached_front_end.h has the whole of it).
 
-The engine sends the opset limit of the targets first (the export needs it), waits for the export
+This process sends the command first (onnxproof.command/1, the whole pipeline command: the engine
+checks it as it checks the command line's options); the engine answers with the opset limit of
+the targets (the export needs it), waits for the export
 this process makes, runs the pipeline on it and, when its own rule says the divergence is to be
 localized, asks this process for PyTorch's module outputs: only this process holds the model
 object. Its last message is the outcome. One JSON object a line: engine -> here on its stdout,
@@ -17,7 +19,7 @@ import threading
 from .engine import EngineError, engine_environment, engine_path
 from .errors import EXIT_USAGE, UsageError
 
-PROTOCOL = "onnxproof.attach/1"
+PROTOCOL = "onnxproof.attach/2"
 # How long the engine may take to end after its last message (it has written the run by then).
 _EXIT_SECONDS = 60
 # How long an engine that broke the protocol has to end on SIGTERM (it removes its staging) before SIGKILL.
@@ -33,21 +35,26 @@ _MAX_TEXT = 16 << 10
 
 
 class AttachedEngine:
-    """`onnxproof pipeline --attach ARGUMENTS` for one prove(); a context manager that leaves no
-    engine behind: on the way out its stdin closes (the engine ends on end of input) and it is
-    waited for, then killed when it does not end."""
+    """`onnxproof pipeline --attach` for one prove(), sent `command` (proving.engine_command) first;
+    a context manager that leaves no engine behind: on the way out its stdin closes (the engine
+    ends on end of input) and it is waited for, then killed when it does not end."""
 
-    def __init__(self, arguments, quiet):
+    def __init__(self, command, quiet):
         self._quiet = quiet
         self._held = []      # progress held back while the export captures this process's output
         self._holding = False
         self._errors = []    # the engine's "onnxproof: error: " lines
         self._lock = threading.Lock()
         self._process = subprocess.Popen(
-            [engine_path(), "pipeline", "--attach", *arguments], env=engine_environment(), stdin=subprocess.PIPE,
+            [engine_path(), "pipeline", "--attach"], env=engine_environment(), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace", bufsize=1)
         self._progress = threading.Thread(target=self._pass_progress_on, daemon=True, name=PROGRESS_THREAD)
         self._progress.start()
+        try:  # an engine that ended already (a bad command line) says why in what it sent
+            self._process.stdin.write(json.dumps({"event": "command", "protocol": PROTOCOL, "command": command}) + "\n")
+            self._process.stdin.flush()
+        except OSError:
+            pass
 
     def __enter__(self):
         return self

@@ -68,6 +68,7 @@ CASES = version("cases")
 LOCALIZE = version("localize")
 REPORT = version("report")
 GENERATION = version("generation")
+COMMAND = version("command")
 
 _TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list,),
           "object": (dict,), "null": (type(None),)}

@@ -1,8 +1,8 @@
 """prove() on a model object, whatever the framework: one attached engine (attached.py) gives the
 export its opset limit, the framework's exporter writes the run into a staging folder beside the
 run folder, the engine proves it (asking the framework's capture for module outputs when it
-localizes a divergence), and the typed Report is read from the run folder. Also the arguments
-every framework's prove() passes the engine, and the staging folders killed calls left behind."""
+localizes a divergence), and the typed Report is read from the run folder. Also the command
+every framework's prove() sends the engine, and the staging folders killed calls left behind."""
 import functools
 import os
 import re
@@ -20,12 +20,12 @@ from .report import read_report
 STAGING_PREFIX = ".onnxproof-export-"
 
 
-def run_attached(arguments, config, export, capture, out, quiet):
+def run_attached(command, config, export, capture, out, quiet):
     """The proof of the export `export(config)` writes into config["out"] (a staging folder beside
-    `out`), with `capture(folder, model_file, case)` answering the engine's localization requests.
-    The typed Report."""
+    `out`) by an engine given `command` (engine_command), with `capture(folder, model_file, case)`
+    answering the engine's localization requests. The typed Report."""
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    with AttachedEngine(arguments, quiet) as engine:
+    with AttachedEngine(command, quiet) as engine:
         config.update(opset_ceiling(engine.opset_limit()))
         check_opset(config["opset"], config["opset_ceiling"], config["opset_ceiling_reason"])
         remove_dead_staging(os.path.dirname(out))
@@ -86,15 +86,25 @@ def export_config(description, inputs, dynamic, *, opset, exporter, sweep, sampl
     return config
 
 
-def engine_arguments(out, targets, providers, *, rtol, atol, localize, golden, quantize=None, repair=False,
-                     repair_budget=None, generate=0):
-    """The attached engine's command-line arguments for prove()'s options (`targets` and
-    `providers` as lists of names); UsageError for a bad quantize, repair or repair_budget."""
-    arguments = ["--out", out, "--target", ",".join(targets), "--provider", ",".join(providers)]
-    arguments += ["--generate", str(generate)] if generate else []
-    arguments += tolerance_arguments(rtol, atol) + ([] if localize else ["--no-localize"])
-    arguments += golden_arguments(golden) + quantize_arguments(quantize)
-    return arguments + repair_arguments(repair, repair_budget)
+def engine_command(out, targets, providers, *, rtol, atol, localize, golden, quantize=None, repair=False,
+                   repair_budget=None, generate=0):
+    """The attached engine's command (onnxproof.command/1, schemas/command.schema.json: the same
+    document RUN/command.json records) for prove()'s options, `targets` and `providers` as lists
+    of names: sent as the engine's first message, checked there as the command line's options
+    are. UsageError for a bad quantize, repair or repair_budget (said in prove()'s words first)."""
+    check_quantize(quantize)
+    check_repair(repair, repair_budget)
+    model = {"model": "", "inputs": [], "dynamic": [], "opset": 0, "exporter": "auto", "sweep": [], "samples": 3,
+             "generate": int(generate or 0), "merged_decoder": False, "data": "", "data_dir": "", "python": "",
+             "export_timeout": 1800, "from_export": ""}
+    proof = {"providers": ",".join(providers), "output_tolerances": [], "skip_optimization_check": False,
+             "precision": "fp32", "disabled_optimizers": [], "keep_float32": []}
+    proof.update({name: float(value) for name, value in (("rtol", rtol), ("atol", atol)) if value is not None})
+    run = {"out": out, "no_localize": not localize, "golden": os.path.abspath(golden) if golden is not None else "",
+           "no_golden": golden is None, "repair": bool(repair),
+           "repair_budget": float(repair_budget) if repair else 900.0}
+    return {"schema": contract.COMMAND, "model": model, "proof": proof, "targets": ",".join(targets),
+            "quantize": quantize or "", "no_simplify": False, "run": run}
 
 
 def check_config(config):
@@ -106,34 +116,19 @@ def check_config(config):
         raise UsageError(f"an argument breaks the export configuration: {error}") from error
 
 
-def golden_arguments(golden):
-    """--golden DIR when prove() was given a golden folder; --no-golden otherwise (the default)."""
-    return ["--golden", os.path.abspath(golden)] if golden is not None else ["--no-golden"]
-
-
-def quantize_arguments(quantize):
-    """--quantize static for prove(quantize="static"); UsageError for another value."""
-    if quantize is None:
-        return []
-    if quantize != "static":
+def check_quantize(quantize):
+    """prove(quantize=): None or "static"; UsageError otherwise."""
+    if quantize is not None and quantize != "static":
         raise UsageError(f"quantize must be None or 'static' (ONNX Runtime's quantize_static), not {quantize!r}")
-    return ["--quantize", "static"]
 
 
-def repair_arguments(repair, repair_budget):
-    """--repair --repair-budget S for prove(repair=True); UsageError for a bad budget."""
+def check_repair(repair, repair_budget):
+    """prove(repair=, repair_budget=): a bool, and with repair a positive number of seconds."""
     if not isinstance(repair, bool):
         raise UsageError(f"repair must be True or False, not {repair!r}")
-    if not repair:
-        return []
-    if isinstance(repair_budget, bool) or not isinstance(repair_budget, (int, float)) or not repair_budget > 0:
+    if repair and (isinstance(repair_budget, bool) or not isinstance(repair_budget, (int, float))
+                   or not repair_budget > 0):
         raise UsageError(f"repair_budget must be a positive number of seconds, not {repair_budget!r}")
-    return ["--repair", "--repair-budget", repr(float(repair_budget))]
-
-
-def tolerance_arguments(rtol, atol):
-    return (["--rtol", repr(float(rtol))] if rtol is not None else []) + (
-        ["--atol", repr(float(atol))] if atol is not None else [])
 
 
 def opset_ceiling(limit):

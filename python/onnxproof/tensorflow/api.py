@@ -67,7 +67,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None
                           for name, array in sample.items()}
                          for sample in samples_from(itertools.islice(iter(data), int(data_batches)), names, "data")]
     given = InMemoryModel(source, config["model"], example, samples_given)
-    arguments = proving.engine_arguments(out, targets, providers, rtol=rtol, atol=atol, localize=localize, golden=golden,
+    command = proving.engine_command(out, targets, providers, rtol=rtol, atol=atol, localize=localize, golden=golden,
                                          quantize=quantize, repair=repair, repair_budget=repair_budget)
 
     def export(config):
@@ -80,7 +80,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_axes=None, dynamic_shapes=None
         from .localize import write_localization
         with keras_home_inside(folder):
             write_localization(folder, model_file, case, source)
-    return proving.run_attached(arguments, config, export, capture, out, quiet)
+    return proving.run_attached(command, config, export, capture, out, quiet)
 
 
 def _source_and_example(model, args, dynamic_axes):

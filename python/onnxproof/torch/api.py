@@ -105,9 +105,9 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     example = {name: to_numpy(tensor, name) for name, tensor in flat.tensors.items()}
     samples_given = None if data is None else samples_from(
         _flat_samples(model, flat, args, kwargs, _batches(data, data_batches)), list(flat.tensors), "data")
-    arguments = proving.engine_arguments(out, targets, providers, rtol=rtol, atol=atol, localize=localize, golden=golden,
+    command = proving.engine_command(out, targets, providers, rtol=rtol, atol=atol, localize=localize, golden=golden,
                                          quantize=quantize, repair=repair, repair_budget=repair_budget)
-    return _run_attached(arguments, config, InMemoryModel(flat.call, config["model"], example, samples_given), model,
+    return _run_attached(command, config, InMemoryModel(flat.call, config["model"], example, samples_given), model,
                          flat.call, out, quiet)
 
 
@@ -213,21 +213,21 @@ def _prove_decoder(model, decoder, defaults, example, steps, options):
                                         exporter=options["exporter"], sweep=options["sweep"],
                                         samples=options["samples"]), generate=steps)
     proving.check_config(config)
-    arguments = proving.engine_arguments(out, options["targets"], options["providers"], rtol=options["rtol"],
+    command = proving.engine_command(out, options["targets"], options["providers"], rtol=options["rtol"],
                                          atol=options["atol"], localize=options["localize"], golden=options["golden"],
                                          generate=steps)
     given = InMemoryModel(decoder, config["model"], example, None, defaults)
-    return _run_attached(arguments, config, given, model, decoder, out, options["quiet"])
+    return _run_attached(command, config, given, model, decoder, out, options["quiet"])
 
 
-def _run_attached(arguments, config, given, model, call, out, quiet):
+def _run_attached(command, config, given, model, call, out, quiet):
     """The proof (core/proving.py) of the export made here, where the model object is (the engine
     cannot load it again), with the localization's PyTorch half answered here too."""
     def export(config):
         from .export import Exporter, caches_inside
         with caches_inside(config["out"]), _restored(model):
             Exporter(config, given).run()
-    return proving.run_attached(arguments, config, export, functools.partial(_capture_module_outputs, model, call, quiet),
+    return proving.run_attached(command, config, export, functools.partial(_capture_module_outputs, model, call, quiet),
                                 out, quiet)
 
 
