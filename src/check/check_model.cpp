@@ -66,41 +66,6 @@ uint64_t tensor_bytes(const onnx::TensorProto& tensor) {
   return dtype ? dtype_storage_bytes(*dtype, count) : 0;
 }
 
-// Refuses models the ONNX library cannot judge: the checker would reject them for the library's
-// age, which says nothing about the model.
-Expected<void> require_known_versions(const onnx::ModelProto& model) {
-  // ONNX Runtime may read fewer IR versions than the ONNX library knows (ONNX Runtime 1.30 reads
-  // up to 13, ONNX 1.23 knows 14): both limits are named.
-  const int ort_ir = onnxruntime_newest_ir_version();
-  if (model.ir_version() > onnx::Version::IR_VERSION || (ort_ir > 0 && model.ir_version() > ort_ir)) {
-    return fail(ErrorCode::unsupported, "the model uses IR version " + std::to_string(model.ir_version()) +
-                                            ", newer than onnxproof can check and run (ONNX Runtime " +
-                                            onnxruntime_version() + " reads up to " + std::to_string(ort_ir) +
-                                            "; ONNX " + ONNXPROOF_ONNX_VERSION + " knows up to " +
-                                            std::to_string(onnx::Version::IR_VERSION) + ")");
-  }
-  // The checker accepts an opset it does not know (opset 1000 passes it): refuse anything newer
-  // than the ONNX library's last released opset or than ONNX Runtime runs, naming both limits.
-  const OpsetLimit limit = newest_supported_opset();
-  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().LastReleaseVersionMap();
-  for (const auto& opset : model.opset_import()) {
-    const std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
-    if (domain.empty() && opset.version() > limit.opset) {
-      return fail(ErrorCode::unsupported, "the model declares opset " + std::to_string(opset.version()) +
-                                              " of ai.onnx, newer than onnxproof can check and run (" + limit.reason +
-                                              "); re-export with --opset " + std::to_string(limit.opset) + " or older");
-    }
-    const auto range = ranges.find(domain);
-    if (!domain.empty() && range != ranges.end() && opset.version() > range->second) {
-      return fail(ErrorCode::unsupported, "the model declares opset " + std::to_string(opset.version()) + " of " +
-                                              display_domain(domain) + ", newer than the ONNX library " +
-                                              ONNXPROOF_ONNX_VERSION + " has released (up to " +
-                                              std::to_string(range->second) + ")");
-    }
-  }
-  return {};
-}
-
 bool has_external_data(const onnx::ModelProto& model) {
   bool found = false;
   for_each_graph(model.graph(), [&](const onnx::GraphProto& graph) {
@@ -191,6 +156,39 @@ void add_domain_findings(const onnx::ModelProto& model, std::vector<Finding>& fi
 }
 
 }  // namespace
+
+Expected<void> require_known_versions(const onnx::ModelProto& model) {
+  // ONNX Runtime may read fewer IR versions than the ONNX library knows (ONNX Runtime 1.30 reads
+  // up to 13, ONNX 1.23 knows 14): both limits are named.
+  const int ort_ir = onnxruntime_newest_ir_version();
+  if (model.ir_version() > onnx::Version::IR_VERSION || (ort_ir > 0 && model.ir_version() > ort_ir)) {
+    return fail(ErrorCode::unsupported, "the model uses IR version " + std::to_string(model.ir_version()) +
+                                            ", newer than onnxproof can check and run (ONNX Runtime " +
+                                            onnxruntime_version() + " reads up to " + std::to_string(ort_ir) +
+                                            "; ONNX " + ONNXPROOF_ONNX_VERSION + " knows up to " +
+                                            std::to_string(onnx::Version::IR_VERSION) + ")");
+  }
+  // The checker accepts an opset it does not know (opset 1000 passes it): refuse anything newer
+  // than the ONNX library's last released opset or than ONNX Runtime runs, naming both limits.
+  const OpsetLimit limit = newest_supported_opset();
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().LastReleaseVersionMap();
+  for (const auto& opset : model.opset_import()) {
+    const std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
+    if (domain.empty() && opset.version() > limit.opset) {
+      return fail(ErrorCode::unsupported, "the model declares opset " + std::to_string(opset.version()) +
+                                              " of ai.onnx, newer than onnxproof can check and run (" + limit.reason +
+                                              "); re-export with --opset " + std::to_string(limit.opset) + " or older");
+    }
+    const auto range = ranges.find(domain);
+    if (!domain.empty() && range != ranges.end() && opset.version() > range->second) {
+      return fail(ErrorCode::unsupported, "the model declares opset " + std::to_string(opset.version()) + " of " +
+                                              display_domain(domain) + ", newer than the ONNX library " +
+                                              ONNXPROOF_ONNX_VERSION + " has released (up to " +
+                                              std::to_string(range->second) + ")");
+    }
+  }
+  return {};
+}
 
 std::string display_domain(const std::string& domain) { return domain.empty() ? "ai.onnx" : domain; }
 

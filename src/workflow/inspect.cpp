@@ -98,6 +98,9 @@ Expected<SupportTable> probed_model_table(const onnx::ModelProto& model) {
 Expected<Outcome<OpsAudit>> ops_workflow(const OpsCommand& command) {
   ONNXPROOF_TRY_ASSIGN(const auto targets, split_list(command.targets, "--target"));
   ONNXPROOF_TRY_ASSIGN(const auto model, load_model(command.model));
+  // An opset or IR version no runtime here runs: "supported" would be an answer about nothing.
+  if (auto known = require_known_versions(model.proto); !known)
+    return fail(known.error().code(), command.model.string() + ": " + known.error().message());
   std::vector<SupportTable> tables;
   if (command.probe) {
     ONNXPROOF_TRY_ASSIGN(auto probed, probed_model_table(model.proto));

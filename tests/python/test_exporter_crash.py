@@ -73,6 +73,14 @@ class ExporterCrash(unittest.TestCase):
             self.assertEqual(len(crashes), 1, [f.message for f in report.findings])
             self.assertIn("SIGFPE", crashes[0].message)
 
+    def test_a_dynamo_export_before_leaves_the_crash_caught(self):
+        # The dynamo exporter's progress bars leave tqdm's monitor thread running: a fork with it
+        # was refused, and the exporter's crash then ended the caller (the false-alarm corpus saw it).
+        onnxproof.prove(nn.Linear(4, 2).eval(), (torch.randn(3, 4),), exporter="dynamo", samples=1, quiet=True,
+                        out=os.path.join(self.folder, "dynamo"))
+        report = self.prove(AbortsWhileTraced())
+        self.assertEqual(len(self.crash_finding(report)), 1, [f.message for f in report.findings])
+
     def test_in_this_process_when_switched_off_the_exporter_still_exports(self):
         os.environ["ONNXPROOF_EXPORT_CHILD"] = "0"
         self.addCleanup(os.environ.pop, "ONNXPROOF_EXPORT_CHILD", None)

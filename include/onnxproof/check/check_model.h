@@ -69,6 +69,12 @@ ModelSummary summarize_model(const onnx::ModelProto& model);
 /// inference with type checks and data propagation; problems become findings. Fails only when
 /// the check cannot be done: the model uses an IR version or an opset newer than the installed
 /// ONNX library knows. Does not modify the model.
+/// Refuses (ErrorCode::unsupported, naming both limits) a model whose IR version or opset is newer
+/// than the ONNX library knows or the loaded ONNX Runtime runs: the checker would reject it for the
+/// library's age, and no answer about it (valid, supported) would hold. check_model() calls it;
+/// so does `onnxproof ops`.
+Expected<void> require_known_versions(const onnx::ModelProto& model);
+
 Expected<CheckResult> check_model(const LoadedModel& model, const CheckOptions& options = {});
 
 /// "ai.onnx" for the default domain "", the domain itself otherwise.

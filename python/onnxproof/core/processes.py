@@ -22,13 +22,29 @@ def end_with_parent():
         os._exit(1)
 
 
+def _stop_tqdm_monitor():
+    """tqdm's monitor thread, started by the first progress bar (torch's dynamo exporter and
+    onnxscript show some) and left running, only watches for stalled bars; tqdm starts it again
+    with its next bar. Stopped (its documented exit(): set its event, join it), it is no thread a
+    fork would copy."""
+    module = sys.modules.get("tqdm")
+    bar = getattr(module, "tqdm", None) if module else None
+    monitor = getattr(bar, "monitor", None)
+    if monitor is not None and hasattr(monitor, "exit"):
+        with contextlib.suppress(Exception):
+            monitor.exit()
+            bar.monitor = None
+
+
 def fork_is_safe():
     """Whether prove()'s process may be forked like the front end's: no Python thread but the main
     one and onnxproof's own progress thread (no thread of the caller's that the fork would copy
     holding a lock: a web server's, IPython's history writer) and no Jupyter kernel (whose output
-    streams are sockets)."""
+    streams are sockets). tqdm's monitor thread, which an earlier dynamo export leaves, is stopped
+    first (_stop_tqdm_monitor)."""
     import threading
     from .attached import PROGRESS_THREAD
+    _stop_tqdm_monitor()
     others = [thread for thread in threading.enumerate()
               if thread is not threading.main_thread() and thread.name != PROGRESS_THREAD]
     return not others and "ipykernel" not in sys.modules
