@@ -1,5 +1,5 @@
 """Every hostile model of model_corpus.py given to every command that reads a model file alone
-(check, ops, simplify, run), each in a process whose address space is capped at 6 GiB: it must end
+(check, ops, simplify, run, parity), each in a process whose address space is capped at 6 GiB: it must end
 within a minute with a documented exit code (0-3, never a signal), say any error in one
 `onnxproof: error:` line (no traceback, no abort), write nothing beside the models, and refuse what
 it cannot judge: no model that is not valid ONNX passes `check`, and `ops` answers no model whose
@@ -23,6 +23,7 @@ COMMANDS = {
     "ops": "ops {model}",
     "simplify": "simplify {model} -o {out}/sim.onnx",
     "run": "run {model} --input x={work}/x.pb --output-dir {out}/outputs",
+    "parity": "parity {model} --reference {work}/ref --json {out}/parity.json",
 }
 # Valid models whose trouble is their size at run time (a fold would be gigabytes).
 VALID = {"constant_of_shape_bomb", "expand_bomb", "tile_bomb", "range_bomb", "injected_external_keys"}
@@ -41,8 +42,14 @@ class HostileModels(unittest.TestCase):
         cls.work = tempfile.mkdtemp(prefix="onnxproof-hostile-models-")
         cls.models = os.path.join(cls.work, "models")
         cls.classes = write_corpus(cls.models)
+        x = np.ones((1, 4), np.float32)
         with open(os.path.join(cls.work, "x.pb"), "wb") as handle:
-            handle.write(numpy_helper.from_array(np.ones((1, 4), np.float32), "x").SerializeToString())
+            handle.write(numpy_helper.from_array(x, "x").SerializeToString())
+        case = os.path.join(cls.work, "ref", "test_data_set_0")  # y = x + x, what the valid models give
+        os.makedirs(case)
+        for file, array, name in (("input_0.pb", x, "x"), ("output_0.pb", x + x, "y")):
+            with open(os.path.join(case, file), "wb") as handle:
+                handle.write(numpy_helper.from_array(array, name).SerializeToString())
 
     @classmethod
     def tearDownClass(cls):
