@@ -32,7 +32,7 @@ std::optional<std::string> simplified_fails_where_export_passes(const ParityResu
 /// or a float16 proof of it): when it failed, the export is proved too (`prove_export`: the same
 /// proof of run.exported), and where the simplified model is to blame the export is kept
 /// (model.sim.onnx removed, `result` replaced by the export's, the ops audit made again, a
-/// SIMPLIFY_CHANGED_OUTPUTS warning); the simplify step's details say how it was proved.
+/// SIMPLIFY_CHANGED_OUTPUTS warning); the simplify step's figures (SimplifyFigures) say how it was proved.
 void settle_simplified_proof(Run& run, ParityResult& result,
                              const std::function<Expected<ParityResult>()>& prove_export);
 

@@ -70,7 +70,7 @@ ReleaseProof prove_on_release(const RuntimeRelease& release, const std::filesyst
                               const std::filesystem::path& folder, const ReleaseProofOptions& options,
                               std::ostream& progress);
 
-/// The release's part of report.json (the runtimes step's details).
+/// The release's part of report.json (the runtimes step's figures, proofs/runtimes).
 nlohmann::json release_proof_to_json(const ReleaseProof& proof);
 
 /// Lowers `limit` to the newest opset every release runs, naming each one that lowers it.

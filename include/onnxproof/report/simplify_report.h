@@ -10,7 +10,7 @@
 
 namespace onnxproof {
 
-/// The simplify step's details in report.json: nodes and operators before and after, bytes,
+/// The simplify step's figures in report.json: nodes and operators before and after, bytes,
 /// changes per pass, the rules that changed something with their changes ("rules"), rounds, and
 /// the proof's cases and largest difference.
 nlohmann::json simplify_outcome_to_json(const SimplifyOutcome& outcome);
