@@ -26,11 +26,9 @@ Expected<void> ContractReader::check_version(const nlohmann::json& document, std
 
 Expected<void> ContractReader::known_fields(const nlohmann::json& object, const std::string& at,
                                             std::initializer_list<std::string_view> names) const {
-  for (const auto& [name, value] : object.items()) {
-    bool known = false;
-    for (const auto candidate : names) known = known || candidate == name;
-    if (!known) return std::unexpected(mismatch(contract_field(at, name), "no such field in this document"));
-  }
+  const nlohmann::json others = other_fields(object, names);  // in key order: the first is the one named
+  if (!others.empty())
+    return std::unexpected(mismatch(contract_field(at, others.begin().key()), "no such field in this document"));
   return {};
 }
 

@@ -212,13 +212,10 @@ Expected<Report> run_attached_pipeline(const AttachedCommand& command, std::istr
                                        std::ostream& to_front_end, std::ostream& progress,
                                        const BeforeAttachedPublish& before_publish) {
   FrontEndChannel channel{from_front_end, to_front_end};
-  fs::path report_path;
   auto options = receive_command(channel, command);
-  Expected<Report> report = std::unexpected(options ? Error(ErrorCode::internal, "") : options.error());
-  if (options) {
-    report_path = options->export_options.out / "report.json";
-    report = run_with_front_end(std::move(*options), channel, progress, before_publish);
-  }
+  const fs::path report_path = options ? options->export_options.out / "report.json" : fs::path();
+  auto report = options ? run_with_front_end(std::move(*options), channel, progress, before_publish)
+                        : Expected<Report>(std::unexpected(options.error()));
   if (!report) {
     const std::string kind = report.error().code() == ErrorCode::usage ? "usage" : "error";
     // Small enough for any pipe's buffer: a front end that does not read it never blocks the engine's exit.

@@ -11,6 +11,13 @@
 
 namespace onnxproof {
 
+std::map<std::string, int> changed_rules(const SimplifyResult& result) {
+  std::map<std::string, int> rules;
+  for (const auto& rule : result.rules)
+    if (rule.changes > 0) rules[rule.name] = rule.changes;
+  return rules;
+}
+
 nlohmann::json simplify_outcome_to_json(const SimplifyOutcome& outcome) {
   const auto& result = outcome.result;
   nlohmann::json passes = nlohmann::json::object();
@@ -19,10 +26,7 @@ nlohmann::json simplify_outcome_to_json(const SimplifyOutcome& outcome) {
     passes[pass.name] = pass.changes;
     if (!pass.notes.empty()) notes[pass.name] = pass.notes;
   }
-  nlohmann::json rules = nlohmann::json::object();  // the rules that changed something
-  for (const auto& rule : result.rules) {
-    if (rule.changes > 0) rules[rule.name] = rule.changes;
-  }
+  const nlohmann::json rules = changed_rules(result);
   nlohmann::json details = {{"nodes_before", result.nodes_before()},
                             {"nodes_after", result.nodes_after()},
                             {"ops_before", result.ops_before},

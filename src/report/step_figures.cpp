@@ -35,18 +35,6 @@ nlohmann::json SimplifyFigures::to_json() const {
   return json;
 }
 
-namespace {
-
-// The rules that changed something, by name (a name twice counts its last pass's changes).
-std::map<std::string, int> changed_rules(const SimplifyResult& result) {
-  std::map<std::string, int> rules;
-  for (const auto& rule : result.rules)
-    if (rule.changes > 0) rules[rule.name] = rule.changes;
-  return rules;
-}
-
-}  // namespace
-
 std::string SimplifyFigures::markdown(const Report& /*report*/) const {
   const auto rules = changed_rules(outcome.result);
   if (rules.empty()) return {};

@@ -125,8 +125,8 @@ void add_pipeline(CLI::App& app, Commands& commands) {
   pipeline_app->add_flag("--no-localize", pipeline->no_localize,
                          "After a parity failure, do not look for the module where the outputs first diverge");
   pipeline_app->add_flag("--attach", pipeline->attach,
-                         "Take the export from a front end over stdin/stdout (onnxproof.prove; the line protocol "
-                         "of include/onnxproof/pipeline/attached_front_end.h); needs --out");
+                         "Take the command and the export from a front end over stdin/stdout (onnxproof.prove; "
+                         "the line protocol of include/onnxproof/pipeline/attached_front_end.h); no other option");
   auto* golden = pipeline_app->add_option(
       "--golden", pipeline->golden,
       "Keep the golden set in this folder (e.g. tests/onnx/NAME in your repository): verify against it when it "

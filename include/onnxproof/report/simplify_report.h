@@ -2,13 +2,19 @@
 // Writers for the simplify step: its figures in report.json (step_figures.h's SimplifyFigures adds
 // how it was proved) and `onnxproof simplify`'s terminal summary.
 
+#include <map>
 #include <ostream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "onnxproof/simplify/simplify.h"
 
 namespace onnxproof {
+
+/// The rules that changed something, by name, with their changes (a name in two passes: the last
+/// one's): report.json's "rules" and the report's "Simplify rules" section.
+std::map<std::string, int> changed_rules(const SimplifyResult& result);
 
 /// The simplify step's figures in report.json: nodes and operators before and after, bytes,
 /// changes per pass, the rules that changed something with their changes ("rules"), rounds, and

@@ -27,8 +27,8 @@ namespace onnxproof::pipeline_run {
 
 namespace {
 
-// One line says which load and
-// match it: "loads and matches on 1.22.1, 1.31.1; 1.18.0 refuses it: opset 23 is above the 21 it runs".
+// Each release named proved in turn; one line says which load and match the model: "loads and matches
+// on 1.22.1, 1.31.1; 1.18.0 refuses it: opset 23 is above the 21 it runs".
 StepReport runtimes_step(Run& run) {
   StepReport step{.name = "runtimes"};
   auto model = load_model(run.model);
