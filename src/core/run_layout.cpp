@@ -22,6 +22,7 @@ constexpr std::array k_layout = {
     RunEntry{"encoder.onnx.data", false, exp},
     RunEntry{"decoder_merged.onnx", false, exp},
     RunEntry{"decoder_merged.onnx.data", false, exp},
+    RunEntry{"components", true, exp},  // a given generation folder's files beside model.onnx
     RunEntry{"export.json", false, exp},
     RunEntry{"export.log", false, exp},
     RunEntry{"exporter_report.md", false, exp},

@@ -90,8 +90,12 @@ Expected<ExportResult> adopt_export(const ExportOptions& options) {
     fs::copy_file(from / file, options.out / file, fs::copy_options::overwrite_existing, ec);
     if (ec) return fail(ErrorCode::io, "cannot copy " + (from / file).string() + ": " + ec.message());
   }
-  if (fs::is_directory(fs::symlink_status(from / "reference", ec)))
-    ONNXPROOF_TRY(copy_export_tree(from / "reference", options.out / "reference"));
+  // reference/, and components/: a given generation folder's files beside model.onnx (their
+  // sha256 are in generation.json too).
+  for (const char* folder : {"reference", "components"}) {
+    if (fs::is_directory(fs::symlink_status(from / folder, ec)))
+      ONNXPROOF_TRY(copy_export_tree(from / folder, options.out / folder));
+  }
   return read_export_manifest(options.out);
 }
 

@@ -134,6 +134,7 @@ Expected<ExportResult> export_result_from(const contract::ExportDocument& manife
     };
     result.given_file = GivenFile{manifest.given_file->path, manifest.given_file->sha256,
                                   bound(manifest.given_file->inputs), bound(manifest.given_file->outputs)};
+    result.given_file->folder = manifest.given_file->folder.value_or("");
     for (std::size_t i = 0; i < manifest.given_file->inputs.size(); ++i)
       result.given_file->inputs[i].layout = manifest.given_file->inputs[i].layout.value_or("");
   }

@@ -12,6 +12,7 @@
 
 #include "generation_findings.h"
 #include "generation_reference.h"
+#include "generation_tensors.h"
 #include "onnxproof/contract/generation.h"
 #include "onnxproof/core/json_file.h"
 #include "onnxproof/core/sha256.h"
@@ -27,67 +28,15 @@ static_assert(k_generation_schema == contract::k_generation_version,
               "generation.h names another version than schemas/ holds");
 
 using detail::add_generation_findings;
+using detail::argmax_rows;
+using detail::filled_int64;
+using detail::last_position;
+using detail::positions_from;
 using detail::read_generation_document;
 using detail::read_run_reference;
+using detail::rows_of;
 using detail::run_context;
 using detail::RunReference;
-
-namespace {
-
-// Rows [first, first + count) of dimension 0, as a tensor of their own (one step of steps x ...).
-Expected<Tensor> rows_of(const Tensor& tensor, int64_t first, std::vector<int64_t> shape) {
-  int64_t elements = 1;
-  for (const int64_t dim : shape) elements *= dim;
-  const std::size_t width = dtype_size(tensor.dtype());
-  const auto bytes = tensor.bytes().subspan(static_cast<std::size_t>(first * elements) * width,
-                                            static_cast<std::size_t>(elements) * width);
-  return Tensor::from_bytes(tensor.dtype(), std::move(shape), std::vector<std::byte>(bytes.begin(), bytes.end()));
-}
-
-// ONNX Runtime's logits (batch x sequence x vocabulary) at the last position: batch x vocabulary.
-Expected<Tensor> last_position(const Tensor& logits) {
-  if (logits.dtype() != DType::float32 || logits.rank() != 3) {
-    return fail(ErrorCode::invalid_input,
-                "the logits output is " + format_shape(logits.shape()) + ", not float32 batch x sequence x vocabulary");
-  }
-  const int64_t batch = logits.shape()[0], length = logits.shape()[1], vocabulary = logits.shape()[2];
-  if (length < 1 || vocabulary < 1) {
-    return fail(ErrorCode::invalid_input, "the logits output is " + format_shape(logits.shape()) +
-                                              ": no position or no vocabulary to pick a token from");
-  }
-  std::vector<float> values(static_cast<std::size_t>(batch * vocabulary));
-  const auto all = logits.values<float>();
-  for (int64_t row = 0; row < batch; ++row) {
-    std::copy_n(all.begin() + (row * length + length - 1) * vocabulary, vocabulary, values.begin() + row * vocabulary);
-  }
-  std::vector<std::byte> bytes(values.size() * sizeof(float));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return Tensor::from_bytes(DType::float32, {batch, vocabulary}, std::move(bytes));
-}
-
-// The index of the largest value of each row of a batch x vocabulary tensor.
-std::vector<int64_t> argmax_rows(const Tensor& logits) {
-  const int64_t batch = logits.shape()[0], vocabulary = logits.shape()[1];
-  std::vector<int64_t> tokens;
-  for (int64_t row = 0; row < batch; ++row) {
-    int64_t best = 0;
-    for (int64_t column = 1; column < vocabulary; ++column) {
-      if (logits.value_as_double(row * vocabulary + column) > logits.value_as_double(row * vocabulary + best))
-        best = column;
-    }
-    tokens.push_back(best);
-  }
-  return tokens;
-}
-
-Tensor filled_int64(std::vector<int64_t> shape, const std::vector<int64_t>& values) {
-  Tensor tensor = *Tensor::zeros(DType::int64, std::move(shape));
-  auto out = tensor.mutable_values<int64_t>();
-  for (std::size_t index = 0; index < out.size(); ++index) out[index] = values.empty() ? 1 : values[index];
-  return tensor;
-}
-
-}  // namespace
 
 int GenerationResult::identical_steps() const {
   return static_cast<int>(
@@ -171,18 +120,20 @@ void judge_step(GenerationStep& step, const Tensor& pytorch, const std::optional
 // step (the encoder's outputs, the source mask), the inputs carried from one step's outputs to the
 // next (the caches) with their step-0 values, and a merged decoder's branch input.
 struct LoopFeeds {
-  std::string mask;  // the decoder-only mask over past and new tokens ("" none)
+  std::string mask;       // the decoder-only mask over past and new tokens ("" none)
+  std::string positions;  // each new token's position ("" none)
   std::map<std::string, Tensor> fixed{};
   std::vector<std::string> carried_in;   // past, in the order of carried_out
-  std::vector<std::string> carried_out;  // present
+  std::vector<std::string> carried_out;  // present ("" an input that keeps its value)
   std::vector<Tensor> initial;           // step 0's carried inputs
   std::string branch{};                  // use_cache_branch: false at step 0, true after ("" none)
+  Session* first = nullptr;              // step 0's own file (document.first), which hands off the caches
+  std::map<std::string, Tensor> first_fixed{};
 };
 
 // The session's inputs must all be fed, and the outputs the loop reads must exist: checked up front.
-Expected<void> check_names(const Session& session, const contract::GenerationDocument& document,
-                           const std::vector<std::string>& fed, const std::vector<std::string>& read,
-                           const std::string& file) {
+Expected<void> check_names(const Session& session, const std::string& logits, const std::vector<std::string>& fed,
+                           const std::vector<std::string>& read, const std::string& file) {
   for (const auto& value : session.inputs()) {
     if (std::find(fed.begin(), fed.end(), value.name) == fed.end()) {
       return fail(ErrorCode::invalid_input, file + " takes input '" + value.name +
@@ -190,9 +141,10 @@ Expected<void> check_names(const Session& session, const contract::GenerationDoc
                                                 "the caches and the encoder's outputs)");
     }
   }
-  std::vector<std::string> outputs{document.logits};
+  std::vector<std::string> outputs{logits};
   outputs.insert(outputs.end(), read.begin(), read.end());
   for (const auto& name : outputs) {
+    if (name.empty()) continue;  // a past that keeps its value
     const auto& values = session.outputs();
     if (std::none_of(values.begin(), values.end(), [&](const auto& value) { return value.name == name; })) {
       return fail(ErrorCode::invalid_input, file + " has no output '" + name + "' for the generation loop");
@@ -205,6 +157,7 @@ Expected<void> check_names(const Session& session, const contract::GenerationDoc
 std::vector<std::string> fed_names(const contract::GenerationDocument& document, bool merged) {
   std::vector<std::string> names{document.input_ids};
   if (!document.attention_mask.empty()) names.push_back(document.attention_mask);
+  if (!document.position_ids.value_or("").empty()) names.push_back(*document.position_ids);
   names.insert(names.end(), document.past.begin(), document.past.end());
   const auto add_keys = [&](const std::map<std::string, std::string>& feeds) {
     for (const auto& [name, source] : feeds) names.push_back(name);
@@ -216,6 +169,16 @@ std::vector<std::string> fed_names(const contract::GenerationDocument& document,
   } else if (document.encoder) {
     add_keys(document.encoder->feeds);
   }
+  return names;
+}
+
+// Every input the first-step file takes from the loop.
+std::vector<std::string> first_fed_names(const contract::GenerationFirstStep& first) {
+  std::vector<std::string> names{first.input_ids};
+  for (const auto* name : {&first.attention_mask, &first.position_ids}) {
+    if (!name->empty()) names.push_back(*name);
+  }
+  for (const auto& [name, source] : first.feeds) names.push_back(name);
   return names;
 }
 
@@ -303,6 +266,7 @@ Tensor stale(const Tensor& cache) {
 Expected<LoopFeeds> loop_feeds(const contract::GenerationDocument& document, const RunReference& reference,
                                const std::map<std::string, Tensor>& encoded, bool merged) {
   LoopFeeds loop{.mask = document.attention_mask,
+                 .positions = document.position_ids.value_or(""),
                  .carried_in = document.past,
                  .carried_out = document.present,
                  .initial = reference.empty_past};
@@ -323,7 +287,27 @@ Expected<LoopFeeds> loop_feeds(const contract::GenerationDocument& document, con
   } else if (document.encoder) {
     ONNXPROOF_TRY_ASSIGN(loop.fixed, selected(encoded, document.encoder->feeds));
   }
+  if (!merged && document.first) {
+    ONNXPROOF_TRY_ASSIGN(loop.first_fixed, selected(encoded, document.first->feeds));
+  }
   return loop;
+}
+
+// One step's feeds and outputs under the names of the file that runs it: step 0 through the
+// first-step file where there is one (no cache, its own encoder feeds), else the decoder file.
+struct StepFile {
+  Session* session;
+  const std::string *ids, *mask, *positions, *logits;
+  const std::map<std::string, Tensor>* fixed;
+};
+
+StepFile step_file(Session& session, const contract::GenerationDocument& document, const LoopFeeds& loop,
+                   bool first_step) {
+  if (first_step && loop.first) {
+    const auto& first = *document.first;
+    return {loop.first, &first.input_ids, &first.attention_mask, &first.position_ids, &first.logits, &loop.first_fixed};
+  }
+  return {&session, &document.input_ids, &loop.mask, &loop.positions, &document.logits, &loop.fixed};
 }
 
 // One run's greedy loop through a decoder file.
@@ -333,24 +317,29 @@ Expected<void> run_loop(Session& session, const contract::GenerationDocument& do
   const int64_t batch = reference.run.batch, vocabulary = reference.logits.shape()[2];
   Tensor ids = reference.prompt;
   std::vector<Tensor> carried = std::move(loop.initial);
-  const std::size_t logits_index = output_index(session, document.logits);
   int64_t past_length = 0;
   for (int64_t index = 0; index < document.steps; ++index) {
+    const bool handing_off = index == 0 && loop.first;
+    const StepFile file = step_file(session, document, loop, index == 0);
     const Tensor mask = filled_int64({batch, past_length + ids.shape()[1]}, {});
+    const Tensor positions = positions_from(batch, past_length, ids.shape()[1]);
     Tensor branch = *Tensor::zeros(DType::boolean, {1});
     branch.mutable_values<uint8_t>()[0] = index > 0 ? 1 : 0;
-    std::vector<Feed> feeds{{document.input_ids, &ids}};
-    if (!loop.mask.empty()) feeds.push_back({loop.mask, &mask});
-    if (!loop.branch.empty()) feeds.push_back({loop.branch, &branch});
-    for (std::size_t at = 0; at < carried.size(); ++at) feeds.push_back({loop.carried_in[at], &carried[at]});
-    for (const auto& [name, tensor] : loop.fixed) feeds.push_back({name, &tensor});
-    auto outputs = session.run(feeds);
+    std::vector<Feed> feeds{{*file.ids, &ids}};
+    if (!file.mask->empty()) feeds.push_back({*file.mask, &mask});
+    if (!file.positions->empty()) feeds.push_back({*file.positions, &positions});
+    if (!handing_off) {
+      if (!loop.branch.empty()) feeds.push_back({loop.branch, &branch});
+      for (std::size_t at = 0; at < carried.size(); ++at) feeds.push_back({loop.carried_in[at], &carried[at]});
+    }
+    for (const auto& [name, tensor] : *file.fixed) feeds.push_back({name, &tensor});
+    auto outputs = file.session->run(feeds);
     if (!outputs) {
       Error error = outputs.error();
       error.add_context(fmt::format("generation step {} (past length {}){}", index, past_length, run_context(result)));
       return std::unexpected(std::move(error));
     }
-    ONNXPROOF_TRY_ASSIGN(const Tensor onnx, last_position((*outputs)[logits_index]));
+    ONNXPROOF_TRY_ASSIGN(const Tensor onnx, last_position((*outputs)[output_index(*file.session, *file.logits)]));
     ONNXPROOF_TRY_ASSIGN(const Tensor pytorch, rows_of(reference.logits, index, {batch, vocabulary}));
     std::optional<Tensor> exact;
     if (reference.exact) {
@@ -365,8 +354,10 @@ Expected<void> run_loop(Session& session, const contract::GenerationDocument& do
     step.onnx_tokens = argmax_rows(onnx);
     judge_step(step, pytorch, exact, onnx, tolerance, document.logits, calibrated);
     result.steps.push_back(std::move(step));
+    if (handing_off) carried.resize(document.first->handoff.size());
     for (std::size_t at = 0; at < carried.size(); ++at) {
-      carried[at] = std::move((*outputs)[output_index(session, loop.carried_out[at])]);
+      const std::string& out = handing_off ? document.first->handoff[at] : loop.carried_out[at];
+      if (!out.empty()) carried[at] = std::move((*outputs)[output_index(*file.session, out)]);
     }
     past_length += ids.shape()[1];
     ids = filled_int64({batch, 1}, result.steps.back().pytorch_tokens);  // the reference's token: teacher forcing
@@ -425,8 +416,8 @@ Expected<std::vector<GenerationResult>> prove_generation(const fs::path& model, 
   ONNXPROOF_TRY_ASSIGN(const contract::GenerationDocument document, read_generation_document(reference_folder));
   ONNXPROOF_TRY_ASSIGN(Session session, Session::open(model, options));
   std::vector<std::string> read = document.present;
-  ONNXPROOF_TRY(check_names(session, document, fed_names(document, false), read, "the model"));
-  std::optional<Session> encoder, merged;
+  ONNXPROOF_TRY(check_names(session, document.logits, fed_names(document, false), read, "the model"));
+  std::optional<Session> encoder, merged, first;
   if (document.encoder) {
     ONNXPROOF_TRY_ASSIGN(encoder, open_recorded(run_folder / document.encoder->model, document.encoder->sha256, options,
                                                 digest, "encoder"));
@@ -435,7 +426,13 @@ Expected<std::vector<GenerationResult>> prove_generation(const fs::path& model, 
     ONNXPROOF_TRY_ASSIGN(merged, open_recorded(run_folder / document.merged->model, document.merged->sha256, options,
                                                digest, "merged decoder"));
     read.insert(read.end(), document.merged->present.begin(), document.merged->present.end());
-    ONNXPROOF_TRY(check_names(*merged, document, fed_names(document, true), read, document.merged->model));
+    ONNXPROOF_TRY(check_names(*merged, document.logits, fed_names(document, true), read, document.merged->model));
+  }
+  if (document.first) {
+    ONNXPROOF_TRY_ASSIGN(first, open_recorded(run_folder / document.first->model, document.first->sha256, options,
+                                              digest, "first-step decoder"));
+    ONNXPROOF_TRY(check_names(*first, document.first->logits, first_fed_names(*document.first), document.first->handoff,
+                              document.first->model));
   }
   const std::string source = source_title(framework);
   std::vector<GenerationResult> results;
@@ -453,6 +450,7 @@ Expected<std::vector<GenerationResult>> prove_generation(const fs::path& model, 
                              run_encoder(*encoder, *document.encoder, reference, tolerance, !is_merged, result));
       }
       ONNXPROOF_TRY_ASSIGN(LoopFeeds loop, loop_feeds(document, reference, encoded, is_merged));
+      if (!is_merged && first) loop.first = &*first;
       ONNXPROOF_TRY(run_loop(*decoder, document, reference, std::move(loop), tolerance, result));
       add_generation_findings(result, source);
       results.push_back(std::move(result));

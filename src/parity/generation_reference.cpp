@@ -43,6 +43,12 @@ bool is_plain_onnx_name(const std::string& name) {
          name.front() != '.' && name.find('\0') == std::string::npos;
 }
 
+// A first-step file lies in the run's components/ folder (a file of the user's keeps its name).
+bool is_component_name(const std::string& name) {
+  constexpr std::string_view folder = "components/";
+  return name.starts_with(folder) && is_plain_onnx_name(name.substr(folder.size()));
+}
+
 }  // namespace
 
 Expected<contract::GenerationDocument> read_generation_document(const fs::path& folder) {
@@ -62,6 +68,18 @@ Expected<contract::GenerationDocument> read_generation_document(const fs::path& 
     return fail(
         ErrorCode::invalid_input,
         path.string() + ": the encoder must be a .onnx file in the run folder, not '" + document.encoder->model + "'");
+  }
+  if (document.first) {
+    if (!is_component_name(document.first->model)) {
+      return fail(
+          ErrorCode::invalid_input,
+          path.string() + ": the first-step decoder must be components/NAME.onnx, not '" + document.first->model + "'");
+    }
+    if (document.first->handoff.size() != document.past.size()) {
+      return fail(ErrorCode::invalid_input, path.string() + ": the first-step decoder hands off " +
+                                                std::to_string(document.first->handoff.size()) + " tensors for " +
+                                                std::to_string(document.past.size()) + " past inputs");
+    }
   }
   if (document.merged) {
     if (!document.encoder) {
@@ -87,7 +105,9 @@ Expected<RunReference> read_run_reference(const fs::path& folder, const contract
   ONNXPROOF_TRY_ASSIGN(reference.prompt, read_tensor(folder / "prompt.pb"));
   ONNXPROOF_TRY_ASSIGN(reference.tokens, read_tensor(folder / "tokens.pb"));
   ONNXPROOF_TRY_ASSIGN(reference.logits, read_tensor(folder / "logits.pb"));
-  ONNXPROOF_TRY_ASSIGN(reference.empty_past, read_numbered(folder, "past", document.past.size()));
+  if (!document.first) {  // with a first-step file, step 0 takes no cache
+    ONNXPROOF_TRY_ASSIGN(reference.empty_past, read_numbered(folder, "past", document.past.size()));
+  }
   if (run.exact) {
     ONNXPROOF_TRY_ASSIGN(Tensor exact, read_tensor(folder / "exact_logits.pb"));
     reference.exact = std::move(exact);

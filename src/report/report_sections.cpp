@@ -69,6 +69,10 @@ std::vector<std::string> accuracy_lines(const Report& report) {
 std::vector<std::string> given_file_lines(const GivenFile& given) {
   std::vector<std::string> lines{fmt::format(
       "The file proved is {} (sha256 {}), as given: model.onnx is its byte-for-byte copy.", given.path, given.sha256)};
+  if (!given.folder.empty())
+    lines.push_back(
+        "It is the step decoder of the generation folder " + given.folder +
+        "; the files beside it are copied byte for byte into components/ and proved by the generation loop.");
   for (const auto& [kind, list] : {std::pair{"input", &given.inputs}, std::pair{"output", &given.outputs}}) {
     for (const auto& name : *list)
       lines.push_back(
@@ -107,10 +111,12 @@ nlohmann::json given_file_to_json(const GivenFile& given) {
     }
     return out;
   };
-  return {{"path", given.path},
-          {"sha256", given.sha256},
-          {"inputs", names(given.inputs)},
-          {"outputs", names(given.outputs)}};
+  nlohmann::json json = {{"path", given.path},
+                         {"sha256", given.sha256},
+                         {"inputs", names(given.inputs)},
+                         {"outputs", names(given.outputs)}};
+  if (!given.folder.empty()) json["folder"] = given.folder;
+  return json;
 }
 
 nlohmann::json signature_to_json(const Report& report) {

@@ -188,7 +188,8 @@ std::string ship_advice(const Report& report) {
     if (exporter.verdict == Verdict::pass && !exporter.shipped_model.empty())
       files.push_back(exporter.run_folder + "/" + exporter.shipped_model);
   if (report.given_file)
-    files.push_back(report.given_file->path + " (the file proved, as given)");
+    files.push_back(report.given_file->folder.empty() ? report.given_file->path + " (the file proved, as given)"
+                                                      : report.given_file->folder + " (the folder proved, as given)");
   else if (report.exporters.empty() && !shipped_model_name(report).empty())
     files.push_back((std::filesystem::path(report.onnx_model).parent_path() / shipped_model_name(report)).string());
   std::string advice =

@@ -63,12 +63,12 @@ Expected<ExportOptions> adopted_export_options(const ModelArguments& arguments, 
   return options;
 }
 
-// --onnx proves a file already made: the options that shape an export are refused, not ignored.
-// Returns --bind's pairs.
+// --onnx proves a file (or a generation folder) already made: the options that shape an export
+// are refused, not ignored. Returns --bind's pairs.
 Expected<std::map<std::string, std::string>> given_file_options(const ModelArguments& arguments) {
-  if (arguments.opset != 0 || arguments.exporter != "auto" || arguments.merged_decoder || arguments.generate > 0)
+  if (arguments.opset != 0 || arguments.exporter != "auto" || arguments.merged_decoder)
     return fail(ErrorCode::usage,
-                "--opset, --exporter, --generate and --merged-decoder shape an export; --onnx proves the file as "
+                "--opset, --exporter and --merged-decoder shape an export; --onnx proves the file as "
                 "it is (export it again to change them)");
   std::map<std::string, std::string> bind;
   for (const auto& pair : arguments.bind.value_or(std::vector<std::string>{})) {
@@ -77,12 +77,8 @@ Expected<std::map<std::string, std::string>> given_file_options(const ModelArgum
       return fail(ErrorCode::usage, "--bind takes FILE_INPUT=MODEL_INPUT, got '" + pair + "'");
     bind[pair.substr(0, equals)] = pair.substr(equals + 1);
   }
-  std::error_code ec;
-  if (fs::is_directory(*arguments.onnx, ec))
-    return fail(ErrorCode::usage, "--onnx " + *arguments.onnx +
-                                      " is a folder: a multi-file export (an encoder-decoder's files, a prefill and "
-                                      "decode pair) is not proved yet; give one .onnx file");
-  if (!fs::is_regular_file(*arguments.onnx, ec))
+  std::error_code ec;  // a folder's layout is the front end's to read (core/given_folder.py)
+  if (!fs::is_regular_file(*arguments.onnx, ec) && !fs::is_directory(*arguments.onnx, ec))
     return fail(ErrorCode::usage, "--onnx " + *arguments.onnx + ": no such file");
   return bind;
 }

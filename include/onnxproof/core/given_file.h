@@ -22,6 +22,7 @@ struct GivenFile {
   std::string sha256;
   std::vector<BoundName> inputs;
   std::vector<BoundName> outputs;
+  std::string folder{};  // --onnx FOLDER: the generation folder `path` is the step decoder of
 };
 
 }  // namespace onnxproof

@@ -91,13 +91,10 @@ def given_file_config(onnx, bind, *, exporter, opset, opset_version=None, genera
         if bind is not None:
             raise UsageError("bind names the inputs of a given ONNX file: give onnx= too")
         return {}
-    if isinstance(onnx, (str, os.PathLike)) and os.path.isdir(onnx):
-        raise UsageError(f"onnx={onnx!r} is a folder: a multi-file export (an encoder-decoder's files, a prefill and "
-                         "decode pair) is not proved yet; give one .onnx file")
-    if not isinstance(onnx, (str, os.PathLike)) or not os.path.isfile(onnx):
-        raise UsageError(f"onnx={onnx!r}: no such file")
-    if exporter != "auto" or opset is not None or opset_version is not None or generate:
-        raise UsageError("exporter, opset and generate shape an export; onnx= proves the file as it is")
+    if not isinstance(onnx, (str, os.PathLike)) or not (os.path.isfile(onnx) or os.path.isdir(onnx)):
+        raise UsageError(f"onnx={onnx!r}: no such file or folder")
+    if exporter != "auto" or opset is not None or opset_version is not None:
+        raise UsageError("exporter and opset shape an export; onnx= proves the file as it is")
     if bind is not None and not (isinstance(bind, dict) and all(isinstance(k, str) and isinstance(v, str)
                                                                 for k, v in bind.items())):
         raise UsageError(f"bind must be a dict {{file input name: model input name}}, not {bind!r}")

@@ -59,6 +59,7 @@ class ExportState:
         self.rejected_cases = {}  # generated cases the model refused: {sizes as JSON: its error}
         self.given_file = None  # --onnx FILE: export.json's given_file (path, bytes, sha256, the binding)
         self.interface = None  # --onnx FILE: its core.given_file.Interface
+        self.given_layout = None  # --onnx FOLDER: its core.given_folder.Layout (the files beside the step file)
 
     def timed(self, stage, function, *args):
         """function(*args), its seconds added to timings[stage] and its peak resident set kept
@@ -99,7 +100,7 @@ class ExportState:
         whose values set the domain every generated input keeps, else inputs generated at `sizes`
         from the configuration's seed, after `before_generating()` (a framework's ranges found by
         running the model) when given."""
-        if self.given:
+        if self.given and self.given.example:
             self.domains = {name: domain_of(name, array) for name, array in self.given.example.items()}
             self.example = dict(self.given.example)
         else:

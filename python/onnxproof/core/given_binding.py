@@ -106,7 +106,7 @@ def bind_state_inputs(state, parameters):
         record.append(dict({"file": name, "model": model_name, "by": how},
                            **({"cast": f"{spec['dtype']} -> {model_dtype}"} if model_dtype != spec["dtype"] else {}),
                            **({"layout": _LAYOUTS[perm]} if perm else {})))
-    if state.given is not None:  # prove()'s arrays, by the model's names: the file's from now on
+    if state.given is not None and state.given.example:  # prove()'s arrays, by the model's names: the file's now
         state.given = state.given._replace(
             example=file_arrays(state.given.example, binding),
             samples=None if state.given.samples is None else [file_arrays(s, binding) for s in state.given.samples])
@@ -154,6 +154,8 @@ def fixed_axes_the_model_runs(state, output_shapes):
     the model's output shapes on {file input: array}."""
     groups = {}
     said = {f["where"] for f in state.findings if f["code"] == "FILE_AXIS_FIXED"}
+    # A decoder step that takes one new token is made so: its new tokens' axis is no defect.
+    said |= {f"{name}:1" for name in (state.given_layout.token_inputs if state.given_layout else ()) if name}
     for spec in state.interface.inputs:
         for axis, dim in enumerate(spec["dims"][:2]):
             if isinstance(dim, int) and dim > 0 and f"{spec['name']}:{axis}" not in said:
@@ -166,12 +168,12 @@ def fixed_axes_the_model_runs(state, output_shapes):
             after = output_shapes(resized)
         except Exception:  # noqa: BLE001 -- the model takes no other size there either: nothing to say
             continue
-        if after != before:
-            for name in names:
-                state.findings.append(finding(
-                    "FILE_AXIS_FIXED", "warning", f"the file accepts only {size} at axis {axis} of input {name}; "
-                    f"the model runs {size + 1} too, and its outputs follow", f"{name}:{axis}",
-                    fixed_axis_hint(name, axis)))
+        if after != before:  # one finding for the inputs fixed together
+            said = f"input {names[0]}" if len(names) == 1 else f"inputs {', '.join(names)}"
+            state.findings.append(finding(
+                "FILE_AXIS_FIXED", "warning", f"the file accepts only {size} at axis {axis} of {said}; "
+                f"the model runs {size + 1} too, and its outputs follow", f"{names[0]}:{axis}",
+                fixed_axis_hint(names[0], axis)))
 
 
 def adopt(state, parameters, output_shapes, model_outputs):
@@ -181,6 +183,15 @@ def adopt(state, parameters, output_shapes, model_outputs):
     (FILE_BINDING, naming `model_outputs` the file leaves out). True: the file is there to prove."""
     from .given_weights import weight_findings
     state.given_file.update(given_file.copy_into(state.interface, state.model_path))
+    components = ""
+    if state.given_layout is not None:  # a generation folder: the files beside the step file
+        from .given_folder import copy_components
+        copied = copy_components(state.given_layout, state.out)
+        if state.generation and "first" in state.generation:
+            state.generation["first"].update(copied["first"])
+        components = "; beside it " + ", ".join(f"{entry['model']} ({role})" for role, entry in copied.items())
+        if state.given_layout.folder:
+            state.given_file["folder"] = state.given_layout.folder
     progress("comparing the file's weights with the model's")
     state.findings += state.timed("weights", weight_findings, parameters, state.model_path, state.interface)
     state.timed("fixed_axes", fixed_axes_the_model_runs, state, output_shapes)
@@ -194,6 +205,6 @@ def adopt(state, parameters, output_shapes, model_outputs):
         "FILE_BINDING", "info", "the file is proved as given: inputs " +
         ", ".join(said(r) for r in state.given_file["inputs"]) + "; outputs " +
         ", ".join(said(r) for r in state.given_file["outputs"]) +
-        (f"; the model's outputs {', '.join(left)} are not in the file and not proved" if left else ""),
+        (f"; the model's outputs {', '.join(left)} are not in the file and not proved" if left else "") + components,
         state.given_file["path"], "--bind FILE_INPUT=MODEL_INPUT binds an input otherwise"))
     return True

@@ -88,6 +88,11 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     _check_generate(generate, repair, quantize)
     given = argument_checks.given_file_config(onnx, bind, exporter=exporter, opset=opset, opset_version=opset_version,
                                               generate=generate)
+    if given and (os.path.isdir(given["onnx"]) or generate):
+        out = os.path.abspath(out or checks.default_out(model))
+        return _prove_given_decoder(model, given, generate, out, quiet, proving.engine_command(
+            out, targets, providers, rtol=rtol, atol=atol, localize=localize, golden=golden, generate=generate),
+            sweep, samples)
     if generate:
         return _prove_generation(model, args, kwargs, generate, dict(
             opset=opset, exporter=exporter, targets=targets, providers=providers, sweep=sweep, samples=samples,
@@ -109,6 +114,15 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
                                          quantize=quantize, repair=repair, repair_budget=repair_budget)
     return _run_attached(command, config, InMemoryModel(flat.call, config["model"], example, samples_given), model,
                          flat.call, out, quiet)
+
+
+def _prove_given_decoder(model, given, generate, out, quiet, command, sweep, samples):
+    """prove(model, onnx=FOLDER or a decoder file, generate=N): the model proved as the files'
+    decoder step (torch/given_cache.py), whose inputs the files give; args are not needed."""
+    from .export import InMemoryModel
+    config = proving.export_config(_describe(model), [], [], opset=None, exporter="auto", sweep=sweep, samples=samples)
+    config.update(given, generate=generate)
+    return _run_attached(command, config, InMemoryModel(model, config["model"], {}, None), model, model, out, quiet)
 
 
 def _check_generate(generate, repair, quantize):

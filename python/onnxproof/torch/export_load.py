@@ -33,7 +33,9 @@ def load_and_prepare(state):
         model, state.description, defaults = state.timed("load", specs.load_model, model_spec)
     else:
         model, state.description, defaults = state.given.model, state.given.description, state.given.defaults
-    if generate and not (defaults or {}).get("generation"):
+    if given_onnx:  # a generation folder, or a file with a cache: the model as its decoder step
+        model, defaults = _given_step(state, model, defaults)
+    elif generate and not (defaults or {}).get("generation"):
         model, defaults = _as_cache_decoder(state, model)
     if (not state.inputs and defaults is not None) or (defaults or {}).get("generation"):
         # The family's own inputs; a --dynamic given alone is not mixed with them.
@@ -61,6 +63,16 @@ def load_and_prepare(state):
         return bound.eval(), exporters
     state.opset, state.opset_reason = choose_opset(state.config, state.exporter)  # until an export chooses
     return prepare(state, model), exporters
+
+
+def _given_step(state, model, defaults):
+    """(model, defaults) for a given file: the model as the file's decoder step where the file takes
+    a cache (torch/given_cache.py; an hf: spec's own cache decoder unwrapped first), with no
+    family defaults then; else as they were."""
+    from . import given_cache, generation
+    inner = model.model if isinstance(model, generation.FlatCacheDecoder) else model
+    stepped = given_cache.step_decoder(state, inner)
+    return (model, defaults) if stepped is inner else (stepped, None)
 
 
 def _as_cache_decoder(state, model):

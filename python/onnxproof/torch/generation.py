@@ -169,7 +169,7 @@ def decoder_inputs(decoder, batch, sequence, past, vocabulary=None, max_position
                            "past": past_names, "present": present}}
 
 
-def greedy(call, prompt, empty_past, present, steps, tokens=None):
+def greedy(call, prompt, empty_past, present, steps, tokens=None, logits_name="logits"):
     """(tokens [steps, batch], last-position logits [steps, batch, vocabulary]) of `steps` greedy
     steps, `call(ids, length, past)` returning a step's outputs (length: past and new tokens) and
     the outputs named `present` fed back as the next past; with `tokens` given, those are fed
@@ -181,11 +181,12 @@ def greedy(call, prompt, empty_past, present, steps, tokens=None):
         for step in range(steps):
             length += ids.shape[1]
             outputs = call(ids, length, past)
-            last = outputs["logits"][:, -1, :]
+            last = outputs[logits_name][:, -1, :]
             token = last.argmax(dim=-1) if tokens is None else tokens[step]
             chosen.append(token)
             logits_by_step.append(last)
-            past = [outputs[name] for name in present]
+            # A past the decoder returns none for ('' in present) keeps its value.
+            past = [outputs[name] if name else value for name, value in zip(present, past)]
             ids = token.reshape(-1, 1)
     return torch.stack(chosen), torch.stack(logits_by_step)
 

@@ -70,7 +70,8 @@ def record_generation(state, model, reference, steps):
     if not runs:
         return False
     document = {"schema": contract.GENERATION, "steps": steps,
-                **{key: interface[key] for key in ("input_ids", "attention_mask", "logits", "past", "present")},
+                **{key: interface[key] for key in ("input_ids", "attention_mask", "logits", "past", "present",
+                                                   "position_ids", "first") if key in interface},
                 "runs": [{key: run[key] for key in ("folder", "label", "batch", "prompt_length", "padded", "exact",
                                                     "exact_missing_reason")} for run in runs]}
     if encoder_document:
@@ -82,18 +83,22 @@ def record_generation(state, model, reference, steps):
 
 
 def _record_decoder_run(state, model, steps, write_run):
-    """A decoder's one run, from the example's input_ids; [run] or None after a finding."""
+    """A decoder's one run, from the example's input_ids (a given file's: a prompt of the size its
+    files take); [run] or None after a finding."""
     interface = state.generation
-    prompt = torch.from_numpy(np.array(state.example[interface["input_ids"]], copy=True))
+    call_of = interface.get("call_of", _with_mask)
+    prompt = _prompt(state, interface)
     by_name = {spec["name"]: spec for spec in state.inputs}
-    axis_of = {entry["input"]: entry["axis"] for entry in state.dynamic if entry["label"] == "past_sequence"}
+    axis_of = interface.get("past_axes") or {entry["input"]: entry["axis"] for entry in state.dynamic
+                                             if entry["label"] == "past_sequence"}
     empty = []
     for name in interface["past"]:  # step 0's cache: the past's shape with no position in it
         dims = list(by_name[name]["dims"])
         dims[0], dims[axis_of[name]] = int(prompt.shape[0]), 0
         empty.append(torch.zeros(dims, dtype=getattr(torch, by_name[name]["dtype"])))
     try:
-        tokens, logits = greedy(_with_mask(model), prompt, empty, interface["present"], steps)
+        tokens, logits = greedy(call_of(model), prompt, empty, interface["present"], steps,
+                                logits_name=interface["logits"])
     except Exception as error:  # noqa: BLE001 -- the model's own failure, said as a finding
         state.findings.append(generation_failed(error))
         return None
@@ -106,8 +111,8 @@ def _record_decoder_run(state, model, steps, write_run):
         else:
             try:
                 with default_dtype(torch.float64):
-                    _, exact = greedy(_with_mask(float64_pass.model), prompt, [value.double() for value in empty],
-                                      interface["present"], steps, tokens)
+                    _, exact = greedy(call_of(float64_pass.model), prompt, [value.double() for value in empty],
+                                      interface["present"], steps, tokens, logits_name=interface["logits"])
                 files["exact_logits.pb"] = (exact, "exact_logits")
             except Exception as error:  # noqa: BLE001 -- no float64 run: the fixed rule, said
                 reason = f"{type(error).__name__}: {error}"
@@ -115,6 +120,16 @@ def _record_decoder_run(state, model, steps, write_run):
            "padded": False}
     write_run(0, run, files, reason)
     return [run]
+
+
+def _prompt(state, interface):
+    """The prompt: the example's input_ids, or for a given file's decoder (whose step takes one
+    token) ids of the size its files take, seeded."""
+    spec = interface.get("prompt")
+    if not spec:
+        return torch.from_numpy(np.array(state.example[interface["input_ids"]], copy=True))
+    rng = np.random.default_rng(int(state.config.get("seed", 0)) + 5)
+    return torch.from_numpy(rng.integers(spec["range"][0], spec["range"][1], spec["dims"], dtype=np.int64))
 
 
 def _with_mask(decoder):

@@ -1,0 +1,181 @@
+"""A PyTorch decoder proved against the generation files the user made (`--onnx FOLDER`, or one
+file with a key/value cache): the model called as one decoder step under the step file's names
+(core/given_cache.py reads the roles), so the given-file binding, the shape cases and the
+reference work on it as on any file, and the generation proof's interface (generation.json) for
+PyTorch's greedy loop against ONNX Runtime's through the files, step 0 through the first-step
+file (a prefill) where the folder has one."""
+import os
+
+from ..core import given_cache, given_file, given_folder
+from ..core.errors import UsageError
+from ..core.export_io import progress
+
+DEFAULT_STEPS = 8  # greedy steps of a generation folder proved without --generate
+PAST_EXAMPLE, PROMPT_EXAMPLE = 8, 8
+
+
+def step_decoder(state, model):
+    """`model` as the step file's decoder step when the given file is a generation folder or takes
+    a cache, with state.inputs, state.dynamic and state.generation set from the files; else
+    `model` as it is."""
+    path = state.config["onnx"]
+    layout = given_folder.read_layout(path) if os.path.isdir(path) else given_folder.Layout("one file", path)
+    interface = given_file.read_interface(layout.step)
+    if not any(given_cache.cache_key(spec["name"]) for spec in interface.inputs):
+        if layout.step != path:
+            raise UsageError(f"--onnx {path}: its step file {os.path.basename(layout.step)} takes no key/value cache")
+        return model
+    if layout.encoder:
+        raise UsageError(f"--onnx {path}: an encoder-decoder's generation files ({layout.origin} layout) are not proved "
+                         "yet; give the decoder file alone, or a decoder's folder")
+    if not hasattr(model, "config") and not _takes(model, "past_key_values"):
+        raise UsageError(f"--onnx {path}: the file takes a key/value cache; the model's forward() takes no "
+                         "past_key_values")
+    roles = given_cache.step_roles(interface, layout.step)
+    first = None
+    if layout.first:
+        first = given_cache.Roles(given_file.read_interface(layout.first), layout.first)
+    state.config["onnx"] = layout.step
+    state.given_layout = layout
+    layout.folder = path if os.path.isdir(path) else ""
+    layout.token_inputs = (roles.ids, roles.positions)
+    state.inputs, state.dynamic, past_axes = _inputs(interface, roles)
+    order = [spec["name"] for spec in interface.inputs]
+    steps = int(state.config.get("generate") or 0)
+    if not steps and layout.first:
+        steps = state.config["generate"] = DEFAULT_STEPS
+        progress(f"a prefill and decode pair: proved by generation, {steps} greedy steps (--generate N to choose)")
+    if steps:
+        state.generation = dict(given_cache.interface_document(roles, first), past_axes=past_axes,
+                                prompt=_prompt_spec(interface, roles, layout.first), call_of=lambda m: step_call(m, roles, order))
+    progress(f"the {layout.origin} layout: {os.path.basename(layout.step)} runs each step"
+             + (f", {os.path.basename(layout.first)} step 0" if layout.first else ""))
+    return StepDecoder(model, roles, order)
+
+
+def _takes(model, name):
+    import inspect
+    try:
+        return name in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
+def _inputs(interface, roles):
+    """(state.inputs, state.dynamic, {past input: its sequence axis}) of the step file: example
+    sizes that fit together (the mask covers the past and the new tokens), one label for every
+    symbolic batch axis and one for the past's sequence axes, the mask's length derived."""
+    inputs, dynamic, past_axes = [], [], {}
+    batch_label = next((dims[0] for dims in (spec["dims"] for spec in interface.inputs)
+                        if dims and isinstance(dims[0], str)), None)
+    past_label = None
+    new_tokens = 1
+    for spec in interface.inputs:
+        dims = given_file.example_dims(spec)
+        if spec["name"] in roles.past:
+            axis = 2 if len(dims) == 4 else next((a for a, d in enumerate(spec["dims"]) if a and not isinstance(d, int)), 1)
+            past_axes[spec["name"]] = axis
+            dims[axis] = PAST_EXAMPLE
+            if not isinstance(spec["dims"][axis], int):
+                past_label = past_label or given_file.dimension_label(spec["name"], axis, spec["dims"][axis])
+                dynamic.append({"input": spec["name"], "axis": axis, "label": past_label})
+        if spec["name"] == roles.ids:
+            new_tokens = dims[1]
+        if batch_label and isinstance(spec["dims"][0], str):
+            dynamic.append({"input": spec["name"], "axis": 0, "label": batch_label})
+        inputs.append({"name": spec["name"], "dims": dims, "dtype": spec["dtype"]})
+    for spec in inputs:
+        if spec["name"] == roles.mask and past_label:
+            spec["dims"][1] = PAST_EXAMPLE + new_tokens
+            own = next(s for s in interface.inputs if s["name"] == roles.mask)["dims"][1]
+            if not isinstance(own, int):
+                ids_dim = next(s for s in interface.inputs if s["name"] == roles.ids)["dims"][1]
+                derived = [past_label, ids_dim] if isinstance(ids_dim, str) else \
+                    {"label": past_label, "scale": 1, "offset": ids_dim}
+                dynamic.append({"input": roles.mask, "axis": 1, "label": given_file.dimension_label(roles.mask, 1, own),
+                                "derived": derived})
+    return inputs, dynamic, past_axes
+
+
+def _prompt_spec(interface, roles, first_path):
+    """The prompt's dims and id range: the first-step file's (or the step file's) fixed sizes, else a
+    batch of 2 and 8 tokens; ids below the rows of the table they index, else the logits' width."""
+    source = given_file.read_interface(first_path) if first_path else interface
+    ids = next(spec for spec in source.inputs if spec["name"] in given_cache.IDS)
+    batch, length = (dim if isinstance(dim, int) and dim > 0 else default
+                     for dim, default in zip(ids["dims"], (2, PROMPT_EXAMPLE)))
+    logits = next(spec for spec in interface.outputs if spec["name"] == roles.logits)["dims"]
+    high = (source.index_ranges.get(ids["name"]) or interface.index_ranges.get(roles.ids) or [0, logits[-1]])[1]
+    if not isinstance(high, int):
+        raise UsageError(f"--onnx {interface.path}: its logits' width is symbolic and its ids index no table: "
+                         "declare the ids' range (--input input_ids=1x8:int64[0,V])")
+    return {"dims": [batch, length], "range": [0, high]}
+
+
+def step_call(decoder, roles, order):
+    """call(ids, length, past) -> the step file's outputs from `decoder` (the bound model, which
+    takes the step file's inputs in `order`): the mask over past and new tokens, positions after
+    the past."""
+    import torch
+
+    def call(ids, length, past):
+        batch, new = ids.shape
+        values = {roles.ids: ids, **dict(zip(roles.past, past))}
+        if roles.mask:
+            values[roles.mask] = torch.ones((batch, length), dtype=torch.int64)
+        if roles.positions:
+            values[roles.positions] = torch.arange(length - new, length, dtype=torch.int64).expand(batch, new)
+        return decoder(*[values[name] for name in order])
+    return call
+
+
+def _pairs(tensors, roles, part):
+    """[(key, value)] per layer of one part of the cache from the step file's cache inputs."""
+    by_layer = {}
+    for name, (layer, kind_part, kind) in zip(roles.past, roles.keys):
+        if kind_part == part:
+            by_layer.setdefault(layer, {})[kind] = tensors[name]
+    return [(by_layer[layer]["key"], by_layer[layer]["value"]) for layer in sorted(by_layer)]
+
+
+def StepDecoder(model, roles, order):  # noqa: N802 -- a class factory, named as the class it makes
+    """The model as one decoder step taking the step file's inputs (in `order`) and returning
+    {file output: tensor}: the cache inputs as a transformers DynamicCache (or pairs for a model
+    of the user's), step 0's empty cache as none at all in PyTorch, as users call it."""
+    import torch
+    from .generation import _logits_and_cache, _pairs_of
+
+    class FileStep(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model, self.input_names = model, list(order)
+
+        @property
+        def wrapped_model(self):  # what traps.forward_location names: the user's forward
+            return self.model
+
+        def forward(self, *args):
+            values = dict(zip(self.input_names, args))
+            pairs = _pairs(values, roles, "self")
+            if pairs and all(key.numel() == 0 for key, _ in pairs):
+                pairs = []
+            extra = {name: values[field] for name, field in (("attention_mask", roles.mask),
+                                                              ("position_ids", roles.positions)) if field}
+            if hasattr(self.model, "config"):
+                from transformers import DynamicCache
+                config = self.model.config
+                cache = DynamicCache(ddp_cache_data=pairs, config=config) if pairs else DynamicCache(config=config)
+                output = self.model(input_ids=values[roles.ids], past_key_values=cache, use_cache=True,
+                                    return_dict=True, **extra)
+                logits, present = output.logits, _pairs_of(output.past_key_values)
+            else:
+                logits, cache = _logits_and_cache(self.model(values[roles.ids], extra.get("attention_mask"),
+                                                             past_key_values=pairs or None))
+                present = _pairs_of(cache)
+            outputs = {roles.logits: logits}
+            for (layer, part, kind), name in roles.outputs.items():
+                if part == "self" and layer < len(present):
+                    outputs[name] = present[layer][0 if kind == "key" else 1]
+            return outputs
+
+    return FileStep()
