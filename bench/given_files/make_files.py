@@ -116,11 +116,13 @@ def ort_optimized(out, entries, level_name):
                         spec("resnet18"), path, optimize))
 
 
-def gpt2_files(out, entries):
-    models.trained_gpt2().save_pretrained(os.path.join(out, "gpt2"))
-    model = models.gpt2()
-    folder = os.path.join(out, "files", "gpt2-generation")
-    ids = torch.randint(0, models.GPT2_CONFIG["vocab_size"], (1, 8), generator=torch.Generator().manual_seed(1))
+def generation_files(out, entries, name):
+    """A causal LM (models.py's gpt2 or llama) through transformers' export_for_generation: a
+    folder with prefill.onnx, decode.onnx and export.json."""
+    getattr(models, f"trained_{name}")().save_pretrained(os.path.join(out, name))
+    model = getattr(models, name)()
+    folder = os.path.join(out, "files", f"{name}-generation")
+    ids = torch.randint(0, 1000, (1, 8), generator=torch.Generator().manual_seed(1))
 
     def export():
         from transformers.exporters import OnnxConfig, OnnxExporter
@@ -128,7 +130,7 @@ def gpt2_files(out, entries):
             warnings.simplefilter("ignore")
             OnnxExporter().export_for_generation(model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)},
                                                  OnnxConfig(dynamic=True)).save_pretrained(folder)
-    entry = make("gpt2-generation", "transformers OnnxExporter.export_for_generation (5.23)", spec("gpt2"), folder,
+    entry = make(f"{name}-generation", "transformers OnnxExporter.export_for_generation (5.23)", spec(name), folder,
                  export, multi_file=True)
     entry["components"] = sorted(f for f in os.listdir(folder) if f.endswith(".onnx")) if os.path.isdir(folder) else []
     entries.append(entry)
@@ -244,7 +246,10 @@ def make(name, exporter, model_spec, path, action, multi_file=False):
 
 
 def main():
+    """OUT [GROUP ...]: every file, or only the groups named (image, bert, ort, generation, bart),
+    their entries replacing the ones of the same name in OUT's manifest."""
     out = os.path.abspath(sys.argv[1])
+    groups = set(sys.argv[2:]) or {"image", "bert", "ort", "generation", "bart"}
     repository = os.path.dirname(os.path.dirname(HERE))
     if os.path.commonpath([out, repository]) == repository:
         sys.exit(f"{out} is inside the repository: give a folder outside it")
@@ -252,19 +257,35 @@ def main():
     os.environ["ONNXPROOF_GIVEN_FILES"] = out
     torch.set_num_threads(2)
     entries = []
-    image_files(out, "resnet18", entries)
-    image_files(out, "mobilenet_v3_small", entries)
-    bert_files(out, entries)
+    if "image" in groups:
+        image_files(out, "resnet18", entries)
+        image_files(out, "mobilenet_v3_small", entries)
+    if "bert" in groups:
+        bert_files(out, entries)
     # Controls: the same files against the same architectures from another checkpoint (seed 1):
     # expected to fail, naming the weights.
     for name, other in (("resnet18-torchscript", "other_resnet18"), ("bert-torchscript", "other_bert")):
-        entry = next(e for e in entries if e["name"] == name)
-        entries.append(dict(entry, name=f"{name}-vs-other-weights", spec=spec(other), control=True, same_file_as=name))
-    ort_optimized(out, entries, "BASIC")
-    ort_optimized(out, entries, "EXTENDED")
-    gpt2_files(out, entries)
-    bart_files(out, entries)
-    with open(os.path.join(out, "manifest-torch.json"), "w", encoding="utf-8") as handle:
+        entry = next((e for e in entries if e["name"] == name), None)
+        if entry:
+            entries.append(dict(entry, name=f"{name}-vs-other-weights", spec=spec(other), control=True,
+                                same_file_as=name))
+    if "ort" in groups:
+        ort_optimized(out, entries, "BASIC")
+        ort_optimized(out, entries, "EXTENDED")
+    if "generation" in groups:
+        generation_files(out, entries, "gpt2")
+        generation_files(out, entries, "llama")
+        entry = next(e for e in entries if e["name"] == "gpt2-generation")  # its control: another checkpoint's
+        entries.append(dict(entry, name="gpt2-generation-vs-other-weights", spec=spec("other_gpt2"), control=True,
+                            same_file_as="gpt2-generation"))
+    if "bart" in groups:
+        bart_files(out, entries)
+    manifest = os.path.join(out, "manifest-torch.json")
+    if os.path.isfile(manifest) and len(groups) < 5:  # the other groups' entries as they were
+        with open(manifest, encoding="utf-8") as handle:
+            made = {entry["name"] for entry in entries}
+            entries = [entry for entry in json.load(handle) if entry["name"] not in made] + entries
+    with open(manifest, "w", encoding="utf-8") as handle:
         json.dump(entries, handle, indent=1)
 
 

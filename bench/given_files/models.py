@@ -17,6 +17,8 @@ SEED = 0
 BERT_CONFIG = dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                    intermediate_size=128, max_position_embeddings=128, num_labels=3)
 GPT2_CONFIG = dict(vocab_size=1000, n_embd=64, n_layer=2, n_head=4, n_positions=128)
+LLAMA_CONFIG = dict(vocab_size=1000, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                    num_key_value_heads=2, max_position_embeddings=128)
 BART_CONFIG = dict(vocab_size=1000, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
                    decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=128,
                    pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
@@ -111,9 +113,19 @@ def other_bert():
     return trained_bert(seed=1)
 
 
-def trained_gpt2():
+def trained_gpt2(seed=SEED):
     from transformers import GPT2Config, GPT2LMHeadModel
-    return _trained_transformers(GPT2LMHeadModel, GPT2Config, GPT2_CONFIG)
+    return _trained_transformers(GPT2LMHeadModel, GPT2Config, GPT2_CONFIG, seed)
+
+
+def other_gpt2():
+    """The generation control's model: the GPT-2 from another checkpoint (seed 1)."""
+    return trained_gpt2(seed=1).eval()
+
+
+def trained_llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+    return _trained_transformers(LlamaForCausalLM, LlamaConfig, LLAMA_CONFIG)
 
 
 def trained_bart():
@@ -131,6 +143,11 @@ def bert():
 def gpt2():
     from transformers import GPT2LMHeadModel
     return GPT2LMHeadModel.from_pretrained(os.path.join(folder(), "gpt2")).eval()
+
+
+def llama():
+    from transformers import LlamaForCausalLM
+    return LlamaForCausalLM.from_pretrained(os.path.join(folder(), "llama")).eval()
 
 
 def bart():

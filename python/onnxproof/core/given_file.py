@@ -36,6 +36,9 @@ def read_interface(path):
     import onnx
     from onnx import helper
     path = os.path.abspath(path)
+    if os.path.isdir(path):
+        raise UsageError(f"--onnx {path} is a folder: generation folders are proved against PyTorch decoders; "
+                         "give one .onnx file")
     if not os.path.isfile(path):
         raise UsageError(f"--onnx {path}: no such file")
     try:

@@ -16,14 +16,16 @@ PAST_EXAMPLE, PROMPT_EXAMPLE = 8, 8
 
 def step_decoder(state, model):
     """`model` as the step file's decoder step when the given file is a generation folder or takes
-    a cache, with state.inputs, state.dynamic and state.generation set from the files; else
-    `model` as it is."""
+    or returns a cache (a prefill file alone: step 0), with state.inputs, state.dynamic and
+    state.generation set from the files; else `model` as it is."""
     path = state.config["onnx"]
     layout = given_folder.read_layout(path) if os.path.isdir(path) else given_folder.Layout("one file", path)
     interface = given_file.read_interface(layout.step)
-    if not any(given_cache.cache_key(spec["name"]) for spec in interface.inputs):
-        if layout.step != path:
-            raise UsageError(f"--onnx {path}: its step file {os.path.basename(layout.step)} takes no key/value cache")
+    if not any(given_cache.cache_key(spec["name"]) for spec in interface.inputs + interface.outputs):
+        if layout.components():
+            raise UsageError(f"--onnx {path}: its step file {os.path.basename(layout.step)} takes and returns no "
+                             "key/value cache; give one .onnx file")
+        state.config["onnx"] = layout.step  # a folder of one file (transformers' export()): that file
         return model
     if layout.encoder:
         raise UsageError(f"--onnx {path}: an encoder-decoder's generation files ({layout.origin} layout) are not proved "
@@ -45,7 +47,7 @@ def step_decoder(state, model):
     if not steps and layout.first:
         steps = state.config["generate"] = DEFAULT_STEPS
         progress(f"a prefill and decode pair: proved by generation, {steps} greedy steps (--generate N to choose)")
-    if steps:
+    if steps and roles.past:  # a prefill file alone takes no cache: its parity proves it
         state.generation = dict(given_cache.interface_document(roles, first), past_axes=past_axes,
                                 prompt=_prompt_spec(interface, roles, layout.first), call_of=lambda m: step_call(m, roles, order))
     progress(f"the {layout.origin} layout: {os.path.basename(layout.step)} runs each step"
