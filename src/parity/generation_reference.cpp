@@ -64,10 +64,11 @@ Expected<contract::GenerationDocument> read_generation_document(const fs::path& 
       return fail(ErrorCode::invalid_input, path.string() + ": a run's folder must be run_N, not '" + run.folder + "'");
     }
   }
-  if (document.encoder && !is_plain_onnx_name(document.encoder->model)) {
-    return fail(
-        ErrorCode::invalid_input,
-        path.string() + ": the encoder must be a .onnx file in the run folder, not '" + document.encoder->model + "'");
+  if (document.encoder && !is_plain_onnx_name(document.encoder->model) && !is_component_name(document.encoder->model)) {
+    return fail(ErrorCode::invalid_input, path.string() +
+                                              ": the encoder must be a .onnx file in the run folder or components/, "
+                                              "not '" +
+                                              document.encoder->model + "'");
   }
   if (document.first) {
     if (!is_component_name(document.first->model)) {

@@ -187,8 +187,9 @@ def adopt(state, parameters, output_shapes, model_outputs):
     if state.given_layout is not None:  # a generation folder: the files beside the step file
         from .given_folder import copy_components
         copied = copy_components(state.given_layout, state.out)
-        if state.generation and "first" in state.generation:
-            state.generation["first"].update(copied["first"])
+        for role, entry in copied.items():  # their names and sha256 in generation.json
+            if state.generation and role in state.generation:
+                state.generation[role].update(entry)
         components = "; beside it " + ", ".join(f"{entry['model']} ({role})" for role, entry in copied.items())
         if state.given_layout.folder:
             state.given_file["folder"] = state.given_layout.folder

@@ -70,11 +70,11 @@ def step_roles(interface, path):
     return roles
 
 
-def handoff(first, step):
-    """The first-step file's outputs in the order of the step file's cache inputs (what step 0
-    hands to step 1); UsageError naming the one it does not give."""
+def handoff(first, step, carried):
+    """The first-step file's outputs in the order of the step file's `carried` cache inputs
+    ([(name, key)]: what step 0 hands to step 1); UsageError naming the one it does not give."""
     names = []
-    for name, key in zip(step.past, step.keys):
+    for name, key in carried:
         if key not in first.outputs:
             raise UsageError(f"--onnx {first.path}: the first-step file gives no output for {step.path}'s cache input "
                              f"{name} (layer {key[0]}, {key[1]}-attention {key[2]})")
@@ -82,13 +82,42 @@ def handoff(first, step):
     return names
 
 
-def interface_document(step, first):
+def encoder_feeds(roles, encoder):
+    """{decoder input: the encoder input or output fed to it} for a decoder file beside `encoder`
+    (an Interface): its encoder mask from the encoder's attention_mask, its encoder states from
+    the encoder's last_hidden_state (else its first output), and, in onnxproof's own layout, each
+    cross-attention cache input from the encoder output of the same layer and kind."""
+    inputs = [spec["name"] for spec in encoder.inputs]
+    outputs = [spec["name"] for spec in encoder.outputs]
+    feeds = {}
+    if roles.encoder_mask:
+        if "attention_mask" not in inputs:
+            raise UsageError(f"--onnx {roles.path} takes {roles.encoder_mask}; the encoder takes no attention_mask")
+        feeds[roles.encoder_mask] = "attention_mask"
+    if roles.encoder_states:
+        feeds[roles.encoder_states] = "last_hidden_state" if "last_hidden_state" in outputs else outputs[0]
+    crosses = {cache_key(name): name for name in outputs if cache_key(name)}
+    for name, key in zip(roles.past, roles.keys):
+        if key[1] == "cross" and key in crosses:
+            feeds[name] = crosses[key]
+    return feeds
+
+
+def interface_document(step, first, encoder=None):
     """The generation interface of generation.json (onnxproof.generation/2) for the file `step`
-    (and `first`, whose `model` and `sha256` the adoption fills): names by role."""
+    (and `first`, and `encoder` an Interface, whose `model` and `sha256` the adoption fills):
+    names by role. Without a first-step file, a cross-attention cache the encoder gives is fed
+    from it, not carried."""
+    feeds = encoder_feeds(step, encoder) if encoder is not None else {}
+    carried = [(name, key) for name, key in zip(step.past, step.keys) if name not in feeds]
     document = {"input_ids": step.ids, "attention_mask": step.mask, "position_ids": step.positions,
-                "logits": step.logits, "past": list(step.past),
-                "present": [step.outputs.get(key, "") for key in step.keys]}
+                "logits": step.logits, "past": [name for name, _ in carried],
+                "present": [step.outputs.get(key, "") for _, key in carried]}
     if first is not None:
         document["first"] = {"input_ids": first.ids, "attention_mask": first.mask, "position_ids": first.positions,
-                             "logits": first.logits, "handoff": handoff(first, step), "feeds": {}}
+                             "logits": first.logits, "handoff": handoff(first, step, carried),
+                             "feeds": encoder_feeds(first, encoder) if encoder is not None else {}}
+    if encoder is not None:
+        document["encoder"] = {"inputs": [spec["name"] for spec in encoder.inputs],
+                               "outputs": [spec["name"] for spec in encoder.outputs], "feeds": feeds}
     return document

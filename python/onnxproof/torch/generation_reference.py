@@ -57,7 +57,9 @@ def record_generation(state, model, reference, steps):
                              numpy_helper.from_array(value.detach().cpu().numpy(), name).SerializeToString())
         run["prompt_length"] = int(files["prompt.pb"][0].shape[1])
 
-    if interface.get("encoder"):
+    if interface.get("record"):  # a given encoder-decoder folder (torch/given_seq2seq.py)
+        runs, encoder_document = interface["record"](state, model, steps, write_run)
+    elif interface.get("encoder"):
         runs = record_seq2seq_generation(state, model, steps, write_run)
         encoder = interface["encoder"]
         encoder_document = {"model": ENCODER_FILE, "sha256": file_digest(os.path.join(state.out, ENCODER_FILE))[1] if runs else "",

@@ -27,9 +27,10 @@ def step_decoder(state, model):
                              "key/value cache; give one .onnx file")
         state.config["onnx"] = layout.step  # a folder of one file (transformers' export()): that file
         return model
-    if layout.encoder:
-        raise UsageError(f"--onnx {path}: an encoder-decoder's generation files ({layout.origin} layout) are not proved "
-                         "yet; give the decoder file alone, or a decoder's folder")
+    seq2seq = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
+    if layout.encoder and not seq2seq:
+        raise UsageError(f"--onnx {path}: an encoder-decoder's files ({layout.origin} layout); the model is no "
+                         "transformers encoder-decoder")
     if not hasattr(model, "config") and not _takes(model, "past_key_values"):
         raise UsageError(f"--onnx {path}: the file takes a key/value cache; the model's forward() takes no "
                          "past_key_values")
@@ -44,12 +45,18 @@ def step_decoder(state, model):
     state.inputs, state.dynamic, past_axes = _inputs(interface, roles)
     order = [spec["name"] for spec in interface.inputs]
     steps = int(state.config.get("generate") or 0)
-    if not steps and layout.first:
+    if not steps and (layout.first or layout.encoder):
         steps = state.config["generate"] = DEFAULT_STEPS
-        progress(f"a prefill and decode pair: proved by generation, {steps} greedy steps (--generate N to choose)")
+        progress(f"a generation folder: proved by generation, {steps} greedy steps (--generate N to choose)")
     if steps and roles.past:  # a prefill file alone takes no cache: its parity proves it
-        state.generation = dict(given_cache.interface_document(roles, first), past_axes=past_axes,
-                                prompt=_prompt_spec(interface, roles, layout.first), call_of=lambda m: step_call(m, roles, order))
+        encoder = given_file.read_interface(layout.encoder) if layout.encoder else None
+        state.generation = dict(given_cache.interface_document(roles, first, encoder), past_axes=past_axes)
+        if encoder is not None:
+            from . import given_seq2seq
+            state.generation.update(encoder_specs=encoder.inputs, record=given_seq2seq.record_runs)
+        else:
+            state.generation.update(prompt=_prompt_spec(interface, roles, layout.first),
+                                    call_of=lambda m: step_call(m, roles, order))
     progress(f"the {layout.origin} layout: {os.path.basename(layout.step)} runs each step"
              + (f", {os.path.basename(layout.first)} step 0" if layout.first else ""))
     return StepDecoder(model, roles, order)
@@ -66,26 +73,30 @@ def _takes(model, name):
 def _inputs(interface, roles):
     """(state.inputs, state.dynamic, {past input: its sequence axis}) of the step file: example
     sizes that fit together (the mask covers the past and the new tokens), one label for every
-    symbolic batch axis and one for the past's sequence axes, the mask's length derived."""
-    inputs, dynamic, past_axes = [], [], {}
+    symbolic batch axis, one for the self-attention past's sequence axes and one for the source
+    (the cross-attention past, the encoder's mask and states), the mask's length derived."""
+    inputs, dynamic, past_axes, labels = [], [], {}, {}
     batch_label = next((dims[0] for dims in (spec["dims"] for spec in interface.inputs)
                         if dims and isinstance(dims[0], str)), None)
-    past_label = None
     new_tokens = 1
     for spec in interface.inputs:
-        dims = given_file.example_dims(spec)
-        if spec["name"] in roles.past:
+        name, dims = spec["name"], given_file.example_dims(spec)
+        axis, part = None, None
+        if name in roles.past:
             axis = 2 if len(dims) == 4 else next((a for a, d in enumerate(spec["dims"]) if a and not isinstance(d, int)), 1)
-            past_axes[spec["name"]] = axis
-            dims[axis] = PAST_EXAMPLE
-            if not isinstance(spec["dims"][axis], int):
-                past_label = past_label or given_file.dimension_label(spec["name"], axis, spec["dims"][axis])
-                dynamic.append({"input": spec["name"], "axis": axis, "label": past_label})
-        if spec["name"] == roles.ids:
+            part = roles.keys[roles.past.index(name)][1]
+            past_axes[name], dims[axis] = axis, PAST_EXAMPLE
+        elif name in (roles.encoder_mask, roles.encoder_states):
+            axis, part = 1, "cross"
+        if axis is not None and not isinstance(spec["dims"][axis], int):
+            label = labels.setdefault(part, given_file.dimension_label(name, axis, spec["dims"][axis]))
+            dynamic.append({"input": name, "axis": axis, "label": label})
+        if name == roles.ids:
             new_tokens = dims[1]
         if batch_label and isinstance(spec["dims"][0], str):
-            dynamic.append({"input": spec["name"], "axis": 0, "label": batch_label})
-        inputs.append({"name": spec["name"], "dims": dims, "dtype": spec["dtype"]})
+            dynamic.append({"input": name, "axis": 0, "label": batch_label})
+        inputs.append({"name": name, "dims": dims, "dtype": spec["dtype"]})
+    past_label = labels.get("self")
     for spec in inputs:
         if spec["name"] == roles.mask and past_label:
             spec["dims"][1] = PAST_EXAMPLE + new_tokens
@@ -163,21 +174,24 @@ def StepDecoder(model, roles, order):  # noqa: N802 -- a class factory, named as
                 pairs = []
             extra = {name: values[field] for name, field in (("attention_mask", roles.mask),
                                                               ("position_ids", roles.positions)) if field}
-            if hasattr(self.model, "config"):
+            if getattr(getattr(self.model, "config", None), "is_encoder_decoder", False):
+                from .given_seq2seq import decoder_step
+                logits, present = decoder_step(self.model, roles, values, lambda part: _pairs(values, roles, part))
+            elif hasattr(self.model, "config"):
                 from transformers import DynamicCache
                 config = self.model.config
                 cache = DynamicCache(ddp_cache_data=pairs, config=config) if pairs else DynamicCache(config=config)
                 output = self.model(input_ids=values[roles.ids], past_key_values=cache, use_cache=True,
                                     return_dict=True, **extra)
-                logits, present = output.logits, _pairs_of(output.past_key_values)
+                logits, present = output.logits, {"self": _pairs_of(output.past_key_values)}
             else:
                 logits, cache = _logits_and_cache(self.model(values[roles.ids], extra.get("attention_mask"),
                                                              past_key_values=pairs or None))
-                present = _pairs_of(cache)
+                present = {"self": _pairs_of(cache)}
             outputs = {roles.logits: logits}
             for (layer, part, kind), name in roles.outputs.items():
-                if part == "self" and layer < len(present):
-                    outputs[name] = present[layer][0 if kind == "key" else 1]
+                if layer < len(present.get(part, [])):
+                    outputs[name] = present[part][layer][0 if kind == "key" else 1]
             return outputs
 
     return FileStep()
