@@ -29,7 +29,7 @@ const std::vector<FindingCode> k_numeric = {FindingCode::parity_mismatch,     Fi
                                             FindingCode::nan_or_inf,          FindingCode::output_all_zeros,
                                             FindingCode::output_saturated,    FindingCode::golden_drift,
                                             FindingCode::generation_diverged, FindingCode::generation_logits_outside,
-                                            FindingCode::encoder_mismatch};
+                                            FindingCode::encoder_mismatch,    FindingCode::generation_run_failed};
 
 const std::vector<CauseRule>& cause_rules() {
   static const std::vector<CauseRule> rules = [] {

@@ -125,5 +125,121 @@ class GivenGenerationFolder(unittest.TestCase):
         self.assertEqual(report.steps["generate"], "pass")
 
 
+BART = dict(vocab_size=200, d_model=32, encoder_layers=1, decoder_layers=2, encoder_attention_heads=2,
+            decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
+            pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask):
+        return self.model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
+def optimum_layout(model, folder, misnamed=False):
+    """Optimum's encoder-decoder folder, written by torch.onnx.export (TorchScript) under Optimum's
+    names: encoder_model.onnx, decoder_model.onnx (step 0: both caches out) and
+    decoder_with_past_model.onnx (one token, the self-attention cache out). `misnamed`: the first
+    step's outputs named in the per-layer order, not the order it returns them (a user's slip)."""
+    from onnxproof.torch.seq2seq import MaskedCacheDecoder
+    from onnxproof.torch.seq2seq_export import MaskedFirstStepDecoder
+    os.makedirs(folder)
+    ids = torch.randint(4, BART["vocab_size"], (2, 8), generator=torch.Generator().manual_seed(2))
+    mask, start = torch.ones_like(ids), torch.full((2, 1), BART["decoder_start_token_id"])
+    layers = range(BART["decoder_layers"])
+    # The first step returns every layer's self-attention cache, then every layer's cross-attention
+    # cache; the decoder with past takes them per layer: self key, self value, cross key, cross value.
+    returned = [f"present.{layer}.{part}.{kind}" for part in ("decoder", "encoder") for layer in layers
+                for kind in ("key", "value")]
+    names = [f"present.{layer}.{part}.{kind}" for layer in layers for part in ("decoder", "encoder") for kind in ("key", "value")]
+    batch, source = {0: "batch_size"}, {0: "batch_size", 1: "encoder_sequence_length"}
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        states = Encoder(model)(ids, mask)
+        torch.onnx.export(Encoder(model), (ids, mask), os.path.join(folder, "encoder_model.onnx"), dynamo=False,
+                          input_names=["input_ids", "attention_mask"], output_names=["last_hidden_state"],
+                          dynamic_axes={"input_ids": source, "attention_mask": source, "last_hidden_state": source})
+        first = MaskedFirstStepDecoder(model)
+        torch.onnx.export(first, (start, mask, states), os.path.join(folder, "decoder_model.onnx"), dynamo=False,
+                          input_names=["input_ids", "encoder_attention_mask", "encoder_hidden_states"],
+                          output_names=["logits", *(names if misnamed else returned)], dynamic_axes={
+                              "input_ids": {0: "batch_size", 1: "decoder_sequence_length"},
+                              "encoder_attention_mask": source, "encoder_hidden_states": source, "logits": batch,
+                              **{name: {0: "batch_size", 2: "decoder_sequence_length" if ".decoder." in name
+                                        else "encoder_sequence_length"} for name in names}})
+        present = first(start, mask, states)
+        past = [present[name] for name in names]
+        past_names = [name.replace("present", "past_key_values") for name in names]
+        torch.onnx.export(MaskedCacheDecoder(model), (start, mask, *past),
+                          os.path.join(folder, "decoder_with_past_model.onnx"), dynamo=False,
+                          input_names=["input_ids", "encoder_attention_mask", *past_names],
+                          output_names=["logits", *[name for name in names if ".decoder." in name]], dynamic_axes={
+                              "input_ids": batch, "encoder_attention_mask": source, "logits": batch,
+                              **{name: {0: "batch_size", 2: "past_decoder_sequence_length" if ".decoder." in name
+                                        else "encoder_sequence_length_out"} for name in past_names}})
+
+
+class GivenEncoderDecoderFolder(unittest.TestCase):
+    """An encoder-decoder in Optimum's folder layout, proved by generation: the encoder judged on the
+    request, step 0 through decoder_model.onnx, its caches handed to decoder_with_past_model.onnx."""
+
+    @classmethod
+    def setUpClass(cls):
+        from transformers import BartConfig, BartForConditionalGeneration
+        cls.folder = tempfile.mkdtemp(prefix="onnxproof-given-seq2seq-")
+        torch.manual_seed(0)
+        cls.model = model = BartForConditionalGeneration(BartConfig(**BART)).eval()
+        model.save_pretrained(os.path.join(cls.folder, "checkpoint"))
+        with open(os.path.join(cls.folder, "models.py"), "w", encoding="utf-8") as handle:
+            handle.write("from transformers import BartForConditionalGeneration\n\ndef bart():\n    return "
+                         f"BartForConditionalGeneration.from_pretrained({os.path.join(cls.folder, 'checkpoint')!r}).eval()\n")
+        cls.spec = os.path.join(cls.folder, "models.py") + ":bart"
+        cls.export = os.path.join(cls.folder, "optimum")
+        optimum_layout(model, cls.export)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.folder, ignore_errors=True)
+
+    def pipeline(self, onnx_path, out):
+        return subprocess.run([ENGINE, "pipeline", "--model", self.spec, "--onnx", onnx_path, "--generate", "5",
+                               "--out", os.path.join(self.folder, out), "--no-golden"], capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=600, check=False)
+
+    def test_the_folder_is_proved_with_its_encoder_and_both_decoders(self):
+        done = self.pipeline(self.export, "optimum-run")
+        self.assertEqual(done.returncode, 0, done.stdout[-3000:] + done.stderr[-3000:])
+        report = onnxproof.read_report(os.path.join(self.folder, "optimum-run"))
+        self.assertEqual(report.steps["generate"], "pass", report.generation)
+        components = sorted(os.listdir(os.path.join(self.folder, "optimum-run", "components")))
+        self.assertEqual(components, ["decoder_model.onnx", "encoder_model.onnx"])
+
+    def test_a_first_step_file_with_its_caches_misnamed_fails_the_loop(self):
+        planted = os.path.join(self.folder, "misnamed")
+        optimum_layout(self.model, planted, misnamed=True)
+        done = self.pipeline(planted, "misnamed-run")
+        self.assertEqual(done.returncode, 1, done.stdout[-3000:] + done.stderr[-3000:])
+        report = onnxproof.read_report(os.path.join(self.folder, "misnamed-run"))
+        self.assertEqual(report.steps["generate"], "fail")
+        self.assertIn("GENERATION_RUN_FAILED", report.codes("error"))
+
+    def test_an_edited_encoder_fails_with_the_encoder_named(self):
+        planted = os.path.join(self.folder, "edited-encoder")
+        shutil.copytree(self.export, planted)
+        path = os.path.join(planted, "encoder_model.onnx")
+        model = onnx.load(path)
+        weight = max((t for t in model.graph.initializer if t.data_type == onnx.TensorProto.FLOAT),
+                     key=lambda t: int(np.prod(t.dims)))
+        weight.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(weight) * 1.3, weight.name))
+        onnx.save(model, path)
+        done = self.pipeline(planted, "edited-encoder-run")
+        self.assertEqual(done.returncode, 1, done.stdout[-3000:] + done.stderr[-3000:])
+        report = onnxproof.read_report(os.path.join(self.folder, "edited-encoder-run"))
+        self.assertIn("ENCODER_MISMATCH", report.codes("error"))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -67,10 +67,12 @@ def load_and_prepare(state):
 
 def _given_step(state, model, defaults):
     """(model, defaults) for a given file: the model as the file's decoder step where the file takes
-    a cache (torch/given_cache.py; an hf: spec's own cache decoder unwrapped first), with no
-    family defaults then; else as they were."""
-    from . import given_cache, generation
-    inner = model.model if isinstance(model, generation.FlatCacheDecoder) else model
+    a cache (torch/given_cache.py; the transformers model inside an hf: spec's wrapper first), with
+    no family defaults then; else as they were."""
+    from . import given_cache
+    inner = model
+    while not hasattr(inner, "config") and hasattr(getattr(inner, "model", None), "config"):
+        inner = inner.model
     stepped = given_cache.step_decoder(state, inner)
     return (model, defaults) if stepped is inner else (stepped, None)
 

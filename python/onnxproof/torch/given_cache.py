@@ -21,13 +21,15 @@ def step_decoder(state, model):
     path = state.config["onnx"]
     layout = given_folder.read_layout(path) if os.path.isdir(path) else given_folder.Layout("one file", path)
     interface = given_file.read_interface(layout.step)
+    seq2seq = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
     if not any(given_cache.cache_key(spec["name"]) for spec in interface.inputs + interface.outputs):
         if layout.components():
             raise UsageError(f"--onnx {path}: its step file {os.path.basename(layout.step)} takes and returns no "
                              "key/value cache; give one .onnx file")
         state.config["onnx"] = layout.step  # a folder of one file (transformers' export()): that file
+        if seq2seq and [spec["name"] for spec in interface.outputs] == ["last_hidden_state"]:
+            return model.get_encoder()  # an encoder file alone (encoder_model.onnx): the model's encoder
         return model
-    seq2seq = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
     if layout.encoder and not seq2seq:
         raise UsageError(f"--onnx {path}: an encoder-decoder's files ({layout.origin} layout); the model is no "
                          "transformers encoder-decoder")

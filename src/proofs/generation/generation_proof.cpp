@@ -19,6 +19,15 @@ namespace onnxproof::pipeline_run {
 namespace {
 
 // A run that fails at ONNX Runtime's default level and passes with its optimizer off.
+Finding generation_run_failed(const Error& error) {
+  return Finding{.code = FindingCode::generation_run_failed,
+                 .severity = Severity::error,
+                 .step = "generate",
+                 .message = error.message(),
+                 .where = "generation",
+                 .hint = "prove each decoder file alone (--onnx FILE): its own parity names the file that breaks"};
+}
+
 Finding optimizer_changed_generation(const GenerationResult& result) {
   return Finding{
       .code = FindingCode::runtime_optimization_changed_outputs,
@@ -54,6 +63,12 @@ StepReport generate_step(Run& run) {
                            .disabled_optimizers = run.options.parity.disabled_optimizers};
     auto by_run =
         prove_generation(run.model, run.out, folder, session, run.options.parity.tolerance, run.report.framework);
+    if (!by_run && by_run.error().code() == ErrorCode::runtime) {  // the files cannot run the loop: a defect
+      add_findings(run, {generation_run_failed(by_run.error())});
+      step.status = StepStatus::fail;
+      step.reason = by_run.error().message();
+      return step;
+    }
     if (!by_run) return step_error(step, by_run.error());
     const bool any_failed =
         std::any_of(by_run->begin(), by_run->end(), [](const auto& result) { return !result.passed(); });
