@@ -117,6 +117,13 @@ class GivenGenerationFolder(unittest.TestCase):
         self.assertEqual(done.returncode, 2, done.stdout[-2000:] + done.stderr[-2000:])
         self.assertIn("no generation layout fits its files (a.onnx, b.onnx)", done.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.folder, "odd-run", "report.json")))
+        linked = os.path.join(self.folder, "linked")  # a prefill file that is a link out of the folder
+        shutil.copytree(self.export, linked)
+        os.remove(os.path.join(linked, "prefill.onnx"))
+        os.symlink(os.path.join(self.export, "prefill.onnx"), os.path.join(linked, "prefill.onnx"))
+        done = self.pipeline("--onnx", linked, out="linked-run")
+        self.assertEqual(done.returncode, 2, done.stdout[-2000:] + done.stderr[-2000:])
+        self.assertIn("prefill.onnx is a link: refused", done.stderr)
 
     def test_prove_takes_the_folder(self):
         report = onnxproof.prove(self.model, onnx=self.export, generate=4, out=os.path.join(self.folder, "api"),

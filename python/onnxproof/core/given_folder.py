@@ -40,6 +40,9 @@ def read_layout(folder):
                    and os.path.isfile(os.path.join(folder, name)))
     layout = _transformers_components(folder) or _file_layout(folder, files)
     layout.folder = folder
+    for _, path in [("step", layout.step), *layout.components()]:
+        if os.path.islink(path):  # found in the folder, not named by the user: never followed out of it
+            raise UsageError(f"--onnx {folder}: {os.path.basename(path)} is a link: refused; put the file itself there")
     return layout
 
 
