@@ -13,7 +13,7 @@ import tempfile
 from . import contract
 from .attached import AttachedEngine
 from .engine import EngineError, captured_output
-from .errors import UsageError, write_failure
+from .errors import FrontEndError, UsageError, write_failure
 from .report import read_report
 
 # prove()'s staging folders: STAGING_PREFIX + the pid of the process exporting + "-" + random.
@@ -54,6 +54,10 @@ def _export(engine, config, export, quiet):
         engine.abort(str(failure) if failure else f"{type(error).__name__}: {error}")
         if failure:
             raise EngineError(str(failure)) from error
+        if isinstance(error, FrontEndError) and not isinstance(error, (UsageError, EngineError)):
+            # A file the tool cannot read (a corrupt --onnx file): the command line's exit 3, and
+            # here one of the two exceptions prove() documents, not an internal class.
+            raise EngineError(str(error)) from None
         raise
     finally:
         engine.hold_progress(False)
