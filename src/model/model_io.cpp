@@ -264,7 +264,10 @@ Expected<LoadedModel> load_model(const fs::path& path, const LoadOptions& option
   std::optional<Error> first_error;
   for_each_tensor(loaded.proto, [&](onnx::TensorProto& tensor) {
     if (first_error || tensor.data_location() != onnx::TensorProto::EXTERNAL) return;
+    const auto source = parse_external_ref(tensor);  // read before loading clears it
     auto length = resolve_external(tensor, loaded.folder, options.load_external_data, file_sizes);
+    if (length && source && !tensor.name().empty())
+      loaded.external_sources.try_emplace(tensor.name(), ExternalSource{source->location, source->offset, *length});
     if (!length) {
       first_error = std::move(length.error());
       first_error->add_context("tensor '" + tensor.name() + "'");
@@ -298,6 +301,37 @@ onnx::ModelProto copy_without_large_tensors(const onnx::ModelProto& model, uint6
 }
 
 namespace {
+
+// Whether `bytes` are the `source`'s bytes in `folder` (read in chunks, compared as they come).
+bool same_bytes(const fs::path& folder, const ExternalSource& source, const std::string& bytes) {
+  if (source.length != bytes.size()) return false;
+  auto file = resolve_inside(folder, source.location);
+  if (!file) return false;
+  std::ifstream in(*file, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(source.offset));
+  constexpr std::size_t k_chunk = std::size_t{16} << 20;
+  std::string chunk(std::min(k_chunk, bytes.size()), '\0');
+  for (std::size_t at = 0; at < bytes.size(); at += chunk.size()) {
+    const std::size_t count = std::min(chunk.size(), bytes.size() - at);
+    if (!in.read(chunk.data(), static_cast<std::streamsize>(count)) ||
+        std::memcmp(chunk.data(), bytes.data() + at, count) != 0)
+      return false;
+  }
+  return true;
+}
+
+// The source `tensor`'s bytes may be referred to in place of a copy (SaveOptions::shared_sources),
+// or nullptr.
+const ExternalSource* shared_source(const onnx::TensorProto& tensor, const std::string& bytes, const fs::path& path,
+                                    const SaveOptions& options) {
+  if (!options.shared_sources || options.shared_folder.empty()) return nullptr;
+  std::error_code ec;
+  if (!fs::equivalent(fs::absolute(path).parent_path(), options.shared_folder, ec)) return nullptr;
+  const auto found = options.shared_sources->find(tensor.name());
+  if (found == options.shared_sources->end() || !same_bytes(options.shared_folder, found->second, bytes))
+    return nullptr;
+  return &found->second;
+}
 
 // `model` serialized into a new AtomicFile at `path`, not yet committed.
 Expected<AtomicFile> serialize_to(const onnx::ModelProto& model, const fs::path& path) {
@@ -344,19 +378,25 @@ Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const S
     std::string bytes;
     bytes.swap(*tensor.mutable_raw_data());
     tensor.clear_raw_data();
-    if (auto ok = data_file.write(std::as_bytes(std::span(bytes.data(), bytes.size()))); !ok) {
-      write_error = std::move(ok.error());
-    }
     auto add_entry = [&](const std::string& key, const std::string& value) {
       auto* entry = tensor.add_external_data();
       entry->set_key(key);
       entry->set_value(value);
     };
-    add_entry("location", data_name);
-    add_entry("offset", std::to_string(offset));
-    add_entry("length", std::to_string(bytes.size()));
+    if (const ExternalSource* source = shared_source(tensor, bytes, path, options)) {
+      add_entry("location", source->location);  // the bytes already there, referred to
+      add_entry("offset", std::to_string(source->offset));
+      add_entry("length", std::to_string(source->length));
+    } else {
+      if (auto ok = data_file.write(std::as_bytes(std::span(bytes.data(), bytes.size()))); !ok) {
+        write_error = std::move(ok.error());
+      }
+      add_entry("location", data_name);
+      add_entry("offset", std::to_string(offset));
+      add_entry("length", std::to_string(bytes.size()));
+      offset += bytes.size();
+    }
     tensor.set_data_location(onnx::TensorProto::EXTERNAL);
-    offset += bytes.size();
     moved.emplace_back(&tensor, std::move(bytes));
   });
 
@@ -370,8 +410,9 @@ Expected<void> save_model(onnx::ModelProto& model, const fs::path& path, const S
     if (!model_file) {
       result = std::unexpected(std::move(model_file.error()));
     } else {
-      // The data file goes into place first: a model never points at a missing data file.
-      result = data_file.commit();
+      // The data file goes into place first: a model never points at a missing data file. A
+      // model whose every weight is shared writes none.
+      if (offset > 0) result = data_file.commit();
       if (result) result = model_file->commit();
     }
   }

@@ -179,6 +179,17 @@ std::string user_source_line(const std::vector<Finding>& findings, FindingCode c
   return "";
 }
 
+// " with model.onnx.data" where the shipped simplified model refers to the export's weights file
+// for the weights no rule changed (it is not whole without it); else "".
+std::string shared_weights(const Report& report) {
+  const StepReport* simplify = find_step(report, "simplify");
+  const auto* figures = simplify ? simplify->result_as<SimplifyFigures>() : nullptr;
+  if (!figures || figures->outcome.shared_data.empty() ||
+      std::filesystem::path(report.onnx_model).filename() != "model.sim.onnx")
+    return "";
+  return fmt::format(" with {} (the weights it shares with model.onnx)", fmt::join(figures->outcome.shared_data, ", "));
+}
+
 // What a passing run says to do, from its own facts: the file it proved (each passing exporter's
 // under --exporter both), the quantized copy it proved, and the golden set where one was frozen or
 // verified (none after --no-golden or prove()'s default).
@@ -191,7 +202,8 @@ std::string ship_advice(const Report& report) {
     files.push_back(report.given_file->folder.empty() ? report.given_file->path + " (the file proved, as given)"
                                                       : report.given_file->folder + " (the folder proved, as given)");
   else if (report.exporters.empty() && !shipped_model_name(report).empty())
-    files.push_back((std::filesystem::path(report.onnx_model).parent_path() / shipped_model_name(report)).string());
+    files.push_back((std::filesystem::path(report.onnx_model).parent_path() / shipped_model_name(report)).string() +
+                    shared_weights(report));
   std::string advice =
       "ship " + (files.empty() ? std::string("the proved model") : fmt::format("{}", fmt::join(files, " or ")));
   if (const StepReport* quantize = find_step(report, "quantize"); quantize && quantize->status == StepStatus::pass)

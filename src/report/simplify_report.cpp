@@ -38,6 +38,7 @@ nlohmann::json simplify_outcome_to_json(const SimplifyOutcome& outcome) {
                             {"rounds", result.rounds},
                             {"proof", {{"cases", outcome.proof.cases}, {"max_abs", outcome.proof.max_abs}}}};
   if (!notes.empty()) details["notes"] = notes;
+  if (!outcome.shared_data.empty()) details["shared_data"] = outcome.shared_data;
   return details;
 }
 

@@ -140,6 +140,25 @@ Expected<SimplifyProof> prove_simplification(const std::filesystem::path& origin
   return proof;
 }
 
+// The input's external data files hard-linked into `staging` when the output goes into the input's
+// own folder: the candidate written there refers to the weights no rule changed instead of copying
+// them (SaveOptions::shared_sources), and loads from staging as it will from the folder. False where
+// the files cannot be linked (another file system): the candidate then holds its own copy.
+bool link_shared_weights(const LoadedModel& model, const std::filesystem::path& output,
+                         const std::filesystem::path& staging) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (model.external_sources.empty() || !fs::equivalent(fs::absolute(output).parent_path(), model.folder, ec))
+    return false;
+  for (const auto& file : model.external_files) {
+    const fs::path target = staging / file.lexically_relative(model.folder);
+    fs::create_directories(target.parent_path(), ec);
+    fs::create_hard_link(file, target, ec);
+    if (ec) return false;
+  }
+  return true;
+}
+
 Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, const std::filesystem::path& output,
                                         const SimplifyOptions& options, const Reference* reference,
                                         const ToleranceOptions& tolerance, bool copy_when_unchanged) {
@@ -176,9 +195,12 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
     // An input with external data keeps it: ONNX Runtime maps such weights from the file instead
     // of copying them into its own memory.
     const bool external = !model->external_files.empty();
-    ONNXPROOF_TRY(save_model(
-        model->proto, candidate,
-        SaveOptions{.external = external ? SaveOptions::External::always : SaveOptions::External::automatic}));
+    const bool shared = link_shared_weights(*model, output, staging.path());
+    ONNXPROOF_TRY(
+        save_model(model->proto, candidate,
+                   SaveOptions{.external = external ? SaveOptions::External::always : SaveOptions::External::automatic,
+                               .shared_sources = shared ? &model->external_sources : nullptr,
+                               .shared_folder = shared ? staging.path() : std::filesystem::path{}}));
   }
   if (outcome.result.changed() && !options.proved_by_caller) {  // an unchanged model needs no proof
     ONNXPROOF_TRY_ASSIGN(outcome.proof, prove_simplification(input, candidate, reference, tolerance));
@@ -190,6 +212,10 @@ Expected<SimplifyOutcome> simplify_file(const std::filesystem::path& input, cons
   }
 
   const fs::path data = candidate.string() + ".data";
+  if (auto written = load_model(candidate)) {  // the weights it shares with the input, by name
+    for (const auto& file : written->external_files)
+      if (file.filename() != data.filename()) outcome.shared_data.push_back(file.lexically_relative(written->folder));
+  }
   if (fs::exists(data)) fs::rename(data, output.string() + ".data", ec);
   if (!ec) fs::rename(candidate, output, ec);
   if (ec) return fail(ErrorCode::io, "cannot write " + output.string() + ": " + ec.message());

@@ -414,3 +414,40 @@ TEST(SimplifyFile, AnInvalidInputIsNamedAsSuchNotBlamedOnARule) {
       << outcome.error().describe();
   EXPECT_FALSE(std::filesystem::exists(dir / "out.onnx"));
 }
+
+// A large model's weights no rule changed are not written twice: simplified into its own folder,
+// model.sim.onnx refers to the export's data file (compared byte for byte, never assumed) and
+// writes none of its own; into another folder it carries its own copy.
+TEST(SimplifyFile, TheWeightsNoRuleChangedAreSharedWithTheInputsDataFile) {
+  auto model =
+      single_node_model("Identity", {tensor_value("x", k_float, {2, 64})}, tensor_value("x1", k_float, {2, 64}));
+  add_node(model, "MatMul", {"x1", "W"}, {"y"});
+  model.mutable_graph()->clear_output();
+  *model.mutable_graph()->add_output() = tensor_value("y", k_float, {2, 32});
+  std::vector<float> weights(64 * 32);
+  for (std::size_t at = 0; at < weights.size(); ++at) weights[at] = static_cast<float>(at % 7) * 0.25f - 0.5f;
+  auto* weight = model.mutable_graph()->add_initializer();
+  weight->set_name("W");
+  weight->set_data_type(k_float);
+  weight->add_dims(64);
+  weight->add_dims(32);
+  weight->set_raw_data(std::string(reinterpret_cast<const char*>(weights.data()), weights.size() * sizeof(float)));
+  TempDir dir;
+  ASSERT_TRUE(save_model(model, dir / "model.onnx", SaveOptions{.external = SaveOptions::External::always}));
+
+  const auto same = simplify_file(dir / "model.onnx", dir / "model.sim.onnx", {}, nullptr, {}, false);
+  ASSERT_TRUE(same) << same.error().describe();
+  ASSERT_TRUE(same->written);
+  EXPECT_EQ(same->shared_data, std::vector<std::string>{"model.onnx.data"});
+  EXPECT_FALSE(std::filesystem::exists(dir / "model.sim.onnx.data"));
+  const auto loaded = load_model(dir / "model.sim.onnx", LoadOptions{.load_external_data = true});
+  ASSERT_TRUE(loaded) << loaded.error().describe();
+  EXPECT_TRUE(loaded->proto.graph().initializer(0).raw_data() == weight->raw_data());
+  EXPECT_EQ(count(loaded->proto, "Identity"), 0);
+
+  std::filesystem::create_directories(dir / "other");
+  const auto apart = simplify_file(dir / "model.onnx", dir / "other" / "sim.onnx", {}, nullptr, {}, false);
+  ASSERT_TRUE(apart) << apart.error().describe();
+  EXPECT_TRUE(apart->shared_data.empty());
+  EXPECT_TRUE(std::filesystem::exists(dir / "other" / "sim.onnx.data"));
+}

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <string>
 
 #include <onnx/onnx_pb.h>
 
@@ -23,6 +25,13 @@ struct LoadOptions {
   bool load_external_data = false;
 };
 
+/// Where an external tensor's bytes lay, in its model's folder, when the model was loaded.
+struct ExternalSource {
+  std::string location;  // relative to the model's folder, as the model names it
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
 struct LoadedModel {
   onnx::ModelProto proto;
   std::filesystem::path path;    // as given
@@ -30,7 +39,8 @@ struct LoadedModel {
   uint64_t file_bytes = 0;
   uint64_t external_bytes = 0;  // bytes of tensor data in external files
   int external_tensors = 0;
-  std::vector<std::filesystem::path> external_files;  // the external data files, resolved
+  std::vector<std::filesystem::path> external_files;       // the external data files, resolved
+  std::map<std::string, ExternalSource> external_sources;  // each named external tensor's bytes, by name
 };
 
 /// The model file and the external data files it names (resolved in its folder): the files an
@@ -58,6 +68,12 @@ struct SaveOptions {
   enum class External { automatic, always, never };
   External external = External::automatic;
   uint64_t external_threshold_bytes = 1024;
+  /// A tensor whose bytes are still the ones its model was loaded from (`shared_sources`, in
+  /// `shared_folder`) is written as a reference to them when the model is saved into that folder,
+  /// not copied: a simplified model shares the export's weights file for every weight no rule
+  /// changed. The bytes are compared with the file's, never assumed.
+  const std::map<std::string, ExternalSource>* shared_sources = nullptr;
+  std::filesystem::path shared_folder{};
 };
 
 /// Saves atomically: the model (and its external data file) are written to temporary files in

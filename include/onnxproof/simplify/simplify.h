@@ -93,6 +93,9 @@ struct SimplifyOutcome {
   /// rules that changed something (the findings name it); empty when none does alone. (A rule
   /// name, under the field's old name: report.json's key is `culprit_pass`.)
   std::string culprit_pass{};
+  /// The data files of the input the written model refers to for the weights no rule changed (it
+  /// was written into the input's folder: SaveOptions::shared_sources), by their names there.
+  std::vector<std::string> shared_data{};
 };
 
 /// The whole job on files: loads `input` with its external data, simplifies, saves into a private
