@@ -42,7 +42,6 @@ def step_decoder(state, model):
         first = given_cache.Roles(given_file.read_interface(layout.first), layout.first)
     state.config["onnx"] = layout.step
     state.given_layout = layout
-    layout.folder = path if os.path.isdir(path) else ""
     layout.token_inputs = (roles.ids, roles.positions)
     state.inputs, state.dynamic, past_axes = _inputs(interface, roles)
     order = [spec["name"] for spec in interface.inputs]

@@ -66,7 +66,7 @@ def _greedy(model, encoder, values, start, steps, tokens=None):
     greedy steps of the model itself from the start token (teacher-forced with `tokens`)."""
     from transformers import DynamicCache, EncoderDecoderCache
     encoded = encoder(*values)
-    mask = values[1] if len(values) > 1 else None
+    mask = dict(zip(encoder.names, values)).get("attention_mask")
     config = model.config
     cache = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
     ids = torch.full((values[0].shape[0], 1), start, dtype=torch.int64)
