@@ -6,6 +6,7 @@ each to every command that reads a model. Every model takes x: float[1, 4] where
 Not here (documented in docs/testing.md): protobufs near and over 2 GiB (a test would write 2 GiB),
 and external-data locations (external_data_test.py has those)."""
 import os
+import resource
 
 import numpy as np
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
@@ -138,3 +139,23 @@ def write_corpus(folder):
             handle.write(data)
         described[name] = what
     return described
+
+
+# Every command on a hostile model runs in a process whose address space is capped so (capped()).
+ADDRESS_SPACE = 6 << 30
+
+
+def capped():
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def write_reference(work):
+    """WORK/x.pb (x = ones(1, 4)) and WORK/ref, a reference of one case (y = x + x: what the valid
+    models of the corpus give)."""
+    x = np.ones((1, 4), np.float32)
+    case = os.path.join(work, "ref", "test_data_set_0")
+    os.makedirs(case)
+    for path, array, name in ((os.path.join(case, "input_0.pb"), x, "x"), (os.path.join(case, "output_0.pb"), x + x, "y"),
+                              (os.path.join(work, "x.pb"), x, "x")):
+        with open(path, "wb") as handle:
+            handle.write(numpy_helper.from_array(array, name).SerializeToString())

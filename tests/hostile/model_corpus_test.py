@@ -5,19 +5,14 @@ within a minute with a documented exit code (0-3, never a signal), say any error
 it cannot judge: no model that is not valid ONNX passes `check`, and `ops` answers no model whose
 opset or IR version no runtime here runs."""
 import os
-import resource
 import shutil
 import subprocess
 import tempfile
 import unittest
 
-import numpy as np
-from onnx import numpy_helper
-
-from model_corpus import write_corpus
+from model_corpus import capped, write_corpus, write_reference
 
 ENGINE = os.environ.get("ONNXPROOF_ENGINE", "")
-ADDRESS_SPACE = 6 << 30
 COMMANDS = {
     "check": "check {model}",
     "ops": "ops {model}",
@@ -31,10 +26,6 @@ VALID = {"constant_of_shape_bomb", "expand_bomb", "tile_bomb", "range_bomb", "in
 UNJUDGEABLE = {"opset_999", "ir_version_99", "truncated", "not_a_protobuf", "empty_file", "nested_if_3000"}
 
 
-def capped():
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
-
 @unittest.skipUnless(ENGINE, "set ONNXPROOF_ENGINE to the onnxproof binary (ctest sets it)")
 class HostileModels(unittest.TestCase):
     @classmethod
@@ -42,14 +33,7 @@ class HostileModels(unittest.TestCase):
         cls.work = tempfile.mkdtemp(prefix="onnxproof-hostile-models-")
         cls.models = os.path.join(cls.work, "models")
         cls.classes = write_corpus(cls.models)
-        x = np.ones((1, 4), np.float32)
-        with open(os.path.join(cls.work, "x.pb"), "wb") as handle:
-            handle.write(numpy_helper.from_array(x, "x").SerializeToString())
-        case = os.path.join(cls.work, "ref", "test_data_set_0")  # y = x + x, what the valid models give
-        os.makedirs(case)
-        for file, array, name in (("input_0.pb", x, "x"), ("output_0.pb", x + x, "y")):
-            with open(os.path.join(case, file), "wb") as handle:
-                handle.write(numpy_helper.from_array(array, name).SerializeToString())
+        write_reference(cls.work)
 
     @classmethod
     def tearDownClass(cls):
