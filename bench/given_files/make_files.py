@@ -10,10 +10,13 @@ ResNet-18, MobileNetV3-small and BERT with dynamo=True (dynamic_shapes); the BER
 transformers' own exporter (OnnxExporter, model.onnx + model.onnx.data); ONNX Runtime's offline
 optimized copies (ORT_ENABLE_BASIC, and ORT_ENABLE_EXTENDED) of the TorchScript ResNet-18; as
 controls, the TorchScript ResNet-18 and BERT against the same architectures from another
-checkpoint (models.py:other_resnet18, other_bert: seed 1; expected to fail); and,
-expected not to be provable yet (multi-file generation), a GPT-2 with its cache through
-transformers' export_for_generation and a BART in Optimum's folder layout (encoder_model.onnx,
-decoder_model.onnx, decoder_with_past_model.onnx) exported by hand with TorchScript."""
+checkpoint (models.py:other_resnet18, other_bert: seed 1; expected to fail); and the generation
+folders: a GPT-2, a Llama and a BART with their cache through transformers' export_for_generation
+(prefill.onnx, decode.onnx; the GPT-2 also against another checkpoint), and a BART in Optimum's
+folder layout (encoder_model.onnx, decoder_model.onnx, decoder_with_past_model.onnx) exported by
+hand with TorchScript.
+
+    .venv/bin/python bench/given_files/make_files.py OUT [GROUP ...]   # image bert ort generation bart"""
 import json
 import os
 import sys
@@ -117,7 +120,7 @@ def ort_optimized(out, entries, level_name):
 
 
 def generation_files(out, entries, name):
-    """A causal LM (models.py's gpt2 or llama) through transformers' export_for_generation: a
+    """A model of models.py (gpt2, llama, bart) through transformers' export_for_generation: a
     folder with prefill.onnx, decode.onnx and export.json."""
     getattr(models, f"trained_{name}")().save_pretrained(os.path.join(out, name))
     model = getattr(models, name)()
@@ -275,6 +278,7 @@ def main():
     if "generation" in groups:
         generation_files(out, entries, "gpt2")
         generation_files(out, entries, "llama")
+        generation_files(out, entries, "bart")  # an encoder-decoder: no encoder file, the states an input
         entry = next(e for e in entries if e["name"] == "gpt2-generation")  # its control: another checkpoint's
         entries.append(dict(entry, name="gpt2-generation-vs-other-weights", spec=spec("other_gpt2"), control=True,
                             same_file_as="gpt2-generation"))

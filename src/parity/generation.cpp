@@ -235,6 +235,18 @@ Expected<std::map<std::string, Tensor>> run_encoder(Session& encoder, const cont
   return by_name;
 }
 
+// A request's encoder inputs and the source framework's encoder outputs, by name: what decoder
+// files exported without their encoder (transformers' seq2seq prefill and decode) are fed.
+std::map<std::string, Tensor> recorded_encoding(const contract::GenerationEncoder& document,
+                                                const RunReference& reference) {
+  std::map<std::string, Tensor> by_name;
+  for (std::size_t index = 0; index < document.outputs.size(); ++index)
+    by_name.emplace(document.outputs[index], reference.encoder_outputs[index]);
+  for (std::size_t index = 0; index < document.inputs.size(); ++index)
+    by_name.emplace(document.inputs[index], reference.encoder_inputs[index]);
+  return by_name;
+}
+
 // The tensors `feeds` (decoder input -> encoder input or output) names, from the encoder's run.
 Expected<std::map<std::string, Tensor>> selected(const std::map<std::string, Tensor>& by_name,
                                                  const std::map<std::string, std::string>& feeds) {
@@ -334,8 +346,8 @@ Expected<void> run_loop(Session& session, const contract::GenerationDocument& do
     }
     for (const auto& [name, tensor] : *file.fixed) feeds.push_back({name, &tensor});
     auto outputs = file.session->run(feeds);
-    if (!outputs) {
-      Error error = outputs.error();
+    if (!outputs) {  // a file that refuses what the loop feeds it (its own outputs, after step 0) fails the proof
+      Error error(ErrorCode::runtime, outputs.error().describe());
       error.add_context(fmt::format("generation step {} (past length {}){}", index, past_length, run_context(result)));
       return std::unexpected(std::move(error));
     }
@@ -418,7 +430,7 @@ Expected<std::vector<GenerationResult>> prove_generation(const fs::path& model, 
   std::vector<std::string> read = document.present;
   ONNXPROOF_TRY(check_names(session, document.logits, fed_names(document, false), read, "the model"));
   std::optional<Session> encoder, merged, first;
-  if (document.encoder) {
+  if (document.encoder && !document.encoder->model.empty()) {  // no file: PyTorch's encoder outputs are fed
     ONNXPROOF_TRY_ASSIGN(encoder, open_recorded(run_folder / document.encoder->model, document.encoder->sha256, options,
                                                 digest, "encoder"));
   }
@@ -448,6 +460,8 @@ Expected<std::vector<GenerationResult>> prove_generation(const fs::path& model, 
       if (encoder) {  // the encoder's outputs are judged once per run, with the decoder's own loop
         ONNXPROOF_TRY_ASSIGN(encoded,
                              run_encoder(*encoder, *document.encoder, reference, tolerance, !is_merged, result));
+      } else if (document.encoder) {
+        encoded = recorded_encoding(*document.encoder, reference);
       }
       ONNXPROOF_TRY_ASSIGN(LoopFeeds loop, loop_feeds(document, reference, encoded, is_merged));
       if (!is_merged && first) loop.first = &*first;

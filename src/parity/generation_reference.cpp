@@ -64,7 +64,8 @@ Expected<contract::GenerationDocument> read_generation_document(const fs::path& 
       return fail(ErrorCode::invalid_input, path.string() + ": a run's folder must be run_N, not '" + run.folder + "'");
     }
   }
-  if (document.encoder && !is_plain_onnx_name(document.encoder->model) && !is_component_name(document.encoder->model)) {
+  if (document.encoder && !document.encoder->model.empty() && !is_plain_onnx_name(document.encoder->model) &&
+      !is_component_name(document.encoder->model)) {
     return fail(ErrorCode::invalid_input, path.string() +
                                               ": the encoder must be a .onnx file in the run folder or components/, "
                                               "not '" +
@@ -82,8 +83,11 @@ Expected<contract::GenerationDocument> read_generation_document(const fs::path& 
                                                 std::to_string(document.past.size()) + " past inputs");
     }
   }
+  if (document.encoder && !document.encoder->model.empty() && document.encoder->sha256.size() != 64) {
+    return fail(ErrorCode::invalid_input, path.string() + ": the encoder's sha256 must be 64 hex digits");
+  }
   if (document.merged) {
-    if (!document.encoder) {
+    if (!document.encoder || document.encoder->model.empty()) {
       return fail(ErrorCode::invalid_input, path.string() + ": a merged decoder needs the encoder that feeds it");
     }
     if (!is_plain_onnx_name(document.merged->model)) {

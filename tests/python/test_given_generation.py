@@ -233,6 +233,25 @@ class GivenEncoderDecoderFolder(unittest.TestCase):
         self.assertEqual(report.steps["generate"], "fail")
         self.assertIn("GENERATION_RUN_FAILED", report.codes("error"))
 
+    def test_transformers_own_seq2seq_export_fails_where_its_decode_file_froze_the_past(self):
+        # transformers 5.23's export_for_generation of an encoder-decoder writes no encoder file (the
+        # decoder files take its states) and, traced from the one start token, a decode file whose
+        # self-attention past is fixed at length 1: step 2 cannot run. Proved against the model's
+        # own encoder, the folder fails there with the cause named.
+        from transformers.exporters import OnnxConfig, OnnxExporter
+        folder = os.path.join(self.folder, "transformers")
+        ids = torch.randint(4, BART["vocab_size"], (1, 8), generator=torch.Generator().manual_seed(3))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            OnnxExporter().export_for_generation(self.model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)},
+                                                 OnnxConfig(dynamic=True)).save_pretrained(folder)
+        done = self.pipeline(folder, "transformers-run")
+        self.assertEqual(done.returncode, 1, done.stdout[-3000:] + done.stderr[-3000:])
+        report = onnxproof.read_report(os.path.join(self.folder, "transformers-run"))
+        self.assertEqual(report.steps["parity"], "pass")  # each step file at the sizes it takes
+        self.assertIn("GENERATION_RUN_FAILED", report.codes("error"))
+        self.assertIn("generation step 2", report.generation["reason"])
+
     def test_an_edited_encoder_fails_with_the_encoder_named(self):
         planted = os.path.join(self.folder, "edited-encoder")
         shutil.copytree(self.export, planted)

@@ -18,7 +18,9 @@ _CACHE = re.compile(
     r"(?:(decoder|encoder|self|cross)[._])?(key|value)s?$")
 _CROSS = ("cross_attention", "encoder", "cross")
 IDS, MASK, POSITIONS = ("input_ids", "decoder_input_ids"), ("attention_mask", "decoder_attention_mask"), ("position_ids",)
-ENCODER_STATES, ENCODER_MASK = ("encoder_hidden_states",), ("encoder_attention_mask",)
+ENCODER_STATES = ("encoder_hidden_states", "encoder_outputs.last_hidden_state")  # Optimum's, transformers'
+ENCODER_MASK = ("encoder_attention_mask",)
+ENCODER_STATES_OUT = ("encoder_last_hidden_state",)  # transformers' decoder files hand their states on
 
 
 def cache_key(name):
@@ -34,7 +36,7 @@ class Roles:
     """A decoder file's inputs and outputs by role: names ("" none) and the cache, `past` its cache
     inputs in the file's order with `keys` their (layer, part, kind), `outputs` {key: output name}."""
 
-    def __init__(self, interface, path):
+    def __init__(self, interface, path, seq2seq=False):
         self.path = path
         inputs = [spec["name"] for spec in interface.inputs]
 
@@ -42,11 +44,17 @@ class Roles:
             return next((name for name in inputs if name in candidates), "")
         self.ids, self.mask, self.positions = named(IDS), named(MASK), named(POSITIONS)
         self.encoder_states, self.encoder_mask = named(ENCODER_STATES), named(ENCODER_MASK)
+        if seq2seq and self.mask and not self.encoder_mask:  # an encoder-decoder's decoder: the source's mask
+            self.encoder_mask, self.mask = self.mask, ""
+        # Outputs that hand an input on unchanged (transformers' encoder_last_hidden_state).
+        self.passthrough = {spec["name"]: self.encoder_states for spec in interface.outputs
+                            if spec["name"] in ENCODER_STATES_OUT and self.encoder_states}
         self.past = [name for name in inputs if cache_key(name)]
         self.keys = [cache_key(name) for name in self.past]
         self.outputs = {cache_key(spec["name"]): spec["name"] for spec in interface.outputs if cache_key(spec["name"])}
         logits = [spec["name"] for spec in interface.outputs if spec["name"] == "logits"] or \
-                 [spec["name"] for spec in interface.outputs if not cache_key(spec["name"])]
+                 [spec["name"] for spec in interface.outputs if not cache_key(spec["name"])
+                  and spec["name"] not in self.passthrough]
         self.logits = logits[0] if logits else ""
         known = {self.ids, self.mask, self.positions, self.encoder_states, self.encoder_mask, *self.past}
         unknown = [name for name in inputs if name not in known]
@@ -59,10 +67,10 @@ class Roles:
         return 1 + max((key[0] for key in [*self.keys, *self.outputs]), default=-1)
 
 
-def step_roles(interface, path):
+def step_roles(interface, path, seq2seq=False):
     """The Roles of the decoder file run at every step; UsageError where a cache input has no output
     to feed it from at the next step, unless it is a cross-attention cache (it keeps its value)."""
-    roles = Roles(interface, path)
+    roles = Roles(interface, path, seq2seq)
     for name, key in zip(roles.past, roles.keys):
         if key not in roles.outputs and key[1] == "self":
             raise UsageError(f"--onnx {path}: its cache input {name} has no output to feed it from at the next step "

@@ -36,10 +36,10 @@ def step_decoder(state, model):
     if not hasattr(model, "config") and not _takes(model, "past_key_values"):
         raise UsageError(f"--onnx {path}: the file takes a key/value cache; the model's forward() takes no "
                          "past_key_values")
-    roles = given_cache.step_roles(interface, layout.step)
+    roles = given_cache.step_roles(interface, layout.step, seq2seq)
     first = None
     if layout.first:
-        first = given_cache.Roles(given_file.read_interface(layout.first), layout.first)
+        first = given_cache.Roles(given_file.read_interface(layout.first), layout.first, seq2seq)
     state.config["onnx"] = layout.step
     state.given_layout = layout
     layout.token_inputs = (roles.ids, roles.positions)
@@ -51,7 +51,12 @@ def step_decoder(state, model):
         progress(f"a generation folder: proved by generation, {steps} greedy steps (--generate N to choose)")
     if steps and roles.past:  # a prefill file alone takes no cache: its parity proves it
         encoder = given_file.read_interface(layout.encoder) if layout.encoder else None
+        if seq2seq and encoder is None:  # decoder files exported without their encoder: PyTorch's feeds them
+            from .given_seq2seq import model_encoder
+            encoder = model_encoder(model, interface)
         state.generation = dict(given_cache.interface_document(roles, first, encoder), past_axes=past_axes)
+        if not layout.encoder and encoder is not None:
+            state.generation["encoder"].update(model="", sha256="")
         if encoder is not None:
             from . import given_seq2seq
             state.generation.update(encoder_specs=encoder.inputs, record=given_seq2seq.record_runs)
@@ -189,7 +194,7 @@ def StepDecoder(model, roles, order):  # noqa: N802 -- a class factory, named as
                 logits, cache = _logits_and_cache(self.model(values[roles.ids], extra.get("attention_mask"),
                                                              past_key_values=pairs or None))
                 present = {"self": _pairs_of(cache)}
-            outputs = {roles.logits: logits}
+            outputs = {roles.logits: logits, **{name: values[source] for name, source in roles.passthrough.items()}}
             for (layer, part, kind), name in roles.outputs.items():
                 if layer < len(present.get(part, [])):
                     outputs[name] = present[part][layer][0 if kind == "key" else 1]

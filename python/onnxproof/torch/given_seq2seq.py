@@ -23,6 +23,21 @@ def hf_model(model):
     return model
 
 
+def model_encoder(model, step_interface):
+    """An Interface standing for the encoder a folder of decoder files was exported without
+    (transformers' seq2seq prefill and decode take its states as an input): the model's own text
+    encoder, input_ids and attention_mask at the step file's batch, giving last_hidden_state."""
+    from ..core.given_file import Interface
+    if getattr(model, "main_input_name", "input_ids") != "input_ids":
+        raise UsageError(f"--onnx {step_interface.path}: decoder files without their encoder are read for text "
+                         "encoder-decoders only")
+    batch = next((spec["dims"][0] for spec in step_interface.inputs if spec["dims"]), None)
+    batch = batch if isinstance(batch, int) and batch > 0 else None
+    inputs = [{"name": name, "dtype": "int64", "dims": [batch, None]} for name in ("input_ids", "attention_mask")]
+    return Interface("", inputs, [{"name": "last_hidden_state", "dtype": "float32", "dims": [batch, None, None]}], [],
+                     False)
+
+
 def decoder_step(model, roles, values, pairs):
     """(logits, {"self": pairs, "cross": pairs}) of one decoder step of an encoder-decoder under a
     decoder file's inputs `values` ({name: tensor}); `pairs(part)` gives the file's cache inputs.

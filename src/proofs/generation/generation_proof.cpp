@@ -23,7 +23,7 @@ Finding generation_run_failed(const Error& error) {
   return Finding{.code = FindingCode::generation_run_failed,
                  .severity = Severity::error,
                  .step = "generate",
-                 .message = error.message(),
+                 .message = error.describe(),
                  .where = "generation",
                  .hint = "prove each decoder file alone (--onnx FILE): its own parity names the file that breaks"};
 }
@@ -66,7 +66,7 @@ StepReport generate_step(Run& run) {
     if (!by_run && by_run.error().code() == ErrorCode::runtime) {  // the files cannot run the loop: a defect
       add_findings(run, {generation_run_failed(by_run.error())});
       step.status = StepStatus::fail;
-      step.reason = by_run.error().message();
+      step.reason = by_run.error().describe();
       return step;
     }
     if (!by_run) return step_error(step, by_run.error());
