@@ -17,7 +17,7 @@ PRESENT = "present.{layer}.{kind}"
 KINDS = ("key", "value")
 
 
-def _pairs_of(cache):
+def pairs_of(cache):
     """[(key, value)] per layer from a transformers Cache (its `layers`), a legacy tuple of pairs
     or None."""
     if cache is None:
@@ -48,13 +48,14 @@ class TransformersStep:
     def __init__(self, model):
         self.model = model
 
-    def __call__(self, input_ids, attention_mask, pairs):
+    def __call__(self, input_ids, attention_mask, pairs, **inputs):
+        """`inputs`: the model's other inputs a decoder file takes (position_ids)."""
         from transformers import DynamicCache
         cache = DynamicCache(ddp_cache_data=pairs, config=self.model.config) if pairs else DynamicCache(
             config=self.model.config)
         output = self.model(input_ids=input_ids, attention_mask=attention_mask, past_key_values=cache,
-                            use_cache=True, return_dict=True)
-        return output.logits, _pairs_of(output.past_key_values)
+                            use_cache=True, return_dict=True, **inputs)
+        return output.logits, pairs_of(output.past_key_values)
 
 
 class UserStep:
@@ -66,7 +67,7 @@ class UserStep:
 
     def __call__(self, input_ids, attention_mask, pairs):
         logits, cache = _logits_and_cache(self.model(input_ids, attention_mask, past_key_values=pairs or None))
-        return logits, _pairs_of(cache)
+        return logits, pairs_of(cache)
 
 
 class FlatCacheDecoder:

@@ -90,14 +90,7 @@ def _record_decoder_run(state, model, steps, write_run):
     interface = state.generation
     call_of = interface.get("call_of", _with_mask)
     prompt = _prompt(state, interface)
-    by_name = {spec["name"]: spec for spec in state.inputs}
-    axis_of = interface.get("past_axes") or {entry["input"]: entry["axis"] for entry in state.dynamic
-                                             if entry["label"] == "past_sequence"}
-    empty = []
-    for name in interface["past"]:  # step 0's cache: the past's shape with no position in it
-        dims = list(by_name[name]["dims"])
-        dims[0], dims[axis_of[name]] = int(prompt.shape[0]), 0
-        empty.append(torch.zeros(dims, dtype=getattr(torch, by_name[name]["dtype"])))
+    empty = empty_past(state, int(prompt.shape[0]))
     try:
         tokens, logits = greedy(call_of(model), prompt, empty, interface["present"], steps,
                                 logits_name=interface["logits"])
@@ -122,6 +115,20 @@ def _record_decoder_run(state, model, steps, write_run):
            "padded": False}
     write_run(0, run, files, reason)
     return [run]
+
+
+def empty_past(state, batch):
+    """Step 0's cache for a batch of `batch`: each past input's shape with no position in it (its
+    sequence axis: the generation interface's past_axes, else the one labelled past_sequence)."""
+    by_name = {spec["name"]: spec for spec in state.inputs}
+    axis_of = state.generation.get("past_axes") or {entry["input"]: entry["axis"] for entry in state.dynamic
+                                                    if entry["label"] == "past_sequence"}
+    empty = []
+    for name in state.generation["past"]:
+        dims = list(by_name[name]["dims"])
+        dims[0], dims[axis_of[name]] = batch, 0
+        empty.append(torch.zeros(dims, dtype=getattr(torch, by_name[name]["dtype"])))
+    return empty
 
 
 def _prompt(state, interface):

@@ -162,7 +162,7 @@ def StepDecoder(model, roles, order):  # noqa: N802 -- a class factory, named as
     {file output: tensor}: the cache inputs as a transformers DynamicCache (or pairs for a model
     of the user's), step 0's empty cache as none at all in PyTorch, as users call it."""
     import torch
-    from .generation import _logits_and_cache, _pairs_of
+    from .generation import TransformersStep, UserStep
 
     class FileStep(torch.nn.Module):
         def __init__(self):
@@ -178,22 +178,17 @@ def StepDecoder(model, roles, order):  # noqa: N802 -- a class factory, named as
             pairs = _pairs(values, roles, "self")
             if pairs and all(key.numel() == 0 for key, _ in pairs):
                 pairs = []
-            extra = {name: values[field] for name, field in (("attention_mask", roles.mask),
-                                                              ("position_ids", roles.positions)) if field}
+            mask = values[roles.mask] if roles.mask else None
             if getattr(getattr(self.model, "config", None), "is_encoder_decoder", False):
                 from .given_seq2seq import decoder_step
-                logits, present = decoder_step(self.model, roles, values, lambda part: _pairs(values, roles, part))
+                logits, present = decoder_step(self.model, roles, values, pairs, _pairs(values, roles, "cross"))
             elif hasattr(self.model, "config"):
-                from transformers import DynamicCache
-                config = self.model.config
-                cache = DynamicCache(ddp_cache_data=pairs, config=config) if pairs else DynamicCache(config=config)
-                output = self.model(input_ids=values[roles.ids], past_key_values=cache, use_cache=True,
-                                    return_dict=True, **extra)
-                logits, present = output.logits, {"self": _pairs_of(output.past_key_values)}
+                positions = {"position_ids": values[roles.positions]} if roles.positions else {}
+                logits, own = TransformersStep(self.model)(values[roles.ids], mask, pairs, **positions)
+                present = {"self": own}
             else:
-                logits, cache = _logits_and_cache(self.model(values[roles.ids], extra.get("attention_mask"),
-                                                             past_key_values=pairs or None))
-                present = {"self": _pairs_of(cache)}
+                logits, own = UserStep(self.model)(values[roles.ids], mask, pairs)
+                present = {"self": own}
             outputs = {roles.logits: logits, **{name: values[source] for name, source in roles.passthrough.items()}}
             for (layer, part, kind), name in roles.outputs.items():
                 if layer < len(present.get(part, [])):

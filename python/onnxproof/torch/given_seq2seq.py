@@ -10,8 +10,9 @@ import torch
 from ..core.errors import UsageError
 from ..core.export_io import progress
 from .exact import ExactReference, default_dtype
-from .generation import _pairs_of, generation_failed
-from .seq2seq import SpeechEncoder, TextEncoder, _start_token, encoder_arrays
+from .generation import generation_failed, pairs_of
+from .generation_reference import empty_past
+from .seq2seq import SpeechEncoder, TextEncoder, decoder_call, encoder_arrays, start_token
 
 SOURCE = 16  # a request's source length where the encoder file leaves it symbolic
 
@@ -38,31 +39,17 @@ def model_encoder(model, step_interface):
                      False)
 
 
-def decoder_step(model, roles, values, pairs):
+def decoder_step(model, roles, values, own, cross):
     """(logits, {"self": pairs, "cross": pairs}) of one decoder step of an encoder-decoder under a
-    decoder file's inputs `values` ({name: tensor}); `pairs(part)` gives the file's cache inputs.
-    Without the encoder's states among them, zeros of the cross-attention cache's length stand in
-    (its keys and values come from the cache)."""
-    from transformers import DynamicCache, EncoderDecoderCache
-    config = model.config
-    own, cross = pairs("self"), pairs("cross")
-    if own and all(key.numel() == 0 for key, _ in own):
-        own = []  # step 0 in PyTorch: no cache, as users call it
-    cache = EncoderDecoderCache(DynamicCache(ddp_cache_data=own, config=config) if own else DynamicCache(config=config),
-                                DynamicCache(ddp_cache_data=cross, config=config) if cross else DynamicCache(config=config))
-    if roles.encoder_states:
-        states = values[roles.encoder_states]
-    elif cross:
-        key = cross[0][0]
-        states = key.new_zeros((key.shape[0], key.shape[2], int(config.d_model)))
-    else:
+    decoder file's inputs `values` ({name: tensor}), its caches `own` and `cross` (pairs per layer,
+    [] for none)."""
+    if not roles.encoder_states and not cross:
         raise UsageError(f"--onnx {roles.path}: the decoder file takes neither the encoder's states nor its "
                          "cross-attention cache")
-    output = model(encoder_outputs=(states,), attention_mask=values.get(roles.encoder_mask) if roles.encoder_mask
-                   else None, decoder_input_ids=values[roles.ids], past_key_values=cache, use_cache=True,
-                   return_dict=True)
-    return output.logits, {"self": _pairs_of(output.past_key_values.self_attention_cache),
-                           "cross": _pairs_of(output.past_key_values.cross_attention_cache)}
+    output = decoder_call(model, values[roles.ids], values[roles.encoder_mask] if roles.encoder_mask else None, own,
+                          cross, values[roles.encoder_states] if roles.encoder_states else None)
+    return output.logits, {"self": pairs_of(output.past_key_values.self_attention_cache),
+                           "cross": pairs_of(output.past_key_values.cross_attention_cache)}
 
 
 def _request(specs, config, batch_default=2):
@@ -107,7 +94,7 @@ def record_runs(state, model, steps, write_run):
     arrays = _request(specs, model.config)
     values = [torch.from_numpy(arrays[name]) for name in names]
     wrapper = (TextEncoder if "attention_mask" in names else SpeechEncoder)(model, names)
-    start = _start_token(model, model.config)
+    start = start_token(model, model.config)
     progress(f"generating {steps} tokens in PyTorch from the encoder-decoder itself")
     try:
         with torch.no_grad():
@@ -137,13 +124,8 @@ def _empty_past(state, batch):
     """past_K.pb: step 0's self-attention cache where model.onnx runs step 0 (no first-step file)."""
     if "first" in state.generation:
         return {}
-    by_name = {spec["name"]: spec for spec in state.inputs}
-    files = {}
-    for index, name in enumerate(state.generation["past"]):
-        dims = list(by_name[name]["dims"])
-        dims[0], dims[state.generation["past_axes"][name]] = batch, 0
-        files[f"past_{index}.pb"] = (torch.zeros(dims, dtype=getattr(torch, by_name[name]["dtype"])), name)
-    return files
+    return {f"past_{index}.pb": (value, name)
+            for index, (value, name) in enumerate(zip(empty_past(state, batch), state.generation["past"]))}
 
 
 def _float64_run(model, names, values, start, steps, tokens, interface, files):

@@ -49,6 +49,21 @@ def _caches(past, layers):
             [(past[4 * layer + 2], past[4 * layer + 3]) for layer in range(layers)])
 
 
+def decoder_call(model, input_ids, mask, own, cross, states=None):
+    """One decoder step of the encoder-decoder `model` on its caches (pairs per layer; [] for none)
+    and the encoder's states: the model's output. Without the states, zeros of the cross-attention
+    cache's length stand in: the cross-attention layers' keys and values come from the cache."""
+    from transformers import DynamicCache, EncoderDecoderCache
+    config = model.config
+    cache = EncoderDecoderCache(DynamicCache(ddp_cache_data=own, config=config) if own else DynamicCache(config=config),
+                                DynamicCache(ddp_cache_data=cross, config=config) if cross else DynamicCache(config=config))
+    if states is None:
+        key = cross[0][0]
+        states = key.new_zeros((key.shape[0], key.shape[2], int(config.d_model)))
+    return model(encoder_outputs=(states,), attention_mask=mask, decoder_input_ids=input_ids, past_key_values=cache,
+                 use_cache=True, return_dict=True)
+
+
 def add_present(outputs, cache, part):
     """`outputs` with each layer's keys and values of `cache` (one of an EncoderDecoderCache's two
     DynamicCaches) as present.L.PART.key / .value."""
@@ -67,15 +82,10 @@ class CrossCacheEncoder(torch.nn.Module):
         self.names = names
 
     def encode(self, values):
-        from transformers import DynamicCache, EncoderDecoderCache
         inputs = dict(zip(self.names, values))
-        mask = inputs.get("attention_mask")
         states = self.model.get_encoder()(**inputs, return_dict=True).last_hidden_state
         start = torch.zeros((states.shape[0], 1), dtype=torch.int64)
-        config = self.model.config
-        cache = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
-        output = self.model(encoder_outputs=(states,), attention_mask=mask, decoder_input_ids=start,
-                            past_key_values=cache, use_cache=True, return_dict=True)
+        output = decoder_call(self.model, start, inputs.get("attention_mask"), [], [], states)
         return add_present({HIDDEN: states}, output.past_key_values.cross_attention_cache, CROSS)
 
 
@@ -99,19 +109,10 @@ class CacheDecoder(torch.nn.Module):
         self.model = model
 
     def step(self, input_ids, mask, past):
-        from transformers import DynamicCache, EncoderDecoderCache
-        config = self.model.config
         own, cross = _caches(past, len(past) // 4)
         exporting = torch.jit.is_tracing() or torch.compiler.is_exporting()
         first = not exporting and own[0][0].numel() == 0
-        cache = EncoderDecoderCache(DynamicCache(config=config) if first else DynamicCache(ddp_cache_data=own, config=config),
-                                    DynamicCache(ddp_cache_data=cross, config=config))
-        # The encoder's states only give the cross-attention layers their length: their keys and
-        # values come from the cache, so zeros of the right shape stand in for them.
-        key = cross[0][0]
-        states = key.new_zeros((key.shape[0], key.shape[2], int(config.d_model)))
-        output = self.model(encoder_outputs=(states,), attention_mask=mask, decoder_input_ids=input_ids,
-                            past_key_values=cache, use_cache=True, return_dict=True)
+        output = decoder_call(self.model, input_ids, mask, [] if first else own, cross)
         return add_present({"logits": output.logits}, output.past_key_values.self_attention_cache, SELF)
 
 
@@ -125,7 +126,7 @@ class UnmaskedCacheDecoder(CacheDecoder):  # Whisper: the audio is padded with s
         return self.step(input_ids, None, past)
 
 
-def _start_token(model, config):
+def start_token(model, config):
     """The token generation starts from (the generation config's decoder_start_token_id)."""
     for source in (getattr(model, "generation_config", None), config):
         value = getattr(source, "decoder_start_token_id", None)
@@ -224,7 +225,7 @@ def cache_decoder_of(name, model, config, batch):
                  "present": present_names,
                  "encoder": {"module": encoder, "inputs": encoder_inputs, "dynamic": encoder_dynamic,
                              "outputs": [HIDDEN, *cross], "feeds": feeds, "self_dims": self_dims,
-                             "start": _start_token(model, config), "max_source": source_bound.get("max")}}
+                             "start": start_token(model, config), "max_source": source_bound.get("max")}}
     return decoder, {"inputs": inputs, "dynamic": dynamic, "generation": interface}
 
 

@@ -10,7 +10,7 @@ import torch
 
 from ..core.export_io import progress
 from ..core.findings import finding
-from .seq2seq import CROSS, DECODER_SEQUENCE, HIDDEN, MERGED_FILE, SELF, add_present, encoder_arrays
+from .seq2seq import CROSS, DECODER_SEQUENCE, HIDDEN, MERGED_FILE, SELF, add_present, decoder_call, encoder_arrays
 from . import exporter_child
 
 EXTERNAL_BYTES = 1 << 30  # weights past this go to an external data file (protobuf stops at 2 GiB)
@@ -25,11 +25,7 @@ class FirstStepDecoder(torch.nn.Module):
         self.model = model
 
     def first_step(self, input_ids, mask, states):
-        from transformers import DynamicCache, EncoderDecoderCache
-        config = self.model.config
-        cache = EncoderDecoderCache(DynamicCache(config=config), DynamicCache(config=config))
-        output = self.model(encoder_outputs=(states,), attention_mask=mask, decoder_input_ids=input_ids,
-                            past_key_values=cache, use_cache=True, return_dict=True)
+        output = decoder_call(self.model, input_ids, mask, [], [], states)
         outputs = add_present({"logits": output.logits}, output.past_key_values.self_attention_cache, SELF)
         return add_present(outputs, output.past_key_values.cross_attention_cache, CROSS)
 
