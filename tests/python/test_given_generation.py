@@ -53,8 +53,9 @@ class GivenGenerationFolder(unittest.TestCase):
         cls.model = small_gpt2()
         cls.model.save_pretrained(os.path.join(cls.folder, "checkpoint"))
         with open(os.path.join(cls.folder, "models.py"), "w", encoding="utf-8") as handle:
-            handle.write("from transformers import GPT2LMHeadModel\n\ndef gpt2():\n"
-                         f"    return GPT2LMHeadModel.from_pretrained({os.path.join(cls.folder, 'checkpoint')!r}).eval()\n")
+            handle.write("import torch\nfrom transformers import GPT2LMHeadModel\n\ndef gpt2():\n"
+                         f"    return GPT2LMHeadModel.from_pretrained({os.path.join(cls.folder, 'checkpoint')!r}).eval()\n"
+                         "\ndef no_cache():\n    return torch.nn.Linear(4, 4)\n")
         cls.spec = os.path.join(cls.folder, "models.py") + ":gpt2"
         cls.export = os.path.join(cls.folder, "export")
         export_for_generation(cls.model, cls.export)
@@ -125,11 +126,29 @@ class GivenGenerationFolder(unittest.TestCase):
         self.assertEqual(done.returncode, 2, done.stdout[-2000:] + done.stderr[-2000:])
         self.assertIn("prefill.onnx is a link: refused", done.stderr)
 
+    def test_a_folder_the_model_cannot_step_through_is_one_usage_error(self):
+        missing = os.path.join(self.folder, "missing")  # export.json names a file the folder lacks
+        shutil.copytree(self.export, missing)
+        os.remove(os.path.join(missing, "decode.onnx"))
+        cases = {"export.json names decode.onnx, which is not in the folder": (self.spec, missing),
+                 "the model's forward() takes no past_key_values": (self.spec.replace(":gpt2", ":no_cache"),
+                                                                    self.export)}
+        for said, (spec, folder) in cases.items():
+            with self.subTest(said):
+                done = subprocess.run([ENGINE, "pipeline", "--model", spec, "--onnx", folder, "--no-golden", "--out",
+                                       os.path.join(self.folder, "usage-run")], capture_output=True, text=True,
+                                      stdin=subprocess.DEVNULL, timeout=600, check=False)
+                self.assertEqual(done.returncode, 2, done.stdout[-2000:] + done.stderr[-2000:])
+                self.assertIn(said, done.stderr)
+
     def test_prove_takes_the_folder(self):
         report = onnxproof.prove(self.model, onnx=self.export, generate=4, out=os.path.join(self.folder, "api"),
                                  quiet=True)
         self.assertEqual(report.verdict, "pass", str(report))
         self.assertEqual(report.steps["generate"], "pass")
+        for extra in ({"args": (torch.ones(1, 1, dtype=torch.int64),)}, {"repair": True}):
+            with self.subTest(extra=list(extra)), self.assertRaises(onnxproof.UsageError):
+                onnxproof.prove(self.model, onnx=self.export, out=os.path.join(self.folder, "api-refused"), **extra)
 
 
 BART = dict(vocab_size=200, d_model=32, encoder_layers=1, decoder_layers=2, encoder_attention_heads=2,

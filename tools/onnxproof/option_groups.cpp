@@ -15,8 +15,8 @@ void add_model_options(CLI::App* app, ModelArguments& model, bool adoptable) {
                                     "onnxproof export or onnxproof.prove) instead of exporting; needs --out")
                         ->excludes(spec);
     app->add_option("--onnx", model.onnx,
-                    "FILE.onnx: prove this file, made by your own export, against --model as it is (never "
-                    "changed, never exported again); its inputs are bound to the model's by name, then position")
+                    "FILE.onnx or FOLDER (a decoder's generation files): prove your own export against --model as "
+                    "it is (never changed, never exported again); inputs bound by name, then position")
         ->needs(spec)
         ->excludes(adopted);
     app->add_option("--bind", model.bind,

@@ -89,6 +89,7 @@ def prove(model, args=(), kwargs=None, *, dynamic_shapes=None, dynamic_axes=None
     given = argument_checks.given_file_config(onnx, bind, exporter=exporter, opset=opset, opset_version=opset_version,
                                               generate=generate)
     if given and (os.path.isdir(given["onnx"]) or generate):
+        _check_given_decoder(args, kwargs, data, quantize, repair)
         out = os.path.abspath(out or checks.default_out(model))
         return _prove_given_decoder(model, given, generate, out, quiet, proving.engine_command(
             out, targets, providers, rtol=rtol, atol=atol, localize=localize, golden=golden, generate=generate),
@@ -123,6 +124,18 @@ def _prove_given_decoder(model, given, generate, out, quiet, command, sweep, sam
     config = proving.export_config(_describe(model), [], [], opset=None, exporter="auto", sweep=sweep, samples=samples)
     config.update(given, generate=generate)
     return _run_attached(command, config, InMemoryModel(model, config["model"], {}, None), model, model, out, quiet)
+
+
+def _check_given_decoder(args, kwargs, data, quantize, repair):
+    """UsageError for what prove(onnx=FOLDER) or prove(onnx=FILE, generate=N) would not use: the
+    files give the inputs, and the generation proof comes without quantize and repair."""
+    given = [name for name, value in (("args", args), ("kwargs", kwargs), ("data", data)) if value not in (None, (), {})]
+    if given:
+        raise UsageError(f"onnx= a generation folder (or generate=N): the files give the decoder's inputs; pass no "
+                         f"{', '.join(given)}")
+    if repair or quantize is not None:
+        raise UsageError("quantize and repair prove a single forward; a generation folder is proved step by step: "
+                         "one at a time")
 
 
 def _check_generate(generate, repair, quantize):

@@ -68,6 +68,16 @@ class GivenTensorFlowFile(unittest.TestCase):
         self.assertEqual(document["verdict"], "fail", done.stdout[-3000:])
         self.assertEqual(document["ship"]["cause"], "FILE_WEIGHTS_NOT_FROM_MODEL")
 
+    def test_a_folder_is_one_usage_error(self):  # generation folders are read for PyTorch decoders only
+        folder = os.path.join(self.folder, "a-folder")
+        os.makedirs(folder, exist_ok=True)
+        shutil.copyfile(os.path.join(self.folder, "keras.onnx"), os.path.join(folder, "model.onnx"))
+        done = subprocess.run([engine(), "pipeline", "--model", f"{MODELS}:small_cnn", "--onnx", folder, "--out",
+                               os.path.join(self.folder, "folder-run"), "--no-golden"], capture_output=True, text=True,
+                              timeout=900, env=dict(os.environ, ONNXPROOF_TF_PYTHON=sys.executable), check=False)
+        self.assertEqual(done.returncode, 2, done.stdout[-2000:] + done.stderr[-2000:])
+        self.assertIn("generation folders are proved against PyTorch decoders", done.stderr)
+
     def test_prove_takes_the_file_and_a_binding(self):
         import onnxproof
         image = np.random.default_rng(0).standard_normal((2, 20, 20, 3)).astype(np.float32)
