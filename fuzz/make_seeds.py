@@ -4,6 +4,7 @@ format, made with the pinned onnx and numpy): python fuzz/make_seeds.py DIR"""
 import io
 import json
 import pathlib
+import struct
 import sys
 
 import numpy as np
@@ -33,6 +34,54 @@ def model_seeds():
         tensor.external_data.add(key=key, value=value)
     return {"plain.onnx": plain.SerializeToString(), "if.onnx": with_if.SerializeToString(),
             "external.onnx": external.SerializeToString()}
+
+
+def _external(tensor, location, offset, length, *extra):
+    tensor.ClearField("raw_data")
+    tensor.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", location), ("offset", str(offset)), ("length", str(length)), *extra):
+        tensor.external_data.add(key=key, value=value)
+
+
+def folder_seeds():
+    """A modern model (IR 10, opsets 21 and 23) whose weights lie in weights.bin and sub/more.bin,
+    framed for fuzz_model_folder, then one seed per hostile external-data reference."""
+    weights = np.arange(16, dtype=np.float32)
+    more = np.full(16, 2, np.float32)
+
+    def model(opset, first=("weights.bin", 0, 64), second=("sub/more.bin", 0, 64), extra=()):
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])
+        w = numpy_helper.from_array(weights.reshape(4, 4), "w")
+        b = numpy_helper.from_array(more.reshape(4, 4), "b")
+        _external(w, *first, *extra)
+        _external(b, *second)
+        branch = helper.make_graph([helper.make_node("Identity", ["m"], ["t"])], "then", [],
+                                   [helper.make_tensor_value_info("t", TensorProto.FLOAT, ["batch", 4])])
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"]),
+                 helper.make_node("If", ["c"], ["z"], then_branch=branch, else_branch=branch)]
+        c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+        z = helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", 4])
+        graph = helper.make_graph(nodes, "g", [x, c], [y, z], [w, b])
+        made = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        made.ir_version = 10
+        return made.SerializeToString()
+
+    def framed(model_bytes):
+        data = weights.tobytes()
+        return struct.pack("<I", len(model_bytes)) + model_bytes + struct.pack("<I", len(data)) + data + more.tobytes()
+
+    hostile = {"outside": ("../outside/secret.bin", 0, 64), "link": ("link.bin", 0, 64),
+               "folder_link": ("away/secret.bin", 0, 64), "nested": ("sub/../../outside/secret.bin", 0, 64),
+               "absolute": ("/etc/passwd", 0, 64), "drive": ("C:\\outside\\secret.bin", 0, 64),
+               "unc": ("\\\\server\\share\\secret.bin", 0, 64), "past_end": ("weights.bin", 60, 64),
+               "negative": ("weights.bin", -8, 64), "overflow": ("weights.bin", 0, 2**64 - 4),
+               "self": ("model.onnx", 0, 64)}
+    seeds = {"opset21": framed(model(21)), "opset23": framed(model(23))}
+    for name, first in hostile.items():
+        seeds[name] = framed(model(23, first=first))
+    seeds["unknown_keys"] = framed(model(23, extra=(("checksum", "0"), ("location", "../outside/secret.bin"))))
+    return seeds
 
 
 def tensor_seeds():
@@ -79,7 +128,8 @@ def spec_seeds():
 
 def main(out):
     root = pathlib.Path(out)
-    for target, seeds in (("fuzz_model_loader", model_seeds()), ("fuzz_tensor_files", tensor_seeds()),
+    for target, seeds in (("fuzz_model_loader", model_seeds()), ("fuzz_model_folder", folder_seeds()),
+                          ("fuzz_tensor_files", tensor_seeds()),
                           ("fuzz_golden_manifest", manifest_seeds()), ("fuzz_specs", spec_seeds())):
         folder = root / target
         folder.mkdir(parents=True, exist_ok=True)

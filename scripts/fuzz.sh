@@ -13,7 +13,7 @@ mode="${1:-smoke}"
 seconds="${2:-15}"
 [[ "$mode" == smoke ]] && seconds=15
 build="$root/build-fuzz"
-targets=(fuzz_model_loader fuzz_tensor_files fuzz_golden_manifest fuzz_specs)
+targets=(${FUZZ_TARGETS:-fuzz_model_loader fuzz_model_folder fuzz_tensor_files fuzz_golden_manifest fuzz_specs})
 
 clang=""
 for version in 16 17 18 19; do

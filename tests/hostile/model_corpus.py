@@ -3,8 +3,9 @@ that breaks a reader, a folder or a fold, written by onnx's own helpers. `write_
 writes NAME.onnx for every class and returns {name: what it breaks}; model_corpus_test.py gives
 each to every command that reads a model. Every model takes x: float[1, 4] where it takes an input.
 
-Not here (documented in docs/testing.md): protobufs near and over 2 GiB (a test would write 2 GiB),
-and external-data locations (external_data_test.py has those)."""
+Protobufs near and over 2 GiB are written as sparse files (a few KiB on disk: the big tensor's
+bytes are a hole of zeros). Not here: external-data locations (external_data_test.py and the
+fuzz_model_folder target have those)."""
 import os
 import resource
 
@@ -33,17 +34,19 @@ def _bomb(op, shape_inputs, attrs=None):
                                   helper.make_node("Add", ["x", "total"], ["y"])])
 
 
+def _varint(value):
+    out = bytearray()
+    while True:
+        out.append((value & 0x7F) | (0x80 if value > 0x7F else 0))
+        value >>= 7
+        if not value:
+            return bytes(out)
+
+
 def _field(number, payload):
     """A length-delimited protobuf field, encoded by hand: protobuf's own encoder refuses nesting
     past 100 levels, which is what this corpus is made of."""
-    def varint(value):
-        out = bytearray()
-        while True:
-            out.append((value & 0x7F) | (0x80 if value > 0x7F else 0))
-            value >>= 7
-            if not value:
-                return bytes(out)
-    return varint(number << 3 | 2) + varint(len(payload)) + payload
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
 def _nested_if(depth):
@@ -96,6 +99,31 @@ def _declared_larger_than_data():
     return _model([helper.make_node("Add", ["x", "w"], ["y"])], initializers=[weight])
 
 
+class Sparse:
+    """A model file of `size` bytes whose first bytes are `head` and the rest zeros (a hole)."""
+
+    def __init__(self, head, size):
+        self.head, self.size = head, size
+
+
+def _sized(size):
+    """y = x - x (no proof of y = x + x may pass it) beside an unused uint8 initializer whose raw_data makes the file `size` bytes: the
+    tensor, the graph and the model each end with the zeros, so every header is written before them."""
+    graph = helper.make_graph([helper.make_node("Sub", ["x", "x"], ["y"])], "hostile", [X], [Y])
+    model = helper.make_model(helper.make_graph([], "empty", [], []), opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    model.ClearField("graph")
+    model_head, graph_head = model.SerializeToString(), graph.SerializeToString()
+    raw = size - len(model_head) - len(graph_head) - 64  # the headers below take at most 64 bytes
+    for _ in range(3):  # the varints' own lengths depend on the sizes they encode
+        tensor = TensorProto(name="w", data_type=TensorProto.UINT8, dims=[raw]).SerializeToString()
+        tensor += _varint(9 << 3 | 2) + _varint(raw)  # TensorProto.raw_data, its bytes follow
+        graph_bytes = graph_head + _varint(5 << 3 | 2) + _varint(len(tensor) + raw) + tensor  # GraphProto.initializer
+        head = model_head + _varint(7 << 3 | 2) + _varint(len(graph_bytes) + raw) + graph_bytes  # ModelProto.graph
+        raw += size - (len(head) + raw)
+    return Sparse(head, len(head) + raw)
+
+
 def _cases():
     add = helper.make_node("Add", ["x", "x"], ["y"])
     huge = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1 << 62, 1 << 62])
@@ -124,6 +152,8 @@ def _cases():
         "ir_version_99": (_model([add], ir_version=99), "an IR version no ONNX has"),
         "injected_external_keys": (_external_keys(20000), "20,000 unknown external-data keys of 1 KiB each"),
         "declared_larger_than_data": (_declared_larger_than_data(), "an initializer of 2^40 floats holding 16 bytes"),
+        "protobuf_near_2gib": (_sized((1 << 31) - (1 << 16)), "a valid protobuf 64 KiB under protobuf's 2 GiB limit"),
+        "protobuf_over_2gib": (_sized((1 << 31) + (1 << 16)), "a protobuf 64 KiB over protobuf's 2 GiB limit"),
     }
 
 
@@ -136,7 +166,11 @@ def write_corpus(folder):
     described = {}
     for name, (data, what) in _cases().items():
         with open(os.path.join(folder, f"{name}.onnx"), "wb") as handle:
-            handle.write(data)
+            if isinstance(data, Sparse):
+                handle.write(data.head)
+                handle.truncate(data.size)
+            else:
+                handle.write(data)
         described[name] = what
     return described
 
