@@ -4,7 +4,8 @@
 #   1. Debian packages (build tools, the engine's libraries, protobuf) through apt;
 #   2. the front end's pinned Python environments: PyTorch's in .venv/, TensorFlow's in .venv-tf/
 #      (scripts/setup-python.sh, from python/requirements.lock and requirements-tensorflow.lock),
-#      and the developers' tools in .venv-tools/ (requirements-tools.lock: clang-format);
+#      and the developers' tools in .venv-tools/ (requirements-tools.lock: clang-format); the two
+#      torchvision wheels the extras' install test resolves against in .deps/vision-wheels;
 #   3. the ONNX C++ library at the pinned version in .deps/onnx (scripts/build-onnx.sh);
 #   4. ONNX Runtime in .deps/onnxruntime (scripts/fetch-onnxruntime.sh), and the releases 1.18 and
 #      1.31 in the release cache (scripts/fetch-onnxruntime-versions.sh);
@@ -102,6 +103,9 @@ shared "$root/.venv-tf" "venv-tf-$(key "$tf_lock")" setup_tf_venv
 tools_lock="$root/python/requirements-tools.lock"
 setup_tools_venv() { "$root/scripts/setup-python.sh" "$1" "$tools_lock"; }
 shared "$root/.venv-tools" "venv-tools-$(key "$tools_lock")" setup_tools_venv
+# The torchvision wheels the extras' install test resolves against offline (about 15 MB).
+shared "$root/.deps/vision-wheels" "vision-wheels-$(key "$root/scripts/fetch-vision-wheels.sh")" \
+  "$root/scripts/fetch-vision-wheels.sh"
 # ONNX's C++ library depends on its own pin and on protobuf, not on the rest of the lock.
 shared "$root/.deps/onnx" "onnx-$(key <(grep '^onnx==' "$root/python/requirements.lock") <(protoc --version))" \
   "$root/scripts/build-onnx.sh"

@@ -29,7 +29,8 @@ try:
 except ImportError as error:
     print(f"onnxproof: error: {sys.executable} cannot import {error.name or error}: the export front end needs "
           "onnx and numpy, with torch for PyTorch models or tensorflow, keras and tf2onnx for TensorFlow ones "
-          "(scripts/setup.sh makes .venv and .venv-tf)", file=sys.stderr)
+          "(pip install 'onnxproof[torch]' or 'onnxproof[tensorflow]'; scripts/setup.sh makes .venv and .venv-tf)",
+          file=sys.stderr)
     sys.exit(3)
 
 sys.exit(main())

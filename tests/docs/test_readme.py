@@ -76,7 +76,10 @@ class ShellCommands(unittest.TestCase):
             extras = set(re.findall(r"^(\w+) = \[", handle.read().split("[project.optional-dependencies]")[1], re.M))
         for extra in re.findall(r"onnxproof\[(\w+)\]", readme()):
             self.assertIn(extra, extras)
-        self.assertTrue([c for c in shell_commands() if c.startswith("pip install dist/onnxproof-")])
+        self.assertTrue([c for c in shell_commands() if c.startswith(("pip install dist/onnxproof-",
+                                                                      "pip install 'dist/onnxproof-"))])
+        for extra in re.findall(r"\.whl\[(\w+)\]", readme()):
+            self.assertIn(extra, extras)
 
     def test_every_onnxproof_command_and_option_is_real(self):
         commands = [shlex.split(c) for c in shell_commands() if c.startswith("onnxproof ")]

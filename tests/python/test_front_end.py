@@ -1,6 +1,7 @@
 """Unit tests of the export front end's pure parts (run by CTest with the pinned .venv interpreter)."""
 import importlib.util
 import json
+import sys
 import unittest
 
 import torch
@@ -157,6 +158,17 @@ class DidYouMean(unittest.TestCase):
         from onnxproof.torch import families
         with self.assertRaisesRegex(UsageError, r"torchvision has no model 'resnet81' \(did you mean 'resnet18'\?\)"):
             families.load("torchvision:resnet81")
+
+    def test_a_missing_torchvision_is_answered_with_the_install_that_keeps_this_torch(self):
+        from unittest import mock
+        import torch
+        from onnxproof.core.errors import FrontEndError
+        from onnxproof.torch import families
+        release = torch.__version__.split("+")[0]
+        with mock.patch.dict(sys.modules, {"torchvision": None}):  # import torchvision raises ImportError
+            with self.assertRaises(FrontEndError) as raised:
+                families.load("torchvision:resnet18")
+        self.assertIn(f"pip install 'onnxproof[vision]' 'torch=={release}'", str(raised.exception))
 
     def test_a_callable_asked_in_the_wrong_case_names_the_real_one(self):
         import os

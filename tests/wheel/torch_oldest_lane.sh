@@ -14,30 +14,15 @@ wheel=$(ls "$root"/dist/onnxproof-*.whl 2>/dev/null | head -1)
 mkdir -p "$root/build"
 venv=$(mktemp -d "$root/build/torch-oldest-venv.XXXXXX")
 work=$(mktemp -d)
-unpacked=""
-trap 'rm -rf "$venv" "$work" "$unpacked"' EXIT
+trap 'rm -rf "$venv" "$work"' EXIT
 
 "$root/.venv/bin/python" -m venv "$venv"
 site_packages=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 "$root/.venv/bin/python" "$root/tests/wheel/link_installed.py" "$site_packages" \
   onnx onnxscript numpy filelock typing_extensions setuptools sympy networkx jinja2 fsspec
-# Only a CPU wheel on this machine's local wheel folders (pip's find-links): an index would hand
-# over the CUDA build, gigabytes this lane exists to avoid. Without one the lane is skipped, said.
-# It is unpacked once per machine into the setup cache (scripts/setup.sh; unpacking took about 40 s
-# of this lane) and linked from there like the rest; `pip check` below says that what it requires
-# is in the environment.
-cache="${ONNXPROOF_SETUP_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/onnxproof-setup}"
-[[ -n "$cache" ]] || cache="$work"
-torch_dir="$cache/torch-2.13.0-cpu-$("$venv/bin/python" -c 'import sys; print("py%d%d" % sys.version_info[:2])')"
-if [[ ! -d "$torch_dir" ]]; then
-  mkdir -p "$cache"
-  unpacked=$(mktemp -d "$torch_dir.tmp-XXXXXX")
-  if ! "$venv/bin/pip" install --quiet --no-index --no-deps --target "$unpacked" torch==2.13.0 >/dev/null 2>&1; then
-    echo "SKIP: no torch 2.13.0 wheel in pip's local wheel folders (find-links); the oldest-torch lane did not run"
-    exit 77
-  fi
-  mv -T "$unpacked" "$torch_dir" 2>/dev/null || true  # a lane running beside this one may have been first
-fi
+# torch 2.13.0's CPU build, unpacked once per machine (cpu_torch.sh; without it the lane is
+# skipped, said) and linked like the rest; `pip check` below says that what it requires is there.
+torch_dir=$("$root/tests/wheel/cpu_torch.sh" "$venv/bin/pip")
 "$root/.venv/bin/python" "$root/tests/wheel/link_installed.py" --from "$torch_dir" "$site_packages" torch
 "$venv/bin/pip" install --quiet --no-deps "$wheel" 2>&1 | { grep -v '^WARNING: Location' || true; }
 "$venv/bin/pip" check  # everything the wheel and torch require is linked, at versions they admit

@@ -42,7 +42,8 @@ def require_torch():
     except ImportError as error:
         from ..core.errors import FrontEndError
         raise FrontEndError(f"{sys.executable} cannot import {error.name or error}: PyTorch models need torch, onnx "
-                            "and numpy (Debian: /usr/bin/python3 with python3-torch, python3-onnx, python3-numpy)")
+                            "and numpy (pip install 'onnxproof[torch]', a CPU-only torch installed first is kept; "
+                            "Debian: /usr/bin/python3 with python3-torch, python3-onnx, python3-numpy)")
 
 
 def run_localize(request):

@@ -145,12 +145,26 @@ def missing_package(spec, package, extra=None):
     return FrontEndError(f"{spec} needs the {package} package, which this Python lacks: {install}")
 
 
+def torchvision_install():
+    """The install line that keeps this torch: each torchvision release requires one torch release,
+    and pip, asked for torchvision alone, would rather replace an older torch than pick an older
+    torchvision. Pinning the torch installed (its local label left out: 2.13.0 matches 2.13.0+cpu)
+    makes pip choose the torchvision built for it."""
+    release = torch.__version__.split("+")[0]
+    return f"pip install 'onnxproof[vision]' 'torch=={release}' (the pin keeps your torch {torch.__version__})"
+
+
 def _torchvision(name):
     import inspect
     try:
         import torchvision
     except ImportError as error:
-        raise missing_package(f"torchvision:{name}", "torchvision", "vision") from error
+        raise FrontEndError(f"torchvision:{name} needs the torchvision package, which this Python lacks: "
+                            f"{torchvision_install()}") from error
+    except (RuntimeError, OSError) as error:  # a torchvision built for another torch: its operators do not load
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise FrontEndError(f"torchvision:{name}: torchvision does not load beside torch {torch.__version__} "
+                            f"({first}); install the one built for it: {torchvision_install()}") from error
     try:  # every registered model: classification, detection, segmentation, video
         builder = torchvision.models.get_model_builder(name)
     except (ValueError, AttributeError):
