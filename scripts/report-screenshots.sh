@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Takes docs/images/report-{pass,parity-fail,frozen-batch}.png: report.html of three real runs
 # (the demo, a model with a planted divergence, a model whose reshape froze the batch) as a
-# browser shows them at 1400x900, the first screen a reader sees; and docs/images/parity-plot.png
-# and localize-plot.png, the planted divergence's two plots at their own size.
+# browser shows them at 1400x900, the first screen a reader sees; and docs/images/parity-plot.png,
+# localize-plot.png and localize-graph.png, the planted divergence's two plots and the report's
+# drawing of the graph around its first divergent nodes, at their own size.
 #   scripts/report-screenshots.sh [BUILD_DIR]    (default build/; needs Chromium: scripts/setup.sh)
 # ONNXPROOF_SCREENSHOT_RUNS=DIR keeps the three run folders (and each run's terminal output, RUN.out)
 # there instead of a temporary folder.
@@ -42,3 +43,18 @@ for plot in parity localize; do
     --window-size="$size" --screenshot="$root/docs/images/$plot-plot.png" "file://$svg" 2>/dev/null
   echo "docs/images/$plot-plot.png"
 done
+
+# The graph view is inline in report.html only: cut out into a file of its own for the screenshot.
+graph=$work/parity-fail/localize-graph.svg
+"$root/.venv/bin/python" - "$work/parity-fail/report.html" "$graph" <<'PYTHON'
+import re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+view = re.search(r'<svg [^>]*aria-label="the first divergent nodes.*?</svg>', html, re.S)
+if not view:
+    sys.exit("report-screenshots: report.html has no graph view")
+open(sys.argv[2], "w", encoding="utf-8").write(view.group(0))
+PYTHON
+size=$(sed -n 's/^<svg [^>]*width="\([0-9]*\)" height="\([0-9]*\)".*/\1,\2/p' "$graph" | head -1)
+"$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$work/profile" \
+  --window-size="$size" --screenshot="$root/docs/images/localize-graph.png" "file://$graph" 2>/dev/null
+echo "docs/images/localize-graph.png"

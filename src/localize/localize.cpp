@@ -91,10 +91,17 @@ Expected<std::pair<std::string, std::vector<CapturedModule>>> read_capture(const
   return std::pair{manifest["case"].get<std::string>(), std::move(modules)};
 }
 
-// A copy of the model whose outputs also carry every captured value.
-Expected<std::string> model_with_intermediates(const fs::path& model, const std::vector<CapturedModule>& modules) {
+// A copy of the model whose outputs also carry every captured value, and the model's own graph
+// structure (for the node view).
+struct ModelCopy {
+  std::string bytes;
+  GraphStructure structure;
+};
+
+Expected<ModelCopy> model_with_intermediates(const fs::path& model, const std::vector<CapturedModule>& modules) {
   ONNXPROOF_TRY_ASSIGN(LoadedModel loaded, load_model(model, {.load_external_data = true}));
   auto& graph = *loaded.proto.mutable_graph();
+  GraphStructure structure = graph_structure(graph);
   std::set<std::string> present;
   for (const auto& value : graph.input()) present.insert(value.name());
   for (const auto& value : graph.output()) present.insert(value.name());
@@ -108,7 +115,7 @@ Expected<std::string> model_with_intermediates(const fs::path& model, const std:
   }
   if (loaded.proto.ByteSizeLong() >= (uint64_t{1} << 31))
     return fail(ErrorCode::unsupported, "localization of models over 2 GiB is not supported yet");
-  return loaded.proto.SerializeAsString();
+  return ModelCopy{loaded.proto.SerializeAsString(), std::move(structure)};
 }
 
 // The calibrated rule on one tensor (parity/calibrated.h): ONNX Runtime's distance from the float64
@@ -281,9 +288,9 @@ Expected<Localization> localize_divergence(const fs::path& run, const fs::path& 
   if (data_set != c.data_set)
     return fail(ErrorCode::invalid_input,
                 "localize/modules.json was captured on " + data_set + ", not " + c.data_set + ": capture again");
-  ONNXPROOF_TRY_ASSIGN(const std::string bytes, model_with_intermediates(model, modules));
+  ONNXPROOF_TRY_ASSIGN(const ModelCopy copy, model_with_intermediates(model, modules));
   ONNXPROOF_TRY_ASSIGN(const ComparisonRun compared,
-                       run_with_intermediates(bytes, c, options.session, options.tolerance));
+                       run_with_intermediates(copy.bytes, c, options.session, options.tolerance));
   const auto& values = compared.values;
   bool calibrated = true;  // every compared value had its float64 twin
 
@@ -318,6 +325,9 @@ Expected<Localization> localize_divergence(const fs::path& run, const fs::path& 
   result.reproduced = compared.reproduced;
   result.largest_error = compared.largest_error;
   if (!result.located) result.findings.push_back(nothing_located(result));
+  result.node_errors = node_errors_of(result.modules, result.located, copy.structure);
+  result.view = divergence_neighbourhood(result.node_errors, copy.structure);
+  result.graph = copy.structure.name;
   return result;
 }
 
@@ -370,7 +380,8 @@ nlohmann::json localization_to_json(const Localization& localization) {
           {"located", localization.located ? nlohmann::json(localization.modules[*localization.located].module)
                                            : nlohmann::json(nullptr)},
           {"findings", findings},
-          {"modules", modules}};
+          {"modules", modules},
+          {"graph_view", localization.view ? graph_view_to_json(*localization.view) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace onnxproof

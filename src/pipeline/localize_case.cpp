@@ -34,8 +34,14 @@ Expected<Localization> compare_modules(const LocalizeCaseOptions& options, const
   localize.session.provider = row.provider;
   localize.session.optimization = row.optimization;
   ONNXPROOF_TRY_ASSIGN(Localization localization, localize_divergence(options.run, options.model, c, localize));
-  ONNXPROOF_TRY(write_file_atomically(options.run / "localize" / "localization.json",
-                                      localization_to_json(localization).dump(1) + "\n"));
+  const fs::path folder = options.run / "localize";
+  ONNXPROOF_TRY(write_file_atomically(folder / "localization.json", localization_to_json(localization).dump(1) + "\n"));
+  // Node by node, and as Model Explorer's overlay of the whole graph (docs/localize.md).
+  ONNXPROOF_TRY(
+      write_file_atomically(folder / "node_errors.json", node_errors_to_json(localization.node_errors).dump(1) + "\n"));
+  ONNXPROOF_TRY(
+      write_file_atomically(folder / "model_explorer_node_data.json",
+                            model_explorer_node_data(localization.graph, localization.node_errors).dump(1) + "\n"));
   return localization;
 }
 

@@ -45,6 +45,20 @@ std::string summary(const Localization& localization) {
   return "";
 }
 
+// How to see the whole graph with the per-node errors: Model Explorer with the ONNX adapter.
+constexpr const char* k_model_explorer =
+    "model-explorer RUN/model.onnx --extensions=model_explorer_onnx "
+    "--node_data_paths=RUN/localize/model_explorer_node_data.json";
+
+std::string view_caption(const GraphView& view) {
+  return fmt::format(
+      "The first divergent module's nodes (outlined) and what lies two steps before and after them: {} of the "
+      "graph's {} nodes, coloured by their module's status; hover a node for its numbers. Every node's figures: "
+      "localize/node_errors.json in the run folder; the whole graph with them as an overlay "
+      "(pip install ai-edge-model-explorer model-explorer-onnx):",
+      view.nodes.size(), view.graph_nodes);
+}
+
 constexpr const char* k_headers[] = {"#",      "module",  "class",   "source",  "ONNX nodes",
                                      "in rel", "out rel", "out abs", "NaN/Inf", "status"};
 
@@ -63,6 +77,8 @@ std::string localization_to_markdown(const Localization& localization) {
     for (const auto& cell : cells(i, localization.modules[i])) row.push_back(markdown_text(cell));
     md += fmt::format("| {} |\n", fmt::join(row, " | "));
   }
+  if (localization.view)
+    md += fmt::format("\n{}\n\n```sh\n{}\n```\n", view_caption(*localization.view), k_model_explorer);
   return md;
 }
 
@@ -78,7 +94,12 @@ std::string localization_to_html(const Localization& localization) {
     for (const auto& cell : row) html += "<td>" + markup_escape(cell) + "</td>";
     html += "</tr>\n";
   }
-  return html + "</table>\n";
+  html += "</table>\n";
+  if (localization.view)
+    html += fmt::format("<h3>The first divergent nodes in the graph</h3>\n<p>{} <code>{}</code></p>\n{}",
+                        markup_escape(view_caption(*localization.view)), markup_escape(k_model_explorer),
+                        graph_view_svg(*localization.view));
+  return html;
 }
 
 ChartSpec localization_chart(const Localization& localization) {

@@ -117,7 +117,8 @@ Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command
   if (optimizer) outcome.findings.insert(outcome.findings.begin(), *optimizer);
   const bool named_optimizer = optimizer && !optimizer->where.empty();
   outcome.verdict = verdict_from(true, localized.localization->located || named_optimizer);
-  outcome.artifacts = {folder / "localization.json", folder / "localization.md", folder / "report-localize.svg"};
+  outcome.artifacts = {folder / "localization.json", folder / "localization.md", folder / "report-localize.svg",
+                       folder / "node_errors.json", folder / "model_explorer_node_data.json"};
   outcome.result = {std::move(*localized.localization), folder / "localization.md"};
   return outcome;
 }

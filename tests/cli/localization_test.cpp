@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chromium.h"
 #include "cli_runner.h"
 #include "pipeline_support.h"
 #include "test_support.h"
@@ -122,6 +123,23 @@ TEST_P(Localization, NamesTheModuleItsNodesAndItsSourceLine) {
   EXPECT_NE(read_text(out / "report.md").find("## Where the outputs diverge"), std::string::npos);
   EXPECT_TRUE(read_text(out / "report-localize.svg").starts_with("<svg"));
   EXPECT_TRUE(fs::exists(out / "localize" / "modules.json"));
+  // Node by node: the planted node is first divergent in node_errors.json, in Model Explorer's
+  // overlay and in the report's drawing of the graph around it.
+  bool first = false;
+  for (const auto& node : read_json(out / "localize" / "node_errors.json"))
+    if (node["node"] == planted.node) first = node["status"] == "first divergent";
+  EXPECT_TRUE(first) << planted.node;
+  const json overlay = read_json(out / "localize" / "model_explorer_node_data.json");
+  ASSERT_EQ(overlay.size(), 1U) << overlay.dump();
+  EXPECT_TRUE(overlay.begin().value()["results"][planted.node].contains("bgColor")) << overlay.dump();
+  const std::string html = read_text(out / "report.html");
+  const auto marked = html.find("<g class=\"node first\"><title>" + planted.node + " (");
+  EXPECT_NE(marked, std::string::npos) << "the report's graph view does not mark " << planted.node;
+  // Opened in a browser with the network cut off, the report asks nothing of the network.
+  if (const std::string chromium = find_chromium(); !chromium.empty()) {
+    TempDir browser;
+    EXPECT_EQ(page_requests(chromium, out / "report.html", browser.path()), std::vector<std::string>{});
+  }
 
   // `onnxproof localize RUN` finds it again from the run folder alone: the TorchScript cases
   // capture the module outputs anew (a cold front end), the dynamo cases use the ones the run
@@ -141,6 +159,16 @@ INSTANTIATE_TEST_SUITE_P(
         PlantedDivergence{"nan_torchscript", "torchscript", "blocks.4.act", "NAN_OR_INF", "/blocks.4/act/Sqrt"},
         PlantedDivergence{"nan_dynamo", "dynamo", "blocks.4.act", "NAN_OR_INF", "node_sqrt_abs"}),
     [](const auto& test) { return test.param.factory; });
+
+// The probe above sees a page's own request (else its silence would prove nothing).
+TEST(Localization, TheRequestProbeSeesAPageThatFetches) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "Chromium is not installed (scripts/setup.sh installs it)";
+  TempDir dir;
+  std::ofstream(dir.path() / "page.html") << "<html><body><img src=\"http://example.invalid/x.png\"></body></html>\n";
+  EXPECT_EQ(page_requests(chromium, dir.path() / "page.html", dir.path()),
+            std::vector<std::string>{"http://example.invalid/x.png"});
+}
 
 TEST(Localization, ARunThatPassedHasNothingToLocalize) {
   TempDir out;

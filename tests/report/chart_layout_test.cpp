@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "chromium.h"
 #include "cli_runner.h"
 #include "onnxproof/report/localize_report.h"
 #include "onnxproof/report/parity_plot.h"
@@ -124,22 +125,6 @@ TEST(ChartLayout, WidthFollowsTheLabelsAndTheTitleIsWhole) {
   EXPECT_EQ(title.find("\u2026"), std::string::npos) << title;
 }
 
-// Chromium's binary: $ONNXPROOF_CHROMIUM, else the first of the usual names on PATH.
-std::string find_chromium() {
-  if (const char* env = std::getenv("ONNXPROOF_CHROMIUM")) return env;
-  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
-  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
-    std::size_t start = 0;
-    while (start <= path.size()) {
-      const std::size_t end = std::min(path.find(':', start), path.size());
-      const std::filesystem::path candidate = std::filesystem::path(path.substr(start, end - start)) / name;
-      if (!candidate.parent_path().empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-      start = end + 1;
-    }
-  }
-  return "";
-}
-
 // The browser measures every text of every chart and writes what it found into the page:
 // "OK n" or one line per problem (overlapping texts, text outside the picture).
 constexpr const char* k_measure = R"(<script>
@@ -165,7 +150,7 @@ document.getElementById('result').textContent = problems.length ? problems.join(
 </script>)";
 
 TEST(ChartLayout, ChromiumMeasuresNoOverlapAtOneThreeAndFortyCases) {
-  const std::string chromium = find_chromium();
+  const std::string chromium = testing::find_chromium();
   if (chromium.empty())
     GTEST_SKIP() << "Chromium is not installed (scripts/setup.sh installs it): the layout is "
                     "checked only with the writer's own text boxes";

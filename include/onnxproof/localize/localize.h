@@ -16,6 +16,7 @@
 
 #include "onnxproof/core/error.h"
 #include "onnxproof/core/finding.h"
+#include "onnxproof/localize/graph_view.h"
 #include "onnxproof/parity/parity.h"
 #include "onnxproof/runtime/session.h"
 
@@ -60,7 +61,17 @@ struct Localization {
   double seconds = 0;  // capture and comparison together (set by the caller)
   /// The run's source framework (LocalizeOptions::framework), as the findings and views name it.
   std::string framework{};
+  /// Every node of the graph with its innermost compared module's figures (node_errors.json), and
+  /// the first divergent nodes' neighbourhood the report draws (none when no module is located).
+  std::vector<NodeError> node_errors{};
+  std::optional<GraphView> view{};
+  std::string graph{};  // the ONNX graph's name (Model Explorer's graph id)
 };
+
+/// Each node of `structure` with the innermost of `modules` that lists it (the one of fewest
+/// nodes), its status and figures; `located` marks the first divergent module.
+std::vector<NodeError> node_errors_of(const std::vector<ModuleComparison>& modules, std::optional<std::size_t> located,
+                                      const GraphStructure& structure);
 
 struct LocalizeOptions {
   SessionOptions session{};  // the provider and optimization level of the failing comparison

@@ -22,4 +22,9 @@ ChartSpec localization_chart(const Localization& localization);
 /// outside tolerance in red. Empty when no module was compared.
 std::string localization_plot_svg(const Localization& localization);
 
+/// The first divergent nodes and their neighbourhood (GraphView) as inline SVG: boxes in rows by
+/// depth, coloured by status, the first divergent outlined, each with a tooltip of its numbers.
+/// Empty for an empty view.
+std::string graph_view_svg(const GraphView& view);
+
 }  // namespace onnxproof
