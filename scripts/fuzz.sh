@@ -3,7 +3,8 @@
 # one on its corpus (seeds from fuzz/make_seeds.py; what it finds is kept in
 # build-fuzz/corpus/<target>/ for the next run).
 #   scripts/fuzz.sh smoke          15 s per target (part of `make test`)
-#   scripts/fuzz.sh long SECONDS   SECONDS per target, two at a time (results: bench/RESULTS.md)
+#   scripts/fuzz.sh long SECONDS   SECONDS per target, two at a time (results: docs/testing.md)
+#   FUZZ_TARGETS=fuzz_model_folder scripts/fuzz.sh long 3600   one target only
 # Prints executions, coverage and corpus size per target; exits 1 when a target crashed, with the
 # crashing input in build-fuzz/crashes/<target>/.
 set -euo pipefail

@@ -49,6 +49,36 @@ NodeStatus status_of(const ModuleComparison& m, bool located) {
   return m.inputs_agree ? NodeStatus::diverges : NodeStatus::carried;
 }
 
+// The nodes a module's outputs are computed by from its inputs: walking back from its output
+// values to its input values. A walk that leaves the module (an input the capture did not pair,
+// so nothing stops it) would take in what lies upstream: then only the nodes it lists.
+std::set<std::size_t> nodes_between(const ModuleComparison& m, const GraphStructure& structure) {
+  std::map<std::string, std::size_t> producer;
+  std::map<std::string, std::size_t> by_name;
+  for (std::size_t i = 0; i < structure.nodes.size(); ++i) {
+    for (const auto& value : structure.nodes[i].outputs) producer.emplace(value, i);
+    if (!structure.nodes[i].name.empty()) by_name.emplace(structure.nodes[i].name, i);
+  }
+  std::set<std::size_t> listed;
+  for (const auto& name : m.nodes) {
+    if (const auto found = by_name.find(name); found != by_name.end()) listed.insert(found->second);
+  }
+  const std::set<std::string> stop(m.input_values.begin(), m.input_values.end());
+  const std::size_t most = 4 * listed.size() + 16;
+  std::set<std::size_t> walked;
+  std::vector<std::string> pending(m.output_values.begin(), m.output_values.end());
+  while (!pending.empty()) {
+    const std::string value = pending.back();
+    pending.pop_back();
+    const auto from = producer.find(value);
+    if (stop.contains(value) || from == producer.end() || !walked.insert(from->second).second) continue;
+    if (walked.size() > most) return listed;
+    for (const auto& input : structure.nodes[from->second].inputs) pending.push_back(input);
+  }
+  walked.insert(listed.begin(), listed.end());
+  return walked;
+}
+
 }  // namespace
 
 std::vector<NodeError> node_errors_of(const std::vector<ModuleComparison>& modules, std::optional<std::size_t> located,
@@ -77,6 +107,18 @@ std::vector<NodeError> node_errors_of(const std::vector<ModuleComparison>& modul
           m.output_elements > 0 ? static_cast<double>(m.output_mismatches) / static_cast<double>(m.output_elements) : 0;
     }
     errors.push_back(std::move(error));
+  }
+  // The located module's nodes, and every node between its boundary values (an activation the
+  // exporter left without the module's scope, a node a rewrite inserted), unless a child shows it
+  // agrees: the error appears among them.
+  if (located) {
+    const auto between = nodes_between(modules[*located], structure);
+    for (std::size_t i = 0; i < errors.size(); ++i) {
+      if (between.contains(i) && errors[i].status != NodeStatus::agrees) {
+        errors[i].status = NodeStatus::first;
+        if (errors[i].module.empty() && !modules[*located].module.empty()) errors[i].module = modules[*located].module;
+      }
+    }
   }
   return errors;
 }

@@ -86,6 +86,8 @@ Expected<std::pair<std::string, std::vector<CapturedModule>>> read_capture(const
     ONNXPROOF_TRY_ASSIGN(module.outputs,
                          captured_values(entry.value("outputs", nlohmann::json::array()), folder, context));
     c.matched = entry.value("matched", false) && !module.outputs.empty();
+    for (const auto& value : module.inputs) c.input_values.push_back(value.onnx);
+    for (const auto& value : module.outputs) c.output_values.push_back(value.onnx);
     modules.push_back(std::move(module));
   }
   return std::pair{manifest["case"].get<std::string>(), std::move(modules)};

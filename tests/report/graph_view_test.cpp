@@ -67,6 +67,24 @@ TEST(GraphView, EachNodeTakesItsInnermostModule) {
   EXPECT_EQ(named(errors, "n5").status, NodeStatus::diverges);
 }
 
+// A container located because its activation child could not be paired and the exporter left the
+// activation's node without the module's scope (MobileNetV3's Hardswish): the node between the
+// container's boundary values is where the error appears; the child that agrees is not blamed.
+TEST(GraphView, ANodeBetweenTheLocatedModulesBoundaryValuesIsFirstUnlessAChildAgrees) {
+  auto unpaired = module("p.act", {}, true, true);
+  unpaired.matched = false;
+  auto parent = module("p", {"n2"}, true, false);
+  parent.input_values = {"v1"};
+  parent.output_values = {"v3"};
+  const std::vector<ModuleComparison> nested = {module("p.linear", {"n2"}, true, true), unpaired, parent};
+  const auto errors = node_errors_of(nested, 2, chain());
+  EXPECT_EQ(named(errors, "n2").status, NodeStatus::agrees);
+  EXPECT_EQ(named(errors, "n3").status, NodeStatus::first);
+  EXPECT_EQ(named(errors, "n3").module, "p");
+  EXPECT_EQ(named(errors, "n1").status, NodeStatus::not_compared);  // before the boundary
+  EXPECT_EQ(named(errors, "n4").status, NodeStatus::not_compared);  // after it
+}
+
 TEST(GraphView, TheNeighbourhoodHoldsTheFirstDivergentNodesAndTheirSurroundings) {
   const auto errors = node_errors_of(modules(), 1, chain());
   const auto view = divergence_neighbourhood(errors, chain(), 1);

@@ -30,6 +30,9 @@ struct ModuleComparison {
   std::string class_name;          // "models.bert.FFN"
   std::string source;              // file:line of its forward()
   std::vector<std::string> nodes;  // the ONNX nodes the exporter attributed to it
+  /// The ONNX values at its boundary (what modules.json paired with its inputs and outputs).
+  std::vector<std::string> input_values{};
+  std::vector<std::string> output_values{};
   int calls = 1;
   bool matched = false;     // its values were paired and compared
   std::string reason;       // why not, when not matched
