@@ -42,21 +42,28 @@ std::string_view node_status_name(NodeStatus status) {
 
 namespace {
 
-NodeStatus status_of(const ModuleComparison& m, bool located) {
-  if (located) return NodeStatus::first;
+NodeStatus status_of(const ModuleComparison& m) {
   if (!m.matched) return NodeStatus::not_paired;
   if (m.outputs_agree) return NodeStatus::agrees;
   return m.inputs_agree ? NodeStatus::diverges : NodeStatus::carried;
+}
+
+// Each value's producing node (its index).
+std::map<std::string, std::size_t> producers_of(const GraphStructure& structure) {
+  std::map<std::string, std::size_t> producer;
+  for (std::size_t i = 0; i < structure.nodes.size(); ++i) {
+    for (const auto& value : structure.nodes[i].outputs) producer.emplace(value, i);
+  }
+  return producer;
 }
 
 // The nodes a module's outputs are computed by from its inputs: walking back from its output
 // values to its input values. A walk that leaves the module (an input the capture did not pair,
 // so nothing stops it) would take in what lies upstream: then only the nodes it lists.
 std::set<std::size_t> nodes_between(const ModuleComparison& m, const GraphStructure& structure) {
-  std::map<std::string, std::size_t> producer;
+  const auto producer = producers_of(structure);
   std::map<std::string, std::size_t> by_name;
   for (std::size_t i = 0; i < structure.nodes.size(); ++i) {
-    for (const auto& value : structure.nodes[i].outputs) producer.emplace(value, i);
     if (!structure.nodes[i].name.empty()) by_name.emplace(structure.nodes[i].name, i);
   }
   std::set<std::size_t> listed;
@@ -100,7 +107,7 @@ std::vector<NodeError> node_errors_of(const std::vector<ModuleComparison>& modul
     if (found != innermost.end()) {
       const ModuleComparison& m = modules[found->second];
       error.module = m.module;
-      error.status = status_of(m, located == found->second);
+      error.status = status_of(m);
       error.output_max_rel = m.output_error;
       error.output_max_abs = m.output_abs;
       error.share_outside =
@@ -108,9 +115,9 @@ std::vector<NodeError> node_errors_of(const std::vector<ModuleComparison>& modul
     }
     errors.push_back(std::move(error));
   }
-  // The located module's nodes, and every node between its boundary values (an activation the
-  // exporter left without the module's scope, a node a rewrite inserted), unless a child shows it
-  // agrees: the error appears among them.
+  // First divergent: the located module's nodes (their own status says "diverges") and every node
+  // between its boundary values (an activation the exporter left without the module's scope, a
+  // node a rewrite inserted), unless a child shows it agrees: the error appears among them.
   if (located) {
     const auto between = nodes_between(modules[*located], structure);
     for (std::size_t i = 0; i < errors.size(); ++i) {
@@ -128,10 +135,9 @@ namespace {
 // Nodes within `hops` producer/consumer steps of the seeds, nearest first, at most `max_nodes`.
 std::vector<std::size_t> nearby_nodes(const GraphStructure& structure, const std::vector<std::size_t>& seeds, int hops,
                                       std::size_t max_nodes) {
-  std::map<std::string, std::size_t> producer;
+  const auto producer = producers_of(structure);
   std::map<std::string, std::vector<std::size_t>> consumers;
   for (std::size_t i = 0; i < structure.nodes.size(); ++i) {
-    for (const auto& value : structure.nodes[i].outputs) producer.emplace(value, i);
     for (const auto& value : structure.nodes[i].inputs) consumers[value].push_back(i);
   }
   std::vector<std::size_t> chosen;

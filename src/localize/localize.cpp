@@ -330,6 +330,7 @@ Expected<Localization> localize_divergence(const fs::path& run, const fs::path& 
   result.node_errors = node_errors_of(result.modules, result.located, copy.structure);
   result.view = divergence_neighbourhood(result.node_errors, copy.structure);
   result.graph = copy.structure.name;
+  result.model_file = model.filename().string();
   return result;
 }
 

@@ -36,7 +36,7 @@ Expected<Localization> compare_modules(const LocalizeCaseOptions& options, const
   ONNXPROOF_TRY_ASSIGN(Localization localization, localize_divergence(options.run, options.model, c, localize));
   const fs::path folder = options.run / "localize";
   ONNXPROOF_TRY(write_file_atomically(folder / "localization.json", localization_to_json(localization).dump(1) + "\n"));
-  // Node by node, and as Model Explorer's overlay of the whole graph (docs/localize.md).
+  // Node by node, and as Model Explorer's overlay of the whole graph (docs/report.md).
   ONNXPROOF_TRY(
       write_file_atomically(folder / "node_errors.json", node_errors_to_json(localization.node_errors).dump(1) + "\n"));
   ONNXPROOF_TRY(

@@ -45,10 +45,14 @@ std::string summary(const Localization& localization) {
   return "";
 }
 
-// How to see the whole graph with the per-node errors: Model Explorer with the ONNX adapter.
-constexpr const char* k_model_explorer =
-    "model-explorer RUN/model.onnx --extensions=model_explorer_onnx "
-    "--node_data_paths=RUN/localize/model_explorer_node_data.json";
+// How to see the whole graph with the per-node errors: Model Explorer with the ONNX adapter, on
+// the file the comparison ran on (its node names are the overlay's keys).
+std::string model_explorer_command(const Localization& localization) {
+  return fmt::format(
+      "model-explorer RUN/{} --extensions=model_explorer_onnx "
+      "--node_data_paths=RUN/localize/model_explorer_node_data.json",
+      localization.model_file.empty() ? "model.onnx" : localization.model_file);
+}
 
 std::string view_caption(const GraphView& view) {
   return fmt::format(
@@ -78,7 +82,8 @@ std::string localization_to_markdown(const Localization& localization) {
     md += fmt::format("| {} |\n", fmt::join(row, " | "));
   }
   if (localization.view)
-    md += fmt::format("\n{}\n\n```sh\n{}\n```\n", view_caption(*localization.view), k_model_explorer);
+    md +=
+        fmt::format("\n{}\n\n```sh\n{}\n```\n", view_caption(*localization.view), model_explorer_command(localization));
   return md;
 }
 
@@ -97,8 +102,8 @@ std::string localization_to_html(const Localization& localization) {
   html += "</table>\n";
   if (localization.view)
     html += fmt::format("<h3>The first divergent nodes in the graph</h3>\n<p>{} <code>{}</code></p>\n{}",
-                        markup_escape(view_caption(*localization.view)), markup_escape(k_model_explorer),
-                        graph_view_svg(*localization.view));
+                        markup_escape(view_caption(*localization.view)),
+                        markup_escape(model_explorer_command(localization)), graph_view_svg(*localization.view));
   return html;
 }
 

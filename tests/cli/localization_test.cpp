@@ -132,6 +132,9 @@ TEST_P(Localization, NamesTheModuleItsNodesAndItsSourceLine) {
   const json overlay = read_json(out / "localize" / "model_explorer_node_data.json");
   ASSERT_EQ(overlay.size(), 1U) << overlay.dump();
   EXPECT_TRUE(overlay.begin().value()["results"][planted.node].contains("bgColor")) << overlay.dump();
+  // The command that opens the whole graph names the file compared (the export, model.onnx).
+  EXPECT_NE(read_text(out / "report.md").find("model-explorer RUN/model.onnx --extensions=model_explorer_onnx"),
+            std::string::npos);
   const std::string html = read_text(out / "report.html");
   const auto marked = html.find("<g class=\"node first\"><title>" + planted.node + " (");
   EXPECT_NE(marked, std::string::npos) << "the report's graph view does not mark " << planted.node;

@@ -68,7 +68,8 @@ struct Localization {
   /// the first divergent nodes' neighbourhood the report draws (none when no module is located).
   std::vector<NodeError> node_errors{};
   std::optional<GraphView> view{};
-  std::string graph{};  // the ONNX graph's name (Model Explorer's graph id)
+  std::string graph{};       // the ONNX graph's name (Model Explorer's graph id)
+  std::string model_file{};  // the file compared (model.onnx, or the run's model.sim.onnx), in the run folder
 };
 
 /// Each node of `structure` with the innermost of `modules` that lists it (the one of fewest
