@@ -7,8 +7,8 @@
 #      and the developers' tools in .venv-tools/ (requirements-tools.lock: clang-format); the two
 #      torchvision wheels the extras' install test resolves against in .deps/vision-wheels;
 #   3. the ONNX C++ library at the pinned version in .deps/onnx (scripts/build-onnx.sh);
-#   4. ONNX Runtime in .deps/onnxruntime (scripts/fetch-onnxruntime.sh), and the releases 1.18 and
-#      1.31 in the release cache (scripts/fetch-onnxruntime-versions.sh);
+#   4. ONNX Runtime in .deps/onnxruntime (scripts/fetch-onnxruntime.sh), and the releases 1.18,
+#      1.22 and 1.31 in the release cache (scripts/fetch-onnxruntime-versions.sh);
 #      (2-4 are kept once per machine and linked from the checkout: see below)
 #   4b. OpenVINO's runtime in .deps/openvino (scripts/fetch-openvino.sh), for --provider openvino;
 #   5. the distribution's own PyTorch, where it has one, for the cross-version test lane;
@@ -113,9 +113,10 @@ shared "$root/.deps/onnxruntime" "onnxruntime-$(key "$root/scripts/fetch-onnxrun
   "$root/scripts/fetch-onnxruntime.sh"
 shared "$root/.deps/openvino" "openvino-$(key "$root/scripts/fetch-openvino.sh")" \
   "$root/scripts/fetch-openvino.sh"
-# Two more ONNX Runtime releases, for the tests of proofs per release (--target ort-cpu@1.18):
-# 47 MB in the release cache (docs/cli.md), fetched once; `make setup-ort-versions` adds others.
-"$root/scripts/fetch-onnxruntime-versions.sh" 1.18 1.31
+# Three more ONNX Runtime releases, for the tests of proofs per release (--target ort-cpu@1.18)
+# and of bisect-release (1.22 lies between): 69 MB in the release cache (docs/cli.md), fetched
+# once; `make setup-ort-versions` adds others.
+"$root/scripts/fetch-onnxruntime-versions.sh" 1.18 1.22 1.31
 # An older OpenVINO release beside the pinned one, for the tests of --target openvino@2025.4
 # (about 95 MB in the same release cache).
 release_cache="${ONNXPROOF_ORT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/onnxproof/onnxruntime}"

@@ -40,6 +40,7 @@ constexpr std::array k_layout = {
     RunEntry{"golden", true, proof},    // proofs/golden
     RunEntry{"localize", true, proof},  // localization after a parity failure
     RunEntry{"repair", true, proof},    // pipeline --repair, onnxproof repair RUN
+    RunEntry{"bisect", true, proof},    // onnxproof bisect-release RUN
     RunEntry{"command.json", false, report},
     RunEntry{"report.json", false, report},
     RunEntry{"report.md", false, report},

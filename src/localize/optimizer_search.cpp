@@ -14,10 +14,11 @@ namespace onnxproof {
 namespace {
 
 // ONNX Runtime's graph transformers and rewrite rules, by the names the session config
-// optimization.disable_specified_optimizers takes: the basic, extended and layout optimizations
-// of its "Graph Optimizations" documentation, as onnxruntime/core/optimizer/graph_transformer_utils.cc
-// names them (most found as strings in libonnxruntime.so 1.30.0). A name a build lacks is ignored.
-constexpr std::array<std::string_view, 52> k_ort_optimizers = {
+// optimization.disable_specified_optimizers takes: the basic, extended and layout optimizations (and the GELU
+// approximation an option turns on) of its "Graph Optimizations" documentation, as
+// onnxruntime/core/optimizer/graph_transformer_utils.cc names them (most found as strings in libonnxruntime.so 1.30.0).
+// A name a build lacks is ignored.
+constexpr std::array<std::string_view, 53> k_ort_optimizers = {
     "ConstantFolding",
     "CommonSubexpressionElimination",
     "ConstantSharing",
@@ -58,6 +59,7 @@ constexpr std::array<std::string_view, 52> k_ort_optimizers = {
     "BiasSkipLayerNormFusion",
     "BiasGeluFusion",
     "FastGeluFusion",
+    "GeluApproximation",  // on only with the session option optimization.enable_gelu_approximation
     "QuickGeluFusion",
     "BiasSoftmaxFusion",
     "BiasDropoutFusion",
@@ -74,10 +76,8 @@ constexpr std::array<std::string_view, 52> k_ort_optimizers = {
 
 // True when the case, run with `disabled` optimizers off, matches PyTorch's outputs.
 Expected<bool> matches_with(const std::filesystem::path& model, const ReferenceCase& c, SessionOptions options,
-                            const std::vector<std::string>& disabled, const ToleranceOptions& tolerance,
-                            int& sessions) {
+                            const std::vector<std::string>& disabled, const ToleranceOptions& tolerance) {
   options.disabled_optimizers = disabled;
-  ++sessions;
   ONNXPROOF_TRY_ASSIGN(Session session, Session::open(model, options));
   ONNXPROOF_TRY_ASSIGN(const std::vector<Tensor> outputs, run_case(session, c));
   if (outputs.size() != c.outputs.size()) return false;
@@ -91,12 +91,17 @@ Expected<bool> matches_with(const std::filesystem::path& model, const ReferenceC
 
 }  // namespace
 
-Expected<OptimizerSearch> find_optimizer_changing_outputs(const std::filesystem::path& model, const ReferenceCase& c,
-                                                          const SessionOptions& failing,
-                                                          const ToleranceOptions& tolerance) {
+Expected<OptimizerSearch> find_optimizer_by(const DisabledOptimizersMatch& matches,
+                                            const std::vector<std::string>& kept_on) {
   OptimizerSearch search;
-  std::vector<std::string> suspects(k_ort_optimizers.begin(), k_ort_optimizers.end());
-  ONNXPROOF_TRY_ASSIGN(const bool all_off, matches_with(model, c, failing, suspects, tolerance, search.sessions));
+  std::vector<std::string> suspects;
+  for (const auto name : k_ort_optimizers)
+    if (std::find(kept_on.begin(), kept_on.end(), name) == kept_on.end()) suspects.emplace_back(name);
+  const auto tried = [&](const std::vector<std::string>& disabled) {
+    ++search.sessions;
+    return matches(disabled);
+  };
+  ONNXPROOF_TRY_ASSIGN(const bool all_off, tried(suspects));
   if (!all_off) {
     search.unnamed = true;
     return search;
@@ -107,18 +112,32 @@ Expected<OptimizerSearch> find_optimizer_changing_outputs(const std::filesystem:
     const auto middle = suspects.begin() + static_cast<std::ptrdiff_t>(suspects.size() / 2);
     std::vector<std::string> first(suspects.begin(), middle);
     std::vector<std::string> second(middle, suspects.end());
-    ONNXPROOF_TRY_ASSIGN(const bool first_restores, matches_with(model, c, failing, first, tolerance, search.sessions));
+    ONNXPROOF_TRY_ASSIGN(const bool first_restores, tried(first));
     if (first_restores) {
       suspects = std::move(first);
       continue;
     }
-    ONNXPROOF_TRY_ASSIGN(const bool second_restores,
-                         matches_with(model, c, failing, second, tolerance, search.sessions));
+    ONNXPROOF_TRY_ASSIGN(const bool second_restores, tried(second));
     if (!second_restores) break;
     suspects = std::move(second);
   }
   search.optimizers = std::move(suspects);
   return search;
+}
+
+std::vector<std::string> in_onnxruntime_order(std::vector<std::string> names) {
+  const auto rank = [](const std::string& name) {
+    return std::find(k_ort_optimizers.begin(), k_ort_optimizers.end(), name) - k_ort_optimizers.begin();
+  };
+  std::stable_sort(names.begin(), names.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  return names;
+}
+
+Expected<OptimizerSearch> find_optimizer_changing_outputs(const std::filesystem::path& model, const ReferenceCase& c,
+                                                          const SessionOptions& failing,
+                                                          const ToleranceOptions& tolerance) {
+  return find_optimizer_by(
+      [&](const std::vector<std::string>& disabled) { return matches_with(model, c, failing, disabled, tolerance); });
 }
 
 bool passes_without_optimizations(const ParityResult& parity, const ParityRow& failing) {

@@ -225,19 +225,7 @@ Expected<void> point_report_at_repair(const fs::path& run, const RepairResult& r
   ship.repair = contract::ReportRepair{.before = before, .found = pointer.found, .summary = "repair/repair.md"};
   if (pointer.found) ship.repair->folder = pointer.folder;
   ONNXPROOF_TRY(write_file_atomically(run / "report.json", contract::write_report(report).dump(2) + "\n"));
-  // The same words in the Markdown and HTML reports, written by report_sections.cpp.
-  const auto replace_in = [&](const fs::path& file, const std::string& from, const std::string& to) -> Expected<void> {
-    if (!fs::is_regular_file(file) || from == to) return {};
-    ONNXPROOF_TRY_ASSIGN(std::string text, read_file(file, uint64_t{1} << 30));
-    const auto at = text.find(from);
-    if (at == std::string::npos) return {};
-    text.replace(at, from.size(), to);
-    return write_file_atomically(file, text);
-  };
-  ONNXPROOF_TRY(replace_in(run / "report.md", "**What to do:** " + markdown_text(shown),
-                           "**What to do:** " + markdown_text(now)));
-  return replace_in(run / "report.html", "<dt>What to do</dt><dd>" + markup_escape(shown) + "</dd>",
-                    "<dt>What to do</dt><dd>" + markup_escape(now) + "</dd>");
+  return replace_what_to_do_in_views(run, shown, now);
 }
 
 }  // namespace onnxproof

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 
+#include "onnxproof/core/atomic_file.h"
 #include "onnxproof/core/json_file.h"
+#include "onnxproof/report/log_bar_chart.h"  // markup_escape
+#include "onnxproof/report/markdown.h"
 #include "onnxproof/report/ship_summary.h"
 
 namespace onnxproof {
@@ -101,6 +104,21 @@ int64_t default_opset_of(const PublishedReport& report) {
   const auto& opsets = report.signature->opsets;
   const auto it = opsets.find("ai.onnx");
   return it == opsets.end() ? 0 : it->second;
+}
+
+Expected<void> replace_what_to_do_in_views(const fs::path& run, const std::string& shown, const std::string& now) {
+  const auto replace_in = [&](const fs::path& file, const std::string& from, const std::string& to) -> Expected<void> {
+    if (!fs::is_regular_file(file) || from == to) return {};
+    ONNXPROOF_TRY_ASSIGN(std::string text, read_file(file, uint64_t{1} << 30));
+    const auto at = text.find(from);
+    if (at == std::string::npos) return {};
+    text.replace(at, from.size(), to);
+    return write_file_atomically(file, text);
+  };
+  ONNXPROOF_TRY(replace_in(run / "report.md", "**What to do:** " + markdown_text(shown),
+                           "**What to do:** " + markdown_text(now)));
+  return replace_in(run / "report.html", "<dt>What to do</dt><dd>" + markup_escape(shown) + "</dd>",
+                    "<dt>What to do</dt><dd>" + markup_escape(now) + "</dd>");
 }
 
 }  // namespace onnxproof

@@ -72,7 +72,8 @@ Expected<void> golden_options(const PipelineCommand& command, const fs::path& ou
   return {};
 }
 
-// The parity options each release's child is given: the tolerances the run was given.
+}  // namespace
+
 std::vector<std::string> release_parity_arguments(const ProofArguments& proof) {
   std::vector<std::string> arguments;
   if (proof.rtol) arguments.insert(arguments.end(), {"--rtol", fmt::format("{}", *proof.rtol)});
@@ -83,8 +84,6 @@ std::vector<std::string> release_parity_arguments(const ProofArguments& proof) {
   for (const auto& name : proof.disabled_optimizers) arguments.insert(arguments.end(), {"--disable-optimizer", name});
   return arguments;
 }
-
-}  // namespace
 
 // The pipeline's options; with --attach the export comes from the front end, not from options.
 Expected<PipelineOptions> pipeline_options_from(const PipelineCommand& command, const fs::path& out_dir) {

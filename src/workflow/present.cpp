@@ -161,6 +161,15 @@ void print_outcome(std::ostream& out, const Outcome<LocalizedRun>& outcome) {
   out << fmt::format("localization     {}\n", outcome.result.markdown.string());
 }
 
+void print_outcome(std::ostream& out, const Outcome<BisectedRun>& outcome) {
+  const auto& bisection = outcome.result.result.bisection;
+  for (const auto& release : bisection.releases)
+    out << fmt::format("{:<16} {}{}\n", release.version, release.outcome.empty() ? "not proved" : release.outcome,
+                       release.recorded ? " (recorded by the run)" : "");
+  print_findings(out, outcome.findings);
+  out << fmt::format("bisection        {}\n", outcome.result.markdown.string());
+}
+
 void print_outcome(std::ostream& out, const Outcome<RepairedRun>& outcome) {
   const RepairResult& result = outcome.result.result;
   for (const auto& attempt : result.attempts) {

@@ -53,7 +53,6 @@ void add_check(CLI::App& app, Commands& commands) {
       ->capture_default_str();
   check_app->add_option("--dynamic", check->dynamic,
                         "NAME:AXIS=LABEL, an axis that must stay dynamic (export.json beside the model is read too)");
-
   commands.push_back({check_app, [check] { return present(check_workflow(*check)); }});
 }
 
@@ -68,7 +67,6 @@ void add_run(CLI::App& app, Commands& commands) {
       ->required();
   run_app->add_option("--provider", run->provider, "Execution provider: cpu or cuda")->capture_default_str();
   run_app->add_option("--format", run->format, "Output file format: pb or npy")->capture_default_str();
-
   commands.push_back({run_app, [run] { return present(run_workflow(*run)); }});
 }
 
@@ -84,7 +82,6 @@ void add_parity(CLI::App& app, Commands& commands) {
                          "Python interpreter for --precision fp16's conversion (default: $ONNXPROOF_PYTHON, else the "
                          "pinned .venv/bin/python)");
   parity_app->add_option("--json", parity->json_path, "Also write the result as JSON to this file");
-
   commands.push_back({parity_app, [parity] { return present(parity_workflow(*parity, std::cerr)); }});
 }
 
@@ -105,7 +102,6 @@ void add_golden(CLI::App& app, Commands& commands) {
   verify_app->add_option("model", verify->model, "The .onnx file")->required();
   verify_app->add_option("--golden", verify->golden, "The golden folder")->required();
   add_proof_options(verify_app, verify->proof);
-
   commands.push_back({freeze_app, [freeze] { return present(golden_freeze_workflow(*freeze)); }});
   commands.push_back({verify_app, [verify] { return present(golden_verify_workflow(*verify)); }});
 }
@@ -150,7 +146,6 @@ void add_pipeline(CLI::App& app, Commands& commands) {
   pipeline_app->add_option(
       "--out", pipeline->out,
       "The run folder: new, empty, or an earlier run it replaces (default ./onnxproof-out/<model>)");
-
   commands.push_back({pipeline_app, [pipeline] {
                         return pipeline->attach ? present(attached_pipeline_on_stdio(*pipeline))
                                                 : present(pipeline_workflow(*pipeline, std::cerr));
@@ -164,7 +159,6 @@ void add_demo(CLI::App& app, Commands& commands) {
   demo_app->add_option("--out", demo->out, "The run folder: new, empty, or an earlier run it replaces")
       ->capture_default_str();
   demo_app->add_option("--python", demo->python, "Python interpreter with torch");
-
   commands.push_back({demo_app, [demo] {
                         std::cout << k_demo_announcement;
                         return present(demo_workflow(*demo, std::cerr));
@@ -195,7 +189,6 @@ void add_ops(CLI::App& app, Commands& commands) {
   probe_app->add_flag("--all-versions", probe->all_versions, "Probe every schema version up to --opset");
   probe_app->add_option("--op", probe->ops, "Probe only this operator (repeat)");
   probe_app->add_option("--write-table", probe->write_table, "Write the probed support table (data/op-support format)");
-
   commands.push_back({probe_app, [probe] { return present(probe_workflow(*probe)); }});
   commands.push_back({ops_app, [ops] {
                         if (!ops->model.empty()) return present(ops_workflow(*ops));
@@ -219,7 +212,6 @@ void add_simplify(CLI::App& app, Commands& commands) {
   simplify_app->add_option("--reference", simplify->reference,
                            "Prove on these inputs (test_data_set_N/) instead of generated ones");
   add_proof_options(simplify_app, simplify->proof);
-
   commands.push_back({simplify_app, [simplify] { return present(simplify_workflow(*simplify)); }});
 }
 
@@ -272,12 +264,23 @@ void add_export(CLI::App& app, Commands& commands) {
       app.add_subcommand("export", "Export a PyTorch or TensorFlow model to OUT/model.onnx with its reference outputs");
   add_model_options(export_app, export_command->model);
   export_app->add_option("--out", export_command->out, "The run folder: new, empty, or an earlier run")->required();
-
   commands.push_back({export_app, [export_command] { return present(export_workflow(*export_command, std::cerr)); }});
 }
 
-// `zoo run|merge ...`: every argument after `zoo` (--help included) goes to the Python zoo, which
-// parses them; this process becomes it, so its exit code is the command's.
+void add_bisect_release(CLI::App& app, Commands& commands) {
+  auto bisect = std::make_shared<BisectReleaseCommand>();
+  auto* bisect_app = app.add_subcommand("bisect-release",
+                                        "Since when: bisect the cached ONNX Runtime releases "
+                                        "between a passing and a failing one; name the first failing "
+                                        "release and the optimizer to blame (RUN/bisect/)");
+  bisect_app->add_option("run", bisect->run, "The run folder of onnxproof pipeline")->required();
+  bisect_app->add_option("--good", bisect->good, "A release the model passes on (default: from the run's --target)");
+  bisect_app->add_option("--bad", bisect->bad, "A release the model fails on (default: from the run's --target)");
+  bisect_app->add_flag("--fetch", bisect->fetch, "Fetch the releases in between that the cache lacks first");
+  commands.push_back({bisect_app, [bisect] { return present(bisect_release_workflow(*bisect, std::cerr)); }});
+}
+
+// `zoo ...`: every argument after `zoo` goes to the Python zoo; this process becomes it.
 void add_zoo(CLI::App& app, Commands& commands) {
   auto zoo = std::make_shared<ZooCommand>();
   auto* zoo_app = app.add_subcommand(
@@ -315,7 +318,7 @@ int main(int argc, char** argv) {
   Commands commands;
   // --help lists the commands in this order: the whole proof first, then its single steps.
   for (const auto add : {add_pipeline, add_demo, add_export, add_check, add_simplify, add_ops, add_parity, add_golden,
-                         add_run, add_localize, add_repair, add_zoo})
+                         add_run, add_localize, add_repair, add_bisect_release, add_zoo})
     add(app, commands);
   app.footer(
       "Examples:\n"

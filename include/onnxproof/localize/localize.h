@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,6 +101,19 @@ struct OptimizerSearch {
   /// the level changes otherwise (layouts, kernel choice).
   bool unnamed = false;
 };
+
+/// Whether the outputs match with the optimizers named disabled (and the rest on).
+using DisabledOptimizersMatch = std::function<Expected<bool>(const std::vector<std::string>& disabled)>;
+
+/// Halves ONNX Runtime's named optimizers, disabling one half at a time, until disabling one (or
+/// the fewest that cannot be split) restores the match; `unnamed` when disabling them all does
+/// not. `sessions` counts the calls of `matches`. The optimizers `kept_on` are never disabled
+/// (to look for another culprit besides one found).
+Expected<OptimizerSearch> find_optimizer_by(const DisabledOptimizersMatch& matches,
+                                            const std::vector<std::string>& kept_on = {});
+
+/// `names` in the order ONNX Runtime runs its optimizers (the order of the search's list).
+std::vector<std::string> in_onnxruntime_order(std::vector<std::string> names);
 
 /// Runs `c` with `failing` (optimizations on) and named optimizers disabled; compares with
 /// PyTorch's outputs in `c`.

@@ -47,6 +47,12 @@ bool is_release_target(const std::string& target);
 /// when the release's library cannot start.
 Expected<RuntimeRelease> find_runtime_release(const std::string& target);
 
+/// X.Y.Z as numbers (ordering releases); nullopt for a text that is no such version.
+std::optional<std::vector<int>> release_version_numbers(const std::string& text);
+
+/// Every ONNX Runtime release fetched into the cache (X.Y.Z folders holding a library), oldest first.
+std::vector<std::string> fetched_onnxruntime_releases();
+
 /// The proof of one model on one release: what the children found.
 struct ReleaseProof {
   RuntimeRelease release;
@@ -69,6 +75,13 @@ ReleaseProof prove_on_release(const RuntimeRelease& release, const std::filesyst
                               int model_ir_version, const std::filesystem::path& reference,
                               const std::filesystem::path& folder, const ReleaseProofOptions& options,
                               std::ostream& progress);
+
+/// Whether `model` matches `reference` on `release` (ONNX Runtime) with its graph optimizations on
+/// and the optimizers `disabled` off: the parity child's rows at that level all pass. Its document
+/// is written to `json`; ErrorCode::runtime when the child cannot run or writes none.
+Expected<bool> release_matches_without(const RuntimeRelease& release, const std::filesystem::path& model,
+                                       const std::filesystem::path& reference, const std::vector<std::string>& disabled,
+                                       const std::filesystem::path& json, const ReleaseProofOptions& options);
 
 /// The release's part of report.json (the runtimes step's figures, proofs/runtimes).
 nlohmann::json release_proof_to_json(const ReleaseProof& proof);

@@ -45,4 +45,9 @@ std::string shipped_model_of(const PublishedReport& report);
 /// The proved model's ai.onnx opset, 0 when the report has no signature (the export failed).
 int64_t default_opset_of(const PublishedReport& report);
 
+/// Rewrites "What to do" in RUN's report.md and report.html from `shown` to `now` (the words
+/// report_sections.cpp wrote them with), each file atomically; report.json is the caller's.
+Expected<void> replace_what_to_do_in_views(const std::filesystem::path& run, const std::string& shown,
+                                           const std::string& now);
+
 }  // namespace onnxproof

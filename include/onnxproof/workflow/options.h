@@ -125,6 +125,14 @@ struct LocalizeCommand {
   ProofArguments proof{};
 };
 
+/// `bisect-release RUN`: the release at which a run's proof turns from pass to fail.
+struct BisectReleaseCommand {
+  std::filesystem::path run{};  // a pipeline's run folder
+  std::string good{};           // X.Y or X.Y.Z; empty: from the run's runtimes step
+  std::string bad{};
+  bool fetch = false;  // fetch the releases of data/onnxruntime-releases.csv missing in between
+};
+
 /// `zoo ...`: every argument after `zoo`, handed to the model zoo (python -m onnxproof.zoo).
 struct ZooCommand {
   std::vector<std::string> arguments{};

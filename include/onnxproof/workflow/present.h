@@ -23,5 +23,6 @@ void print_outcome(std::ostream& out, const Outcome<Report>& outcome);
 void print_outcome(std::ostream& out, const Outcome<DemoRun>& outcome);
 void print_outcome(std::ostream& out, const Outcome<LocalizedRun>& outcome);
 void print_outcome(std::ostream& out, const Outcome<RepairedRun>& outcome);
+void print_outcome(std::ostream& out, const Outcome<BisectedRun>& outcome);
 
 }  // namespace onnxproof

@@ -16,6 +16,7 @@
 #include "onnxproof/export/export_step.h"
 #include "onnxproof/golden/golden.h"
 #include "onnxproof/localize/localize.h"
+#include "onnxproof/localize/release_bisect.h"
 #include "onnxproof/model/model_io.h"
 #include "onnxproof/ops/audit.h"
 #include "onnxproof/ops/opset_limits.h"
@@ -116,6 +117,20 @@ struct LocalizedRun {
 /// `localize RUN`: pass when a module (or an ONNX Runtime optimizer) is named, fail when none
 /// could be. The findings put the optimizer's first. `progress` hears about the capture.
 Expected<Outcome<LocalizedRun>> localize_workflow(const LocalizeCommand& command, std::ostream& progress);
+
+struct BisectedRun {
+  ReleaseBisectResult result;
+  std::filesystem::path markdown;  // RUN/bisect/bisect.md
+};
+/// `bisect-release RUN`: the run's model proved on the cached ONNX Runtime releases between one
+/// that passes and one that fails (the run's --target releases, or --good and --bad), by
+/// bisection, and the optimizer to blame on the first failing one (localize/release_bisect.h);
+/// pass when the boundary is found. RUN's reports then say it in "What to do".
+Expected<Outcome<BisectedRun>> bisect_release_workflow(const BisectReleaseCommand& command, std::ostream& progress);
+
+/// The arguments a release's parity child is given besides the model and reference: the
+/// tolerances and optimizer options the run was given, so every release is judged by its rule.
+std::vector<std::string> release_parity_arguments(const ProofArguments& proof);
 
 /// `zoo run|merge ...`: the model zoo (python/onnxproof/zoo, docs/zoo.md), which schedules
 /// `ENGINE pipeline` per model on Ray or in local processes and writes its own dashboard. This

@@ -23,14 +23,6 @@ constexpr std::string_view k_openvino_fetch_command = "scripts/fetch-openvino.sh
 // OpenVINO releases live in the release cache's openvino/VERSION/lib (scripts/fetch-openvino.sh).
 fs::path openvino_release_cache() { return runtime_release_cache() / "openvino"; }
 
-// X.Y.Z as numbers, for "the newest patch"; nullopt for a name that is no version.
-std::optional<std::vector<int>> version_numbers(const std::string& text) {
-  static const std::regex pattern(R"((\d+)\.(\d+)\.(\d+))");
-  std::smatch match;
-  if (!std::regex_match(text, match, pattern)) return std::nullopt;
-  return std::vector<int>{std::stoi(match[1]), std::stoi(match[2]), std::stoi(match[3])};
-}
-
 bool holds_openvino(const fs::path& folder) {
   std::error_code ec;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
@@ -47,7 +39,7 @@ fs::path fetched_release(const std::string& wanted, bool openvino) {
   fs::path found;
   for (const auto& entry : fs::directory_iterator(cache, ec)) {
     const std::string name = entry.path().filename().string();
-    const auto numbers = version_numbers(name);
+    const auto numbers = release_version_numbers(name);
     const bool holds =
         openvino ? holds_openvino(entry.path() / "lib") : fs::is_regular_file(entry.path() / "libonnxruntime.so.1", ec);
     if (!numbers || !holds) continue;
@@ -148,6 +140,27 @@ Expected<RuntimeRelease> find_openvino_release(const std::string& target, const 
 
 fs::path runtime_release_cache() { return installation().runtime_release_cache; }
 
+std::optional<std::vector<int>> release_version_numbers(const std::string& text) {
+  static const std::regex pattern(R"((\d{1,4})\.(\d{1,3})\.(\d{1,3}))");
+  std::smatch match;
+  if (!std::regex_match(text, match, pattern)) return std::nullopt;
+  return std::vector<int>{std::stoi(match[1]), std::stoi(match[2]), std::stoi(match[3])};
+}
+
+std::vector<std::string> fetched_onnxruntime_releases() {
+  std::vector<std::string> versions;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(runtime_release_cache(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (release_version_numbers(name) && fs::is_regular_file(entry.path() / "libonnxruntime.so.1", ec))
+      versions.push_back(name);
+  }
+  std::sort(versions.begin(), versions.end(), [](const std::string& a, const std::string& b) {
+    return *release_version_numbers(a) < *release_version_numbers(b);
+  });
+  return versions;
+}
+
 bool is_release_target(const std::string& target) { return target.find('@') != std::string::npos; }
 
 Expected<RuntimeRelease> find_runtime_release(const std::string& target) {
@@ -245,6 +258,27 @@ ReleaseProof prove_on_release(const RuntimeRelease& release, const fs::path& mod
   proof.findings.insert(proof.findings.end(), compared.begin(), compared.end());
   proof.outcome = has_errors(proof.findings) ? "fail" : "pass";
   return proof;
+}
+
+Expected<bool> release_matches_without(const RuntimeRelease& release, const fs::path& model, const fs::path& reference,
+                                       const std::vector<std::string>& disabled, const fs::path& json,
+                                       const ReleaseProofOptions& options) {
+  std::vector<std::string> arguments = {"parity",     model.string(), "--reference", reference.string(),
+                                        "--provider", "cpu",          "--json",      json.string()};
+  arguments.insert(arguments.end(), options.parity_arguments.begin(), options.parity_arguments.end());
+  // Only the optimized level is asked about; the run's own arguments may say so already.
+  if (std::find(arguments.begin(), arguments.end(), "--no-optimization-check") == arguments.end())
+    arguments.emplace_back("--no-optimization-check");
+  for (const auto& name : disabled) arguments.insert(arguments.end(), {"--disable-optimizer", name});
+  ONNXPROOF_TRY_ASSIGN(const auto outcome,
+                       run_on_release(release.library_folder, std::move(arguments), options.timeout_seconds));
+  auto document = read_json_object(json, ErrorCode::runtime);
+  if (!document || !document->contains("parity") || !(*document)["parity"].is_array())
+    return fail(ErrorCode::runtime,
+                fmt::format("{}: its parity proof did not finish: {}", release_name(release), child_error(outcome)));
+  const auto& rows = (*document)["parity"];
+  return !rows.empty() && std::all_of(rows.begin(), rows.end(),
+                                      [](const nlohmann::json& row) { return row.value("status", "") == "pass"; });
 }
 
 void fit_opset_limit_to_releases(OpsetLimit& limit, const std::vector<RuntimeRelease>& releases) {
