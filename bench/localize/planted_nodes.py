@@ -37,13 +37,17 @@ def signature(node):
 
 
 def planted_nodes(base, mutated):
-    """Names of the mutated graph's nodes a mutation made or changed, with the readers of changed weights."""
-    before = {node.name: signature(node) for node in base.graph.node}
+    """Positions in the mutated graph of the nodes a mutation made or changed, with the readers of
+    changed weights (positions: a rewrite may leave its nodes unnamed; node_errors.json lists the
+    graph's nodes in order)."""
+    before = {node.name: signature(node) for node in base.graph.node if node.name}
     weights = {tensor.name: tensor.SerializeToString() for tensor in base.graph.initializer}
     changed = {tensor.name for tensor in mutated.graph.initializer
                if weights.get(tensor.name) != tensor.SerializeToString()}
-    return {node.name for node in mutated.graph.node
-            if before.get(node.name) != signature(node) or changed.intersection(node.input)}
+    unnamed = {signature(node) for node in base.graph.node if not node.name}
+    return {index for index, node in enumerate(mutated.graph.node)
+            if (signature(node) not in unnamed if not node.name else before.get(node.name) != signature(node))
+            or changed.intersection(node.input)}
 
 
 def prove_mutant(onnxproof, export, mutated, folder, out):
@@ -76,10 +80,11 @@ def judge(out, planted):
         reason = localization.get("error") or "no module located"
         return {"outcome": "not located", "why": str(reason)[:200]}
     with open(os.path.join(out, "localize", "node_errors.json"), encoding="utf-8") as handle:
-        marked = [node["node"] for node in json.load(handle) if node["status"] == "first divergent"]
+        nodes = json.load(handle)
+    marked = [index for index, node in enumerate(nodes) if node["status"] == "first divergent"]
     hit = bool(planted.intersection(marked))
     return {"outcome": "hit" if hit else "miss", "module": localization["located"], "marked": len(marked),
-            "marked_first": marked[:3]}
+            "marked_first": [nodes[index]["node"] or f"(unnamed {nodes[index]['op_type']})" for index in marked[:3]]}
 
 
 def main():

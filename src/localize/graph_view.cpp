@@ -60,6 +60,29 @@ std::map<std::string, std::size_t> producers_of(const GraphStructure& structure)
 // The nodes a module's outputs are computed by from its inputs: walking back from its output
 // values to its input values. A walk that leaves the module (an input the capture did not pair,
 // so nothing stops it) would take in what lies upstream: then only the nodes it lists.
+// The nodes no compared module claims that read `m`'s output values, and those that read theirs:
+// an activation a rewrite left without a name or scope right after the module (the exporter's
+// own nodes carry a scope). Its output value was paired with the module's last scoped node, so
+// the error the pairing saw leaves through them. At most 16.
+std::set<std::size_t> unclaimed_after(const ModuleComparison& m, const GraphStructure& structure,
+                                      const std::map<std::string, std::size_t>& claimed) {
+  std::map<std::string, std::vector<std::size_t>> consumers;
+  for (std::size_t i = 0; i < structure.nodes.size(); ++i)
+    for (const auto& input : structure.nodes[i].inputs) consumers[input].push_back(i);
+  std::set<std::size_t> found;
+  std::vector<std::string> pending(m.output_values.begin(), m.output_values.end());
+  while (!pending.empty() && found.size() < 16) {
+    const std::string value = pending.back();
+    pending.pop_back();
+    for (const std::size_t i : consumers[value]) {
+      const auto& node = structure.nodes[i];
+      if ((!node.name.empty() && claimed.contains(node.name)) || !found.insert(i).second) continue;
+      pending.insert(pending.end(), node.outputs.begin(), node.outputs.end());
+    }
+  }
+  return found;
+}
+
 std::set<std::size_t> nodes_between(const ModuleComparison& m, const GraphStructure& structure) {
   const auto producer = producers_of(structure);
   std::map<std::string, std::size_t> by_name;
@@ -115,11 +138,13 @@ std::vector<NodeError> node_errors_of(const std::vector<ModuleComparison>& modul
     }
     errors.push_back(std::move(error));
   }
-  // First divergent: the located module's nodes (their own status says "diverges") and every node
+  // First divergent: the located module's nodes (their own status says "diverges"), every node
   // between its boundary values (an activation the exporter left without the module's scope, a
-  // node a rewrite inserted), unless a child shows it agrees: the error appears among them.
+  // node a rewrite inserted) and the unclaimed nodes right after it, unless a child shows it
+  // agrees: the error appears among them.
   if (located) {
-    const auto between = nodes_between(modules[*located], structure);
+    auto between = nodes_between(modules[*located], structure);
+    between.merge(unclaimed_after(modules[*located], structure, innermost));
     for (std::size_t i = 0; i < errors.size(); ++i) {
       if (between.contains(i) && errors[i].status != NodeStatus::agrees) {
         errors[i].status = NodeStatus::first;

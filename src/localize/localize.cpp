@@ -206,6 +206,31 @@ Expected<SideResult> compare_side(const std::vector<CapturedValue>& captured,
   return result;
 }
 
+// A module's inputs and outputs against PyTorch's. A module called several times (a ReLU a
+// block applies twice) holds each call's values one after the other: each call is judged on its
+// own, and the first call whose inputs agree and whose outputs do not is the one said (the later
+// calls read what the first one got wrong); otherwise every call together.
+Expected<std::pair<SideResult, SideResult>> compare_module(const CapturedModule& module,
+                                                           const std::map<std::string, Tensor>& values,
+                                                           const ToleranceOptions& tolerance) {
+  const auto calls = static_cast<std::size_t>(std::max(1, module.comparison.calls));
+  if (calls > 1 && module.inputs.size() % calls == 0 && module.outputs.size() % calls == 0 && !module.inputs.empty()) {
+    const std::size_t ins = module.inputs.size() / calls, outs = module.outputs.size() / calls;
+    for (std::size_t k = 0; k < calls; ++k) {
+      const std::vector<CapturedValue> in_values(module.inputs.begin() + k * ins,
+                                                 module.inputs.begin() + (k + 1) * ins);
+      const std::vector<CapturedValue> out_values(module.outputs.begin() + k * outs,
+                                                  module.outputs.begin() + (k + 1) * outs);
+      ONNXPROOF_TRY_ASSIGN(const SideResult in, compare_side(in_values, values, tolerance));
+      ONNXPROOF_TRY_ASSIGN(const SideResult out, compare_side(out_values, values, tolerance));
+      if (in.agree && !out.agree) return std::pair{in, out};
+    }
+  }
+  ONNXPROOF_TRY_ASSIGN(const SideResult in, compare_side(module.inputs, values, tolerance));
+  ONNXPROOF_TRY_ASSIGN(const SideResult out, compare_side(module.outputs, values, tolerance));
+  return std::pair{in, out};
+}
+
 // `source`: what the reference's framework is called ("PyTorch").
 std::string describe_error(const SideResult& side, const std::string& source) {
   if (side.nonfinite > 0) return fmt::format("{} NaN/Inf positions {} does not have", side.nonfinite, source);
@@ -303,8 +328,8 @@ Expected<Localization> localize_divergence(const fs::path& run, const fs::path& 
   for (auto& module : modules) {
     ModuleComparison& m = module.comparison;
     if (m.matched) {
-      ONNXPROOF_TRY_ASSIGN(const SideResult in, compare_side(module.inputs, values, options.tolerance));
-      ONNXPROOF_TRY_ASSIGN(const SideResult out, compare_side(module.outputs, values, options.tolerance));
+      ONNXPROOF_TRY_ASSIGN(const auto sides, compare_module(module, values, options.tolerance));
+      const auto& [in, out] = sides;
       m.inputs_agree = in.agree;
       m.outputs_agree = out.agree;
       m.input_error = in.max_rel;

@@ -163,6 +163,51 @@ INSTANTIATE_TEST_SUITE_P(
         PlantedDivergence{"nan_dynamo", "dynamo", "blocks.4.act", "NAN_OR_INF", "node_sqrt_abs"}),
     [](const auto& test) { return test.param.factory; });
 
+// Real networks with the planted activation (TorchScript): torchvision's ResNet-18, whose
+// top-level conv1/bn1/relu share their names with every block's and whose blocks call one ReLU
+// twice, and a 2-layer BERT. The module named is the planted one, its nodes are marked first in
+// the report's graph view, and the report opens offline with no request.
+struct PlantedNetwork {
+  std::string factory;
+  std::string input;
+  std::string module;
+  std::string node_scope;  // what the planted module's ONNX node names start with
+};
+
+class FailedNetwork : public ::testing::TestWithParam<PlantedNetwork> {};
+
+TEST_P(FailedNetwork, TheGraphViewMarksThePlantedModuleAndTheReportFetchesNothing) {
+  const auto& planted = GetParam();
+  const std::string fixtures = std::string(ONNXPROOF_TEST_SOURCE_DIR) + "/fixtures/divergence_models.py";
+  TempDir out;
+  const auto result =
+      onnxproof_cli({"pipeline", "--model", fixtures + ":" + planted.factory, "--input", planted.input, "--exporter",
+                     "torchscript", "--samples", "1", "--no-golden", "--out", out.path().string()});
+  ASSERT_EQ(result.exit_code, 1) << result.out << result.err;
+  const json report = read_json(out / "report.json");
+  ASSERT_TRUE(report["localization"].is_object()) << report["localization"].dump();
+  EXPECT_EQ(report["localization"]["located"], planted.module);
+  std::vector<std::string> first;
+  for (const auto& node : read_json(out / "localize" / "node_errors.json"))
+    if (node["status"] == "first divergent") first.push_back(node["node"]);
+  ASSERT_FALSE(first.empty());
+  for (const auto& node : first) EXPECT_TRUE(node.starts_with(planted.node_scope)) << node;
+  const std::string html = read_text(out / "report.html");
+  EXPECT_NE(html.find("<g class=\"node first\"><title>" + first.front() + " ("), std::string::npos);
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "Chromium is not installed (scripts/setup.sh installs it)";
+  TempDir browser;
+  EXPECT_EQ(page_requests(chromium, out / "report.html", browser.path()), std::vector<std::string>{});
+}
+
+INSTANTIATE_TEST_SUITE_P(Planted, FailedNetwork,
+                         ::testing::Values(PlantedNetwork{"planted_resnet18", "x=1x3x64x64:float32", "layer2.0.relu",
+                                                          "/layer2/layer2.0/relu"},
+                                           PlantedNetwork{"planted_bert", "input_ids=1x16:int64:0..999",
+                                                          "bert.encoder.layer.0.intermediate.intermediate_act_fn",
+                                                          "/bert/encoder/layer.0/intermediate/intermediate_act_fn/"}),
+                         [](const auto& test) { return test.param.factory; });
+
 // The probe above sees a page's own request (else its silence would prove nothing).
 TEST(Localization, TheRequestProbeSeesAPageThatFetches) {
   const std::string chromium = find_chromium();

@@ -82,7 +82,27 @@ TEST(GraphView, ANodeBetweenTheLocatedModulesBoundaryValuesIsFirstUnlessAChildAg
   EXPECT_EQ(named(errors, "n3").status, NodeStatus::first);
   EXPECT_EQ(named(errors, "n3").module, "p");
   EXPECT_EQ(named(errors, "n1").status, NodeStatus::not_compared);  // before the boundary
-  EXPECT_EQ(named(errors, "n4").status, NodeStatus::not_compared);  // after it
+  // After it: a node a later module claims keeps that module's status.
+  auto claimed = nested;
+  claimed.push_back(module("q", {"n4", "n5"}, false, false));
+  EXPECT_EQ(named(node_errors_of(claimed, 2, chain()), "n4").status, NodeStatus::carried);
+}
+
+// A rewrite that replaced the module's activation by nodes of no name (a planted HardSwish
+// without its clip): the module's output value was paired with its last scoped node, so the nodes
+// no module claims that read it are where the error leaves it.
+TEST(GraphView, UnclaimedNodesRightAfterTheLocatedModuleAreFirstDivergent) {
+  auto structure = chain();
+  structure.nodes[4].name = "";  // n4 lost its name
+  auto located = module("p", {"n2", "n3"}, true, false);
+  located.output_values = {"v3"};
+  const std::vector<ModuleComparison> compared = {module("early", {"n0", "n1"}, true, true), located,
+                                                  module("late", {"n5"}, false, false)};
+  const auto errors = node_errors_of(compared, 1, structure);
+  EXPECT_EQ(errors[4].status, NodeStatus::first);
+  EXPECT_EQ(errors[4].module, "p");
+  EXPECT_EQ(named(errors, "n5").status, NodeStatus::carried);  // claimed: the walk stops there
+  EXPECT_EQ(named(errors, "n1").status, NodeStatus::agrees);
 }
 
 TEST(GraphView, TheNeighbourhoodHoldsTheFirstDivergentNodesAndTheirSurroundings) {

@@ -27,9 +27,13 @@ _REPEATED_CALL = re.compile(r"_(\d+)$")  # relu_1: the second call of module rel
 
 
 def _resolve(name, prefix, modules):
-    """The module a scope component names: its qualified name, or the name under `prefix`, or
-    either without a repeated-call suffix; None when no module has it."""
-    for candidate in (name, f"{prefix}.{name}" if prefix else name):
+    """The module a scope component names, nearest first: the name under `prefix`, then under each
+    of prefix's ancestors up to the root (TorchScript names a Sequential's child block.0 under the
+    Sequential's parent: /features/features.1/block/block.0/...), with or without a repeated-call
+    suffix; None when no module has it. So layer1.0's conv1 is never the top-level conv1."""
+    parts = prefix.split(".") if prefix else []
+    for depth in range(len(parts), -1, -1):
+        candidate = ".".join(parts[:depth] + [name])
         if candidate in modules:
             return candidate
         base = _REPEATED_CALL.sub("", candidate)
