@@ -226,13 +226,15 @@ std::optional<GraphView> divergence_neighbourhood(const std::vector<NodeError>& 
 nlohmann::json node_errors_to_json(const std::vector<NodeError>& errors) {
   nlohmann::json nodes = nlohmann::json::array();
   for (const auto& e : errors) {
-    nodes.push_back({{"node", e.node},
-                     {"op_type", e.op_type},
-                     {"module", e.module},
-                     {"status", node_status_name(e.status)},
-                     {"output_max_rel", e.output_max_rel},
-                     {"output_max_abs", e.output_max_abs},
-                     {"share_outside_budget", e.share_outside}});
+    nlohmann::json node = {{"node", e.node},
+                           {"op_type", e.op_type},
+                           {"module", e.module},
+                           {"status", node_status_name(e.status)},
+                           {"output_max_rel", e.output_max_rel},
+                           {"output_max_abs", e.output_max_abs},
+                           {"share_outside_budget", e.share_outside}};
+    if (e.float64_rel) node.update({{"float64_rel", *e.float64_rel}, {"float64_abs", *e.float64_abs}});
+    nodes.push_back(std::move(node));
   }
   return nodes;
 }

@@ -1,5 +1,7 @@
 #include "onnxproof/localize/localize.h"
 
+#include "onnxproof/localize/float64_graph.h"
+
 #include "onnxproof/contract/localize.h"
 
 #include <fmt/format.h>
@@ -306,6 +308,33 @@ Finding nothing_located(const Localization& result) {
           "localize/modules.json), or this case does not diverge"};
 }
 
+// The view's nodes given their first output's error against the ONNX graph's own float64 run,
+// in node_errors and in the view: the error float32 adds inside a module, node by node.
+void add_float64_run(const fs::path& model, const ReferenceCase& c, const SessionOptions& session,
+                     const GraphStructure& structure, Localization& result) {
+  std::map<std::string, std::string> first_output;  // node name -> its first output
+  for (const auto& node : structure.nodes)
+    if (!node.name.empty() && !node.outputs.empty()) first_output.emplace(node.name, node.outputs.front());
+  std::vector<std::string> values;
+  for (const auto& node : result.view->nodes)
+    if (const auto found = first_output.find(node.node); found != first_output.end()) values.push_back(found->second);
+  SessionOptions cpu = session;
+  cpu.provider = "cpu";  // the float64 kernels are ONNX Runtime's CPU ones
+  const Float64Run run = float64_deviations(model, c, values, cpu);
+  result.float64_unavailable = run.unavailable;
+  result.float64_float32_ops = run.float32_ops;
+  const auto fill = [&](NodeError& e) {
+    const auto output = first_output.find(e.node);
+    if (output == first_output.end()) return;
+    if (const auto found = run.values.find(output->second); found != run.values.end()) {
+      e.float64_rel = found->second.rel;
+      e.float64_abs = found->second.max_abs;
+    }
+  };
+  for (auto& e : result.node_errors) fill(e);
+  for (auto& e : result.view->nodes) fill(e);
+}
+
 }  // namespace
 
 Expected<Localization> localize_divergence(const fs::path& run, const fs::path& model, const ReferenceCase& c,
@@ -354,6 +383,7 @@ Expected<Localization> localize_divergence(const fs::path& run, const fs::path& 
   if (!result.located) result.findings.push_back(nothing_located(result));
   result.node_errors = node_errors_of(result.modules, result.located, copy.structure);
   result.view = divergence_neighbourhood(result.node_errors, copy.structure);
+  if (result.view) add_float64_run(model, c, options.session, copy.structure, result);
   result.graph = copy.structure.name;
   result.model_file = model.filename().string();
   return result;
@@ -409,7 +439,11 @@ nlohmann::json localization_to_json(const Localization& localization) {
                                            : nlohmann::json(nullptr)},
           {"findings", findings},
           {"modules", modules},
-          {"graph_view", localization.view ? graph_view_to_json(*localization.view) : nlohmann::json(nullptr)}};
+          {"graph_view", localization.view ? graph_view_to_json(*localization.view) : nlohmann::json(nullptr)},
+          {"float64_graph",
+           {{"ran", localization.view && localization.float64_unavailable.empty()},
+            {"unavailable", localization.float64_unavailable},
+            {"float32_ops", localization.float64_float32_ops}}}};
 }
 
 }  // namespace onnxproof

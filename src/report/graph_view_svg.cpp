@@ -49,6 +49,9 @@ std::string tooltip(const NodeError& node) {
   if (node.status != NodeStatus::not_compared && node.status != NodeStatus::not_paired)
     text += fmt::format("\noutputs: max rel {:.3g}, max abs {:.3g}, {:.3g}% of elements outside the budget",
                         node.output_max_rel, node.output_max_abs, 100 * node.share_outside);
+  if (node.float64_rel)
+    text += fmt::format("\nthis node's output, float32 against the graph's float64 run: max rel {:.3g}, max abs {:.3g}",
+                        *node.float64_rel, *node.float64_abs);
   return text;
 }
 

@@ -192,6 +192,17 @@ TEST_P(FailedNetwork, TheGraphViewMarksThePlantedModuleAndTheReportFetchesNothin
     if (node["status"] == "first divergent") first.push_back(node["node"]);
   ASSERT_FALSE(first.empty());
   for (const auto& node : first) EXPECT_TRUE(node.starts_with(planted.node_scope)) << node;
+  // The view's nodes carry the ONNX graph's own float64 run (operators without a float64 kernel
+  // in ONNX Runtime, Conv, Gelu, run in float32 there and are named).
+  const json& float64 = report["localization"]["float64_graph"];
+  EXPECT_TRUE(float64["ran"].get<bool>()) << float64.dump();
+  EXPECT_FALSE(float64["float32_ops"].empty()) << float64.dump();
+  for (const auto& node : report["localization"]["graph_view"]["nodes"]) {
+    if (node["status"] != "first divergent" || node["op_type"] == "Constant") continue;
+    ASSERT_TRUE(node.contains("float64_rel")) << node.dump();
+    EXPECT_GT(node["float64_rel"].get<double>(), 0.0) << node.dump();   // float32 rounds; float64 less
+    EXPECT_LT(node["float64_rel"].get<double>(), 1e-4) << node.dump();  // a planted shift is in both runs
+  }
   const std::string html = read_text(out / "report.html");
   EXPECT_NE(html.find("<g class=\"node first\"><title>" + first.front() + " ("), std::string::npos);
   const std::string chromium = find_chromium();

@@ -57,6 +57,11 @@ struct NodeError {
   /// The share of the module's output elements outside their budget (0 within it, 1 all
   /// outside): the verdict's measure, by the calibrated rule where a float64 twin exists.
   double share_outside = 0;
+  /// Its first output in the float32 run against the ONNX graph's own float64 run
+  /// (localize/float64_graph.h): the error float32 arithmetic adds up to this node, where that
+  /// run was made (the view's nodes).
+  std::optional<double> float64_rel{};
+  std::optional<double> float64_abs{};
 };
 
 /// The neighbourhood of the first divergent nodes: those nodes and what lies up to a few hops

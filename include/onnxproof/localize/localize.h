@@ -71,6 +71,9 @@ struct Localization {
   std::optional<GraphView> view{};
   std::string graph{};       // the ONNX graph's name (Model Explorer's graph id)
   std::string model_file{};  // the file compared (model.onnx, or the run's model.sim.onnx), in the run folder
+  /// Why the view's nodes have no float64 figures (localize/float64_graph.h); empty when they do.
+  std::string float64_unavailable{};
+  std::vector<std::string> float64_float32_ops{};  // run in float32 there: no float64 kernel
 };
 
 /// Each node of `structure` with the innermost of `modules` that lists it (the one of fewest
