@@ -22,25 +22,8 @@ import time
 CACHE = os.environ.get("ONNXPROOF_ORT_CACHE") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "onnxproof", "onnxruntime")
 PLANTED = "optimization.enable_gelu_approximation=1"
-MODEL = '''
-import math
-import torch
-from torch import nn
-
-class ErfGelu(nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.a, self.b = nn.Linear(16, 64), nn.Linear(64, 4)
-
-    def forward(self, x):
-        h = self.a(x)
-        return self.b(0.5 * h * (1.0 + torch.erf(h / math.sqrt(2.0))))
-
-def build():
-    return ErfGelu().eval()
-'''
-
+MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fixtures",
+                          "release_models.py")
 
 def numbers(version):
     return [int(part) for part in version.split(".")]
@@ -67,7 +50,7 @@ def deployments(work, releases, planted):
 def one_scenario(engine, work, releases, planted, repeats):
     env = dict(os.environ, ONNXPROOF_ORT_CACHE=deployments(work, releases, planted))
     run = os.path.join(work, f"run-{planted}")
-    proved = subprocess.run([engine, "pipeline", "--model", os.path.join(work, "gelu.py") + ":build", "--input",
+    proved = subprocess.run([engine, "pipeline", "--model", os.path.abspath(MODEL_FILE) + ":build", "--input",
                              "x=8x16:float32", "--out", run, "--no-golden", "--opset", "18", "--target",
                              f"ort-cpu@{releases[0]},ort-cpu@{releases[-1]}"],
                             capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env)
@@ -105,8 +88,6 @@ def main():
         raise SystemExit(f"fetch at least 7 releases into {CACHE} first (the docstring's command)")
     work = tempfile.mkdtemp(prefix="onnxproof-bisect-bench-")
     try:
-        with open(os.path.join(work, "gelu.py"), "w") as stream:
-            stream.write(MODEL)
         # Planted near the oldest, in the middle, and near the newest end of the range.
         planted = [releases[1], releases[len(releases) // 2], releases[-2]]
         rows = [one_scenario(os.path.abspath(args.engine), work, releases, p, args.repeats) for p in planted]

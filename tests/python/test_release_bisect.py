@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import unittest
 
-from test_runtime_releases import CACHE, ENGINE, MODEL, release
+from test_runtime_releases import CACHE, ENGINE, MODEL_FILE, release
 
 PLANTED = "optimization.enable_gelu_approximation=1"
 
@@ -37,11 +37,9 @@ class ReleaseBisection(unittest.TestCase):
             with open(os.path.join(cls.cache, version, "session-config"), "w") as stream:
                 stream.write(f"# the application's session options\n{PLANTED}\n")
         cls.env = dict(os.environ, ONNXPROOF_ORT_CACHE=cls.cache)
-        with open(os.path.join(cls.work, "gelu.py"), "w") as stream:
-            stream.write(MODEL)
         cls.run_folder = os.path.join(cls.work, "run")
         old, _, new = cls.versions
-        cls.proved = engine("pipeline", "--model", os.path.join(cls.work, "gelu.py") + ":build", "--input",
+        cls.proved = engine("pipeline", "--model", MODEL_FILE + ":build", "--input",
                             "x=8x16:float32", "--out", cls.run_folder, "--no-golden", "--opset", "18", "--target",
                             f"ort-cpu,ort-cpu@{old},ort-cpu@{new}", env=cls.env)
 
@@ -101,7 +99,7 @@ class ReleaseBisection(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(run, "bisect")))
 
     def test_a_run_without_a_passing_and_a_failing_release_is_a_usage_error(self):
-        done = engine("bisect-release", os.path.join(self.work, "gelu.py"), env=self.env)
+        done = engine("bisect-release", MODEL_FILE, env=self.env)
         self.assertEqual(done.returncode, 2, done.stderr)
         self.assertIn("is not a run folder", done.stderr)
         run = self.copy_of_run("no-releases")
