@@ -48,11 +48,14 @@ void widen_type(onnx::TypeProto& type) {
   if (type.has_optional_type()) widen_type(*type.mutable_optional_type()->mutable_elem_type());
 }
 
-// The values that only an input taking float32 reads: Resize's and Upsample's scales.
+// The values that only an input taking float32 reads: Resize's and Upsample's scales, the
+// quantization operators' scales.
 std::set<std::string> float32_only_inputs(const onnx::GraphProto& graph) {
   std::set<std::string> kept;
   for (const auto& node : graph.node()) {
-    const int position = node.op_type() == "Resize" ? 2 : node.op_type() == "Upsample" ? 1 : -1;
+    const std::string& op = node.op_type();
+    const bool scale_first = op == "Upsample" || op == "QuantizeLinear" || op == "DequantizeLinear";
+    const int position = op == "Resize" ? 2 : scale_first ? 1 : -1;
     if (position >= 0 && node.input_size() > position) kept.insert(node.input(position));
   }
   return kept;
@@ -73,14 +76,17 @@ void widen_graph(onnx::GraphProto& graph) {
       if (keep) continue;
       if (attribute.has_t()) widen_tensor(*attribute.mutable_t());
       if (node.op_type() == "Cast" && attribute.name() == "to" && attribute.i() == k_float) attribute.set_i(k_double);
-      if (node.op_type() == "Constant" && attribute.name() == "value_float") {
-        onnx::TensorProto scalar;
-        scalar.set_data_type(k_double);
-        scalar.add_double_data(attribute.f());
+      const bool floats = attribute.name() == "value_floats";
+      if (node.op_type() == "Constant" && (attribute.name() == "value_float" || floats)) {
+        onnx::TensorProto wide;
+        wide.set_data_type(k_double);
+        if (!floats) wide.add_double_data(attribute.f());
+        for (const float value : attribute.floats()) wide.add_double_data(value);
+        if (floats) wide.add_dims(attribute.floats_size());
         attribute.Clear();
         attribute.set_name("value");
         attribute.set_type(onnx::AttributeProto::TENSOR);
-        *attribute.mutable_t() = scalar;
+        *attribute.mutable_t() = wide;
       }
     }
   }
@@ -113,7 +119,12 @@ Expected<std::map<std::string, Tensor>> outputs_of(const onnx::ModelProto& model
 
 // The value types shape inference gives the (widened) graph, by value name.
 std::map<std::string, int> value_types(const onnx::ModelProto& model) {
-  onnx::ModelProto copy = model;
+  onnx::ModelProto copy = model;  // without its weights' bytes: types need none
+  for (auto& initializer : *copy.mutable_graph()->mutable_initializer()) {
+    initializer.clear_raw_data();
+    initializer.clear_double_data();
+    initializer.clear_float_data();
+  }
   try {
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
                                        onnx::ShapeInferenceOptions(false, 0, false));
@@ -229,12 +240,24 @@ std::string next_float32_op(const onnx::ModelProto& model, const std::string& mi
 constexpr uint64_t k_largest_weights = uint64_t{512} << 20;
 
 // The bytes of the model's initializers, inline or in external data (its `length` entries).
-uint64_t weight_bytes(const onnx::ModelProto& model) {
+// (An external tensor without a `length` counts its whole file, once.)
+uint64_t weight_bytes(const onnx::ModelProto& model, const fs::path& folder) {
   uint64_t total = 0;
+  std::set<std::string> whole_files;
   for (const auto& initializer : model.graph().initializer()) {
     total += initializer.ByteSizeLong();
-    for (const auto& entry : initializer.external_data())
-      if (entry.key() == "length") total += std::strtoull(entry.value().c_str(), nullptr, 10);
+    std::string location, length;
+    for (const auto& entry : initializer.external_data()) {
+      if (entry.key() == "location") location = entry.value();
+      if (entry.key() == "length") length = entry.value();
+    }
+    if (!length.empty()) {
+      total += std::strtoull(length.c_str(), nullptr, 10);
+    } else if (!location.empty() && whole_files.insert(location).second) {
+      std::error_code ec;
+      const auto size = fs::file_size(folder / location, ec);
+      total += ec ? 0 : size;
+    }
   }
   return total;
 }
@@ -252,7 +275,7 @@ Float64Run float64_deviations(const fs::path& model, const ReferenceCase& c, con
   Float64Run run;
   // The float64 copy doubles the weights beside the float32 model: not for large models.
   if (auto structure = load_model(model, {.load_external_data = false}); structure) {
-    const uint64_t bytes = weight_bytes(structure->proto);
+    const uint64_t bytes = weight_bytes(structure->proto, model.parent_path());
     if (bytes > k_largest_weights) {
       run.unavailable = fmt::format(
           "not run: the model's {} MiB of weights would be held three times (float32, "

@@ -57,9 +57,6 @@ std::map<std::string, std::size_t> producers_of(const GraphStructure& structure)
   return producer;
 }
 
-// The nodes a module's outputs are computed by from its inputs: walking back from its output
-// values to its input values. A walk that leaves the module (an input the capture did not pair,
-// so nothing stops it) would take in what lies upstream: then only the nodes it lists.
 // The nodes no compared module claims that read `m`'s output values, and those that read theirs:
 // an activation a rewrite left without a name or scope right after the module (the exporter's
 // own nodes carry a scope). Its output value was paired with the module's last scoped node, so
@@ -75,6 +72,7 @@ std::set<std::size_t> unclaimed_after(const ModuleComparison& m, const GraphStru
     const std::string value = pending.back();
     pending.pop_back();
     for (const std::size_t i : consumers[value]) {
+      if (found.size() >= 16) break;
       const auto& node = structure.nodes[i];
       if ((!node.name.empty() && claimed.contains(node.name)) || !found.insert(i).second) continue;
       pending.insert(pending.end(), node.outputs.begin(), node.outputs.end());
@@ -83,6 +81,9 @@ std::set<std::size_t> unclaimed_after(const ModuleComparison& m, const GraphStru
   return found;
 }
 
+// The nodes a module's outputs are computed by from its inputs: walking back from its output
+// values to its input values. A walk that leaves the module (an input the capture did not pair,
+// so nothing stops it) would take in what lies upstream: then only the nodes it lists.
 std::set<std::size_t> nodes_between(const ModuleComparison& m, const GraphStructure& structure) {
   const auto producer = producers_of(structure);
   std::map<std::string, std::size_t> by_name;

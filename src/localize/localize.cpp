@@ -216,7 +216,15 @@ Expected<std::pair<SideResult, SideResult>> compare_module(const CapturedModule&
                                                            const std::map<std::string, Tensor>& values,
                                                            const ToleranceOptions& tolerance) {
   const auto calls = static_cast<std::size_t>(std::max(1, module.comparison.calls));
-  if (calls > 1 && module.inputs.size() % calls == 0 && module.outputs.size() % calls == 0 && !module.inputs.empty()) {
+  // Each call's values lie one after the other only for floating-point values (the capture lists
+  // integer pairs, an Embedding's indices, after them): a module with any is judged as a whole.
+  bool floating = calls > 1;
+  for (const auto& value : module.inputs) {
+    if (!floating) break;
+    const auto tensor = read_tensor_pb(value.pytorch);
+    floating = tensor && is_floating(tensor->tensor.dtype());
+  }
+  if (floating && module.inputs.size() % calls == 0 && module.outputs.size() % calls == 0 && !module.inputs.empty()) {
     const std::size_t ins = module.inputs.size() / calls, outs = module.outputs.size() / calls;
     for (std::size_t k = 0; k < calls; ++k) {
       const std::vector<CapturedValue> in_values(module.inputs.begin() + k * ins,

@@ -23,12 +23,18 @@ std::vector<std::size_t> judgeable_between(const std::vector<BisectedRelease>& r
   return between;
 }
 
-// The session option that disables the optimizer advised: the last of those found.
-std::string option_of(const std::vector<std::string>& optimizers) {
-  return optimizers.empty() ? "" : "optimization.disable_specified_optimizers=" + optimizers.back();
+// The session option that disables the optimizers advised.
+std::string option_of(const ReleaseOptimizer& optimizer) {
+  const auto advised = advised_optimizers(optimizer);
+  return advised.empty() ? "" : fmt::format("optimization.disable_specified_optimizers={}", fmt::join(advised, ";"));
 }
 
 }  // namespace
+
+std::vector<std::string> advised_optimizers(const ReleaseOptimizer& optimizer) {
+  if (optimizer.optimizers.empty() || optimizer.together) return optimizer.optimizers;
+  return {optimizer.optimizers.back()};
+}
 
 ReleaseBisection bisect_releases(std::vector<BisectedRelease> releases, std::size_t good, std::size_t bad,
                                  const ProveRelease& prove) {
@@ -40,6 +46,7 @@ ReleaseBisection bisect_releases(std::vector<BisectedRelease> releases, std::siz
     auto& release = bisection.releases[middle];
     if (release.outcome.empty()) {
       release = prove(release.version);
+      if (release.outcome.empty()) release.outcome = "error";  // never proved again
       bisection.proved.push_back(middle);
     }
     if (release.outcome == "pass") bisection.last_good = middle;
@@ -57,12 +64,15 @@ Finding release_regression_finding(const ReleaseBisectResult& result) {
   std::string message = b.regression()
                             ? fmt::format("the model passes on ONNX Runtime {} and fails from {} on", good, bad)
                             : fmt::format("the model fails on ONNX Runtime {} and passes from {} on", bad, good);
-  message += fmt::format(" (bisected: {} release{} proved of the {} fetched in between", b.proved.size(),
+  message += fmt::format(" (bisected: {} release{} proved; {} fetched in between", b.proved.size(),
                          b.proved.size() == 1 ? "" : "s", b.releases.size() - 2);
   if (between > 0) message += fmt::format("; {} between them could not be judged", between);
   message += ")";
   const auto& optimizer = result.optimizer;
-  if (!optimizer.optimizers.empty()) {
+  if (optimizer.together) {
+    message +=
+        fmt::format("; on {} disabling {} together makes it pass", bad, fmt::join(optimizer.optimizers, " and "));
+  } else if (!optimizer.optimizers.empty()) {
     message += fmt::format("; on {} disabling {} makes it pass", bad, optimizer.optimizers.back());
     if (optimizer.optimizers.size() > 1)
       message += fmt::format(" (so does disabling {}, which runs before it)",
@@ -88,7 +98,7 @@ std::string release_what_to_do(const ReleaseBisectResult& result) {
   if (!b.regression()) return fmt::format("deploy ONNX Runtime {} or later, where the model passes", good);
   std::string said = fmt::format("deploy ONNX Runtime {} (the last release that passes)", good);
   if (!result.optimizer.optimizers.empty())
-    said += fmt::format(", or on {} and later set the session option {}", bad, option_of(result.optimizer.optimizers));
+    said += fmt::format(", or on {} and later set the session option {}", bad, option_of(result.optimizer));
   return said;
 }
 
@@ -113,7 +123,8 @@ nlohmann::json release_bisect_to_json(const ReleaseBisectResult& result) {
           {"first_bad", b.releases[b.first_bad].version},
           {"optimizer",
            {{"optimizers", o.optimizers},
-            {"session_option", option_of(o.optimizers)},
+            {"together", o.together},
+            {"session_option", option_of(o)},
             {"session_config_added", o.config_added},
             {"session_config_removed", o.config_removed},
             {"fails_unoptimized", o.fails_unoptimized},

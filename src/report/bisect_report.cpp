@@ -11,6 +11,12 @@ namespace onnxproof {
 
 namespace {
 
+// A row's number as the tables print it; "-" where there is none (null, Inf written as null).
+std::string figure(const nlohmann::json& row, const char* key) {
+  const auto found = row.find(key);
+  return found != row.end() && found->is_number() ? fmt::format("{:.3g}", found->get<double>()) : "-";
+}
+
 std::string outcome_cell(const BisectedRelease& release) {
   if (release.outcome.empty()) return "not proved (the bisection did not need it)";
   std::string cell = release.outcome;
@@ -47,11 +53,14 @@ std::string optimizer_section(const ReleaseBisectResult& result) {
                       "Disabling every named optimizer does not make it pass ({} proofs): what the "
                       "optimization level changes otherwise (layouts, kernel choice) does.\n",
                       o.sessions);
+  const auto advised = advised_optimizers(o);
+  const std::string names = fmt::format("{}", fmt::join(advised, ", "));
   text += fmt::format(
-      "Disabling {} makes it pass (found in {} parity proofs on the release): session option "
+      "Disabling {}{} makes it pass (found in {} parity proofs on the release): session option "
       "`optimization.disable_specified_optimizers={}`. Evidence: {}.\n",
-      markdown_code(o.optimizers.back()), o.sessions, o.optimizers.back(), markdown_code(o.evidence));
-  if (o.optimizers.size() > 1)
+      markdown_code(names), o.together ? " together" : "", o.sessions, fmt::join(advised, ";"),
+      o.evidence.empty() ? "its proof could not be written" : markdown_code(o.evidence));
+  if (o.optimizers.size() > 1 && !o.together)
     text += fmt::format(
         "\nDisabling {} alone makes it pass too: it runs before {} (whose rewrite it feeds), so "
         "disabling {} keeps more of the optimizations.\n",
@@ -63,13 +72,15 @@ std::string optimizer_section(const ReleaseBisectResult& result) {
 std::string evidence_table(const ReleaseBisectResult& result) {
   if (result.evidence_rows.empty()) return "";
   const bool without = !result.optimizer.optimizers.empty();
-  std::string text = "\n| case | output | max abs | error / budget | status |" +
-                     (without ? " with " + result.optimizer.optimizers.back() + " disabled |" : std::string()) +
-                     "\n| --- | --- | --- | --- | --- |" + std::string(without ? " --- |" : "") + "\n";
+  std::string text =
+      "\n| case | output | max abs | error / budget | status |" +
+      (without ? fmt::format(" with {} disabled |", fmt::join(advised_optimizers(result.optimizer), ", "))
+               : std::string()) +
+      "\n| --- | --- | --- | --- | --- |" + std::string(without ? " --- |" : "") + "\n";
   for (const auto& row : result.evidence_rows) {
-    text += fmt::format("| {} | {} | {:.3g} | {:.3g} | {} |", markdown_text(row.value("case", "")),
-                        markdown_text(row.value("output", "")), row.value("max_abs", 0.0),
-                        row.value("error_ratio", 0.0), row.value("status", ""));
+    text += fmt::format("| {} | {} | {} | {} | {} |", markdown_text(row.value("case", "")),
+                        markdown_text(row.value("output", "")), figure(row, "max_abs"), figure(row, "error_ratio"),
+                        row.value("status", ""));
     if (without) text += " " + row.value("status_without", std::string("-")) + " |";
     text += "\n";
   }

@@ -129,10 +129,17 @@ Expected<void> fetch_releases(const std::vector<std::string>& versions, std::ost
   return {};
 }
 
+// A row's number, or null where the document has none (an error ratio without PyTorch noise, an
+// infinite difference): never an exception after the proofs ran.
+nlohmann::json number_in(const nlohmann::json& row, const char* key) {
+  const auto found = row.find(key);
+  return found != row.end() && found->is_number() ? *found : nlohmann::json(nullptr);
+}
+
 // What one release's parity document says: its rows and how many passed.
 void count_rows(const fs::path& parity_json, BisectedRelease& release) {
   auto document = read_json_object(parity_json, ErrorCode::runtime);
-  if (!document || !document->contains("parity")) return;
+  if (!document || !document->contains("parity") || !(*document)["parity"].is_array()) return;
   for (const auto& row : (*document)["parity"]) {
     ++release.rows;
     release.rows_passed += row.value("status", "") == "pass";
@@ -186,8 +193,8 @@ void search_optimizer(const BisectContext& context, ReleaseBisectResult& result)
     } else if (failed) {
       result.evidence_rows.push_back({{"case", row.value("case", "")},
                                       {"output", row.value("output", "")},
-                                      {"max_abs", row.value("max_abs", 0.0)},
-                                      {"error_ratio", row.value("error_ratio", 0.0)},
+                                      {"max_abs", number_in(row, "max_abs")},
+                                      {"error_ratio", number_in(row, "error_ratio")},
                                       {"status", row.value("status", "")}});
     }
   }
@@ -212,26 +219,31 @@ void search_optimizer(const BisectContext& context, ReleaseBisectResult& result)
     return release_matches_without(*release, context.model, context.run / "reference", disabled,
                                    folder / fmt::format("{:02}.json", ++proof), context.options);
   };
-  for (std::vector<std::string> found;;) {
+  for (std::vector<std::string> found; found.size() < 3;) {
     auto search = find_optimizer_by(matches, found);
     if (!search) {
       optimizer.error = search.error().message();
       return;
     }
     optimizer.sessions += search->sessions;
-    if (search->unnamed || search->optimizers.size() != 1 || found.size() == 3) {
-      if (found.empty()) optimizer.optimizers = search->unnamed ? found : search->optimizers;
+    if (search->unnamed || search->optimizers.size() != 1) {
+      // Optimizers that only make it pass disabled together (the halving could not split them).
+      if (found.empty() && !search->unnamed) {
+        optimizer.optimizers = search->optimizers;
+        optimizer.together = true;
+      }
       break;
     }
     found.push_back(search->optimizers.front());
     optimizer.optimizers = in_onnxruntime_order(found);
   }
   if (optimizer.optimizers.empty()) return;
-  // The evidence: the failing rows proved again with the advised one disabled, in a file of its own.
-  const auto& advised = optimizer.optimizers.back();
-  const std::string evidence = "without-" + advised + ".json";
-  (void)release_matches_without(*release, context.model, context.run / "reference", {advised}, folder / evidence,
-                                context.options);
+  // The evidence: the failing rows proved again with the advised ones disabled, in a file of its own.
+  const auto advised = advised_optimizers(optimizer);
+  const std::string evidence = fmt::format("without-{}.json", fmt::join(advised, "-"));
+  auto written = release_matches_without(*release, context.model, context.run / "reference", advised, folder / evidence,
+                                         context.options);
+  if (!written) return;
   optimizer.evidence = "bisect/" + bad.version + "/optimizers/" + evidence;
   std::map<std::pair<std::string, std::string>, std::string> without;
   for (const auto& row : rows_in(folder / evidence))
@@ -277,6 +289,18 @@ std::vector<BisectedRelease> range_of(const std::string& good, const std::string
     releases.push_back(known != recorded.end() ? known->second : BisectedRelease{.version = version});
   }
   return releases;
+}
+
+// Where `version` is in the range; a usage error when the cache no longer holds it (the run
+// proved it on a machine whose cache differs, or it was removed since).
+Expected<std::size_t> index_in(const std::vector<BisectedRelease>& releases, const std::string& version) {
+  const auto found =
+      std::find_if(releases.begin(), releases.end(), [&](const auto& r) { return r.version == version; });
+  if (found == releases.end())
+    return fail(ErrorCode::usage, fmt::format("ONNX Runtime {} is not fetched into {}; fetch it once with "
+                                              "scripts/fetch-onnxruntime-versions.sh {}",
+                                              version, runtime_release_cache().string(), version));
+  return static_cast<std::size_t>(found - releases.begin());
 }
 
 // The ends proved first where the run did not prove them; each must be what it is said to be.
@@ -367,14 +391,11 @@ Expected<Outcome<BisectedRun>> bisect_release_workflow(const BisectReleaseComman
                               .progress = progress};
   ReleaseBisectResult result;
   result.bisection.releases = range_of(good, bad, recorded);
-  const auto index_of = [&](const std::string& v) {
-    const auto& r = result.bisection.releases;
-    return static_cast<std::size_t>(std::find_if(r.begin(), r.end(), [&](const auto& x) { return x.version == v; }) -
-                                    r.begin());
-  };
-  ONNXPROOF_TRY(check_ends(context, result.bisection, index_of(good), index_of(bad)));
+  ONNXPROOF_TRY_ASSIGN(const auto good_index, index_in(result.bisection.releases, good));
+  ONNXPROOF_TRY_ASSIGN(const auto bad_index, index_in(result.bisection.releases, bad));
+  ONNXPROOF_TRY(check_ends(context, result.bisection, good_index, bad_index));
   auto proved_ends = result.bisection.proved;
-  result.bisection = bisect_releases(std::move(result.bisection.releases), index_of(good), index_of(bad),
+  result.bisection = bisect_releases(std::move(result.bisection.releases), good_index, bad_index,
                                      [&](const std::string& version) { return prove_release(context, version); });
   result.bisection.proved.insert(result.bisection.proved.begin(), proved_ends.begin(), proved_ends.end());
   search_optimizer(context, result);

@@ -106,5 +106,30 @@ TEST(ReleaseBisect, TheFindingAdvisesTheLastOptimizerAndQuotesTheDeploymentsOpti
   EXPECT_EQ(json["releases"][3]["outcome"], "not_proved");
 }
 
+TEST(ReleaseBisect, OptimizersOnlyDisabledTogetherAreAdvisedTogether) {
+  auto list = releases(3, 0, 2);
+  ReleaseBisectResult result{.bisection = bisect_releases(list, 0, 2, regression_at(list, 2).prover())};
+  result.optimizer.optimizers = {"ConvAddFusion", "ConvActivationFusion"};
+  result.optimizer.together = true;
+  EXPECT_NE(release_regression_finding(result).message.find(
+                "disabling ConvAddFusion and ConvActivationFusion together makes it pass"),
+            std::string::npos);
+  EXPECT_NE(release_what_to_do(result).find("disable_specified_optimizers=ConvAddFusion;ConvActivationFusion"),
+            std::string::npos);
+}
+
+TEST(ReleaseBisect, AProofThatSaysNothingEndsAsAnErrorNotALoop) {
+  auto list = releases(5, 0, 4);
+  int asked = 0;
+  const auto found = bisect_releases(list, 0, 4, [&](const std::string& version) {
+    ++asked;
+    return BisectedRelease{.version = version};  // no outcome
+  });
+  EXPECT_EQ(asked, 3);
+  EXPECT_EQ(found.last_good, 0U);
+  EXPECT_EQ(found.first_bad, 4U);
+  EXPECT_EQ(found.releases[2].outcome, "error");
+}
+
 }  // namespace
 }  // namespace onnxproof

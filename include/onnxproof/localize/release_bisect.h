@@ -53,6 +53,7 @@ struct ReleaseOptimizer {
   /// Each of these, disabled alone, makes it pass (empty: none named), in ONNX Runtime's order:
   /// the last runs latest, so disabling it keeps the rewrites before it (the one advised).
   std::vector<std::string> optimizers;
+  bool together = false;  // `optimizers` make it pass only disabled together (the halving could not split them)
   /// The lines of the session-config beside the first failing release that the last passing
   /// one's lacks (an application's option set from that release on), and the reverse.
   std::vector<std::string> config_added;
@@ -73,6 +74,10 @@ struct ReleaseBisectResult {
   std::string what_to_do;  // the run's "What to do", as the bisection has it now
   double seconds = 0;
 };
+
+/// The optimizers the session option disables: the last of those that each alone make it pass,
+/// or all of them when only disabling them together does.
+std::vector<std::string> advised_optimizers(const ReleaseOptimizer& optimizer);
 
 /// The finding that names the change (RUNTIME_RELEASE_REGRESSION) and the words of "What to do".
 Finding release_regression_finding(const ReleaseBisectResult& result);
