@@ -57,15 +57,22 @@ std::map<std::string, std::size_t> producers_of(const GraphStructure& structure)
   return producer;
 }
 
+// Each value's reading nodes (their indexes, in graph order).
+std::map<std::string, std::vector<std::size_t>> consumers_of(const GraphStructure& structure) {
+  std::map<std::string, std::vector<std::size_t>> consumers;
+  for (std::size_t i = 0; i < structure.nodes.size(); ++i) {
+    for (const auto& value : structure.nodes[i].inputs) consumers[value].push_back(i);
+  }
+  return consumers;
+}
+
 // The nodes no compared module claims that read `m`'s output values, and those that read theirs:
 // an activation a rewrite left without a name or scope right after the module (the exporter's
 // own nodes carry a scope). Its output value was paired with the module's last scoped node, so
 // the error the pairing saw leaves through them. At most 16.
 std::set<std::size_t> unclaimed_after(const ModuleComparison& m, const GraphStructure& structure,
                                       const std::map<std::string, std::size_t>& claimed) {
-  std::map<std::string, std::vector<std::size_t>> consumers;
-  for (std::size_t i = 0; i < structure.nodes.size(); ++i)
-    for (const auto& input : structure.nodes[i].inputs) consumers[input].push_back(i);
+  auto consumers = consumers_of(structure);
   std::set<std::size_t> found;
   std::vector<std::string> pending(m.output_values.begin(), m.output_values.end());
   while (!pending.empty() && found.size() < 16) {
@@ -162,10 +169,7 @@ namespace {
 std::vector<std::size_t> nearby_nodes(const GraphStructure& structure, const std::vector<std::size_t>& seeds, int hops,
                                       std::size_t max_nodes) {
   const auto producer = producers_of(structure);
-  std::map<std::string, std::vector<std::size_t>> consumers;
-  for (std::size_t i = 0; i < structure.nodes.size(); ++i) {
-    for (const auto& value : structure.nodes[i].inputs) consumers[value].push_back(i);
-  }
+  const auto consumers = consumers_of(structure);
   std::vector<std::size_t> chosen;
   std::set<std::size_t> seen;
   std::deque<std::pair<std::size_t, int>> pending;

@@ -58,38 +58,46 @@ std::filesystem::path loader_folder() {
 
 }  // namespace
 
+}  // namespace runtime_detail
+
+Expected<std::vector<std::pair<std::string, std::string>>> read_session_config(const std::filesystem::path& folder) {
+  std::vector<std::pair<std::string, std::string>> entries;
+  const auto path = folder / "session-config";
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status)) return entries;
+  // A FIFO would block the proof, a folder or an unreadable file would drop the deployment's
+  // options silently: each is said, never waited on or skipped.
+  if (!std::filesystem::is_regular_file(status))
+    return fail(ErrorCode::invalid_input,
+                path.string() +
+                    " is not a regular file: the session options of this ONNX Runtime release cannot "
+                    "be read");
+  ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(path, uint64_t{1} << 20));
+  if (text.find('\0') != std::string::npos)
+    return fail(ErrorCode::invalid_input, path.string() + " holds a NUL byte: not a text file of KEY=VALUE lines");
+  std::istringstream file(text);
+  int number = 0;
+  for (std::string line; std::getline(file, line);) {
+    ++number;
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const auto equals = line.find('=');
+    if (equals == std::string::npos || equals == first)
+      return fail(ErrorCode::invalid_input, path.string() + " line " + std::to_string(number) +
+                                                ": expected KEY=VALUE (an ONNX Runtime session config entry)");
+    entries.emplace_back(line.substr(first, equals - first), line.substr(equals + 1));
+  }
+  return entries;
+}
+
+namespace runtime_detail {
+
 Expected<std::vector<std::pair<std::string, std::string>>> deployment_session_config() {
   static const auto config = []() -> Expected<std::vector<std::pair<std::string, std::string>>> {
-    std::vector<std::pair<std::string, std::string>> entries;
     const auto folder = loader_folder();
-    if (folder.empty()) return entries;
-    const auto path = folder / "session-config";
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (!std::filesystem::exists(status)) return entries;
-    // A FIFO would block the proof, a folder or an unreadable file would drop the deployment's
-    // options silently: each is said, never waited on or skipped.
-    if (!std::filesystem::is_regular_file(status))
-      return fail(ErrorCode::invalid_input,
-                  path.string() +
-                      " is not a regular file: the session options of this ONNX Runtime release cannot "
-                      "be read");
-    ONNXPROOF_TRY_ASSIGN(const std::string text, read_file(path, uint64_t{1} << 20));
-    if (text.find('\0') != std::string::npos)
-      return fail(ErrorCode::invalid_input, path.string() + " holds a NUL byte: not a text file of KEY=VALUE lines");
-    std::istringstream file(text);
-    int number = 0;
-    for (std::string line; std::getline(file, line);) {
-      ++number;
-      const auto first = line.find_first_not_of(" \t");
-      if (first == std::string::npos || line[first] == '#') continue;
-      const auto equals = line.find('=');
-      if (equals == std::string::npos || equals == first)
-        return fail(ErrorCode::invalid_input, path.string() + " line " + std::to_string(number) +
-                                                  ": expected KEY=VALUE (an ONNX Runtime session config entry)");
-      entries.emplace_back(line.substr(first, equals - first), line.substr(equals + 1));
-    }
-    return entries;
+    if (folder.empty()) return std::vector<std::pair<std::string, std::string>>{};
+    return read_session_config(folder);
   }();
   return config;
 }

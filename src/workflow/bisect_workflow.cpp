@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <map>
 
 #include "command_record.h"
@@ -22,9 +21,11 @@
 #include "onnxproof/core/run_folder.h"
 #include "onnxproof/core/staging.h"
 #include "onnxproof/model/model_io.h"
+#include "onnxproof/ops/release_forecast.h"
 #include "onnxproof/pipeline/runtime_versions.h"
 #include "onnxproof/report/bisect_report.h"
 #include "onnxproof/report/published_report.h"
+#include "onnxproof/runtime/session.h"
 #include "onnxproof/workflow/workflows.h"
 
 namespace onnxproof {
@@ -93,10 +94,9 @@ Expected<std::pair<std::string, std::string>> ends_of(const BisectReleaseCommand
 std::vector<std::string> missing_between(const std::string& a, const std::string& b) {
   const auto fetched = fetched_onnxruntime_releases();
   const auto minor = [](const std::string& v) { return v.substr(0, v.rfind('.')); };
-  std::ifstream table(installation().data_dir / "onnxruntime-releases.csv");
   std::vector<std::string> missing;
-  for (std::string line; std::getline(table, line);) {
-    const std::string version = line.substr(0, line.find(','));
+  for (const auto& listed : forecast_releases(0, 0)) {  // the table's releases, oldest first
+    const std::string& version = listed.version;
     if (!release_version_numbers(version)) continue;
     if (!(older(std::min(a, b, older), version) && older(version, std::max(a, b, older)))) continue;
     const bool have =
@@ -136,11 +136,16 @@ nlohmann::json number_in(const nlohmann::json& row, const char* key) {
   return found != row.end() && found->is_number() ? *found : nlohmann::json(nullptr);
 }
 
+// A parity document's rows (none when it cannot be read).
+nlohmann::json rows_in(const fs::path& parity_json) {
+  auto document = read_json_object(parity_json, ErrorCode::runtime);
+  if (!document || !document->contains("parity") || !(*document)["parity"].is_array()) return nlohmann::json::array();
+  return (*document)["parity"];
+}
+
 // What one release's parity document says: its rows and how many passed.
 void count_rows(const fs::path& parity_json, BisectedRelease& release) {
-  auto document = read_json_object(parity_json, ErrorCode::runtime);
-  if (!document || !document->contains("parity") || !(*document)["parity"].is_array()) return;
-  for (const auto& row : (*document)["parity"]) {
+  for (const auto& row : rows_in(parity_json)) {
     ++release.rows;
     release.rows_passed += row.value("status", "") == "pass";
   }
@@ -153,11 +158,20 @@ struct BisectContext {
   int ir_version = 0;
   ReleaseProofOptions options;
   std::ostream& progress;
+  /// The releases found so far, by version: each is asked for its limits once (a child of the
+  /// engine with its library), not again by the optimizer search or the session-config comparison.
+  mutable std::map<std::string, RuntimeRelease> found{};
 };
+
+Expected<RuntimeRelease> release_of(const BisectContext& context, const std::string& version) {
+  if (const auto known = context.found.find(version); known != context.found.end()) return known->second;
+  ONNXPROOF_TRY_ASSIGN(auto release, find_runtime_release("ort-cpu@" + version));
+  return context.found.emplace(version, std::move(release)).first->second;
+}
 
 BisectedRelease prove_release(const BisectContext& context, const std::string& version) {
   BisectedRelease proved{.version = version, .evidence = "bisect/" + version};
-  auto release = find_runtime_release("ort-cpu@" + version);
+  auto release = release_of(context, version);
   if (!release) {
     proved.outcome = "error";
     proved.reason = release.error().message();
@@ -171,13 +185,6 @@ BisectedRelease prove_release(const BisectContext& context, const std::string& v
   proved.reason = proof.reason;
   count_rows(context.run / "bisect" / version / "parity.json", proved);
   return proved;
-}
-
-// A parity document's rows (none when it cannot be read).
-nlohmann::json rows_in(const fs::path& parity_json) {
-  auto document = read_json_object(parity_json, ErrorCode::runtime);
-  if (!document || !document->contains("parity") || !(*document)["parity"].is_array()) return nlohmann::json::array();
-  return (*document)["parity"];
 }
 
 // On the first failing release: the failing rows, and the optimizer whose disabling makes them pass.
@@ -203,7 +210,7 @@ void search_optimizer(const BisectContext& context, ReleaseBisectResult& result)
     optimizer.fails_unoptimized = true;
     return;
   }
-  auto release = find_runtime_release("ort-cpu@" + bad.version);
+  auto release = release_of(context, bad.version);
   if (!release) {
     optimizer.error = release.error().message();
     return;
@@ -251,26 +258,23 @@ void search_optimizer(const BisectContext& context, ReleaseBisectResult& result)
   for (auto& row : result.evidence_rows) row["status_without"] = without[{row["case"], row["output"]}];
 }
 
-// The KEY=VALUE lines of the session-config beside a release's library (runtime_versions.h), none
-// when it has none or cannot be found.
-std::vector<std::string> session_config_of(const std::string& version) {
+// The KEY=VALUE lines of the session-config beside a release's library (runtime/session.h),
+// none when it has none or it cannot be read (the release's own proof says why).
+std::vector<std::string> session_config_of(const BisectContext& context, const std::string& version) {
   std::vector<std::string> lines;
-  auto release = find_runtime_release("ort-cpu@" + version);
+  auto release = release_of(context, version);
   if (!release) return lines;
-  std::ifstream config(release->library_folder / "session-config");
-  for (std::string line; std::getline(config, line) && lines.size() < 1000;) {
-    line.erase(0, line.find_first_not_of(" \t"));
-    line.erase(line.find_last_not_of(" \t\r") + 1);
-    if (!line.empty() && line[0] != '#') lines.push_back(line);
-  }
+  auto entries = read_session_config(release->library_folder);
+  if (!entries) return lines;
+  for (const auto& [key, value] : *entries) lines.push_back(key + "=" + value);
   return lines;
 }
 
 // What the application's session options changed between the last passing and the first failing release.
-void compare_session_configs(ReleaseBisectResult& result) {
+void compare_session_configs(const BisectContext& context, ReleaseBisectResult& result) {
   const auto& b = result.bisection;
-  const auto good = session_config_of(b.releases[b.last_good].version);
-  const auto bad = session_config_of(b.releases[b.first_bad].version);
+  const auto good = session_config_of(context, b.releases[b.last_good].version);
+  const auto bad = session_config_of(context, b.releases[b.first_bad].version);
   for (const auto& line : bad)
     if (std::find(good.begin(), good.end(), line) == good.end()) result.optimizer.config_added.push_back(line);
   for (const auto& line : good)
@@ -399,7 +403,7 @@ Expected<Outcome<BisectedRun>> bisect_release_workflow(const BisectReleaseComman
                                      [&](const std::string& version) { return prove_release(context, version); });
   result.bisection.proved.insert(result.bisection.proved.begin(), proved_ends.begin(), proved_ends.end());
   search_optimizer(context, result);
-  compare_session_configs(result);
+  compare_session_configs(context, result);
   result.what_to_do = release_what_to_do(result);
   result.findings.push_back(release_regression_finding(result));
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -98,6 +98,20 @@ class ReleaseBisection(unittest.TestCase):
         self.assertEqual(done.returncode, 2, done.stderr)
         self.assertFalse(os.path.exists(os.path.join(run, "bisect")))
 
+    def test_an_end_the_cache_no_longer_holds_is_a_usage_error_naming_the_fetch(self):
+        # The run proved 1.18 on a cache that had it; bisected where the cache lacks it.
+        run = self.copy_of_run("moved")
+        cache = os.path.join(self.work, "without-the-good-end")
+        for version in self.versions[1:]:
+            os.makedirs(os.path.join(cache, version))
+            os.symlink(os.path.join(CACHE, version, "libonnxruntime.so.1"),
+                       os.path.join(cache, version, "libonnxruntime.so.1"))
+        done = engine("bisect-release", run, env=dict(self.env, ONNXPROOF_ORT_CACHE=cache))
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn(f"ONNX Runtime {self.versions[0]} is not fetched into {cache}", done.stderr)
+        self.assertIn(f"fetch-onnxruntime-versions.sh {self.versions[0]}", done.stderr)
+        self.assertFalse(os.path.exists(os.path.join(run, "bisect")))
+
     def test_a_run_without_a_passing_and_a_failing_release_is_a_usage_error(self):
         done = engine("bisect-release", MODEL_FILE, env=self.env)
         self.assertEqual(done.returncode, 2, done.stderr)

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "onnxproof/core/error.h"
@@ -140,6 +141,12 @@ class Session {
 /// Starts ONNX Runtime (once per process: its environment, the C API bound, the deployment's
 /// session-config read); fails saying why it cannot start as configured.
 Expected<void> start_onnxruntime();
+
+/// The KEY=VALUE entries of the `session-config` file in `folder` (a release folder of the cache,
+/// or ONNXPROOF_ONNXRUNTIME's: the options an application embedding that release sets; blank
+/// lines and # comments aside); none when there is no such file. ErrorCode::invalid_input naming
+/// the file for one that is not a regular file, holds a NUL byte or a line that is not KEY=VALUE.
+Expected<std::vector<std::pair<std::string, std::string>>> read_session_config(const std::filesystem::path& folder);
 
 /// Version of the loaded ONNX Runtime library ("1.30.0").
 std::string onnxruntime_version();
